@@ -1,0 +1,129 @@
+// gda4j device view: the per-rank struct a kernel receives, mirrored byte for byte by
+// io.gda4j.world.DeviceViewDescriptor, PeerEntryDescriptor and ErrorRecordDescriptor (same field names).
+//
+//  DeviceView (64 B header, then nranks PeerEntry of 64 B each, in GPU memory; built by the host once)
+//   0        4        8        12       16                24                32
+//   +--------+--------+--------+--------+-----------------+-----------------+
+//   | magic  |version | rank   | nranks | heap_base       | heap_size_bytes |
+//   +--------+--------+--------+--------+-----------------+-----------------+
+//   32                40                48                56       60       64
+//   +-----------------+-----------------+-----------------+--------+--------+
+//   | abort_flag      | error_record    | timeout_ns      | flags  |reserved|
+//   +-----------------+-----------------+-----------------+--------+--------+
+//
+//  PeerEntry (64 B, peers[r] at 64 + 64*r)
+//   0        4        8                 16                24       28       32               40      64
+//   +--------+--------+-----------------+-----------------+--------+--------+----------------+-------+
+//   |transprt| rank   | peer_heap       | handle          | rkey   | lkey   | peer_abort_flag| resvd |
+//   +--------+--------+-----------------+-----------------+--------+--------+----------------+-------+
+//
+//  ErrorRecord (64 B, in GPU memory; the first failing thread claims it with a CAS on `code`)
+//   0        4        8        12       16                24                32                40
+//   +--------+--------+--------+--------+-----------------+-----------------+-----------------+
+//   | code   | rank   | peer   | op     | offset          | expected        | seen            |
+//   +--------+--------+--------+--------+-----------------+-----------------+-----------------+
+//   40                48       52       56       60       64
+//   +-----------------+--------+--------+--------+--------+
+//   | elapsed_ns      | block  | thread | cmp    | claimed|
+//   +-----------------+--------+--------+--------+--------+
+#pragma once
+#include <stdint.h>
+
+namespace gda4j {
+
+constexpr uint32_t VIEW_MAGIC = 0x34414447u;  // "GDA4" little-endian
+constexpr uint32_t VIEW_VERSION = 1u;
+
+// Transport tags of a peer entry (io.gda4j.transport.TransportTag).
+constexpr uint32_t TRANSPORT_NONE = 0;
+constexpr uint32_t TRANSPORT_SELF = 1;
+constexpr uint32_t TRANSPORT_P2P = 2;
+constexpr uint32_t TRANSPORT_IBGDA = 3;
+constexpr uint32_t TRANSPORT_PROXY = 4;
+
+// Status codes returned by every device API call (0 = done). Negative, like Agrona's hot-path codes.
+constexpr int OK = 0;
+constexpr int ERR_TIMEOUT = -1;
+constexpr int ERR_ABORTED = -2;
+constexpr int ERR_RANGE = -3;
+constexpr int ERR_PEER = -4;
+constexpr int ERR_TRANSPORT = -5;
+constexpr int ERR_ALIGNMENT = -6;
+
+// ErrorRecord.code (io.gda4j.world.ErrorRecordDescriptor.Code).
+constexpr uint32_t ERROR_NONE = 0;
+constexpr uint32_t ERROR_WAIT_TIMEOUT = 1;
+constexpr uint32_t ERROR_OUT_OF_RANGE = 2;
+constexpr uint32_t ERROR_BAD_PEER = 3;
+constexpr uint32_t ERROR_UNSUPPORTED_TRANSPORT = 4;
+constexpr uint32_t ERROR_MISALIGNED = 5;
+
+// ErrorRecord.op: which device API call failed (io.gda4j.world.ErrorRecordDescriptor.Op).
+constexpr uint32_t OP_NONE = 0;
+constexpr uint32_t OP_PUT = 1;
+constexpr uint32_t OP_PUT_SIGNAL = 2;
+constexpr uint32_t OP_SIGNAL = 3;
+constexpr uint32_t OP_WAIT_UNTIL = 4;
+constexpr uint32_t OP_FENCE = 5;
+constexpr uint32_t OP_QUIET = 6;
+constexpr uint32_t OP_ATOMIC_ADD = 7;
+
+// Signal operations and wait comparisons (io.gda4j.world.SignalOp, io.gda4j.world.Cmp).
+constexpr uint32_t SIGNAL_SET = 0;
+constexpr uint32_t SIGNAL_ADD = 1;
+constexpr uint32_t CMP_EQ = 0;
+constexpr uint32_t CMP_NE = 1;
+constexpr uint32_t CMP_GT = 2;
+constexpr uint32_t CMP_GE = 3;
+constexpr uint32_t CMP_LT = 4;
+constexpr uint32_t CMP_LE = 5;
+
+struct ErrorRecord {
+  uint32_t code;
+  int32_t rank;
+  int32_t peer;
+  uint32_t op;
+  uint64_t offset;
+  uint64_t expected;
+  uint64_t seen;
+  uint64_t elapsed_ns;
+  uint32_t block;
+  uint32_t thread;
+  uint32_t cmp;
+  uint32_t claimed;
+};
+
+struct PeerEntry {
+  uint32_t transport;
+  int32_t rank;
+  uint64_t peer_heap;        // P2P/SELF: the peer's heap base as this GPU addresses it
+  uint64_t handle;           // IBGDA: device QP; PROXY: channel (later transports)
+  uint32_t rkey;
+  uint32_t lkey;
+  uint64_t peer_abort_flag;  // P2P/SELF: the peer's abort word, so a failing rank stops its peers' spins
+  uint64_t reserved[3];
+};
+
+struct DeviceView {
+  uint32_t magic;
+  uint32_t version;
+  int32_t rank;
+  int32_t nranks;
+  uint64_t heap_base;
+  uint64_t heap_size_bytes;
+  uint64_t abort_flag;       // address of this rank's 64-bit abort word (GPU memory); nonzero = stop
+  uint64_t error_record;     // address of this rank's ErrorRecord (GPU memory)
+  uint64_t timeout_ns;       // every device-side spin gives up after this long
+  uint32_t flags;
+  uint32_t reserved;
+  PeerEntry peers[1];        // nranks entries follow the header
+};
+
+static_assert(sizeof(ErrorRecord) == 64, "ErrorRecord is 64 bytes");
+static_assert(sizeof(PeerEntry) == 64, "PeerEntry is 64 bytes");
+static_assert(__builtin_offsetof(DeviceView, peers) == 64, "DeviceView header is 64 bytes");
+static_assert(__builtin_offsetof(DeviceView, timeout_ns) == 48, "DeviceView.timeout_ns at 48");
+static_assert(__builtin_offsetof(PeerEntry, peer_abort_flag) == 32, "PeerEntry.peer_abort_flag at 32");
+static_assert(__builtin_offsetof(ErrorRecord, elapsed_ns) == 40, "ErrorRecord.elapsed_ns at 40");
+
+}  // namespace gda4j

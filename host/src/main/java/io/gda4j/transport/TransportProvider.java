@@ -1,0 +1,26 @@
+package io.gda4j.transport;
+
+import io.gda4j.world.Rank;
+
+import java.util.Optional;
+
+/**
+ * A way to reach a peer rank (p2p, ibgda, proxy), found through {@link java.util.ServiceLoader}: modules register
+ * an implementation in {@code META-INF/services/io.gda4j.transport.TransportProvider}. The world asks each
+ * provider, in {@link #autoPreference()} order, whether it can connect a pair, unless the configuration forces one.
+ */
+public interface TransportProvider {
+    /** The name users type: {@code --transport p2p}. */
+    String name();
+
+    TransportTag tag();
+
+    /** Lower is tried first by {@code auto}: p2p 0, ibgda 10, proxy 20. */
+    int autoPreference();
+
+    /** Why {@code local} cannot reach {@code peer} over this transport, or empty when it can. Never throws. */
+    Optional<String> unavailableReason(Rank local, Rank peer);
+
+    /** Connects {@code local} to {@code peer}; called only when {@link #unavailableReason} is empty. */
+    PeerLink connect(Rank local, Rank peer);
+}

@@ -1,0 +1,128 @@
+package io.gda4j.world;
+
+import io.gda4j.cuda.DevicePointer;
+import io.gda4j.cuda.KernelArgs;
+import io.gda4j.transport.TransportTag;
+
+/**
+ * Single device API calls launched from the host, one kernel each (module {@code ops}): a put, a signal, a wait.
+ * For set-up, tests and checks, not for speed: each call launches, waits for the kernel and checks the error
+ * record. Arguments are validated on the host first, so an out-of-range offset never reaches a kernel.
+ */
+public final class DeviceOps {
+    static final String MODULE = "ops";
+    /** Threads of a block-scope launch. */
+    public static final int BLOCK_THREADS = 256;
+
+    private static final int STATUS_OFFSET = 0;
+    private static final int SEEN_OFFSET = 8;
+
+    private final World world;
+
+    public DeviceOps(World world) {
+        this.world = world;
+    }
+
+    /** put from {@code rank}'s heap at {@code srcOffset} to {@code peer}'s heap at {@code dstOffset}. */
+    public void put(int rank, int peer, long dstOffset, long srcOffset, long bytes, Scope scope) {
+        launchPut(rank, peer, dstOffset, srcOffset, bytes, scope, false, 0, SignalOp.SET, 0);
+    }
+
+    /** put then signal, the signal released after the data. */
+    public void putSignal(int rank, int peer, long dstOffset, long srcOffset, long bytes, Scope scope,
+                          long signalOffset, SignalOp op, long value) {
+        checkSignalOffset("signal", signalOffset);
+        launchPut(rank, peer, dstOffset, srcOffset, bytes, scope, true, signalOffset, op, value);
+    }
+
+    /** One signal from one thread of {@code rank} to {@code peer}'s word at {@code signalOffset}. */
+    public void signal(int rank, int peer, long signalOffset, SignalOp op, long value) {
+        Rank r = validate(rank, peer);
+        checkSignalOffset("signal", signalOffset);
+        resetStatus(r);
+        r.kernel(MODULE, "gda4j_op_signal").launch(1, 1, 0, r.stream(), KernelArgs.create()
+                .pointer(r.deviceView()).i32(peer).i64(signalOffset).u32(op.code()).i64(value).pointer(status(r)));
+        finish(r);
+    }
+
+    /**
+     * {@code blocks x threads} GPU threads each add {@code value} to {@code peer}'s word {@code perThread} times:
+     * the word grows by exactly {@code blocks * threads * perThread * value} or the atomics are broken.
+     */
+    public void signalAddFromGrid(int rank, int peer, long signalOffset, long value, int blocks, int threads, int perThread) {
+        Rank r = validate(rank, peer);
+        checkSignalOffset("signal", signalOffset);
+        if (blocks <= 0 || threads <= 0 || threads > 1024 || perThread < 0) {
+            throw new IllegalArgumentException("need blocks > 0, 0 < threads <= 1024, perThread >= 0; got "
+                    + blocks + ", " + threads + ", " + perThread);
+        }
+        resetStatus(r);
+        r.kernel(MODULE, "gda4j_op_signal_add").launch(blocks, threads, 0, r.stream(), KernelArgs.create()
+                .pointer(r.deviceView()).i32(peer).i64(signalOffset).i64(value).u32(perThread).pointer(status(r)));
+        finish(r);
+    }
+
+    /**
+     * Spins on the GPU of {@code rank} until its word at {@code signalOffset} satisfies {@code cmp value}; returns the
+     * value seen. Throws {@link DeviceWaitTimeoutException} after the world's wait timeout.
+     */
+    public long waitUntil(int rank, long signalOffset, Cmp cmp, long value) {
+        Rank r = world.rank(rank);
+        checkSignalOffset("signal", signalOffset);
+        resetStatus(r);
+        r.kernel(MODULE, "gda4j_op_wait_until").launch(1, 1, 0, r.stream(), KernelArgs.create()
+                .pointer(r.deviceView()).i64(signalOffset).u32(cmp.code()).i64(value)
+                .pointer(r.scratch().pointer().plusBytes(SEEN_OFFSET)).pointer(status(r)));
+        finish(r);
+        return r.scratch().readLong(SEEN_OFFSET);
+    }
+
+    private void launchPut(int rank, int peer, long dstOffset, long srcOffset, long bytes, Scope scope,
+                           boolean withSignal, long signalOffset, SignalOp op, long value) {
+        Rank r = validate(rank, peer);
+        if (scope == null) {
+            throw new IllegalArgumentException("scope is required: thread, warp or block");
+        }
+        world.heap().checkRange("put destination", dstOffset, bytes);
+        world.heap().checkRange("put source", srcOffset, bytes);
+        resetStatus(r);
+        r.kernel(MODULE, "gda4j_op_put").launch(1, scope.launchThreads(BLOCK_THREADS), 0, r.stream(), KernelArgs.create()
+                .pointer(r.deviceView()).i32(peer).i64(dstOffset).i64(srcOffset).i64(bytes).u32(scope.code())
+                .i32(withSignal ? 1 : 0).i64(signalOffset).u32(op.code()).i64(value).pointer(status(r)));
+        finish(r);
+    }
+
+    private Rank validate(int rank, int peer) {
+        Rank r = world.rank(rank);
+        r.checkPeer(peer);
+        if (world.transport(rank, peer) == TransportTag.NONE) {
+            throw new IllegalArgumentException("rank " + rank + " has no transport to peer " + peer);
+        }
+        return r;
+    }
+
+    private void checkSignalOffset(String what, long offset) {
+        if ((offset & 7) != 0) {
+            throw new IllegalArgumentException(what + " word at heap offset " + offset + " is not 8-byte aligned");
+        }
+        world.heap().checkRange(what + " word", offset, 8);
+    }
+
+    private static DevicePointer status(Rank r) {
+        return r.scratch().pointer().plusBytes(STATUS_OFFSET);
+    }
+
+    private static void resetStatus(Rank r) {
+        r.scratch().writeLong(STATUS_OFFSET, 0);
+    }
+
+    private void finish(Rank r) {
+        r.stream().synchronize();
+        world.checkErrors();
+        int status = (int) r.scratch().readLong(STATUS_OFFSET);
+        if (status != 0) {
+            throw new DeviceErrorException("rank " + r.rank() + ": device call returned status " + status
+                    + " without an error record (the abort flag was raised elsewhere)", null);
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package io.gda4j.world;
+
+/**
+ * Byte layout of the per-rank device view a kernel receives, mirrored field for field by {@code struct DeviceView}
+ * and {@code struct PeerEntry} in {@code gda4j/view.cuh}. Little-endian (GPU native order). The host writes it
+ * once when the world is built; kernels only read it.
+ *
+ * <pre>
+ *  DeviceView (64-byte header, then nranks PeerEntry of 64 bytes each)
+ *   0        4        8        12       16                24                32
+ *   +--------+--------+--------+--------+-----------------+-----------------+
+ *   | magic  |version | rank   | nranks | heap_base       | heap_size_bytes |
+ *   +--------+--------+--------+--------+-----------------+-----------------+
+ *   32                40                48                56       60       64
+ *   +-----------------+-----------------+-----------------+--------+--------+
+ *   | abort_flag      | error_record    | timeout_ns      | flags  |reserved|
+ *   +-----------------+-----------------+-----------------+--------+--------+
+ *
+ *  PeerEntry (peers[r] at 64 + 64 * r)
+ *   0        4        8                 16                24       28       32               40      64
+ *   +--------+--------+-----------------+-----------------+--------+--------+----------------+-------+
+ *   |transprt| rank   | peer_heap       | handle          | rkey   | lkey   | peer_abort_flag| resvd |
+ *   +--------+--------+-----------------+-----------------+--------+--------+----------------+-------+
+ * </pre>
+ */
+public final class DeviceViewDescriptor {
+    /** "GDA4" read as a little-endian int. */
+    public static final int VIEW_MAGIC = 0x34414447;
+    public static final int VIEW_VERSION = 1;
+
+    public static final int MAGIC_OFFSET = 0;
+    public static final int VERSION_OFFSET = 4;
+    public static final int RANK_OFFSET = 8;
+    public static final int NRANKS_OFFSET = 12;
+    public static final int HEAP_BASE_OFFSET = 16;
+    public static final int HEAP_SIZE_BYTES_OFFSET = 24;
+    public static final int ABORT_FLAG_OFFSET = 32;
+    public static final int ERROR_RECORD_OFFSET = 40;
+    public static final int TIMEOUT_NS_OFFSET = 48;
+    public static final int FLAGS_OFFSET = 56;
+    public static final int HEADER_LENGTH = 64;
+
+    public static final int PEER_TRANSPORT_OFFSET = 0;
+    public static final int PEER_RANK_OFFSET = 4;
+    public static final int PEER_HEAP_OFFSET = 8;
+    public static final int PEER_HANDLE_OFFSET = 16;
+    public static final int PEER_RKEY_OFFSET = 24;
+    public static final int PEER_LKEY_OFFSET = 28;
+    public static final int PEER_ABORT_FLAG_OFFSET = 32;
+    public static final int PEER_ENTRY_LENGTH = 64;
+
+    private DeviceViewDescriptor() {
+    }
+
+    /** Offset of {@code peers[peer]} from the start of the view. */
+    public static int peerEntryOffset(int peer) {
+        return HEADER_LENGTH + PEER_ENTRY_LENGTH * peer;
+    }
+
+    /** Bytes of a view for {@code nranks} ranks. */
+    public static int viewLength(int nranks) {
+        return HEADER_LENGTH + PEER_ENTRY_LENGTH * nranks;
+    }
+}

@@ -1,0 +1,84 @@
+package io.gda4j.world;
+
+import io.gda4j.world.ErrorRecordDescriptor.Code;
+import io.gda4j.world.ErrorRecordDescriptor.Op;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * A decoded device error record (see {@link ErrorRecordDescriptor}): what a device API call was doing when it
+ * failed, with the values involved.
+ */
+public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, long expected, long seen,
+                          long elapsedNanos, int block, int thread, int cmp) {
+
+    /** Decodes the 64 bytes at the buffer's position (little-endian, as the GPU wrote them). */
+    public static ErrorRecord decode(ByteBuffer raw) {
+        ByteBuffer b = raw.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        int base = b.position();
+        return new ErrorRecord(
+                Code.of(b.getInt(base + ErrorRecordDescriptor.CODE_OFFSET)),
+                b.getInt(base + ErrorRecordDescriptor.RANK_OFFSET),
+                b.getInt(base + ErrorRecordDescriptor.PEER_OFFSET),
+                Op.of(b.getInt(base + ErrorRecordDescriptor.OP_OFFSET)),
+                b.getLong(base + ErrorRecordDescriptor.OFFSET_OFFSET),
+                b.getLong(base + ErrorRecordDescriptor.EXPECTED_OFFSET),
+                b.getLong(base + ErrorRecordDescriptor.SEEN_OFFSET),
+                b.getLong(base + ErrorRecordDescriptor.ELAPSED_NS_OFFSET),
+                b.getInt(base + ErrorRecordDescriptor.BLOCK_OFFSET),
+                b.getInt(base + ErrorRecordDescriptor.THREAD_OFFSET),
+                b.getInt(base + ErrorRecordDescriptor.CMP_OFFSET));
+    }
+
+    public boolean isError() {
+        return code != Code.NONE;
+    }
+
+    /** A sentence a person can act on; {@code waitTimeout} is the configured limit, named in timeout messages. */
+    public String describe(Duration waitTimeout) {
+        String where = String.format(Locale.ROOT, "rank %d, %s (block %d, thread %d)", rank, op.apiName(), block, thread);
+        switch (code) {
+            case WAIT_TIMEOUT:
+                return String.format(Locale.ROOT,
+                        "%s timed out after %.3f s: the signal at heap offset 0x%x was %d, waiting for %s %d. "
+                                + "Nothing signalled it in time: check that the peer's kernel runs and signals this offset "
+                                + "with that value, or raise the wait timeout (%s or -D%s, now %d ms).",
+                        where, elapsedNanos / 1e9, offset, seen, Cmp.ofCode(cmp).symbol(), expected,
+                        WorldConfig.WAIT_TIMEOUT_ENV, WorldConfig.WAIT_TIMEOUT_PROP_NAME, waitTimeout.toMillis());
+            case OUT_OF_RANGE:
+                return String.format(Locale.ROOT,
+                        "%s%s addressed [0x%x, 0x%x + %d) outside the symmetric heap of %d bytes: "
+                                + "allocate buffers from World.heap() and keep offsets inside them.",
+                        where, peerText(), offset, offset, expected, seen);
+            case BAD_PEER:
+                return String.format(Locale.ROOT,
+                        "%s named peer %d, but the world has %d ranks or no transport connects them.",
+                        where, peer, seen);
+            case UNSUPPORTED_TRANSPORT:
+                return String.format(Locale.ROOT,
+                        "%s to peer %d: its transport is %s, which this kernel's device API does not support yet.",
+                        where, peer, transportName(seen));
+            case MISALIGNED:
+                return String.format(Locale.ROOT,
+                        "%s%s: the signal word at heap offset 0x%x is not 8-byte aligned; use HeapBuffer.word(i).",
+                        where, peerText(), offset);
+            default:
+                return where + ": no error";
+        }
+    }
+
+    private String peerText() {
+        return peer >= 0 ? " to peer " + peer : "";
+    }
+
+    private static String transportName(long code) {
+        try {
+            return io.gda4j.transport.TransportTag.ofCode((int) code).name().toLowerCase(Locale.ROOT);
+        } catch (IllegalArgumentException e) {
+            return "code " + code;
+        }
+    }
+}

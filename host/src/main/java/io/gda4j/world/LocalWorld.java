@@ -1,0 +1,238 @@
+package io.gda4j.world;
+
+import io.gda4j.cuda.Cuda;
+import io.gda4j.cuda.CudaContext;
+import io.gda4j.cuda.CudaStatus;
+import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.TransportProvider;
+import io.gda4j.transport.TransportTag;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.ServiceLoader;
+import java.util.stream.Collectors;
+
+/**
+ * A world whose ranks all live in this JVM, one per listed GPU: handy for tests, samples and single-host
+ * benchmarks. Ranks may share a GPU (list it twice) to test on a one-GPU machine; their peers then reach them
+ * through the shared context.
+ */
+public final class LocalWorld implements World {
+    private final WorldConfig config;
+    private final SymmetricHeap heap;
+    private final List<Rank> ranks;
+    private final TransportTag[][] transports;
+    private boolean closed;
+
+    private LocalWorld(WorldConfig config, List<Rank> ranks, TransportTag[][] transports) {
+        this.config = config;
+        this.heap = new SymmetricHeap(config.heapSizeBytes());
+        this.ranks = Collections.unmodifiableList(ranks);
+        this.transports = transports;
+    }
+
+    /** Builds a world from the resolved configuration (system properties, environment, defaults). */
+    public static LocalWorld create() {
+        return create(WorldConfig.resolve());
+    }
+
+    /**
+     * Builds a world of one rank per GPU in {@code config.gpus()} (every visible GPU when empty), connects every
+     * pair with the configured transport and writes each rank's device view.
+     *
+     * @throws WorldSetupException when CUDA is unavailable, a GPU is missing, or the transport cannot connect a pair
+     */
+    public static LocalWorld create(WorldConfig config) {
+        CudaStatus status = Cuda.status();
+        if (!status.available()) {
+            throw new WorldSetupException("a gda4j world needs a CUDA GPU: " + status.reason());
+        }
+        int visible = Cuda.deviceCount();
+        List<Integer> gpus = new ArrayList<>(config.gpus());
+        if (gpus.isEmpty()) {
+            for (int g = 0; g < visible; g++) {
+                gpus.add(g);
+            }
+        }
+        if (gpus.isEmpty()) {
+            throw new WorldSetupException("no CUDA device is visible (CUDA_VISIBLE_DEVICES may hide them)");
+        }
+        for (int g : gpus) {
+            if (g >= visible) {
+                throw new WorldSetupException(String.format(Locale.ROOT,
+                        "this run needs GPU %d but the machine has %d GPU%s (ordinals 0..%d); list fewer GPUs or use a larger machine",
+                        g, visible, visible == 1 ? "" : "s", visible - 1));
+            }
+        }
+        List<TransportProvider> providers = providers();
+        int n = gpus.size();
+        List<Rank> ranks = new ArrayList<>();
+        try {
+            for (int r = 0; r < n; r++) {
+                CudaContext ctx = Cuda.device(gpus.get(r)).primaryContext();
+                try {
+                    ranks.add(new Rank(r, n, ctx, config.heapSizeBytes()));
+                } catch (RuntimeException e) {
+                    ctx.close();
+                    throw e;
+                }
+            }
+            TransportTag[][] tags = new TransportTag[n][n];
+            for (Rank local : ranks) {
+                for (Rank peer : ranks) {
+                    PeerLink link = connect(config.transport(), providers, local, peer);
+                    local.setLink(peer.rank(), link);
+                    tags[local.rank()][peer.rank()] = link.tag();
+                }
+            }
+            for (Rank r : ranks) {
+                r.writeDeviceView(config.waitTimeout().toNanos());
+            }
+            return new LocalWorld(config, ranks, tags);
+        } catch (RuntimeException e) {
+            for (int i = ranks.size() - 1; i >= 0; i--) {
+                try {
+                    ranks.get(i).close();
+                } catch (RuntimeException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** Every transport on the class path, in auto-preference order. */
+    public static List<TransportProvider> providers() {
+        List<TransportProvider> list = new ArrayList<>();
+        ServiceLoader.load(TransportProvider.class, LocalWorld.class.getClassLoader()).forEach(list::add);
+        list.sort(Comparator.comparingInt(TransportProvider::autoPreference));
+        return list;
+    }
+
+    private static PeerLink connect(String wanted, List<TransportProvider> providers, Rank local, Rank peer) {
+        if (local.rank() == peer.rank()) {
+            return new PeerLink(TransportTag.SELF, local.heapBase(), 0, 0, 0, local.abortFlagAddress(), null);
+        }
+        String names = providers.stream().map(TransportProvider::name).collect(Collectors.joining(", "));
+        if (WorldConfig.TRANSPORT_AUTO.equalsIgnoreCase(wanted)) {
+            List<String> reasons = new ArrayList<>();
+            for (TransportProvider p : providers) {
+                Optional<String> why = p.unavailableReason(local, peer);
+                if (why.isEmpty()) {
+                    return p.connect(local, peer);
+                }
+                reasons.add(p.name() + ": " + why.get());
+            }
+            throw new WorldSetupException("no transport connects rank " + local.rank() + " to rank " + peer.rank()
+                    + (reasons.isEmpty() ? " (no transport is on the class path)" : ": " + String.join("; ", reasons)));
+        }
+        for (TransportProvider p : providers) {
+            if (p.name().equalsIgnoreCase(wanted)) {
+                Optional<String> why = p.unavailableReason(local, peer);
+                if (why.isPresent()) {
+                    throw new WorldSetupException("transport " + p.name() + " cannot connect rank " + local.rank()
+                            + " to rank " + peer.rank() + ": " + why.get());
+                }
+                return p.connect(local, peer);
+            }
+        }
+        throw new WorldSetupException("unknown transport '" + wanted + "': available here are auto, " + names);
+    }
+
+    @Override
+    public int size() {
+        return ranks.size();
+    }
+
+    @Override
+    public List<Rank> localRanks() {
+        return ranks;
+    }
+
+    @Override
+    public Rank rank(int rank) {
+        if (rank < 0 || rank >= ranks.size()) {
+            throw new IllegalArgumentException("rank " + rank + " out of range: the world has ranks 0.." + (ranks.size() - 1));
+        }
+        return ranks.get(rank);
+    }
+
+    @Override
+    public SymmetricHeap heap() {
+        return heap;
+    }
+
+    @Override
+    public WorldConfig config() {
+        return config;
+    }
+
+    @Override
+    public TransportTag transport(int from, int to) {
+        rank(from);
+        rank(to);
+        return transports[from][to];
+    }
+
+    @Override
+    public void checkErrors() {
+        DeviceErrorException secondary = null;
+        for (Rank r : ranks) {
+            ErrorRecord rec = r.readErrorRecord();
+            if (rec.isError()) {
+                String msg = rec.describe(config.waitTimeout());
+                throw rec.code() == ErrorRecordDescriptor.Code.WAIT_TIMEOUT
+                        ? new DeviceWaitTimeoutException(msg, rec)
+                        : new DeviceErrorException(msg, rec);
+            }
+            if (secondary == null && r.abortRaised()) {
+                secondary = new DeviceErrorException("rank " + r.rank()
+                        + " stopped because its abort flag was raised (by the host or by a rank whose record was cleared)", null);
+            }
+        }
+        if (secondary != null) {
+            throw secondary;
+        }
+    }
+
+    @Override
+    public void clearErrors() {
+        for (Rank r : ranks) {
+            r.clearErrors();
+        }
+    }
+
+    @Override
+    public void abort() {
+        for (Rank r : ranks) {
+            r.raiseAbort();
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        RuntimeException first = null;
+        for (int i = ranks.size() - 1; i >= 0; i--) {
+            try {
+                ranks.get(i).close();
+            } catch (RuntimeException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+}

@@ -1,0 +1,293 @@
+package io.gda4j.world;
+
+import io.gda4j.cuda.CudaContext;
+import io.gda4j.cuda.CudaDevice;
+import io.gda4j.cuda.CudaStream;
+import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.cuda.DevicePointer;
+import io.gda4j.cuda.Kernel;
+import io.gda4j.cuda.PtxModule;
+import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.TransportTag;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * One rank of a world, driven by this process: its GPU context, its symmetric heap, its device view, error record
+ * and abort flag, its stream. Owned by the world, which closes it.
+ *
+ * <p>The control block is one device allocation: {@code [device view | error record | abort word]}, so a kernel
+ * needs only the view's address and the host reads the record with one copy.
+ */
+public final class Rank implements AutoCloseable {
+    private static final int CONTROL_ALIGN = 64;
+
+    private final int rank;
+    private final int worldSize;
+    private final CudaContext context;
+    private final CudaStream stream;
+    private final CudaStream controlStream;
+    private final DeviceMemory heap;
+    private final DeviceMemory control;
+    private final DeviceMemory scratch;
+    private final int errorRecordOffset;
+    private final int abortFlagOffset;
+    private final PeerLink[] links;
+    private final Map<String, PtxModule> modules = new HashMap<>();
+    private boolean closed;
+
+    Rank(int rank, int worldSize, CudaContext context, long heapSizeBytes) {
+        this.rank = rank;
+        this.worldSize = worldSize;
+        this.context = context;
+        this.links = new PeerLink[worldSize];
+        int viewLength = align(DeviceViewDescriptor.viewLength(worldSize));
+        this.errorRecordOffset = viewLength;
+        this.abortFlagOffset = viewLength + ErrorRecordDescriptor.LENGTH;
+        CudaStream s = null;
+        CudaStream cs = null;
+        DeviceMemory h = null;
+        DeviceMemory c = null;
+        DeviceMemory sc = null;
+        try {
+            s = context.createStream();
+            cs = context.createStream();
+            h = context.allocate(heapSizeBytes);
+            h.fill((byte) 0);
+            c = context.allocate(abortFlagOffset + CONTROL_ALIGN);
+            c.fill((byte) 0);
+            sc = context.allocate(256);
+            sc.fill((byte) 0);
+        } catch (RuntimeException e) {
+            closeQuietly(sc);
+            closeQuietly(c);
+            closeQuietly(h);
+            closeQuietly(cs);
+            closeQuietly(s);
+            throw e;
+        }
+        this.stream = s;
+        this.controlStream = cs;
+        this.heap = h;
+        this.control = c;
+        this.scratch = sc;
+    }
+
+    private static int align(int n) {
+        return (n + CONTROL_ALIGN - 1) & -CONTROL_ALIGN;
+    }
+
+    public int rank() {
+        return rank;
+    }
+
+    public int worldSize() {
+        return worldSize;
+    }
+
+    public CudaDevice device() {
+        return context.device();
+    }
+
+    public CudaContext context() {
+        return context;
+    }
+
+    /** The rank's work stream: kernels launched through gda4j run here. */
+    public CudaStream stream() {
+        return stream;
+    }
+
+    public DeviceMemory heapMemory() {
+        return heap;
+    }
+
+    public long heapBase() {
+        return heap.address();
+    }
+
+    public long heapSizeBytes() {
+        return heap.sizeBytes();
+    }
+
+    /** Address of this rank's device view: the first argument of every kernel that uses the device API. */
+    public DevicePointer deviceView() {
+        return control.pointer();
+    }
+
+    public long abortFlagAddress() {
+        return control.address() + abortFlagOffset;
+    }
+
+    public long errorRecordAddress() {
+        return control.address() + errorRecordOffset;
+    }
+
+    /** 256 bytes of device memory for kernels' status words (used by the toolkit's own launches). */
+    public DeviceMemory scratch() {
+        return scratch;
+    }
+
+    public TransportTag transportTo(int peer) {
+        checkPeer(peer);
+        PeerLink link = links[peer];
+        return link == null ? TransportTag.NONE : link.tag();
+    }
+
+    void checkPeer(int peer) {
+        if (peer < 0 || peer >= worldSize) {
+            throw new IllegalArgumentException("peer " + peer + " out of range: the world has ranks 0.." + (worldSize - 1));
+        }
+    }
+
+    /** A kernel from one of the toolkit's PTX modules, loaded once per rank. */
+    public synchronized Kernel kernel(String module, String function) {
+        PtxModule m = modules.get(module);
+        if (m == null) {
+            m = context.loadModule(module);
+            modules.put(module, m);
+        }
+        return m.function(function);
+    }
+
+    void setLink(int peer, PeerLink link) {
+        links[peer] = link;
+    }
+
+    /** Writes the device view from the links; called once all links exist. */
+    void writeDeviceView(long timeoutNanos) {
+        ByteBuffer b = ByteBuffer.allocateDirect(DeviceViewDescriptor.viewLength(worldSize)).order(ByteOrder.LITTLE_ENDIAN);
+        b.putInt(DeviceViewDescriptor.MAGIC_OFFSET, DeviceViewDescriptor.VIEW_MAGIC);
+        b.putInt(DeviceViewDescriptor.VERSION_OFFSET, DeviceViewDescriptor.VIEW_VERSION);
+        b.putInt(DeviceViewDescriptor.RANK_OFFSET, rank);
+        b.putInt(DeviceViewDescriptor.NRANKS_OFFSET, worldSize);
+        b.putLong(DeviceViewDescriptor.HEAP_BASE_OFFSET, heapBase());
+        b.putLong(DeviceViewDescriptor.HEAP_SIZE_BYTES_OFFSET, heapSizeBytes());
+        b.putLong(DeviceViewDescriptor.ABORT_FLAG_OFFSET, abortFlagAddress());
+        b.putLong(DeviceViewDescriptor.ERROR_RECORD_OFFSET, errorRecordAddress());
+        b.putLong(DeviceViewDescriptor.TIMEOUT_NS_OFFSET, timeoutNanos);
+        for (int p = 0; p < worldSize; p++) {
+            int e = DeviceViewDescriptor.peerEntryOffset(p);
+            PeerLink link = links[p];
+            TransportTag tag = link == null ? TransportTag.NONE : link.tag();
+            b.putInt(e + DeviceViewDescriptor.PEER_TRANSPORT_OFFSET, tag.code());
+            b.putInt(e + DeviceViewDescriptor.PEER_RANK_OFFSET, p);
+            if (link != null) {
+                b.putLong(e + DeviceViewDescriptor.PEER_HEAP_OFFSET, link.peerHeap());
+                b.putLong(e + DeviceViewDescriptor.PEER_HANDLE_OFFSET, link.handle());
+                b.putInt(e + DeviceViewDescriptor.PEER_RKEY_OFFSET, link.rkey());
+                b.putInt(e + DeviceViewDescriptor.PEER_LKEY_OFFSET, link.lkey());
+                // A rank's own abort word is already in the header; listing it again would only write it twice.
+                b.putLong(e + DeviceViewDescriptor.PEER_ABORT_FLAG_OFFSET, p == rank ? 0 : link.peerAbortFlag());
+            }
+        }
+        b.position(0);
+        control.copyFromHost(0, b);
+    }
+
+    /** Reads the error record (synchronous copy; call after the kernels of interest have finished). */
+    public ErrorRecord readErrorRecord() {
+        byte[] raw = new byte[ErrorRecordDescriptor.LENGTH];
+        control.copyToHost(errorRecordOffset, raw, 0, raw.length);
+        return ErrorRecord.decode(ByteBuffer.wrap(raw));
+    }
+
+    /** True when this rank's abort flag is raised (by a device failure here or at a peer, or by the host). */
+    public boolean abortRaised() {
+        return control.readLong(abortFlagOffset) != 0;
+    }
+
+    /**
+     * Raises the abort flag from the host while kernels may be running: a stream write on a stream of its own,
+     * so it does not queue behind the work it is meant to stop.
+     */
+    public void raiseAbort() {
+        controlStream.writeValue64(DevicePointer.of(abortFlagAddress()), 1L);
+        controlStream.synchronize();
+    }
+
+    /** Zeroes the error record and the abort flag. */
+    public void clearErrors() {
+        control.fill(errorRecordOffset, ErrorRecordDescriptor.LENGTH + 8, (byte) 0);
+    }
+
+    // Convenience accessors of the heap for set-up and checks; they bounds-check against the heap.
+
+    public void writeHeap(long offset, byte[] src) {
+        heap.copyFromHost(offset, src, 0, src.length);
+    }
+
+    public void readHeap(long offset, byte[] dst) {
+        heap.copyToHost(offset, dst, 0, dst.length);
+    }
+
+    public void fillHeap(long offset, long bytes, byte value) {
+        heap.fill(offset, bytes, value);
+    }
+
+    public long readHeapLong(long offset) {
+        return heap.readLong(offset);
+    }
+
+    public void writeHeapLong(long offset, long value) {
+        heap.writeLong(offset, value);
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        RuntimeException first = null;
+        for (int p = links.length - 1; p >= 0; p--) {
+            first = closeCollecting(links[p], first);
+        }
+        for (PtxModule m : modules.values()) {
+            first = closeCollecting(m, first);
+        }
+        first = closeCollecting(scratch, first);
+        first = closeCollecting(control, first);
+        first = closeCollecting(heap, first);
+        first = closeCollecting(controlStream, first);
+        first = closeCollecting(stream, first);
+        first = closeCollecting(context, first);
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    private static RuntimeException closeCollecting(AutoCloseable c, RuntimeException first) {
+        if (c == null) {
+            return first;
+        }
+        try {
+            c.close();
+        } catch (Exception e) {
+            RuntimeException r = e instanceof RuntimeException ? (RuntimeException) e : new IllegalStateException(e);
+            if (first == null) {
+                return r;
+            }
+            first.addSuppressed(r);
+        }
+        return first;
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (Exception ignored) {
+                // already failing; the first exception is the one the caller needs
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "rank " + rank + " on GPU " + device().ordinal();
+    }
+}

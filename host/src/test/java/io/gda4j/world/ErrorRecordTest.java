@@ -1,0 +1,60 @@
+package io.gda4j.world;
+
+import io.gda4j.world.ErrorRecordDescriptor.Code;
+import io.gda4j.world.ErrorRecordDescriptor.Op;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ErrorRecordTest {
+    static ByteBuffer record(Code code, Op op, long offset, long expected, long seen, Cmp cmp) {
+        ByteBuffer b = ByteBuffer.allocate(ErrorRecordDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        b.putInt(ErrorRecordDescriptor.CODE_OFFSET, code.value());
+        b.putInt(ErrorRecordDescriptor.RANK_OFFSET, 1);
+        b.putInt(ErrorRecordDescriptor.PEER_OFFSET, 0);
+        b.putInt(ErrorRecordDescriptor.OP_OFFSET, op.value());
+        b.putLong(ErrorRecordDescriptor.OFFSET_OFFSET, offset);
+        b.putLong(ErrorRecordDescriptor.EXPECTED_OFFSET, expected);
+        b.putLong(ErrorRecordDescriptor.SEEN_OFFSET, seen);
+        b.putLong(ErrorRecordDescriptor.ELAPSED_NS_OFFSET, 100_000_000L);
+        b.putInt(ErrorRecordDescriptor.BLOCK_OFFSET, 3);
+        b.putInt(ErrorRecordDescriptor.THREAD_OFFSET, 7);
+        b.putInt(ErrorRecordDescriptor.CMP_OFFSET, cmp.code());
+        return b;
+    }
+
+    @Test
+    void timeoutRecordSaysWhatWasAwaited() {
+        ErrorRecord r = ErrorRecord.decode(record(Code.WAIT_TIMEOUT, Op.WAIT_UNTIL, 0x40, 5, 3, Cmp.GE));
+        assertTrue(r.isError());
+        assertEquals(1, r.rank());
+        assertEquals(3, r.block());
+        assertEquals(7, r.thread());
+        String m = r.describe(Duration.ofMillis(100));
+        assertTrue(m.contains("rank 1, wait_until"), m);
+        assertTrue(m.contains("0x40"), m);
+        assertTrue(m.contains("was 3, waiting for >= 5"), m);
+        assertTrue(m.contains("0.100 s"), m);
+        assertTrue(m.contains(WorldConfig.WAIT_TIMEOUT_ENV), m);
+    }
+
+    @Test
+    void outOfRangeRecordNamesTheHeap() {
+        ErrorRecord r = ErrorRecord.decode(record(Code.OUT_OF_RANGE, Op.PUT, 4096, 64, 4096, Cmp.EQ));
+        String m = r.describe(Duration.ofSeconds(1));
+        assertTrue(m.contains("put to peer 0"), m);
+        assertTrue(m.contains("outside the symmetric heap of 4096 bytes"), m);
+    }
+
+    @Test
+    void emptyRecordIsNoError() {
+        ErrorRecord r = ErrorRecord.decode(ByteBuffer.allocate(64));
+        assertFalse(r.isError());
+    }
+}

@@ -1,0 +1,181 @@
+package io.gda4j.world;
+
+import io.gda4j.cuda.KernelArgs;
+import io.gda4j.transport.TransportTag;
+import io.gda4j.world.ErrorRecordDescriptor.Code;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.time.Duration;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The P2P device API on real GPUs: every byte of every put checked, signals summed, timeouts and range errors. */
+@Tag("gpu")
+class P2pGpuTest {
+    static final long HEAP = 8L << 20;
+    static final byte POISON = (byte) 0xA5;
+    static LocalWorld world;
+    static DeviceOps ops;
+    static HeapBuffer src;
+    static HeapBuffer dst;
+    static HeapBuffer signals;
+
+    @BeforeAll
+    static void setUp() {
+        world = GpuWorlds.twoRanks(HEAP, Duration.ofSeconds(10));
+        ops = new DeviceOps(world);
+        src = world.heap().allocate(3L << 20);
+        dst = world.heap().allocate(3L << 20);
+        signals = world.heap().allocateSignals(16);
+    }
+
+    @AfterAll
+    static void tearDown() {
+        if (world != null) {
+            world.close();
+        }
+    }
+
+    @BeforeEach
+    void clean() {
+        world.clearErrors();
+    }
+
+    @Test
+    void everyPairIsConnectedByP2pOrSelf() {
+        assertEquals(TransportTag.SELF, world.transport(0, 0));
+        assertEquals(TransportTag.P2P, world.transport(0, 1));
+        assertEquals(TransportTag.P2P, world.transport(1, 0));
+    }
+
+    @ParameterizedTest
+    @EnumSource(Scope.class)
+    void putsMoveExactlyTheirBytes(Scope scope) {
+        Random rnd = new Random(42 + scope.ordinal());
+        long[] sizes = {1, 7, 8, 15, 16, 17, 31, 63, 64, 100, 255, 4096, 4097, 65_536 + 3, 1 << 20};
+        for (long size : sizes) {
+            if (scope == Scope.THREAD && size > 65_536 + 3) {
+                continue; // one thread moving a MiB is correct but slow; warp and block cover it
+            }
+            for (int trial = 0; trial < 3; trial++) {
+                long srcOff = src.offset() + rnd.nextInt(64);
+                long dstOff = dst.offset() + rnd.nextInt(64);
+                checkPut(scope, (int) size, srcOff, dstOff, rnd, trial == 2);
+            }
+        }
+    }
+
+    private void checkPut(Scope scope, int size, long srcOff, long dstOff, Random rnd, boolean withSignal) {
+        Rank r0 = world.rank(0);
+        Rank r1 = world.rank(1);
+        byte[] data = new byte[size];
+        rnd.nextBytes(data);
+        r0.writeHeap(srcOff, data);
+        int margin = 64;
+        r1.fillHeap(dstOff - margin < dst.offset() ? dst.offset() : dstOff - margin, size + 2L * margin, POISON);
+        if (withSignal) {
+            long sig = signals.word(0);
+            r1.writeHeapLong(sig, 0);
+            ops.putSignal(0, 1, dstOff, srcOff, size, scope, sig, SignalOp.SET, 7);
+            assertEquals(7, ops.waitUntil(1, sig, Cmp.EQ, 7));
+        } else {
+            ops.put(0, 1, dstOff, srcOff, size, scope);
+        }
+        byte[] got = new byte[size];
+        r1.readHeap(dstOff, got);
+        assertArrayEquals(data, got, scope + " put of " + size + " bytes from " + srcOff + " to " + dstOff);
+        byte[] before = new byte[(int) Math.min(margin, dstOff - dst.offset())];
+        r1.readHeap(dstOff - before.length, before);
+        byte[] after = new byte[margin];
+        r1.readHeap(dstOff + size, after);
+        for (byte b : before) {
+            assertEquals(POISON, b, "bytes before the destination were written");
+        }
+        for (byte b : after) {
+            assertEquals(POISON, b, "bytes after the destination were written");
+        }
+    }
+
+    @Test
+    void manyThreadsSignallingOneCounterSumExactly() {
+        long sig = signals.word(1);
+        world.rank(1).writeHeapLong(sig, 0);
+        int blocks = 64;
+        int threads = 256;
+        int perThread = 16;
+        ops.signalAddFromGrid(0, 1, sig, 3, blocks, threads, perThread);
+        assertEquals(3L * blocks * threads * perThread, world.rank(1).readHeapLong(sig));
+    }
+
+    @Test
+    void signalSetThenWaitSeesTheValue() {
+        long sig = signals.word(2);
+        ops.signal(1, 0, sig, SignalOp.SET, 123_456_789_012L);
+        assertEquals(123_456_789_012L, ops.waitUntil(0, sig, Cmp.GE, 123_456_789_012L));
+        ops.signal(1, 0, sig, SignalOp.ADD, 1);
+        assertEquals(123_456_789_013L, world.rank(0).readHeapLong(sig));
+    }
+
+    @Test
+    void waitTimeoutThrowsTheDocumentedException() {
+        try (LocalWorld w = GpuWorlds.twoRanks(1 << 20, Duration.ofMillis(200))) {
+            HeapBuffer s = w.heap().allocateSignals(1);
+            DeviceOps o = new DeviceOps(w);
+            long t0 = System.nanoTime();
+            DeviceWaitTimeoutException e = assertThrows(DeviceWaitTimeoutException.class,
+                    () -> o.waitUntil(1, s.word(0), Cmp.GE, 5));
+            long tookMs = (System.nanoTime() - t0) / 1_000_000;
+            String m = e.getMessage();
+            assertTrue(m.contains("rank 1, wait_until"), m);
+            assertTrue(m.contains("timed out after"), m);
+            assertTrue(m.contains(String.format("0x%x", s.word(0))), m);
+            assertTrue(m.contains("was 0, waiting for >= 5"), m);
+            assertEquals(Code.WAIT_TIMEOUT, e.record().code());
+            assertTrue(e.record().elapsedNanos() >= 200_000_000L, "gave up early: " + e.record().elapsedNanos());
+            assertTrue(tookMs < 10_000, "the timeout took " + tookMs + " ms");
+            // The failing rank raised the abort flag of its peer too, over P2P.
+            assertTrue(w.rank(0).abortRaised(), "peer's abort flag not raised");
+            w.clearErrors();
+            w.checkErrors();
+        }
+    }
+
+    @Test
+    void outOfRangeOffsetsAreRejectedBeforeAnyKernelRuns() {
+        long end = world.heap().sizeBytes();
+        assertThrows(IllegalArgumentException.class, () -> ops.put(0, 1, end - 8, src.offset(), 16, Scope.BLOCK));
+        assertThrows(IllegalArgumentException.class, () -> ops.put(0, 1, dst.offset(), -1, 16, Scope.BLOCK));
+        assertThrows(IllegalArgumentException.class, () -> ops.put(0, 2, dst.offset(), src.offset(), 16, Scope.BLOCK));
+        assertThrows(IllegalArgumentException.class, () -> ops.signal(0, 1, signals.word(0) + 4, SignalOp.SET, 1));
+        assertThrows(IllegalArgumentException.class, () -> ops.waitUntil(0, end, Cmp.EQ, 1));
+        // Nothing ran, so nothing was recorded.
+        world.checkErrors();
+    }
+
+    @Test
+    void theDeviceRejectsOutOfRangeOffsetsItself() {
+        Rank r0 = world.rank(0);
+        long end = world.heap().sizeBytes();
+        r0.scratch().writeLong(0, 0);
+        // Straight to the kernel, past DeviceOps' host checks: the device API must refuse on its own.
+        r0.kernel(DeviceOps.MODULE, "gda4j_op_put").launch(1, 32, 0, r0.stream(), KernelArgs.create()
+                .pointer(r0.deviceView()).i32(1).i64(end - 8).i64(src.offset()).i64(64).u32(Scope.WARP.code())
+                .i32(0).i64(0).u32(0).i64(0).pointer(r0.scratch().pointer()));
+        r0.stream().synchronize();
+        DeviceErrorException e = assertThrows(DeviceErrorException.class, world::checkErrors);
+        assertEquals(Code.OUT_OF_RANGE, e.record().code());
+        assertTrue(e.getMessage().contains("outside the symmetric heap"), e.getMessage());
+        assertEquals(-3, (int) r0.scratch().readLong(0));
+        world.clearErrors();
+    }
+}

@@ -1,0 +1,96 @@
+package io.gda4j.samples;
+
+import io.gda4j.world.ByteSize;
+import io.gda4j.world.LocalWorld;
+import org.apache.commons.cli.CommandLine;
+import org.apache.commons.cli.Option;
+import org.apache.commons.cli.Options;
+
+import java.io.PrintStream;
+import java.util.List;
+
+/** {@code gda4j bandwidth}: one-directional put bandwidth over a size sweep, beside cuMemcpyPeerAsync. */
+final class BandwidthCommand implements Command {
+    static final long MAX_BYTES = 4L << 30;
+
+    @Override
+    public String name() {
+        return "bandwidth";
+    }
+
+    @Override
+    public String summary() {
+        return "one-directional put bandwidth over sizes, with cuMemcpyPeerAsync as the reference";
+    }
+
+    @Override
+    public String description() {
+        return "A grid of blocks on rank R copies SIZE bytes into peer P's heap with the device API's put_block, each "
+                + "block taking a slice; the same run times cuMemcpyPeerAsync between the same buffers (the copy "
+                + "engines: the reference line). Each figure is the median of --reps event-timed measurements of about "
+                + "1 GiB each. GB/s are 10^9 bytes per second; 'ratio' is put / memcpyPeer.";
+    }
+
+    @Override
+    public String examples() {
+        return "  gda4j bandwidth                             4 KiB .. 256 MiB on GPUs 0,1\n"
+                + "  gda4j bandwidth --sizes 256m --reps 11      one size, more repetitions\n"
+                + "  gda4j bandwidth --blocks 264 --threads 512 --json\n";
+    }
+
+    @Override
+    public Options options() {
+        Options o = new Options();
+        WorldOptions.addTo(o);
+        o.addOption(Option.builder().longOpt("sizes").hasArg().argName("SIZES")
+                .desc("a list 4k,1m or a doubling range 4k:256m (default 4k:256m)").build());
+        o.addOption(Option.builder().longOpt("blocks").hasArg().argName("N")
+                .desc("blocks of the put kernel (default: 2 per multiprocessor)").build());
+        o.addOption(Option.builder().longOpt("threads").hasArg().argName("N")
+                .desc("threads per block, multiple of 32 up to 1024 (default 512)").build());
+        o.addOption(Option.builder().longOpt("reps").hasArg().argName("N")
+                .desc("measurements per size; the median is reported (default 5)").build());
+        o.addOption(Option.builder().longOpt("iters").hasArg().argName("N")
+                .desc("copies per measurement (default: enough for about 1 GiB)").build());
+        o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
+        return o;
+    }
+
+    @Override
+    public int run(CommandLine cmd, PrintStream out, PrintStream err) {
+        WorldOptions w = WorldOptions.parse(cmd);
+        List<Long> sizes = SizeList.parse(cmd.getOptionValue("sizes", "4k:256m"), 16, MAX_BYTES);
+        int threads = WorldOptions.intOption(cmd, "threads", 512);
+        int reps = WorldOptions.intOption(cmd, "reps", 5);
+        int fixedIters = WorldOptions.intOption(cmd, "iters", 0);
+        int blocksOpt = WorldOptions.intOption(cmd, "blocks", 0);
+        if (threads < 32 || threads > 1024 || threads % 32 != 0) {
+            throw new UsageException("--threads must be a multiple of 32 in 32..1024, got " + threads);
+        }
+        if (reps <= 0 || reps > 1000) {
+            throw new UsageException("--reps must be in 1..1000");
+        }
+        if (fixedIters < 0 || blocksOpt < 0) {
+            throw new UsageException("--iters and --blocks must be positive");
+        }
+        long maxBytes = sizes.get(sizes.size() - 1);
+        ResultTable table = new ResultTable("bandwidth: one-directional, GB/s (10^9 B/s), median of " + reps,
+                List.of("size", "bytes", "put_GBps", "memcpyPeer_GBps", "ratio"));
+        Progress progress = new Progress(err, sizes.size(), cmd.hasOption("quiet"));
+        try (LocalWorld world = w.open(PutBandwidth.heapBytes(maxBytes));
+             PutBandwidth bw = new PutBandwidth(world, w.rank, w.peer, maxBytes)) {
+            int blocks = blocksOpt > 0 ? blocksOpt : 2 * world.rank(w.rank).device().multiprocessorCount();
+            for (long size : sizes) {
+                progress.step(ByteSize.format(size));
+                int iters = fixedIters > 0 ? fixedIters : PutBandwidth.iterationsFor(size);
+                double put = bw.put(size, blocks, threads, iters, reps);
+                double ce = bw.copyEngine(size, iters, reps);
+                table.add(ByteSize.format(size), size, put, ce, put / ce);
+            }
+            progress.done();
+            table.note(Describe.pair(world, w.rank, w.peer) + "; put kernel " + blocks + " x " + threads + " threads");
+        }
+        table.print(out, w.format);
+        return 0;
+    }
+}

@@ -1,0 +1,139 @@
+package io.gda4j.samples;
+
+import io.gda4j.world.ByteSize;
+import io.gda4j.world.LocalWorld;
+import io.gda4j.world.Scope;
+import org.apache.commons.cli.CommandLine;
+import org.apache.commons.cli.Option;
+import org.apache.commons.cli.Options;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/** {@code gda4j latency}: device-timed ping-pong round trips, bare signal and put_signal over a size sweep. */
+final class LatencyCommand implements Command {
+    static final long MAX_BYTES = 1L << 30;
+    /** Above this many bytes per round trip the iteration count shrinks so each size takes about the same time. */
+    static final long BYTES_BUDGET = 256L << 20;
+
+    @Override
+    public String name() {
+        return "latency";
+    }
+
+    @Override
+    public String summary() {
+        return "ping-pong round trips between two ranks: signal, and put_signal over sizes";
+    }
+
+    @Override
+    public String description() {
+        return "Rank R sends round i to peer P and waits for P's echo; P waits and echoes. Every round trip is timed on "
+                + "the GPU (%globaltimer), so launch and host overheads are not in the numbers. 'signal' sends only a "
+                + "64-bit signal; 'put_signal' sends SIZE bytes then the signal, moved by one thread, one warp or one "
+                + "block (--scopes). Reported: min, median, p99 and max of the round trip in microseconds. Large sizes "
+                + "run fewer iterations (the iters column says how many).";
+    }
+
+    @Override
+    public String examples() {
+        return "  gda4j latency                               all modes, scopes and sizes 8 B .. 1 MiB on GPUs 0,1\n"
+                + "  gda4j latency --mode signal --iters 100000   the bare signal, many samples\n"
+                + "  gda4j latency --mode put_signal --sizes 8,4k,64k --scopes warp --csv\n";
+    }
+
+    @Override
+    public Options options() {
+        Options o = new Options();
+        WorldOptions.addTo(o);
+        o.addOption(Option.builder().longOpt("mode").hasArg().argName("LIST")
+                .desc("signal, put_signal or both, comma-separated (default signal,put_signal)").build());
+        o.addOption(Option.builder().longOpt("sizes").hasArg().argName("SIZES")
+                .desc("put_signal sizes: a list 8,64,4k or a doubling range 8:1m (default 8:1m)").build());
+        o.addOption(Option.builder().longOpt("scopes").hasArg().argName("LIST")
+                .desc("who moves the data: thread, warp, block (default all three)").build());
+        o.addOption(Option.builder().longOpt("iters").hasArg().argName("N").desc("measured round trips per case (default 10000)").build());
+        o.addOption(Option.builder().longOpt("warmup").hasArg().argName("N").desc("unmeasured round trips first (default 1000)").build());
+        o.addOption(Option.builder().longOpt("block-threads").hasArg().argName("N")
+                .desc("threads of the block scope, 32..1024 in multiples of 32 (default 256)").build());
+        o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
+        return o;
+    }
+
+    @Override
+    public int run(CommandLine cmd, PrintStream out, PrintStream err) {
+        WorldOptions w = WorldOptions.parse(cmd);
+        List<String> modes = new ArrayList<>();
+        for (String m : cmd.getOptionValue("mode", "signal,put_signal").split(",")) {
+            String mode = m.trim().toLowerCase(Locale.ROOT);
+            if (!mode.equals("signal") && !mode.equals("put_signal")) {
+                throw new UsageException("unknown mode '" + m + "': use signal, put_signal or both");
+            }
+            modes.add(mode);
+        }
+        List<Long> sizes = SizeList.parse(cmd.getOptionValue("sizes", "8:1m"), 1, MAX_BYTES);
+        List<Scope> scopes = new ArrayList<>();
+        for (String s : cmd.getOptionValue("scopes", "thread,warp,block").split(",")) {
+            try {
+                scopes.add(Scope.parse(s));
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage(), e);
+            }
+        }
+        int iters = WorldOptions.intOption(cmd, "iters", 10_000);
+        int warmup = WorldOptions.intOption(cmd, "warmup", 1_000);
+        int blockThreads = WorldOptions.intOption(cmd, "block-threads", 256);
+        if (iters <= 0 || iters > 10_000_000) {
+            throw new UsageException("--iters must be in 1..10000000, got " + iters);
+        }
+        if (warmup < 0) {
+            throw new UsageException("--warmup must be >= 0");
+        }
+        if (blockThreads < 32 || blockThreads > 1024 || blockThreads % 32 != 0) {
+            throw new UsageException("--block-threads must be a multiple of 32 in 32..1024, got " + blockThreads);
+        }
+        long maxBytes = modes.contains("put_signal") ? sizes.get(sizes.size() - 1) : 16;
+
+        List<Object[]> cases = new ArrayList<>();
+        if (modes.contains("signal")) {
+            cases.add(new Object[] {"signal", Scope.THREAD, 0L});
+        }
+        if (modes.contains("put_signal")) {
+            for (Scope scope : scopes) {
+                for (long size : sizes) {
+                    cases.add(new Object[] {"put_signal", scope, size});
+                }
+            }
+        }
+        ResultTable table = new ResultTable("latency: ping-pong round trip, microseconds",
+                List.of("mode", "scope", "size", "bytes", "iters", "min_us", "median_us", "p99_us", "max_us"));
+        Progress progress = new Progress(err, cases.size(), cmd.hasOption("quiet"));
+        try (LocalWorld world = w.open(PingPong.heapBytes(maxBytes));
+             PingPong pp = new PingPong(world, w.rank, w.peer, maxBytes, iters)) {
+            for (Object[] c : cases) {
+                String mode = (String) c[0];
+                Scope scope = (Scope) c[1];
+                long bytes = (Long) c[2];
+                int n = scaledIterations(iters, bytes);
+                int wu = (int) Math.min(warmup, Math.max(10, (long) warmup * n / iters));
+                progress.step(mode + (bytes == 0 ? "" : " " + scope.label() + " " + ByteSize.format(bytes)));
+                LatencyStats s = pp.run(bytes, scope, blockThreads, wu, n);
+                table.add(mode, bytes == 0 ? "-" : scope.label(), bytes == 0 ? "-" : ByteSize.format(bytes), bytes, n,
+                        s.minNanos() / 1e3, s.medianNanos() / 1e3, s.p99Nanos() / 1e3, s.maxNanos() / 1e3);
+            }
+            progress.done();
+            table.note(Describe.pair(world, w.rank, w.peer) + "; timed on the GPU with %globaltimer");
+        }
+        table.print(out, w.format);
+        return 0;
+    }
+
+    static int scaledIterations(int iters, long bytes) {
+        if (bytes == 0 || bytes * (long) iters <= BYTES_BUDGET) {
+            return iters;
+        }
+        return (int) Math.min(iters, Math.max(200, BYTES_BUDGET / bytes));
+    }
+}

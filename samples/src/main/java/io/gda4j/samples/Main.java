@@ -1,0 +1,133 @@
+package io.gda4j.samples;
+
+import io.gda4j.cuda.CudaException;
+import io.gda4j.world.DeviceErrorException;
+import org.apache.commons.cli.CommandLine;
+import org.apache.commons.cli.DefaultParser;
+import org.apache.commons.cli.HelpFormatter;
+import org.apache.commons.cli.Option;
+import org.apache.commons.cli.ParseException;
+
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The {@code gda4j} command line. Exit codes: 0 success, 1 the run failed (a device error, a CUDA error), 2 bad
+ * input (unknown command or option, a value that does not parse, a machine without what the run needs).
+ */
+public final class Main {
+    /** Set to 1 to print stack traces of unexpected failures. */
+    public static final String DEBUG_ENV = "GDA4J_DEBUG";
+
+    private final Map<String, Command> commands = new LinkedHashMap<>();
+
+    Main() {
+        for (Command c : new Command[] {new InfoCommand(), new LatencyCommand(), new BandwidthCommand()}) {
+            commands.put(c.name(), c);
+        }
+    }
+
+    public static void main(String[] args) {
+        int code = new Main().run(args, System.out, System.err);
+        System.out.flush();
+        System.exit(code);
+    }
+
+    static String version() {
+        String v = Main.class.getPackage().getImplementationVersion();
+        return v == null ? "0.1.0-SNAPSHOT" : v;
+    }
+
+    int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length == 0 || args[0].equals("--help") || args[0].equals("-h") || args[0].equals("help")) {
+            if (args.length >= 2 && commands.containsKey(args[1])) {
+                printHelp(commands.get(args[1]), out);
+            } else {
+                printUsage(out);
+            }
+            return args.length == 0 ? 2 : 0;
+        }
+        if (args[0].equals("--version")) {
+            out.println("gda4j " + version());
+            return 0;
+        }
+        Command c = commands.get(args[0]);
+        if (c == null) {
+            err.println("gda4j: unknown command '" + args[0] + "'. Commands: " + String.join(", ", commands.keySet())
+                    + ". Run 'gda4j --help'.");
+            return 2;
+        }
+        String[] rest = new String[args.length - 1];
+        System.arraycopy(args, 1, rest, 0, rest.length);
+        for (String a : rest) {
+            if (a.equals("--help") || a.equals("-h")) {
+                printHelp(c, out);
+                return 0;
+            }
+        }
+        try {
+            CommandLine cmd = new DefaultParser().parse(c.options(), rest);
+            if (!cmd.getArgList().isEmpty()) {
+                throw new UsageException("unexpected argument '" + cmd.getArgList().get(0) + "'");
+            }
+            return c.run(cmd, out, err);
+        } catch (ParseException | UsageException e) {
+            err.println("gda4j " + c.name() + ": " + lowerFirst(e.getMessage()) + ". Run 'gda4j " + c.name() + " --help'.");
+            return 2;
+        } catch (DeviceErrorException e) {
+            err.println("gda4j " + c.name() + ": the GPU reported an error: " + e.getMessage());
+            debug(e, err);
+            return 1;
+        } catch (CudaException e) {
+            err.println("gda4j " + c.name() + ": CUDA error: " + e.getMessage());
+            debug(e, err);
+            return 1;
+        } catch (Exception e) {
+            err.println("gda4j " + c.name() + ": failed: " + e + " (set " + DEBUG_ENV + "=1 for the stack trace)");
+            debug(e, err);
+            return 1;
+        }
+    }
+
+    private static String lowerFirst(String s) {
+        if (s == null || s.isEmpty()) {
+            return "bad input";
+        }
+        String t = s.endsWith(".") ? s.substring(0, s.length() - 1) : s;
+        return Character.toLowerCase(t.charAt(0)) + t.substring(1);
+    }
+
+    private static void debug(Exception e, PrintStream err) {
+        if ("1".equals(System.getenv(DEBUG_ENV))) {
+            e.printStackTrace(err);
+        }
+    }
+
+    private void printUsage(PrintStream out) {
+        out.println("gda4j " + version() + ": GPU-initiated communication (IBGDA, proxy, NVLink P2P) from Java");
+        out.println();
+        out.println("usage: gda4j COMMAND [OPTIONS]      gda4j COMMAND --help for the options of one command");
+        out.println();
+        out.println("commands:");
+        for (Command c : commands.values()) {
+            out.printf(Locale.ROOT, "  %-10s %s%n", c.name(), c.summary());
+        }
+        out.println();
+        out.println("Start with 'gda4j info' to see what this machine offers.");
+    }
+
+    private static void printHelp(Command c, PrintStream out) {
+        HelpFormatter f = HelpFormatter.builder().setShowSince(false).get();
+        PrintWriter pw = new PrintWriter(out);
+        f.printHelp(pw, 100, "gda4j " + c.name() + " [OPTIONS]", "\n" + c.summary() + ".\n\n" + c.description() + "\n\n",
+                c.options(), 2, 3, "\nexamples:\n" + c.examples(), false);
+        pw.flush();
+    }
+
+    static String optionNames(Option o) {
+        return o.getLongOpt() != null ? "--" + o.getLongOpt() : "-" + o.getOpt();
+    }
+}

@@ -1,0 +1,88 @@
+package io.gda4j.samples;
+
+import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.cuda.KernelArgs;
+import io.gda4j.world.HeapBuffer;
+import io.gda4j.world.Rank;
+import io.gda4j.world.Scope;
+import io.gda4j.world.World;
+
+/**
+ * Device-side ping-pong between two ranks (kernel {@code gda4j_pingpong}): the measuring rank sends round i and
+ * waits for the echo; the peer waits and echoes. Each round trip is timed on the GPU with %globaltimer, so the
+ * numbers contain no launch or host overhead. {@code bytes == 0} measures a bare signal.
+ */
+final class PingPong implements AutoCloseable {
+    static final String MODULE = "bench";
+    static final String KERNEL = "gda4j_pingpong";
+
+    private final World world;
+    private final Rank rank;
+    private final Rank peer;
+    private final HeapBuffer data;
+    private final HeapBuffer src;
+    private final HeapBuffer signal;
+    private final DeviceMemory rtt;
+    private final int maxIterations;
+
+    PingPong(World world, int rank, int peer, long maxBytes, int maxIterations) {
+        this.world = world;
+        this.rank = world.rank(rank);
+        this.peer = world.rank(peer);
+        this.maxIterations = maxIterations;
+        this.data = world.heap().allocate(Math.max(maxBytes, 16));
+        this.src = world.heap().allocate(Math.max(maxBytes, 16));
+        this.signal = world.heap().allocateSignals(1);
+        this.rtt = this.rank.context().allocate(4L * maxIterations);
+    }
+
+    /** Heap bytes a ping-pong of up to {@code maxBytes} needs. */
+    static long heapBytes(long maxBytes) {
+        return 2 * (Math.max(maxBytes, 16) + 256) + 4096;
+    }
+
+    /** Runs warm-up plus {@code iterations} round trips and returns their statistics. */
+    LatencyStats run(long bytes, Scope scope, int blockThreads, int warmup, int iterations) {
+        if (iterations > maxIterations) {
+            throw new IllegalArgumentException("at most " + maxIterations + " iterations");
+        }
+        // Fresh signal words each run: rounds count up from 1 again.
+        rank.writeHeapLong(signal.word(0), 0);
+        peer.writeHeapLong(signal.word(0), 0);
+        rank.scratch().writeLong(0, 0);
+        peer.scratch().writeLong(0, 0);
+        int threads = bytes == 0 ? 1 : scope.launchThreads(blockThreads);
+        // The responder starts first so it is already spinning when round 1 arrives.
+        launch(peer, rank.rank(), bytes, scope, threads, warmup, iterations, false);
+        launch(rank, peer.rank(), bytes, scope, threads, warmup, iterations, true);
+        rank.stream().synchronize();
+        peer.stream().synchronize();
+        world.checkErrors();
+        checkStatus(rank);
+        checkStatus(peer);
+        int[] nanos = new int[iterations];
+        byte[] raw = new byte[4 * iterations];
+        rtt.copyToHost(0, raw, 0, raw.length);
+        java.nio.ByteBuffer.wrap(raw).order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(nanos);
+        return LatencyStats.of(nanos, iterations);
+    }
+
+    private void launch(Rank r, int to, long bytes, Scope scope, int threads, int warmup, int iterations, boolean initiator) {
+        r.kernel(MODULE, KERNEL).launch(1, threads, 0, r.stream(), KernelArgs.create()
+                .pointer(r.deviceView()).i32(to).i64(data.offset()).i64(src.offset()).i64(bytes)
+                .i64(signal.word(0)).i64(1).u32(warmup).u32(iterations).i32(initiator ? 1 : 0).u32(scope.code())
+                .pointer(rtt.pointer()).pointer(r.scratch().pointer()));
+    }
+
+    private static void checkStatus(Rank r) {
+        int st = (int) r.scratch().readLong(0);
+        if (st != 0) {
+            throw new IllegalStateException("ping-pong on rank " + r.rank() + " ended with device status " + st);
+        }
+    }
+
+    @Override
+    public void close() {
+        rtt.close();
+    }
+}

@@ -1,0 +1,108 @@
+package io.gda4j.samples;
+
+import io.gda4j.cuda.CudaEvent;
+import io.gda4j.cuda.CudaStream;
+import io.gda4j.cuda.DevicePointer;
+import io.gda4j.cuda.Kernel;
+import io.gda4j.cuda.KernelArgs;
+import io.gda4j.world.HeapBuffer;
+import io.gda4j.world.Rank;
+import io.gda4j.world.World;
+
+import java.util.Arrays;
+
+/**
+ * One-directional bandwidth from rank to peer: the device API's {@code put_block} run by a grid of blocks (kernel
+ * {@code gda4j_put_bandwidth}), and {@code cuMemcpyPeerAsync} between the same two heap buffers as the reference.
+ * Each measurement is timed with CUDA events around {@code iterations} back-to-back copies; the reported figure is
+ * the median of {@code repetitions} measurements.
+ */
+final class PutBandwidth implements AutoCloseable {
+    private final World world;
+    private final Rank rank;
+    private final Rank peer;
+    private final HeapBuffer src;
+    private final HeapBuffer dst;
+    private final CudaEvent start;
+    private final CudaEvent stop;
+    private final Kernel kernel;
+
+    PutBandwidth(World world, int rank, int peer, long maxBytes) {
+        this.world = world;
+        this.rank = world.rank(rank);
+        this.peer = world.rank(peer);
+        this.src = world.heap().allocate(maxBytes);
+        this.dst = world.heap().allocate(maxBytes);
+        this.start = this.rank.context().createEvent();
+        this.stop = this.rank.context().createEvent();
+        this.kernel = this.rank.kernel(PingPong.MODULE, "gda4j_put_bandwidth");
+    }
+
+    static long heapBytes(long maxBytes) {
+        return 2 * (maxBytes + 256) + 4096;
+    }
+
+    /** Copies per measurement so that one measurement moves about 1 GiB (at least 1, at most 10000). */
+    static int iterationsFor(long bytes) {
+        return (int) Math.max(1, Math.min(10_000, (1L << 30) / bytes));
+    }
+
+    /** Put bandwidth in GB/s (10^9 bytes per second). */
+    double put(long bytes, int blocks, int threads, int iterations, int repetitions) {
+        CudaStream s = rank.stream();
+        rank.scratch().writeLong(0, 0);
+        KernelArgs args = KernelArgs.create().pointer(rank.deviceView()).i32(peer.rank()).i64(dst.offset())
+                .i64(src.offset()).i64(bytes).u32(iterations).pointer(rank.scratch().pointer());
+        kernel.launch(blocks, threads, 0, s, args); // warm-up
+        double[] gbps = new double[repetitions];
+        for (int rep = 0; rep < repetitions; rep++) {
+            start.record(s);
+            kernel.launch(blocks, threads, 0, s, args);
+            stop.record(s);
+            stop.synchronize();
+            gbps[rep] = rate(bytes, iterations, stop.elapsedMillisSince(start));
+        }
+        s.synchronize();
+        world.checkErrors();
+        int st = (int) rank.scratch().readLong(0);
+        if (st != 0) {
+            throw new IllegalStateException("put bandwidth kernel ended with device status " + st);
+        }
+        return median(gbps);
+    }
+
+    /** cuMemcpyPeerAsync bandwidth in GB/s between the same buffers. */
+    double copyEngine(long bytes, int iterations, int repetitions) {
+        CudaStream s = rank.stream();
+        DevicePointer to = DevicePointer.of(peer.heapBase() + dst.offset());
+        DevicePointer from = DevicePointer.of(rank.heapBase() + src.offset());
+        s.copyPeerAsync(to, peer.context(), from, rank.context(), bytes); // warm-up
+        double[] gbps = new double[repetitions];
+        for (int rep = 0; rep < repetitions; rep++) {
+            start.record(s);
+            for (int i = 0; i < iterations; i++) {
+                s.copyPeerAsync(to, peer.context(), from, rank.context(), bytes);
+            }
+            stop.record(s);
+            stop.synchronize();
+            gbps[rep] = rate(bytes, iterations, stop.elapsedMillisSince(start));
+        }
+        return median(gbps);
+    }
+
+    private static double rate(long bytes, int iterations, float millis) {
+        return (double) bytes * iterations / (millis * 1e6);
+    }
+
+    static double median(double[] xs) {
+        double[] s = xs.clone();
+        Arrays.sort(s);
+        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+    }
+
+    @Override
+    public void close() {
+        stop.close();
+        start.close();
+    }
+}

@@ -1,0 +1,144 @@
+package io.gda4j.samples;
+
+import io.gda4j.cuda.Cuda;
+import io.gda4j.cuda.CudaStatus;
+import io.gda4j.transport.TransportProvider;
+import io.gda4j.world.LocalWorld;
+import io.gda4j.world.WorldConfig;
+import io.gda4j.world.WorldSetupException;
+import org.apache.commons.cli.CommandLine;
+import org.apache.commons.cli.Option;
+import org.apache.commons.cli.Options;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Options every two-rank benchmark shares (transport, GPUs, the pair, timeout, output format), their validation,
+ * and opening the world they describe.
+ */
+final class WorldOptions {
+    final String transport;
+    final List<Integer> gpus;
+    final int rank;
+    final int peer;
+    final Duration timeout;
+    final ResultTable.Format format;
+
+    private WorldOptions(String transport, List<Integer> gpus, int rank, int peer, Duration timeout, ResultTable.Format format) {
+        this.transport = transport;
+        this.gpus = gpus;
+        this.rank = rank;
+        this.peer = peer;
+        this.timeout = timeout;
+        this.format = format;
+    }
+
+    static void addTo(Options o) {
+        o.addOption(Option.builder().longOpt("transport").hasArg().argName("NAME")
+                .desc("how rank reaches peer: auto (p2p, then ibgda, then proxy) or a name: " + transportNames()
+                        + " (default: " + WorldConfig.TRANSPORT_ENV + " or auto)").build());
+        o.addOption(Option.builder().longOpt("gpus").hasArg().argName("LIST")
+                .desc("GPU of each rank, e.g. 0,1 (default 0,1). Listing a GPU twice puts two ranks on it: "
+                        + "useful to test on one GPU, not for timings").build());
+        o.addOption(Option.builder().longOpt("rank").hasArg().argName("R").desc("the measuring rank (default 0)").build());
+        o.addOption(Option.builder().longOpt("peer").hasArg().argName("P").desc("the other rank (default 1)").build());
+        o.addOption(Option.builder().longOpt("timeout-ms").hasArg().argName("MS")
+                .desc("device-side wait timeout; a stuck run fails with a message after this long (default 10000)").build());
+        o.addOption(Option.builder().longOpt("csv").desc("print CSV instead of a table").build());
+        o.addOption(Option.builder().longOpt("json").desc("print JSON instead of a table").build());
+    }
+
+    static String transportNames() {
+        List<String> names = new ArrayList<>();
+        for (TransportProvider p : LocalWorld.providers()) {
+            names.add(p.name());
+        }
+        return String.join(", ", names);
+    }
+
+    static WorldOptions parse(CommandLine cmd) {
+        WorldConfig env = WorldConfig.resolve();
+        String transport = cmd.getOptionValue("transport", env.transport()).trim().toLowerCase(Locale.ROOT);
+        List<String> known = new ArrayList<>();
+        known.add(WorldConfig.TRANSPORT_AUTO);
+        for (TransportProvider p : LocalWorld.providers()) {
+            known.add(p.name());
+        }
+        if (!known.contains(transport)) {
+            throw new UsageException("unknown transport '" + transport + "': choose one of " + String.join(", ", known));
+        }
+        List<Integer> gpus;
+        try {
+            gpus = WorldConfig.parseGpus(cmd.getOptionValue("gpus", env.gpus().isEmpty() ? "0,1" : join(env.gpus())));
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage(), e);
+        }
+        for (int g : gpus) {
+            if (g < 0) {
+                throw new UsageException("GPU ordinals are >= 0, got " + g);
+            }
+        }
+        if (gpus.size() < 2) {
+            throw new UsageException("a two-rank benchmark needs at least two ranks: list two GPUs, e.g. --gpus 0,1");
+        }
+        int rank = intOption(cmd, "rank", 0);
+        int peer = intOption(cmd, "peer", 1);
+        for (int r : new int[] {rank, peer}) {
+            if (r < 0 || r >= gpus.size()) {
+                throw new UsageException("rank " + r + " out of range: --gpus " + join(gpus) + " makes ranks 0.."
+                        + (gpus.size() - 1));
+            }
+        }
+        if (rank == peer) {
+            throw new UsageException("--rank and --peer must differ (both are " + rank + ")");
+        }
+        long timeoutMs = intOption(cmd, "timeout-ms", (int) env.waitTimeout().toMillis());
+        if (timeoutMs <= 0) {
+            throw new UsageException("--timeout-ms must be positive");
+        }
+        if (cmd.hasOption("csv") && cmd.hasOption("json")) {
+            throw new UsageException("choose one of --csv and --json");
+        }
+        ResultTable.Format format = cmd.hasOption("csv") ? ResultTable.Format.CSV
+                : cmd.hasOption("json") ? ResultTable.Format.JSON : ResultTable.Format.TABLE;
+        return new WorldOptions(transport, gpus, rank, peer, Duration.ofMillis(timeoutMs), format);
+    }
+
+    /** Opens the world; turns "no GPU" and "too few GPUs" into usage errors (exit 2) with the reason. */
+    LocalWorld open(long heapBytes) {
+        CudaStatus status = Cuda.status();
+        if (!status.available()) {
+            throw new UsageException("this command needs a CUDA GPU: " + status.reason() + " (gda4j info shows what is missing)");
+        }
+        long rounded = (heapBytes + (1 << 20) - 1) & -(1L << 20);
+        try {
+            return LocalWorld.create(WorldConfig.resolve().toBuilder().gpus(gpus).transport(transport)
+                    .waitTimeout(timeout).heapSizeBytes(rounded).build());
+        } catch (WorldSetupException e) {
+            throw new UsageException(e.getMessage(), e);
+        }
+    }
+
+    static int intOption(CommandLine cmd, String name, int def) {
+        String v = cmd.getOptionValue(name);
+        if (v == null) {
+            return def;
+        }
+        try {
+            return Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            throw new UsageException("--" + name + " expects a whole number, got '" + v + "'");
+        }
+    }
+
+    static String join(List<Integer> xs) {
+        StringBuilder b = new StringBuilder();
+        for (int x : xs) {
+            b.append(b.length() == 0 ? "" : ",").append(x);
+        }
+        return b.toString();
+    }
+}
