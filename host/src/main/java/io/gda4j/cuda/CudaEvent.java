@@ -1,0 +1,113 @@
+package io.gda4j.cuda;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import jcuda.driver.CUevent;
+import jcuda.driver.CUresult;
+import jcuda.driver.JCudaDriver;
+
+/**
+ * An owned CUDA event with timing enabled: record it on a stream, wait for it, or measure the GPU time between
+ * two events. Destroyed on {@link #close()} (idempotent).
+ */
+public final class CudaEvent implements AutoCloseable {
+    private final CudaContext context;
+    private final CUevent handle;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    CudaEvent(CudaContext context, CUevent handle) {
+        this.context = context;
+        this.handle = handle;
+    }
+
+    /** The JCuda handle, for driver calls this class does not wrap. */
+    public CUevent handle() {
+        return handle;
+    }
+
+    /** The context the event was created in. */
+    public CudaContext context() {
+        return context;
+    }
+
+    /** Captures the work queued on {@code stream} so far; the event completes when that work has. */
+    public void record(CudaStream stream) {
+        stream.ensureOpen();
+        bind();
+        int result = JCudaDriver.cuEventRecord(handle, stream.handle());
+        if (result != CUresult.CUDA_SUCCESS) {
+            Cuda.check(result, "cuEventRecord(" + this + " on " + stream + ")");
+        }
+    }
+
+    /** Waits until the recorded work has finished. */
+    public void synchronize() {
+        bind();
+        int result = JCudaDriver.cuEventSynchronize(handle);
+        if (result != CUresult.CUDA_SUCCESS) {
+            Cuda.check(result, "cuEventSynchronize(" + this + ")");
+        }
+    }
+
+    /** Whether the recorded work has finished, without waiting ({@code cuEventQuery}). */
+    public boolean isComplete() {
+        bind();
+        int result = JCudaDriver.cuEventQuery(handle);
+        if (result == CUresult.CUDA_SUCCESS) {
+            return true;
+        }
+        if (result == CUresult.CUDA_ERROR_NOT_READY) {
+            return false;
+        }
+        Cuda.check(result, "cuEventQuery(" + this + ")");
+        return false; // not reached: check threw
+    }
+
+    /**
+     * GPU time in milliseconds from {@code start} to this event (about 0.5 us resolution). Both must have been
+     * recorded and completed; call {@link #synchronize()} on this one first.
+     */
+    public float elapsedMillisSince(CudaEvent start) {
+        start.ensureOpen();
+        bind();
+        float[] millis = {0f};
+        Cuda.check(JCudaDriver.cuEventElapsedTime(millis, start.handle, handle),
+                "cuEventElapsedTime(" + start + " -> " + this + ")");
+        return millis[0];
+    }
+
+    /** Whether {@link #close()} has been called. */
+    public boolean isClosed() {
+        return closed.get();
+    }
+
+    /** Destroys the event ({@code cuEventDestroy}). Idempotent. */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        context.forget(this);
+        context.bind();
+        int result = JCudaDriver.cuEventDestroy(handle);
+        if (result != CUresult.CUDA_ERROR_DEINITIALIZED) {
+            Cuda.check(result, "cuEventDestroy(" + this + ")");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "CudaEvent[" + handle + " on " + context.device() + (closed.get() ? ", closed" : "") + "]";
+    }
+
+    private void bind() {
+        ensureOpen();
+        context.makeCurrent();
+    }
+
+    private void ensureOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException(this + " is closed: create a new one with CudaContext.createEvent()");
+        }
+    }
+}

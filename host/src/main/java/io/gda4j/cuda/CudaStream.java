@@ -1,0 +1,160 @@
+package io.gda4j.cuda;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import jcuda.driver.CUresult;
+import jcuda.driver.CUstream;
+import jcuda.driver.CUstreamWaitValue_flags;
+import jcuda.driver.JCudaDriver;
+
+/**
+ * An owned, non-blocking CUDA stream: work on it runs in order and does not wait for the legacy default stream.
+ * Destroyed on {@link #close()} (idempotent; work already queued still completes).
+ */
+public final class CudaStream implements AutoCloseable {
+    private final CudaContext context;
+    private final CUstream handle;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    CudaStream(CudaContext context, CUstream handle) {
+        this.context = context;
+        this.handle = handle;
+    }
+
+    /** The JCuda handle, for driver calls this class does not wrap. */
+    public CUstream handle() {
+        return handle;
+    }
+
+    /** The context the stream was created in. */
+    public CudaContext context() {
+        return context;
+    }
+
+    /** Waits until all work queued on this stream has finished. */
+    public void synchronize() {
+        bind();
+        int result = JCudaDriver.cuStreamSynchronize(handle);
+        if (result != CUresult.CUDA_SUCCESS) {
+            Cuda.check(result, "cuStreamSynchronize(" + this + ")");
+        }
+    }
+
+    /** Whether all queued work has finished, without waiting ({@code cuStreamQuery}). */
+    public boolean isComplete() {
+        bind();
+        int result = JCudaDriver.cuStreamQuery(handle);
+        if (result == CUresult.CUDA_SUCCESS) {
+            return true;
+        }
+        if (result == CUresult.CUDA_ERROR_NOT_READY) {
+            return false;
+        }
+        Cuda.check(result, "cuStreamQuery(" + this + ")");
+        return false; // not reached: check threw
+    }
+
+    /**
+     * Queues an 8-byte store of {@code value} to {@code address} ({@code cuStreamWriteValue64}): it happens after
+     * the work queued before it, with no host round trip. The address may be device memory or mapped host memory.
+     */
+    public void writeValue64(DevicePointer address, long value) {
+        bind();
+        int result = JCudaDriver.cuStreamWriteValue64(handle, address, value, 0);
+        if (result != CUresult.CUDA_SUCCESS) {
+            Cuda.check(result, "cuStreamWriteValue64(" + address + " = " + value + ", " + this + ")");
+        }
+    }
+
+    /**
+     * Makes later work on this stream wait until the 64-bit word at {@code address} satisfies {@code value} under
+     * {@code flags} ({@code cuStreamWaitValue64}).
+     *
+     * @param flags a {@link CUstreamWaitValue_flags} condition, e.g. {@code CU_STREAM_WAIT_VALUE_GEQ}, optionally
+     *              or-ed with {@code CU_STREAM_WAIT_VALUE_FLUSH}
+     */
+    public void waitValue64(DevicePointer address, long value, int flags) {
+        bind();
+        int result = JCudaDriver.cuStreamWaitValue64(handle, address, value, flags);
+        if (result != CUresult.CUDA_SUCCESS) {
+            Cuda.check(result, "cuStreamWaitValue64(" + address + ", " + CUstreamWaitValue_flags.stringFor(flags)
+                    + " " + value + ", " + this + ")");
+        }
+    }
+
+    /** Makes later work on this stream wait until the 64-bit word at {@code address} is at least {@code value}. */
+    public void waitValue64AtLeast(DevicePointer address, long value) {
+        waitValue64(address, value, CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_GEQ);
+    }
+
+    /**
+     * Queues a copy between two GPUs' memory ({@code cuMemcpyPeerAsync}): over NVLink or PCIe when peer access
+     * is possible, staged through the host otherwise.
+     */
+    public void copyPeerAsync(DevicePointer dst, CudaContext dstContext, DevicePointer src, CudaContext srcContext,
+            long sizeBytes) {
+        requireNonNegative(sizeBytes);
+        bind();
+        int result = JCudaDriver.cuMemcpyPeerAsync(dst, dstContext.handle(), src, srcContext.handle(), sizeBytes,
+                handle);
+        if (result != CUresult.CUDA_SUCCESS) {
+            Cuda.check(result, "cuMemcpyPeerAsync(" + sizeBytes + " bytes " + src + " on " + srcContext.device()
+                    + " -> " + dst + " on " + dstContext.device() + ", " + this + ")");
+        }
+    }
+
+    /**
+     * Queues a copy between any two addresses the GPU can reach ({@code cuMemcpyDtoDAsync}; with unified
+     * addressing this covers device memory, mapped host memory and peer memory with access enabled).
+     */
+    public void copyAsync(DevicePointer dst, DevicePointer src, long sizeBytes) {
+        requireNonNegative(sizeBytes);
+        bind();
+        int result = JCudaDriver.cuMemcpyDtoDAsync(dst, src, sizeBytes, handle);
+        if (result != CUresult.CUDA_SUCCESS) {
+            Cuda.check(result, "cuMemcpyDtoDAsync(" + sizeBytes + " bytes " + src + " -> " + dst + ", " + this + ")");
+        }
+    }
+
+    /** Whether {@link #close()} has been called. */
+    public boolean isClosed() {
+        return closed.get();
+    }
+
+    /** Destroys the stream ({@code cuStreamDestroy}); queued work still completes. Idempotent. */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        context.forget(this);
+        context.bind();
+        int result = JCudaDriver.cuStreamDestroy(handle);
+        if (result != CUresult.CUDA_ERROR_DEINITIALIZED) {
+            Cuda.check(result, "cuStreamDestroy(" + this + ")");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "CudaStream[" + handle + " on " + context.device() + (closed.get() ? ", closed" : "") + "]";
+    }
+
+    private void bind() {
+        ensureOpen();
+        context.makeCurrent();
+    }
+
+    /** Using a destroyed stream's handle is undefined in CUDA, so every user checks first. */
+    void ensureOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException(this + " is closed: create a new one with CudaContext.createStream()");
+        }
+    }
+
+    private static void requireNonNegative(long sizeBytes) {
+        if (sizeBytes < 0) {
+            throw new IllegalArgumentException("copy size must not be negative, got " + sizeBytes + " bytes");
+        }
+    }
+}
