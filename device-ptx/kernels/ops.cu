@@ -51,5 +51,27 @@ extern "C" __global__ void gda4j_op_wait_until(const DeviceView* v, uint64_t sig
   *seen_out = seen;
 }
 
+// put_inline of an 8-byte value from one thread.
+extern "C" __global__ void gda4j_op_put_inline(const DeviceView* v, int peer, uint64_t slot_offset, uint64_t value,
+                                               uint32_t seq, int* status_out) {
+  *status_out = put_inline(v, peer, slot_offset, value, seq);
+}
+
+// wait_inline from one thread; value_out gets the 8-byte payload.
+extern "C" __global__ void gda4j_op_wait_inline(const DeviceView* v, uint64_t slot_offset, uint32_t seq,
+                                                uint64_t* value_out, int* status_out) {
+  uint64_t value = 0;
+  *status_out = wait_inline(v, slot_offset, seq, &value);
+  *value_out = value;
+}
+
+// fence then signal from one thread: the release pattern for a bare signal.
+extern "C" __global__ void gda4j_op_fence_signal(const DeviceView* v, int peer, uint64_t sig_offset, uint32_t op,
+                                                 uint64_t value, int* status_out) {
+  int st = fence(v, peer);
+  if (st == OK) st = signal(v, peer, sig_offset, op, value);
+  *status_out = st;
+}
+
 // quiet from one thread.
 extern "C" __global__ void gda4j_op_quiet(const DeviceView* v, int* status_out) { *status_out = quiet(v); }

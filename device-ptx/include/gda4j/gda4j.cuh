@@ -1,19 +1,27 @@
-// gda4j device API. Include this in your kernels; pass the rank's DeviceView pointer (World.deviceView()).
+// gda4j device API. Include this in your kernels and pass the rank's DeviceView pointer (Rank.deviceView()).
 //
-// Every call returns a status: OK (0) or a negative ERR_* code, and on failure the rank's ErrorRecord names
-// the call, the peer, the heap offset and the values involved; the host turns it into an exception.
-// Offsets address the symmetric heap: the same offset is valid on every rank.
+// Handles: resolve a peer once per kernel with `Peer p = peer_of(view, r)` and this rank's side with
+// `Local me = local_of(view)`; the calls on handles read no memory but the data they move (a view read after an
+// acquire costs about half a microsecond over NVLink). The forms taking (view, peer, ...) resolve on every call and
+// are there for convenience.
 //
-// Scopes: `put`/`put_signal` come in thread, _warp and _block forms. In the _warp form every lane of the
-// warp calls with the same arguments; in the _block form every thread of the block does, and the data is
-// shared out among them. Signals and waits are issued by one thread.
+// Every call returns OK (0) or a negative ERR_* status; on failure the rank's ErrorRecord names the call, the peer,
+// the heap offset and the values involved, the abort flag stops every spinning call, and the host throws an
+// exception with that text. Offsets address the symmetric heap: the same offset is valid on every rank.
+//
+// Scopes: put and put_signal come in thread, _warp and _block forms. In the _warp form every lane of the warp calls
+// with the same arguments, in the _block form every thread of the block does, and the data is shared out among
+// them. Signals and waits are issued by one thread.
 //
 // Ordering, per peer:
-//  - put_signal: the signal is a release at system scope after the whole scope's data stores, so a peer that
-//    sees the signal with wait_until (an acquire) sees the data.
-//  - signal: a release too: it is ordered after every store the calling thread made before it.
-//  - fence(peer): earlier puts to `peer` are ordered before later ones. quiet(): all earlier puts are complete
-//    and visible system-wide.
+//  - put_signal: the signal is a release at system scope after the whole scope's data, so a peer whose wait_until
+//    (an acquire) sees the signal sees the data.
+//  - signal and atomic_add are relaxed: they order nothing. To order a signal after earlier puts, call fence(peer)
+//    first (fence + relaxed store is a release), or use put_signal.
+//  - put_inline carries up to 8 bytes inside a 16-byte slot with the sequence number in each half; wait_inline
+//    returns the value once both halves carry the sequence. No fence is needed: the fastest small message.
+//  - fence(peer): earlier puts to `peer` are ordered before later ones. quiet(): all earlier puts are complete and
+//    visible system-wide.
 #pragma once
 #include <stdint.h>
 #include "view.cuh"
@@ -22,6 +30,58 @@
 #include "copy.cuh"
 
 namespace gda4j {
+
+// This rank's side, resolved once (registers).
+struct Local {
+  const DeviceView* view;
+  char* heap;
+  uint64_t heap_size;
+  const uint64_t* abort_flag;
+  uint64_t timeout_ns;
+  int rank;
+};
+
+// One peer as seen from this rank, resolved once (registers).
+struct Peer {
+  const DeviceView* view;
+  char* heap;              // the peer's heap as this GPU addresses it (P2P/SELF)
+  const char* local_heap;  // this rank's heap: the source of puts
+  uint64_t heap_size;
+  uint64_t handle;         // transport object (IBGDA QP, PROXY channel)
+  uint32_t transport;
+  int rank;
+};
+
+__device__ __forceinline__ Local local_of(const DeviceView* v) {
+  Local l;
+  l.view = v;
+  l.heap = reinterpret_cast<char*>(v->heap_base);
+  l.heap_size = v->heap_size_bytes;
+  l.abort_flag = reinterpret_cast<const uint64_t*>(v->abort_flag);
+  l.timeout_ns = v->timeout_ns;
+  l.rank = v->rank;
+  return l;
+}
+
+// A peer out of range resolves to transport NONE; calls on it fail with ERR_PEER and a record.
+__device__ __forceinline__ Peer peer_of(const DeviceView* v, int peer) {
+  Peer p;
+  p.view = v;
+  p.local_heap = reinterpret_cast<const char*>(v->heap_base);
+  p.heap_size = v->heap_size_bytes;
+  p.rank = peer;
+  if (peer < 0 || peer >= v->nranks) {
+    p.heap = nullptr;
+    p.handle = 0;
+    p.transport = TRANSPORT_NONE;
+  } else {
+    const PeerEntry& e = v->peers[peer];
+    p.heap = reinterpret_cast<char*>(e.peer_heap);
+    p.handle = e.handle;
+    p.transport = e.transport;
+  }
+  return p;
+}
 
 namespace detail {
 
@@ -37,202 +97,289 @@ __device__ __forceinline__ uint32_t block_thread_id() {
 
 __device__ __forceinline__ uint32_t block_thread_count() { return blockDim.x * blockDim.y * blockDim.z; }
 
-__device__ __forceinline__ bool direct(uint32_t transport) {
-  return transport == TRANSPORT_SELF || transport == TRANSPORT_P2P;
+// Valid peer with a load/store path. Other transports plug in here as they are built.
+__device__ inline __noinline__ int fail_peer(const Peer& p, uint32_t op, uint64_t offset) {
+  if (p.transport == TRANSPORT_NONE) {
+    return fail(p.view, ERR_PEER, ERROR_BAD_PEER, op, p.rank, offset, 0, (uint64_t)p.view->nranks);
+  }
+  return fail(p.view, ERR_TRANSPORT, ERROR_UNSUPPORTED_TRANSPORT, op, p.rank, offset, TRANSPORT_P2P, p.transport);
 }
 
-// Validates a put before any byte moves; only the reporting lane writes the error record.
-__device__ __forceinline__ int check_put(const DeviceView* v, uint32_t op, int peer, uint64_t dst, uint64_t src,
-                                         uint64_t bytes) {
-  int st = check_peer(v, op, peer);
-  if (st == OK) st = check_range(v, op, peer, dst, bytes);
-  if (st == OK) st = check_range(v, op, -1, src, bytes);
-  if (st == OK && !direct(v->peers[peer].transport)) {
-    record_error(v, ERROR_UNSUPPORTED_TRANSPORT, op, peer, dst, TRANSPORT_P2P, v->peers[peer].transport, 0, 0);
-    st = ERR_TRANSPORT;
-  }
+__device__ __forceinline__ int check_direct(const Peer& p, uint32_t op, uint64_t offset) {
+  if (__builtin_expect(p.transport != TRANSPORT_SELF && p.transport != TRANSPORT_P2P, 0)) return fail_peer(p, op, offset);
+  return OK;
+}
+
+__device__ __forceinline__ int check_put(const Peer& p, uint32_t op, uint64_t dst, uint64_t src, uint64_t bytes) {
+  int st = check_direct(p, op, dst);
+  if (st == OK) st = check_range(p.view, p.heap_size, op, p.rank, dst, bytes);
+  if (st == OK) st = check_range(p.view, p.heap_size, op, -1, src, bytes);
   return st;
 }
 
-__device__ __forceinline__ int check_signal(const DeviceView* v, uint32_t op, int peer, uint64_t sig) {
-  int st = check_peer(v, op, peer);
-  if (st == OK) st = check_signal_slot(v, op, peer, sig);
-  if (st == OK && !direct(v->peers[peer].transport)) {
-    record_error(v, ERROR_UNSUPPORTED_TRANSPORT, op, peer, sig, TRANSPORT_P2P, v->peers[peer].transport, 0, 0);
-    st = ERR_TRANSPORT;
-  }
+__device__ __forceinline__ int check_signal(const Peer& p, uint32_t op, uint64_t sig) {
+  int st = check_direct(p, op, sig);
+  if (st == OK) st = check_word(p.view, p.heap_size, op, p.rank, sig);
   return st;
 }
 
-__device__ __forceinline__ char* peer_ptr(const DeviceView* v, int peer, uint64_t offset) {
-  return reinterpret_cast<char*>(v->peers[peer].peer_heap + offset);
+__device__ __forceinline__ uint64_t* peer_word(const Peer& p, uint64_t offset) {
+  return reinterpret_cast<uint64_t*>(p.heap + offset);
 }
 
-__device__ __forceinline__ char* local_ptr(const DeviceView* v, uint64_t offset) {
-  return reinterpret_cast<char*>(v->heap_base + offset);
-}
-
-// The signal store itself; arguments already checked. Release: ordered after the caller's earlier stores.
-__device__ __forceinline__ void signal_unchecked(const DeviceView* v, int peer, uint64_t sig, uint32_t op,
-                                                 uint64_t value) {
-  uint64_t* word = reinterpret_cast<uint64_t*>(peer_ptr(v, peer, sig));
+__device__ __forceinline__ void signal_relaxed(const Peer& p, uint64_t sig, uint32_t op, uint64_t value) {
   if (op == SIGNAL_ADD) {
-    red_add_release_sys(word, value);
+    red_add_relaxed_sys(peer_word(p, sig), value);
   } else {
-    store_release_sys(word, value);
+    store_relaxed_sys(peer_word(p, sig), value);
   }
+}
+
+// Release: ordered after every store the calling thread (and, after a barrier, its group) made before it.
+__device__ __forceinline__ void signal_release(const Peer& p, uint64_t sig, uint32_t op, uint64_t value) {
+  if (op == SIGNAL_ADD) {
+    red_add_release_sys(peer_word(p, sig), value);
+  } else {
+    store_release_sys(peer_word(p, sig), value);
+  }
+}
+
+__device__ __forceinline__ void copy(const Peer& p, uint64_t dst, uint64_t src, uint64_t bytes, uint32_t lane,
+                                     uint32_t nlanes) {
+  copy_cooperative(p.heap + dst, p.local_heap + src, bytes, lane, nlanes);
 }
 
 }  // namespace detail
 
-// ---- put: copy `bytes` from this rank's heap at `src_offset` to `peer`'s heap at `dst_offset`.
+// ---- put: copy `bytes` from this rank's heap at `src_offset` to the peer's heap at `dst_offset`.
 // Not ordered with anything by itself: follow with fence/quiet, or use put_signal.
 
-__device__ __forceinline__ int put(const DeviceView* v, int peer, uint64_t dst_offset, uint64_t src_offset,
-                                   uint64_t bytes) {
-  int st = detail::check_put(v, OP_PUT, peer, dst_offset, src_offset, bytes);
-  if (st != OK) return st;
-  copy_cooperative(detail::peer_ptr(v, peer, dst_offset), detail::local_ptr(v, src_offset), bytes, 0, 1);
-  return OK;
+__device__ __forceinline__ int put(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
+  int st = detail::check_put(p, OP_PUT, dst_offset, src_offset, bytes);
+  if (st == OK) detail::copy(p, dst_offset, src_offset, bytes, 0, 1);
+  return st;
 }
 
-__device__ __forceinline__ int put_warp(const DeviceView* v, int peer, uint64_t dst_offset, uint64_t src_offset,
-                                        uint64_t bytes) {
-  int st = detail::check_put(v, OP_PUT, peer, dst_offset, src_offset, bytes);
-  if (st != OK) return st;
-  copy_cooperative(detail::peer_ptr(v, peer, dst_offset), detail::local_ptr(v, src_offset), bytes,
-                   detail::lane_id(), 32);
-  return OK;
+__device__ __forceinline__ int put_warp(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
+  int st = detail::check_put(p, OP_PUT, dst_offset, src_offset, bytes);
+  if (st == OK) detail::copy(p, dst_offset, src_offset, bytes, detail::lane_id(), 32);
+  return st;
 }
 
-__device__ __forceinline__ int put_block(const DeviceView* v, int peer, uint64_t dst_offset, uint64_t src_offset,
-                                         uint64_t bytes) {
-  int st = detail::check_put(v, OP_PUT, peer, dst_offset, src_offset, bytes);
-  if (st != OK) return st;
-  copy_cooperative(detail::peer_ptr(v, peer, dst_offset), detail::local_ptr(v, src_offset), bytes,
-                   detail::block_thread_id(), detail::block_thread_count());
-  return OK;
+__device__ __forceinline__ int put_block(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
+  int st = detail::check_put(p, OP_PUT, dst_offset, src_offset, bytes);
+  if (st == OK) detail::copy(p, dst_offset, src_offset, bytes, detail::block_thread_id(), detail::block_thread_count());
+  return st;
 }
 
-// ---- signal: set or add `value` to the 64-bit word at `sig_offset` on `peer` (8-byte aligned).
+// ---- signal: set or add `value` to the peer's 64-bit word at `sig_offset`. Relaxed: see the ordering notes.
 
-__device__ __forceinline__ int signal(const DeviceView* v, int peer, uint64_t sig_offset, uint32_t op,
-                                      uint64_t value) {
-  int st = detail::check_signal(v, OP_SIGNAL, peer, sig_offset);
-  if (st != OK) return st;
-  detail::signal_unchecked(v, peer, sig_offset, op, value);
-  return OK;
+__device__ __forceinline__ int signal(const Peer& p, uint64_t sig_offset, uint32_t op, uint64_t value) {
+  int st = detail::check_signal(p, OP_SIGNAL, sig_offset);
+  if (st == OK) detail::signal_relaxed(p, sig_offset, op, value);
+  return st;
 }
 
-// ---- atomic_add: relaxed atomic add on a peer's 64-bit word; orders nothing (use signal for release).
-__device__ __forceinline__ int atomic_add(const DeviceView* v, int peer, uint64_t offset, uint64_t value) {
-  int st = detail::check_signal(v, OP_ATOMIC_ADD, peer, offset);
-  if (st != OK) return st;
-  red_add_relaxed_sys(reinterpret_cast<uint64_t*>(detail::peer_ptr(v, peer, offset)), value);
-  return OK;
+// ---- atomic_add: relaxed atomic add on the peer's 64-bit word (an alias of signal ADD for direct peers; other
+// transports implement it as a NIC atomic).
+__device__ __forceinline__ int atomic_add(const Peer& p, uint64_t offset, uint64_t value) {
+  int st = detail::check_signal(p, OP_ATOMIC_ADD, offset);
+  if (st == OK) red_add_relaxed_sys(detail::peer_word(p, offset), value);
+  return st;
 }
 
 // ---- put_signal: the data, then the signal, released after the data (the whole scope's data).
 
-__device__ __forceinline__ int put_signal(const DeviceView* v, int peer, uint64_t dst_offset, uint64_t src_offset,
-                                          uint64_t bytes, uint64_t sig_offset, uint32_t op, uint64_t value) {
-  int st = detail::check_put(v, OP_PUT_SIGNAL, peer, dst_offset, src_offset, bytes);
-  if (st == OK) st = detail::check_signal(v, OP_PUT_SIGNAL, peer, sig_offset);
+__device__ __forceinline__ int put_signal(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes,
+                                          uint64_t sig_offset, uint32_t op, uint64_t value) {
+  int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
+  if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
   if (st != OK) return st;
-  copy_cooperative(detail::peer_ptr(v, peer, dst_offset), detail::local_ptr(v, src_offset), bytes, 0, 1);
-  detail::signal_unchecked(v, peer, sig_offset, op, value);
+  detail::copy(p, dst_offset, src_offset, bytes, 0, 1);
+  detail::signal_release(p, sig_offset, op, value);
   return OK;
 }
 
-__device__ __forceinline__ int put_signal_warp(const DeviceView* v, int peer, uint64_t dst_offset,
-                                               uint64_t src_offset, uint64_t bytes, uint64_t sig_offset,
-                                               uint32_t op, uint64_t value) {
-  int st = detail::check_put(v, OP_PUT_SIGNAL, peer, dst_offset, src_offset, bytes);
-  if (st == OK) st = detail::check_signal(v, OP_PUT_SIGNAL, peer, sig_offset);
+__device__ __forceinline__ int put_signal_warp(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes,
+                                               uint64_t sig_offset, uint32_t op, uint64_t value) {
+  int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
+  if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
   if (st != OK) return st;
   uint32_t lane = detail::lane_id();
-  copy_cooperative(detail::peer_ptr(v, peer, dst_offset), detail::local_ptr(v, src_offset), bytes, lane, 32);
+  detail::copy(p, dst_offset, src_offset, bytes, lane, 32);
   // The warp barrier makes every lane's stores visible to lane 0, whose release then covers them (cumulativity).
   __syncwarp();
-  if (lane == 0) detail::signal_unchecked(v, peer, sig_offset, op, value);
+  if (lane == 0) detail::signal_release(p, sig_offset, op, value);
   return OK;
 }
 
-__device__ __forceinline__ int put_signal_block(const DeviceView* v, int peer, uint64_t dst_offset,
-                                                uint64_t src_offset, uint64_t bytes, uint64_t sig_offset,
-                                                uint32_t op, uint64_t value) {
-  int st = detail::check_put(v, OP_PUT_SIGNAL, peer, dst_offset, src_offset, bytes);
-  if (st == OK) st = detail::check_signal(v, OP_PUT_SIGNAL, peer, sig_offset);
+__device__ __forceinline__ int put_signal_block(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes,
+                                                uint64_t sig_offset, uint32_t op, uint64_t value) {
+  int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
+  if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
   if (st != OK) return st;
   uint32_t t = detail::block_thread_id();
-  copy_cooperative(detail::peer_ptr(v, peer, dst_offset), detail::local_ptr(v, src_offset), bytes, t,
-                   detail::block_thread_count());
+  detail::copy(p, dst_offset, src_offset, bytes, t, detail::block_thread_count());
   // bar.sync orders the block's stores before thread 0's release at system scope.
   __syncthreads();
-  if (t == 0) detail::signal_unchecked(v, peer, sig_offset, op, value);
+  if (t == 0) detail::signal_release(p, sig_offset, op, value);
   return OK;
 }
 
-// ---- wait_until: spin on this rank's word at `sig_offset` until `word <cmp> value` (an acquire).
-// Gives up after the view's timeout (records ERROR_WAIT_TIMEOUT and raises the abort flag) or when the abort
-// flag is raised elsewhere (returns ERR_ABORTED without recording). `seen_out` (may be null) gets the last value.
-__device__ __forceinline__ int wait_until(const DeviceView* v, uint64_t sig_offset, uint32_t cmp, uint64_t value,
-                                       uint64_t* seen_out = nullptr) {
-  int st = check_signal_slot(v, OP_WAIT_UNTIL, v->rank, sig_offset);
+// ---- put_inline: up to 8 bytes carried in the peer's 16-byte slot at `slot_offset` (16-byte aligned) as
+// {lo32, seq, hi32, seq}. `seq` must be nonzero and grow with every message to the slot (slots start zeroed).
+__device__ __forceinline__ int put_inline(const Peer& p, uint64_t slot_offset, uint64_t value, uint32_t seq) {
+  int st = detail::check_direct(p, OP_PUT_SIGNAL, slot_offset);
+  if (st == OK) st = check_word(p.view, p.heap_size, OP_PUT_SIGNAL, p.rank, slot_offset, 16);
   if (st != OK) return st;
-  const uint64_t* word = reinterpret_cast<const uint64_t*>(detail::local_ptr(v, sig_offset));
-  uint64_t seen = load_acquire_sys(word);
-  if (compare(seen, cmp, value)) {
-    if (seen_out) *seen_out = seen;
-    return OK;
+  store_slot_relaxed_sys(reinterpret_cast<uint32_t*>(p.heap + slot_offset), (uint32_t)value, seq,
+                         (uint32_t)(value >> 32));
+  return OK;
+}
+
+// ---- fence / quiet. For direct peers both are a system-scope fence: the stores are this thread's own, so ordering
+// them is all a later store needs, and a fence after them is all `quiet` needs.
+__device__ __forceinline__ int fence(const Peer& p) {
+  int st = detail::check_direct(p, OP_FENCE, 0);
+  if (st == OK) fence_acq_rel_sys();
+  return st;
+}
+
+__device__ __forceinline__ int quiet(const Local& me) {
+  (void)me;
+  fence_acq_rel_sys();
+  return OK;
+}
+
+// ---- waits on this rank's heap. Spins give up after the view's timeout (recording ERROR_WAIT_TIMEOUT and raising
+// the abort flag) or when the abort flag is raised elsewhere (ERR_ABORTED, no record).
+
+namespace detail {
+// Polls between looks at the abort word and the clock. Those looks cost more than a poll, and a poll loop with
+// bookkeeping in it answers later: the polls run unrolled, the bookkeeping once per POLL_BATCH.
+constexpr uint32_t POLL_BATCH = 64;
+constexpr uint32_t POLL_UNROLL = 8;
+
+// Out of line, so that the poll loop around it stays small. Returns OK to keep spinning.
+__device__ inline __noinline__ int spin_check(const Local& me, uint64_t* start, uint32_t op, uint64_t offset,
+                                             uint64_t want, uint64_t seen, uint32_t cmp) {
+  uint64_t now = global_timer_ns();
+  if (*start == 0) *start = now;
+  if (load_volatile(me.abort_flag) != 0) return ERR_ABORTED;
+  uint64_t elapsed = now - *start;
+  if (elapsed > me.timeout_ns) {
+    record_error(me.view, ERROR_WAIT_TIMEOUT, op, me.rank, offset, want, seen, cmp, elapsed);
+    return ERR_TIMEOUT;
   }
-  const uint64_t start = global_timer_ns();
-  const uint64_t timeout = v->timeout_ns;
-  for (uint32_t i = 1;; ++i) {
-    seen = load_acquire_sys(word);
-    if (compare(seen, cmp, value)) break;
-    // The clock and the abort word are read only every 32 polls: they cost more than the poll itself.
-    if ((i & 31) == 0) {
-      if (aborted(v)) {
-        if (seen_out) *seen_out = seen;
-        return ERR_ABORTED;
-      }
-      uint64_t elapsed = global_timer_ns() - start;
-      if (elapsed > timeout) {
-        record_error(v, ERROR_WAIT_TIMEOUT, OP_WAIT_UNTIL, v->rank, sig_offset, value, seen, cmp, elapsed);
-        if (seen_out) *seen_out = seen;
-        return ERR_TIMEOUT;
+  return OK;
+}
+}  // namespace detail
+
+// Spins until this rank's word at `sig_offset` satisfies `word <cmp> value`. An acquire: what the signaller wrote
+// before a release signal (put_signal, or fence + signal) is visible after it returns OK.
+__device__ __forceinline__ int wait_until(const Local& me, uint64_t sig_offset, uint32_t cmp, uint64_t value,
+                                          uint64_t* seen_out = nullptr) {
+  int st = check_word(me.view, me.heap_size, OP_WAIT_UNTIL, me.rank, sig_offset);
+  if (st != OK) return st;
+  const uint64_t* word = reinterpret_cast<const uint64_t*>(me.heap + sig_offset);
+  uint64_t start = 0;
+  uint64_t seen;
+  for (;;) {
+    for (uint32_t batch = 0; batch < detail::POLL_BATCH; batch += detail::POLL_UNROLL) {
+#pragma unroll
+      for (uint32_t k = 0; k < detail::POLL_UNROLL; ++k) {
+        seen = load_acquire_sys(word);
+        if (compare(seen, cmp, value)) {
+          if (seen_out) *seen_out = seen;
+          return OK;
+        }
       }
     }
+    st = detail::spin_check(me, &start, OP_WAIT_UNTIL, sig_offset, value, seen, cmp);
+    if (st != OK) break;
   }
   if (seen_out) *seen_out = seen;
-  return OK;
+  return st;
 }
 
-// One thread waits, then the whole block continues with the data it guards visible (bar.sync after acquire).
-__device__ __forceinline__ int wait_until_block(const DeviceView* v, uint64_t sig_offset, uint32_t cmp,
-                                                uint64_t value) {
+// One thread waits, then the whole block continues with what the signal guards visible (bar.sync after acquire).
+__device__ __forceinline__ int wait_until_block(const Local& me, uint64_t sig_offset, uint32_t cmp, uint64_t value) {
   __shared__ int status;
-  if (detail::block_thread_id() == 0) status = wait_until(v, sig_offset, cmp, value);
+  if (detail::block_thread_id() == 0) status = wait_until(me, sig_offset, cmp, value);
   __syncthreads();
   int st = status;
   __syncthreads();
   return st;
 }
 
-// ---- fence / quiet. For direct (P2P/SELF) peers both are a system-scope fence: the stores are issued by this
-// thread, so ordering them is all that is needed for later stores, and completing them for `quiet`.
-__device__ __forceinline__ int fence(const DeviceView* v, int peer) {
-  int st = check_peer(v, OP_FENCE, peer);
+// Spins until this rank's inline slot at `slot_offset` carries `seq` (or later) in both halves; the 8-byte value
+// arrives in *value_out.
+__device__ __forceinline__ int wait_inline(const Local& me, uint64_t slot_offset, uint32_t seq, uint64_t* value_out) {
+  int st = check_word(me.view, me.heap_size, OP_WAIT_UNTIL, me.rank, slot_offset, 16);
   if (st != OK) return st;
-  fence_acq_rel_sys();
-  return OK;
+  const uint32_t* slot = reinterpret_cast<const uint32_t*>(me.heap + slot_offset);
+  uint64_t start = 0;
+  uint32_t lo, s0, hi, s1;
+  for (;;) {
+    for (uint32_t batch = 0; batch < detail::POLL_BATCH; batch += detail::POLL_UNROLL) {
+#pragma unroll
+      for (uint32_t k = 0; k < detail::POLL_UNROLL; ++k) {
+        load_slot_relaxed_sys(slot, lo, s0, hi, s1);
+        // Wrap-safe "both halves at seq or later".
+        if ((int32_t)(s0 - seq) >= 0 && (int32_t)(s1 - seq) >= 0) {
+          *value_out = ((uint64_t)hi << 32) | lo;
+          return OK;
+        }
+      }
+    }
+    st = detail::spin_check(me, &start, OP_WAIT_UNTIL, slot_offset, seq, (int32_t)(s0 - seq) < 0 ? s0 : s1, CMP_GE);
+    if (st != OK) return st;
+  }
 }
 
-__device__ __forceinline__ int quiet(const DeviceView* v) {
-  (void)v;
-  fence_acq_rel_sys();
-  return OK;
+// ---- convenience forms on the view: resolve, then call the handle form.
+
+__device__ __forceinline__ int put(const DeviceView* v, int peer, uint64_t dst, uint64_t src, uint64_t bytes) {
+  return put(peer_of(v, peer), dst, src, bytes);
+}
+__device__ __forceinline__ int put_warp(const DeviceView* v, int peer, uint64_t dst, uint64_t src, uint64_t bytes) {
+  return put_warp(peer_of(v, peer), dst, src, bytes);
+}
+__device__ __forceinline__ int put_block(const DeviceView* v, int peer, uint64_t dst, uint64_t src, uint64_t bytes) {
+  return put_block(peer_of(v, peer), dst, src, bytes);
+}
+__device__ __forceinline__ int signal(const DeviceView* v, int peer, uint64_t sig, uint32_t op, uint64_t value) {
+  return signal(peer_of(v, peer), sig, op, value);
+}
+__device__ __forceinline__ int atomic_add(const DeviceView* v, int peer, uint64_t offset, uint64_t value) {
+  return atomic_add(peer_of(v, peer), offset, value);
+}
+__device__ __forceinline__ int put_signal(const DeviceView* v, int peer, uint64_t dst, uint64_t src, uint64_t bytes,
+                                          uint64_t sig, uint32_t op, uint64_t value) {
+  return put_signal(peer_of(v, peer), dst, src, bytes, sig, op, value);
+}
+__device__ __forceinline__ int put_signal_warp(const DeviceView* v, int peer, uint64_t dst, uint64_t src,
+                                               uint64_t bytes, uint64_t sig, uint32_t op, uint64_t value) {
+  return put_signal_warp(peer_of(v, peer), dst, src, bytes, sig, op, value);
+}
+__device__ __forceinline__ int put_signal_block(const DeviceView* v, int peer, uint64_t dst, uint64_t src,
+                                                uint64_t bytes, uint64_t sig, uint32_t op, uint64_t value) {
+  return put_signal_block(peer_of(v, peer), dst, src, bytes, sig, op, value);
+}
+__device__ __forceinline__ int put_inline(const DeviceView* v, int peer, uint64_t slot, uint64_t value, uint32_t seq) {
+  return put_inline(peer_of(v, peer), slot, value, seq);
+}
+__device__ __forceinline__ int fence(const DeviceView* v, int peer) { return fence(peer_of(v, peer)); }
+__device__ __forceinline__ int quiet(const DeviceView* v) { return quiet(local_of(v)); }
+__device__ __forceinline__ int wait_until(const DeviceView* v, uint64_t sig, uint32_t cmp, uint64_t value,
+                                          uint64_t* seen_out = nullptr) {
+  return wait_until(local_of(v), sig, cmp, value, seen_out);
+}
+__device__ __forceinline__ int wait_until_block(const DeviceView* v, uint64_t sig, uint32_t cmp, uint64_t value) {
+  return wait_until_block(local_of(v), sig, cmp, value);
+}
+__device__ __forceinline__ int wait_inline(const DeviceView* v, uint64_t slot, uint32_t seq, uint64_t* value_out) {
+  return wait_inline(local_of(v), slot, seq, value_out);
 }
 
 }  // namespace gda4j

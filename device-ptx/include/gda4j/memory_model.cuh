@@ -54,6 +54,18 @@ __device__ __forceinline__ void fence_acquire_sys() {
   asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
 
+// 16-byte inline slot accesses: each 8-byte half {data32, seq32} is written and read as one unit, so a reader that
+// sees the expected seq in both halves has both data words (NCCL's LL protocol). Relaxed: no other ordering.
+__device__ __forceinline__ void store_slot_relaxed_sys(uint32_t* p, uint32_t lo, uint32_t seq, uint32_t hi) {
+  asm volatile("st.relaxed.sys.global.v4.u32 [%0], {%1, %2, %3, %2};" :: "l"(p), "r"(lo), "r"(seq), "r"(hi) : "memory");
+}
+
+__device__ __forceinline__ void load_slot_relaxed_sys(const uint32_t* p, uint32_t& lo, uint32_t& seq_lo, uint32_t& hi,
+                                                      uint32_t& seq_hi) {
+  asm volatile("ld.relaxed.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(lo), "=r"(seq_lo), "=r"(hi), "=r"(seq_hi) : "l"(p) : "memory");
+}
+
 __device__ __forceinline__ uint64_t load_volatile(const uint64_t* p) {
   return *reinterpret_cast<const volatile uint64_t*>(p);
 }

@@ -45,6 +45,38 @@ public final class DeviceOps {
         finish(r);
     }
 
+    /** fence(peer) then a relaxed signal, from one thread: the release pattern for a bare signal. */
+    public void fenceThenSignal(int rank, int peer, long signalOffset, SignalOp op, long value) {
+        Rank r = validate(rank, peer);
+        checkSignalOffset("signal", signalOffset);
+        resetStatus(r);
+        r.kernel(MODULE, "gda4j_op_fence_signal").launch(1, 1, 0, r.stream(), KernelArgs.create()
+                .pointer(r.deviceView()).i32(peer).i64(signalOffset).u32(op.code()).i64(value).pointer(status(r)));
+        finish(r);
+    }
+
+    /** put_inline: {@code value} into {@code peer}'s 16-byte slot at {@code slotOffset}, tagged with {@code seq}. */
+    public void putInline(int rank, int peer, long slotOffset, long value, int seq) {
+        Rank r = validate(rank, peer);
+        checkSlotOffset(slotOffset);
+        resetStatus(r);
+        r.kernel(MODULE, "gda4j_op_put_inline").launch(1, 1, 0, r.stream(), KernelArgs.create()
+                .pointer(r.deviceView()).i32(peer).i64(slotOffset).i64(value).u32(seq).pointer(status(r)));
+        finish(r);
+    }
+
+    /** wait_inline on {@code rank}'s slot until it carries {@code seq}; returns the 8-byte payload. */
+    public long waitInline(int rank, long slotOffset, int seq) {
+        Rank r = world.rank(rank);
+        checkSlotOffset(slotOffset);
+        resetStatus(r);
+        r.kernel(MODULE, "gda4j_op_wait_inline").launch(1, 1, 0, r.stream(), KernelArgs.create()
+                .pointer(r.deviceView()).i64(slotOffset).u32(seq)
+                .pointer(r.scratch().pointer().plusBytes(SEEN_OFFSET)).pointer(status(r)));
+        finish(r);
+        return r.scratch().readLong(SEEN_OFFSET);
+    }
+
     /**
      * {@code blocks x threads} GPU threads each add {@code value} to {@code peer}'s word {@code perThread} times:
      * the word grows by exactly {@code blocks * threads * perThread * value} or the atomics are broken.
@@ -106,6 +138,13 @@ public final class DeviceOps {
             throw new IllegalArgumentException(what + " word at heap offset " + offset + " is not 8-byte aligned");
         }
         world.heap().checkRange(what + " word", offset, 8);
+    }
+
+    private void checkSlotOffset(long offset) {
+        if ((offset & 15) != 0) {
+            throw new IllegalArgumentException("inline slot at heap offset " + offset + " is not 16-byte aligned");
+        }
+        world.heap().checkRange("inline slot", offset, 16);
     }
 
     private static DevicePointer status(Rank r) {

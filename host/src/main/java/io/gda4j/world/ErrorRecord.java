@@ -39,7 +39,8 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
 
     /** A sentence a person can act on; {@code waitTimeout} is the configured limit, named in timeout messages. */
     public String describe(Duration waitTimeout) {
-        String where = String.format(Locale.ROOT, "rank %d, %s (block %d, thread %d)", rank, op.apiName(), block, thread);
+        String target = code == Code.WAIT_TIMEOUT || peer < 0 ? "" : " to peer " + peer;
+        String where = String.format(Locale.ROOT, "rank %d, %s%s (block %d, thread %d)", rank, op.apiName(), target, block, thread);
         switch (code) {
             case WAIT_TIMEOUT:
                 return String.format(Locale.ROOT,
@@ -50,28 +51,25 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
                         WorldConfig.WAIT_TIMEOUT_ENV, WorldConfig.WAIT_TIMEOUT_PROP_NAME, waitTimeout.toMillis());
             case OUT_OF_RANGE:
                 return String.format(Locale.ROOT,
-                        "%s%s addressed [0x%x, 0x%x + %d) outside the symmetric heap of %d bytes: "
+                        "%s addressed [0x%x, 0x%x + %d) outside the symmetric heap of %d bytes: "
                                 + "allocate buffers from World.heap() and keep offsets inside them.",
-                        where, peerText(), offset, offset, expected, seen);
+                        where, offset, offset, expected, seen);
             case BAD_PEER:
                 return String.format(Locale.ROOT,
-                        "%s named peer %d, but the world has %d ranks or no transport connects them.",
-                        where, peer, seen);
+                        "%s: the world has %d ranks, or no transport connects them.",
+                        where, seen);
             case UNSUPPORTED_TRANSPORT:
                 return String.format(Locale.ROOT,
-                        "%s to peer %d: its transport is %s, which this kernel's device API does not support yet.",
-                        where, peer, transportName(seen));
+                        "%s: that peer's transport is %s, which this kernel's device API does not support yet.",
+                        where, transportName(seen));
             case MISALIGNED:
                 return String.format(Locale.ROOT,
-                        "%s%s: the signal word at heap offset 0x%x is not 8-byte aligned; use HeapBuffer.word(i).",
-                        where, peerText(), offset);
+                        "%s: the word at heap offset 0x%x is not %d-byte aligned; use HeapBuffer.word(i) "
+                                + "(inline slots need 16).",
+                        where, offset, expected);
             default:
                 return where + ": no error";
         }
-    }
-
-    private String peerText() {
-        return peer >= 0 ? " to peer " + peer : "";
     }
 
     private static String transportName(long code) {

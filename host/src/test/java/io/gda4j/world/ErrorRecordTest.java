@@ -48,7 +48,7 @@ class ErrorRecordTest {
     void outOfRangeRecordNamesTheHeap() {
         ErrorRecord r = ErrorRecord.decode(record(Code.OUT_OF_RANGE, Op.PUT, 4096, 64, 4096, Cmp.EQ));
         String m = r.describe(Duration.ofSeconds(1));
-        assertTrue(m.contains("put to peer 0"), m);
+        assertTrue(m.contains("rank 1, put to peer 0 (block 3, thread 7)"), m);
         assertTrue(m.contains("outside the symmetric heap of 4096 bytes"), m);
     }
 

@@ -127,6 +127,37 @@ class P2pGpuTest {
     }
 
     @Test
+    void fenceThenSignalIsARelease() {
+        long sig = signals.word(3);
+        world.rank(1).writeHeapLong(sig, 0);
+        ops.fenceThenSignal(0, 1, sig, SignalOp.ADD, 5);
+        assertEquals(5, ops.waitUntil(1, sig, Cmp.EQ, 5));
+    }
+
+    @Test
+    void inlineMessagesCarryTheirPayloadAndSequence() {
+        long slot = signals.word(4); // 128-byte aligned buffer: word 4 is 16-byte aligned
+        world.rank(1).writeHeapLong(slot, 0);
+        world.rank(1).writeHeapLong(slot + 8, 0);
+        long[] values = {0L, -1L, 0x0123_4567_89AB_CDEFL, Long.MIN_VALUE};
+        for (int i = 0; i < values.length; i++) {
+            ops.putInline(0, 1, slot, values[i], i + 1);
+            assertEquals(values[i], ops.waitInline(1, slot, i + 1), "message " + (i + 1));
+        }
+        assertThrows(IllegalArgumentException.class, () -> ops.putInline(0, 1, slot + 8, 1, 9));
+    }
+
+    @Test
+    void waitInlineTimesOutWhenNoMessageCarriesTheSequence() {
+        try (LocalWorld w = GpuWorlds.twoRanks(1 << 20, Duration.ofMillis(100))) {
+            long slot = w.heap().allocateSignals(2).word(0);
+            DeviceWaitTimeoutException e = assertThrows(DeviceWaitTimeoutException.class,
+                    () -> new DeviceOps(w).waitInline(0, slot, 3));
+            assertTrue(e.getMessage().contains("timed out"), e.getMessage());
+        }
+    }
+
+    @Test
     void waitTimeoutThrowsTheDocumentedException() {
         try (LocalWorld w = GpuWorlds.twoRanks(1 << 20, Duration.ofMillis(200))) {
             HeapBuffer s = w.heap().allocateSignals(1);

@@ -48,6 +48,9 @@ final class BandwidthCommand implements Command {
                 .desc("blocks of the put kernel (default: 2 per multiprocessor)").build());
         o.addOption(Option.builder().longOpt("threads").hasArg().argName("N")
                 .desc("threads per block, multiple of 32 up to 1024 (default 512)").build());
+        o.addOption(Option.builder().longOpt("chunk").hasArg().argName("SIZE")
+                .desc("bytes a block moves before taking the next chunk, dealt round-robin (default: SIZE / blocks, "
+                        + "at least 1 KiB and at most 64 KiB)").build());
         o.addOption(Option.builder().longOpt("reps").hasArg().argName("N")
                 .desc("measurements per size; the median is reported (default 5)").build());
         o.addOption(Option.builder().longOpt("iters").hasArg().argName("N")
@@ -70,6 +73,17 @@ final class BandwidthCommand implements Command {
         if (reps <= 0 || reps > 1000) {
             throw new UsageException("--reps must be in 1..1000");
         }
+        long fixedChunk = 0;
+        try {
+            if (cmd.hasOption("chunk")) {
+                fixedChunk = ByteSize.parse(cmd.getOptionValue("chunk"));
+            }
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage(), e);
+        }
+        if (cmd.hasOption("chunk") && (fixedChunk < 16 || fixedChunk % 16 != 0)) {
+            throw new UsageException("--chunk must be a positive multiple of 16 bytes");
+        }
         if (fixedIters < 0 || blocksOpt < 0) {
             throw new UsageException("--iters and --blocks must be positive");
         }
@@ -83,12 +97,14 @@ final class BandwidthCommand implements Command {
             for (long size : sizes) {
                 progress.step(ByteSize.format(size));
                 int iters = fixedIters > 0 ? fixedIters : PutBandwidth.iterationsFor(size);
-                double put = bw.put(size, blocks, threads, iters, reps);
+                long chunk = fixedChunk > 0 ? fixedChunk : PutBandwidth.chunkFor(size, blocks);
+                double put = bw.put(size, blocks, threads, chunk, iters, reps);
                 double ce = bw.copyEngine(size, iters, reps);
                 table.add(ByteSize.format(size), size, put, ce, put / ce);
             }
             progress.done();
-            table.note(Describe.pair(world, w.rank, w.peer) + "; put kernel " + blocks + " x " + threads + " threads");
+            table.note(Describe.pair(world, w.rank, w.peer) + "; put kernel " + blocks + " x " + threads
+                    + " threads, " + (fixedChunk > 0 ? ByteSize.format(fixedChunk) : "size/blocks (1..64 KiB)") + " chunks");
         }
         table.print(out, w.format);
         return 0;

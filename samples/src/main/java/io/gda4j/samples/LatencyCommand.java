@@ -10,7 +10,6 @@ import org.apache.commons.cli.Options;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 
 /** {@code gda4j latency}: device-timed ping-pong round trips, bare signal and put_signal over a size sweep. */
 final class LatencyCommand implements Command {
@@ -31,9 +30,11 @@ final class LatencyCommand implements Command {
     @Override
     public String description() {
         return "Rank R sends round i to peer P and waits for P's echo; P waits and echoes. Every round trip is timed on "
-                + "the GPU (%globaltimer), so launch and host overheads are not in the numbers. 'signal' sends only a "
-                + "64-bit signal; 'put_signal' sends SIZE bytes then the signal, moved by one thread, one warp or one "
-                + "block (--scopes). Reported: min, median, p99 and max of the round trip in microseconds. Large sizes "
+                + "the GPU (%globaltimer), so launch and host overheads are not in the numbers. Modes: 'signal' sends a "
+                + "bare 64-bit signal (relaxed: orders nothing); 'put_signal' sends SIZE bytes then a signal released "
+                + "after them, the data moved by one thread, one warp or one block (--scopes); 'put_inline' carries 8 "
+                + "bytes inside a 16-byte slot that holds the round number in each half (no fence at all: the fastest "
+                + "small message). Reported: min, median, p99 and max of the round trip in microseconds. Large sizes "
                 + "run fewer iterations (the iters column says how many).";
     }
 
@@ -41,7 +42,8 @@ final class LatencyCommand implements Command {
     public String examples() {
         return "  gda4j latency                               all modes, scopes and sizes 8 B .. 1 MiB on GPUs 0,1\n"
                 + "  gda4j latency --mode signal --iters 100000   the bare signal, many samples\n"
-                + "  gda4j latency --mode put_signal --sizes 8,4k,64k --scopes warp --csv\n";
+                + "  gda4j latency --mode put_signal --sizes 8,4k,64k --scopes warp --csv\n"
+                + "  gda4j latency --mode put_inline              8 bytes without a fence\n";
     }
 
     @Override
@@ -49,7 +51,7 @@ final class LatencyCommand implements Command {
         Options o = new Options();
         WorldOptions.addTo(o);
         o.addOption(Option.builder().longOpt("mode").hasArg().argName("LIST")
-                .desc("signal, put_signal or both, comma-separated (default signal,put_signal)").build());
+                .desc("signal, put_signal, put_inline, comma-separated (default all three)").build());
         o.addOption(Option.builder().longOpt("sizes").hasArg().argName("SIZES")
                 .desc("put_signal sizes: a list 8,64,4k or a doubling range 8:1m (default 8:1m)").build());
         o.addOption(Option.builder().longOpt("scopes").hasArg().argName("LIST")
@@ -65,13 +67,12 @@ final class LatencyCommand implements Command {
     @Override
     public int run(CommandLine cmd, PrintStream out, PrintStream err) {
         WorldOptions w = WorldOptions.parse(cmd);
-        List<String> modes = new ArrayList<>();
-        for (String m : cmd.getOptionValue("mode", "signal,put_signal").split(",")) {
-            String mode = m.trim().toLowerCase(Locale.ROOT);
-            if (!mode.equals("signal") && !mode.equals("put_signal")) {
-                throw new UsageException("unknown mode '" + m + "': use signal, put_signal or both");
+        List<PingPong.Mode> modes = new ArrayList<>();
+        for (String m : cmd.getOptionValue("mode", "signal,put_signal,put_inline").split(",")) {
+            PingPong.Mode mode = PingPong.Mode.parse(m);
+            if (!modes.contains(mode)) {
+                modes.add(mode);
             }
-            modes.add(mode);
         }
         List<Long> sizes = SizeList.parse(cmd.getOptionValue("sizes", "8:1m"), 1, MAX_BYTES);
         List<Scope> scopes = new ArrayList<>();
@@ -94,17 +95,18 @@ final class LatencyCommand implements Command {
         if (blockThreads < 32 || blockThreads > 1024 || blockThreads % 32 != 0) {
             throw new UsageException("--block-threads must be a multiple of 32 in 32..1024, got " + blockThreads);
         }
-        long maxBytes = modes.contains("put_signal") ? sizes.get(sizes.size() - 1) : 16;
+        long maxBytes = modes.contains(PingPong.Mode.PUT_SIGNAL) ? sizes.get(sizes.size() - 1) : 16;
 
         List<Object[]> cases = new ArrayList<>();
-        if (modes.contains("signal")) {
-            cases.add(new Object[] {"signal", Scope.THREAD, 0L});
-        }
-        if (modes.contains("put_signal")) {
-            for (Scope scope : scopes) {
-                for (long size : sizes) {
-                    cases.add(new Object[] {"put_signal", scope, size});
+        for (PingPong.Mode mode : modes) {
+            if (mode == PingPong.Mode.PUT_SIGNAL) {
+                for (Scope scope : scopes) {
+                    for (long size : sizes) {
+                        cases.add(new Object[] {mode, scope, size});
+                    }
                 }
+            } else {
+                cases.add(new Object[] {mode, Scope.THREAD, mode == PingPong.Mode.PUT_INLINE ? PingPong.INLINE_BYTES : 0L});
             }
         }
         ResultTable table = new ResultTable("latency: ping-pong round trip, microseconds",
@@ -113,14 +115,15 @@ final class LatencyCommand implements Command {
         try (LocalWorld world = w.open(PingPong.heapBytes(maxBytes));
              PingPong pp = new PingPong(world, w.rank, w.peer, maxBytes, iters)) {
             for (Object[] c : cases) {
-                String mode = (String) c[0];
+                PingPong.Mode mode = (PingPong.Mode) c[0];
                 Scope scope = (Scope) c[1];
                 long bytes = (Long) c[2];
+                boolean scoped = mode == PingPong.Mode.PUT_SIGNAL;
                 int n = scaledIterations(iters, bytes);
                 int wu = (int) Math.min(warmup, Math.max(10, (long) warmup * n / iters));
-                progress.step(mode + (bytes == 0 ? "" : " " + scope.label() + " " + ByteSize.format(bytes)));
-                LatencyStats s = pp.run(bytes, scope, blockThreads, wu, n);
-                table.add(mode, bytes == 0 ? "-" : scope.label(), bytes == 0 ? "-" : ByteSize.format(bytes), bytes, n,
+                progress.step(mode.label + (scoped ? " " + scope.label() + " " + ByteSize.format(bytes) : ""));
+                LatencyStats s = pp.run(mode, bytes, scope, blockThreads, wu, n);
+                table.add(mode.label, scoped ? scope.label() : "thread", bytes == 0 ? "-" : ByteSize.format(bytes), bytes, n,
                         s.minNanos() / 1e3, s.medianNanos() / 1e3, s.p99Nanos() / 1e3, s.maxNanos() / 1e3);
             }
             progress.done();

@@ -10,11 +10,44 @@ import io.gda4j.world.World;
 /**
  * Device-side ping-pong between two ranks (kernel {@code gda4j_pingpong}): the measuring rank sends round i and
  * waits for the echo; the peer waits and echoes. Each round trip is timed on the GPU with %globaltimer, so the
- * numbers contain no launch or host overhead. {@code bytes == 0} measures a bare signal.
+ * numbers contain no launch or host overhead.
  */
 final class PingPong implements AutoCloseable {
     static final String MODULE = "bench";
-    static final String KERNEL = "gda4j_pingpong";
+    /** Device status of a ping-pong whose inline payload arrived altered (bench.cu ERR_PAYLOAD). */
+    static final int ERR_PAYLOAD = -100;
+    /** The inline slot carries at most this many bytes. */
+    static final long INLINE_BYTES = 8;
+
+    /** What one round sends; each mode (and scope) has its own kernel in bench.cu. */
+    enum Mode {
+        /** a bare 64-bit signal (relaxed store), waited for with wait_until */
+        SIGNAL("signal"),
+        /** SIZE bytes then a release signal, waited for with wait_until */
+        PUT_SIGNAL("put_signal"),
+        /** 8 bytes inside a 16-byte slot with the round number in each half, waited for with wait_inline */
+        PUT_INLINE("put_inline");
+
+        final String label;
+
+        Mode(String label) {
+            this.label = label;
+        }
+
+        /** The kernel of this mode; put_signal has one per scope. */
+        String kernel(Scope scope) {
+            return "gda4j_pingpong_" + label + (this == PUT_SIGNAL ? "_" + scope.label() : "");
+        }
+
+        static Mode parse(String text) {
+            for (Mode m : values()) {
+                if (m.label.equalsIgnoreCase(text.trim())) {
+                    return m;
+                }
+            }
+            throw new UsageException("unknown mode '" + text + "': use signal, put_signal or put_inline");
+        }
+    }
 
     private final World world;
     private final Rank rank;
@@ -42,19 +75,21 @@ final class PingPong implements AutoCloseable {
     }
 
     /** Runs warm-up plus {@code iterations} round trips and returns their statistics. */
-    LatencyStats run(long bytes, Scope scope, int blockThreads, int warmup, int iterations) {
+    LatencyStats run(Mode mode, long bytes, Scope scope, int blockThreads, int warmup, int iterations) {
         if (iterations > maxIterations) {
             throw new IllegalArgumentException("at most " + maxIterations + " iterations");
         }
-        // Fresh signal words each run: rounds count up from 1 again.
-        rank.writeHeapLong(signal.word(0), 0);
-        peer.writeHeapLong(signal.word(0), 0);
+        // Fresh signal words (and inline slot) each run: rounds count up from 1 again.
+        for (Rank r : new Rank[] {rank, peer}) {
+            r.writeHeapLong(signal.word(0), 0);
+            r.writeHeapLong(signal.word(1), 0);
+        }
         rank.scratch().writeLong(0, 0);
         peer.scratch().writeLong(0, 0);
-        int threads = bytes == 0 ? 1 : scope.launchThreads(blockThreads);
+        int threads = mode == Mode.PUT_SIGNAL ? scope.launchThreads(blockThreads) : 1;
         // The responder starts first so it is already spinning when round 1 arrives.
-        launch(peer, rank.rank(), bytes, scope, threads, warmup, iterations, false);
-        launch(rank, peer.rank(), bytes, scope, threads, warmup, iterations, true);
+        launch(peer, rank.rank(), mode, bytes, scope, threads, warmup, iterations, false);
+        launch(rank, peer.rank(), mode, bytes, scope, threads, warmup, iterations, true);
         rank.stream().synchronize();
         peer.stream().synchronize();
         world.checkErrors();
@@ -67,15 +102,19 @@ final class PingPong implements AutoCloseable {
         return LatencyStats.of(nanos, iterations);
     }
 
-    private void launch(Rank r, int to, long bytes, Scope scope, int threads, int warmup, int iterations, boolean initiator) {
-        r.kernel(MODULE, KERNEL).launch(1, threads, 0, r.stream(), KernelArgs.create()
+    private void launch(Rank r, int to, Mode mode, long bytes, Scope scope, int threads, int warmup, int iterations,
+                        boolean initiator) {
+        r.kernel(MODULE, mode.kernel(scope)).launch(1, threads, 0, r.stream(), KernelArgs.create()
                 .pointer(r.deviceView()).i32(to).i64(data.offset()).i64(src.offset()).i64(bytes)
-                .i64(signal.word(0)).i64(1).u32(warmup).u32(iterations).i32(initiator ? 1 : 0).u32(scope.code())
+                .i64(signal.word(0)).i64(1).u32(warmup).u32(iterations).i32(initiator ? 1 : 0)
                 .pointer(rtt.pointer()).pointer(r.scratch().pointer()));
     }
 
     private static void checkStatus(Rank r) {
         int st = (int) r.scratch().readLong(0);
+        if (st == ERR_PAYLOAD) {
+            throw new IllegalStateException("rank " + r.rank() + " received an inline payload that differs from what was sent");
+        }
         if (st != 0) {
             throw new IllegalStateException("ping-pong on rank " + r.rank() + " ended with device status " + st);
         }

@@ -47,12 +47,22 @@ final class PutBandwidth implements AutoCloseable {
         return (int) Math.max(1, Math.min(10_000, (1L << 30) / bytes));
     }
 
-    /** Put bandwidth in GB/s (10^9 bytes per second). */
-    double put(long bytes, int blocks, int threads, int iterations, int repetitions) {
+    /**
+     * Chunk that spreads {@code bytes} over all {@code blocks}: size / blocks rounded up to 1 KiB, at most 64 KiB
+     * (larger chunks leave blocks idle on small sizes; smaller ones cost more loop overhead on large sizes).
+     */
+    static long chunkFor(long bytes, int blocks) {
+        long perBlock = (bytes + blocks - 1) / blocks;
+        long rounded = (perBlock + 1023) & -1024L;
+        return Math.max(1024, Math.min(64 * 1024, rounded));
+    }
+
+    /** Put bandwidth in GB/s (10^9 bytes per second); blocks take {@code chunkBytes} chunks round-robin. */
+    double put(long bytes, int blocks, int threads, long chunkBytes, int iterations, int repetitions) {
         CudaStream s = rank.stream();
         rank.scratch().writeLong(0, 0);
         KernelArgs args = KernelArgs.create().pointer(rank.deviceView()).i32(peer.rank()).i64(dst.offset())
-                .i64(src.offset()).i64(bytes).u32(iterations).pointer(rank.scratch().pointer());
+                .i64(src.offset()).i64(bytes).i64(chunkBytes).u32(iterations).pointer(rank.scratch().pointer());
         kernel.launch(blocks, threads, 0, s, args); // warm-up
         double[] gbps = new double[repetitions];
         for (int rep = 0; rep < repetitions; rep++) {
