@@ -1,0 +1,119 @@
+package io.gda4j.samples;
+
+import io.gda4j.cuda.Cuda;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
+/** The command line as a user meets it: help, exit codes, one-line errors, never a stack trace. */
+class MainTest {
+    record Run(int code, String out, String err) {
+    }
+
+    static Run run(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = new Main().run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void noArgumentsPrintsUsageAndExits2() {
+        Run r = run();
+        assertEquals(2, r.code());
+        assertTrue(r.out().contains("usage: gda4j COMMAND"), r.out());
+        assertTrue(r.out().contains("latency"), r.out());
+    }
+
+    @Test
+    void helpAndVersionExit0() {
+        assertEquals(0, run("--help").code());
+        Run v = run("--version");
+        assertEquals(0, v.code());
+        assertTrue(v.out().startsWith("gda4j "), v.out());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"info", "latency", "bandwidth"})
+    void everyCommandHasHelpThatTeaches(String command) {
+        Run r = run(command, "--help");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("gda4j " + command), r.out());
+        assertTrue(r.out().contains("examples:"), r.out());
+        Run viaHelp = run("help", command);
+        assertEquals(r.out(), viaHelp.out());
+    }
+
+    @Test
+    void unknownCommandIsOneLineExit2() {
+        Run r = run("frobnicate");
+        assertEquals(2, r.code());
+        assertTrue(r.err().contains("unknown command 'frobnicate'"), r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+    }
+
+    @Test
+    void infoWorksWithOrWithoutAGpu() {
+        Run r = run("info");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("CUDA"), r.out());
+        assertTrue(r.out().contains("Transports"), r.out());
+        assertTrue(r.out().contains("GDA4J_HEAP_SIZE"), r.out());
+        if (!Cuda.status().available()) {
+            assertTrue(r.out().contains(Cuda.status().reason()), r.out());
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "latency --transport nope",
+        "latency --sizes 8,abc",
+        "latency --sizes 1m:8",
+        "latency --sizes 2g",
+        "latency --mode shout",
+        "latency --scopes galaxy",
+        "latency --iters 0",
+        "latency --iters many",
+        "latency --block-threads 33",
+        "latency --gpus 0",
+        "latency --gpus 0,x",
+        "latency --gpus 0,1 --peer 2",
+        "latency --rank -1",
+        "latency --rank 1 --peer 1",
+        "latency --csv --json",
+        "latency --timeout-ms 0",
+        "latency --bogus",
+        "latency extra-argument",
+        "bandwidth --sizes 8",
+        "bandwidth --threads 100",
+        "bandwidth --reps 0",
+        "bandwidth --chunk 10",
+        "bandwidth --transport nope",
+    })
+    void badInputIsOneLineAndExit2(String line) {
+        Run r = run(line.split(" "));
+        assertEquals(2, r.code(), line + " -> " + r.err());
+        assertFalse(r.err().contains("\tat "), "stack trace for " + line + ":\n" + r.err());
+        assertEquals(1, r.err().strip().lines().count(), line + " -> " + r.err());
+        assertTrue(r.err().contains("--help"), r.err());
+    }
+
+    @Test
+    void validInputWithoutAGpuSaysWhyItCannotRun() {
+        assumeFalse(Cuda.status().available(), "a GPU is present: the run would start instead");
+        Run r = run("latency", "--mode", "signal");
+        assertEquals(2, r.code());
+        assertTrue(r.err().contains("needs a CUDA GPU"), r.err());
+        assertTrue(r.err().contains(Cuda.status().reason()), r.err());
+    }
+}
