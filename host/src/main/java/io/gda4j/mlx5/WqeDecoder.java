@@ -167,7 +167,8 @@ public final class WqeDecoder {
             return ctrlOnly(WqeFault.BAD_ATOMIC_LENGTH, opcode, opmod, index, qpn, ds, fmCeSe, imm);
         }
         return new DecodedWqe(WqeFault.NONE, opcode, opmod, index, qpn, ds, fmCeSe, imm,
-                BigEndian.getLong(sq, raddrSeg + RADDR_RADDR_OFFSET), BigEndian.getInt(sq, raddrSeg + RADDR_RKEY_OFFSET),
+                BigEndian.getLong(sq, raddrSeg + RADDR_RADDR_OFFSET),
+                BigEndian.getInt(sq, raddrSeg + RADDR_RKEY_OFFSET),
                 BigEndian.getInt(sq, dataSeg + DATA_LKEY_OFFSET), BigEndian.getLong(sq, dataSeg + DATA_ADDR_OFFSET),
                 byteCount, null, BigEndian.getLong(sq, atomicSeg + ATOMIC_SWAP_ADD_OFFSET),
                 BigEndian.getLong(sq, atomicSeg + ATOMIC_COMPARE_OFFSET));

@@ -104,6 +104,18 @@ class CqeCodecTest {
     }
 
     @Test
+    void heapBuffersWorkToo() {
+        ByteBuffer cq = ByteBuffer.allocate(CQES * CqeDescriptor.CQE_SIZE);
+        CqeEncoder.initialize(cq);
+        assertEquals(CqeDecoder.EMPTY, CqeDecoder.poll(cq, 0));
+        CqeEncoder.writeRequester(cq, 0, 1, 2, Mlx5Opcode.NOP, 0);
+        assertEquals(CqeOpcode.REQ, CqeDecoder.poll(cq, 0));
+        ByteBuffer dbr = ByteBuffer.allocate(DoorbellRecordDescriptor.SIZE);
+        DoorbellRecordDescriptor.putSendCounterRelease(dbr, 0, 7);
+        assertEquals(7, DoorbellRecordDescriptor.getSendCounterAcquire(dbr, 0));
+    }
+
+    @Test
     void doorbellAndDoorbellRecord() {
         assertEquals(0x00123400_abcdef00L, DoorbellDescriptor.doorbellBigEndian(0x1234, 0xabcdef));
         assertEquals(0x00000100_ffffff00L, DoorbellDescriptor.doorbellBigEndian(0x10001, 0xffffff));

@@ -42,14 +42,7 @@ public final class GccProgram {
      */
     public static Path compile(Path source, Path outputDir, List<String> headers, List<String> extraArgs)
             throws IOException, InterruptedException {
-        Result version;
-        try {
-            version = exec(List.of("gcc", "--version"), null);
-        } catch (IOException e) {
-            version = null;
-        }
-        assumeTrue(version != null && version.exitCode == 0,
-                "gcc is not on the PATH, so the layouts cannot be checked against rdma-core's headers here");
+        requireTool("gcc", "the layouts cannot be checked against rdma-core's headers here");
 
         Path probe = outputDir.resolve("header_probe.c");
         StringBuilder probeText = new StringBuilder();
@@ -71,7 +64,7 @@ public final class GccProgram {
         return executable;
     }
 
-    /** Runs {@code executable} with {@code stdin} (or none) and returns its standard output; fails on a non-zero exit. */
+    /** Runs {@code executable} with {@code stdin} (or none) and returns its standard output; fails on an error exit. */
     public static String run(Path executable, String stdin, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(executable.toString());
@@ -79,6 +72,24 @@ public final class GccProgram {
         Result result = exec(command, stdin);
         assertEquals(0, result.exitCode, () -> executable.getFileName() + " exited with " + result.exitCode + ":\n"
                 + result.output);
+        return result.output;
+    }
+
+    /** Skips the calling test unless {@code tool --version} runs. */
+    static void requireTool(String tool, String why) throws InterruptedException {
+        Result version;
+        try {
+            version = exec(List.of(tool, "--version"), null);
+        } catch (IOException e) {
+            version = null;
+        }
+        assumeTrue(version != null && version.exitCode == 0, tool + " is not on the PATH, so " + why);
+    }
+
+    /** Runs a command (a compiler); fails the test with its output when it exits with an error. */
+    static String runCommand(List<String> command) throws IOException, InterruptedException {
+        Result result = exec(command, null);
+        assertEquals(0, result.exitCode, () -> String.join(" ", command) + " failed:\n" + result.output);
         return result.output;
     }
 

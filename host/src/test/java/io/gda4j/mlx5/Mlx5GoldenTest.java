@@ -34,8 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The Java bytes must match byte for byte, and decode back to the case's fields.
  */
 class Mlx5GoldenTest {
-    /** Classes whose {@code public static final int} fields are handed to the C program. */
-    private static final List<Class<?>> CONSTANT_CLASSES = List.of(WqeDescriptor.class, Mlx5Opcode.class,
+    /** Classes whose {@code public static final int} fields are handed to the C program (and mirrored in CUDA). */
+    static final List<Class<?>> CONSTANT_CLASSES = List.of(WqeDescriptor.class, Mlx5Opcode.class,
             CqeDescriptor.class, CqeOpcode.class, DoorbellRecordDescriptor.class, DoorbellDescriptor.class);
 
     /** Java constants that mlx5dv.h does not state, with where they come from and what checks them instead. */
@@ -243,11 +243,12 @@ class Mlx5GoldenTest {
         }
     }
 
-    private record Encoded(byte[] bytes, int wqebbs, ByteBuffer ring) {
+    /** A case as the Java side writes it: the meaningful bytes, the WQEBBs used, and the buffer they sit in. */
+    record Encoded(byte[] bytes, int wqebbs, ByteBuffer ring) {
     }
 
     /** Encodes one case with the Java encoders into a ring pre-filled with garbage, and reads its bytes back. */
-    private static Encoded encode(GoldenCases.Case c) {
+    static Encoded encode(GoldenCases.Case c) {
         switch (c.kind()) {
             case "dbr" -> {
                 ByteBuffer dbr = garbageRing(DoorbellRecordDescriptor.SIZE);
