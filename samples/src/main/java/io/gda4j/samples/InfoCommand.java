@@ -4,6 +4,10 @@ import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.CudaStatus;
 import io.gda4j.transport.TransportProvider;
+import io.gda4j.verbs.RdmaDevice;
+import io.gda4j.verbs.RdmaDevices;
+import io.gda4j.verbs.Verbs;
+import io.gda4j.verbs.VerbsStatus;
 import io.gda4j.world.ByteSize;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
@@ -100,6 +104,13 @@ final class InfoCommand implements Command {
             out.println("  (* = no native atomics over this link)");
             out.println();
         }
+        out.println("RDMA (libibverbs / libmlx5)");
+        VerbsStatus verbs = Verbs.status();
+        out.println("  " + verbs.sentence());
+        for (RdmaDevice d : RdmaDevices.list()) {
+            out.printf(Locale.ROOT, "  device  %s  (node GUID %016x)%n", d.name(), d.nodeGuid());
+        }
+        out.println();
         out.println("Transports");
         for (TransportProvider p : LocalWorld.providers()) {
             out.printf(Locale.ROOT, "  %-8s %s%n", p.name(), possibility(p, cuda, gpus));
