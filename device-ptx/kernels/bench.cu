@@ -99,5 +99,48 @@ extern "C" __global__ void gda4j_put_bandwidth(const DeviceView* v, int peer, ui
       st = put_block(p, dst_offset + off, src_offset + off, min(chunk_bytes, bytes - off));
     }
   }
+  // Proxy puts complete asynchronously: flush, so the kernel (and the events timing it) ends when the data has
+  // landed. Direct puts are complete at kernel end already.
+  if (p.transport == TRANSPORT_PROXY) {
+    __syncthreads();
+    if (threadIdx.x == 0 && st == OK) st = flush(p);
+  }
   if (st != OK && threadIdx.x == 0) atomicMin(status_out, st);
+}
+
+// The proxy's trigger FIFO alone (the peer's transport must be proxy); one thread pushes NOP triggers, which the
+// proxy pops and drops:
+//  sync_each != 0: after each push the thread waits until the proxy has popped it (the host's tail passed it), and
+//                  rtt_ns[i] gets that round trip: publish, the proxy sees and pops it, this GPU sees the new tail;
+//  sync_each == 0: `iterations` pushes back to back, then a wait for the last pop; *total_ns gets the whole time, so
+//                  total / iterations is what one trigger costs when the pusher does not wait.
+// `warmup` synchronous round trips come first, unmeasured.
+extern "C" __global__ void gda4j_fifo_roundtrip(const DeviceView* v, int peer, uint32_t warmup, uint32_t iterations,
+                                                int sync_each, uint32_t* rtt_ns, uint64_t* total_ns,
+                                                int* status_out) {
+  const Peer p = peer_of(v, peer);
+  if (p.transport != TRANSPORT_PROXY) {
+    *status_out = detail::fail_peer(p, OP_FLUSH, 0);
+    return;
+  }
+  int st = OK;
+  uint64_t q = 0;
+  for (uint32_t i = 0; i < warmup && st == OK; ++i) {
+    st = proxy::push_nop(p, i, &q);
+    if (st == OK) st = proxy::wait_popped(p, q);
+  }
+  if (sync_each) {
+    for (uint32_t i = 0; i < iterations && st == OK; ++i) {
+      const uint64_t t0 = global_timer_ns();
+      st = proxy::push_nop(p, i, &q);
+      if (st == OK) st = proxy::wait_popped(p, q);
+      rtt_ns[i] = (uint32_t)(global_timer_ns() - t0);
+    }
+  } else {
+    const uint64_t t0 = global_timer_ns();
+    for (uint32_t i = 0; i < iterations && st == OK; ++i) st = proxy::push_nop(p, i, &q);
+    if (st == OK) st = proxy::wait_popped(p, q);
+    *total_ns = global_timer_ns() - t0;
+  }
+  *status_out = st;
 }

@@ -1,9 +1,17 @@
 // Host-launched device API calls (io.gda4j.world.DeviceOps): one launch runs one call of the device API on
 // one rank. Used by tests and by host code that wants a single put or signal without writing a kernel.
 // Scope codes: 0 = thread, 1 = warp, 2 = block (io.gda4j.world.Scope). Launch one block (1, 32 or N threads).
+//
+// Every launch that sends ends with flush(peer), so what it sent is at the peer when the launch completes (p2p:
+// a fence, already true at kernel end; proxy: the triggers' copies have landed) and the host can read it at once.
 #include <gda4j/gda4j.cuh>
 
 using namespace gda4j;
+
+namespace {
+// Called by one thread after the sends (and after a barrier where several threads sent).
+__device__ __forceinline__ int finish(const DeviceView* v, int peer, int st) { return st == OK ? flush(v, peer) : st; }
+}  // namespace
 
 // put (with_signal == 0) or put_signal (with_signal != 0) in the given scope.
 extern "C" __global__ void gda4j_op_put(const DeviceView* v, int peer, uint64_t dst_offset, uint64_t src_offset,
@@ -14,18 +22,20 @@ extern "C" __global__ void gda4j_op_put(const DeviceView* v, int peer, uint64_t 
     if (threadIdx.x == 0) {
       st = with_signal ? put_signal(v, peer, dst_offset, src_offset, bytes, sig_offset, sig_op, sig_value)
                        : put(v, peer, dst_offset, src_offset, bytes);
-      *status_out = st;
+      *status_out = finish(v, peer, st);
     }
   } else if (scope == 1) {
     if (threadIdx.x < 32) {
       st = with_signal ? put_signal_warp(v, peer, dst_offset, src_offset, bytes, sig_offset, sig_op, sig_value)
                        : put_warp(v, peer, dst_offset, src_offset, bytes);
-      if (threadIdx.x == 0) *status_out = st;
+      __syncwarp();
+      if (threadIdx.x == 0) *status_out = finish(v, peer, st);
     }
   } else {
     st = with_signal ? put_signal_block(v, peer, dst_offset, src_offset, bytes, sig_offset, sig_op, sig_value)
                      : put_block(v, peer, dst_offset, src_offset, bytes);
-    if (threadIdx.x == 0) *status_out = st;
+    __syncthreads();
+    if (threadIdx.x == 0) *status_out = finish(v, peer, st);
   }
 }
 
@@ -35,12 +45,17 @@ extern "C" __global__ void gda4j_op_signal_add(const DeviceView* v, int peer, ui
   int st = OK;
   for (uint32_t i = 0; i < per_thread && st == OK; ++i) st = signal(v, peer, sig_offset, SIGNAL_ADD, value);
   if (st != OK) atomicMin(status_out, st);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    st = flush(v, peer);
+    if (st != OK) atomicMin(status_out, st);
+  }
 }
 
 // signal (set or add) from one thread.
 extern "C" __global__ void gda4j_op_signal(const DeviceView* v, int peer, uint64_t sig_offset, uint32_t op,
                                            uint64_t value, int* status_out) {
-  *status_out = signal(v, peer, sig_offset, op, value);
+  *status_out = finish(v, peer, signal(v, peer, sig_offset, op, value));
 }
 
 // wait_until from one thread; seen_out gets the last value read.
@@ -54,7 +69,7 @@ extern "C" __global__ void gda4j_op_wait_until(const DeviceView* v, uint64_t sig
 // put_inline of an 8-byte value from one thread.
 extern "C" __global__ void gda4j_op_put_inline(const DeviceView* v, int peer, uint64_t slot_offset, uint64_t value,
                                                uint32_t seq, int* status_out) {
-  *status_out = put_inline(v, peer, slot_offset, value, seq);
+  *status_out = finish(v, peer, put_inline(v, peer, slot_offset, value, seq));
 }
 
 // wait_inline from one thread; value_out gets the 8-byte payload.
@@ -70,8 +85,67 @@ extern "C" __global__ void gda4j_op_fence_signal(const DeviceView* v, int peer, 
                                                  uint64_t value, int* status_out) {
   int st = fence(v, peer);
   if (st == OK) st = signal(v, peer, sig_offset, op, value);
-  *status_out = st;
+  *status_out = finish(v, peer, st);
 }
 
 // quiet from one thread.
 extern "C" __global__ void gda4j_op_quiet(const DeviceView* v, int* status_out) { *status_out = quiet(v); }
+
+// flush(peer) from one thread.
+extern "C" __global__ void gda4j_op_flush(const DeviceView* v, int peer, int* status_out) { *status_out = flush(v, peer); }
+
+// Many puts from many warps, then one signal per warp: warp w of the grid makes `per_warp` put_warp calls, call i
+// taking entry w * per_warp + i of `table` ({dst_offset, src_offset, bytes}, three u64 each), then lane 0 adds 1 to
+// the peer's word `counter_offset` after a fence. Each block flushes at the end. Over proxy this pushes
+// (warps * (per_warp + 1) + blocks) triggers from many warps at once.
+extern "C" __global__ void gda4j_op_put_many(const DeviceView* v, int peer, const uint64_t* table, uint32_t per_warp,
+                                             uint64_t counter_offset, int* status_out) {
+  const Peer p = peer_of(v, peer);
+  const uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  int st = OK;
+  for (uint32_t i = 0; i < per_warp && st == OK; ++i) {
+    const uint64_t* e = table + 3 * ((uint64_t)warp * per_warp + i);
+    st = put_warp(p, e[0], e[1], e[2]);
+  }
+  __syncwarp();  // the warp's stores (p2p) before lane 0's fence
+  if (st == OK && (threadIdx.x & 31) == 0) {
+    st = fence(p);
+    if (st == OK) st = signal(p, counter_offset, SIGNAL_ADD, 1);
+  }
+  if (st != OK) atomicMin(status_out, st);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    st = flush(p);
+    if (st != OK) atomicMin(status_out, st);
+  }
+}
+
+// put then a separate signal (two triggers over proxy, not put_signal), then flush; one block of any size. The
+// peer's gda4j_op_wait_checksum checks that the signal never overtakes the data.
+extern "C" __global__ void gda4j_op_put_then_signal(const DeviceView* v, int peer, uint64_t dst_offset,
+                                                    uint64_t src_offset, uint64_t bytes, uint64_t sig_offset,
+                                                    uint64_t sig_value, int* status_out) {
+  const Peer p = peer_of(v, peer);
+  int st = put_block(p, dst_offset, src_offset, bytes);
+  __syncthreads();  // the block's stores (p2p) before thread 0's fence
+  if (threadIdx.x == 0) {
+    if (st == OK) st = fence(p);
+    if (st == OK) st = signal(p, sig_offset, SIGNAL_SET, sig_value);
+    *status_out = finish(v, peer, st);
+  }
+}
+
+// One block: thread 0 waits until the word at `sig_offset` is >= `value`, then the whole block sums the 64-bit words
+// of [data_offset, data_offset + 8 * words) into *sum_out (mod 2^64), reading what the signal guarded.
+extern "C" __global__ void gda4j_op_wait_checksum(const DeviceView* v, uint64_t sig_offset, uint64_t value,
+                                                  uint64_t data_offset, uint64_t words, uint64_t* sum_out,
+                                                  int* status_out) {
+  const Local me = local_of(v);
+  const int st = wait_until_block(me, sig_offset, CMP_GE, value);
+  if (threadIdx.x == 0) *status_out = st;
+  if (st != OK) return;
+  const volatile uint64_t* data = reinterpret_cast<const volatile uint64_t*>(me.heap + data_offset);
+  uint64_t sum = 0;
+  for (uint64_t i = threadIdx.x; i < words; i += blockDim.x) sum += data[i];
+  atomicAdd(reinterpret_cast<unsigned long long*>(sum_out), (unsigned long long)sum);
+}

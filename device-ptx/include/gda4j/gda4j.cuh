@@ -20,84 +20,36 @@
 //    first (fence + relaxed store is a release), or use put_signal.
 //  - put_inline carries up to 8 bytes inside a 16-byte slot with the sequence number in each half; wait_inline
 //    returns the value once both halves carry the sequence. No fence is needed: the fastest small message.
-//  - fence(peer): earlier puts to `peer` are ordered before later ones. quiet(): all earlier puts are complete and
-//    visible system-wide.
+//  - fence(peer): earlier puts to `peer` are ordered before later ones. flush(peer): every earlier call to `peer` is
+//    complete. quiet(): every earlier call to every peer is complete and visible system-wide.
+//
+// Transports: every call dispatches on the peer's transport once, with the branch predicted for direct (p2p/self)
+// peers and the other back ends out of line, so a p2p call costs what it did before they existed.
+//  - p2p, self: this GPU's loads and stores; a put is complete when it returns.
+//  - proxy (gda4j/proxy.cuh): the call pushes a 16-byte trigger to a host proxy thread, which executes the channel's
+//    triggers in order with the copy engine. The ordering rules above hold; in addition a put returns once queued,
+//    so its source must stay unchanged until a flush/quiet (or the peer's signal) says the copy is done, like
+//    nvshmem_put_nbi. put_inline needs direct stores and fails with ERROR_UNSUPPORTED_TRANSPORT. The _warp and
+//    _block forms push one trigger from lane/thread 0 after a barrier and return its status to every thread.
+//    quiet() pushes a FLUSH to every proxy peer: call it from one thread (after a barrier), not from all of them.
 #pragma once
 #include <stdint.h>
 #include "view.cuh"
 #include "memory_model.cuh"
 #include "errors.cuh"
 #include "copy.cuh"
+#include "handles.cuh"
+#include "proxy.cuh"
 
 namespace gda4j {
 
-// This rank's side, resolved once (registers).
-struct Local {
-  const DeviceView* view;
-  char* heap;
-  uint64_t heap_size;
-  const uint64_t* abort_flag;
-  uint64_t timeout_ns;
-  int rank;
-};
-
-// One peer as seen from this rank, resolved once (registers).
-struct Peer {
-  const DeviceView* view;
-  char* heap;              // the peer's heap as this GPU addresses it (P2P/SELF)
-  const char* local_heap;  // this rank's heap: the source of puts
-  uint64_t heap_size;
-  uint64_t handle;         // transport object (IBGDA QP, PROXY channel)
-  uint32_t transport;
-  int rank;
-};
-
-__device__ __forceinline__ Local local_of(const DeviceView* v) {
-  Local l;
-  l.view = v;
-  l.heap = reinterpret_cast<char*>(v->heap_base);
-  l.heap_size = v->heap_size_bytes;
-  l.abort_flag = reinterpret_cast<const uint64_t*>(v->abort_flag);
-  l.timeout_ns = v->timeout_ns;
-  l.rank = v->rank;
-  return l;
-}
-
-// A peer out of range resolves to transport NONE; calls on it fail with ERR_PEER and a record.
-__device__ __forceinline__ Peer peer_of(const DeviceView* v, int peer) {
-  Peer p;
-  p.view = v;
-  p.local_heap = reinterpret_cast<const char*>(v->heap_base);
-  p.heap_size = v->heap_size_bytes;
-  p.rank = peer;
-  if (peer < 0 || peer >= v->nranks) {
-    p.heap = nullptr;
-    p.handle = 0;
-    p.transport = TRANSPORT_NONE;
-  } else {
-    const PeerEntry& e = v->peers[peer];
-    p.heap = reinterpret_cast<char*>(e.peer_heap);
-    p.handle = e.handle;
-    p.transport = e.transport;
-  }
-  return p;
-}
+static_assert(SIGNAL_SET == proxy::TriggerFifoDescriptor::SIGNAL_OP_SET &&
+                  SIGNAL_ADD == proxy::TriggerFifoDescriptor::SIGNAL_OP_ADD,
+              "signal ops travel in proxy triggers unchanged");
 
 namespace detail {
 
-__device__ __forceinline__ uint32_t lane_id() {
-  uint32_t lane;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
-  return lane;
-}
-
-__device__ __forceinline__ uint32_t block_thread_id() {
-  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-}
-
-__device__ __forceinline__ uint32_t block_thread_count() { return blockDim.x * blockDim.y * blockDim.z; }
-
-// Valid peer with a load/store path. Other transports plug in here as they are built.
+// A peer no back end serves (NONE: out of range or unconnected; or a transport this API does not drive yet).
 __device__ inline __noinline__ int fail_peer(const Peer& p, uint32_t op, uint64_t offset) {
   if (p.transport == TRANSPORT_NONE) {
     return fail(p.view, ERR_PEER, ERROR_BAD_PEER, op, p.rank, offset, 0, (uint64_t)p.view->nranks);
@@ -105,21 +57,88 @@ __device__ inline __noinline__ int fail_peer(const Peer& p, uint32_t op, uint64_
   return fail(p.view, ERR_TRANSPORT, ERROR_UNSUPPORTED_TRANSPORT, op, p.rank, offset, TRANSPORT_P2P, p.transport);
 }
 
-__device__ __forceinline__ int check_direct(const Peer& p, uint32_t op, uint64_t offset) {
-  if (__builtin_expect(p.transport != TRANSPORT_SELF && p.transport != TRANSPORT_P2P, 0)) return fail_peer(p, op, offset);
-  return OK;
-}
-
 __device__ __forceinline__ int check_put(const Peer& p, uint32_t op, uint64_t dst, uint64_t src, uint64_t bytes) {
-  int st = check_direct(p, op, dst);
-  if (st == OK) st = check_range(p.view, p.heap_size, op, p.rank, dst, bytes);
+  int st = check_range(p.view, p.heap_size, op, p.rank, dst, bytes);
   if (st == OK) st = check_range(p.view, p.heap_size, op, -1, src, bytes);
   return st;
 }
 
 __device__ __forceinline__ int check_signal(const Peer& p, uint32_t op, uint64_t sig) {
-  int st = check_direct(p, op, sig);
-  if (st == OK) st = check_word(p.view, p.heap_size, op, p.rank, sig);
+  return check_word(p.view, p.heap_size, op, p.rank, sig);
+}
+
+// ---- indirect back ends, out of line: the direct path above them stays as small as it was.
+
+__device__ inline __noinline__ int put_indirect(const Peer& p, uint32_t op, uint64_t dst, uint64_t src,
+                                                uint64_t bytes) {
+  if (p.transport == TRANSPORT_PROXY) return proxy::put(p, op, dst, src, bytes);
+  return fail_peer(p, op, dst);
+}
+
+__device__ inline __noinline__ int put_signal_indirect(const Peer& p, uint64_t dst, uint64_t src, uint64_t bytes,
+                                                       uint64_t sig, uint32_t sig_op, uint64_t value) {
+  if (p.transport == TRANSPORT_PROXY) return proxy::put_signal(p, dst, src, bytes, sig, sig_op, value);
+  return fail_peer(p, OP_PUT_SIGNAL, dst);
+}
+
+__device__ inline __noinline__ int signal_indirect(const Peer& p, uint32_t op, uint64_t sig, uint32_t sig_op,
+                                                   uint64_t value) {
+  if (p.transport == TRANSPORT_PROXY) return proxy::signal(p, op, sig, sig_op, value);
+  return fail_peer(p, op, sig);
+}
+
+__device__ inline __noinline__ int fence_indirect(const Peer& p) {
+  // The proxy executes a channel's triggers in order on one stream: later ones already wait for earlier ones.
+  if (p.transport == TRANSPORT_PROXY) return OK;
+  return fail_peer(p, OP_FENCE, 0);
+}
+
+__device__ inline __noinline__ int flush_indirect(const Peer& p) {
+  if (p.transport == TRANSPORT_PROXY) return proxy::flush(p, OP_FLUSH);
+  return fail_peer(p, OP_FLUSH, 0);
+}
+
+// Lane 0 of the warp pushes for the warp (after the warp's stores, which its release covers) and every lane gets
+// its status. All 32 lanes call.
+__device__ inline __noinline__ int put_indirect_warp(const Peer& p, uint32_t op, uint64_t dst, uint64_t src,
+                                                     uint64_t bytes) {
+  __syncwarp();
+  int st = OK;
+  if (lane_id() == 0) st = put_indirect(p, op, dst, src, bytes);
+  return __shfl_sync(0xffffffffu, st, 0);
+}
+
+__device__ inline __noinline__ int put_signal_indirect_warp(const Peer& p, uint64_t dst, uint64_t src,
+                                                            uint64_t bytes, uint64_t sig, uint32_t sig_op,
+                                                            uint64_t value) {
+  __syncwarp();
+  int st = OK;
+  if (lane_id() == 0) st = put_signal_indirect(p, dst, src, bytes, sig, sig_op, value);
+  return __shfl_sync(0xffffffffu, st, 0);
+}
+
+// Thread 0 pushes for the block after bar.sync (which orders the block's stores before its release); every thread
+// gets the status. All threads of the block call.
+__device__ inline __noinline__ int put_indirect_block(const Peer& p, uint32_t op, uint64_t dst, uint64_t src,
+                                                      uint64_t bytes) {
+  __shared__ int status;
+  __syncthreads();
+  if (block_thread_id() == 0) status = put_indirect(p, op, dst, src, bytes);
+  __syncthreads();
+  const int st = status;
+  __syncthreads();  // `status` may be reused by the next call
+  return st;
+}
+
+__device__ inline __noinline__ int put_signal_indirect_block(const Peer& p, uint64_t dst, uint64_t src,
+                                                             uint64_t bytes, uint64_t sig, uint32_t sig_op,
+                                                             uint64_t value) {
+  __shared__ int status;
+  __syncthreads();
+  if (block_thread_id() == 0) status = put_signal_indirect(p, dst, src, bytes, sig, sig_op, value);
+  __syncthreads();
+  const int st = status;
+  __syncthreads();
   return st;
 }
 
@@ -155,18 +174,25 @@ __device__ __forceinline__ void copy(const Peer& p, uint64_t dst, uint64_t src, 
 // Not ordered with anything by itself: follow with fence/quiet, or use put_signal.
 
 __device__ __forceinline__ int put(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
+  if (__builtin_expect(!detail::is_direct(p), 0)) return detail::put_indirect(p, OP_PUT, dst_offset, src_offset, bytes);
   int st = detail::check_put(p, OP_PUT, dst_offset, src_offset, bytes);
   if (st == OK) detail::copy(p, dst_offset, src_offset, bytes, 0, 1);
   return st;
 }
 
 __device__ __forceinline__ int put_warp(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
+  if (__builtin_expect(!detail::is_direct(p), 0)) {
+    return detail::put_indirect_warp(p, OP_PUT, dst_offset, src_offset, bytes);
+  }
   int st = detail::check_put(p, OP_PUT, dst_offset, src_offset, bytes);
   if (st == OK) detail::copy(p, dst_offset, src_offset, bytes, detail::lane_id(), 32);
   return st;
 }
 
 __device__ __forceinline__ int put_block(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
+  if (__builtin_expect(!detail::is_direct(p), 0)) {
+    return detail::put_indirect_block(p, OP_PUT, dst_offset, src_offset, bytes);
+  }
   int st = detail::check_put(p, OP_PUT, dst_offset, src_offset, bytes);
   if (st == OK) detail::copy(p, dst_offset, src_offset, bytes, detail::block_thread_id(), detail::block_thread_count());
   return st;
@@ -175,6 +201,7 @@ __device__ __forceinline__ int put_block(const Peer& p, uint64_t dst_offset, uin
 // ---- signal: set or add `value` to the peer's 64-bit word at `sig_offset`. Relaxed: see the ordering notes.
 
 __device__ __forceinline__ int signal(const Peer& p, uint64_t sig_offset, uint32_t op, uint64_t value) {
+  if (__builtin_expect(!detail::is_direct(p), 0)) return detail::signal_indirect(p, OP_SIGNAL, sig_offset, op, value);
   int st = detail::check_signal(p, OP_SIGNAL, sig_offset);
   if (st == OK) detail::signal_relaxed(p, sig_offset, op, value);
   return st;
@@ -183,6 +210,9 @@ __device__ __forceinline__ int signal(const Peer& p, uint64_t sig_offset, uint32
 // ---- atomic_add: relaxed atomic add on the peer's 64-bit word (an alias of signal ADD for direct peers; other
 // transports implement it as a NIC atomic).
 __device__ __forceinline__ int atomic_add(const Peer& p, uint64_t offset, uint64_t value) {
+  if (__builtin_expect(!detail::is_direct(p), 0)) {
+    return detail::signal_indirect(p, OP_ATOMIC_ADD, offset, SIGNAL_ADD, value);
+  }
   int st = detail::check_signal(p, OP_ATOMIC_ADD, offset);
   if (st == OK) red_add_relaxed_sys(detail::peer_word(p, offset), value);
   return st;
@@ -192,6 +222,9 @@ __device__ __forceinline__ int atomic_add(const Peer& p, uint64_t offset, uint64
 
 __device__ __forceinline__ int put_signal(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes,
                                           uint64_t sig_offset, uint32_t op, uint64_t value) {
+  if (__builtin_expect(!detail::is_direct(p), 0)) {
+    return detail::put_signal_indirect(p, dst_offset, src_offset, bytes, sig_offset, op, value);
+  }
   int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
   if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
   if (st != OK) return st;
@@ -202,6 +235,9 @@ __device__ __forceinline__ int put_signal(const Peer& p, uint64_t dst_offset, ui
 
 __device__ __forceinline__ int put_signal_warp(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes,
                                                uint64_t sig_offset, uint32_t op, uint64_t value) {
+  if (__builtin_expect(!detail::is_direct(p), 0)) {
+    return detail::put_signal_indirect_warp(p, dst_offset, src_offset, bytes, sig_offset, op, value);
+  }
   int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
   if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
   if (st != OK) return st;
@@ -215,6 +251,9 @@ __device__ __forceinline__ int put_signal_warp(const Peer& p, uint64_t dst_offse
 
 __device__ __forceinline__ int put_signal_block(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes,
                                                 uint64_t sig_offset, uint32_t op, uint64_t value) {
+  if (__builtin_expect(!detail::is_direct(p), 0)) {
+    return detail::put_signal_indirect_block(p, dst_offset, src_offset, bytes, sig_offset, op, value);
+  }
   int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
   if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
   if (st != OK) return st;
@@ -229,25 +268,66 @@ __device__ __forceinline__ int put_signal_block(const Peer& p, uint64_t dst_offs
 // ---- put_inline: up to 8 bytes carried in the peer's 16-byte slot at `slot_offset` (16-byte aligned) as
 // {lo32, seq, hi32, seq}. `seq` must be nonzero and grow with every message to the slot (slots start zeroed).
 __device__ __forceinline__ int put_inline(const Peer& p, uint64_t slot_offset, uint64_t value, uint32_t seq) {
-  int st = detail::check_direct(p, OP_PUT_SIGNAL, slot_offset);
-  if (st == OK) st = check_word(p.view, p.heap_size, OP_PUT_SIGNAL, p.rank, slot_offset, 16);
+  // Needs the peer's memory under this GPU's stores: no other transport can keep the LL slot's promise.
+  if (__builtin_expect(!detail::is_direct(p), 0)) return detail::fail_peer(p, OP_PUT_INLINE, slot_offset);
+  int st = check_word(p.view, p.heap_size, OP_PUT_INLINE, p.rank, slot_offset, 16);
   if (st != OK) return st;
   store_slot_relaxed_sys(reinterpret_cast<uint32_t*>(p.heap + slot_offset), (uint32_t)value, seq,
                          (uint32_t)(value >> 32));
   return OK;
 }
 
-// ---- fence / quiet. For direct peers both are a system-scope fence: the stores are this thread's own, so ordering
-// them is all a later store needs, and a fence after them is all `quiet` needs.
+// ---- fence / flush / quiet. For direct peers each is a system-scope fence: the stores are this thread's own, so
+// ordering them is all a later store needs, and a fence after them is all completion needs. For proxy peers fence is
+// free (triggers run in order) and flush/quiet push a FLUSH and wait until the proxy has completed everything before
+// it.
 __device__ __forceinline__ int fence(const Peer& p) {
-  int st = detail::check_direct(p, OP_FENCE, 0);
-  if (st == OK) fence_acq_rel_sys();
-  return st;
+  if (__builtin_expect(!detail::is_direct(p), 0)) return detail::fence_indirect(p);
+  fence_acq_rel_sys();
+  return OK;
 }
 
-__device__ __forceinline__ int quiet(const Local& me) {
-  (void)me;
+// Every earlier put, put_signal, signal and atomic_add to `p` (from any thread, if they came before in a barrier's
+// order) is complete: the data is at the peer.
+__device__ __forceinline__ int flush(const Peer& p) {
+  if (__builtin_expect(!detail::is_direct(p), 0)) return detail::flush_indirect(p);
   fence_acq_rel_sys();
+  return OK;
+}
+
+namespace detail {
+// Flushes every proxy channel of this rank: all FLUSH triggers are pushed first, then waited for, so the waits
+// overlap. Channels this kernel did not use cost one trigger each.
+__device__ inline __noinline__ int quiet_proxies(const Local& me) {
+  constexpr int GROUP = 8;
+  const DeviceView* v = me.view;
+  const int n = v->nranks;
+  for (int first = 0; first < n; first += GROUP) {
+    uint64_t want[GROUP];
+    int peer[GROUP];
+    int count = 0;
+    for (int r = first; r < n && r < first + GROUP; ++r) {
+      if (v->peers[r].transport != TRANSPORT_PROXY) continue;
+      const Peer p = peer_of(v, r);
+      uint64_t q;
+      int st = proxy::push1(p, OP_QUIET, proxy::control_word0(proxy::TriggerFifoDescriptor::KIND_FLUSH), 0, &q);
+      if (st != OK) return st;
+      want[count] = q + 1;
+      peer[count] = r;
+      ++count;
+    }
+    for (int i = 0; i < count; ++i) {
+      int st = proxy::wait_done(peer_of(v, peer[i]), want[i], OP_QUIET);
+      if (st != OK) return st;
+    }
+  }
+  return OK;
+}
+}  // namespace detail
+
+__device__ __forceinline__ int quiet(const Local& me) {
+  fence_acq_rel_sys();
+  if (__builtin_expect((me.flags & VIEW_FLAG_PROXY_PEERS) != 0, 0)) return detail::quiet_proxies(me);
   return OK;
 }
 
@@ -370,6 +450,7 @@ __device__ __forceinline__ int put_inline(const DeviceView* v, int peer, uint64_
   return put_inline(peer_of(v, peer), slot, value, seq);
 }
 __device__ __forceinline__ int fence(const DeviceView* v, int peer) { return fence(peer_of(v, peer)); }
+__device__ __forceinline__ int flush(const DeviceView* v, int peer) { return flush(peer_of(v, peer)); }
 __device__ __forceinline__ int quiet(const DeviceView* v) { return quiet(local_of(v)); }
 __device__ __forceinline__ int wait_until(const DeviceView* v, uint64_t sig, uint32_t cmp, uint64_t value,
                                           uint64_t* seen_out = nullptr) {

@@ -66,6 +66,31 @@ __device__ __forceinline__ void load_slot_relaxed_sys(const uint32_t* p, uint32_
                : "=r"(lo), "=r"(seq_lo), "=r"(hi), "=r"(seq_hi) : "l"(p) : "memory");
 }
 
+// GPU-scope acquire: pairs with red_max_release_gpu / atomics of other threads of this GPU (not with the host).
+__device__ __forceinline__ uint64_t load_acquire_gpu(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Raises *p to at least v; a release at GPU scope, so what this thread acquired before is visible to a thread that
+// acquires the new value with load_acquire_gpu.
+__device__ __forceinline__ void red_max_release_gpu(uint64_t* p, uint64_t v) {
+  asm volatile("red.release.gpu.global.max.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+}
+
+// One 16-byte store of {w0, w1} (p 16-byte aligned), released at system scope: pairs with the host's acquire load
+// of either word. The hardware writes both halves in one transaction, but the memory model does not promise that,
+// so readers check a flag in each half (the proxy FIFO's lap bits, the LL slots).
+__device__ __forceinline__ void store_pair_release_sys(uint64_t* p, uint64_t w0, uint64_t w1) {
+  asm volatile("st.release.sys.global.v2.u64 [%0], {%1, %2};" :: "l"(p), "l"(w0), "l"(w1) : "memory");
+}
+
+// The same 16-byte store, relaxed: after a fence_acq_rel_sys it publishes like a release.
+__device__ __forceinline__ void store_pair_relaxed_sys(uint64_t* p, uint64_t w0, uint64_t w1) {
+  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" :: "l"(p), "l"(w0), "l"(w1) : "memory");
+}
+
 __device__ __forceinline__ uint64_t load_volatile(const uint64_t* p) {
   return *reinterpret_cast<const volatile uint64_t*>(p);
 }

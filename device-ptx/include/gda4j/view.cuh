@@ -57,6 +57,10 @@ constexpr uint32_t ERROR_OUT_OF_RANGE = 2;
 constexpr uint32_t ERROR_BAD_PEER = 3;
 constexpr uint32_t ERROR_UNSUPPORTED_TRANSPORT = 4;
 constexpr uint32_t ERROR_MISALIGNED = 5;
+constexpr uint32_t ERROR_PROXY_FIFO_FULL = 6;      // no room in a proxy FIFO before the timeout: the proxy is not popping
+constexpr uint32_t ERROR_PROXY_FLUSH_TIMEOUT = 7;  // a flush was not completed by the proxy before the timeout
+constexpr uint32_t ERROR_PROXY_STOPPED = 8;        // the proxy serving the channel is stopped or failed
+constexpr uint32_t ERROR_TRIGGER_FIELD = 9;        // a field does not fit a proxy trigger (gda4j/proxy_fifo.cuh)
 
 // ErrorRecord.op: which device API call failed (io.gda4j.world.ErrorRecordDescriptor.Op).
 constexpr uint32_t OP_NONE = 0;
@@ -67,6 +71,13 @@ constexpr uint32_t OP_WAIT_UNTIL = 4;
 constexpr uint32_t OP_FENCE = 5;
 constexpr uint32_t OP_QUIET = 6;
 constexpr uint32_t OP_ATOMIC_ADD = 7;
+constexpr uint32_t OP_PUT_INLINE = 8;
+constexpr uint32_t OP_FLUSH = 9;
+
+// DeviceView.flags (io.gda4j.world.DeviceViewDescriptor).
+// Some peer is reached through the host proxy: quiet() must also flush those channels. A flag in the header, read
+// with the fields local_of() already loads, so a world without proxy peers pays nothing for it.
+constexpr uint32_t VIEW_FLAG_PROXY_PEERS = 1u;
 
 // Signal operations and wait comparisons (io.gda4j.world.SignalOp, io.gda4j.world.Cmp).
 constexpr uint32_t SIGNAL_SET = 0;
@@ -97,7 +108,7 @@ struct PeerEntry {
   uint32_t transport;
   int32_t rank;
   uint64_t peer_heap;        // P2P/SELF: the peer's heap base as this GPU addresses it
-  uint64_t handle;           // IBGDA: device QP; PROXY: channel (later transports)
+  uint64_t handle;           // IBGDA: device QP; PROXY: the ProxyChannel (gda4j/proxy_fifo.cuh) in GPU memory
   uint32_t rkey;
   uint32_t lkey;
   uint64_t peer_abort_flag;  // P2P/SELF: the peer's abort word, so a failing rank stops its peers' spins
@@ -114,7 +125,7 @@ struct DeviceView {
   uint64_t abort_flag;       // address of this rank's 64-bit abort word (GPU memory); nonzero = stop
   uint64_t error_record;     // address of this rank's ErrorRecord (GPU memory)
   uint64_t timeout_ns;       // every device-side spin gives up after this long
-  uint32_t flags;
+  uint32_t flags;            // VIEW_FLAG_*
   uint32_t reserved;
   PeerEntry peers[1];        // nranks entries follow the header
 };

@@ -145,6 +145,18 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
+     * Creates an event without timing ({@code CU_EVENT_DISABLE_TIMING}): cheaper to record, for ordering one stream
+     * behind another ({@code cuStreamWaitEvent}). {@link CudaEvent#elapsedMillisSince(CudaEvent)} fails on it.
+     */
+    public CudaEvent createOrderingEvent() {
+        makeCurrent();
+        CUevent event = new CUevent();
+        Cuda.check(JCudaDriver.cuEventCreate(event, CUevent_flags.CU_EVENT_DISABLE_TIMING),
+                "cuEventCreate(DISABLE_TIMING, " + device + ")");
+        return adopt(new CudaEvent(this, event));
+    }
+
+    /**
      * Loads the PTX shipped as the class-path resource {@code io/gda4j/ptx/<ptxName>.ptx}.
      *
      * @param ptxName the module name, e.g. {@code "p2p_bench"}

@@ -1,5 +1,7 @@
 package io.gda4j.transport;
 
+import java.util.Optional;
+
 /**
  * What a transport fills into one {@code PeerEntry} of a rank's device view, plus whatever native resources the
  * link owns (QPs, FIFOs); closing the link releases them.
@@ -14,6 +16,11 @@ package io.gda4j.transport;
  */
 public record PeerLink(TransportTag tag, long peerHeap, long handle, int rkey, int lkey, long peerAbortFlag,
                        AutoCloseable resources) implements AutoCloseable {
+
+    /** What {@code resources} report as wrong (see {@link LinkHealth}), or empty. */
+    public Optional<String> problem() {
+        return resources instanceof LinkHealth ? ((LinkHealth) resources).problem() : Optional.empty();
+    }
 
     @Override
     public void close() {

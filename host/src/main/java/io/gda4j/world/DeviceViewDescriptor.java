@@ -40,6 +40,9 @@ public final class DeviceViewDescriptor {
     public static final int FLAGS_OFFSET = 56;
     public static final int HEADER_LENGTH = 64;
 
+    /** {@code flags} bit: some peer is reached through the host proxy, so the device's quiet() flushes those channels. */
+    public static final int VIEW_FLAG_PROXY_PEERS = 1;
+
     public static final int PEER_TRANSPORT_OFFSET = 0;
     public static final int PEER_RANK_OFFSET = 4;
     public static final int PEER_HEAP_OFFSET = 8;

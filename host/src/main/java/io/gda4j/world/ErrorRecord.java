@@ -59,9 +59,42 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
                         "%s: the world has %d ranks, or no transport connects them.",
                         where, seen);
             case UNSUPPORTED_TRANSPORT:
+                if (op == Op.PUT_INLINE) {
+                    return String.format(Locale.ROOT,
+                            "%s: that peer's transport is %s, and put_inline needs direct stores into the peer's memory "
+                                    + "(p2p); use put_signal for small messages over other transports.",
+                            where, transportName(seen));
+                }
                 return String.format(Locale.ROOT,
                         "%s: that peer's transport is %s, which this kernel's device API does not support yet.",
                         where, transportName(seen));
+            case PROXY_FIFO_FULL:
+                return String.format(Locale.ROOT,
+                        "%s timed out after %.3f s waiting for room in the proxy FIFO: trigger position %d needs the "
+                                + "proxy to have popped %d triggers, it had popped %d. The host proxy thread is not "
+                                + "draining this channel (stopped, dead or blocked: see the transport problems), or "
+                                + "the wait timeout (%s or -D%s, now %d ms) is shorter than the queued work.",
+                        where, elapsedNanos / 1e9, offset, expected, seen, WorldConfig.WAIT_TIMEOUT_ENV,
+                        WorldConfig.WAIT_TIMEOUT_PROP_NAME, waitTimeout.toMillis());
+            case PROXY_FLUSH_TIMEOUT:
+                return String.format(Locale.ROOT,
+                        "%s timed out after %.3f s waiting for the host proxy to complete up to trigger position %d: "
+                                + "it had completed %d triggers. The proxy thread is not executing this channel "
+                                + "(stopped, dead or blocked: see the transport problems), or the copies queued before "
+                                + "take longer than the wait timeout (%s or -D%s, now %d ms).",
+                        where, elapsedNanos / 1e9, offset, seen, WorldConfig.WAIT_TIMEOUT_ENV,
+                        WorldConfig.WAIT_TIMEOUT_PROP_NAME, waitTimeout.toMillis());
+            case PROXY_STOPPED:
+                return String.format(Locale.ROOT,
+                        "%s: the host proxy serving this channel is %s (state %d), so nothing pushed to it runs any "
+                                + "more (trigger position %d). Close the world and build a new one; the transport "
+                                + "problems say why it stopped.",
+                        where, seen == 2 ? "dead" : "stopped", seen, offset);
+            case TRIGGER_FIELD:
+                return String.format(Locale.ROOT,
+                        "%s at heap offset 0x%x: the value 0x%x does not fit a proxy trigger (offsets and sizes must be "
+                                + "below 0x%x, signal words 8-byte aligned): keep the heap under 256 GiB.",
+                        where, offset, seen, expected);
             case MISALIGNED:
                 return String.format(Locale.ROOT,
                         "%s: the word at heap offset 0x%x is not %d-byte aligned; use HeapBuffer.word(i) "

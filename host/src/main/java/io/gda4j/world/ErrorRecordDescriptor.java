@@ -33,7 +33,15 @@ public final class ErrorRecordDescriptor {
 
     /** {@code ERROR_*} codes of view.cuh. */
     public enum Code {
-        NONE(0), WAIT_TIMEOUT(1), OUT_OF_RANGE(2), BAD_PEER(3), UNSUPPORTED_TRANSPORT(4), MISALIGNED(5);
+        NONE(0), WAIT_TIMEOUT(1), OUT_OF_RANGE(2), BAD_PEER(3), UNSUPPORTED_TRANSPORT(4), MISALIGNED(5),
+        /** No room in a proxy FIFO before the timeout: the host proxy is not popping that channel. */
+        PROXY_FIFO_FULL(6),
+        /** A flush (or quiet) was not completed by the host proxy before the timeout. */
+        PROXY_FLUSH_TIMEOUT(7),
+        /** The host proxy serving the channel is stopped or has failed. */
+        PROXY_STOPPED(8),
+        /** A field does not fit a proxy trigger (offsets and sizes below 2^38). */
+        TRIGGER_FIELD(9);
 
         private final int value;
 
@@ -43,6 +51,11 @@ public final class ErrorRecordDescriptor {
 
         public int value() {
             return value;
+        }
+
+        /** Whether the call gave up waiting (the host reports these as {@link DeviceWaitTimeoutException}). */
+        public boolean isTimeout() {
+            return this == WAIT_TIMEOUT || this == PROXY_FIFO_FULL || this == PROXY_FLUSH_TIMEOUT;
         }
 
         public static Code of(int value) {
@@ -58,7 +71,8 @@ public final class ErrorRecordDescriptor {
     /** {@code OP_*} codes of view.cuh: which device API call failed, named as in the device API. */
     public enum Op {
         NONE(0, "none"), PUT(1, "put"), PUT_SIGNAL(2, "put_signal"), SIGNAL(3, "signal"),
-        WAIT_UNTIL(4, "wait_until"), FENCE(5, "fence"), QUIET(6, "quiet"), ATOMIC_ADD(7, "atomic_add");
+        WAIT_UNTIL(4, "wait_until"), FENCE(5, "fence"), QUIET(6, "quiet"), ATOMIC_ADD(7, "atomic_add"),
+        PUT_INLINE(8, "put_inline"), FLUSH(9, "flush");
 
         private final int value;
         private final String apiName;

@@ -184,19 +184,36 @@ public final class LocalWorld implements World {
         for (Rank r : ranks) {
             ErrorRecord rec = r.readErrorRecord();
             if (rec.isError()) {
-                String msg = rec.describe(config.waitTimeout());
-                throw rec.code() == ErrorRecordDescriptor.Code.WAIT_TIMEOUT
+                String msg = rec.describe(config.waitTimeout()) + transportProblems();
+                throw rec.code().isTimeout()
                         ? new DeviceWaitTimeoutException(msg, rec)
                         : new DeviceErrorException(msg, rec);
             }
             if (secondary == null && r.abortRaised()) {
                 secondary = new DeviceErrorException("rank " + r.rank()
-                        + " stopped because its abort flag was raised (by the host or by a rank whose record was cleared)", null);
+                        + " stopped because its abort flag was raised (by the host, by a failing transport or by a rank"
+                        + " whose record was cleared)" + transportProblems(), null);
             }
         }
         if (secondary != null) {
             throw secondary;
         }
+    }
+
+    /**
+     * What the links report about themselves (a dead proxy thread, a QP in error), as a sentence to append to a
+     * device error: the device only knows that a wait ran out, the host knows who should have answered.
+     */
+    private String transportProblems() {
+        List<String> problems = new ArrayList<>();
+        for (Rank r : ranks) {
+            for (String p : r.linkProblems()) {
+                if (!problems.contains(p)) {
+                    problems.add(p);
+                }
+            }
+        }
+        return problems.isEmpty() ? "" : " Transport problems: " + String.join("; ", problems) + ".";
     }
 
     @Override

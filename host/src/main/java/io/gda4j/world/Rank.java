@@ -12,7 +12,9 @@ import io.gda4j.transport.TransportTag;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -137,6 +139,26 @@ public final class Rank implements AutoCloseable {
         return link == null ? TransportTag.NONE : link.tag();
     }
 
+    /**
+     * The link to {@code peer} (what its transport set up; its resources, e.g. a proxy channel), or null before the
+     * world has connected it.
+     */
+    public PeerLink link(int peer) {
+        checkPeer(peer);
+        return links[peer];
+    }
+
+    /** What this rank's links report as wrong (a dead proxy thread, ...), one sentence each; empty when all is well. */
+    public List<String> linkProblems() {
+        List<String> problems = new ArrayList<>();
+        for (PeerLink link : links) {
+            if (link != null) {
+                link.problem().ifPresent(problems::add);
+            }
+        }
+        return problems;
+    }
+
     void checkPeer(int peer) {
         if (peer < 0 || peer >= worldSize) {
             throw new IllegalArgumentException("peer " + peer + " out of range: the world has ranks 0.." + (worldSize - 1));
@@ -169,6 +191,13 @@ public final class Rank implements AutoCloseable {
         b.putLong(DeviceViewDescriptor.ABORT_FLAG_OFFSET, abortFlagAddress());
         b.putLong(DeviceViewDescriptor.ERROR_RECORD_OFFSET, errorRecordAddress());
         b.putLong(DeviceViewDescriptor.TIMEOUT_NS_OFFSET, timeoutNanos);
+        int flags = 0;
+        for (PeerLink link : links) {
+            if (link != null && link.tag() == TransportTag.PROXY) {
+                flags |= DeviceViewDescriptor.VIEW_FLAG_PROXY_PEERS;
+            }
+        }
+        b.putInt(DeviceViewDescriptor.FLAGS_OFFSET, flags);
         for (int p = 0; p < worldSize; p++) {
             int e = DeviceViewDescriptor.peerEntryOffset(p);
             PeerLink link = links[p];

@@ -81,6 +81,7 @@ class DeviceViewLayoutTest {
         same("TIMEOUT_NS_OFFSET", DeviceViewDescriptor.TIMEOUT_NS_OFFSET);
         same("FLAGS_OFFSET", DeviceViewDescriptor.FLAGS_OFFSET);
         same("HEADER_LENGTH", DeviceViewDescriptor.HEADER_LENGTH);
+        same("VIEW_FLAG_PROXY_PEERS", DeviceViewDescriptor.VIEW_FLAG_PROXY_PEERS);
         same("PEER_TRANSPORT_OFFSET", DeviceViewDescriptor.PEER_TRANSPORT_OFFSET);
         same("PEER_RANK_OFFSET", DeviceViewDescriptor.PEER_RANK_OFFSET);
         same("PEER_HEAP_OFFSET", DeviceViewDescriptor.PEER_HEAP_OFFSET);

@@ -1,0 +1,245 @@
+// The proxy back end of the device API (PortChannel): put, put_signal, signal, atomic_add and flush to a peer whose
+// transport is PROXY push 16-byte triggers into the channel's FIFO (layout: gda4j/proxy_fifo.cuh) and a host proxy
+// thread executes them with the copy engine. gda4j.cuh dispatches here; kernels normally call the gda4j:: API.
+//
+// Push protocol (one pushing GPU thread; many may push to one channel at once):
+//   1. claim: atomicAdd on the channel's head (GPU memory) gives position q (q, q+1 for PUT_SIGNAL);
+//   2. room: q must be below tail + capacity. tail_cache (GPU memory, ld.acquire.gpu) answers almost always; only
+//      when the ring looks full is the host's tail read over PCIe (ld.acquire.sys), with a timeout, the abort flag
+//      and the proxy's state checked between reads;
+//   3. publish: one 16-byte store of {word0, word1} with the lap bit of q in both words, released at system scope
+//      so the host that sees it also sees the data the thread wrote before (and, after a barrier, its warp's or
+//      block's). A two-slot trigger is a fence then two relaxed 16-byte stores.
+// The host pops in position order, so everything claimed before a FLUSH is executed before it; the proxy runs a
+// channel's triggers in order on one CUDA stream, so a signal cannot pass the data put before it.
+//
+// A push that fails after its claim (the room wait timed out) leaves an unpublished slot the host will wait at: the
+// channel is unusable afterwards, as the error record and the abort flag already say. Checks (heap range, trigger
+// fields) run before the claim, so a rejected call never touches the ring.
+#pragma once
+#include <stdint.h>
+#include "view.cuh"
+#include "memory_model.cuh"
+#include "errors.cuh"
+#include "handles.cuh"
+#include "proxy_fifo.cuh"
+
+namespace gda4j {
+namespace proxy {
+
+// Host-tail reads cross PCIe (about a microsecond each): look at the abort flag, the clock and the proxy's state
+// after a few of them. `done` lives in GPU memory, so its polls are cheap and batched like wait_until's.
+constexpr uint32_t ROOM_POLL_BATCH = 4;
+constexpr uint32_t DONE_POLL_BATCH = 64;
+
+__device__ __forceinline__ ProxyChannel* channel_of(const Peer& p) { return reinterpret_cast<ProxyChannel*>(p.handle); }
+
+__device__ __forceinline__ const ProxyControl* control_of(const ProxyChannel* ch) {
+  return reinterpret_cast<const ProxyControl*>(__ldg(reinterpret_cast<const unsigned long long*>(&ch->control)));
+}
+
+// Between batches of a slow-path wait: abort flag, the proxy's state, then the clock. OK = keep waiting.
+__device__ inline __noinline__ int wait_check(const Peer& p, const ProxyControl* ctl, uint64_t start, uint32_t code,
+                                             uint32_t op, uint64_t position, uint64_t want, uint64_t seen) {
+  const DeviceView* v = p.view;
+  if (load_volatile(reinterpret_cast<const uint64_t*>(v->abort_flag)) != 0) return ERR_ABORTED;
+  const uint64_t state = load_relaxed_sys(&ctl->state);
+  if (state != TriggerFifoDescriptor::STATE_RUNNING) {
+    return fail(v, ERR_TRANSPORT, ERROR_PROXY_STOPPED, op, p.rank, position, TriggerFifoDescriptor::STATE_RUNNING,
+                state);
+  }
+  const uint64_t elapsed = global_timer_ns() - start;
+  if (elapsed > v->timeout_ns) {
+    record_error(v, code, op, p.rank, position, want, seen, CMP_GE, elapsed);
+    return ERR_TIMEOUT;
+  }
+  return OK;
+}
+
+// Slow path of a push: the ring looked full at position `last`. Waits until the host has popped enough.
+__device__ inline __noinline__ int wait_for_room(const Peer& p, ProxyChannel* ch, uint64_t last, uint32_t capacity,
+                                                uint32_t op) {
+  const ProxyControl* ctl = control_of(ch);
+  const uint64_t start = global_timer_ns();
+  const uint64_t want = last - capacity + 1;  // the tail that frees `last`'s slot
+  for (;;) {
+    uint64_t tail = 0;
+    for (uint32_t k = 0; k < ROOM_POLL_BATCH; ++k) {
+      tail = load_acquire_sys(&ctl->tail);
+      if (last < tail + capacity) {
+        // Later pushes from this GPU skip the PCIe read; the release carries this acquire's order to them.
+        red_max_release_gpu(&ch->tail_cache, tail);
+        return OK;
+      }
+    }
+    int st = wait_check(p, ctl, start, ERROR_PROXY_FIFO_FULL, op, last, want, tail);
+    if (st != OK) return st;
+  }
+}
+
+// Claims `nslots` (1 or 2) positions and waits for room; *first = the first position.
+__device__ __forceinline__ int claim(const Peer& p, ProxyChannel* ch, uint32_t nslots, uint32_t capacity, uint32_t op,
+                                     uint64_t* first) {
+  const uint64_t q = atomicAdd(reinterpret_cast<unsigned long long*>(&ch->head), (unsigned long long)nslots);
+  const uint64_t last = q + nslots - 1;
+  if (__builtin_expect(last >= load_acquire_gpu(&ch->tail_cache) + capacity, 0)) {
+    int st = wait_for_room(p, ch, last, capacity, op);
+    if (st != OK) return st;
+  }
+  *first = q;
+  return OK;
+}
+
+// Pushes one trigger {w0, w1} (lap bits clear). *position_out = its position.
+__device__ inline __noinline__ int push1(const Peer& p, uint32_t op, uint64_t w0, uint64_t w1, uint64_t* position_out) {
+  ProxyChannel* ch = channel_of(p);
+  // Read-only after set-up: the loads go out beside the atomic and cost one latency together.
+  const uint64_t ring = __ldg(reinterpret_cast<const unsigned long long*>(&ch->ring));
+  const uint32_t capacity = __ldg(&ch->capacity);
+  const uint32_t log2 = __ldg(&ch->capacity_log2);
+  uint64_t q;
+  int st = claim(p, ch, 1, capacity, op, &q);
+  if (st != OK) return st;
+  const uint64_t lap = lap_bits(q, log2);
+  store_pair_release_sys(reinterpret_cast<uint64_t*>(ring + slot_offset(q, capacity)), w0 | lap, w1 | lap);
+  *position_out = q;
+  return OK;
+}
+
+// Pushes a two-slot trigger {a0, a1} {b0, b1} at consecutive positions (they may wrap around the ring's end).
+__device__ inline __noinline__ int push2(const Peer& p, uint32_t op, uint64_t a0, uint64_t a1, uint64_t b0,
+                                         uint64_t b1) {
+  ProxyChannel* ch = channel_of(p);
+  const uint64_t ring = __ldg(reinterpret_cast<const unsigned long long*>(&ch->ring));
+  const uint32_t capacity = __ldg(&ch->capacity);
+  const uint32_t log2 = __ldg(&ch->capacity_log2);
+  uint64_t q;
+  int st = claim(p, ch, 2, capacity, op, &q);
+  if (st != OK) return st;
+  // One fence orders the data before both slots; each slot is then one relaxed 16-byte store.
+  fence_acq_rel_sys();
+  const uint64_t lap0 = lap_bits(q, log2);
+  const uint64_t lap1 = lap_bits(q + 1, log2);
+  store_pair_relaxed_sys(reinterpret_cast<uint64_t*>(ring + slot_offset(q, capacity)), a0 | lap0, a1 | lap0);
+  store_pair_relaxed_sys(reinterpret_cast<uint64_t*>(ring + slot_offset(q + 1, capacity)), b0 | lap1, b1 | lap1);
+  return OK;
+}
+
+// Waits until the proxy has completed every trigger below `want` (its FLUSH wrote done = position + 1).
+__device__ inline __noinline__ int wait_done(const Peer& p, uint64_t want, uint32_t op) {
+  ProxyChannel* ch = channel_of(p);
+  const uint64_t* done = &ch->done;
+  uint64_t seen = 0;
+  uint64_t start = 0;
+  for (;;) {
+    for (uint32_t k = 0; k < DONE_POLL_BATCH; ++k) {
+      seen = load_acquire_sys(done);
+      if (seen >= want) return OK;
+    }
+    if (start == 0) start = global_timer_ns();
+    int st = wait_check(p, control_of(ch), start, ERROR_PROXY_FLUSH_TIMEOUT, op, want - 1, want, seen);
+    if (st != OK) return st;
+  }
+}
+
+// Waits until the host has popped `position` (its tail passed it): the FIFO round trip, for benchmarks.
+__device__ inline __noinline__ int wait_popped(const Peer& p, uint64_t position) {
+  const ProxyControl* ctl = control_of(channel_of(p));
+  uint64_t start = 0;
+  for (;;) {
+    uint64_t tail = 0;
+    for (uint32_t k = 0; k < ROOM_POLL_BATCH; ++k) {
+      tail = load_acquire_sys(&ctl->tail);
+      if (tail > position) return OK;
+    }
+    if (start == 0) start = global_timer_ns();
+    int st = wait_check(p, ctl, start, ERROR_PROXY_FLUSH_TIMEOUT, OP_FLUSH, position, position + 1, tail);
+    if (st != OK) return st;
+  }
+}
+
+// ---- field checks: before the claim, so a rejected call never reaches the ring.
+
+__device__ __forceinline__ int check_put_fields(const Peer& p, uint32_t op, uint64_t dst, uint64_t src,
+                                                uint64_t bytes) {
+  using namespace TriggerFifoDescriptor;
+  if (__builtin_expect(!put_fits(dst, src, bytes, MEMORY_HEAP, MEMORY_HEAP), 0)) {
+    const uint64_t worst = dst > src ? (dst > bytes ? dst : bytes) : (src > bytes ? src : bytes);
+    return fail(p.view, ERR_RANGE, ERROR_TRIGGER_FIELD, op, p.rank, dst, 1ull << OFFSET_BITS, worst);
+  }
+  return OK;
+}
+
+__device__ __forceinline__ int check_signal_fields(const Peer& p, uint32_t op, uint64_t word, uint32_t signal_op) {
+  using namespace TriggerFifoDescriptor;
+  if (__builtin_expect(!signal_fits(word, signal_op, MEMORY_HEAP), 0)) {
+    return fail(p.view, ERR_RANGE, ERROR_TRIGGER_FIELD, op, p.rank, word, 1ull << OFFSET_BITS, word);
+  }
+  return OK;
+}
+
+__device__ __forceinline__ int check_put(const Peer& p, uint32_t op, uint64_t dst, uint64_t src, uint64_t bytes) {
+  int st = check_range(p.view, p.heap_size, op, p.rank, dst, bytes);
+  if (st == OK) st = check_range(p.view, p.heap_size, op, -1, src, bytes);
+  if (st == OK) st = check_put_fields(p, op, dst, src, bytes);
+  return st;
+}
+
+__device__ __forceinline__ int check_signal(const Peer& p, uint32_t op, uint64_t word, uint32_t signal_op) {
+  int st = check_word(p.view, p.heap_size, op, p.rank, word);
+  if (st == OK) st = check_signal_fields(p, op, word, signal_op);
+  return st;
+}
+
+// ---- the calls, thread scope (gda4j.cuh adds the warp and block forms around them).
+
+// PUT: the copy engine copies [src, src + bytes) of this rank's heap to the peer's heap at dst. Returns once the
+// trigger is queued: keep the source unchanged until a flush (or the peer's signal) says the copy is done.
+__device__ inline __noinline__ int put(const Peer& p, uint32_t op, uint64_t dst, uint64_t src, uint64_t bytes) {
+  using namespace TriggerFifoDescriptor;
+  int st = check_put(p, op, dst, src, bytes);
+  if (st != OK) return st;
+  uint64_t q;
+  return push1(p, op, put_word0(KIND_PUT, dst, bytes), put_word1(src, bytes, MEMORY_HEAP, MEMORY_HEAP), &q);
+}
+
+// PUT_SIGNAL: the put, then the signal, stream-ordered behind the copy on the proxy's side.
+__device__ inline __noinline__ int put_signal(const Peer& p, uint64_t dst, uint64_t src, uint64_t bytes, uint64_t sig,
+                                              uint32_t signal_op, uint64_t value) {
+  using namespace TriggerFifoDescriptor;
+  int st = check_put(p, OP_PUT_SIGNAL, dst, src, bytes);
+  if (st == OK) st = check_signal(p, OP_PUT_SIGNAL, sig, signal_op);
+  if (st != OK) return st;
+  return push2(p, OP_PUT_SIGNAL, put_word0(KIND_PUT_SIGNAL, dst, bytes),
+               put_word1(src, bytes, MEMORY_HEAP, MEMORY_HEAP),
+               signal_word0(KIND_SIGNAL, signal_op, sig, value, MEMORY_HEAP), signal_word1(value));
+}
+
+// SIGNAL (op = OP_SIGNAL) or ATOMIC_ADD (op = OP_ATOMIC_ADD, signal_op = SIGNAL_OP_ADD) on the peer's word.
+__device__ inline __noinline__ int signal(const Peer& p, uint32_t op, uint64_t word, uint32_t signal_op,
+                                          uint64_t value) {
+  using namespace TriggerFifoDescriptor;
+  int st = check_signal(p, op, word, signal_op);
+  if (st != OK) return st;
+  const uint32_t kind = op == OP_ATOMIC_ADD ? KIND_ATOMIC_ADD : KIND_SIGNAL;
+  uint64_t q;
+  return push1(p, op, signal_word0(kind, signal_op, word, value, MEMORY_HEAP), signal_word1(value), &q);
+}
+
+// FLUSH: returns once everything pushed to this channel before it has completed at the peer.
+__device__ inline __noinline__ int flush(const Peer& p, uint32_t op) {
+  using namespace TriggerFifoDescriptor;
+  uint64_t q;
+  int st = push1(p, op, control_word0(KIND_FLUSH), 0, &q);
+  if (st != OK) return st;
+  return wait_done(p, q + 1, op);
+}
+
+// NOP: popped and dropped by the proxy; for measuring the FIFO alone. *position_out = its position.
+__device__ __forceinline__ int push_nop(const Peer& p, uint64_t cookie, uint64_t* position_out) {
+  using namespace TriggerFifoDescriptor;
+  return push1(p, OP_FLUSH, control_word0(KIND_NOP), nop_word1(cookie), position_out);
+}
+
+}  // namespace proxy
+}  // namespace gda4j
