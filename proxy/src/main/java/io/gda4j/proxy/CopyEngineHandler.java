@@ -1,0 +1,254 @@
+package io.gda4j.proxy;
+
+import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_ATOMIC_ADD;
+import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_FLUSH;
+import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_NOP;
+import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_PUT;
+import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_PUT_SIGNAL;
+import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_SIGNAL;
+import static io.gda4j.proxy.TriggerFifoDescriptor.MEMORY_HEAP;
+import static io.gda4j.proxy.TriggerFifoDescriptor.SIGNAL_OP_ADD;
+
+import io.gda4j.cuda.CudaException;
+import io.gda4j.cuda.DevicePointer;
+import io.gda4j.cuda.MutableDevicePointer;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Locale;
+import java.util.concurrent.locks.LockSupport;
+
+import jcuda.Pointer;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUresult;
+import jcuda.driver.CUstream;
+import jcuda.driver.JCudaDriver;
+
+/**
+ * Executes a channel's triggers with the copy engine, in FIFO order, without waiting for any of them:
+ * <ul>
+ *   <li>PUT: {@code cuMemcpyDtoDAsync} (with peer access) or {@code cuMemcpyPeerAsync} (without) on the channel's
+ *       stream, on the pushing rank's GPU;</li>
+ *   <li>SIGNAL set: {@code cuStreamWriteValue64} of the value into the peer's word on the signal stream; add and
+ *       ATOMIC_ADD: a one-thread kernel doing a system-scope atomicAdd there. The signal stream is the channel's own
+ *       stream (signal path DIRECT: the write queues right behind the copy, so it cannot pass the data and the host
+ *       does not wait in between) or a stream on the peer's GPU that first waits for an event recorded behind the
+ *       copies (PEER_STREAM: no peer access needed);</li>
+ *   <li>PUT_SIGNAL: the PUT, then the SIGNAL;</li>
+ *   <li>FLUSH at position p: {@code cuStreamWriteValue64(done, p + 1)} on the channel's stream, behind all the work
+ *       before it (and behind the signal stream, joined by an event): the GPU's flush polls its own memory and the
+ *       proxy thread goes straight on to other triggers and channels;</li>
+ *   <li>NOP: nothing.</li>
+ * </ul>
+ * Every field is checked against the heap again here: the host never trusts a trigger to stay in range. Driver
+ * handles and reusable pointers are prepared once, so a trigger costs its driver calls and no allocation.
+ */
+final class CopyEngineHandler implements TriggerHandler {
+    static final String MODULE = "proxy";
+    static final String ATOMIC_ADD_KERNEL = "gda4j_proxy_atomic_add";
+    /** Between cuStreamQuery polls while a channel closes. */
+    private static final long COMPLETION_POLL_NANOS = 50_000;
+
+    private final String channelName;
+    private final long localHeap;
+    private final long peerHeap;
+    private final long heapSize;
+    private final CUcontext localContext;
+    private final CUcontext peerContext;
+    private final CUstream stream;
+    private final boolean peerStreamSignals;
+    private final CUcontext signalContext;
+    private final CUstream signalStream;
+    private final CUevent copiesDone;
+    private final CUevent signalsDone;
+    private final CUfunction atomicAdd;
+    private final DevicePointer doneWord;
+    private final MutableDevicePointer dst = new MutableDevicePointer();
+    private final MutableDevicePointer src = new MutableDevicePointer();
+    private final MutableDevicePointer word = new MutableDevicePointer();
+    private final ByteBuffer atomicWordArg = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+    private final ByteBuffer atomicValueArg = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+    private final Pointer atomicArgs;
+    /** The signal stream has work the channel's stream has not been ordered behind yet (PEER_STREAM only). */
+    private boolean signalStreamAhead;
+    private long lastPosition = -1;
+
+    /**
+     * @param peerStreamSignals whether signals go through {@code signalStream} on the peer's GPU (then
+     *                          {@code copiesDone} and {@code signalsDone} are events for the hand-offs)
+     * @param atomicAdd         {@value #ATOMIC_ADD_KERNEL}, loaded in the signal stream's context
+     * @param doneWord          the channel's {@code done} word in the pushing rank's GPU memory
+     */
+    CopyEngineHandler(String channelName, long localHeap, long peerHeap, long heapSize, CUcontext localContext,
+                      CUcontext peerContext, CUstream stream, boolean peerStreamSignals, CUstream signalStream,
+                      CUevent copiesDone, CUevent signalsDone, CUfunction atomicAdd, DevicePointer doneWord) {
+        this.channelName = channelName;
+        this.localHeap = localHeap;
+        this.peerHeap = peerHeap;
+        this.heapSize = heapSize;
+        this.localContext = localContext;
+        this.peerContext = peerContext;
+        this.stream = stream;
+        this.peerStreamSignals = peerStreamSignals;
+        this.signalContext = peerStreamSignals ? peerContext : localContext;
+        this.signalStream = peerStreamSignals ? signalStream : stream;
+        this.copiesDone = copiesDone;
+        this.signalsDone = signalsDone;
+        this.atomicAdd = atomicAdd;
+        this.doneWord = doneWord;
+        this.atomicArgs = Pointer.to(Pointer.to(atomicWordArg), Pointer.to(atomicValueArg));
+    }
+
+    @Override
+    public void onTrigger(long position, long word0, long word1, long next0, long next1) {
+        switch (TriggerFifoDescriptor.kind(word0)) {
+            case KIND_NOP:
+                return;
+            case KIND_PUT:
+                put(position, word0, word1);
+                break;
+            case KIND_PUT_SIGNAL:
+                put(position, word0, word1);
+                signal(position + 1, next0, next1, false);
+                break;
+            case KIND_SIGNAL:
+                signal(position, word0, word1, false);
+                break;
+            case KIND_ATOMIC_ADD:
+                signal(position, word0, word1, true);
+                break;
+            case KIND_FLUSH:
+                flush(position);
+                break;
+            default:
+                throw bad(position, word0, word1, next0, next1, "its kind is unknown");
+        }
+        lastPosition = position;
+    }
+
+    private void put(long position, long word0, long word1) {
+        long size = TriggerFifoDescriptor.sizeBytes(word0, word1);
+        long to = TriggerFifoDescriptor.dstOffset(word0);
+        long from = TriggerFifoDescriptor.srcOffset(word1);
+        if (TriggerFifoDescriptor.dstMemory(word1) != MEMORY_HEAP || TriggerFifoDescriptor.srcMemory(word1) != MEMORY_HEAP
+                || to > heapSize || size > heapSize - to || from > heapSize || size > heapSize - from) {
+            throw bad(position, word0, word1, 0, 0, "it addresses memory outside the symmetric heap of " + heapSize
+                    + " bytes");
+        }
+        if (size == 0) {
+            return;
+        }
+        dst.set(peerHeap + to);
+        src.set(localHeap + from);
+        current(localContext, position);
+        int result = peerStreamSignals
+                ? JCudaDriver.cuMemcpyPeerAsync(dst, peerContext, src, localContext, size, stream)
+                : JCudaDriver.cuMemcpyDtoDAsync(dst, src, size, stream);
+        if (result != CUresult.CUDA_SUCCESS) {
+            throw cuda(result, peerStreamSignals ? "cuMemcpyPeerAsync" : "cuMemcpyDtoDAsync", position, word0, word1);
+        }
+    }
+
+    private void signal(long position, long word0, long word1, boolean atomic) {
+        long offset = TriggerFifoDescriptor.wordOffset(word0);
+        if (TriggerFifoDescriptor.signalMemory(word0) != MEMORY_HEAP || (offset & 7) != 0 || offset > heapSize - 8) {
+            throw bad(position, word0, word1, 0, 0, "its signal word is misaligned or outside the symmetric heap of "
+                    + heapSize + " bytes");
+        }
+        long value = TriggerFifoDescriptor.signalValue(word0, word1);
+        if (peerStreamSignals) {
+            current(localContext, position);
+            check(JCudaDriver.cuEventRecord(copiesDone, stream), "cuEventRecord", position, word0, word1);
+            current(peerContext, position);
+            check(JCudaDriver.cuStreamWaitEvent(signalStream, copiesDone, 0), "cuStreamWaitEvent", position, word0,
+                    word1);
+            signalStreamAhead = true;
+        } else {
+            current(localContext, position);
+        }
+        if (!atomic && TriggerFifoDescriptor.signalOp(word0) != SIGNAL_OP_ADD) {
+            word.set(peerHeap + offset);
+            check(JCudaDriver.cuStreamWriteValue64(signalStream, word, value, 0), "cuStreamWriteValue64", position,
+                    word0, word1);
+        } else {
+            atomicWordArg.putLong(0, peerHeap + offset);
+            atomicValueArg.putLong(0, value);
+            check(JCudaDriver.cuLaunchKernel(atomicAdd, 1, 1, 1, 1, 1, 1, 0, signalStream, atomicArgs, null),
+                    "cuLaunchKernel(" + ATOMIC_ADD_KERNEL + ")", position, word0, word1);
+        }
+    }
+
+    private void flush(long position) {
+        if (signalStreamAhead) {
+            current(peerContext, position);
+            check(JCudaDriver.cuEventRecord(signalsDone, signalStream), "cuEventRecord", position, 0, 0);
+            current(localContext, position);
+            check(JCudaDriver.cuStreamWaitEvent(stream, signalsDone, 0), "cuStreamWaitEvent", position, 0, 0);
+            signalStreamAhead = false;
+        } else {
+            current(localContext, position);
+        }
+        check(JCudaDriver.cuStreamWriteValue64(stream, doneWord, position + 1, 0), "cuStreamWriteValue64(done)",
+                position, 0, 0);
+    }
+
+    private void current(CUcontext context, long position) {
+        int result = JCudaDriver.cuCtxSetCurrent(context);
+        if (result != CUresult.CUDA_SUCCESS) {
+            throw cuda(result, "cuCtxSetCurrent", position, 0, 0);
+        }
+    }
+
+    private void check(int result, String call, long position, long word0, long word1) {
+        if (result != CUresult.CUDA_SUCCESS) {
+            throw cuda(result, call, position, word0, word1);
+        }
+    }
+
+    @Override
+    public boolean awaitCompletion(long timeoutNanos) {
+        long deadline = System.nanoTime() + timeoutNanos;
+        boolean first = true;
+        while (true) {
+            boolean done = complete(localContext, stream) && (!peerStreamSignals || complete(peerContext, signalStream));
+            if (done) {
+                return true;
+            }
+            if (!first && System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            first = false;
+            LockSupport.parkNanos(COMPLETION_POLL_NANOS);
+        }
+    }
+
+    private static boolean complete(CUcontext context, CUstream s) {
+        JCudaDriver.cuCtxSetCurrent(context);
+        int result = JCudaDriver.cuStreamQuery(s);
+        if (result == CUresult.CUDA_ERROR_NOT_READY) {
+            return false;
+        }
+        if (result != CUresult.CUDA_SUCCESS) {
+            throw new CudaException(result, "cuStreamQuery on a proxy stream while it closed");
+        }
+        return true;
+    }
+
+    @Override
+    public String inFlight() {
+        return lastPosition < 0 ? "nothing handled yet" : "copies and signals up to trigger position " + lastPosition;
+    }
+
+    private ProxyException bad(long position, long word0, long word1, long next0, long next1, String why) {
+        return new ProxyException(String.format(Locale.ROOT, "refused trigger %d (%s; words 0x%016x 0x%016x): %s",
+                position, Trigger.decode(word0, word1, next0, next1), word0, word1, why));
+    }
+
+    private ProxyException cuda(int result, String call, long position, long word0, long word1) {
+        String what = word0 == 0 && word1 == 0 ? "" : " (" + Trigger.decode(word0, word1, 0, 0) + ")";
+        return new ProxyException(String.format(Locale.ROOT, "%s failed for trigger %d%s on %s: %s", call, position,
+                what, channelName, CudaException.describe(result)));
+    }
+}

@@ -1,0 +1,229 @@
+package io.gda4j.proxy;
+
+import static io.gda4j.proxy.TriggerFifoDescriptor.CHANNEL_CAPACITY_LOG2_OFFSET;
+import static io.gda4j.proxy.TriggerFifoDescriptor.CHANNEL_CAPACITY_OFFSET;
+import static io.gda4j.proxy.TriggerFifoDescriptor.CHANNEL_CONTROL_OFFSET;
+import static io.gda4j.proxy.TriggerFifoDescriptor.CHANNEL_DONE_OFFSET;
+import static io.gda4j.proxy.TriggerFifoDescriptor.CHANNEL_HEAD_OFFSET;
+import static io.gda4j.proxy.TriggerFifoDescriptor.CHANNEL_LENGTH;
+import static io.gda4j.proxy.TriggerFifoDescriptor.CHANNEL_PEER_OFFSET;
+import static io.gda4j.proxy.TriggerFifoDescriptor.CHANNEL_RANK_OFFSET;
+import static io.gda4j.proxy.TriggerFifoDescriptor.CHANNEL_RING_OFFSET;
+import static io.gda4j.proxy.TriggerFifoDescriptor.RING_OFFSET;
+
+import io.gda4j.cuda.CudaEvent;
+import io.gda4j.cuda.CudaStream;
+import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.cuda.MappedHostMemory;
+import io.gda4j.transport.LinkHealth;
+import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.TransportTag;
+import io.gda4j.world.Rank;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * The proxy link from one rank to a peer (a PortChannel): the trigger FIFO in pinned host memory mapped into the
+ * rank's GPU, the device-side channel object the rank's device view points at, the CUDA stream(s) the copy engine
+ * handler drives, and the registration with the world's {@link ProxyService}. Owned by the rank's {@link PeerLink};
+ * closing it drains the channel (see {@link ProxyService#remove}) and frees everything, newest first.
+ */
+public final class ProxyChannel implements AutoCloseable, LinkHealth {
+    private final String name;
+    private final Rank local;
+    private final Rank peer;
+    private final ProxyService service;
+    private final boolean peerStreamSignals;
+    private final List<AutoCloseable> resources;
+    private final MappedHostMemory fifoMemory;
+    private final DeviceMemory deviceChannel;
+    private final Channel channel;
+    private final Consumer<ProxyChannel> onClosed;
+    private boolean closed;
+
+    private ProxyChannel(String name, Rank local, Rank peer, ProxyService service, boolean peerStreamSignals,
+                         List<AutoCloseable> resources, MappedHostMemory fifoMemory, DeviceMemory deviceChannel,
+                         Channel channel, Consumer<ProxyChannel> onClosed) {
+        this.name = name;
+        this.local = local;
+        this.peer = peer;
+        this.service = service;
+        this.peerStreamSignals = peerStreamSignals;
+        this.resources = resources;
+        this.fifoMemory = fifoMemory;
+        this.deviceChannel = deviceChannel;
+        this.channel = channel;
+        this.onClosed = onClosed;
+    }
+
+    /**
+     * Builds the channel {@code local -> peer} and registers it with {@code service} (thread {@code local.rank() mod
+     * threads}).
+     *
+     * @param peerStreamSignals deliver signals through a stream on the peer's GPU (no peer access needed) instead of
+     *                          the channel's own stream
+     * @param onClosed          told once the channel is closed (the transport's reference count)
+     */
+    static ProxyChannel open(Rank local, Rank peer, ProxyService service, ProxyConfig config, boolean peerStreamSignals,
+                             Consumer<ProxyChannel> onClosed) {
+        String name = "rank " + local.rank() + " -> rank " + peer.rank();
+        int depth = config.fifoDepth();
+        List<AutoCloseable> resources = new ArrayList<>();
+        try {
+            boolean sameGpu = local.device().ordinal() == peer.device().ordinal();
+            if (!peerStreamSignals && !sameGpu) {
+                local.context().enablePeerAccess(peer.context());
+            }
+            MappedHostMemory fifoMemory = add(resources, local.context().allocateMappedHost(
+                    TriggerFifoDescriptor.regionBytes(depth)));
+            DeviceMemory deviceChannel = add(resources, local.context().allocate(CHANNEL_LENGTH));
+            ByteBuffer b = ByteBuffer.allocateDirect(CHANNEL_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+            b.putLong(CHANNEL_RING_OFFSET, fifoMemory.deviceAddress() + RING_OFFSET);
+            b.putLong(CHANNEL_CONTROL_OFFSET, fifoMemory.deviceAddress());
+            b.putInt(CHANNEL_CAPACITY_OFFSET, depth);
+            b.putInt(CHANNEL_CAPACITY_LOG2_OFFSET, Integer.numberOfTrailingZeros(depth));
+            b.putInt(CHANNEL_RANK_OFFSET, local.rank());
+            b.putInt(CHANNEL_PEER_OFFSET, peer.rank());
+            b.putLong(CHANNEL_HEAD_OFFSET, 0);
+            b.putLong(CHANNEL_DONE_OFFSET, 0);
+            deviceChannel.copyFromHost(0, b);
+
+            CudaStream stream = add(resources, local.context().createStream());
+            CudaStream signalStream = null;
+            CudaEvent copiesDone = null;
+            CudaEvent signalsDone = null;
+            if (peerStreamSignals) {
+                signalStream = add(resources, peer.context().createStream());
+                copiesDone = add(resources, local.context().createOrderingEvent());
+                signalsDone = add(resources, peer.context().createOrderingEvent());
+            }
+            Rank signaller = peerStreamSignals ? peer : local;
+            CopyEngineHandler handler = new CopyEngineHandler(name, local.heapBase(), peer.heapBase(),
+                    Math.min(local.heapSizeBytes(), peer.heapSizeBytes()), local.context().handle(),
+                    peer.context().handle(), stream.handle(), peerStreamSignals,
+                    signalStream == null ? null : signalStream.handle(),
+                    copiesDone == null ? null : copiesDone.handle(), signalsDone == null ? null : signalsDone.handle(),
+                    signaller.kernel(CopyEngineHandler.MODULE, CopyEngineHandler.ATOMIC_ADD_KERNEL).handle(),
+                    deviceChannel.pointer().plusBytes(CHANNEL_DONE_OFFSET));
+            TriggerFifo fifo = new TriggerFifo(fifoMemory.hostBuffer(), depth);
+            // A failed channel stops both ends' spins at once rather than after their timeouts.
+            Channel channel = new Channel(name, fifo, handler, ProxyConfig.BATCH, () -> {
+                local.raiseAbort();
+                peer.raiseAbort();
+            });
+            ProxyChannel pc = new ProxyChannel(name, local, peer, service, peerStreamSignals, resources, fifoMemory,
+                    deviceChannel, channel, onClosed);
+            service.add(channel, local.rank());
+            return pc;
+        } catch (RuntimeException e) {
+            closeAll(resources, e);
+            throw e;
+        }
+    }
+
+    private static <T extends AutoCloseable> T add(List<AutoCloseable> resources, T r) {
+        resources.add(r);
+        return r;
+    }
+
+    /** The PeerEntry contents of this link: tag PROXY, handle = the device channel object. */
+    PeerLink link() {
+        boolean sameGpu = local.device().ordinal() == peer.device().ordinal();
+        // The peer's abort word is reachable only with peer access (or on the same GPU).
+        long peerAbort = sameGpu || !peerStreamSignals ? peer.abortFlagAddress() : 0;
+        return new PeerLink(TransportTag.PROXY, 0, deviceChannel.address(), 0, 0, peerAbort, this);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** The service this channel is registered with. */
+    public ProxyService service() {
+        return service;
+    }
+
+    /** The proxy-side channel (FIFO and handler). */
+    public Channel channel() {
+        return channel;
+    }
+
+    /** Device address of the channel object (the PeerEntry handle). */
+    public long deviceHandle() {
+        return deviceChannel.address();
+    }
+
+    /** Whether signals travel through a stream on the peer's GPU (signal path peer-stream). */
+    public boolean peerStreamSignals() {
+        return peerStreamSignals;
+    }
+
+    /** Triggers the host has popped from this channel so far. */
+    public long popped() {
+        return channel.fifo().publishedTail();
+    }
+
+    /** Positions the GPU has claimed so far (reads the channel's head from GPU memory; for tests and diagnostics). */
+    public long claimed() {
+        return deviceChannel.readLong(CHANNEL_HEAD_OFFSET);
+    }
+
+    @Override
+    public Optional<String> problem() {
+        return channel.problem();
+    }
+
+    /** Drains and unregisters the channel, then frees its memory and streams. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        RuntimeException failure = null;
+        try {
+            service.remove(channel);
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        failure = closeAll(resources, failure);
+        try {
+            onClosed.accept(this);
+        } catch (RuntimeException e) {
+            failure = accumulate(failure, e);
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static RuntimeException closeAll(List<AutoCloseable> resources, RuntimeException failure) {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            try {
+                resources.get(i).close();
+            } catch (Exception e) {
+                failure = accumulate(failure, e);
+            }
+        }
+        resources.clear();
+        return failure;
+    }
+
+    private static RuntimeException accumulate(RuntimeException failure, Exception next) {
+        if (failure == null) {
+            return next instanceof RuntimeException ? (RuntimeException) next : new IllegalStateException(next);
+        }
+        failure.addSuppressed(next);
+        return failure;
+    }
+
+    @Override
+    public String toString() {
+        return "ProxyChannel[" + name + ", fifo " + fifoMemory.sizeBytes() + " B]";
+    }
+}

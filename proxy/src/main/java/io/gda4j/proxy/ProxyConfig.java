@@ -1,0 +1,171 @@
+package io.gda4j.proxy;
+
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * Every setting of the host proxy in one place: a system property ({@code *_PROP_NAME}), an environment variable
+ * ({@code *_ENV}) and a default ({@code *_DEFAULT}) each; a property beats the environment, which beats the default.
+ * Resolved once by {@link #resolve()}; {@code gda4j info} prints {@link #describe()}.
+ */
+public final class ProxyConfig {
+    public static final String THREADS_PROP_NAME = "gda4j.proxy.threads";
+    public static final String THREADS_ENV = "GDA4J_PROXY_THREADS";
+    public static final String THREADS_DEFAULT = "1";
+
+    public static final String FIFO_DEPTH_PROP_NAME = "gda4j.proxy.fifoDepth";
+    public static final String FIFO_DEPTH_ENV = "GDA4J_PROXY_FIFO_DEPTH";
+    public static final String FIFO_DEPTH_DEFAULT = "512";
+
+    public static final String IDLE_PROP_NAME = "gda4j.proxy.idle";
+    public static final String IDLE_ENV = "GDA4J_PROXY_IDLE";
+    public static final String IDLE_DEFAULT = IdleStrategy.BusySpin.ALIAS;
+
+    public static final String SIGNAL_PATH_PROP_NAME = "gda4j.proxy.signalPath";
+    public static final String SIGNAL_PATH_ENV = "GDA4J_PROXY_SIGNAL_PATH";
+    public static final String SIGNAL_PATH_DEFAULT = "auto";
+
+    public static final String CLOSE_TIMEOUT_PROP_NAME = "gda4j.proxy.closeTimeoutMillis";
+    public static final String CLOSE_TIMEOUT_ENV = "GDA4J_PROXY_CLOSE_TIMEOUT_MS";
+    public static final String CLOSE_TIMEOUT_DEFAULT = "5000";
+
+    /** Most triggers one channel hands over per polling cycle before the thread turns to its other channels. */
+    public static final int BATCH = 64;
+    public static final int MAX_THREADS = 64;
+
+    /**
+     * How the signal of a trigger reaches the peer's word. DIRECT: the channel's stream (on the pushing rank's GPU)
+     * writes it through peer access, right behind the copy. PEER_STREAM: a stream on the peer's GPU writes it after an
+     * event from the copy stream, which needs no peer access. AUTO: DIRECT where peer access exists.
+     */
+    public enum SignalPath {
+        AUTO, DIRECT, PEER_STREAM;
+
+        public String label() {
+            return name().toLowerCase(Locale.ROOT).replace('_', '-');
+        }
+
+        static SignalPath parse(String text) {
+            for (SignalPath p : values()) {
+                if (p.label().equals(text.trim().toLowerCase(Locale.ROOT))) {
+                    return p;
+                }
+            }
+            throw new IllegalArgumentException(SIGNAL_PATH_ENV + "/" + SIGNAL_PATH_PROP_NAME + " must be auto, direct or "
+                    + "peer-stream, got '" + text + "'");
+        }
+    }
+
+    private final int threads;
+    private final int fifoDepth;
+    private final String idle;
+    private final SignalPath signalPath;
+    private final Duration closeTimeout;
+
+    public ProxyConfig(int threads, int fifoDepth, String idle, SignalPath signalPath, Duration closeTimeout) {
+        if (threads < 1 || threads > MAX_THREADS) {
+            throw new IllegalArgumentException(THREADS_ENV + "/" + THREADS_PROP_NAME + " must be 1.." + MAX_THREADS
+                    + ", got " + threads);
+        }
+        try {
+            TriggerFifoDescriptor.checkCapacity(fifoDepth);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(FIFO_DEPTH_ENV + "/" + FIFO_DEPTH_PROP_NAME + ": " + e.getMessage(), e);
+        }
+        IdleStrategy.parse(idle); // validates
+        if (closeTimeout.isNegative() || closeTimeout.isZero()) {
+            throw new IllegalArgumentException(CLOSE_TIMEOUT_ENV + "/" + CLOSE_TIMEOUT_PROP_NAME + " must be positive");
+        }
+        this.threads = threads;
+        this.fifoDepth = fifoDepth;
+        this.idle = idle.trim().toLowerCase(Locale.ROOT);
+        this.signalPath = signalPath;
+        this.closeTimeout = closeTimeout;
+    }
+
+    public static ProxyConfig resolve() {
+        return resolve(System.getProperties(), System.getenv());
+    }
+
+    public static ProxyConfig resolve(Properties props, Map<String, String> env) {
+        return new ProxyConfig(
+                integer(setting(props, env, THREADS_PROP_NAME, THREADS_ENV, THREADS_DEFAULT), THREADS_ENV, THREADS_PROP_NAME),
+                integer(setting(props, env, FIFO_DEPTH_PROP_NAME, FIFO_DEPTH_ENV, FIFO_DEPTH_DEFAULT), FIFO_DEPTH_ENV,
+                        FIFO_DEPTH_PROP_NAME),
+                setting(props, env, IDLE_PROP_NAME, IDLE_ENV, IDLE_DEFAULT),
+                SignalPath.parse(setting(props, env, SIGNAL_PATH_PROP_NAME, SIGNAL_PATH_ENV, SIGNAL_PATH_DEFAULT)),
+                Duration.ofMillis(integer(setting(props, env, CLOSE_TIMEOUT_PROP_NAME, CLOSE_TIMEOUT_ENV,
+                        CLOSE_TIMEOUT_DEFAULT), CLOSE_TIMEOUT_ENV, CLOSE_TIMEOUT_PROP_NAME)));
+    }
+
+    private static String setting(Properties props, Map<String, String> env, String prop, String envName, String def) {
+        String v = props.getProperty(prop);
+        if (v == null) {
+            v = env.get(envName);
+        }
+        return v == null ? def : v;
+    }
+
+    private static int integer(String text, String envName, String propName) {
+        try {
+            return Integer.parseInt(text.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(envName + "/" + propName + " must be a whole number, got '" + text + "'", e);
+        }
+    }
+
+    /** Proxy threads; channels of local rank r are served by thread r mod threads. */
+    public int threads() {
+        return threads;
+    }
+
+    /** Slots of each channel's trigger FIFO (a power of two). */
+    public int fifoDepth() {
+        return fifoDepth;
+    }
+
+    /** A fresh idle strategy for one thread. */
+    public IdleStrategy newIdleStrategy() {
+        return IdleStrategy.parse(idle);
+    }
+
+    public String idle() {
+        return idle;
+    }
+
+    public SignalPath signalPath() {
+        return signalPath;
+    }
+
+    /** How long closing waits for pending work to complete before it reports it as failed. */
+    public Duration closeTimeout() {
+        return closeTimeout;
+    }
+
+    public ProxyConfig withThreads(int n) {
+        return new ProxyConfig(n, fifoDepth, idle, signalPath, closeTimeout);
+    }
+
+    public ProxyConfig withFifoDepth(int n) {
+        return new ProxyConfig(threads, n, idle, signalPath, closeTimeout);
+    }
+
+    public ProxyConfig withSignalPath(SignalPath p) {
+        return new ProxyConfig(threads, fifoDepth, idle, p, closeTimeout);
+    }
+
+    /** One line per setting with where to change it, for {@code gda4j info}. */
+    public String describe() {
+        return String.format(Locale.ROOT, "proxy threads %d  (%s / -D%s)%n", threads, THREADS_ENV, THREADS_PROP_NAME)
+                + String.format(Locale.ROOT, "proxy FIFO    %d triggers per channel  (%s / -D%s)%n", fifoDepth,
+                FIFO_DEPTH_ENV, FIFO_DEPTH_PROP_NAME)
+                + String.format(Locale.ROOT, "proxy idle    %s  (%s / -D%s: busy-spin, yield, backoff)%n", idle, IDLE_ENV,
+                IDLE_PROP_NAME)
+                + String.format(Locale.ROOT, "proxy signal  %s  (%s / -D%s: auto, direct, peer-stream)%n",
+                signalPath.label(), SIGNAL_PATH_ENV, SIGNAL_PATH_PROP_NAME)
+                + String.format(Locale.ROOT, "proxy close   %d ms  (%s / -D%s)%n", closeTimeout.toMillis(),
+                CLOSE_TIMEOUT_ENV, CLOSE_TIMEOUT_PROP_NAME);
+    }
+}
