@@ -79,7 +79,7 @@ public final class SimulatedDeviceProducer {
             return q;
         }
         long deadline = System.nanoTime() + timeoutNanos;
-        for (;;) {
+        for (int spins = 0;; spins++) {
             long tail = (long) LONGS.getAcquire(region, CONTROL_TAIL_OFFSET);
             if (last < tail + capacity) {
                 tailCache.accumulateAndGet(tail, Math::max);
@@ -91,7 +91,13 @@ public final class SimulatedDeviceProducer {
             if (System.nanoTime() - deadline > 0) {
                 return TIMED_OUT;
             }
-            Thread.onSpinWait();
+            // GPU threads are never descheduled; JVM threads are, and a spinning producer can starve the one that
+            // holds the position the consumer waits for when there are more threads than cores.
+            if ((spins & 63) == 63) {
+                Thread.yield();
+            } else {
+                Thread.onSpinWait();
+            }
         }
     }
 

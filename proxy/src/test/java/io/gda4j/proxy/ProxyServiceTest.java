@@ -1,0 +1,299 @@
+package io.gda4j.proxy;
+
+import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_NOP;
+import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_PUT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The proxy service without a GPU: channels over plain buffers, handlers that count. Threads serve their channels,
+ * closing completes or reports pending work, a failing channel stops alone, a dead thread is named, and the polling
+ * loop allocates nothing.
+ */
+class ProxyServiceTest {
+    static final long SECOND = 1_000_000_000L;
+
+    static ProxyConfig config(int threads) {
+        return new ProxyConfig(threads, 16, "busy-spin", ProxyConfig.SignalPath.AUTO, Duration.ofMillis(500));
+    }
+
+    /** A channel over a direct buffer with a producer for it. */
+    static final class Rig {
+        final ByteBuffer region = TriggerFifoTest.region(16);
+        final TriggerFifo fifo = new TriggerFifo(region, 16);
+        final SimulatedDeviceProducer producer = new SimulatedDeviceProducer(region, 16, false);
+        final Counting handler = new Counting();
+        final AtomicInteger failures = new AtomicInteger();
+        final Channel channel;
+
+        Rig(String name) {
+            channel = new Channel(name, fifo, handler, 4, failures::incrementAndGet);
+        }
+
+        void push(int n) {
+            for (int i = 0; i < n; i++) {
+                assertTrue(producer.push(TriggerFifoDescriptor.controlWord0(KIND_NOP), i, 10 * SECOND) >= 0);
+            }
+        }
+    }
+
+    /** Counts triggers; "work" completes when {@code completeAfter} is reached by awaitCompletion's clock. */
+    static final class Counting implements TriggerHandler {
+        final AtomicLong handled = new AtomicLong();
+        volatile boolean neverCompletes;
+        volatile Thread handlingThread;
+
+        @Override
+        public void onTrigger(long position, long word0, long word1, long next0, long next1) {
+            handlingThread = Thread.currentThread();
+            if (TriggerFifoDescriptor.kind(word0) == KIND_PUT) {
+                throw new IllegalArgumentException("this test handler refuses PUT at " + position);
+            }
+            handled.incrementAndGet();
+        }
+
+        @Override
+        public boolean awaitCompletion(long timeoutNanos) {
+            return !neverCompletes;
+        }
+
+        @Override
+        public String inFlight() {
+            return "a copy that never ends";
+        }
+    }
+
+    static void awaitHandled(Rig rig, long n) {
+        long deadline = System.nanoTime() + 10 * SECOND;
+        while (rig.handler.handled.get() < n && System.nanoTime() < deadline) {
+            Thread.yield();
+        }
+        assertEquals(n, rig.handler.handled.get());
+    }
+
+    @Test
+    void threadsServeTheirChannelsAndCloseStopsThem() {
+        ProxyService service = new ProxyService(config(2));
+        Rig a = new Rig("rank 0 -> rank 1");
+        Rig b = new Rig("rank 1 -> rank 0");
+        service.add(a.channel, 0);
+        service.add(b.channel, 1);
+        assertEquals(2, service.channelCount());
+        a.push(1000);
+        b.push(1000);
+        awaitHandled(a, 1000);
+        awaitHandled(b, 1000);
+        assertTrue(a.handler.handlingThread.getName().endsWith(".0"), a.handler.handlingThread.getName());
+        assertTrue(b.handler.handlingThread.getName().endsWith(".1"), b.handler.handlingThread.getName());
+        assertEquals(Optional.empty(), a.channel.problem());
+        service.close();
+        for (AgentRunner r : service.threads()) {
+            assertFalse(r.isAlive(), r.name() + " still runs after close");
+        }
+        assertEquals(TriggerFifoDescriptor.STATE_STOPPED, a.fifo.stateAcquire(), "the GPU must learn the proxy stopped");
+        assertTrue(a.channel.problem().orElseThrow().contains("is closed"), a.channel.problem().orElseThrow());
+        service.close(); // idempotent
+        assertThrows(IllegalStateException.class, () -> service.add(new Rig("late").channel, 0));
+    }
+
+    @Test
+    void closeExecutesWhatWasPublishedBeforeItReturns() throws Exception {
+        ProxyService service = new ProxyService(config(1));
+        Rig rig = new Rig("rank 0 -> rank 1");
+        // Published while no thread polls it yet: the drain must take them.
+        rig.push(10);
+        service.threads().get(0).stop(Duration.ofSeconds(5));
+        service.add(rig.channel, 0);
+        service.close();
+        assertEquals(10, rig.handler.handled.get());
+        assertEquals(10, rig.fifo.publishedTail());
+    }
+
+    @Test
+    void removeDrainsAndReportsWorkThatDidNotComplete() {
+        ProxyService service = new ProxyService(config(1));
+        try {
+            Rig ok = new Rig("rank 0 -> rank 1");
+            service.add(ok.channel, 0);
+            ok.push(5);
+            service.remove(ok.channel);
+            assertEquals(5, ok.handler.handled.get());
+            assertEquals(0, service.channelCount());
+
+            Rig stuck = new Rig("rank 1 -> rank 0");
+            stuck.handler.neverCompletes = true;
+            service.add(stuck.channel, 0);
+            stuck.push(3);
+            ProxyException e = assertThrows(ProxyException.class, () -> service.remove(stuck.channel));
+            assertTrue(e.getMessage().contains("rank 1 -> rank 0"), e.getMessage());
+            assertTrue(e.getMessage().contains("still running"), e.getMessage());
+            assertTrue(e.getMessage().contains("a copy that never ends"), e.getMessage());
+        } finally {
+            service.close();
+        }
+    }
+
+    @Test
+    void aFailingChannelStopsAloneWithItsReasonAndTheOthersFlow() {
+        ProxyService service = new ProxyService(config(1));
+        try {
+            Rig bad = new Rig("rank 0 -> rank 1");
+            Rig good = new Rig("rank 1 -> rank 0");
+            service.add(bad.channel, 0);
+            service.add(good.channel, 0);
+            bad.push(2);
+            assertTrue(bad.producer.push(TriggerFifoDescriptor.putWord0(KIND_PUT, 0, 8), 0, SECOND) >= 0);
+            bad.push(2);
+            long deadline = System.nanoTime() + 10 * SECOND;
+            while (!bad.channel.isFaulted() && System.nanoTime() < deadline) {
+                Thread.yield();
+            }
+            assertTrue(bad.channel.isFaulted());
+            assertEquals(2, bad.handler.handled.get(), "triggers after the failing one must not run");
+            assertEquals(1, bad.failures.get(), "the failure callback (abort flags) runs once");
+            assertEquals(TriggerFifoDescriptor.STATE_FAILED, bad.fifo.stateAcquire());
+            String problem = bad.channel.problem().orElseThrow();
+            assertTrue(problem.contains("rank 0 -> rank 1") && problem.contains("position 2")
+                    && problem.contains("refuses PUT"), problem);
+            good.push(100);
+            awaitHandled(good, 100);
+            assertEquals(Optional.empty(), good.channel.problem());
+        } finally {
+            assertThrows(ProxyException.class, service::close, "closing must report the failed channel");
+        }
+    }
+
+    @Test
+    void aDeadThreadIsNamedAndItsChannelsFail() {
+        ProxyService service = new ProxyService(config(1));
+        try {
+            Rig rig = new Rig("rank 0 -> rank 1");
+            service.add(rig.channel, 0);
+            rig.push(3);
+            awaitHandled(rig, 3);
+            // An Error is not a handler failure: it escapes the channel and kills the thread.
+            ByteBuffer region = TriggerFifoTest.region(2);
+            Channel killer = new Channel("killer", new TriggerFifo(region, 2), (p, w0, w1, n0, n1) -> {
+                throw new OutOfMemoryError("simulated");
+            }, 1, null);
+            service.add(killer, 0);
+            new SimulatedDeviceProducer(region, 2, false).push(TriggerFifoDescriptor.controlWord0(KIND_NOP), 0, SECOND);
+            AgentRunner thread = service.threads().get(0);
+            long deadline = System.nanoTime() + 10 * SECOND;
+            while (thread.isAlive() && System.nanoTime() < deadline) {
+                Thread.yield();
+            }
+            assertFalse(thread.isAlive());
+            assertEquals(AgentRunner.State.FAILED, thread.state());
+            String problem = rig.channel.problem().orElseThrow();
+            assertTrue(problem.contains(thread.name()) && problem.contains("died") && problem.contains("simulated"),
+                    problem);
+            assertEquals(1, rig.failures.get(), "its channels raise the abort flags");
+            assertEquals(TriggerFifoDescriptor.STATE_FAILED, rig.fifo.stateAcquire());
+        } finally {
+            assertThrows(ProxyException.class, service::close);
+        }
+    }
+
+    @Test
+    void aStoppedThreadIsReported() {
+        ProxyService service = new ProxyService(config(1));
+        Rig rig = new Rig("rank 0 -> rank 1");
+        service.add(rig.channel, 0);
+        service.threads().get(0).stop(Duration.ofSeconds(5));
+        String problem = rig.channel.problem().orElseThrow();
+        assertTrue(problem.contains("was stopped") && problem.contains("rank 0 -> rank 1"), problem);
+        service.close();
+    }
+
+    @Test
+    void thePollingLoopAllocatesNothing() {
+        ProxyAgent agent = new ProxyAgent("test-agent");
+        List<Rig> rigs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            Rig r = new Rig("rank " + i + " -> rank 9");
+            rigs.add(r);
+            agent.add(r.channel);
+        }
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        long id = Thread.currentThread().getId();
+        for (int round = 0; round < 3; round++) {
+            // Producer work happens outside the measured window; the window holds doWork only.
+            for (Rig r : rigs) {
+                r.push(12);
+            }
+            long before = mx.getThreadAllocatedBytes(id);
+            int work = 0;
+            for (int i = 0; i < 20_000; i++) {
+                work += agent.doWork();
+            }
+            long allocated = mx.getThreadAllocatedBytes(id) - before;
+            assertEquals(36, work);
+            if (round > 0) { // round 0 warms up (class loading, first compilations)
+                assertEquals(0, allocated, "doWork allocated " + allocated + " bytes in 20000 cycles");
+            }
+        }
+    }
+
+    @Test
+    void configurationResolvesAndSaysWhatIsWrong() {
+        java.util.Properties props = new java.util.Properties();
+        java.util.Map<String, String> env = new java.util.HashMap<>();
+        ProxyConfig d = ProxyConfig.resolve(props, env);
+        assertEquals(1, d.threads());
+        assertEquals(512, d.fifoDepth());
+        assertEquals("busy-spin", d.idle());
+        assertEquals(ProxyConfig.SignalPath.AUTO, d.signalPath());
+        env.put(ProxyConfig.THREADS_ENV, "3");
+        env.put(ProxyConfig.FIFO_DEPTH_ENV, "64");
+        props.setProperty(ProxyConfig.FIFO_DEPTH_PROP_NAME, "128");
+        env.put(ProxyConfig.IDLE_ENV, "backoff");
+        env.put(ProxyConfig.SIGNAL_PATH_ENV, "peer-stream");
+        ProxyConfig c = ProxyConfig.resolve(props, env);
+        assertEquals(3, c.threads());
+        assertEquals(128, c.fifoDepth(), "a property beats the environment");
+        assertTrue(c.newIdleStrategy() instanceof IdleStrategy.Backoff);
+        assertEquals(ProxyConfig.SignalPath.PEER_STREAM, c.signalPath());
+        assertTrue(c.describe().contains(ProxyConfig.FIFO_DEPTH_ENV));
+        env.put(ProxyConfig.FIFO_DEPTH_ENV, "100");
+        props.clear();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ProxyConfig.resolve(props, env));
+        assertTrue(e.getMessage().contains(ProxyConfig.FIFO_DEPTH_ENV) && e.getMessage().contains("power of two"),
+                e.getMessage());
+        env.put(ProxyConfig.FIFO_DEPTH_ENV, "64");
+        env.put(ProxyConfig.IDLE_ENV, "nap");
+        e = assertThrows(IllegalArgumentException.class, () -> ProxyConfig.resolve(props, env));
+        assertTrue(e.getMessage().contains("busy-spin, yield or backoff"), e.getMessage());
+        env.put(ProxyConfig.IDLE_ENV, "yield");
+        env.put(ProxyConfig.THREADS_ENV, "zero");
+        e = assertThrows(IllegalArgumentException.class, () -> ProxyConfig.resolve(props, env));
+        assertTrue(e.getMessage().contains(ProxyConfig.THREADS_ENV), e.getMessage());
+    }
+
+    @Test
+    void backoffSpinsThenYieldsThenParksAndResetsOnWork() {
+        IdleStrategy.Backoff b = new IdleStrategy.Backoff(2, 2, 1_000, 4_000);
+        long t0 = System.nanoTime();
+        for (int i = 0; i < 10; i++) {
+            b.idle(0);
+        }
+        assertTrue(System.nanoTime() - t0 >= 4 * 1_000, "it never parked");
+        b.idle(1);
+        assertEquals("backoff", b.alias());
+        assertEquals("busy-spin", IdleStrategy.parse("BUSY-SPIN").alias());
+        assertEquals("yield", IdleStrategy.parse("yield").alias());
+    }
+}
