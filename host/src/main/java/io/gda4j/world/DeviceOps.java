@@ -109,6 +109,57 @@ public final class DeviceOps {
         return r.scratch().readLong(SEEN_OFFSET);
     }
 
+    /** flush(peer) from one thread of {@code rank}: returns when everything {@code rank} sent to {@code peer} is there. */
+    public void flush(int rank, int peer) {
+        Rank r = validate(rank, peer);
+        resetStatus(r);
+        r.kernel(MODULE, "gda4j_op_flush").launch(1, 1, 0, r.stream(), KernelArgs.create()
+                .pointer(r.deviceView()).i32(peer).pointer(status(r)));
+        finish(r);
+    }
+
+    /** quiet() from one thread of {@code rank}: everything it sent to any peer is complete. */
+    public void quiet(int rank) {
+        Rank r = world.rank(rank);
+        resetStatus(r);
+        r.kernel(MODULE, "gda4j_op_quiet").launch(1, 1, 0, r.stream(), KernelArgs.create()
+                .pointer(r.deviceView()).pointer(status(r)));
+        finish(r);
+    }
+
+    /**
+     * Many puts from many warps at once, then one signal per warp: {@code table} holds {dst, src, bytes} triples,
+     * {@code perWarp} consecutive ones per warp, so it sets the grid: table.length / 3 / perWarp warps, launched as
+     * blocks of {@code warpsPerBlock} warps. Each warp adds 1 to {@code peer}'s word {@code counterOffset} after its
+     * puts (fence, then a relaxed signal); each block flushes at the end, so everything has landed on return.
+     */
+    public void putMany(int rank, int peer, long[] table, int perWarp, int warpsPerBlock, long counterOffset) {
+        Rank r = validate(rank, peer);
+        checkSignalOffset("counter", counterOffset);
+        if (perWarp <= 0 || warpsPerBlock <= 0 || warpsPerBlock > 32 || table.length % (3 * perWarp) != 0) {
+            throw new IllegalArgumentException("need perWarp > 0, 0 < warpsPerBlock <= 32 and a table of whole warps of"
+                    + " {dst, src, bytes} triples; got " + perWarp + ", " + warpsPerBlock + ", " + table.length + " longs");
+        }
+        int warps = table.length / 3 / perWarp;
+        if (warps % warpsPerBlock != 0) {
+            throw new IllegalArgumentException(warps + " warps do not fill blocks of " + warpsPerBlock);
+        }
+        for (int i = 0; i < table.length; i += 3) {
+            world.heap().checkRange("put destination " + i / 3, table[i], table[i + 2]);
+            world.heap().checkRange("put source " + i / 3, table[i + 1], table[i + 2]);
+        }
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocateDirect(8 * table.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        b.asLongBuffer().put(table);
+        try (io.gda4j.cuda.DeviceMemory t = r.context().allocate(8L * table.length)) {
+            t.copyFromHost(0, b);
+            resetStatus(r);
+            r.kernel(MODULE, "gda4j_op_put_many").launch(warps / warpsPerBlock, 32 * warpsPerBlock, 0, r.stream(),
+                    KernelArgs.create().pointer(r.deviceView()).i32(peer).pointer(t.pointer()).u32(perWarp)
+                            .i64(counterOffset).pointer(status(r)));
+            finish(r);
+        }
+    }
+
     private void launchPut(int rank, int peer, long dstOffset, long srcOffset, long bytes, Scope scope,
                            boolean withSignal, long signalOffset, SignalOp op, long value) {
         Rank r = validate(rank, peer);
