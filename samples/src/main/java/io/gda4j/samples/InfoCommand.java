@@ -3,6 +3,8 @@ package io.gda4j.samples;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.CudaStatus;
+import io.gda4j.proxy.ProxyConfig;
+import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.verbs.RdmaDevice;
 import io.gda4j.verbs.RdmaDevices;
@@ -124,6 +126,13 @@ final class InfoCommand implements Command {
         } catch (IllegalArgumentException e) {
             out.println("  invalid: " + e.getMessage());
         }
+        try {
+            for (String line : ProxyConfig.resolve().describe().split("\n")) {
+                out.println("  " + line.strip());
+            }
+        } catch (IllegalArgumentException e) {
+            out.println("  invalid proxy setting: " + e.getMessage());
+        }
         return 0;
     }
 
@@ -144,6 +153,10 @@ final class InfoCommand implements Command {
                 return "possible only between ranks sharing the one GPU (a second GPU is needed for GPU-to-GPU runs)";
             }
             return pairs.isEmpty() ? "not possible: no GPU pair has peer access" : "possible between GPUs " + String.join(", ", pairs);
+        }
+        if (ProxyTransport.NAME.equals(p.name())) {
+            return "possible between any two ranks of this host (host proxy threads move the data with the copy "
+                    + "engine; staged through the host where GPUs have no peer path)";
         }
         return "on the class path";
     }

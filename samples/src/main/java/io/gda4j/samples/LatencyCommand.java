@@ -1,5 +1,6 @@
 package io.gda4j.samples;
 
+import io.gda4j.transport.TransportTag;
 import io.gda4j.world.ByteSize;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.Scope;
@@ -11,11 +12,16 @@ import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 
-/** {@code gda4j latency}: device-timed ping-pong round trips, bare signal and put_signal over a size sweep. */
+/**
+ * {@code gda4j latency}: device-timed ping-pong round trips, bare signal and put_signal over a size sweep; over the
+ * proxy transport also the trigger FIFO alone ({@code --mode fifo}).
+ */
 final class LatencyCommand implements Command {
     static final long MAX_BYTES = 1L << 30;
     /** Above this many bytes per round trip the iteration count shrinks so each size takes about the same time. */
     static final long BYTES_BUDGET = 256L << 20;
+    static final String FIFO_MODE = "fifo";
+    static final int FIFO_PIPELINED_RUNS = 5;
 
     @Override
     public String name() {
@@ -35,7 +41,11 @@ final class LatencyCommand implements Command {
                 + "after them, the data moved by one thread, one warp or one block (--scopes); 'put_inline' carries 8 "
                 + "bytes inside a 16-byte slot that holds the round number in each half (no fence at all: the fastest "
                 + "small message). Reported: min, median, p99 and max of the round trip in microseconds. Large sizes "
-                + "run fewer iterations (the iters column says how many).";
+                + "run fewer iterations (the iters column says how many). Over --transport proxy every send is a "
+                + "16-byte trigger to a host thread that moves the data with the copy engine; put_inline needs direct "
+                + "stores and is left out, and 'fifo' measures the trigger FIFO alone: fifo_rtt is one GPU thread "
+                + "pushing a trigger and waiting until the proxy has popped it, fifo_pipelined is the cost per trigger "
+                + "when it pushes back to back (min/median/max over 5 runs).";
     }
 
     @Override
@@ -43,7 +53,9 @@ final class LatencyCommand implements Command {
         return "  gda4j latency                               all modes, scopes and sizes 8 B .. 1 MiB on GPUs 0,1\n"
                 + "  gda4j latency --mode signal --iters 100000   the bare signal, many samples\n"
                 + "  gda4j latency --mode put_signal --sizes 8,4k,64k --scopes warp --csv\n"
-                + "  gda4j latency --mode put_inline              8 bytes without a fence\n";
+                + "  gda4j latency --mode put_inline              8 bytes without a fence\n"
+                + "  gda4j latency --transport proxy --mode put_signal --sizes 8 --scopes thread\n"
+                + "  gda4j latency --transport proxy --mode fifo  the trigger FIFO round trip alone\n";
     }
 
     @Override
@@ -51,7 +63,8 @@ final class LatencyCommand implements Command {
         Options o = new Options();
         WorldOptions.addTo(o);
         o.addOption(Option.builder().longOpt("mode").hasArg().argName("LIST")
-                .desc("signal, put_signal, put_inline, comma-separated (default all three)").build());
+                .desc("signal, put_signal, put_inline, fifo (proxy only), comma-separated (default: signal, "
+                        + "put_signal, put_inline; over proxy signal, put_signal)").build());
         o.addOption(Option.builder().longOpt("sizes").hasArg().argName("SIZES")
                 .desc("put_signal sizes: a list 8,64,4k or a doubling range 8:1m (default 8:1m)").build());
         o.addOption(Option.builder().longOpt("scopes").hasArg().argName("LIST")
@@ -68,7 +81,12 @@ final class LatencyCommand implements Command {
     public int run(CommandLine cmd, PrintStream out, PrintStream err) {
         WorldOptions w = WorldOptions.parse(cmd);
         List<PingPong.Mode> modes = new ArrayList<>();
+        boolean fifo = false;
         for (String m : cmd.getOptionValue("mode", "signal,put_signal,put_inline").split(",")) {
+            if (m.trim().equalsIgnoreCase(FIFO_MODE)) {
+                fifo = true;
+                continue;
+            }
             PingPong.Mode mode = PingPong.Mode.parse(m);
             if (!modes.contains(mode)) {
                 modes.add(mode);
@@ -97,6 +115,32 @@ final class LatencyCommand implements Command {
         }
         long maxBytes = modes.contains(PingPong.Mode.PUT_SIGNAL) ? sizes.get(sizes.size() - 1) : 16;
 
+        ResultTable table = new ResultTable("latency: ping-pong round trip, microseconds",
+                List.of("mode", "scope", "size", "bytes", "iters", "min_us", "median_us", "p99_us", "max_us"));
+        try (LocalWorld world = w.open(PingPong.heapBytes(maxBytes))) {
+            boolean proxy = world.transport(w.rank, w.peer) == TransportTag.PROXY;
+            if (fifo && !proxy) {
+                throw new UsageException("--mode fifo measures the proxy's trigger FIFO, but rank " + w.rank + " reaches rank "
+                        + w.peer + " over " + world.transport(w.rank, w.peer).name().toLowerCase(java.util.Locale.ROOT)
+                        + ": add --transport proxy");
+            }
+            if (proxy && modes.contains(PingPong.Mode.PUT_INLINE)) {
+                if (cmd.hasOption("mode")) {
+                    throw new UsageException("put_inline needs direct stores into the peer's memory and does not run over "
+                            + "the proxy: use put_signal");
+                }
+                modes.remove(PingPong.Mode.PUT_INLINE);
+                table.note("put_inline left out: it needs direct stores (p2p), which the proxy transport does not offer");
+            }
+            run(world, w, modes, sizes, scopes, iters, warmup, blockThreads, maxBytes, fifo, table, cmd.hasOption("quiet"), err);
+        }
+        table.print(out, w.format);
+        return 0;
+    }
+
+    private static void run(LocalWorld world, WorldOptions w, List<PingPong.Mode> modes, List<Long> sizes,
+                            List<Scope> scopes, int iters, int warmup, int blockThreads, long maxBytes, boolean fifo,
+                            ResultTable table, boolean quiet, PrintStream err) {
         List<Object[]> cases = new ArrayList<>();
         for (PingPong.Mode mode : modes) {
             if (mode == PingPong.Mode.PUT_SIGNAL) {
@@ -109,11 +153,8 @@ final class LatencyCommand implements Command {
                 cases.add(new Object[] {mode, Scope.THREAD, mode == PingPong.Mode.PUT_INLINE ? PingPong.INLINE_BYTES : 0L});
             }
         }
-        ResultTable table = new ResultTable("latency: ping-pong round trip, microseconds",
-                List.of("mode", "scope", "size", "bytes", "iters", "min_us", "median_us", "p99_us", "max_us"));
-        Progress progress = new Progress(err, cases.size(), cmd.hasOption("quiet"));
-        try (LocalWorld world = w.open(PingPong.heapBytes(maxBytes));
-             PingPong pp = new PingPong(world, w.rank, w.peer, maxBytes, iters)) {
+        Progress progress = new Progress(err, cases.size() + (fifo ? 2 : 0), quiet);
+        try (PingPong pp = new PingPong(world, w.rank, w.peer, maxBytes, iters)) {
             for (Object[] c : cases) {
                 PingPong.Mode mode = (PingPong.Mode) c[0];
                 Scope scope = (Scope) c[1];
@@ -126,11 +167,21 @@ final class LatencyCommand implements Command {
                 table.add(mode.label, scoped ? scope.label() : "thread", bytes == 0 ? "-" : ByteSize.format(bytes), bytes, n,
                         s.minNanos() / 1e3, s.medianNanos() / 1e3, s.p99Nanos() / 1e3, s.maxNanos() / 1e3);
             }
+            if (fifo) {
+                try (FifoRoundTrip f = new FifoRoundTrip(world, w.rank, w.peer, iters)) {
+                    progress.step("fifo round trip");
+                    LatencyStats s = f.roundTrips(warmup, iters);
+                    table.add("fifo_rtt", "thread", "-", 0L, iters, s.minNanos() / 1e3, s.medianNanos() / 1e3,
+                            s.p99Nanos() / 1e3, s.maxNanos() / 1e3);
+                    progress.step("fifo pipelined");
+                    double[] p = f.pipelinedNanos(warmup, iters, FIFO_PIPELINED_RUNS);
+                    table.add("fifo_pipelined", "thread", "-", 0L, iters, p[0] / 1e3, p[p.length / 2] / 1e3,
+                            p[p.length - 1] / 1e3, p[p.length - 1] / 1e3);
+                }
+            }
             progress.done();
             table.note(Describe.pair(world, w.rank, w.peer) + "; timed on the GPU with %globaltimer");
         }
-        table.print(out, w.format);
-        return 0;
     }
 
     static int scaledIterations(int iters, long bytes) {

@@ -45,7 +45,7 @@ final class PingPong implements AutoCloseable {
                     return m;
                 }
             }
-            throw new UsageException("unknown mode '" + text + "': use signal, put_signal or put_inline");
+            throw new UsageException("unknown mode '" + text + "': use signal, put_signal, put_inline or fifo (proxy)");
         }
     }
 

@@ -57,6 +57,14 @@ final class PutBandwidth implements AutoCloseable {
         return Math.max(1024, Math.min(64 * 1024, rounded));
     }
 
+    /**
+     * The chunk a block moves per put: over proxy the whole size, so each copy is one trigger and one copy-engine
+     * transfer (the proxy's data mover is the copy engine, which wants large copies); otherwise {@link #chunkFor}.
+     */
+    static long defaultChunk(boolean proxy, long bytes, int blocks) {
+        return proxy ? bytes : chunkFor(bytes, blocks);
+    }
+
     /** Put bandwidth in GB/s (10^9 bytes per second); blocks take {@code chunkBytes} chunks round-robin. */
     double put(long bytes, int blocks, int threads, long chunkBytes, int iterations, int repetitions) {
         CudaStream s = rank.stream();

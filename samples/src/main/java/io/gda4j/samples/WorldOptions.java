@@ -40,6 +40,11 @@ final class WorldOptions {
         o.addOption(Option.builder().longOpt("transport").hasArg().argName("NAME")
                 .desc("how rank reaches peer: auto (p2p, then ibgda, then proxy) or a name: " + transportNames()
                         + " (default: " + WorldConfig.TRANSPORT_ENV + " or auto)").build());
+        addPairOptions(o);
+    }
+
+    /** The options without --transport, for commands that choose transports themselves (compare). */
+    static void addPairOptions(Options o) {
         o.addOption(Option.builder().longOpt("gpus").hasArg().argName("LIST")
                 .desc("GPU of each rank, e.g. 0,1 (default 0,1). Listing a GPU twice puts two ranks on it: "
                         + "useful to test on one GPU, not for timings").build());
@@ -59,9 +64,9 @@ final class WorldOptions {
         return String.join(", ", names);
     }
 
-    static WorldOptions parse(CommandLine cmd) {
-        WorldConfig env = WorldConfig.resolve();
-        String transport = cmd.getOptionValue("transport", env.transport()).trim().toLowerCase(Locale.ROOT);
+    /** Checks a transport name against auto and the providers on the class path; returns it in lower case. */
+    static String checkTransport(String name) {
+        String transport = name.trim().toLowerCase(Locale.ROOT);
         List<String> known = new ArrayList<>();
         known.add(WorldConfig.TRANSPORT_AUTO);
         for (TransportProvider p : LocalWorld.providers()) {
@@ -70,6 +75,12 @@ final class WorldOptions {
         if (!known.contains(transport)) {
             throw new UsageException("unknown transport '" + transport + "': choose one of " + String.join(", ", known));
         }
+        return transport;
+    }
+
+    static WorldOptions parse(CommandLine cmd) {
+        WorldConfig env = WorldConfig.resolve();
+        String transport = checkTransport(cmd.getOptionValue("transport", env.transport()));
         List<Integer> gpus;
         try {
             gpus = WorldConfig.parseGpus(cmd.getOptionValue("gpus", env.gpus().isEmpty() ? "0,1" : join(env.gpus())));
@@ -109,13 +120,18 @@ final class WorldOptions {
 
     /** Opens the world; turns "no GPU" and "too few GPUs" into usage errors (exit 2) with the reason. */
     LocalWorld open(long heapBytes) {
+        return open(heapBytes, transport);
+    }
+
+    /** Opens the world with {@code transportName} instead of the parsed one (compare runs several). */
+    LocalWorld open(long heapBytes, String transportName) {
         CudaStatus status = Cuda.status();
         if (!status.available()) {
             throw new UsageException("this command needs a CUDA GPU: " + status.reason() + " (gda4j info shows what is missing)");
         }
         long rounded = (heapBytes + (1 << 20) - 1) & -(1L << 20);
         try {
-            return LocalWorld.create(WorldConfig.resolve().toBuilder().gpus(gpus).transport(transport)
+            return LocalWorld.create(WorldConfig.resolve().toBuilder().gpus(gpus).transport(transportName)
                     .waitTimeout(timeout).heapSizeBytes(rounded).build());
         } catch (WorldSetupException e) {
             throw new UsageException(e.getMessage(), e);

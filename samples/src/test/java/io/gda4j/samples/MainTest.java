@@ -44,7 +44,7 @@ class MainTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"info", "latency", "bandwidth"})
+    @ValueSource(strings = {"info", "latency", "bandwidth", "compare"})
     void everyCommandHasHelpThatTeaches(String command) {
         Run r = run(command, "--help");
         assertEquals(0, r.code(), r.err());
@@ -60,6 +60,15 @@ class MainTest {
         assertEquals(2, r.code());
         assertTrue(r.err().contains("unknown command 'frobnicate'"), r.err());
         assertEquals(1, r.err().strip().lines().count(), r.err());
+    }
+
+    @Test
+    void theProxyTransportIsListedAndConfigured() {
+        Run help = run("latency", "--help");
+        assertTrue(help.out().contains("proxy"), help.out());
+        Run info = run("info");
+        assertTrue(info.out().contains("GDA4J_PROXY_FIFO_DEPTH"), info.out());
+        assertTrue(info.out().contains("proxy "), info.out());
     }
 
     @Test
@@ -99,6 +108,15 @@ class MainTest {
         "bandwidth --reps 0",
         "bandwidth --chunk 10",
         "bandwidth --transport nope",
+        "compare --transports p2p,nope",
+        "compare --what speed",
+        "compare --scope galaxy",
+        "compare --reps 0",
+        "compare --sizes 4g",
+        "compare --from /nonexistent/compare.csv",
+        "compare --plot /nonexistent-dir/x.png",
+        "compare --transport proxy",
+        "latency --mode fifo,shout",
     })
     void badInputIsOneLineAndExit2(String line) {
         Run r = run(line.split(" "));

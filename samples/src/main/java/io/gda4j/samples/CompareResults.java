@@ -1,0 +1,159 @@
+package io.gda4j.samples;
+
+import io.gda4j.world.ByteSize;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * What {@code gda4j compare} measured: per transport and size, the median put_signal round trip and the put
+ * bandwidth, plus cuMemcpyPeerAsync as the reference line. Becomes a {@link ResultTable} (columns named
+ * {@code <transport>_rtt_us}, {@code <transport>_GBps}, ratios against the first transport and against memcpyPeer)
+ * and can be read back from that table's CSV, so a chart can be drawn on another machine.
+ */
+final class CompareResults {
+    final List<String> transports;
+    final long[] sizes;
+    /** [transport][size] median round trip in microseconds; NaN where not measured. */
+    final double[][] rttMicros;
+    /** [transport][size] GB/s; NaN where not measured. */
+    final double[][] gbps;
+    /** [size] cuMemcpyPeerAsync GB/s; NaN where not measured. */
+    final double[] memcpyPeerGbps;
+    final List<String> notes = new ArrayList<>();
+
+    CompareResults(List<String> transports, long[] sizes) {
+        this.transports = List.copyOf(transports);
+        this.sizes = sizes.clone();
+        this.rttMicros = nanMatrix(transports.size(), sizes.length);
+        this.gbps = nanMatrix(transports.size(), sizes.length);
+        this.memcpyPeerGbps = new double[sizes.length];
+        Arrays.fill(memcpyPeerGbps, Double.NaN);
+    }
+
+    private static double[][] nanMatrix(int rows, int cols) {
+        double[][] m = new double[rows][cols];
+        for (double[] r : m) {
+            Arrays.fill(r, Double.NaN);
+        }
+        return m;
+    }
+
+    ResultTable table() {
+        List<String> cols = new ArrayList<>(List.of("size", "bytes"));
+        String first = transports.get(0);
+        for (String t : transports) {
+            cols.add(t + "_rtt_us");
+        }
+        for (String t : transports.subList(1, transports.size())) {
+            cols.add(t + "/" + first + "_rtt");
+        }
+        for (String t : transports) {
+            cols.add(t + "_GBps");
+        }
+        for (String t : transports.subList(1, transports.size())) {
+            cols.add(t + "/" + first + "_GBps");
+        }
+        cols.add("memcpyPeer_GBps");
+        for (String t : transports) {
+            cols.add(t + "/memcpyPeer");
+        }
+        ResultTable table = new ResultTable("compare: put_signal ping-pong round trip (median, us) and put bandwidth "
+                + "(GB/s = 10^9 B/s) per transport", cols);
+        for (int i = 0; i < sizes.length; i++) {
+            List<Object> row = new ArrayList<>(List.of(ByteSize.format(sizes[i]), sizes[i]));
+            int n = transports.size();
+            for (int t = 0; t < n; t++) {
+                row.add(rttMicros[t][i]);
+            }
+            for (int t = 1; t < n; t++) {
+                row.add(rttMicros[t][i] / rttMicros[0][i]);
+            }
+            for (int t = 0; t < n; t++) {
+                row.add(gbps[t][i]);
+            }
+            for (int t = 1; t < n; t++) {
+                row.add(gbps[t][i] / gbps[0][i]);
+            }
+            row.add(memcpyPeerGbps[i]);
+            for (int t = 0; t < n; t++) {
+                row.add(gbps[t][i] / memcpyPeerGbps[i]);
+            }
+            table.add(row.toArray());
+        }
+        for (String note : notes) {
+            table.note(note);
+        }
+        return table;
+    }
+
+    /** Reads the CSV that {@code compare --csv} printed (columns found by name; ratios are recomputed). */
+    static CompareResults readCsv(Path file) throws IOException {
+        List<String> lines = new ArrayList<>();
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+            if (!line.isBlank()) {
+                lines.add(line.strip());
+            }
+        }
+        if (lines.size() < 2) {
+            throw new UsageException(file + " holds no compare results: write them with 'gda4j compare --csv > FILE'");
+        }
+        List<String> header = List.of(lines.get(0).split(","));
+        int bytesCol = header.indexOf("bytes");
+        List<String> transports = new ArrayList<>();
+        for (String h : header) {
+            if (h.endsWith("_rtt_us")) {
+                transports.add(h.substring(0, h.length() - "_rtt_us".length()));
+            }
+        }
+        if (bytesCol < 0 || transports.isEmpty()) {
+            throw new UsageException(file + " is not the CSV of 'gda4j compare --csv': it lacks the bytes and "
+                    + "<transport>_rtt_us columns");
+        }
+        long[] sizes = new long[lines.size() - 1];
+        List<String[]> rows = new ArrayList<>();
+        for (int i = 1; i < lines.size(); i++) {
+            String[] cells = lines.get(i).split(",");
+            if (cells.length != header.size()) {
+                throw new UsageException(file + " line " + (i + 1) + " has " + cells.length + " cells for "
+                        + header.size() + " columns");
+            }
+            sizes[i - 1] = (long) number(cells[bytesCol], file, i);
+            rows.add(cells);
+        }
+        CompareResults r = new CompareResults(transports, sizes);
+        for (int i = 0; i < rows.size(); i++) {
+            String[] cells = rows.get(i);
+            for (int t = 0; t < transports.size(); t++) {
+                r.rttMicros[t][i] = number(cells[header.indexOf(transports.get(t) + "_rtt_us")], file, i + 1);
+                int g = header.indexOf(transports.get(t) + "_GBps");
+                if (g >= 0) {
+                    r.gbps[t][i] = number(cells[g], file, i + 1);
+                }
+            }
+            int m = header.indexOf("memcpyPeer_GBps");
+            if (m >= 0) {
+                r.memcpyPeerGbps[i] = number(cells[m], file, i + 1);
+            }
+        }
+        return r;
+    }
+
+    private static double number(String cell, Path file, int line) {
+        String c = cell.trim();
+        if (c.equalsIgnoreCase("nan")) {
+            return Double.NaN;
+        }
+        try {
+            return Double.parseDouble(c);
+        } catch (NumberFormatException e) {
+            throw new UsageException(String.format(Locale.ROOT, "%s line %d: '%s' is not a number", file, line + 1, c));
+        }
+    }
+}
