@@ -87,9 +87,11 @@ GDA4J_PINGPONG_KERNEL(gda4j_pingpong_put_signal_block, MODE_PUT_SIGNAL, SCOPE_BL
 // (interleaving keeps every block streaming through nearby addresses; contiguous per-block slices lose ~6% at
 // 256 MiB on H200), each moved with put_block, `iterations` times. The host times the launch with events; kernel
 // completion makes the data visible.
-extern "C" __global__ void gda4j_put_bandwidth(const DeviceView* v, int peer, uint64_t dst_offset,
-                                               uint64_t src_offset, uint64_t bytes, uint64_t chunk_bytes,
-                                               uint32_t iterations, int* status_out) {
+// __launch_bounds__(1024, 1) caps registers at 64: the proxy back end in the call graph would otherwise raise the
+// kernel to 88 and halve the blocks per SM of the p2p configuration (2 x 512 threads needs <= 64).
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    gda4j_put_bandwidth(const DeviceView* v, int peer, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes,
+                        uint64_t chunk_bytes, uint32_t iterations, int* status_out) {
   const Peer p = peer_of(v, peer);
   const uint64_t chunks = (bytes + chunk_bytes - 1) / chunk_bytes;
   int st = OK;
@@ -120,7 +122,7 @@ extern "C" __global__ void gda4j_fifo_roundtrip(const DeviceView* v, int peer, u
                                                 int* status_out) {
   const Peer p = peer_of(v, peer);
   if (p.transport != TRANSPORT_PROXY) {
-    *status_out = detail::fail_peer(p, OP_FLUSH, 0);
+    *status_out = detail::fail_peer(GDA4J_PEER_FIELDS(p), OP_FLUSH, 0);
     return;
   }
   int st = OK;

@@ -92,7 +92,9 @@ extern "C" __global__ void gda4j_op_fence_signal(const DeviceView* v, int peer, 
 extern "C" __global__ void gda4j_op_quiet(const DeviceView* v, int* status_out) { *status_out = quiet(v); }
 
 // flush(peer) from one thread.
-extern "C" __global__ void gda4j_op_flush(const DeviceView* v, int peer, int* status_out) { *status_out = flush(v, peer); }
+extern "C" __global__ void gda4j_op_flush(const DeviceView* v, int peer, int* status_out) {
+  *status_out = flush(v, peer);
+}
 
 // Many puts from many warps, then one signal per warp: warp w of the grid makes `per_warp` put_warp calls, call i
 // taking entry w * per_warp + i of `table` ({dst_offset, src_offset, bytes}, three u64 each), then lane 0 adds 1 to

@@ -32,6 +32,8 @@
 //    nvshmem_put_nbi. put_inline needs direct stores and fails with ERROR_UNSUPPORTED_TRANSPORT. The _warp and
 //    _block forms push one trigger from lane/thread 0 after a barrier and return its status to every thread.
 //    quiet() pushes a FLUSH to every proxy peer: call it from one thread (after a barrier), not from all of them.
+//    The back end is out of line but in the kernel's call graph, and a kernel gets the registers of its most
+//    demanding callee: where occupancy matters, bound the kernel with __launch_bounds__ (see gda4j_put_bandwidth).
 #pragma once
 #include <stdint.h>
 #include "view.cuh"
@@ -43,6 +45,28 @@
 
 namespace gda4j {
 
+// The Peer fields an out-of-line back end needs, as separate arguments (see "indirect back ends" below).
+#define GDA4J_PEER_PARAMS const DeviceView *peer_view, uint64_t peer_handle, uint64_t peer_heap_size, int peer_rank, \
+                          uint32_t peer_transport
+#define GDA4J_PEER_NAMES peer_view, peer_handle, peer_heap_size, peer_rank, peer_transport
+#define GDA4J_PEER_FIELDS(p) (p).view, (p).handle, (p).heap_size, (p).rank, (p).transport
+
+namespace detail {
+// The Peer an indirect back end works on: everything but the direct heap pointers, which it does not use.
+__device__ __forceinline__ Peer unpack(const DeviceView* v, uint64_t handle, uint64_t heap_size, int rank,
+                                       uint32_t transport) {
+  Peer p;
+  p.view = v;
+  p.heap = nullptr;
+  p.local_heap = reinterpret_cast<const char*>(v->heap_base);
+  p.heap_size = heap_size;
+  p.handle = handle;
+  p.transport = transport;
+  p.rank = rank;
+  return p;
+}
+}  // namespace detail
+
 static_assert(SIGNAL_SET == proxy::TriggerFifoDescriptor::SIGNAL_OP_SET &&
                   SIGNAL_ADD == proxy::TriggerFifoDescriptor::SIGNAL_OP_ADD,
               "signal ops travel in proxy triggers unchanged");
@@ -50,7 +74,8 @@ static_assert(SIGNAL_SET == proxy::TriggerFifoDescriptor::SIGNAL_OP_SET &&
 namespace detail {
 
 // A peer no back end serves (NONE: out of range or unconnected; or a transport this API does not drive yet).
-__device__ inline __noinline__ int fail_peer(const Peer& p, uint32_t op, uint64_t offset) {
+__device__ inline __noinline__ int fail_peer(GDA4J_PEER_PARAMS, uint32_t op, uint64_t offset) {
+  const Peer p = unpack(GDA4J_PEER_NAMES);
   if (p.transport == TRANSPORT_NONE) {
     return fail(p.view, ERR_PEER, ERROR_BAD_PEER, op, p.rank, offset, 0, (uint64_t)p.view->nranks);
   }
@@ -67,75 +92,89 @@ __device__ __forceinline__ int check_signal(const Peer& p, uint32_t op, uint64_t
   return check_word(p.view, p.heap_size, op, p.rank, sig);
 }
 
-// ---- indirect back ends, out of line: the direct path above them stays as small as it was.
+// ---- indirect back ends, out of line: the direct path above them stays as small as it was. They take the handle's
+// fields as scalars and rebuild the Peer inside: passed as a struct (by reference or by value) it would make every
+// caller keep a copy in local memory or in extra registers, direct path included (ptxas: 48 -> 82 registers in the
+// bandwidth kernel, halving its occupancy).
 
-__device__ inline __noinline__ int put_indirect(const Peer& p, uint32_t op, uint64_t dst, uint64_t src,
+__device__ inline __noinline__ int put_indirect(GDA4J_PEER_PARAMS, uint32_t op, uint64_t dst, uint64_t src,
                                                 uint64_t bytes) {
+  const Peer p = unpack(GDA4J_PEER_NAMES);
   if (p.transport == TRANSPORT_PROXY) return proxy::put(p, op, dst, src, bytes);
-  return fail_peer(p, op, dst);
+  return fail_peer(GDA4J_PEER_FIELDS(p), op, dst);
 }
 
-__device__ inline __noinline__ int put_signal_indirect(const Peer& p, uint64_t dst, uint64_t src, uint64_t bytes,
+__device__ inline __noinline__ int put_signal_indirect(GDA4J_PEER_PARAMS, uint64_t dst, uint64_t src, uint64_t bytes,
                                                        uint64_t sig, uint32_t sig_op, uint64_t value) {
+  const Peer p = unpack(GDA4J_PEER_NAMES);
   if (p.transport == TRANSPORT_PROXY) return proxy::put_signal(p, dst, src, bytes, sig, sig_op, value);
-  return fail_peer(p, OP_PUT_SIGNAL, dst);
+  return fail_peer(GDA4J_PEER_FIELDS(p), OP_PUT_SIGNAL, dst);
 }
 
-__device__ inline __noinline__ int signal_indirect(const Peer& p, uint32_t op, uint64_t sig, uint32_t sig_op,
+__device__ inline __noinline__ int signal_indirect(GDA4J_PEER_PARAMS, uint32_t op, uint64_t sig, uint32_t sig_op,
                                                    uint64_t value) {
+  const Peer p = unpack(GDA4J_PEER_NAMES);
   if (p.transport == TRANSPORT_PROXY) return proxy::signal(p, op, sig, sig_op, value);
-  return fail_peer(p, op, sig);
+  return fail_peer(GDA4J_PEER_FIELDS(p), op, sig);
 }
 
-__device__ inline __noinline__ int fence_indirect(const Peer& p) {
+__device__ inline __noinline__ int fence_indirect(GDA4J_PEER_PARAMS) {
+  const Peer p = unpack(GDA4J_PEER_NAMES);
   // The proxy executes a channel's triggers in order on one stream: later ones already wait for earlier ones.
   if (p.transport == TRANSPORT_PROXY) return OK;
-  return fail_peer(p, OP_FENCE, 0);
+  return fail_peer(GDA4J_PEER_FIELDS(p), OP_FENCE, 0);
 }
 
-__device__ inline __noinline__ int flush_indirect(const Peer& p) {
+__device__ inline __noinline__ int flush_indirect(GDA4J_PEER_PARAMS) {
+  const Peer p = unpack(GDA4J_PEER_NAMES);
   if (p.transport == TRANSPORT_PROXY) return proxy::flush(p, OP_FLUSH);
-  return fail_peer(p, OP_FLUSH, 0);
+  return fail_peer(GDA4J_PEER_FIELDS(p), OP_FLUSH, 0);
 }
 
 // Lane 0 of the warp pushes for the warp (after the warp's stores, which its release covers) and every lane gets
 // its status. All 32 lanes call.
-__device__ inline __noinline__ int put_indirect_warp(const Peer& p, uint32_t op, uint64_t dst, uint64_t src,
+__device__ inline __noinline__ int put_indirect_warp(GDA4J_PEER_PARAMS, uint32_t op, uint64_t dst, uint64_t src,
                                                      uint64_t bytes) {
+  const Peer p = unpack(GDA4J_PEER_NAMES);
   __syncwarp();
   int st = OK;
-  if (lane_id() == 0) st = put_indirect(p, op, dst, src, bytes);
+  if (lane_id() == 0) st = put_indirect(GDA4J_PEER_FIELDS(p), op, dst, src, bytes);
   return __shfl_sync(0xffffffffu, st, 0);
 }
 
-__device__ inline __noinline__ int put_signal_indirect_warp(const Peer& p, uint64_t dst, uint64_t src,
+__device__ inline __noinline__ int put_signal_indirect_warp(GDA4J_PEER_PARAMS, uint64_t dst, uint64_t src,
                                                             uint64_t bytes, uint64_t sig, uint32_t sig_op,
                                                             uint64_t value) {
+  const Peer p = unpack(GDA4J_PEER_NAMES);
   __syncwarp();
   int st = OK;
-  if (lane_id() == 0) st = put_signal_indirect(p, dst, src, bytes, sig, sig_op, value);
+  if (lane_id() == 0) st = put_signal_indirect(GDA4J_PEER_FIELDS(p), dst, src, bytes, sig, sig_op, value);
   return __shfl_sync(0xffffffffu, st, 0);
 }
 
 // Thread 0 pushes for the block after bar.sync (which orders the block's stores before its release); every thread
 // gets the status. All threads of the block call.
-__device__ inline __noinline__ int put_indirect_block(const Peer& p, uint32_t op, uint64_t dst, uint64_t src,
+__device__ inline __noinline__ int put_indirect_block(GDA4J_PEER_PARAMS, uint32_t op, uint64_t dst, uint64_t src,
                                                       uint64_t bytes) {
+  const Peer p = unpack(GDA4J_PEER_NAMES);
   __shared__ int status;
   __syncthreads();
-  if (block_thread_id() == 0) status = put_indirect(p, op, dst, src, bytes);
+  if (block_thread_id() == 0) status = put_indirect(GDA4J_PEER_FIELDS(p), op, dst, src, bytes);
   __syncthreads();
   const int st = status;
   __syncthreads();  // `status` may be reused by the next call
   return st;
 }
 
-__device__ inline __noinline__ int put_signal_indirect_block(const Peer& p, uint64_t dst, uint64_t src,
+__device__ inline __noinline__ int put_signal_indirect_block(GDA4J_PEER_PARAMS, uint64_t dst, uint64_t src,
                                                              uint64_t bytes, uint64_t sig, uint32_t sig_op,
                                                              uint64_t value) {
+  const Peer p = unpack(GDA4J_PEER_NAMES);
   __shared__ int status;
   __syncthreads();
-  if (block_thread_id() == 0) status = put_signal_indirect(p, dst, src, bytes, sig, sig_op, value);
+  if (block_thread_id() == 0) {
+    status = put_signal_indirect(GDA4J_PEER_FIELDS(p), dst, src, bytes, sig, sig_op, value);
+  }
   __syncthreads();
   const int st = status;
   __syncthreads();
@@ -174,7 +213,9 @@ __device__ __forceinline__ void copy(const Peer& p, uint64_t dst, uint64_t src, 
 // Not ordered with anything by itself: follow with fence/quiet, or use put_signal.
 
 __device__ __forceinline__ int put(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
-  if (__builtin_expect(!detail::is_direct(p), 0)) return detail::put_indirect(p, OP_PUT, dst_offset, src_offset, bytes);
+  if (__builtin_expect(!detail::is_direct(p), 0)) {
+    return detail::put_indirect(GDA4J_PEER_FIELDS(p), OP_PUT, dst_offset, src_offset, bytes);
+  }
   int st = detail::check_put(p, OP_PUT, dst_offset, src_offset, bytes);
   if (st == OK) detail::copy(p, dst_offset, src_offset, bytes, 0, 1);
   return st;
@@ -182,7 +223,7 @@ __device__ __forceinline__ int put(const Peer& p, uint64_t dst_offset, uint64_t 
 
 __device__ __forceinline__ int put_warp(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
   if (__builtin_expect(!detail::is_direct(p), 0)) {
-    return detail::put_indirect_warp(p, OP_PUT, dst_offset, src_offset, bytes);
+    return detail::put_indirect_warp(GDA4J_PEER_FIELDS(p), OP_PUT, dst_offset, src_offset, bytes);
   }
   int st = detail::check_put(p, OP_PUT, dst_offset, src_offset, bytes);
   if (st == OK) detail::copy(p, dst_offset, src_offset, bytes, detail::lane_id(), 32);
@@ -191,7 +232,7 @@ __device__ __forceinline__ int put_warp(const Peer& p, uint64_t dst_offset, uint
 
 __device__ __forceinline__ int put_block(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
   if (__builtin_expect(!detail::is_direct(p), 0)) {
-    return detail::put_indirect_block(p, OP_PUT, dst_offset, src_offset, bytes);
+    return detail::put_indirect_block(GDA4J_PEER_FIELDS(p), OP_PUT, dst_offset, src_offset, bytes);
   }
   int st = detail::check_put(p, OP_PUT, dst_offset, src_offset, bytes);
   if (st == OK) detail::copy(p, dst_offset, src_offset, bytes, detail::block_thread_id(), detail::block_thread_count());
@@ -201,7 +242,9 @@ __device__ __forceinline__ int put_block(const Peer& p, uint64_t dst_offset, uin
 // ---- signal: set or add `value` to the peer's 64-bit word at `sig_offset`. Relaxed: see the ordering notes.
 
 __device__ __forceinline__ int signal(const Peer& p, uint64_t sig_offset, uint32_t op, uint64_t value) {
-  if (__builtin_expect(!detail::is_direct(p), 0)) return detail::signal_indirect(p, OP_SIGNAL, sig_offset, op, value);
+  if (__builtin_expect(!detail::is_direct(p), 0)) {
+    return detail::signal_indirect(GDA4J_PEER_FIELDS(p), OP_SIGNAL, sig_offset, op, value);
+  }
   int st = detail::check_signal(p, OP_SIGNAL, sig_offset);
   if (st == OK) detail::signal_relaxed(p, sig_offset, op, value);
   return st;
@@ -211,7 +254,7 @@ __device__ __forceinline__ int signal(const Peer& p, uint64_t sig_offset, uint32
 // transports implement it as a NIC atomic).
 __device__ __forceinline__ int atomic_add(const Peer& p, uint64_t offset, uint64_t value) {
   if (__builtin_expect(!detail::is_direct(p), 0)) {
-    return detail::signal_indirect(p, OP_ATOMIC_ADD, offset, SIGNAL_ADD, value);
+    return detail::signal_indirect(GDA4J_PEER_FIELDS(p), OP_ATOMIC_ADD, offset, SIGNAL_ADD, value);
   }
   int st = detail::check_signal(p, OP_ATOMIC_ADD, offset);
   if (st == OK) red_add_relaxed_sys(detail::peer_word(p, offset), value);
@@ -223,7 +266,7 @@ __device__ __forceinline__ int atomic_add(const Peer& p, uint64_t offset, uint64
 __device__ __forceinline__ int put_signal(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes,
                                           uint64_t sig_offset, uint32_t op, uint64_t value) {
   if (__builtin_expect(!detail::is_direct(p), 0)) {
-    return detail::put_signal_indirect(p, dst_offset, src_offset, bytes, sig_offset, op, value);
+    return detail::put_signal_indirect(GDA4J_PEER_FIELDS(p), dst_offset, src_offset, bytes, sig_offset, op, value);
   }
   int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
   if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
@@ -236,7 +279,7 @@ __device__ __forceinline__ int put_signal(const Peer& p, uint64_t dst_offset, ui
 __device__ __forceinline__ int put_signal_warp(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes,
                                                uint64_t sig_offset, uint32_t op, uint64_t value) {
   if (__builtin_expect(!detail::is_direct(p), 0)) {
-    return detail::put_signal_indirect_warp(p, dst_offset, src_offset, bytes, sig_offset, op, value);
+    return detail::put_signal_indirect_warp(GDA4J_PEER_FIELDS(p), dst_offset, src_offset, bytes, sig_offset, op, value);
   }
   int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
   if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
@@ -252,7 +295,8 @@ __device__ __forceinline__ int put_signal_warp(const Peer& p, uint64_t dst_offse
 __device__ __forceinline__ int put_signal_block(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes,
                                                 uint64_t sig_offset, uint32_t op, uint64_t value) {
   if (__builtin_expect(!detail::is_direct(p), 0)) {
-    return detail::put_signal_indirect_block(p, dst_offset, src_offset, bytes, sig_offset, op, value);
+    return detail::put_signal_indirect_block(GDA4J_PEER_FIELDS(p), dst_offset, src_offset, bytes, sig_offset, op,
+                                             value);
   }
   int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
   if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
@@ -269,7 +313,9 @@ __device__ __forceinline__ int put_signal_block(const Peer& p, uint64_t dst_offs
 // {lo32, seq, hi32, seq}. `seq` must be nonzero and grow with every message to the slot (slots start zeroed).
 __device__ __forceinline__ int put_inline(const Peer& p, uint64_t slot_offset, uint64_t value, uint32_t seq) {
   // Needs the peer's memory under this GPU's stores: no other transport can keep the LL slot's promise.
-  if (__builtin_expect(!detail::is_direct(p), 0)) return detail::fail_peer(p, OP_PUT_INLINE, slot_offset);
+  if (__builtin_expect(!detail::is_direct(p), 0)) {
+    return detail::fail_peer(GDA4J_PEER_FIELDS(p), OP_PUT_INLINE, slot_offset);
+  }
   int st = check_word(p.view, p.heap_size, OP_PUT_INLINE, p.rank, slot_offset, 16);
   if (st != OK) return st;
   store_slot_relaxed_sys(reinterpret_cast<uint32_t*>(p.heap + slot_offset), (uint32_t)value, seq,
@@ -282,7 +328,7 @@ __device__ __forceinline__ int put_inline(const Peer& p, uint64_t slot_offset, u
 // free (triggers run in order) and flush/quiet push a FLUSH and wait until the proxy has completed everything before
 // it.
 __device__ __forceinline__ int fence(const Peer& p) {
-  if (__builtin_expect(!detail::is_direct(p), 0)) return detail::fence_indirect(p);
+  if (__builtin_expect(!detail::is_direct(p), 0)) return detail::fence_indirect(GDA4J_PEER_FIELDS(p));
   fence_acq_rel_sys();
   return OK;
 }
@@ -290,7 +336,7 @@ __device__ __forceinline__ int fence(const Peer& p) {
 // Every earlier put, put_signal, signal and atomic_add to `p` (from any thread, if they came before in a barrier's
 // order) is complete: the data is at the peer.
 __device__ __forceinline__ int flush(const Peer& p) {
-  if (__builtin_expect(!detail::is_direct(p), 0)) return detail::flush_indirect(p);
+  if (__builtin_expect(!detail::is_direct(p), 0)) return detail::flush_indirect(GDA4J_PEER_FIELDS(p));
   fence_acq_rel_sys();
   return OK;
 }

@@ -17,6 +17,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Locale;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
@@ -65,6 +66,7 @@ final class CopyEngineHandler implements TriggerHandler {
     private final CUevent signalsDone;
     private final CUfunction atomicAdd;
     private final DevicePointer doneWord;
+    private final BooleanSupplier signalStreamGone;
     private final MutableDevicePointer dst = new MutableDevicePointer();
     private final MutableDevicePointer src = new MutableDevicePointer();
     private final MutableDevicePointer word = new MutableDevicePointer();
@@ -80,10 +82,12 @@ final class CopyEngineHandler implements TriggerHandler {
      *                          {@code copiesDone} and {@code signalsDone} are events for the hand-offs)
      * @param atomicAdd         {@value #ATOMIC_ADD_KERNEL}, loaded in the signal stream's context
      * @param doneWord          the channel's {@code done} word in the pushing rank's GPU memory
+     * @param signalStreamGone  whether the peer-side signal stream was already destroyed (its rank closed first)
      */
     CopyEngineHandler(String channelName, long localHeap, long peerHeap, long heapSize, CUcontext localContext,
                       CUcontext peerContext, CUstream stream, boolean peerStreamSignals, CUstream signalStream,
-                      CUevent copiesDone, CUevent signalsDone, CUfunction atomicAdd, DevicePointer doneWord) {
+                      CUevent copiesDone, CUevent signalsDone, CUfunction atomicAdd, DevicePointer doneWord,
+                      BooleanSupplier signalStreamGone) {
         this.channelName = channelName;
         this.localHeap = localHeap;
         this.peerHeap = peerHeap;
@@ -98,6 +102,7 @@ final class CopyEngineHandler implements TriggerHandler {
         this.signalsDone = signalsDone;
         this.atomicAdd = atomicAdd;
         this.doneWord = doneWord;
+        this.signalStreamGone = signalStreamGone;
         this.atomicArgs = Pointer.to(Pointer.to(atomicWordArg), Pointer.to(atomicValueArg));
     }
 
@@ -212,7 +217,10 @@ final class CopyEngineHandler implements TriggerHandler {
         long deadline = System.nanoTime() + timeoutNanos;
         boolean first = true;
         while (true) {
-            boolean done = complete(localContext, stream) && (!peerStreamSignals || complete(peerContext, signalStream));
+            // The peer's rank may have closed first (a world closes its ranks one by one), taking the signal stream
+            // it owned with it: whatever was queued there has been waited for by then.
+            boolean done = complete(localContext, stream) && (!peerStreamSignals || signalStreamGone.getAsBoolean()
+                    || complete(peerContext, signalStream));
             if (done) {
                 return true;
             }

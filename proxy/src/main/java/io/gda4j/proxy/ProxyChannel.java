@@ -109,7 +109,8 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
                     signalStream == null ? null : signalStream.handle(),
                     copiesDone == null ? null : copiesDone.handle(), signalsDone == null ? null : signalsDone.handle(),
                     signaller.kernel(CopyEngineHandler.MODULE, CopyEngineHandler.ATOMIC_ADD_KERNEL).handle(),
-                    deviceChannel.pointer().plusBytes(CHANNEL_DONE_OFFSET));
+                    deviceChannel.pointer().plusBytes(CHANNEL_DONE_OFFSET),
+                    signalStream == null ? () -> true : signalStream::isClosed);
             TriggerFifo fifo = new TriggerFifo(fifoMemory.hostBuffer(), depth);
             // A failed channel stops both ends' spins at once rather than after their timeouts.
             Channel channel = new Channel(name, fifo, handler, ProxyConfig.BATCH, () -> {
