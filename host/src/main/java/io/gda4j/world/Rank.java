@@ -7,6 +7,7 @@ import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.PtxModule;
+import io.gda4j.hostflag.StreamWriteWord;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.TransportTag;
 
@@ -20,7 +21,8 @@ import java.util.Map;
  * and abort flag, its stream. Owned by the world, which closes it.
  *
  * <p>The control block is one device allocation: {@code [device view | error record | abort word]}, so a kernel
- * needs only the view's address and the host reads the record with one copy.
+ * needs only the view's address and the host reads the record with one copy. The host raises the abort word
+ * through a {@link io.gda4j.gdrcopy.HostWritableGpuWord} (see {@link #raiseAbort()}).
  */
 public final class Rank implements AutoCloseable {
     private static final int CONTROL_ALIGN = 64;
@@ -35,6 +37,7 @@ public final class Rank implements AutoCloseable {
     private final DeviceMemory scratch;
     private final int errorRecordOffset;
     private final int abortFlagOffset;
+    private final StreamWriteWord abortWord;
     private final PeerLink[] links;
     private final Map<String, PtxModule> modules = new HashMap<>();
     private boolean closed;
@@ -74,6 +77,7 @@ public final class Rank implements AutoCloseable {
         this.heap = h;
         this.control = c;
         this.scratch = sc;
+        this.abortWord = StreamWriteWord.at(cs, DevicePointer.of(c.address() + abortFlagOffset));
     }
 
     private static int align(int n) {
@@ -201,12 +205,18 @@ public final class Rank implements AutoCloseable {
     }
 
     /**
-     * Raises the abort flag from the host while kernels may be running: a stream write on a stream of its own,
-     * so it does not queue behind the work it is meant to stop.
+     * Raises the abort flag from the host while kernels may be running, and returns once it is in device memory.
+     *
+     * <p>It goes through a {@link io.gda4j.gdrcopy.HostWritableGpuWord} over the abort word, always of the
+     * stream-write backend, on a control stream of the rank's own (so the store does not queue behind the work it is
+     * meant to stop), whatever {@link WorldConfig#hostFlag()} says. The word must be the existing device word every
+     * kernel already polls, which a mapped-pinned word (host memory) cannot be. gdrcopy could reach it only if the
+     * control block were a 64 KiB-aligned allocation of its own, pinned by gdrdrv: sub-microsecond stores are not
+     * worth that on a path that runs once, on failure. The stream write works on every machine.
      */
     public void raiseAbort() {
-        controlStream.writeValue64(DevicePointer.of(abortFlagAddress()), 1L);
-        controlStream.synchronize();
+        abortWord.putLongRelease(1L);
+        abortWord.flush();
     }
 
     /** Zeroes the error record and the abort flag. */
@@ -249,6 +259,7 @@ public final class Rank implements AutoCloseable {
         for (PtxModule m : modules.values()) {
             first = closeCollecting(m, first);
         }
+        first = closeCollecting(abortWord, first);
         first = closeCollecting(scratch, first);
         first = closeCollecting(control, first);
         first = closeCollecting(heap, first);
