@@ -6,6 +6,7 @@ import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Kernel;
+import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.cuda.PtxModule;
 import io.gda4j.hostflag.StreamWriteWord;
 import io.gda4j.transport.PeerLink;
@@ -38,6 +39,8 @@ public final class Rank implements AutoCloseable {
     private final int errorRecordOffset;
     private final int abortFlagOffset;
     private final StreamWriteWord abortWord;
+    /** Pinned landing place for control-block reads made while kernels may still run (see readControl). */
+    private final MappedHostMemory controlReadback;
     private final PeerLink[] links;
     private final Map<String, PtxModule> modules = new HashMap<>();
     private boolean closed;
@@ -55,6 +58,7 @@ public final class Rank implements AutoCloseable {
         DeviceMemory h = null;
         DeviceMemory c = null;
         DeviceMemory sc = null;
+        MappedHostMemory rb = null;
         try {
             s = context.createStream();
             cs = context.createStream();
@@ -64,7 +68,9 @@ public final class Rank implements AutoCloseable {
             c.fill((byte) 0);
             sc = context.allocate(256);
             sc.fill((byte) 0);
+            rb = context.allocateMappedHost(ErrorRecordDescriptor.LENGTH + CONTROL_ALIGN);
         } catch (RuntimeException e) {
+            closeQuietly(rb);
             closeQuietly(sc);
             closeQuietly(c);
             closeQuietly(h);
@@ -77,6 +83,7 @@ public final class Rank implements AutoCloseable {
         this.heap = h;
         this.control = c;
         this.scratch = sc;
+        this.controlReadback = rb;
         this.abortWord = StreamWriteWord.at(cs, DevicePointer.of(c.address() + abortFlagOffset));
     }
 
@@ -192,16 +199,33 @@ public final class Rank implements AutoCloseable {
         control.copyFromHost(0, b);
     }
 
-    /** Reads the error record (synchronous copy; call after the kernels of interest have finished). */
-    public ErrorRecord readErrorRecord() {
-        byte[] raw = new byte[ErrorRecordDescriptor.LENGTH];
-        control.copyToHost(errorRecordOffset, raw, 0, raw.length);
-        return ErrorRecord.decode(ByteBuffer.wrap(raw));
+    /** Reads the error record; safe while kernels run (see {@link #abortRaised()}). */
+    public synchronized ErrorRecord readErrorRecord() {
+        return ErrorRecord.decode(readControl(errorRecordOffset, ErrorRecordDescriptor.LENGTH));
     }
 
-    /** True when this rank's abort flag is raised (by a device failure here or at a peer, or by the host). */
-    public boolean abortRaised() {
-        return control.readLong(abortFlagOffset) != 0;
+    /**
+     * True when this rank's abort flag is raised (by a device failure here or at a peer, or by the host). Safe to
+     * call while kernels spin: the read is a copy on the rank's control stream, which does not wait for them.
+     */
+    public synchronized boolean abortRaised() {
+        return readControl(abortFlagOffset, Long.BYTES).getLong(0) != 0;
+    }
+
+    /**
+     * Copies control-block bytes to pinned memory on the control stream and waits for that copy alone. A plain
+     * synchronous cuMemcpyDtoH was seen (2x H200, driver 580) to wait for a kernel spinning on another,
+     * non-blocking stream, which would turn "is the abort flag up?" into a wait for the timeout.
+     */
+    private ByteBuffer readControl(int offset, int length) {
+        controlStream.copyAsync(controlReadback.devicePointer(), control.pointer().plusBytes(offset), length);
+        controlStream.synchronize();
+        ByteBuffer copy = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer view = controlReadback.hostBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        view.limit(length);
+        copy.put(view);
+        copy.flip();
+        return copy;
     }
 
     /**
@@ -260,6 +284,7 @@ public final class Rank implements AutoCloseable {
             first = closeCollecting(m, first);
         }
         first = closeCollecting(abortWord, first);
+        first = closeCollecting(controlReadback, first);
         first = closeCollecting(scratch, first);
         first = closeCollecting(control, first);
         first = closeCollecting(heap, first);
