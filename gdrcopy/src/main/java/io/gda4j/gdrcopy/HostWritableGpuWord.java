@@ -4,9 +4,10 @@ package io.gda4j.gdrcopy;
  * An 8-byte word of GPU memory the host can write with low latency: a flag, a signal, a FIFO tail a kernel polls.
  *
  * <p>Backends: {@code "gdrcopy"} ({@link GdrWord}: a CPU store into BAR1-mapped device memory, sub-microsecond),
- * and fallbacks written elsewhere when gdrcopy is unavailable, such as {@code "stream-write"}
+ * and the fallbacks for machines without gdrcopy in {@code io.gda4j.hostflag} (module host): {@code "stream-write"}
  * ({@code cuStreamWriteValue64}) and {@code "mapped-pinned"} (a word in pinned host memory mapped into the GPU).
- * Callers pick one from {@link Gdrcopy#status()} and then use only this interface.
+ * Callers get one from {@code io.gda4j.hostflag.HostFlags.allocate(context, backend)}, which picks by
+ * {@link Gdrcopy#status()}, and then use only this interface.
  *
  * <p>Ordering contract, the same for every backend: {@link #putLongRelease} by the host pairs with an
  * {@code ld.acquire.sys} of {@link #deviceAddress()} by the kernel; a kernel that sees the value also sees every

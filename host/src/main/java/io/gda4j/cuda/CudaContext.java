@@ -126,6 +126,19 @@ public final class CudaContext implements AutoCloseable {
         }
     }
 
+    /**
+     * Reads the native-order 64-bit word at {@code address}, wherever this GPU can address it (device memory of any
+     * allocation, mapped host memory, peer memory with access enabled): a synchronous 8-byte {@code cuMemcpyDtoH}.
+     * It does not wait for work on non-blocking streams, so it sees what has landed when it runs.
+     */
+    public long readLong(DevicePointer address) {
+        makeCurrent();
+        long[] value = {0};
+        Cuda.check(JCudaDriver.cuMemcpyDtoH(Pointer.to(value), address, Long.BYTES),
+                "cuMemcpyDtoH(8 bytes at " + address + " on " + device + ")");
+        return value[0];
+    }
+
     /** Creates a stream that does not synchronise with the legacy default stream ({@code CU_STREAM_NON_BLOCKING}). */
     public CudaStream createStream() {
         makeCurrent();

@@ -104,15 +104,16 @@ public final class CudaStream implements AutoCloseable {
     }
 
     /**
-     * Queues a copy between any two addresses the GPU can reach ({@code cuMemcpyDtoDAsync}; with unified
-     * addressing this covers device memory, mapped host memory and peer memory with access enabled).
+     * Enqueues a copy of {@code sizeBytes} between any two addresses CUDA knows (device memory, a peer's device
+     * memory, mapped pinned host memory), with unified addressing ({@code cuMemcpyAsync}). Ordered on this stream
+     * only: a copy on a non-blocking stream runs beside kernels on other streams.
      */
     public void copyAsync(DevicePointer dst, DevicePointer src, long sizeBytes) {
         requireNonNegative(sizeBytes);
         bind();
-        int result = JCudaDriver.cuMemcpyDtoDAsync(dst, src, sizeBytes, handle);
+        int result = JCudaDriver.cuMemcpyAsync(dst, src, sizeBytes, handle);
         if (result != CUresult.CUDA_SUCCESS) {
-            Cuda.check(result, "cuMemcpyDtoDAsync(" + sizeBytes + " bytes " + src + " -> " + dst + ", " + this + ")");
+            Cuda.check(result, "cuMemcpyAsync(" + sizeBytes + " bytes " + src + " -> " + dst + ", " + this + ")");
         }
     }
 

@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import jcuda.Pointer;
+import jcuda.driver.CUpointer_attribute;
 import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
 import jcuda.driver.JCudaDriver;
@@ -151,6 +152,19 @@ public final class DeviceMemory implements AutoCloseable {
         check(JCudaDriver.cuMemcpyHtoD(pointer.plusBytes(offsetBytes), Pointer.to(new long[] {value}), Long.BYTES),
                 "cuMemcpyHtoD", offsetBytes, Long.BYTES);
         completeLegacyStream("cuMemcpyHtoD");
+    }
+
+    /**
+     * Sets {@code CU_POINTER_ATTRIBUTE_SYNC_MEMOPS} on the allocation: synchronous memory operations on it (copies,
+     * fills) are complete when they return, even where CUDA would otherwise let them finish later. Required before a
+     * third party stores into the memory behind CUDA's back (a gdrcopy CPU mapping, a NIC), so that its stores
+     * cannot be overtaken by a pending CUDA write; gdrcopy's own tests set it before {@code gdr_pin_buffer}.
+     */
+    public void enableSyncMemops() {
+        bind();
+        Cuda.check(JCudaDriver.cuPointerSetAttribute(Pointer.to(new int[] {1}),
+                CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, DevicePointer.of(address)),
+                "cuPointerSetAttribute(SYNC_MEMOPS = 1, " + this + ")");
     }
 
     /** Whether {@link #close()} has been called. */

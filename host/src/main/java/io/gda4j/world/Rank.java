@@ -6,7 +6,9 @@ import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Kernel;
+import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.cuda.PtxModule;
+import io.gda4j.hostflag.StreamWriteWord;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.TransportTag;
 
@@ -22,7 +24,8 @@ import java.util.Map;
  * and abort flag, its stream. Owned by the world, which closes it.
  *
  * <p>The control block is one device allocation: {@code [device view | error record | abort word]}, so a kernel
- * needs only the view's address and the host reads the record with one copy.
+ * needs only the view's address and the host reads the record with one copy. The host raises the abort word
+ * through a {@link io.gda4j.gdrcopy.HostWritableGpuWord} (see {@link #raiseAbort()}).
  */
 public final class Rank implements AutoCloseable {
     private static final int CONTROL_ALIGN = 64;
@@ -37,6 +40,9 @@ public final class Rank implements AutoCloseable {
     private final DeviceMemory scratch;
     private final int errorRecordOffset;
     private final int abortFlagOffset;
+    private final StreamWriteWord abortWord;
+    /** Pinned landing place for control-block reads made while kernels may still run (see readControl). */
+    private final MappedHostMemory controlReadback;
     private final PeerLink[] links;
     private final Map<String, PtxModule> modules = new HashMap<>();
     private boolean closed;
@@ -54,6 +60,7 @@ public final class Rank implements AutoCloseable {
         DeviceMemory h = null;
         DeviceMemory c = null;
         DeviceMemory sc = null;
+        MappedHostMemory rb = null;
         try {
             s = context.createStream();
             cs = context.createStream();
@@ -63,7 +70,9 @@ public final class Rank implements AutoCloseable {
             c.fill((byte) 0);
             sc = context.allocate(256);
             sc.fill((byte) 0);
+            rb = context.allocateMappedHost(ErrorRecordDescriptor.LENGTH + CONTROL_ALIGN);
         } catch (RuntimeException e) {
+            closeQuietly(rb);
             closeQuietly(sc);
             closeQuietly(c);
             closeQuietly(h);
@@ -76,6 +85,8 @@ public final class Rank implements AutoCloseable {
         this.heap = h;
         this.control = c;
         this.scratch = sc;
+        this.controlReadback = rb;
+        this.abortWord = StreamWriteWord.at(cs, DevicePointer.of(c.address() + abortFlagOffset));
     }
 
     private static int align(int n) {
@@ -217,25 +228,48 @@ public final class Rank implements AutoCloseable {
         control.copyFromHost(0, b);
     }
 
-    /** Reads the error record (synchronous copy; call after the kernels of interest have finished). */
-    public ErrorRecord readErrorRecord() {
-        byte[] raw = new byte[ErrorRecordDescriptor.LENGTH];
-        control.copyToHost(errorRecordOffset, raw, 0, raw.length);
-        return ErrorRecord.decode(ByteBuffer.wrap(raw));
-    }
-
-    /** True when this rank's abort flag is raised (by a device failure here or at a peer, or by the host). */
-    public boolean abortRaised() {
-        return control.readLong(abortFlagOffset) != 0;
+    /** Reads the error record; safe while kernels run (see {@link #abortRaised()}). */
+    public synchronized ErrorRecord readErrorRecord() {
+        return ErrorRecord.decode(readControl(errorRecordOffset, ErrorRecordDescriptor.LENGTH));
     }
 
     /**
-     * Raises the abort flag from the host while kernels may be running: a stream write on a stream of its own,
-     * so it does not queue behind the work it is meant to stop.
+     * True when this rank's abort flag is raised (by a device failure here or at a peer, or by the host). Safe to
+     * call while kernels spin: the read is a copy on the rank's control stream, which does not wait for them.
+     */
+    public synchronized boolean abortRaised() {
+        return readControl(abortFlagOffset, Long.BYTES).getLong(0) != 0;
+    }
+
+    /**
+     * Copies control-block bytes to pinned memory on the control stream and waits for that copy alone. A plain
+     * synchronous cuMemcpyDtoH was seen (2x H200, driver 580) to wait for a kernel spinning on another,
+     * non-blocking stream, which would turn "is the abort flag up?" into a wait for the timeout.
+     */
+    private ByteBuffer readControl(int offset, int length) {
+        controlStream.copyAsync(controlReadback.devicePointer(), control.pointer().plusBytes(offset), length);
+        controlStream.synchronize();
+        ByteBuffer copy = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer view = controlReadback.hostBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        view.limit(length);
+        copy.put(view);
+        copy.flip();
+        return copy;
+    }
+
+    /**
+     * Raises the abort flag from the host while kernels may be running, and returns once it is in device memory.
+     *
+     * <p>It goes through a {@link io.gda4j.gdrcopy.HostWritableGpuWord} over the abort word, always of the
+     * stream-write backend, on a control stream of the rank's own (so the store does not queue behind the work it is
+     * meant to stop), whatever {@link WorldConfig#hostFlag()} says. The word must be the existing device word every
+     * kernel already polls, which a mapped-pinned word (host memory) cannot be. gdrcopy could reach it only if the
+     * control block were a 64 KiB-aligned allocation of its own, pinned by gdrdrv: sub-microsecond stores are not
+     * worth that on a path that runs once, on failure. The stream write works on every machine.
      */
     public void raiseAbort() {
-        controlStream.writeValue64(DevicePointer.of(abortFlagAddress()), 1L);
-        controlStream.synchronize();
+        abortWord.putLongRelease(1L);
+        abortWord.flush();
     }
 
     /** Zeroes the error record and the abort flag. */
@@ -278,6 +312,8 @@ public final class Rank implements AutoCloseable {
         for (PtxModule m : modules.values()) {
             first = closeCollecting(m, first);
         }
+        first = closeCollecting(abortWord, first);
+        first = closeCollecting(controlReadback, first);
         first = closeCollecting(scratch, first);
         first = closeCollecting(control, first);
         first = closeCollecting(heap, first);

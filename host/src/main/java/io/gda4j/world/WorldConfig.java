@@ -1,5 +1,7 @@
 package io.gda4j.world;
 
+import io.gda4j.hostflag.HostFlags;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -31,6 +33,14 @@ public final class WorldConfig {
     /** Empty: one rank on each visible GPU. */
     public static final String GPUS_DEFAULT = "";
 
+    /**
+     * How the host writes flags a running kernel polls (proxy semaphores, FIFO tails): auto, gdrcopy, stream-write
+     * or mapped-pinned; see {@link HostFlags}.
+     */
+    public static final String HOST_FLAG_PROP_NAME = "gda4j.hostFlag";
+    public static final String HOST_FLAG_ENV = "GDA4J_HOST_FLAG";
+    public static final String HOST_FLAG_DEFAULT = "auto";
+
     /** The name that lets {@code auto} pick the best transport for each pair (p2p, then ibgda, then proxy). */
     public static final String TRANSPORT_AUTO = "auto";
 
@@ -38,6 +48,7 @@ public final class WorldConfig {
     private final Duration waitTimeout;
     private final String transport;
     private final List<Integer> gpus;
+    private final HostFlags.Backend hostFlag;
 
     private WorldConfig(Builder b) {
         if (b.heapSizeBytes <= 0 || b.heapSizeBytes % 8 != 0) {
@@ -55,6 +66,7 @@ public final class WorldConfig {
         this.waitTimeout = b.waitTimeout;
         this.transport = Objects.requireNonNull(b.transport, "transport");
         this.gpus = Collections.unmodifiableList(new ArrayList<>(b.gpus));
+        this.hostFlag = Objects.requireNonNull(b.hostFlag, "hostFlag");
     }
 
     /** Settings from system properties and the environment, defaults elsewhere. */
@@ -75,6 +87,12 @@ public final class WorldConfig {
         }
         b.transport(setting(props, env, TRANSPORT_PROP_NAME, TRANSPORT_ENV, TRANSPORT_DEFAULT).trim());
         b.gpus(parseGpus(setting(props, env, GPUS_PROP_NAME, GPUS_ENV, GPUS_DEFAULT)));
+        String hostFlag = setting(props, env, HOST_FLAG_PROP_NAME, HOST_FLAG_ENV, HOST_FLAG_DEFAULT);
+        try {
+            b.hostFlag(HostFlags.Backend.parse(hostFlag));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(HOST_FLAG_ENV + "/" + HOST_FLAG_PROP_NAME + ": " + e.getMessage(), e);
+        }
         return b.build();
     }
 
@@ -107,7 +125,8 @@ public final class WorldConfig {
     }
 
     public Builder toBuilder() {
-        return new Builder().heapSizeBytes(heapSizeBytes).waitTimeout(waitTimeout).transport(transport).gpus(gpus);
+        return new Builder().heapSizeBytes(heapSizeBytes).waitTimeout(waitTimeout).transport(transport).gpus(gpus)
+                .hostFlag(hostFlag);
     }
 
     public long heapSizeBytes() {
@@ -128,12 +147,21 @@ public final class WorldConfig {
         return gpus;
     }
 
+    /**
+     * The host-flag backend to ask {@link HostFlags#allocate} for; {@code AUTO} (the default) takes gdrcopy where it
+     * is usable.
+     */
+    public HostFlags.Backend hostFlag() {
+        return hostFlag;
+    }
+
     /** One line per setting with where to change it, for {@code gda4j info}. */
     public String describe() {
         return String.format("heap size     %s  (%s / -D%s)%n", ByteSize.format(heapSizeBytes), HEAP_SIZE_ENV, HEAP_SIZE_PROP_NAME)
                 + String.format("wait timeout  %d ms  (%s / -D%s)%n", waitTimeout.toMillis(), WAIT_TIMEOUT_ENV, WAIT_TIMEOUT_PROP_NAME)
                 + String.format("transport     %s  (%s / -D%s)%n", transport, TRANSPORT_ENV, TRANSPORT_PROP_NAME)
-                + String.format("gpus          %s  (%s / -D%s)%n", gpus.isEmpty() ? "all visible" : gpus, GPUS_ENV, GPUS_PROP_NAME);
+                + String.format("gpus          %s  (%s / -D%s)%n", gpus.isEmpty() ? "all visible" : gpus, GPUS_ENV, GPUS_PROP_NAME)
+                + String.format("host flag     %s  (%s / -D%s)%n", hostFlag, HOST_FLAG_ENV, HOST_FLAG_PROP_NAME);
     }
 
     /** Mutable builder; {@link #build()} validates. */
@@ -142,6 +170,7 @@ public final class WorldConfig {
         private Duration waitTimeout = Duration.ofMillis(Long.parseLong(WAIT_TIMEOUT_DEFAULT));
         private String transport = TRANSPORT_DEFAULT;
         private List<Integer> gpus = new ArrayList<>();
+        private HostFlags.Backend hostFlag = HostFlags.Backend.parse(HOST_FLAG_DEFAULT);
 
         public Builder heapSizeBytes(long v) {
             heapSizeBytes = v;
@@ -160,6 +189,11 @@ public final class WorldConfig {
 
         public Builder gpus(List<Integer> v) {
             gpus = new ArrayList<>(v);
+            return this;
+        }
+
+        public Builder hostFlag(HostFlags.Backend v) {
+            hostFlag = Objects.requireNonNull(v, "hostFlag");
             return this;
         }
 

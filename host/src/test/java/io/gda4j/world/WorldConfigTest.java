@@ -1,5 +1,6 @@
 package io.gda4j.world;
 
+import io.gda4j.hostflag.HostFlags;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -19,6 +20,33 @@ class WorldConfigTest {
         assertEquals(Duration.ofSeconds(10), c.waitTimeout());
         assertEquals("auto", c.transport());
         assertTrue(c.gpus().isEmpty());
+        assertEquals(HostFlags.Backend.AUTO, c.hostFlag());
+        assertEquals(HostFlags.Backend.AUTO, WorldConfig.builder().build().hostFlag());
+    }
+
+    @Test
+    void hostFlagComesFromPropertyThenEnvironment() {
+        assertEquals(HostFlags.Backend.STREAM_WRITE, WorldConfig.resolve(new Properties(),
+                Map.of(WorldConfig.HOST_FLAG_ENV, "stream-write")).hostFlag());
+        Properties p = new Properties();
+        p.setProperty(WorldConfig.HOST_FLAG_PROP_NAME, " Mapped-Pinned ");
+        WorldConfig c = WorldConfig.resolve(p, Map.of(WorldConfig.HOST_FLAG_ENV, "gdrcopy"));
+        assertEquals(HostFlags.Backend.MAPPED_PINNED, c.hostFlag());
+        assertEquals(HostFlags.Backend.MAPPED_PINNED, c.toBuilder().build().hostFlag(), "toBuilder keeps it");
+        assertEquals(HostFlags.Backend.GDRCOPY, WorldConfig.resolve(new Properties(),
+                Map.of(WorldConfig.HOST_FLAG_ENV, "gdrcopy")).hostFlag(), "forcing gdrcopy is a valid setting");
+        assertTrue(c.describe().contains("host flag     mapped-pinned  (GDA4J_HOST_FLAG / -Dgda4j.hostFlag)"),
+                c.describe());
+        assertEquals(WorldConfig.HOST_FLAG_DEFAULT, HostFlags.Backend.AUTO.label());
+    }
+
+    @Test
+    void badHostFlagNamesTheSettingAndTheChoices() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> WorldConfig.resolve(new Properties(), Map.of(WorldConfig.HOST_FLAG_ENV, "gdr")));
+        assertEquals("GDA4J_HOST_FLAG/gda4j.hostFlag: unknown host flag backend 'gdr': choose one of auto, gdrcopy, "
+                + "stream-write, mapped-pinned", e.getMessage());
+        assertThrows(NullPointerException.class, () -> WorldConfig.builder().hostFlag(null));
     }
 
     @Test

@@ -3,6 +3,10 @@ package io.gda4j.samples;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.CudaStatus;
+import io.gda4j.gdrcopy.Gdrcopy;
+import io.gda4j.gdrcopy.GdrcopyStatus;
+import io.gda4j.hostflag.HostFlagUnavailableException;
+import io.gda4j.hostflag.HostFlags;
 import io.gda4j.proxy.ProxyConfig;
 import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.transport.TransportProvider;
@@ -40,7 +44,8 @@ final class InfoCommand implements Command {
     public String description() {
         return "Prints the CUDA driver version, every GPU (name, memory, compute capability, PCI bus id), the "
                 + "peer-access matrix between GPUs (P2P performance rank; '-' = no direct path), whether libibverbs, "
-                + "an RDMA device, libgdrapi and /dev/gdrdrv are present, which transports can therefore be used, and "
+                + "an RDMA device, libgdrapi and /dev/gdrdrv are present, which transports can therefore be used, how "
+                + "the host will write flags that kernels poll (gdrcopy where usable, else mapped-pinned), and "
                 + "the configuration gda4j resolved from the environment. Always exits 0: it is the place to find out "
                 + "why something else cannot run.";
     }
@@ -118,6 +123,8 @@ final class InfoCommand implements Command {
             out.printf(Locale.ROOT, "  %-8s %s%n", p.name(), possibility(p, cuda, gpus));
         }
         out.println();
+        printGdrcopy(out);
+        out.println();
         out.println("Configuration (environment / -D system property)");
         try {
             for (String line : WorldConfig.resolve().describe().split("\n")) {
@@ -134,6 +141,29 @@ final class InfoCommand implements Command {
             out.println("  invalid proxy setting: " + e.getMessage());
         }
         return 0;
+    }
+
+    /** gdrcopy's status, the host-flag backend auto takes here and why, and the configured one if it differs. */
+    private static void printGdrcopy(PrintStream out) {
+        out.println("gdrcopy");
+        GdrcopyStatus gdrcopy = Gdrcopy.status();
+        out.println("  " + gdrcopy.oneLine());
+        out.println("  " + HostFlags.choose(HostFlags.Backend.AUTO, gdrcopy.isAvailable(), gdrcopy.sentence())
+                .describe());
+        HostFlags.Backend configured;
+        try {
+            configured = WorldConfig.resolve().hostFlag();
+        } catch (IllegalArgumentException e) {
+            return; // the configuration section below says what is wrong
+        }
+        if (configured != HostFlags.Backend.AUTO) {
+            try {
+                out.println("  configured " + HostFlags.choose(configured, gdrcopy.isAvailable(), gdrcopy.sentence())
+                        .describe() + " by " + WorldConfig.HOST_FLAG_ENV + " / -D" + WorldConfig.HOST_FLAG_PROP_NAME);
+            } catch (HostFlagUnavailableException e) {
+                out.println("  configured host flags: unusable: " + e.getMessage());
+            }
+        }
     }
 
     private static String possibility(TransportProvider p, CudaStatus cuda, List<CudaDevice> gpus) {
