@@ -122,7 +122,7 @@ struct DeviceView {
   int32_t nranks;
   uint64_t heap_base;
   uint64_t heap_size_bytes;
-  uint64_t abort_flag;       // address of this rank's 64-bit abort word (GPU memory); nonzero = stop
+  uint64_t abort_flag;       // this rank's 64-bit abort word (pinned host memory mapped into every GPU); nonzero = stop
   uint64_t error_record;     // address of this rank's ErrorRecord (GPU memory)
   uint64_t timeout_ns;       // every device-side spin gives up after this long
   uint32_t flags;            // VIEW_FLAG_*

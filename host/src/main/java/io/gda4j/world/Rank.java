@@ -8,7 +8,6 @@ import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.cuda.PtxModule;
-import io.gda4j.hostflag.StreamWriteWord;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.TransportTag;
 
@@ -23,9 +22,9 @@ import java.util.Map;
  * One rank of a world, driven by this process: its GPU context, its symmetric heap, its device view, error record
  * and abort flag, its stream. Owned by the world, which closes it.
  *
- * <p>The control block is one device allocation: {@code [device view | error record | abort word]}, so a kernel
- * needs only the view's address and the host reads the record with one copy. The host raises the abort word
- * through a {@link io.gda4j.gdrcopy.HostWritableGpuWord} (see {@link #raiseAbort()}).
+ * <p>The control block is one device allocation: {@code [device view | error record]}, so a kernel needs only the
+ * view's address and the host reads the record with one copy once the kernels are done. The abort word lives apart,
+ * in mapped pinned host memory (see {@link #raiseAbort()}).
  */
 public final class Rank implements AutoCloseable {
     private static final int CONTROL_ALIGN = 64;
@@ -39,8 +38,8 @@ public final class Rank implements AutoCloseable {
     private final DeviceMemory control;
     private final DeviceMemory scratch;
     private final int errorRecordOffset;
-    private final int abortFlagOffset;
-    private final StreamWriteWord abortWord;
+    /** The abort word: pinned host memory mapped into every GPU (portable), read by kernels every 64 polls. */
+    private final MappedHostMemory abortWord;
     /** Pinned landing place for control-block reads made while kernels may still run (see readControl). */
     private final MappedHostMemory controlReadback;
     private final PeerLink[] links;
@@ -54,24 +53,26 @@ public final class Rank implements AutoCloseable {
         this.links = new PeerLink[worldSize];
         int viewLength = align(DeviceViewDescriptor.viewLength(worldSize));
         this.errorRecordOffset = viewLength;
-        this.abortFlagOffset = viewLength + ErrorRecordDescriptor.LENGTH;
         CudaStream s = null;
         CudaStream cs = null;
         DeviceMemory h = null;
         DeviceMemory c = null;
         DeviceMemory sc = null;
         MappedHostMemory rb = null;
+        MappedHostMemory ab = null;
         try {
             s = context.createStream();
             cs = context.createStream();
             h = context.allocate(heapSizeBytes);
             h.fill((byte) 0);
-            c = context.allocate(abortFlagOffset + CONTROL_ALIGN);
+            c = context.allocate(errorRecordOffset + ErrorRecordDescriptor.LENGTH);
             c.fill((byte) 0);
             sc = context.allocate(256);
             sc.fill((byte) 0);
             rb = context.allocateMappedHost(ErrorRecordDescriptor.LENGTH + CONTROL_ALIGN);
+            ab = context.allocateMappedHost(CONTROL_ALIGN);
         } catch (RuntimeException e) {
+            closeQuietly(ab);
             closeQuietly(rb);
             closeQuietly(sc);
             closeQuietly(c);
@@ -86,7 +87,7 @@ public final class Rank implements AutoCloseable {
         this.control = c;
         this.scratch = sc;
         this.controlReadback = rb;
-        this.abortWord = StreamWriteWord.at(cs, DevicePointer.of(c.address() + abortFlagOffset));
+        this.abortWord = ab;
     }
 
     private static int align(int n) {
@@ -132,7 +133,7 @@ public final class Rank implements AutoCloseable {
     }
 
     public long abortFlagAddress() {
-        return control.address() + abortFlagOffset;
+        return abortWord.deviceAddress();
     }
 
     public long errorRecordAddress() {
@@ -228,24 +229,23 @@ public final class Rank implements AutoCloseable {
         control.copyFromHost(0, b);
     }
 
-    /** Reads the error record; safe while kernels run (see {@link #abortRaised()}). */
+    /**
+     * Reads the error record. Call it once the kernels of interest are done: it is a CUDA copy, and a first CUDA
+     * copy made while a kernel spins may wait for that kernel (see {@link #raiseAbort()}).
+     */
     public synchronized ErrorRecord readErrorRecord() {
         return ErrorRecord.decode(readControl(errorRecordOffset, ErrorRecordDescriptor.LENGTH));
     }
 
     /**
-     * True when this rank's abort flag is raised (by a device failure here or at a peer, or by the host). Safe to
-     * call while kernels spin: the read is a copy on the rank's control stream, which does not wait for them.
+     * True when this rank's abort flag is raised (by a device failure here or at a peer, or by the host). An acquire
+     * load of pinned host memory: safe and cheap while kernels spin.
      */
     public synchronized boolean abortRaised() {
-        return readControl(abortFlagOffset, Long.BYTES).getLong(0) != 0;
+        return abortWord.getLongAcquire(0) != 0;
     }
 
-    /**
-     * Copies control-block bytes to pinned memory on the control stream and waits for that copy alone. A plain
-     * synchronous cuMemcpyDtoH was seen (2x H200, driver 580) to wait for a kernel spinning on another,
-     * non-blocking stream, which would turn "is the abort flag up?" into a wait for the timeout.
-     */
+    /** Copies control-block bytes to pinned memory on the control stream and waits for that copy alone. */
     private ByteBuffer readControl(int offset, int length) {
         controlStream.copyAsync(controlReadback.devicePointer(), control.pointer().plusBytes(offset), length);
         controlStream.synchronize();
@@ -258,23 +258,19 @@ public final class Rank implements AutoCloseable {
     }
 
     /**
-     * Raises the abort flag from the host while kernels may be running, and returns once it is in device memory.
-     *
-     * <p>It goes through a {@link io.gda4j.gdrcopy.HostWritableGpuWord} over the abort word, always of the
-     * stream-write backend, on a control stream of the rank's own (so the store does not queue behind the work it is
-     * meant to stop), whatever {@link WorldConfig#hostFlag()} says. The word must be the existing device word every
-     * kernel already polls, which a mapped-pinned word (host memory) cannot be. gdrcopy could reach it only if the
-     * control block were a 64 KiB-aligned allocation of its own, pinned by gdrdrv: sub-microsecond stores are not
-     * worth that on a path that runs once, on failure. The stream write works on every machine.
+     * Raises the abort flag from the host while kernels may be running: a release store into pinned host memory,
+     * seen by a spinning kernel within 64 polls. No CUDA call is involved, and that is the point: on 2x H200 (driver
+     * 580) the first CUDA copy or stream write made while a kernel spins was seen to wait for that kernel, which
+     * turned "stop it" into "wait for its timeout". Pairs with the device's volatile load of the word.
      */
     public void raiseAbort() {
-        abortWord.putLongRelease(1L);
-        abortWord.flush();
+        abortWord.putLongRelease(0, 1L);
     }
 
-    /** Zeroes the error record and the abort flag. */
+    /** Zeroes the error record and lowers the abort flag. */
     public void clearErrors() {
-        control.fill(errorRecordOffset, ErrorRecordDescriptor.LENGTH + 8, (byte) 0);
+        control.fill(errorRecordOffset, ErrorRecordDescriptor.LENGTH, (byte) 0);
+        abortWord.putLongRelease(0, 0L);
     }
 
     // Convenience accessors of the heap for set-up and checks; they bounds-check against the heap.
