@@ -1,5 +1,11 @@
 // Benchmark kernels behind `gda4j latency` and `gda4j bandwidth` (io.gda4j.samples).
 // Scope codes: 0 = thread, 1 = warp, 2 = block (io.gda4j.world.Scope).
+// This build leaves the device API's IBGDA branch out (GDA4J_IBGDA_ENABLED 0), so the P2P (and proxy) kernels keep
+// their register count and code exactly; bench_ibgda.cu includes this file with the branch in, as module
+// bench_ibgda, which the samples load for IBGDA peers.
+#ifndef GDA4J_IBGDA_ENABLED
+#define GDA4J_IBGDA_ENABLED 0
+#endif
 #include <gda4j/gda4j.cuh>
 
 using namespace gda4j;
@@ -85,9 +91,11 @@ GDA4J_PINGPONG_KERNEL(gda4j_pingpong_put_signal_block, MODE_PUT_SIGNAL, SCOPE_BL
 
 // One-directional put bandwidth: [0, bytes) is cut into `chunk_bytes` chunks dealt round-robin to the blocks
 // (interleaving keeps every block streaming through nearby addresses; contiguous per-block slices lose ~6% at
-// 256 MiB on H200), each moved with put_block, `iterations` times. The host times the launch with events; kernel
-// completion makes the data visible.
-extern "C" __global__ void gda4j_put_bandwidth(const DeviceView* v, int peer, uint64_t dst_offset,
+// 256 MiB on H200), each moved with put_block, `iterations` times. The host times the launch with events; the
+// quiet at the end makes kernel completion mean delivery.
+// __launch_bounds__(1024): any block size up to 1024 launches, and ptxas keeps the cold IBGDA branch from raising
+// the register count (and so lowering occupancy) of the P2P copy loop.
+extern "C" __global__ void __launch_bounds__(1024) gda4j_put_bandwidth(const DeviceView* v, int peer, uint64_t dst_offset,
                                                uint64_t src_offset, uint64_t bytes, uint64_t chunk_bytes,
                                                uint32_t iterations, int* status_out) {
   const Peer p = peer_of(v, peer);
@@ -99,5 +107,8 @@ extern "C" __global__ void gda4j_put_bandwidth(const DeviceView* v, int peer, ui
       st = put_block(p, dst_offset + off, src_offset + off, min(chunk_bytes, bytes - off));
     }
   }
+  // Complete before the kernel ends, so the host's event timing covers delivery: a fence for direct peers, the
+  // CQEs for IBGDA peers (put_block posts from thread 0, which quiets).
+  if (threadIdx.x == 0 && st == OK) st = quiet(v);
   if (st != OK && threadIdx.x == 0) atomicMin(status_out, st);
 }

@@ -1,5 +1,7 @@
 // Host-launched device API calls (io.gda4j.world.DeviceOps): one launch runs one call of the device API on
 // one rank. Used by tests and by host code that wants a single put or signal without writing a kernel.
+// Each call that moves data ends with quiet, so the operation is complete when the kernel is: for direct peers
+// that is a fence, for IBGDA peers it waits for the CQEs.
 // Scope codes: 0 = thread, 1 = warp, 2 = block (io.gda4j.world.Scope). Launch one block (1, 32 or N threads).
 #include <gda4j/gda4j.cuh>
 
@@ -14,18 +16,25 @@ extern "C" __global__ void gda4j_op_put(const DeviceView* v, int peer, uint64_t 
     if (threadIdx.x == 0) {
       st = with_signal ? put_signal(v, peer, dst_offset, src_offset, bytes, sig_offset, sig_op, sig_value)
                        : put(v, peer, dst_offset, src_offset, bytes);
+      if (st == OK) st = quiet(v);
       *status_out = st;
     }
   } else if (scope == 1) {
     if (threadIdx.x < 32) {
       st = with_signal ? put_signal_warp(v, peer, dst_offset, src_offset, bytes, sig_offset, sig_op, sig_value)
                        : put_warp(v, peer, dst_offset, src_offset, bytes);
-      if (threadIdx.x == 0) *status_out = st;
+      if (threadIdx.x == 0) {
+        if (st == OK) st = quiet(v);
+        *status_out = st;
+      }
     }
   } else {
     st = with_signal ? put_signal_block(v, peer, dst_offset, src_offset, bytes, sig_offset, sig_op, sig_value)
                      : put_block(v, peer, dst_offset, src_offset, bytes);
-    if (threadIdx.x == 0) *status_out = st;
+    if (threadIdx.x == 0) {
+      if (st == OK) st = quiet(v);
+      *status_out = st;
+    }
   }
 }
 
@@ -34,13 +43,17 @@ extern "C" __global__ void gda4j_op_signal_add(const DeviceView* v, int peer, ui
                                                uint64_t value, uint32_t per_thread, int* status_out) {
   int st = OK;
   for (uint32_t i = 0; i < per_thread && st == OK; ++i) st = signal(v, peer, sig_offset, SIGNAL_ADD, value);
+  __syncthreads();
+  if (threadIdx.x == 0 && st == OK) st = quiet(v);
   if (st != OK) atomicMin(status_out, st);
 }
 
 // signal (set or add) from one thread.
 extern "C" __global__ void gda4j_op_signal(const DeviceView* v, int peer, uint64_t sig_offset, uint32_t op,
                                            uint64_t value, int* status_out) {
-  *status_out = signal(v, peer, sig_offset, op, value);
+  int st = signal(v, peer, sig_offset, op, value);
+  if (st == OK) st = quiet(v);
+  *status_out = st;
 }
 
 // wait_until from one thread; seen_out gets the last value read.
@@ -54,7 +67,9 @@ extern "C" __global__ void gda4j_op_wait_until(const DeviceView* v, uint64_t sig
 // put_inline of an 8-byte value from one thread.
 extern "C" __global__ void gda4j_op_put_inline(const DeviceView* v, int peer, uint64_t slot_offset, uint64_t value,
                                                uint32_t seq, int* status_out) {
-  *status_out = put_inline(v, peer, slot_offset, value, seq);
+  int st = put_inline(v, peer, slot_offset, value, seq);
+  if (st == OK) st = quiet(v);
+  *status_out = st;
 }
 
 // wait_inline from one thread; value_out gets the 8-byte payload.
@@ -70,6 +85,7 @@ extern "C" __global__ void gda4j_op_fence_signal(const DeviceView* v, int peer, 
                                                  uint64_t value, int* status_out) {
   int st = fence(v, peer);
   if (st == OK) st = signal(v, peer, sig_offset, op, value);
+  if (st == OK) st = quiet(v);
   *status_out = st;
 }
 

@@ -39,6 +39,7 @@ struct Local {
   const uint64_t* abort_flag;
   uint64_t timeout_ns;
   int rank;
+  uint32_t view_flags;  // DeviceView.flags (VIEW_FLAG_*)
 };
 
 // One peer as seen from this rank, resolved once (registers).
@@ -60,6 +61,7 @@ __device__ __forceinline__ Local local_of(const DeviceView* v) {
   l.abort_flag = reinterpret_cast<const uint64_t*>(v->abort_flag);
   l.timeout_ns = v->timeout_ns;
   l.rank = v->rank;
+  l.view_flags = v->flags;
   return l;
 }
 
@@ -150,23 +152,31 @@ __device__ __forceinline__ void copy(const Peer& p, uint64_t dst, uint64_t src, 
 }
 
 }  // namespace detail
+}  // namespace gda4j
+
+#include "ibgda_api.cuh"  // the TRANSPORT_IBGDA branch of the calls below (detail::ibgda_*)
+
+namespace gda4j {
 
 // ---- put: copy `bytes` from this rank's heap at `src_offset` to the peer's heap at `dst_offset`.
 // Not ordered with anything by itself: follow with fence/quiet, or use put_signal.
 
 __device__ __forceinline__ int put(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
+  if (detail::is_ibgda(p.transport)) return detail::ibgda_put(p, OP_PUT, dst_offset, src_offset, bytes, detail::IBGDA_SCOPE_THREAD);
   int st = detail::check_put(p, OP_PUT, dst_offset, src_offset, bytes);
   if (st == OK) detail::copy(p, dst_offset, src_offset, bytes, 0, 1);
   return st;
 }
 
 __device__ __forceinline__ int put_warp(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
+  if (detail::is_ibgda(p.transport)) return detail::ibgda_put(p, OP_PUT, dst_offset, src_offset, bytes, detail::IBGDA_SCOPE_WARP);
   int st = detail::check_put(p, OP_PUT, dst_offset, src_offset, bytes);
   if (st == OK) detail::copy(p, dst_offset, src_offset, bytes, detail::lane_id(), 32);
   return st;
 }
 
 __device__ __forceinline__ int put_block(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
+  if (detail::is_ibgda(p.transport)) return detail::ibgda_put(p, OP_PUT, dst_offset, src_offset, bytes, detail::IBGDA_SCOPE_BLOCK);
   int st = detail::check_put(p, OP_PUT, dst_offset, src_offset, bytes);
   if (st == OK) detail::copy(p, dst_offset, src_offset, bytes, detail::block_thread_id(), detail::block_thread_count());
   return st;
@@ -175,6 +185,7 @@ __device__ __forceinline__ int put_block(const Peer& p, uint64_t dst_offset, uin
 // ---- signal: set or add `value` to the peer's 64-bit word at `sig_offset`. Relaxed: see the ordering notes.
 
 __device__ __forceinline__ int signal(const Peer& p, uint64_t sig_offset, uint32_t op, uint64_t value) {
+  if (detail::is_ibgda(p.transport)) return detail::ibgda_signal(p, OP_SIGNAL, sig_offset, op, value);
   int st = detail::check_signal(p, OP_SIGNAL, sig_offset);
   if (st == OK) detail::signal_relaxed(p, sig_offset, op, value);
   return st;
@@ -183,6 +194,7 @@ __device__ __forceinline__ int signal(const Peer& p, uint64_t sig_offset, uint32
 // ---- atomic_add: relaxed atomic add on the peer's 64-bit word (an alias of signal ADD for direct peers; other
 // transports implement it as a NIC atomic).
 __device__ __forceinline__ int atomic_add(const Peer& p, uint64_t offset, uint64_t value) {
+  if (detail::is_ibgda(p.transport)) return detail::ibgda_signal(p, OP_ATOMIC_ADD, offset, SIGNAL_ADD, value);
   int st = detail::check_signal(p, OP_ATOMIC_ADD, offset);
   if (st == OK) red_add_relaxed_sys(detail::peer_word(p, offset), value);
   return st;
@@ -192,6 +204,7 @@ __device__ __forceinline__ int atomic_add(const Peer& p, uint64_t offset, uint64
 
 __device__ __forceinline__ int put_signal(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes,
                                           uint64_t sig_offset, uint32_t op, uint64_t value) {
+  if (detail::is_ibgda(p.transport)) return detail::ibgda_put_signal(p, dst_offset, src_offset, bytes, sig_offset, op, value, detail::IBGDA_SCOPE_THREAD);
   int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
   if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
   if (st != OK) return st;
@@ -202,6 +215,7 @@ __device__ __forceinline__ int put_signal(const Peer& p, uint64_t dst_offset, ui
 
 __device__ __forceinline__ int put_signal_warp(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes,
                                                uint64_t sig_offset, uint32_t op, uint64_t value) {
+  if (detail::is_ibgda(p.transport)) return detail::ibgda_put_signal(p, dst_offset, src_offset, bytes, sig_offset, op, value, detail::IBGDA_SCOPE_WARP);
   int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
   if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
   if (st != OK) return st;
@@ -215,6 +229,7 @@ __device__ __forceinline__ int put_signal_warp(const Peer& p, uint64_t dst_offse
 
 __device__ __forceinline__ int put_signal_block(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes,
                                                 uint64_t sig_offset, uint32_t op, uint64_t value) {
+  if (detail::is_ibgda(p.transport)) return detail::ibgda_put_signal(p, dst_offset, src_offset, bytes, sig_offset, op, value, detail::IBGDA_SCOPE_BLOCK);
   int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
   if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
   if (st != OK) return st;
@@ -229,6 +244,7 @@ __device__ __forceinline__ int put_signal_block(const Peer& p, uint64_t dst_offs
 // ---- put_inline: up to 8 bytes carried in the peer's 16-byte slot at `slot_offset` (16-byte aligned) as
 // {lo32, seq, hi32, seq}. `seq` must be nonzero and grow with every message to the slot (slots start zeroed).
 __device__ __forceinline__ int put_inline(const Peer& p, uint64_t slot_offset, uint64_t value, uint32_t seq) {
+  if (detail::is_ibgda(p.transport)) return detail::ibgda_put_inline(p, slot_offset, value, seq);
   int st = detail::check_direct(p, OP_PUT_SIGNAL, slot_offset);
   if (st == OK) st = check_word(p.view, p.heap_size, OP_PUT_SIGNAL, p.rank, slot_offset, 16);
   if (st != OK) return st;
@@ -240,14 +256,16 @@ __device__ __forceinline__ int put_inline(const Peer& p, uint64_t slot_offset, u
 // ---- fence / quiet. For direct peers both are a system-scope fence: the stores are this thread's own, so ordering
 // them is all a later store needs, and a fence after them is all `quiet` needs.
 __device__ __forceinline__ int fence(const Peer& p) {
+  // IBGDA: one RC QP per peer runs its WQEs in posting order; this thread's posts are in reservation order.
+  if (detail::is_ibgda(p.transport)) return OK;
   int st = detail::check_direct(p, OP_FENCE, 0);
   if (st == OK) fence_acq_rel_sys();
   return st;
 }
 
 __device__ __forceinline__ int quiet(const Local& me) {
-  (void)me;
   fence_acq_rel_sys();
+  if (GDA4J_IBGDA_ENABLED && __builtin_expect(me.view_flags & VIEW_FLAG_IBGDA, 0)) return detail::ibgda_quiet_all(me.view);
   return OK;
 }
 

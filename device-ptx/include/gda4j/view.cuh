@@ -41,6 +41,9 @@ constexpr uint32_t TRANSPORT_P2P = 2;
 constexpr uint32_t TRANSPORT_IBGDA = 3;
 constexpr uint32_t TRANSPORT_PROXY = 4;
 
+// DeviceView.flags (io.gda4j.world.DeviceViewDescriptor.FLAG_*).
+constexpr uint32_t VIEW_FLAG_IBGDA = 1u;  // some peer is reached over IBGDA: quiet() drains its QPs
+
 // Status codes returned by every device API call (0 = done). Negative, like Agrona's hot-path codes.
 constexpr int OK = 0;
 constexpr int ERR_TIMEOUT = -1;
@@ -57,6 +60,10 @@ constexpr uint32_t ERROR_OUT_OF_RANGE = 2;
 constexpr uint32_t ERROR_BAD_PEER = 3;
 constexpr uint32_t ERROR_UNSUPPORTED_TRANSPORT = 4;
 constexpr uint32_t ERROR_MISALIGNED = 5;
+// IBGDA (gda4j/ibgda.cuh): for all three, offset = WQE counter, cmp = QP number.
+constexpr uint32_t ERROR_CQE = 6;           // an error CQE: expected = WQE opcode, seen = syndrome | vendor << 8 | cqe opcode << 16
+constexpr uint32_t ERROR_SQ_FULL = 7;       // no free send queue slot in time: expected = completions needed, seen = completed
+constexpr uint32_t ERROR_POST_TIMEOUT = 8;  // posting or quiet stalled: expected = counter waited for, seen = counter reached
 
 // ErrorRecord.op: which device API call failed (io.gda4j.world.ErrorRecordDescriptor.Op).
 constexpr uint32_t OP_NONE = 0;
@@ -67,6 +74,7 @@ constexpr uint32_t OP_WAIT_UNTIL = 4;
 constexpr uint32_t OP_FENCE = 5;
 constexpr uint32_t OP_QUIET = 6;
 constexpr uint32_t OP_ATOMIC_ADD = 7;
+constexpr uint32_t OP_GET = 8;
 
 // Signal operations and wait comparisons (io.gda4j.world.SignalOp, io.gda4j.world.Cmp).
 constexpr uint32_t SIGNAL_SET = 0;

@@ -33,7 +33,14 @@ public final class ErrorRecordDescriptor {
 
     /** {@code ERROR_*} codes of view.cuh. */
     public enum Code {
-        NONE(0), WAIT_TIMEOUT(1), OUT_OF_RANGE(2), BAD_PEER(3), UNSUPPORTED_TRANSPORT(4), MISALIGNED(5);
+        NONE(0), WAIT_TIMEOUT(1), OUT_OF_RANGE(2), BAD_PEER(3), UNSUPPORTED_TRANSPORT(4), MISALIGNED(5),
+        /** IBGDA: an error CQE (offset = WQE counter, expected = WQE opcode, seen = syndrome | vendor << 8 | CQE
+         * opcode << 16, cmp = QP number). */
+        CQE_ERROR(6),
+        /** IBGDA: no free send queue slot in time (expected = completions needed, seen = completed, cmp = QPN). */
+        SQ_FULL(7),
+        /** IBGDA: posting or quiet stalled (expected = counter waited for, seen = counter reached, cmp = QPN). */
+        POST_TIMEOUT(8);
 
         private final int value;
 
@@ -58,7 +65,7 @@ public final class ErrorRecordDescriptor {
     /** {@code OP_*} codes of view.cuh: which device API call failed, named as in the device API. */
     public enum Op {
         NONE(0, "none"), PUT(1, "put"), PUT_SIGNAL(2, "put_signal"), SIGNAL(3, "signal"),
-        WAIT_UNTIL(4, "wait_until"), FENCE(5, "fence"), QUIET(6, "quiet"), ATOMIC_ADD(7, "atomic_add");
+        WAIT_UNTIL(4, "wait_until"), FENCE(5, "fence"), QUIET(6, "quiet"), ATOMIC_ADD(7, "atomic_add"), GET(8, "get");
 
         private final int value;
         private final String apiName;
