@@ -43,6 +43,7 @@ int main() {
   P("ERR.CMP_OFFSET", offsetof(ErrorRecord, cmp));
   P("ERR.CLAIMED_OFFSET", offsetof(ErrorRecord, claimed));
   P("ERR.LENGTH", sizeof(ErrorRecord));
+  P("FLAG_IBGDA", VIEW_FLAG_IBGDA);
   P("TRANSPORT.NONE", TRANSPORT_NONE);
   P("TRANSPORT.SELF", TRANSPORT_SELF);
   P("TRANSPORT.P2P", TRANSPORT_P2P);

@@ -40,6 +40,9 @@ public final class DeviceViewDescriptor {
     public static final int FLAGS_OFFSET = 56;
     public static final int HEADER_LENGTH = 64;
 
+    /** {@code flags}: some peer is reached over IBGDA, so quiet() drains QPs ({@code VIEW_FLAG_IBGDA}). */
+    public static final int FLAG_IBGDA = 1;
+
     public static final int PEER_TRANSPORT_OFFSET = 0;
     public static final int PEER_RANK_OFFSET = 4;
     public static final int PEER_HEAP_OFFSET = 8;

@@ -169,6 +169,13 @@ public final class Rank implements AutoCloseable {
         b.putLong(DeviceViewDescriptor.ABORT_FLAG_OFFSET, abortFlagAddress());
         b.putLong(DeviceViewDescriptor.ERROR_RECORD_OFFSET, errorRecordAddress());
         b.putLong(DeviceViewDescriptor.TIMEOUT_NS_OFFSET, timeoutNanos);
+        int flags = 0;
+        for (PeerLink link : links) {
+            if (link != null && link.tag() == TransportTag.IBGDA) {
+                flags |= DeviceViewDescriptor.FLAG_IBGDA;
+            }
+        }
+        b.putInt(DeviceViewDescriptor.FLAGS_OFFSET, flags);
         for (int p = 0; p < worldSize; p++) {
             int e = DeviceViewDescriptor.peerEntryOffset(p);
             PeerLink link = links[p];

@@ -100,6 +100,22 @@ final class InfoCommand implements Command {
             out.println("  (* = no native atomics over this link)");
             out.println();
         }
+        out.println("NICs (for the ibgda transport)");
+        out.println("  " + io.gda4j.verbs.Verbs.status().sentence());
+        for (io.gda4j.nic.NicProvider p : io.gda4j.nic.Nics.providers()) {
+            out.printf(Locale.ROOT, "  %-9s %s%n", p.name(), p.unavailableReason().map(r -> "not available: " + r)
+                    .orElse("available"));
+        }
+        io.gda4j.nic.NicSelection auto = io.gda4j.nic.Nics.select(io.gda4j.nic.NicChoice.AUTO);
+        io.gda4j.nic.NicSelection configured = io.gda4j.ibgda.IbgdaTransport.describeSelection();
+        boolean mlx5Provider = io.gda4j.nic.Nics.providers().stream()
+                .anyMatch(p -> p.name().equals(io.gda4j.nic.Nic.MLX5));
+        out.println("  --nic auto: " + auto.reason() + (mlx5Provider ? "" : " (no mlx5 NIC provider on the class"
+                + " path; " + io.gda4j.verbs.Verbs.status().sentence() + ")") + (auto.found()
+                && auto.provider().name().equals(io.gda4j.nic.Nic.EMULATED)
+                ? "; figures it produces are labelled \"emulated NIC\"" : ""));
+        out.println("  configured: " + configured.reason());
+        out.println();
         out.println("Transports");
         for (TransportProvider p : LocalWorld.providers()) {
             out.printf(Locale.ROOT, "  %-8s %s%n", p.name(), possibility(p, cuda, gpus));
@@ -108,6 +124,11 @@ final class InfoCommand implements Command {
         out.println("Configuration (environment / -D system property)");
         try {
             for (String line : WorldConfig.resolve().describe().split("\n")) {
+                out.println("  " + line.strip());
+            }
+            String more = io.gda4j.ibgda.IbgdaConfig.resolve().describe()
+                    + io.gda4j.nic.emulated.EmulatedNicConfig.resolve().describe();
+            for (String line : more.split("\n")) {
                 out.println("  " + line.strip());
             }
         } catch (IllegalArgumentException e) {
@@ -133,6 +154,13 @@ final class InfoCommand implements Command {
                 return "possible only between ranks sharing the one GPU (a second GPU is needed for GPU-to-GPU runs)";
             }
             return pairs.isEmpty() ? "not possible: no GPU pair has peer access" : "possible between GPUs " + String.join(", ", pairs);
+        }
+        if (io.gda4j.ibgda.IbgdaTransport.NAME.equals(p.name())) {
+            io.gda4j.nic.NicSelection s = io.gda4j.ibgda.IbgdaTransport.describeSelection();
+            return s.found() ? "possible with the " + (s.provider().name().equals(io.gda4j.nic.Nic.EMULATED)
+                    ? "emulated NIC (a software model; a test instrument, not a network)" : s.provider().name()
+                    + " NIC") + " (--transport ibgda; auto prefers p2p where it works)"
+                    : "not possible: " + s.reason();
         }
         return "on the class path";
     }

@@ -25,7 +25,8 @@ public final class Main {
     private final Map<String, Command> commands = new LinkedHashMap<>();
 
     Main() {
-        for (Command c : new Command[] {new InfoCommand(), new LatencyCommand(), new BandwidthCommand()}) {
+        for (Command c : new Command[] {new InfoCommand(), new LatencyCommand(), new BandwidthCommand(),
+            new CompareCommand()}) {
             commands.put(c.name(), c);
         }
     }

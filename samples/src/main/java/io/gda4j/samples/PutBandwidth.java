@@ -35,7 +35,7 @@ final class PutBandwidth implements AutoCloseable {
         this.dst = world.heap().allocate(maxBytes);
         this.start = this.rank.context().createEvent();
         this.stop = this.rank.context().createEvent();
-        this.kernel = this.rank.kernel(PingPong.MODULE, "gda4j_put_bandwidth");
+        this.kernel = this.rank.kernel(PingPong.module(world, rank, peer), "gda4j_put_bandwidth");
     }
 
     static long heapBytes(long maxBytes) {

@@ -44,7 +44,7 @@ class MainTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"info", "latency", "bandwidth"})
+    @ValueSource(strings = {"info", "latency", "bandwidth", "compare"})
     void everyCommandHasHelpThatTeaches(String command) {
         Run r = run(command, "--help");
         assertEquals(0, r.code(), r.err());
@@ -99,6 +99,10 @@ class MainTest {
         "bandwidth --reps 0",
         "bandwidth --chunk 10",
         "bandwidth --transport nope",
+        "bandwidth --nic infiniband",
+        "latency --nic",
+        "compare --transports p2p,nope",
+        "compare --iters 0",
     })
     void badInputIsOneLineAndExit2(String line) {
         Run r = run(line.split(" "));
