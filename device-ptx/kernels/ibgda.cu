@@ -94,6 +94,7 @@ constexpr uint32_t RAW_WRITE_INLINE = 3;
 constexpr uint32_t RAW_BAD_DS = 4;          // an RDMA_WRITE ctrl segment that claims ds 1: LOCAL_QP_OP
 constexpr uint32_t RAW_UNKNOWN_OPCODE = 5;  // opcode 0x7f: LOCAL_QP_OP
 constexpr uint32_t RAW_WRITE_IMM = 6;
+constexpr uint32_t RAW_WRITE_FLUSH_FLAG = 7;  // a WRITE onto the flush flag, registered without REMOTE_WRITE
 constexpr uint32_t QP_KEY = 0xffffffffu;    // "use the QP's own lkey/rkey"
 
 // One WQE on the QP to `peer`, then quiet. raddr/laddr are offsets from the peer's and this rank's heap bases as the
@@ -139,6 +140,10 @@ extern "C" __global__ void gda4j_ibgda_raw(const DeviceView* v, int peer, uint32
     case RAW_UNKNOWN_OPCODE:
       mlx5::write_ctrl_seg(sq + mlx5::WqeDescriptor::wqebb_offset(base, qp->sq_wqebbs), 0x7f, 0, base, qp->qpn, 1,
                            ibgda::SIGNALED, 0);
+      break;
+    case RAW_WRITE_FLUSH_FLAG:
+      mlx5::write_rdma_write(sq, qp->sq_wqebbs, base, qp->qpn, ibgda::SIGNALED, qp->flush_flag, qp->flush_rkey, laddr,
+                             lk, 8);
       break;
     case RAW_WRITE_IMM:
       mlx5::write_rdma_write_imm(sq, qp->sq_wqebbs, base, qp->qpn, ibgda::SIGNALED, 7, raddr, rk, laddr, lk, bytes);
