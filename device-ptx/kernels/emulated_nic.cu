@@ -3,13 +3,19 @@
 #include <stdint.h>
 #include <gda4j/mlx5.cuh>
 
-// ATOMIC_FA adds swap_add; ATOMIC_CS stores swap_add if the word equals compare. The old value goes to fetch_dst
+// Opcode 0 (not an mlx5 atomic) stores swap_add: the fallback for an 8-byte inline store where the driver refuses a
+// stream write to that address. ATOMIC_FA adds swap_add; ATOMIC_CS stores swap_add if the word equals compare. The old value goes to fetch_dst
 // (any alignment), or nowhere when fetch_dst is 0 (the null MR drops it). System scope: the target may be a peer
 // GPU's memory (peer access) or mapped host memory, and its owner may be polling it.
 extern "C" __global__ void gda4j_emulated_nic_atomic(uint32_t opcode, uint64_t target, uint64_t swap_add,
                                                      uint64_t compare, uint64_t fetch_dst) {
   unsigned long long* word = reinterpret_cast<unsigned long long*>(target);
   unsigned long long old;
+  if (opcode == 0) {
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(word), "l"(swap_add) : "memory");
+    __threadfence_system();
+    return;
+  }
   if (opcode == gda4j::mlx5::Mlx5Opcode::ATOMIC_FA) {
     old = atomicAdd_system(word, (unsigned long long)swap_add);
   } else {

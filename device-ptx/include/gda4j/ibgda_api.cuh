@@ -83,16 +83,24 @@ __device__ inline __noinline__ int ibgda_put_inline(const Peer& p, uint64_t slot
   return ibgda::put_inline(p.view, ibgda_qp(p), p.rank, slot, value, seq);
 }
 
-// Every IBGDA peer's QP drained (and flushed where configured). Reads the view: quiet is not a hot-loop call.
+// Every IBGDA peer's QP drained, then one PCIe flush where configured (the flush covers every QP of the NIC, so
+// once is enough). Reads the view: quiet is not a hot-loop call.
 __device__ inline __noinline__ int ibgda_quiet_all(const DeviceView* v) {
+  const ibgda::DeviceQp* flush_via = nullptr;
+  int flush_peer = -1;
   for (int r = 0; r < v->nranks; ++r) {
     const PeerEntry& e = v->peers[r];
     if (e.transport == TRANSPORT_IBGDA && e.handle != 0) {
-      int st = ibgda::quiet(v, reinterpret_cast<ibgda::DeviceQp*>(e.handle), r);
+      ibgda::DeviceQp* qp = reinterpret_cast<ibgda::DeviceQp*>(e.handle);
+      int st = ibgda::drain(v, qp, OP_QUIET, r);
       if (st != OK) return st;
+      if ((qp->flags & ibgda::FLAG_FLUSH_ON_QUIET) && qp->flush_qp != 0) {
+        flush_via = qp;
+        flush_peer = r;
+      }
     }
   }
-  return OK;
+  return flush_via != nullptr ? ibgda::flush(v, flush_via, flush_peer) : OK;
 }
 
 }  // namespace detail

@@ -57,12 +57,30 @@ final class CudaQpExecutor implements QpExecutor {
                 dst);
     }
 
+    /**
+     * An 8-byte store: {@code cuStreamWriteValue64} (no kernel, fences before the store); where the driver refuses a
+     * stream write to that address (a peer GPU's memory on some systems), the atomic kernel stores instead, from then
+     * on for this QP.
+     */
     @Override
     public void store64(long dst, long value) {
         context.makeCurrent();
-        check(JCudaDriver.cuStreamWriteValue64(stream.handle(), DevicePointer.of(dst), value, 0),
-                "cuStreamWriteValue64", dst);
+        if (!kernelStores) {
+            int result = JCudaDriver.cuStreamWriteValue64(stream.handle(), DevicePointer.of(dst), value, 0);
+            if (result == CUresult.CUDA_SUCCESS) {
+                return;
+            }
+            if (result != CUresult.CUDA_ERROR_INVALID_VALUE && result != CUresult.CUDA_ERROR_NOT_SUPPORTED) {
+                check(result, "cuStreamWriteValue64", dst);
+            }
+            kernelStores = true;
+        }
+        atomic(STORE, dst, value, 0, 0);
     }
+
+    /** The helper kernel's opcode for a plain 8-byte store (not an mlx5 opcode). */
+    static final int STORE = 0;
+    private boolean kernelStores;
 
     @Override
     public void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst) {
@@ -78,8 +96,12 @@ final class CudaQpExecutor implements QpExecutor {
 
     @Override
     public void publishCqe(long cqeTailOffset, long tailBigEndian) {
-        // cuStreamWriteValue64 stores the value in host (little-endian) order; the CQE wants big-endian bytes.
-        store64(ringDeviceAddress + cqeTailOffset, Long.reverseBytes(tailBigEndian));
+        // cuStreamWriteValue64 stores the value in host (little-endian) order; the CQE wants big-endian bytes. The CQ
+        // is mapped host memory, which stream writes always reach.
+        context.makeCurrent();
+        long address = ringDeviceAddress + cqeTailOffset;
+        check(JCudaDriver.cuStreamWriteValue64(stream.handle(), DevicePointer.of(address),
+                Long.reverseBytes(tailBigEndian), 0), "cuStreamWriteValue64 (CQE)", address);
     }
 
     @Override
