@@ -1,5 +1,11 @@
 // Benchmark kernels behind `gda4j latency` and `gda4j bandwidth` (io.gda4j.samples).
 // Scope codes: 0 = thread, 1 = warp, 2 = block (io.gda4j.world.Scope).
+// This build leaves the device API's IBGDA branch out (GDA4J_IBGDA_ENABLED 0), so the P2P (and proxy) kernels keep
+// their register count and code exactly; bench_ibgda.cu includes this file with the branch in, as module
+// bench_ibgda, which the samples load for IBGDA peers.
+#ifndef GDA4J_IBGDA_ENABLED
+#define GDA4J_IBGDA_ENABLED 0
+#endif
 #include <gda4j/gda4j.cuh>
 
 using namespace gda4j;
@@ -85,10 +91,10 @@ GDA4J_PINGPONG_KERNEL(gda4j_pingpong_put_signal_block, MODE_PUT_SIGNAL, SCOPE_BL
 
 // One-directional put bandwidth: [0, bytes) is cut into `chunk_bytes` chunks dealt round-robin to the blocks
 // (interleaving keeps every block streaming through nearby addresses; contiguous per-block slices lose ~6% at
-// 256 MiB on H200), each moved with put_block, `iterations` times. The host times the launch with events; kernel
-// completion makes the data visible.
-// __launch_bounds__(1024, 1) caps registers at 64: the proxy back end in the call graph would otherwise raise the
-// kernel to 88 and halve the blocks per SM of the p2p configuration (2 x 512 threads needs <= 64).
+// 256 MiB on H200), each moved with put_block, `iterations` times. The host times the launch with events; the
+// quiet at the end makes kernel completion mean delivery for every transport.
+// __launch_bounds__(1024, 1) caps registers at 64: the indirect back ends (proxy, IBGDA) in the call graph would
+// otherwise raise the kernel to 88 and halve the blocks per SM of the p2p configuration (2 x 512 threads needs <= 64).
 extern "C" __global__ void __launch_bounds__(1024, 1)
     gda4j_put_bandwidth(const DeviceView* v, int peer, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes,
                         uint64_t chunk_bytes, uint32_t iterations, int* status_out) {
@@ -101,12 +107,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
       st = put_block(p, dst_offset + off, src_offset + off, min(chunk_bytes, bytes - off));
     }
   }
-  // Proxy puts complete asynchronously: flush, so the kernel (and the events timing it) ends when the data has
-  // landed. Direct puts are complete at kernel end already.
-  if (p.transport == TRANSPORT_PROXY) {
-    __syncthreads();
-    if (threadIdx.x == 0 && st == OK) st = flush(p);
-  }
+  // Direct stores are complete when the kernel ends; proxy and IBGDA puts were issued by thread 0 (put_block's
+  // indirect path), whose quiet waits until they have landed, so the events around the launch time delivery.
+  if (threadIdx.x == 0 && st == OK && !detail::is_direct(p)) st = quiet(v);
   if (st != OK && threadIdx.x == 0) atomicMin(status_out, st);
 }
 

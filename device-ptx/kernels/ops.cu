@@ -1,5 +1,7 @@
 // Host-launched device API calls (io.gda4j.world.DeviceOps): one launch runs one call of the device API on
 // one rank. Used by tests and by host code that wants a single put or signal without writing a kernel.
+// Each call that moves data ends with quiet, so the operation is complete when the kernel is: for direct peers
+// that is a fence, for IBGDA peers it waits for the CQEs.
 // Scope codes: 0 = thread, 1 = warp, 2 = block (io.gda4j.world.Scope). Launch one block (1, 32 or N threads).
 //
 // Every launch that sends ends with flush(peer), so what it sent is at the peer when the launch completes (p2p:
@@ -44,6 +46,8 @@ extern "C" __global__ void gda4j_op_signal_add(const DeviceView* v, int peer, ui
                                                uint64_t value, uint32_t per_thread, int* status_out) {
   int st = OK;
   for (uint32_t i = 0; i < per_thread && st == OK; ++i) st = signal(v, peer, sig_offset, SIGNAL_ADD, value);
+  __syncthreads();
+  if (threadIdx.x == 0 && st == OK) st = quiet(v);
   if (st != OK) atomicMin(status_out, st);
   __syncthreads();
   if (threadIdx.x == 0) {

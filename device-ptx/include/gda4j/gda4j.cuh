@@ -92,6 +92,14 @@ __device__ __forceinline__ int check_signal(const Peer& p, uint32_t op, uint64_t
   return check_word(p.view, p.heap_size, op, p.rank, sig);
 }
 
+}  // namespace detail
+}  // namespace gda4j
+
+#include "ibgda_api.cuh"  // the TRANSPORT_IBGDA branch of the indirect back ends below (detail::ibgda_*)
+
+namespace gda4j {
+namespace detail {
+
 // ---- indirect back ends, out of line: the direct path above them stays as small as it was. They take the handle's
 // fields as scalars and rebuild the Peer inside: passed as a struct (by reference or by value) it would make every
 // caller keep a copy in local memory or in extra registers, direct path included (ptxas: 48 -> 82 registers in the
@@ -101,6 +109,7 @@ __device__ inline __noinline__ int put_indirect(GDA4J_PEER_PARAMS, uint32_t op, 
                                                 uint64_t bytes) {
   const Peer p = unpack(GDA4J_PEER_NAMES);
   if (p.transport == TRANSPORT_PROXY) return proxy::put(p, op, dst, src, bytes);
+  if (is_ibgda(p.transport)) return ibgda_put(p, op, dst, src, bytes, IBGDA_SCOPE_THREAD);
   return fail_peer(GDA4J_PEER_FIELDS(p), op, dst);
 }
 
@@ -108,6 +117,7 @@ __device__ inline __noinline__ int put_signal_indirect(GDA4J_PEER_PARAMS, uint64
                                                        uint64_t sig, uint32_t sig_op, uint64_t value) {
   const Peer p = unpack(GDA4J_PEER_NAMES);
   if (p.transport == TRANSPORT_PROXY) return proxy::put_signal(p, dst, src, bytes, sig, sig_op, value);
+  if (is_ibgda(p.transport)) return ibgda_put_signal(p, dst, src, bytes, sig, sig_op, value, IBGDA_SCOPE_THREAD);
   return fail_peer(GDA4J_PEER_FIELDS(p), OP_PUT_SIGNAL, dst);
 }
 
@@ -115,20 +125,32 @@ __device__ inline __noinline__ int signal_indirect(GDA4J_PEER_PARAMS, uint32_t o
                                                    uint64_t value) {
   const Peer p = unpack(GDA4J_PEER_NAMES);
   if (p.transport == TRANSPORT_PROXY) return proxy::signal(p, op, sig, sig_op, value);
+  if (is_ibgda(p.transport)) return ibgda_signal(p, op, sig, sig_op, value);
   return fail_peer(GDA4J_PEER_FIELDS(p), op, sig);
 }
 
 __device__ inline __noinline__ int fence_indirect(GDA4J_PEER_PARAMS) {
   const Peer p = unpack(GDA4J_PEER_NAMES);
-  // The proxy executes a channel's triggers in order on one stream: later ones already wait for earlier ones.
-  if (p.transport == TRANSPORT_PROXY) return OK;
+  // The proxy executes a channel's triggers in order on one stream, and an RC QP its WQEs in posting order: later
+  // operations already wait for earlier ones.
+  if (p.transport == TRANSPORT_PROXY || is_ibgda(p.transport)) return OK;
   return fail_peer(GDA4J_PEER_FIELDS(p), OP_FENCE, 0);
 }
 
 __device__ inline __noinline__ int flush_indirect(GDA4J_PEER_PARAMS) {
   const Peer p = unpack(GDA4J_PEER_NAMES);
   if (p.transport == TRANSPORT_PROXY) return proxy::flush(p, OP_FLUSH);
+  // Draining every IBGDA QP (and the PCIe flush where configured) covers this peer's.
+  if (is_ibgda(p.transport)) return ibgda_quiet_all(p.view);
   return fail_peer(GDA4J_PEER_FIELDS(p), OP_FLUSH, 0);
+}
+
+// put_inline needs the peer's memory under this GPU's stores, or a NIC that writes the 16-byte slot in one piece
+// (IBGDA: an inline WRITE); the proxy cannot keep the slot's promise.
+__device__ inline __noinline__ int put_inline_indirect(GDA4J_PEER_PARAMS, uint64_t slot, uint64_t value, uint32_t seq) {
+  const Peer p = unpack(GDA4J_PEER_NAMES);
+  if (is_ibgda(p.transport)) return ibgda_put_inline(p, slot, value, seq);
+  return fail_peer(GDA4J_PEER_FIELDS(p), OP_PUT_INLINE, slot);
 }
 
 // Lane 0 of the warp pushes for the warp (after the warp's stores, which its release covers) and every lane gets
@@ -208,6 +230,10 @@ __device__ __forceinline__ void copy(const Peer& p, uint64_t dst, uint64_t src, 
 }
 
 }  // namespace detail
+}  // namespace gda4j
+
+
+namespace gda4j {
 
 // ---- put: copy `bytes` from this rank's heap at `src_offset` to the peer's heap at `dst_offset`.
 // Not ordered with anything by itself: follow with fence/quiet, or use put_signal.
@@ -314,7 +340,7 @@ __device__ __forceinline__ int put_signal_block(const Peer& p, uint64_t dst_offs
 __device__ __forceinline__ int put_inline(const Peer& p, uint64_t slot_offset, uint64_t value, uint32_t seq) {
   // Needs the peer's memory under this GPU's stores: no other transport can keep the LL slot's promise.
   if (__builtin_expect(!detail::is_direct(p), 0)) {
-    return detail::fail_peer(GDA4J_PEER_FIELDS(p), OP_PUT_INLINE, slot_offset);
+    return detail::put_inline_indirect(GDA4J_PEER_FIELDS(p), slot_offset, value, seq);
   }
   int st = check_word(p.view, p.heap_size, OP_PUT_INLINE, p.rank, slot_offset, 16);
   if (st != OK) return st;
@@ -326,7 +352,8 @@ __device__ __forceinline__ int put_inline(const Peer& p, uint64_t slot_offset, u
 // ---- fence / flush / quiet. For direct peers each is a system-scope fence: the stores are this thread's own, so
 // ordering them is all a later store needs, and a fence after them is all completion needs. For proxy peers fence is
 // free (triggers run in order) and flush/quiet push a FLUSH and wait until the proxy has completed everything before
-// it.
+// it. For IBGDA peers fence is free too (an RC QP runs its WQEs in order) and flush/quiet drain the QPs (then a
+// PCIe flush through the null MR where configured).
 __device__ __forceinline__ int fence(const Peer& p) {
   if (__builtin_expect(!detail::is_direct(p), 0)) return detail::fence_indirect(GDA4J_PEER_FIELDS(p));
   fence_acq_rel_sys();
@@ -373,7 +400,13 @@ __device__ inline __noinline__ int quiet_proxies(const Local& me) {
 
 __device__ __forceinline__ int quiet(const Local& me) {
   fence_acq_rel_sys();
-  if (__builtin_expect((me.flags & VIEW_FLAG_PROXY_PEERS) != 0, 0)) return detail::quiet_proxies(me);
+  if (__builtin_expect((me.flags & VIEW_FLAG_PROXY_PEERS) != 0, 0)) {
+    int st = detail::quiet_proxies(me);
+    if (st != OK) return st;
+  }
+  if (GDA4J_IBGDA_ENABLED && __builtin_expect((me.flags & VIEW_FLAG_IBGDA) != 0, 0)) {
+    return detail::ibgda_quiet_all(me.view);
+  }
   return OK;
 }
 

@@ -41,6 +41,9 @@ constexpr uint32_t TRANSPORT_P2P = 2;
 constexpr uint32_t TRANSPORT_IBGDA = 3;
 constexpr uint32_t TRANSPORT_PROXY = 4;
 
+// DeviceView.flags (io.gda4j.world.DeviceViewDescriptor.FLAG_*).
+constexpr uint32_t VIEW_FLAG_IBGDA = 2u;  // some peer is reached over IBGDA: quiet() drains its QPs
+
 // Status codes returned by every device API call (0 = done). Negative, like Agrona's hot-path codes.
 constexpr int OK = 0;
 constexpr int ERR_TIMEOUT = -1;
@@ -61,6 +64,10 @@ constexpr uint32_t ERROR_PROXY_FIFO_FULL = 6;      // no room in a proxy FIFO in
 constexpr uint32_t ERROR_PROXY_FLUSH_TIMEOUT = 7;  // a flush was not completed by the proxy before the timeout
 constexpr uint32_t ERROR_PROXY_STOPPED = 8;        // the proxy serving the channel is stopped or failed
 constexpr uint32_t ERROR_TRIGGER_FIELD = 9;        // a field does not fit a proxy trigger (gda4j/proxy_fifo.cuh)
+// IBGDA (gda4j/ibgda.cuh): for all three, offset = WQE counter, cmp = QP number.
+constexpr uint32_t ERROR_CQE = 10;           // an error CQE: expected = WQE opcode, seen = syndrome | vendor << 8 | cqe opcode << 16
+constexpr uint32_t ERROR_SQ_FULL = 11;       // no free send queue slot in time: expected = completions needed, seen = completed
+constexpr uint32_t ERROR_POST_TIMEOUT = 12;  // posting or quiet stalled: expected = counter waited for, seen = counter reached
 
 // ErrorRecord.op: which device API call failed (io.gda4j.world.ErrorRecordDescriptor.Op).
 constexpr uint32_t OP_NONE = 0;
@@ -73,6 +80,7 @@ constexpr uint32_t OP_QUIET = 6;
 constexpr uint32_t OP_ATOMIC_ADD = 7;
 constexpr uint32_t OP_PUT_INLINE = 8;
 constexpr uint32_t OP_FLUSH = 9;
+constexpr uint32_t OP_GET = 10;
 
 // DeviceView.flags (io.gda4j.world.DeviceViewDescriptor).
 // Some peer is reached through the host proxy: quiet() must also flush those channels. A flag in the header, read

@@ -43,12 +43,24 @@ public final class CqeEncoder {
      */
     public static void writeRequester(ByteBuffer cq, long cqeIndex, int qpn, int wqeCounter, int wqeOpcode,
                                       int byteCount) {
+        long tail = prepareRequester(cq, cqeIndex, qpn, wqeCounter, wqeOpcode, byteCount);
+        BigEndian.putLongRelease(cq, CqeDescriptor.cqeOffset(cqeIndex, CqeDescriptor.cqeCount(cq)) + TAIL_OFFSET, tail);
+    }
+
+    /**
+     * Writes the body of a requester CQE (everything before {@link CqeDescriptor#TAIL_OFFSET}) with plain stores and
+     * returns its tail, for a writer that publishes the tail later with one 8-byte store of its own (the emulated
+     * NIC's {@code cuStreamWriteValue64}, given {@code Long.reverseBytes(tail)} on a little-endian host). The body
+     * must be written before the tail is published; until then the slot still reads as the old CQE.
+     */
+    public static long prepareRequester(ByteBuffer cq, long cqeIndex, int qpn, int wqeCounter, int wqeOpcode,
+                                        int byteCount) {
         int count = CqeDescriptor.cqeCount(cq);
         int base = CqeDescriptor.cqeOffset(cqeIndex, count);
         clearBody(cq, base);
         BigEndian.putInt(cq, base + BYTE_CNT_OFFSET, byteCount);
-        BigEndian.putLongRelease(cq, base + TAIL_OFFSET, tail(wqeOpcode, qpn, wqeCounter,
-                CqeDescriptor.opOwn(CqeOpcode.REQ, CqeDescriptor.ownerBit(cqeIndex, count))));
+        return tail(wqeOpcode, qpn, wqeCounter, CqeDescriptor.opOwn(CqeOpcode.REQ,
+                CqeDescriptor.ownerBit(cqeIndex, count)));
     }
 
     /**
@@ -57,6 +69,13 @@ public final class CqeEncoder {
      */
     public static void writeError(ByteBuffer cq, long cqeIndex, int cqeOpcode, int qpn, int wqeCounter, int wqeOpcode,
                                   int syndrome, int vendorSyndrome) {
+        long tail = prepareError(cq, cqeIndex, cqeOpcode, qpn, wqeCounter, wqeOpcode, syndrome, vendorSyndrome);
+        BigEndian.putLongRelease(cq, CqeDescriptor.cqeOffset(cqeIndex, CqeDescriptor.cqeCount(cq)) + TAIL_OFFSET, tail);
+    }
+
+    /** The body of an error CQE, as {@link #prepareRequester} does for a requester CQE; returns the tail. */
+    public static long prepareError(ByteBuffer cq, long cqeIndex, int cqeOpcode, int qpn, int wqeCounter,
+                                    int wqeOpcode, int syndrome, int vendorSyndrome) {
         if (!CqeOpcode.isError(cqeOpcode)) {
             throw new IllegalArgumentException("CQE opcode " + CqeOpcode.name(cqeOpcode) + " is not an error opcode");
         }
@@ -65,8 +84,12 @@ public final class CqeEncoder {
         clearBody(cq, base);
         cq.put(base + VENDOR_ERR_SYND_OFFSET, (byte) vendorSyndrome);
         cq.put(base + SYNDROME_OFFSET, (byte) syndrome);
-        BigEndian.putLongRelease(cq, base + TAIL_OFFSET, tail(wqeOpcode, qpn, wqeCounter,
-                CqeDescriptor.opOwn(cqeOpcode, CqeDescriptor.ownerBit(cqeIndex, count))));
+        return tail(wqeOpcode, qpn, wqeCounter, CqeDescriptor.opOwn(cqeOpcode, CqeDescriptor.ownerBit(cqeIndex, count)));
+    }
+
+    /** Publishes a tail from {@link #prepareRequester}/{@link #prepareError} with a release store. */
+    public static void publishTail(ByteBuffer cq, long cqeIndex, long tail) {
+        BigEndian.putLongRelease(cq, CqeDescriptor.cqeOffset(cqeIndex, CqeDescriptor.cqeCount(cq)) + TAIL_OFFSET, tail);
     }
 
     /**

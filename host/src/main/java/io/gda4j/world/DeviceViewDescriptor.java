@@ -42,6 +42,8 @@ public final class DeviceViewDescriptor {
 
     /** {@code flags} bit: some peer is reached through the host proxy, so the device's quiet() flushes those channels. */
     public static final int VIEW_FLAG_PROXY_PEERS = 1;
+    /** {@code flags}: some peer is reached over IBGDA, so quiet() drains QPs ({@code VIEW_FLAG_IBGDA}). */
+    public static final int FLAG_IBGDA = 2;
 
     public static final int PEER_TRANSPORT_OFFSET = 0;
     public static final int PEER_RANK_OFFSET = 4;

@@ -100,9 +100,38 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
                         "%s: the word at heap offset 0x%x is not %d-byte aligned; use HeapBuffer.word(i) "
                                 + "(inline slots need 16).",
                         where, offset, expected);
+            case CQE_ERROR:
+                return where + ": " + describeCqe();
+            case SQ_FULL:
+                return String.format(Locale.ROOT,
+                        "%s: the send queue of QP 0x%06x stayed full for %.3f s: the WQE at counter %d needs %d WQEBBs"
+                                + " completed, but only %d are. The NIC stopped completing work (emulated NIC: its"
+                                + " engine thread stopped or the world is closing; real NIC: link down or the peer QP"
+                                + " is not connected), or raise the wait timeout (%s or -D%s, now %d ms).",
+                        where, cmp, elapsedNanos / 1e9, offset, expected, seen, WorldConfig.WAIT_TIMEOUT_ENV,
+                        WorldConfig.WAIT_TIMEOUT_PROP_NAME, waitTimeout.toMillis());
+            case POST_TIMEOUT:
+                return String.format(Locale.ROOT,
+                        "%s: posting on QP 0x%06x stalled for %.3f s at counter %d, waiting for %d and seeing %d"
+                                + " (an earlier reservation was never published, the doorbell lock was held, or"
+                                + " quiet waited for completions that never came). Another thread of the kernel may"
+                                + " have failed first; the NIC may have stopped.",
+                        where, cmp, elapsedNanos / 1e9, offset, expected, seen);
             default:
                 return where + ": no error";
         }
+    }
+
+    /** The CQE_ERROR record as the host's CompletionErrorException says it, plus the emulated NIC's reason. */
+    private String describeCqe() {
+        int syndrome = (int) (seen & 0xff);
+        int vendor = (int) ((seen >>> 8) & 0xff);
+        int cqeOpcode = (int) ((seen >>> 16) & 0xf);
+        io.gda4j.mlx5.DecodedCqe cqe = new io.gda4j.mlx5.DecodedCqe(cqeOpcode, 0, cmp & 0xffffff,
+                (int) (offset & 0xffff), (int) expected, 0, syndrome, vendor);
+        String text = new io.gda4j.mlx5.CompletionErrorException(cqe).getMessage();
+        io.gda4j.nic.emulated.EmulatedFault emulated = io.gda4j.nic.emulated.EmulatedFault.ofVendorSyndrome(vendor);
+        return emulated == null ? text : text + " Emulated NIC: " + emulated.description() + ".";
     }
 
     private static String transportName(long code) {

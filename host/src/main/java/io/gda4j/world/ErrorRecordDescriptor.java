@@ -41,7 +41,14 @@ public final class ErrorRecordDescriptor {
         /** The host proxy serving the channel is stopped or has failed. */
         PROXY_STOPPED(8),
         /** A field does not fit a proxy trigger (offsets and sizes below 2^38). */
-        TRIGGER_FIELD(9);
+        TRIGGER_FIELD(9),
+        /** IBGDA: an error CQE (offset = WQE counter, expected = WQE opcode, seen = syndrome | vendor << 8 | CQE
+         * opcode << 16, cmp = QP number). */
+        CQE_ERROR(10),
+        /** IBGDA: no free send queue slot in time (expected = completions needed, seen = completed, cmp = QPN). */
+        SQ_FULL(11),
+        /** IBGDA: posting or quiet stalled (expected = counter waited for, seen = counter reached, cmp = QPN). */
+        POST_TIMEOUT(12);
 
         private final int value;
 
@@ -72,7 +79,7 @@ public final class ErrorRecordDescriptor {
     public enum Op {
         NONE(0, "none"), PUT(1, "put"), PUT_SIGNAL(2, "put_signal"), SIGNAL(3, "signal"),
         WAIT_UNTIL(4, "wait_until"), FENCE(5, "fence"), QUIET(6, "quiet"), ATOMIC_ADD(7, "atomic_add"),
-        PUT_INLINE(8, "put_inline"), FLUSH(9, "flush");
+        PUT_INLINE(8, "put_inline"), FLUSH(9, "flush"), GET(10, "get");
 
         private final int value;
         private final String apiName;

@@ -208,6 +208,9 @@ public final class Rank implements AutoCloseable {
             if (link != null && link.tag() == TransportTag.PROXY) {
                 flags |= DeviceViewDescriptor.VIEW_FLAG_PROXY_PEERS;
             }
+            if (link != null && link.tag() == TransportTag.IBGDA) {
+                flags |= DeviceViewDescriptor.FLAG_IBGDA;
+            }
         }
         b.putInt(DeviceViewDescriptor.FLAGS_OFFSET, flags);
         for (int p = 0; p < worldSize; p++) {

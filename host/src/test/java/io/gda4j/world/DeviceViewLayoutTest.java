@@ -70,6 +70,7 @@ class DeviceViewLayoutTest {
     void deviceViewHeaderAndPeerEntryMatch() {
         same("VIEW_MAGIC", DeviceViewDescriptor.VIEW_MAGIC);
         same("VIEW_VERSION", DeviceViewDescriptor.VIEW_VERSION);
+        same("FLAG_IBGDA", DeviceViewDescriptor.FLAG_IBGDA);
         same("MAGIC_OFFSET", DeviceViewDescriptor.MAGIC_OFFSET);
         same("VERSION_OFFSET", DeviceViewDescriptor.VERSION_OFFSET);
         same("RANK_OFFSET", DeviceViewDescriptor.RANK_OFFSET);

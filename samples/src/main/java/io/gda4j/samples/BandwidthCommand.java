@@ -50,7 +50,7 @@ final class BandwidthCommand implements Command {
         o.addOption(Option.builder().longOpt("sizes").hasArg().argName("SIZES")
                 .desc("a list 4k,1m or a doubling range 4k:256m (default 4k:256m)").build());
         o.addOption(Option.builder().longOpt("blocks").hasArg().argName("N")
-                .desc("blocks of the put kernel (default: 2 per multiprocessor)").build());
+                .desc("blocks of the put kernel (default: 2 per multiprocessor; 1 for ibgda)").build());
         o.addOption(Option.builder().longOpt("threads").hasArg().argName("N")
                 .desc("threads per block, multiple of 32 up to 1024 (default 512)").build());
         o.addOption(Option.builder().longOpt("chunk").hasArg().argName("SIZE")
@@ -93,26 +93,47 @@ final class BandwidthCommand implements Command {
             throw new UsageException("--iters and --blocks must be positive");
         }
         long maxBytes = sizes.get(sizes.size() - 1);
-        ResultTable table = new ResultTable("bandwidth: one-directional, GB/s (10^9 B/s), median of " + reps,
-                List.of("size", "bytes", "put_GBps", "memcpyPeer_GBps", "ratio"));
         Progress progress = new Progress(err, sizes.size(), cmd.hasOption("quiet"));
+        ResultTable table;
         try (LocalWorld world = w.open(PutBandwidth.heapBytes(maxBytes));
              PutBandwidth bw = new PutBandwidth(world, w.rank, w.peer, maxBytes)) {
-            boolean proxy = world.transport(w.rank, w.peer) == TransportTag.PROXY;
-            int blocks = blocksOpt > 0 ? blocksOpt : proxy ? 1 : 2 * world.rank(w.rank).device().multiprocessorCount();
+            // Proxy and IBGDA: put_block hands each chunk to one thread, which pushes one trigger or posts one WQE, so
+            // the defaults are one block and one trigger or WQE per put (chunk = size): the copy engine or the NIC, not
+            // the kernel, moves the bytes.
+            TransportTag tag = world.transport(w.rank, w.peer);
+            boolean indirect = tag == TransportTag.PROXY || tag == TransportTag.IBGDA;
+            io.gda4j.nic.emulated.EngineStats engine = Describe.engineStats(world, w.rank);
+            List<String> columns = new java.util.ArrayList<>(List.of("size", "bytes", "put_GBps", "memcpyPeer_GBps",
+                    "ratio"));
+            if (engine != null) {
+                columns.addAll(List.of("wqes", "engine_us_per_wqe", "nic"));
+            }
+            table = new ResultTable("bandwidth: one-directional, GB/s (10^9 B/s), median of " + reps, columns);
+            int blocks = blocksOpt > 0 ? blocksOpt : indirect ? 1 : 2 * world.rank(w.rank).device().multiprocessorCount();
             for (long size : sizes) {
                 progress.step(ByteSize.format(size));
                 int iters = fixedIters > 0 ? fixedIters : PutBandwidth.iterationsFor(size);
-                long chunk = fixedChunk > 0 ? fixedChunk : PutBandwidth.defaultChunk(proxy, size, blocks);
+                long chunk = fixedChunk > 0 ? fixedChunk : PutBandwidth.defaultChunk(indirect, size, blocks);
+                io.gda4j.nic.emulated.EngineStats before = Describe.engineStats(world, w.rank);
                 double put = bw.put(size, blocks, threads, chunk, iters, reps);
                 double ce = bw.copyEngine(size, iters, reps);
-                table.add(ByteSize.format(size), size, put, ce, put / ce);
+                if (before != null) {
+                    io.gda4j.nic.emulated.EngineStats run = Describe.engineStats(world, w.rank).since(before);
+                    table.add(ByteSize.format(size), size, put, ce, put / ce, run.wqes(), run.nanosPerWqe() / 1e3,
+                            "emulated NIC");
+                } else {
+                    table.add(ByteSize.format(size), size, put, ce, put / ce);
+                }
             }
             progress.done();
             table.note(Describe.pair(world, w.rank, w.peer) + "; put kernel " + blocks + " x " + threads
                     + " threads, " + (fixedChunk > 0 ? ByteSize.format(fixedChunk)
-                    : proxy ? "one PUT trigger per copy (chunk = size), flushed at kernel end"
+                    : tag == TransportTag.PROXY ? "one PUT trigger per copy (chunk = size), flushed at kernel end"
+                    : tag == TransportTag.IBGDA ? "one WQE per put (chunk = size), quiet at kernel end"
                     : "size/blocks (1..64 KiB)") + " chunks");
+            if (engine != null) {
+                table.note(Describe.engineNote(Describe.engineStats(world, w.rank).since(engine)));
+            }
         }
         table.print(out, w.format);
         return 0;

@@ -22,6 +22,8 @@ import java.util.Locale;
  */
 final class CompareCommand implements Command {
     static final long MAX_BYTES = 1L << 30;
+    /** Appended to a transport's column names when its figures come from the emulated NIC. */
+    static final String EMULATED_SUFFIX = "-emulated";
     /** Latency bytes budget per size (round trips x size), so the big sizes take seconds, not minutes. */
     static final long LATENCY_BYTES_BUDGET = 2L << 30;
     static final int MIN_LATENCY_ITERS = 20;
@@ -38,10 +40,11 @@ final class CompareCommand implements Command {
 
     @Override
     public String description() {
-        return "For each transport of --transports (default p2p,proxy) the command builds a world, runs the put_signal "
+        return "For each transport of --transports (default: every transport here, p2p first) the command builds a world, runs the put_signal "
                 + "ping-pong of 'gda4j latency' (scope --scope, median round trip) and the put bandwidth of 'gda4j "
                 + "bandwidth' (each transport in its own kernel shape: a grid of blocks storing for p2p, one block "
-                + "pushing one trigger per copy for proxy) for every size, then closes it. The table puts the "
+                + "pushing one trigger per copy for proxy, one block posting one WQE per copy for ibgda) for every size, "
+                + "then closes it. Columns of ibgda through the emulated NIC are named ibgda-emulated. The table puts the "
                 + "transports side by side, with ratios against the first transport and against cuMemcpyPeerAsync "
                 + "(measured once, in the first world). --plot draws round trip and bandwidth versus size into a PNG; "
                 + "--from redraws and reprints a CSV written by --csv, without a GPU.";
@@ -61,7 +64,7 @@ final class CompareCommand implements Command {
         WorldOptions.addPairOptions(o);
         o.addOption(Option.builder().longOpt("transports").hasArg().argName("LIST")
                 .desc("transports to compare, the first is the baseline of the ratios: " + WorldOptions.transportNames()
-                        + " (default p2p,proxy)").build());
+                        + " (default: all of them)").build());
         o.addOption(Option.builder().longOpt("sizes").hasArg().argName("SIZES")
                 .desc("a list 8,4k,1m or a doubling range 8:256m (default 8:256m)").build());
         o.addOption(Option.builder().longOpt("what").hasArg().argName("LIST")
@@ -105,7 +108,7 @@ final class CompareCommand implements Command {
         }
         WorldOptions w = WorldOptions.parse(cmd);
         List<String> transports = new ArrayList<>();
-        for (String t : cmd.getOptionValue("transports", "p2p,proxy").split(",")) {
+        for (String t : cmd.getOptionValue("transports", defaultTransports()).split(",")) {
             String name = WorldOptions.checkTransport(t);
             if (!transports.contains(name)) {
                 transports.add(name);
@@ -150,8 +153,14 @@ final class CompareCommand implements Command {
         for (int t = 0; t < transports.size(); t++) {
             String name = transports.get(t);
             try (LocalWorld world = w.open(PingPong.heapBytes(maxBytes) + PutBandwidth.heapBytes(maxBytes), name)) {
-                boolean proxy = world.transport(w.rank, w.peer) == TransportTag.PROXY;
-                results.notes.add(name + ": " + Describe.pair(world, w.rank, w.peer));
+                TransportTag tag = world.transport(w.rank, w.peer);
+                boolean indirect = tag == TransportTag.PROXY || tag == TransportTag.IBGDA;
+                String emulated = Describe.engineStats(world, w.rank) != null ? EMULATED_SUFFIX : "";
+                // Figures through the emulated NIC say so in the column names too, so CSV output (no notes) keeps it.
+                results.relabel(t, name + emulated);
+                results.notes.add(name + emulated + ": " + Describe.pair(world, w.rank, w.peer)
+                        + (emulated.isEmpty() ? "" : " (emulated NIC: a software model that runs the WQEs with CUDA"
+                        + " copies; not a network)"));
                 if (latency) {
                     try (PingPong pp = new PingPong(world, w.rank, w.peer, maxBytes, iters)) {
                         for (int i = 0; i < sizes.length; i++) {
@@ -165,12 +174,12 @@ final class CompareCommand implements Command {
                 }
                 if (bandwidth) {
                     try (PutBandwidth bw = new PutBandwidth(world, w.rank, w.peer, maxBytes)) {
-                        int blocks = proxy ? 1 : 2 * world.rank(w.rank).device().multiprocessorCount();
+                        int blocks = indirect ? 1 : 2 * world.rank(w.rank).device().multiprocessorCount();
                         for (int i = 0; i < sizes.length; i++) {
                             progress.step(name + " bandwidth " + ByteSize.format(sizes[i]));
                             int n = PutBandwidth.iterationsFor(sizes[i]);
                             results.gbps[t][i] = bw.put(sizes[i], blocks, 512,
-                                    PutBandwidth.defaultChunk(proxy, sizes[i], blocks), n, reps);
+                                    PutBandwidth.defaultChunk(indirect, sizes[i], blocks), n, reps);
                             if (t == 0) {
                                 results.memcpyPeerGbps[i] = bw.copyEngine(sizes[i], n, reps);
                             }
@@ -188,6 +197,11 @@ final class CompareCommand implements Command {
             err.println("chart written to " + plot);
         }
         return 0;
+    }
+
+    /** Every transport on the class path, in auto-preference order (p2p first: the baseline of the ratios). */
+    static String defaultTransports() {
+        return WorldOptions.transportNames().replace(" ", "");
     }
 
     static int latencyIterations(int iters, long bytes) {

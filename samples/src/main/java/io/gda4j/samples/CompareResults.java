@@ -28,8 +28,13 @@ final class CompareResults {
     final double[] memcpyPeerGbps;
     final List<String> notes = new ArrayList<>();
 
+    /** Renames transport {@code t}'s columns, e.g. "ibgda" to "ibgda-emulated" once the world says which NIC ran. */
+    void relabel(int t, String label) {
+        transports.set(t, label);
+    }
+
     CompareResults(List<String> transports, long[] sizes) {
-        this.transports = List.copyOf(transports);
+        this.transports = new ArrayList<>(transports);
         this.sizes = sizes.clone();
         this.rttMicros = nanMatrix(transports.size(), sizes.length);
         this.gbps = nanMatrix(transports.size(), sizes.length);

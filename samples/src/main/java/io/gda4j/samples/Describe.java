@@ -1,5 +1,10 @@
 package io.gda4j.samples;
 
+import io.gda4j.ibgda.IbgdaTransport;
+import io.gda4j.nic.Nic;
+import io.gda4j.nic.emulated.EmulatedNic;
+import io.gda4j.nic.emulated.EngineStats;
+import io.gda4j.transport.TransportTag;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 
@@ -16,7 +21,37 @@ final class Describe {
         String transport = world.transport(rank, peer).name().toLowerCase(Locale.ROOT);
         String shared = a.device().ordinal() == b.device().ordinal()
                 ? " (both ranks on one GPU: a functional check, not a GPU-to-GPU figure)" : "";
-        return String.format(Locale.ROOT, "rank %d (GPU %d, %s) -> rank %d (GPU %d, %s) over %s%s",
-                rank, a.device().ordinal(), a.device().name(), peer, b.device().ordinal(), b.device().name(), transport, shared);
+        return String.format(Locale.ROOT, "rank %d (GPU %d, %s) -> rank %d (GPU %d, %s) over %s%s%s",
+                rank, a.device().ordinal(), a.device().name(), peer, b.device().ordinal(), b.device().name(), transport,
+                nicLabel(world, rank, peer), shared);
+    }
+
+    /** For IBGDA: which NIC carried the figures; the emulated NIC is always named as such. */
+    static String nicLabel(World world, int rank, int peer) {
+        if (world.transport(rank, peer) != TransportTag.IBGDA) {
+            return "";
+        }
+        Nic nic = IbgdaTransport.nicOf(world.rank(rank)).orElse(null);
+        if (nic == null) {
+            return "";
+        }
+        String flush = IbgdaTransport.flushesOnQuiet(world.rank(rank)) ? ", PCIe flush on quiet" : "";
+        return nic.isEmulated()
+                ? " on the emulated NIC (a software model: an engine thread executes the WQEs with CUDA copies; these"
+                + " are emulated NIC figures, not network figures" + flush + ")"
+                : " on " + nic.description() + flush;
+    }
+
+    /** The emulated NIC's engine counters, or null when the pair does not run on it. */
+    static EngineStats engineStats(World world, int rank) {
+        return IbgdaTransport.nicOf(world.rank(rank)).filter(n -> n instanceof EmulatedNic)
+                .map(n -> ((EmulatedNic) n).stats()).orElse(null);
+    }
+
+    /** "emulated NIC engine: N WQEs, X us of engine-thread time per WQE" for a table note. */
+    static String engineNote(EngineStats run) {
+        return String.format(Locale.ROOT, "emulated NIC engine: %d WQEs, %.2f us of engine-thread time per WQE"
+                        + " (decode, checks, queuing the CUDA work; at most %.0f k WQEs/s)", run.wqes(),
+                run.nanosPerWqe() / 1e3, run.wqesPerBusySecond() / 1e3);
     }
 }

@@ -118,6 +118,18 @@ final class InfoCommand implements Command {
             out.printf(Locale.ROOT, "  device  %s  (node GUID %016x)%n", d.name(), d.nodeGuid());
         }
         out.println();
+        out.println("NICs (for the ibgda transport)");
+        for (io.gda4j.nic.NicProvider p : io.gda4j.nic.Nics.providers()) {
+            out.printf(Locale.ROOT, "  %-9s %s%n", p.name(), p.unavailableReason().map(r -> "not available: " + r)
+                    .orElse("available"));
+        }
+        io.gda4j.nic.NicSelection auto = io.gda4j.nic.Nics.select(io.gda4j.nic.NicChoice.AUTO);
+        io.gda4j.nic.NicSelection configured = io.gda4j.ibgda.IbgdaTransport.describeSelection();
+        out.println("  --nic auto: " + auto.reason() + (auto.found()
+                && auto.provider().name().equals(io.gda4j.nic.Nic.EMULATED)
+                ? "; figures it produces are labelled \"emulated NIC\"" : ""));
+        out.println("  configured: " + configured.reason());
+        out.println();
         out.println("Transports");
         for (TransportProvider p : LocalWorld.providers()) {
             out.printf(Locale.ROOT, "  %-8s %s%n", p.name(), possibility(p, cuda, gpus));
@@ -128,6 +140,11 @@ final class InfoCommand implements Command {
         out.println("Configuration (environment / -D system property)");
         try {
             for (String line : WorldConfig.resolve().describe().split("\n")) {
+                out.println("  " + line.strip());
+            }
+            String more = io.gda4j.ibgda.IbgdaConfig.resolve().describe()
+                    + io.gda4j.nic.emulated.EmulatedNicConfig.resolve().describe();
+            for (String line : more.split("\n")) {
                 out.println("  " + line.strip());
             }
         } catch (IllegalArgumentException e) {
@@ -187,6 +204,13 @@ final class InfoCommand implements Command {
         if (ProxyTransport.NAME.equals(p.name())) {
             return "possible between any two ranks of this host (host proxy threads move the data with the copy "
                     + "engine; staged through the host where GPUs have no peer path)";
+        }
+        if (io.gda4j.ibgda.IbgdaTransport.NAME.equals(p.name())) {
+            io.gda4j.nic.NicSelection s = io.gda4j.ibgda.IbgdaTransport.describeSelection();
+            return s.found() ? "possible with the " + (s.provider().name().equals(io.gda4j.nic.Nic.EMULATED)
+                    ? "emulated NIC (a software model; a test instrument, not a network)" : s.provider().name()
+                    + " NIC") + " (--transport ibgda; auto prefers p2p where it works)"
+                    : "not possible: " + s.reason();
         }
         return "on the class path";
     }

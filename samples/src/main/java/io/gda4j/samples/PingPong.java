@@ -14,6 +14,8 @@ import io.gda4j.world.World;
  */
 final class PingPong implements AutoCloseable {
     static final String MODULE = "bench";
+    /** bench.cu built with the device API's IBGDA branch (bench.cu itself leaves it out, for the P2P numbers). */
+    static final String IBGDA_MODULE = "bench_ibgda";
     /** Device status of a ping-pong whose inline payload arrived altered (bench.cu ERR_PAYLOAD). */
     static final int ERR_PAYLOAD = -100;
     /** The inline slot carries at most this many bytes. */
@@ -57,6 +59,11 @@ final class PingPong implements AutoCloseable {
     private final HeapBuffer signal;
     private final DeviceMemory rtt;
     private final int maxIterations;
+
+    /** The benchmark module for this pair: IBGDA peers need the build with the IBGDA branch. */
+    static String module(World world, int rank, int peer) {
+        return world.transport(rank, peer) == io.gda4j.transport.TransportTag.IBGDA ? IBGDA_MODULE : MODULE;
+    }
 
     PingPong(World world, int rank, int peer, long maxBytes, int maxIterations) {
         this.world = world;
@@ -104,7 +111,7 @@ final class PingPong implements AutoCloseable {
 
     private void launch(Rank r, int to, Mode mode, long bytes, Scope scope, int threads, int warmup, int iterations,
                         boolean initiator) {
-        r.kernel(MODULE, mode.kernel(scope)).launch(1, threads, 0, r.stream(), KernelArgs.create()
+        r.kernel(module(world, r.rank(), to), mode.kernel(scope)).launch(1, threads, 0, r.stream(), KernelArgs.create()
                 .pointer(r.deviceView()).i32(to).i64(data.offset()).i64(src.offset()).i64(bytes)
                 .i64(signal.word(0)).i64(1).u32(warmup).u32(iterations).i32(initiator ? 1 : 0)
                 .pointer(rtt.pointer()).pointer(r.scratch().pointer()));

@@ -35,7 +35,7 @@ final class PutBandwidth implements AutoCloseable {
         this.dst = world.heap().allocate(maxBytes);
         this.start = this.rank.context().createEvent();
         this.stop = this.rank.context().createEvent();
-        this.kernel = this.rank.kernel(PingPong.MODULE, "gda4j_put_bandwidth");
+        this.kernel = this.rank.kernel(PingPong.module(world, rank, peer), "gda4j_put_bandwidth");
     }
 
     static long heapBytes(long maxBytes) {
@@ -58,11 +58,11 @@ final class PutBandwidth implements AutoCloseable {
     }
 
     /**
-     * The chunk a block moves per put: over proxy the whole size, so each copy is one trigger and one copy-engine
-     * transfer (the proxy's data mover is the copy engine, which wants large copies); otherwise {@link #chunkFor}.
+     * The chunk a block moves per put: over proxy or IBGDA the whole size, so each copy is one trigger (one
+     * copy-engine transfer, which wants large copies) or one WQE (the NIC moves it); otherwise {@link #chunkFor}.
      */
-    static long defaultChunk(boolean proxy, long bytes, int blocks) {
-        return proxy ? bytes : chunkFor(bytes, blocks);
+    static long defaultChunk(boolean indirect, long bytes, int blocks) {
+        return indirect ? bytes : chunkFor(bytes, blocks);
     }
 
     /** Put bandwidth in GB/s (10^9 bytes per second); blocks take {@code chunkBytes} chunks round-robin. */

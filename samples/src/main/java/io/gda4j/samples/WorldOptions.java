@@ -2,6 +2,8 @@ package io.gda4j.samples;
 
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaStatus;
+import io.gda4j.ibgda.IbgdaConfig;
+import io.gda4j.nic.NicChoice;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
@@ -26,14 +28,18 @@ final class WorldOptions {
     final int peer;
     final Duration timeout;
     final ResultTable.Format format;
+    /** The --nic choice, or null to keep the configured one (GDA4J_NIC / -Dgda4j.nic). */
+    final NicChoice nic;
 
-    private WorldOptions(String transport, List<Integer> gpus, int rank, int peer, Duration timeout, ResultTable.Format format) {
+    private WorldOptions(String transport, List<Integer> gpus, int rank, int peer, Duration timeout, ResultTable.Format format,
+                         NicChoice nic) {
         this.transport = transport;
         this.gpus = gpus;
         this.rank = rank;
         this.peer = peer;
         this.timeout = timeout;
         this.format = format;
+        this.nic = nic;
     }
 
     static void addTo(Options o) {
@@ -45,6 +51,10 @@ final class WorldOptions {
 
     /** The options without --transport, for commands that choose transports themselves (compare). */
     static void addPairOptions(Options o) {
+        o.addOption(Option.builder().longOpt("nic").hasArg().argName("NIC")
+                .desc("NIC of the ibgda transport: auto (mlx5 if an RDMA device exists, else the emulated NIC), mlx5"
+                        + " or emulated (default: " + IbgdaConfig.NIC_ENV + " or auto). Emulated NIC figures are"
+                        + " labelled as such").build());
         o.addOption(Option.builder().longOpt("gpus").hasArg().argName("LIST")
                 .desc("GPU of each rank, e.g. 0,1 (default 0,1). Listing a GPU twice puts two ranks on it: "
                         + "useful to test on one GPU, not for timings").build());
@@ -115,7 +125,20 @@ final class WorldOptions {
         }
         ResultTable.Format format = cmd.hasOption("csv") ? ResultTable.Format.CSV
                 : cmd.hasOption("json") ? ResultTable.Format.JSON : ResultTable.Format.TABLE;
-        return new WorldOptions(transport, gpus, rank, peer, Duration.ofMillis(timeoutMs), format);
+        NicChoice nic = null;
+        if (cmd.hasOption("nic")) {
+            try {
+                nic = NicChoice.parse(cmd.getOptionValue("nic"));
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage(), e);
+            }
+        }
+        return new WorldOptions(transport, gpus, rank, peer, Duration.ofMillis(timeoutMs), format, nic);
+    }
+
+    /** The same options with another transport (compare opens one world per transport). */
+    WorldOptions withTransport(String other) {
+        return new WorldOptions(other, gpus, rank, peer, timeout, format, nic);
     }
 
     /** Opens the world; turns "no GPU" and "too few GPUs" into usage errors (exit 2) with the reason. */
@@ -130,6 +153,10 @@ final class WorldOptions {
             throw new UsageException("this command needs a CUDA GPU: " + status.reason() + " (gda4j info shows what is missing)");
         }
         long rounded = (heapBytes + (1 << 20) - 1) & -(1L << 20);
+        if (nic != null) {
+            // The IBGDA transport resolves its settings (IbgdaConfig) when the world connects its ranks.
+            System.setProperty(IbgdaConfig.NIC_PROP_NAME, nic.word());
+        }
         try {
             return LocalWorld.create(WorldConfig.resolve().toBuilder().gpus(gpus).transport(transportName)
                     .waitTimeout(timeout).heapSizeBytes(rounded).build());

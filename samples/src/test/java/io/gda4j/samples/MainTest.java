@@ -108,6 +108,8 @@ class MainTest {
         "bandwidth --reps 0",
         "bandwidth --chunk 10",
         "bandwidth --transport nope",
+        "bandwidth --nic infiniband",
+        "latency --nic",
         "compare --transports p2p,nope",
         "compare --what speed",
         "compare --scope galaxy",

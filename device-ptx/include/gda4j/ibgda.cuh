@@ -1,0 +1,497 @@
+// gda4j/ibgda.cuh: GPU-initiated posting on an mlx5 queue pair (a real NIC or the emulated NIC; same bytes).
+// struct DeviceQp mirrors io.gda4j.ibgda.DeviceQpDescriptor field for field (same names, same offsets).
+//
+//  line 0: rings (host-written once, read-only for kernels)
+//   0                 8                 16                24                32                40
+//   +-----------------+-----------------+-----------------+-----------------+-----------------+
+//   | sq_buf          | dbrec           | doorbell        | cq_buf          | cq_dbrec        |
+//   +-----------------+-----------------+-----------------+-----------------+-----------------+
+//   40                48       52       56       60       64
+//   +-----------------+--------+--------+--------+--------+
+//   | wqe_sizes       |sq_wqebb|cqe_cnt | qpn    | flags  |
+//   +-----------------+--------+--------+--------+--------+
+//  line 1: addressing and flush (host-written once, read-only for kernels)
+//   64                72                80                88       92       96
+//   +-----------------+-----------------+-----------------+--------+--------+
+//   | local_base      | remote_base     | heap_size_bytes | lkey   | rkey   |
+//   +-----------------+-----------------+-----------------+--------+--------+
+//   96                104               112      116      120      124      128
+//   +-----------------+-----------------+--------+--------+--------+--------+
+//   | flush_qp        | flush_flag      |flush_rk|null_lk |max_inl | peer   |
+//   +-----------------+-----------------+--------+--------+--------+--------+
+//  line 2: producer state (kernels only; zero at start)
+//   128               136               144               152      156      160 .. 192
+//   +-----------------+-----------------+-----------------+--------+--------+---------+
+//   | resv_head       | ready_head      | prod_idx        | db_lock| resvd  | reserved|
+//   +-----------------+-----------------+-----------------+--------+--------+---------+
+//  line 3: consumer state (kernels only; zero at start)
+//   192               200               208      212      216 .. 256
+//   +-----------------+-----------------+--------+--------+-----------+
+//   | cons_head       | cq_ci           |poll_lck| error  | reserved  |
+//   +-----------------+-----------------+--------+--------+-----------+
+#pragma once
+#include <stdint.h>
+
+namespace gda4j {
+namespace ibgda {
+
+// DeviceQp.flags (io.gda4j.ibgda.DeviceQpDescriptor.FLAG_*).
+constexpr uint32_t FLAG_DOORBELL_MEMORY = 1u;
+constexpr uint32_t FLAG_FLUSH_ON_QUIET = 1u << 1;
+// DeviceQp.error: ERROR_SET | cqe_opcode << 16 | vendor_syndrome << 8 | syndrome.
+constexpr uint32_t ERROR_SET = 1u << 31;
+
+struct DeviceQp {
+  // line 0: rings, as this GPU addresses them
+  uint64_t sq_buf;           // send queue ring, sq_wqebbs * 64 bytes
+  uint64_t dbrec;            // 8-byte doorbell record; send counter = BE32(pi & 0xffff) in word 1
+  uint64_t doorbell;         // 8-byte doorbell register (UAR, or a pinned host word: FLAG_DOORBELL_MEMORY)
+  uint64_t cq_buf;           // send CQ ring, cqe_count * 64 bytes
+  uint64_t cq_dbrec;         // CQ doorbell record; consumer index = BE32(ci & 0xffffff) in word 0
+  uint64_t wqe_sizes;        // GPU memory, sq_wqebbs bytes: WQEBBs of the WQE starting at each slot
+  uint32_t sq_wqebbs;        // power of two
+  uint32_t cqe_count;        // power of two, >= sq_wqebbs
+  uint32_t qpn;
+  uint32_t flags;
+  // line 1: addressing and flush
+  uint64_t local_base;       // NIC address of this rank's heap (local data segments)
+  uint64_t remote_base;      // NIC address of the peer's heap (raddr segments)
+  uint64_t heap_size_bytes;
+  uint32_t lkey;
+  uint32_t rkey;
+  uint64_t flush_qp;         // DeviceQp* of the loopback flush QP, 0 = none
+  uint64_t flush_flag;       // NIC address of the GPU word the flush ATOMIC_FA adds to
+  uint32_t flush_rkey;
+  uint32_t null_lkey;        // null MR: the flush atomic's fetched value is dropped
+  uint32_t max_inline;
+  int32_t peer;              // peer rank, for error records
+  // line 2: producer state
+  uint64_t resv_head;        // WQEBBs reserved (atomicAdd)
+  uint64_t ready_head;       // WQEBBs published in reservation order (CAS)
+  uint64_t prod_idx;         // producer index last stored to the doorbell record (under db_lock)
+  uint32_t db_lock;
+  uint32_t reserved0;
+  uint64_t reserved1[4];
+  // line 3: consumer state
+  uint64_t cons_head;        // WQEBBs retired by CQEs
+  uint64_t cq_ci;            // CQEs consumed
+  uint32_t poll_lock;
+  uint32_t error;            // 0, or the first error CQE (ERROR_SET | ...)
+  uint64_t reserved2[5];
+};
+
+static_assert(sizeof(DeviceQp) == 256, "DeviceQp is 256 bytes");
+static_assert(__builtin_offsetof(DeviceQp, local_base) == 64, "DeviceQp line 1 at 64");
+static_assert(__builtin_offsetof(DeviceQp, resv_head) == 128, "DeviceQp line 2 at 128");
+static_assert(__builtin_offsetof(DeviceQp, cons_head) == 192, "DeviceQp line 3 at 192");
+
+}  // namespace ibgda
+}  // namespace gda4j
+
+// ================================================================================================================
+// Posting, completions and the device API over WQEs (CUDA only; the struct above is plain C++ for layout checks).
+//
+// Protocol (DESIGN.md, "IBGDA on mlx5"), for any number of threads and warps posting on one QP at once:
+//  1. reserve: atomicAdd on resv_head gives each caller its own WQEBBs [base, base + n);
+//  2. never overwrite an unfinished slot: wait until cons_head (WQEBBs retired by CQEs) >= base + n - sq_wqebbs,
+//     polling the CQ meanwhile, with the view's timeout (ERROR_SQ_FULL);
+//  3. write the WQE segments with plain 16-byte stores, every WQE signaled (CQ_UPDATE), its size in wqe_sizes;
+//  4. publish in reservation order: fence.acq_rel.sys (release of the WQE bytes), then CAS ready_head from base to
+//     base + n (waits for earlier reservations, with a timeout: ERROR_POST_TIMEOUT);
+//  5. ring under db_lock: producer index = ready_head (acquire), st.release.sys of the doorbell record, then the
+//     8-byte doorbell (MMIO: fence.sc.sys + st.mmio; emulated NIC's memory word: st.release.sys).
+// Completions: every WQE is signaled, so each CQE retires exactly one WQE; the poller (poll_lock holder) reads each
+// CQE tail with ld.acquire.sys, checks it for errors (ERROR_CQE names QP, WQE index, opcode, syndrome), advances
+// cq_ci and cons_head, and publishes the consumer index in the CQ doorbell record before cons_head, so the NIC (or
+// the emulated engine) sees CQEs consumed before it can see any WQE that reuses their slots. The CQ holds at least
+// sq_wqebbs CQEs and at most sq_wqebbs WQEs are outstanding, so it cannot overrun.
+// ================================================================================================================
+#if defined(__CUDACC__)
+#include "view.cuh"
+#include "memory_model.cuh"
+#include "errors.cuh"
+#include "mlx5.cuh"
+
+namespace gda4j {
+namespace ibgda {
+
+// A larger RDMA WRITE/READ is split into WQEs of at most this many bytes (byte_count is 31-bit on mlx5).
+constexpr uint64_t MAX_WQE_BYTES = 1ull << 30;
+// Every WQE asks for a CQE: completions retire slots one WQE at a time.
+constexpr uint8_t SIGNALED = mlx5::WqeDescriptor::FM_CE_SE_CQ_UPDATE;
+// Spins between looks at the clock and the abort flag.
+constexpr uint32_t SPIN_CHECK_EVERY = 256;
+
+namespace detail {
+
+// DeviceQp state words are touched only by this GPU: gpu-scope ordering is enough among its threads.
+__device__ __forceinline__ uint64_t load_acquire_gpu(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ uint64_t load_relaxed_gpu(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_release_gpu(uint64_t* p, uint64_t v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void store_relaxed_gpu(uint64_t* p, uint64_t v) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void store_relaxed_sys_u32(void* p, uint32_t v) {
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ uint32_t load_relaxed_u8(const uint8_t* p) {
+  uint16_t v;
+  asm volatile("ld.relaxed.gpu.global.u8 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
+  return v;
+}
+// Lock acquire/release for db_lock and poll_lock: CAS 0->1 then an acquire fence; a release fence then store 0.
+__device__ __forceinline__ bool try_lock(uint32_t* lock) {
+  if (atomicCAS(lock, 0u, 1u) != 0u) return false;
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");  // acquire: see what the previous holder wrote under the lock
+  return true;
+}
+__device__ __forceinline__ void unlock(uint32_t* lock) {
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");  // release: the holder's writes before the lock is free again
+  atomicExch(lock, 0u);
+}
+
+// Out of line: the clock, the abort flag and the error record, once per SPIN_CHECK_EVERY spins. OK = keep spinning.
+__device__ inline __noinline__ int stall(const DeviceView* v, uint64_t* start, uint32_t code, uint32_t op, int peer,
+                                         uint64_t counter, uint64_t want, uint64_t seen, uint32_t qpn) {
+  uint64_t now = global_timer_ns();
+  if (*start == 0) *start = now;
+  if (load_volatile(reinterpret_cast<const uint64_t*>(v->abort_flag)) != 0) return ERR_ABORTED;
+  uint64_t elapsed = now - *start;
+  if (elapsed > v->timeout_ns) {
+    record_error(v, code, op, peer, counter, want, seen, qpn, elapsed);
+    return ERR_TIMEOUT;
+  }
+  return OK;
+}
+
+// An error CQE: mark the QP dead, record what the CQE says, raise the abort flag.
+__device__ inline __noinline__ int fail_cqe(const DeviceView* v, DeviceQp* qp, uint32_t op, int peer, uint64_t tail,
+                                            const uint8_t* cqe) {
+  // The tail was loaded with acquire: the CQE body (syndromes) written before it is visible to plain loads.
+  uint32_t syndrome = *reinterpret_cast<const volatile uint8_t*>(cqe + mlx5::CqeDescriptor::SYNDROME_OFFSET);
+  uint32_t vendor = *reinterpret_cast<const volatile uint8_t*>(cqe + mlx5::CqeDescriptor::VENDOR_ERR_SYND_OFFSET);
+  uint32_t cqe_opcode = mlx5::cqe_tail_opcode(tail);
+  uint32_t word = ERROR_SET | (cqe_opcode & 0xf) << 16 | vendor << 8 | syndrome;
+  atomicCAS(&qp->error, 0u, word);
+  record_error(v, ERROR_CQE, op, peer, mlx5::cqe_tail_wqe_counter(tail), mlx5::cqe_tail_s_wqe_opcode(tail),
+               (uint64_t)(word & ~ERROR_SET), mlx5::cqe_tail_qpn(tail), 0);
+  return ERR_TRANSPORT;
+}
+
+__device__ inline __noinline__ int fail_dead(const DeviceView* v, DeviceQp* qp, uint32_t op, int peer) {
+  uint32_t word = *reinterpret_cast<volatile uint32_t*>(&qp->error);
+  record_error(v, ERROR_CQE, op, peer, load_relaxed_gpu(&qp->cons_head), 0, (uint64_t)(word & ~ERROR_SET), qp->qpn, 0);
+  return ERR_TRANSPORT;
+}
+
+}  // namespace detail
+
+// Consumes every CQE that has arrived and retires the WQEs they complete. One poller at a time (poll_lock, taken
+// with a try: a thread that finds it held returns OK and looks at cons_head again). Returns ERR_TRANSPORT (with a
+// record) if this or an earlier CQE reported an error.
+__device__ inline __noinline__ int poll_cq(const DeviceView* v, DeviceQp* qp, uint32_t op, int peer) {
+  if (__builtin_expect(*reinterpret_cast<volatile uint32_t*>(&qp->error) != 0, 0)) {
+    return detail::fail_dead(v, qp, op, peer);
+  }
+  if (!detail::try_lock(&qp->poll_lock)) return OK;
+  const uint32_t count = qp->cqe_count;
+  const uint32_t wqebbs = qp->sq_wqebbs;
+  const uint8_t* cq = reinterpret_cast<const uint8_t*>(qp->cq_buf);
+  const uint8_t* sizes = reinterpret_cast<const uint8_t*>(qp->wqe_sizes);
+  uint64_t ci = detail::load_relaxed_gpu(&qp->cq_ci);
+  uint64_t cons = detail::load_relaxed_gpu(&qp->cons_head);
+  const uint64_t ci_start = ci;
+  int st = OK;
+  for (;;) {
+    const uint8_t* cqe = cq + ((ci & (count - 1)) << mlx5::CqeDescriptor::CQE_SHIFT);
+    // Acquire: the NIC writes the tail (owner bit) last; the body is visible once a fresh tail is.
+    const uint64_t tail = mlx5::load_cqe_tail_acquire(cqe);
+    if (!mlx5::cqe_tail_is_fresh(tail, ci, count)) break;
+    if (__builtin_expect(mlx5::cqe_tail_opcode(tail) != mlx5::CqeOpcode::REQ, 0)) {
+      st = detail::fail_cqe(v, qp, op, peer, tail, cqe);
+      break;
+    }
+    // The CQE names the first WQEBB of the WQE it completes, modulo 2^16; fewer than 2^15 are outstanding.
+    const uint64_t wqe = cons + ((mlx5::cqe_tail_wqe_counter(tail) - (uint32_t)cons) & 0xffffu);
+    const uint32_t size = detail::load_relaxed_u8(sizes + (wqe & (wqebbs - 1)));
+    cons = wqe + (size != 0 ? size : 1);
+    ++ci;
+  }
+  if (ci != ci_start) {
+    // Consumer index first (relaxed, system scope: the NIC reads it), then cons_head with a release, so whoever
+    // reuses the slots these CQEs freed has the consumer index ordered before its WQEs and their doorbell record.
+    detail::store_relaxed_sys_u32(reinterpret_cast<uint8_t*>(qp->cq_dbrec),
+                                  mlx5::be32((uint32_t)(ci & 0xffffffu)));
+    detail::store_relaxed_gpu(&qp->cq_ci, ci);
+    detail::store_release_gpu(&qp->cons_head, cons);
+  }
+  detail::unlock(&qp->poll_lock);
+  return st;
+}
+
+namespace detail {
+
+__device__ inline __noinline__ int wait_slots(const DeviceView* v, DeviceQp* qp, uint64_t base, uint64_t need,
+                                              uint32_t op, int peer) {
+  uint64_t start = 0;
+  for (uint32_t spins = 1;; ++spins) {
+    int st = poll_cq(v, qp, op, peer);
+    if (st != OK) return st;
+    // Acquire: the retired slots' old WQEs were read by the NIC before their CQEs; we may overwrite them now.
+    const uint64_t cons = load_acquire_gpu(&qp->cons_head);
+    if (cons >= need) return OK;
+    if (spins % SPIN_CHECK_EVERY == 0) {
+      st = stall(v, &start, ERROR_SQ_FULL, op, peer, base, need, cons, qp->qpn);
+      if (st != OK) return st;
+    }
+  }
+}
+
+__device__ inline __noinline__ int wait_publish(const DeviceView* v, DeviceQp* qp, uint64_t base, uint32_t n,
+                                                uint32_t op, int peer) {
+  uint64_t start = 0;
+  for (uint32_t spins = 1;; ++spins) {
+    if (atomicCAS(reinterpret_cast<unsigned long long*>(&qp->ready_head), base, base + n) == base) return OK;
+    if (spins % SPIN_CHECK_EVERY == 0) {
+      int st = stall(v, &start, ERROR_POST_TIMEOUT, op, peer, base, base,
+                     load_relaxed_gpu(&qp->ready_head), qp->qpn);
+      if (st != OK) return st;
+    }
+  }
+}
+
+__device__ inline __noinline__ int wait_doorbell_lock(const DeviceView* v, DeviceQp* qp, uint32_t op, int peer) {
+  uint64_t start = 0;
+  for (uint32_t spins = 1;; ++spins) {
+    if (try_lock(&qp->db_lock)) return OK;
+    if (spins % SPIN_CHECK_EVERY == 0) {
+      int st = stall(v, &start, ERROR_POST_TIMEOUT, op, peer, load_relaxed_gpu(&qp->ready_head),
+                     load_relaxed_gpu(&qp->ready_head), load_relaxed_gpu(&qp->prod_idx), qp->qpn);
+      if (st != OK) return st;
+    }
+  }
+}
+
+}  // namespace detail
+
+// Reserves n WQEBBs and waits until they are free; *base gets the first counter.
+__device__ __forceinline__ int reserve(const DeviceView* v, DeviceQp* qp, uint32_t n, uint32_t op, int peer,
+                                       uint64_t* base) {
+  const uint64_t b = atomicAdd(reinterpret_cast<unsigned long long*>(&qp->resv_head), (unsigned long long)n);
+  *base = b;
+  const uint64_t depth = qp->sq_wqebbs;
+  if (b + n <= depth) return OK;  // first pass over the ring
+  const uint64_t need = b + n - depth;
+  if (__builtin_expect(detail::load_acquire_gpu(&qp->cons_head) >= need, 1)) return OK;
+  return detail::wait_slots(v, qp, b, need, op, peer);
+}
+
+// Rings the NIC for everything published so far. Several threads may call it at once: under db_lock each one
+// raises the producer index to ready_head if it grew, so doorbells coalesce and never go backwards.
+__device__ inline __noinline__ int ring(const DeviceView* v, DeviceQp* qp, uint32_t op, int peer) {
+  if (!detail::try_lock(&qp->db_lock)) {
+    int st = detail::wait_doorbell_lock(v, qp, op, peer);
+    if (st != OK) return st;
+  }
+  // Acquire: the WQEs published up to pi (each publisher's fence.acq_rel.sys precedes its CAS) happen before here.
+  const uint64_t pi = detail::load_acquire_gpu(&qp->ready_head);
+  if (pi > detail::load_relaxed_gpu(&qp->prod_idx)) {
+    detail::store_relaxed_gpu(&qp->prod_idx, pi);
+    // Release at system scope: the WQE bytes before the new producer index, for the NIC's DMA read or the emulated
+    // engine's acquire load (DoorbellRecordDescriptor.getSendCounterAcquire).
+    mlx5::store_dbr_send_counter_release(reinterpret_cast<void*>(qp->dbrec), pi);
+    if (qp->flags & FLAG_DOORBELL_MEMORY) {
+      // Emulated NIC: the doorbell is an ordinary pinned word; st.release.sys keeps it after the doorbell record.
+      store_release_sys(reinterpret_cast<uint64_t*>(qp->doorbell), mlx5::doorbell_value(pi, qp->qpn));
+    } else {
+      // Real UAR: an MMIO store is not ordered by release semantics; fence.sc.sys puts the doorbell record (and
+      // the WQEs) ahead of it for the NIC, which DMA-reads them when the doorbell arrives.
+      __threadfence_system();
+      mlx5::store_doorbell_mmio(reinterpret_cast<void*>(qp->doorbell), pi, qp->qpn);
+    }
+  }
+  detail::unlock(&qp->db_lock);
+  return OK;
+}
+
+// Publishes WQEBBs [base, base + n) (their bytes and wqe_sizes written) in reservation order, then rings.
+__device__ inline __noinline__ int publish(const DeviceView* v, DeviceQp* qp, uint64_t base, uint32_t n, uint32_t op,
+                                       int peer) {
+  // Release at system scope: this thread's WQE stores (and, after a warp/block barrier, its group's payload
+  // stores) are ordered before the CAS that lets a ringer include them.
+  fence_acq_rel_sys();
+  if (atomicCAS(reinterpret_cast<unsigned long long*>(&qp->ready_head), base, base + n) != base) {
+    int st = detail::wait_publish(v, qp, base, n, op, peer);
+    if (st != OK) return st;
+  }
+  return ring(v, qp, op, peer);
+}
+
+__device__ __forceinline__ uint8_t* sq_of(const DeviceQp* qp) { return reinterpret_cast<uint8_t*>(qp->sq_buf); }
+
+__device__ __forceinline__ void note_size(DeviceQp* qp, uint64_t wqe, uint32_t wqebbs) {
+  reinterpret_cast<uint8_t*>(qp->wqe_sizes)[wqe & (qp->sq_wqebbs - 1)] = (uint8_t)wqebbs;
+}
+
+// Writes RDMA_WRITE (or READ) WQEs for [0, bytes) at counters base, base + 1, ...; returns the count written.
+__device__ inline __noinline__ uint32_t write_rdma_chunks(DeviceQp* qp, uint64_t base, uint8_t opcode, uint64_t raddr,
+                                                      uint32_t rkey, uint64_t laddr, uint32_t lkey, uint64_t bytes) {
+  uint32_t n = 0;
+  for (uint64_t off = 0; off < bytes; off += MAX_WQE_BYTES, ++n) {
+    const uint32_t len = (uint32_t)min(MAX_WQE_BYTES, bytes - off);
+    mlx5::write_rdma(sq_of(qp), qp->sq_wqebbs, base + n, opcode, qp->qpn, SIGNALED, 0, raddr + off, rkey,
+                     laddr + off, lkey, len);
+    note_size(qp, base + n, 1);
+  }
+  return n;
+}
+
+__device__ __forceinline__ uint32_t chunks(uint64_t bytes) { return (uint32_t)((bytes + MAX_WQE_BYTES - 1) / MAX_WQE_BYTES); }
+
+// The signal WQE of put_signal/signal: SET = 8-byte inline WRITE of the value, ADD = ATOMIC_FA whose fetched value
+// goes to the null MR. One WQEBB either way.
+__device__ inline __noinline__ void write_signal(DeviceQp* qp, uint64_t wqe, uint64_t sig_offset, uint32_t op,
+                                             uint64_t value) {
+  const uint64_t raddr = qp->remote_base + sig_offset;
+  if (op == SIGNAL_ADD) {
+    mlx5::write_atomic_fetch_add(sq_of(qp), qp->sq_wqebbs, wqe, qp->qpn, SIGNALED, raddr, qp->rkey, value, 0,
+                                 qp->null_lkey);
+  } else {
+    mlx5::write_rdma_write_inline(sq_of(qp), qp->sq_wqebbs, wqe, qp->qpn, SIGNALED, raddr, qp->rkey,
+                                  reinterpret_cast<const uint8_t*>(&value), 8);
+  }
+  note_size(qp, wqe, 1);
+}
+
+// ---- the device API on one QP (gda4j.cuh dispatches here for TRANSPORT_IBGDA peers) ------------------------------
+// Offsets are heap offsets, already range-checked by the caller; `peer` and `op` only label error records.
+
+// RDMA WRITE of [src, src + bytes) of this rank's heap to [dst, ...) of the peer's. Complete at the next quiet.
+__device__ inline __noinline__ int put(const DeviceView* v, DeviceQp* qp, int peer, uint32_t op, uint64_t dst,
+                                   uint64_t src, uint64_t bytes) {
+  if (bytes == 0) return OK;
+  const uint32_t n = chunks(bytes);
+  uint64_t base;
+  int st = reserve(v, qp, n, op, peer, &base);
+  if (st != OK) return st;
+  write_rdma_chunks(qp, base, mlx5::Mlx5Opcode::RDMA_WRITE, qp->remote_base + dst, qp->rkey, qp->local_base + src,
+                    qp->lkey, bytes);
+  return publish(v, qp, base, n, op, peer);
+}
+
+// RDMA READ of the peer's [src, src + bytes) into this rank's [dst, ...). The data is there after quiet.
+__device__ inline __noinline__ int get(const DeviceView* v, DeviceQp* qp, int peer, uint64_t dst, uint64_t src,
+                                   uint64_t bytes) {
+  if (bytes == 0) return OK;
+  const uint32_t n = chunks(bytes);
+  uint64_t base;
+  int st = reserve(v, qp, n, OP_GET, peer, &base);
+  if (st != OK) return st;
+  write_rdma_chunks(qp, base, mlx5::Mlx5Opcode::RDMA_READ, qp->remote_base + src, qp->rkey, qp->local_base + dst,
+                    qp->lkey, bytes);
+  return publish(v, qp, base, n, OP_GET, peer);
+}
+
+// The data WQEs and the signal WQE reserved together: one RC QP executes them in order, so the signal lands after
+// the data (the emulated NIC: one stream, in order).
+__device__ inline __noinline__ int put_signal(const DeviceView* v, DeviceQp* qp, int peer, uint64_t dst, uint64_t src,
+                                          uint64_t bytes, uint64_t sig_offset, uint32_t sig_op, uint64_t value) {
+  const uint32_t n = chunks(bytes);
+  uint64_t base;
+  int st = reserve(v, qp, n + 1, OP_PUT_SIGNAL, peer, &base);
+  if (st != OK) return st;
+  write_rdma_chunks(qp, base, mlx5::Mlx5Opcode::RDMA_WRITE, qp->remote_base + dst, qp->rkey, qp->local_base + src,
+                    qp->lkey, bytes);
+  write_signal(qp, base + n, sig_offset, sig_op, value);
+  return publish(v, qp, base, n + 1, OP_PUT_SIGNAL, peer);
+}
+
+// A relaxed signal: ordered after earlier WQEs on this QP (RC order), not with this thread's plain stores.
+__device__ inline __noinline__ int signal(const DeviceView* v, DeviceQp* qp, int peer, uint32_t op_code, uint64_t sig_offset,
+                                      uint32_t sig_op, uint64_t value) {
+  uint64_t base;
+  int st = reserve(v, qp, 1, op_code, peer, &base);
+  if (st != OK) return st;
+  write_signal(qp, base, sig_offset, sig_op, value);
+  return publish(v, qp, base, 1, op_code, peer);
+}
+
+// The 16-byte inline slot {lo, seq, hi, seq} in one inline WRITE (one WQEBB). The NIC writes it as one PCIe write;
+// the emulated NIC as two 8-byte stores, which the slot protocol tolerates (each half carries seq).
+__device__ inline __noinline__ int put_inline(const DeviceView* v, DeviceQp* qp, int peer, uint64_t slot_offset,
+                                          uint64_t value, uint32_t seq) {
+  uint64_t base;
+  int st = reserve(v, qp, 1, OP_PUT_SIGNAL, peer, &base);
+  if (st != OK) return st;
+  const uint32_t slot[4] = {(uint32_t)value, seq, (uint32_t)(value >> 32), seq};
+  mlx5::write_rdma_write_inline(sq_of(qp), qp->sq_wqebbs, base, qp->qpn, SIGNALED, qp->remote_base + slot_offset,
+                                qp->rkey, reinterpret_cast<const uint8_t*>(slot), 16);
+  note_size(qp, base, 1);
+  return publish(v, qp, base, 1, OP_PUT_SIGNAL, peer);
+}
+
+// Waits until every WQE published on qp so far has completed (checking each CQE), without the flush.
+__device__ inline __noinline__ int drain(const DeviceView* v, DeviceQp* qp, uint32_t op, int peer) {
+  // Acquire: includes every WQE this thread published (and any other thread published before this load).
+  const uint64_t target = detail::load_acquire_gpu(&qp->ready_head);
+  uint64_t start = 0;
+  for (uint32_t spins = 1;; ++spins) {
+    int st = poll_cq(v, qp, op, peer);
+    if (st != OK) return st;
+    const uint64_t cons = detail::load_acquire_gpu(&qp->cons_head);
+    if (cons >= target) return OK;
+    if (spins % SPIN_CHECK_EVERY == 0) {
+      st = detail::stall(v, &start, ERROR_POST_TIMEOUT, op, peer, cons, target, cons, qp->qpn);
+      if (st != OK) return st;
+    }
+  }
+}
+
+// PCIe flush: an ATOMIC_FA of 1 on this rank's flush flag through the loopback QP, its fetched value dropped by the
+// null MR. The non-posted atomic cannot pass the NIC's earlier posted writes into this GPU, so once it completes
+// everything the NIC wrote here before it is visible.
+__device__ inline __noinline__ int flush(const DeviceView* v, const DeviceQp* data_qp, int peer) {
+  DeviceQp* fqp = reinterpret_cast<DeviceQp*>(data_qp->flush_qp);
+  uint64_t base;
+  int st = reserve(v, fqp, 1, OP_QUIET, peer, &base);
+  if (st != OK) return st;
+  mlx5::write_atomic_fetch_add(sq_of(fqp), fqp->sq_wqebbs, base, fqp->qpn, SIGNALED, data_qp->flush_flag,
+                               data_qp->flush_rkey, 1, 0, data_qp->null_lkey);
+  note_size(fqp, base, 1);
+  st = publish(v, fqp, base, 1, OP_QUIET, peer);
+  if (st == OK) st = drain(v, fqp, OP_QUIET, peer);
+  return st;
+}
+
+// Everything published on qp is complete (and, with FLAG_FLUSH_ON_QUIET, visible in this GPU's memory).
+__device__ inline __noinline__ int quiet(const DeviceView* v, DeviceQp* qp, int peer) {
+  int st = drain(v, qp, OP_QUIET, peer);
+  if (st == OK && (qp->flags & FLAG_FLUSH_ON_QUIET) && qp->flush_qp != 0) st = flush(v, qp, peer);
+  return st;
+}
+
+// ---- scoped forms: one thread posts for the group after a barrier that makes the group's stores its own --------
+
+__device__ __forceinline__ uint32_t lane() {
+  uint32_t l;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+  return l;
+}
+
+__device__ __forceinline__ uint32_t block_thread() {
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+}  // namespace ibgda
+}  // namespace gda4j
+#endif  // __CUDACC__

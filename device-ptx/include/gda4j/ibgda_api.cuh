@@ -1,0 +1,121 @@
+// gda4j/ibgda_api.cuh: the device API's IBGDA branch. gda4j.cuh includes it after Peer/Local and calls these
+// functions when a peer's transport is TRANSPORT_IBGDA (a branch marked unlikely, so P2P code stays as it was).
+// Each is out of line: the P2P hot loops keep their size, and an IBGDA call is dominated by PCIe stores anyway.
+// Scope: 0 = thread, 1 = warp (every lane calls with the same arguments), 2 = block (every thread does); one thread
+// posts for the group after a barrier that orders the group's earlier stores before its release (cumulativity), and
+// the status is shared so every thread returns the same one.
+//
+// Cost for kernels that never meet an IBGDA peer: one compare per call and the registers of the (cold) IBGDA code,
+// which ptxas counts for the whole kernel (about 70 instead of 40-50). Kernels launched with many threads per block
+// should say so with __launch_bounds__ (the toolkit's bandwidth kernel does) so ptxas keeps the count down; or build
+// with -DGDA4J_IBGDA_ENABLED=0 to compile the branch out (IBGDA peers then fail with ERROR_UNSUPPORTED_TRANSPORT).
+#pragma once
+#include "ibgda.cuh"
+
+#ifndef GDA4J_IBGDA_ENABLED
+#define GDA4J_IBGDA_ENABLED 1
+#endif
+
+namespace gda4j {
+namespace detail {
+
+// The dispatch test in gda4j.cuh: a compile-time false removes the IBGDA branch entirely.
+__device__ __forceinline__ bool is_ibgda(uint32_t transport) {
+  return GDA4J_IBGDA_ENABLED && __builtin_expect(transport == TRANSPORT_IBGDA, 0);
+}
+
+constexpr uint32_t IBGDA_SCOPE_THREAD = 0;
+constexpr uint32_t IBGDA_SCOPE_WARP = 1;
+constexpr uint32_t IBGDA_SCOPE_BLOCK = 2;
+
+__device__ __forceinline__ ibgda::DeviceQp* ibgda_qp(const Peer& p) {
+  return reinterpret_cast<ibgda::DeviceQp*>(p.handle);
+}
+
+// Runs `post` on one thread of the scope and returns its status to all of them.
+template <typename Post>
+__device__ __forceinline__ int ibgda_scoped(uint32_t scope, Post post) {
+  if (scope == IBGDA_SCOPE_THREAD) return post();
+  if (scope == IBGDA_SCOPE_WARP) {
+    __syncwarp();
+    int st = ibgda::lane() == 0 ? post() : OK;
+    return __shfl_sync(0xffffffffu, st, 0);
+  }
+  __shared__ int ibgda_block_status;
+  __syncthreads();
+  if (ibgda::block_thread() == 0) ibgda_block_status = post();
+  __syncthreads();
+  int st = ibgda_block_status;
+  __syncthreads();
+  return st;
+}
+
+__device__ inline __noinline__ int ibgda_put(const Peer& p, uint32_t op, uint64_t dst, uint64_t src, uint64_t bytes,
+                                             uint32_t scope) {
+  int st = check_range(p.view, p.heap_size, op, p.rank, dst, bytes);
+  if (st == OK) st = check_range(p.view, p.heap_size, op, -1, src, bytes);
+  if (st != OK) return st;
+  return ibgda_scoped(scope, [&] { return ibgda::put(p.view, ibgda_qp(p), p.rank, op, dst, src, bytes); });
+}
+
+__device__ inline __noinline__ int ibgda_put_signal(const Peer& p, uint64_t dst, uint64_t src, uint64_t bytes,
+                                                    uint64_t sig, uint32_t sig_op, uint64_t value, uint32_t scope) {
+  int st = check_range(p.view, p.heap_size, OP_PUT_SIGNAL, p.rank, dst, bytes);
+  if (st == OK) st = check_range(p.view, p.heap_size, OP_PUT_SIGNAL, -1, src, bytes);
+  if (st == OK) st = check_word(p.view, p.heap_size, OP_PUT_SIGNAL, p.rank, sig);
+  if (st != OK) return st;
+  return ibgda_scoped(scope, [&] {
+    return ibgda::put_signal(p.view, ibgda_qp(p), p.rank, dst, src, bytes, sig, sig_op, value);
+  });
+}
+
+// signal (op OP_SIGNAL) and atomic_add (op OP_ATOMIC_ADD, sig_op SIGNAL_ADD): one WQE from the calling thread.
+__device__ inline __noinline__ int ibgda_signal(const Peer& p, uint32_t op, uint64_t sig, uint32_t sig_op,
+                                                uint64_t value) {
+  int st = check_word(p.view, p.heap_size, op, p.rank, sig);
+  if (st != OK) return st;
+  return ibgda::signal(p.view, ibgda_qp(p), p.rank, op, sig, sig_op, value);
+}
+
+__device__ inline __noinline__ int ibgda_put_inline(const Peer& p, uint64_t slot, uint64_t value, uint32_t seq) {
+  int st = check_word(p.view, p.heap_size, OP_PUT_SIGNAL, p.rank, slot, 16);
+  if (st != OK) return st;
+  return ibgda::put_inline(p.view, ibgda_qp(p), p.rank, slot, value, seq);
+}
+
+// Every IBGDA peer's QP drained, then one PCIe flush where configured (the flush covers every QP of the NIC, so
+// once is enough). Reads the view: quiet is not a hot-loop call.
+__device__ inline __noinline__ int ibgda_quiet_all(const DeviceView* v) {
+  const ibgda::DeviceQp* flush_via = nullptr;
+  int flush_peer = -1;
+  for (int r = 0; r < v->nranks; ++r) {
+    const PeerEntry& e = v->peers[r];
+    if (e.transport == TRANSPORT_IBGDA && e.handle != 0) {
+      ibgda::DeviceQp* qp = reinterpret_cast<ibgda::DeviceQp*>(e.handle);
+      int st = ibgda::drain(v, qp, OP_QUIET, r);
+      if (st != OK) return st;
+      if ((qp->flags & ibgda::FLAG_FLUSH_ON_QUIET) && qp->flush_qp != 0) {
+        flush_via = qp;
+        flush_peer = r;
+      }
+    }
+  }
+  return flush_via != nullptr ? ibgda::flush(v, flush_via, flush_peer) : OK;
+}
+
+}  // namespace detail
+
+// get (RDMA READ) from an IBGDA peer: [src, src + bytes) of its heap into [dst, ...) of this rank's; the data is in
+// place after quiet. Direct peers have no get in the device API yet: this returns ERR_TRANSPORT for them.
+__device__ __forceinline__ int get(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
+  if (p.transport != TRANSPORT_IBGDA) {
+    return fail(p.view, ERR_TRANSPORT, ERROR_UNSUPPORTED_TRANSPORT, OP_GET, p.rank, src_offset, TRANSPORT_IBGDA,
+                p.transport);
+  }
+  int st = check_range(p.view, p.heap_size, OP_GET, p.rank, src_offset, bytes);
+  if (st == OK) st = check_range(p.view, p.heap_size, OP_GET, -1, dst_offset, bytes);
+  if (st != OK) return st;
+  return ibgda::get(p.view, detail::ibgda_qp(p), p.rank, dst_offset, src_offset, bytes);
+}
+
+}  // namespace gda4j

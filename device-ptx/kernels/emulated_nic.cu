@@ -1,0 +1,34 @@
+// The emulated NIC's helper kernel (io.gda4j.nic.emulated.CudaQpExecutor): one 8-byte RDMA atomic, launched with one
+// thread on the QP's stream so it runs after the WQEs before it and before the CQE store queued after it.
+#include <stdint.h>
+#include <gda4j/mlx5.cuh>
+
+// Opcode 0 (not an mlx5 atomic) stores swap_add: the fallback for an 8-byte inline store where the driver refuses a
+// stream write to that address. ATOMIC_FA adds swap_add; ATOMIC_CS stores swap_add if the word equals compare. The old value goes to fetch_dst
+// (any alignment), or nowhere when fetch_dst is 0 (the null MR drops it). System scope: the target may be a peer
+// GPU's memory (peer access) or mapped host memory, and its owner may be polling it.
+extern "C" __global__ void gda4j_emulated_nic_atomic(uint32_t opcode, uint64_t target, uint64_t swap_add,
+                                                     uint64_t compare, uint64_t fetch_dst) {
+  unsigned long long* word = reinterpret_cast<unsigned long long*>(target);
+  unsigned long long old;
+  if (opcode == 0) {
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(word), "l"(swap_add) : "memory");
+    __threadfence_system();
+    return;
+  }
+  if (opcode == gda4j::mlx5::Mlx5Opcode::ATOMIC_FA) {
+    old = atomicAdd_system(word, (unsigned long long)swap_add);
+  } else {
+    old = atomicCAS_system(word, (unsigned long long)compare, (unsigned long long)swap_add);
+  }
+  if (fetch_dst != 0) {
+    uint8_t* out = reinterpret_cast<uint8_t*>(fetch_dst);
+    if ((fetch_dst & 7) == 0) {
+      *reinterpret_cast<unsigned long long*>(out) = old;
+    } else {
+      for (int i = 0; i < 8; ++i) out[i] = (uint8_t)(old >> (8 * i));
+    }
+  }
+  // Everything above is visible system-wide before the stream's next operation (the CQE store) runs.
+  __threadfence_system();
+}

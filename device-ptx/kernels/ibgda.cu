@@ -1,0 +1,186 @@
+// IBGDA kernels for tests and checks (io.gda4j.ibgda): the device encoder against the golden table, raw WQEs with
+// chosen keys and addresses (fault classes), get, and many-thread posting. The device API's own IBGDA path is
+// exercised by ops.cu and bench.cu through gda4j.cuh.
+#include <gda4j/gda4j.cuh>
+
+using namespace gda4j;
+
+// ---- golden cases (io.gda4j.ibgda.DeviceEncoderGoldenGpuTest writes these structs; 1120 bytes each) -------------
+struct GoldenCase {
+  uint32_t kind;        // 0 nop, 1 write, 2 write_imm, 3 read, 4 write_inline, 5 fetch_add, 6 compare_swap,
+                        // 7 dbr, 8 doorbell, 9 cqe / err_cqe (parse the CQE given in payload)
+  uint32_t qpn;
+  uint64_t wqe_index;
+  uint32_t fm_ce_se;
+  uint32_t imm;
+  uint64_t raddr;
+  uint32_t rkey;
+  uint32_t lkey;
+  uint64_t addr;
+  uint32_t byte_count;
+  uint32_t payload_len;
+  uint64_t swap_add;
+  uint64_t compare;
+  uint64_t pi;
+  uint64_t cqe_index;
+  uint32_t cqe_count;
+  uint32_t reserved;
+  uint8_t payload[1024];
+};
+static_assert(sizeof(GoldenCase) == 1120, "GoldenCase is 1120 bytes");
+
+constexpr uint32_t GOLDEN_RING_WQEBBS = 16;  // 1024-byte ring per case: room for the largest inline WQE
+
+// One thread per case; out gets 1024 bytes per case: the ring the WQE was written into, the 8 doorbell(-record)
+// bytes, or, for CQEs, the fields the device parses from the tail (8 x u32: opcode, owner, wqe_counter, qpn,
+// s_wqe_opcode, fresh, syndrome, vendor_err_synd).
+extern "C" __global__ void gda4j_ibgda_encode_cases(const GoldenCase* cases, uint32_t n, uint8_t* out) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const GoldenCase& c = cases[i];
+  uint8_t* ring = out + (uint64_t)i * 1024;
+  for (int b = 0; b < 1024; b += 16) *reinterpret_cast<uint4*>(ring + b) = make_uint4(0, 0, 0, 0);
+  const uint8_t fm = (uint8_t)c.fm_ce_se;
+  switch (c.kind) {
+    case 0: mlx5::write_nop(ring, GOLDEN_RING_WQEBBS, c.wqe_index, c.qpn, fm); break;
+    case 1:
+      mlx5::write_rdma_write(ring, GOLDEN_RING_WQEBBS, c.wqe_index, c.qpn, fm, c.raddr, c.rkey, c.addr, c.lkey,
+                             c.byte_count);
+      break;
+    case 2:
+      mlx5::write_rdma_write_imm(ring, GOLDEN_RING_WQEBBS, c.wqe_index, c.qpn, fm, c.imm, c.raddr, c.rkey, c.addr,
+                                 c.lkey, c.byte_count);
+      break;
+    case 3:
+      mlx5::write_rdma_read(ring, GOLDEN_RING_WQEBBS, c.wqe_index, c.qpn, fm, c.raddr, c.rkey, c.addr, c.lkey,
+                            c.byte_count);
+      break;
+    case 4:
+      mlx5::write_rdma_write_inline(ring, GOLDEN_RING_WQEBBS, c.wqe_index, c.qpn, fm, c.raddr, c.rkey, c.payload,
+                                    c.payload_len);
+      break;
+    case 5:
+      mlx5::write_atomic_fetch_add(ring, GOLDEN_RING_WQEBBS, c.wqe_index, c.qpn, fm, c.raddr, c.rkey, c.swap_add,
+                                   c.addr, c.lkey);
+      break;
+    case 6:
+      mlx5::write_atomic_compare_swap(ring, GOLDEN_RING_WQEBBS, c.wqe_index, c.qpn, fm, c.raddr, c.rkey, c.compare,
+                                      c.swap_add, c.addr, c.lkey);
+      break;
+    case 7: *reinterpret_cast<uint32_t*>(ring + 4) = mlx5::dbr_send_counter(c.pi); break;
+    case 8: *reinterpret_cast<uint64_t*>(ring) = mlx5::doorbell_value(c.pi, c.qpn); break;
+    default: {
+      const uint8_t* cqe = c.payload;
+      uint64_t tail = mlx5::load_cqe_tail_acquire(cqe);
+      uint32_t* f = reinterpret_cast<uint32_t*>(ring);
+      f[0] = mlx5::cqe_tail_opcode(tail);
+      f[1] = mlx5::cqe_tail_owner(tail);
+      f[2] = mlx5::cqe_tail_wqe_counter(tail);
+      f[3] = mlx5::cqe_tail_qpn(tail);
+      f[4] = mlx5::cqe_tail_s_wqe_opcode(tail);
+      f[5] = mlx5::cqe_tail_is_fresh(tail, c.cqe_index, c.cqe_count) ? 1 : 0;
+      f[6] = cqe[mlx5::CqeDescriptor::SYNDROME_OFFSET];
+      f[7] = cqe[mlx5::CqeDescriptor::VENDOR_ERR_SYND_OFFSET];
+      break;
+    }
+  }
+}
+
+// ---- raw WQEs: chosen keys and addresses, to provoke each fault class (io.gda4j.ibgda.IbgdaGpuTest) ------------
+constexpr uint32_t RAW_WRITE = 0;
+constexpr uint32_t RAW_READ = 1;
+constexpr uint32_t RAW_FETCH_ADD = 2;
+constexpr uint32_t RAW_WRITE_INLINE = 3;
+constexpr uint32_t RAW_BAD_DS = 4;          // an RDMA_WRITE ctrl segment that claims ds 1: LOCAL_QP_OP
+constexpr uint32_t RAW_UNKNOWN_OPCODE = 5;  // opcode 0x7f: LOCAL_QP_OP
+constexpr uint32_t RAW_WRITE_IMM = 6;
+constexpr uint32_t RAW_WRITE_FLUSH_FLAG = 7;  // a WRITE onto the flush flag, registered without REMOTE_WRITE
+constexpr uint32_t QP_KEY = 0xffffffffu;    // "use the QP's own lkey/rkey"
+
+// One WQE on the QP to `peer`, then quiet. raddr/laddr are offsets from the peer's and this rank's heap bases as the
+// NIC addresses them (any value: out-of-range ones are the point). Launch 1 thread.
+extern "C" __global__ void gda4j_ibgda_raw(const DeviceView* v, int peer, uint32_t kind, uint64_t raddr_offset,
+                                           uint32_t rkey, uint64_t laddr_offset, uint32_t lkey, uint32_t bytes,
+                                           uint64_t operand, int* status_out) {
+  const Peer p = peer_of(v, peer);
+  if (p.transport != TRANSPORT_IBGDA) {
+    *status_out = ERR_TRANSPORT;
+    return;
+  }
+  ibgda::DeviceQp* qp = reinterpret_cast<ibgda::DeviceQp*>(p.handle);
+  const uint32_t rk = rkey == QP_KEY ? qp->rkey : rkey;
+  const uint32_t lk = lkey == QP_KEY ? qp->lkey : lkey;
+  const uint64_t raddr = qp->remote_base + raddr_offset;
+  const uint64_t laddr = qp->local_base + laddr_offset;
+  const uint32_t wqebbs =
+      kind == RAW_WRITE_INLINE ? mlx5::WqeDescriptor::wqebbs_for_ds(mlx5::WqeDescriptor::inline_ds(bytes)) : 1;
+  uint64_t base;
+  int st = ibgda::reserve(v, qp, wqebbs, OP_PUT, peer, &base);
+  if (st != OK) {
+    *status_out = st;
+    return;
+  }
+  uint8_t* sq = reinterpret_cast<uint8_t*>(qp->sq_buf);
+  switch (kind) {
+    case RAW_READ:
+      mlx5::write_rdma_read(sq, qp->sq_wqebbs, base, qp->qpn, ibgda::SIGNALED, raddr, rk, laddr, lk, bytes);
+      break;
+    case RAW_FETCH_ADD:
+      mlx5::write_atomic_fetch_add(sq, qp->sq_wqebbs, base, qp->qpn, ibgda::SIGNALED, raddr, rk, operand, laddr, lk);
+      break;
+    case RAW_WRITE_INLINE:
+      mlx5::write_rdma_write_inline(sq, qp->sq_wqebbs, base, qp->qpn, ibgda::SIGNALED, raddr, rk,
+                                    reinterpret_cast<const uint8_t*>(p.local_heap + laddr_offset), bytes);
+      break;
+    case RAW_BAD_DS:
+      mlx5::write_rdma_write(sq, qp->sq_wqebbs, base, qp->qpn, ibgda::SIGNALED, raddr, rk, laddr, lk, bytes);
+      mlx5::write_ctrl_seg(sq + mlx5::WqeDescriptor::wqebb_offset(base, qp->sq_wqebbs), mlx5::Mlx5Opcode::RDMA_WRITE,
+                           0, base, qp->qpn, 1, ibgda::SIGNALED, 0);
+      break;
+    case RAW_UNKNOWN_OPCODE:
+      mlx5::write_ctrl_seg(sq + mlx5::WqeDescriptor::wqebb_offset(base, qp->sq_wqebbs), 0x7f, 0, base, qp->qpn, 1,
+                           ibgda::SIGNALED, 0);
+      break;
+    case RAW_WRITE_FLUSH_FLAG:
+      mlx5::write_rdma_write(sq, qp->sq_wqebbs, base, qp->qpn, ibgda::SIGNALED, qp->flush_flag, qp->flush_rkey, laddr,
+                             lk, 8);
+      break;
+    case RAW_WRITE_IMM:
+      mlx5::write_rdma_write_imm(sq, qp->sq_wqebbs, base, qp->qpn, ibgda::SIGNALED, 7, raddr, rk, laddr, lk, bytes);
+      break;
+    case RAW_WRITE:
+    default:
+      mlx5::write_rdma_write(sq, qp->sq_wqebbs, base, qp->qpn, ibgda::SIGNALED, raddr, rk, laddr, lk, bytes);
+      break;
+  }
+  ibgda::note_size(qp, base, wqebbs);
+  st = ibgda::publish(v, qp, base, wqebbs, OP_PUT, peer);
+  if (st == OK) st = ibgda::quiet(v, qp, peer);
+  *status_out = st;
+}
+
+// get (RDMA READ) of the peer's [src, src + bytes) into this rank's [dst, ...), then quiet. Launch 1 thread.
+extern "C" __global__ void gda4j_ibgda_get(const DeviceView* v, int peer, uint64_t dst_offset, uint64_t src_offset,
+                                           uint64_t bytes, int* status_out) {
+  int st = get(peer_of(v, peer), dst_offset, src_offset, bytes);
+  if (st == OK) st = quiet(v);
+  *status_out = st;
+}
+
+// Every thread of the grid posts `per_thread` puts of `bytes`: put k of thread t copies this rank's
+// [src + (t * per_thread + k) * stride, + bytes) to the same offset range at dst. Then each block quiets. Many
+// threads and warps reserve slots on one QP at once; with per_thread * threads > 4 * SQ depth the ring wraps, and
+// past 65,536 WQEs the 16-bit counters do.
+extern "C" __global__ void gda4j_ibgda_put_many(const DeviceView* v, int peer, uint64_t dst_offset, uint64_t src_offset,
+                                                uint64_t bytes, uint32_t per_thread, uint64_t stride, int* status_out) {
+  const Peer p = peer_of(v, peer);
+  const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int st = OK;
+  for (uint32_t k = 0; k < per_thread && st == OK; ++k) {
+    const uint64_t off = (t * per_thread + k) * stride;
+    st = put(p, dst_offset + off, src_offset + off, bytes);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && st == OK) st = quiet(v);
+  if (st != OK) atomicMin(status_out, st);
+}

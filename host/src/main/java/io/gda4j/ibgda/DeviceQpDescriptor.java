@@ -1,0 +1,114 @@
+package io.gda4j.ibgda;
+
+/**
+ * Byte layout of the device QP: the struct in GPU memory through which a kernel posts WQEs on one queue pair and
+ * reaps its completions ({@code struct DeviceQp} in {@code gda4j/ibgda.cuh}, same field names). Little-endian (GPU
+ * order). A peer entry of the device view points at it ({@code PeerEntry.handle}).
+ *
+ * <pre>
+ *  line 0: rings (host-written once, read-only for kernels)
+ *   0                 8                 16                24                32                40
+ *   +-----------------+-----------------+-----------------+-----------------+-----------------+
+ *   | sq_buf          | dbrec           | doorbell        | cq_buf          | cq_dbrec        |
+ *   +-----------------+-----------------+-----------------+-----------------+-----------------+
+ *   40                48       52       56       60       64
+ *   +-----------------+--------+--------+--------+--------+
+ *   | wqe_sizes       |sq_wqebb|cqe_cnt | qpn    | flags  |
+ *   +-----------------+--------+--------+--------+--------+
+ *  line 1: addressing and flush (host-written once, read-only for kernels)
+ *   64                72                80                88       92       96
+ *   +-----------------+-----------------+-----------------+--------+--------+
+ *   | local_base      | remote_base     | heap_size_bytes | lkey   | rkey   |
+ *   +-----------------+-----------------+-----------------+--------+--------+
+ *   96                104               112      116      120      124      128
+ *   +-----------------+-----------------+--------+--------+--------+--------+
+ *   | flush_qp        | flush_flag      |flush_rk|null_lk |max_inl | peer   |
+ *   +-----------------+-----------------+--------+--------+--------+--------+
+ *  line 2: producer state (kernels only; zero at start)
+ *   128               136               144               152      156      160 .. 192
+ *   +-----------------+-----------------+-----------------+--------+--------+---------+
+ *   | resv_head       | ready_head      | prod_idx        | db_lock| resvd  | reserved|
+ *   +-----------------+-----------------+-----------------+--------+--------+---------+
+ *  line 3: consumer state (kernels only; zero at start)
+ *   192               200               208      212      216 .. 256
+ *   +-----------------+-----------------+--------+--------+-----------+
+ *   | cons_head       | cq_ci           |poll_lck| error  | reserved  |
+ *   +-----------------+-----------------+--------+--------+-----------+
+ * </pre>
+ *
+ * <ul>
+ *   <li>{@code sq_buf}, {@code dbrec}, {@code doorbell}, {@code cq_buf}, {@code cq_dbrec}: the QP's rings as the GPU
+ *       addresses them ({@code io.gda4j.nic.QpRings}); {@code sq_wqebbs} and {@code cqe_count} are powers of two.</li>
+ *   <li>{@code wqe_sizes}: GPU memory, one byte per SQ slot: WQEBBs of the WQE that starts there, written by the
+ *       poster, read when that WQE's CQE retires it (a CQE names only the WQE's first WQEBB).</li>
+ *   <li>{@code flags}: {@link #FLAG_DOORBELL_MEMORY} (the doorbell is a memory word, not MMIO),
+ *       {@link #FLAG_FLUSH_ON_QUIET} (quiet ends with the PCIe flush on {@code flush_qp}).</li>
+ *   <li>{@code local_base}/{@code remote_base}: the NIC addresses of this rank's and the peer's heap (a heap offset
+ *       {@code o} is {@code local_base + o} in a local data segment, {@code remote_base + o} in a raddr segment);
+ *       {@code lkey}/{@code rkey} their keys; {@code heap_size_bytes} bounds both.</li>
+ *   <li>{@code flush_qp}: the loopback QP's own DeviceQp (0: none); {@code flush_flag}: NIC address of the 8-byte
+ *       GPU word its ATOMIC_FA targets, {@code flush_rkey} that word's rkey, {@code null_lkey} the null region's
+ *       lkey for the discarded fetched value.</li>
+ *   <li>{@code resv_head}: WQEBBs reserved (atomicAdd); {@code ready_head}: WQEBBs written and published in
+ *       reservation order (CAS from the reservation's start to its end); {@code prod_idx}: the producer index last
+ *       stored to the doorbell record (raised under {@code db_lock}).</li>
+ *   <li>{@code cons_head}: WQEBBs retired by CQEs (a slot {@code s} may be rewritten once
+ *       {@code s < cons_head + sq_wqebbs}); {@code cq_ci}: CQEs consumed; both advanced under {@code poll_lock}.
+ *       {@code error}: nonzero once an error CQE was seen ({@link #errorWord}); the QP is then dead.</li>
+ * </ul>
+ * Counters are free-running 64-bit; the rings use their low bits, the doorbell record their low 16.
+ */
+public final class DeviceQpDescriptor {
+    public static final int SQ_BUF_OFFSET = 0;
+    public static final int DBREC_OFFSET = 8;
+    public static final int DOORBELL_OFFSET = 16;
+    public static final int CQ_BUF_OFFSET = 24;
+    public static final int CQ_DBREC_OFFSET = 32;
+    public static final int WQE_SIZES_OFFSET = 40;
+    public static final int SQ_WQEBBS_OFFSET = 48;
+    public static final int CQE_COUNT_OFFSET = 52;
+    public static final int QPN_OFFSET = 56;
+    public static final int FLAGS_OFFSET = 60;
+
+    public static final int LOCAL_BASE_OFFSET = 64;
+    public static final int REMOTE_BASE_OFFSET = 72;
+    public static final int HEAP_SIZE_BYTES_OFFSET = 80;
+    public static final int LKEY_OFFSET = 88;
+    public static final int RKEY_OFFSET = 92;
+    public static final int FLUSH_QP_OFFSET = 96;
+    public static final int FLUSH_FLAG_OFFSET = 104;
+    public static final int FLUSH_RKEY_OFFSET = 112;
+    public static final int NULL_LKEY_OFFSET = 116;
+    public static final int MAX_INLINE_OFFSET = 120;
+    public static final int PEER_OFFSET = 124;
+
+    public static final int RESV_HEAD_OFFSET = 128;
+    public static final int READY_HEAD_OFFSET = 136;
+    public static final int PROD_IDX_OFFSET = 144;
+    public static final int DB_LOCK_OFFSET = 152;
+
+    public static final int CONS_HEAD_OFFSET = 192;
+    public static final int CQ_CI_OFFSET = 200;
+    public static final int POLL_LOCK_OFFSET = 208;
+    public static final int ERROR_OFFSET = 212;
+
+    /** Bytes of one DeviceQp; allocate 64-byte aligned (each state line on its own cache line). */
+    public static final int LENGTH = 256;
+    public static final int ALIGNMENT = 64;
+
+    /** {@code flags}: the doorbell register is pinned host memory (emulated NIC), rung with st.release.sys. */
+    public static final int FLAG_DOORBELL_MEMORY = 1;
+    /** {@code flags}: quiet ends with the PCIe flush (ATOMIC_FA on {@code flush_qp}, null-MR local SGE). */
+    public static final int FLAG_FLUSH_ON_QUIET = 1 << 1;
+
+    /** {@code error} bit layout: syndrome in bits 0..7, vendor syndrome 8..15, CQE opcode 16..19, bit 31 set. */
+    public static final int ERROR_SET = 1 << 31;
+
+    private DeviceQpDescriptor() {
+    }
+
+    /** The {@code error} word the device stores for an error CQE: never 0, so 0 means "no error". */
+    public static int errorWord(int syndrome, int vendorSyndrome, int cqeOpcode) {
+        return ERROR_SET | (cqeOpcode & 0xf) << 16 | (vendorSyndrome & 0xff) << 8 | (syndrome & 0xff);
+    }
+}

@@ -1,0 +1,104 @@
+package io.gda4j.ibgda;
+
+import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicOptions;
+import io.gda4j.nic.NicSelection;
+import io.gda4j.nic.Nics;
+import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.TransportProvider;
+import io.gda4j.transport.TransportTag;
+import io.gda4j.world.Rank;
+
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The IBGDA transport ({@code --transport ibgda}): each pair of ranks gets an RC QP pair on a {@link Nic}, and each
+ * rank's peer entry points at its QP's {@link DeviceQp}, on which {@code gda4j/ibgda.cuh} posts WQEs and rings the
+ * doorbell from the kernel. The NIC is chosen by {@link IbgdaConfig#nic()}: mlx5 where a device exists, else the
+ * emulated NIC (whose figures must be labelled "emulated NIC": see {@link #nicOf(Rank)}).
+ *
+ * <p>{@link java.util.ServiceLoader} makes one instance per world, so the instance holds the world's
+ * {@link IbgdaSession}, opened at the first connect.
+ */
+public final class IbgdaTransport implements TransportProvider {
+    public static final String NAME = "ibgda";
+
+    private static final Map<Rank, IbgdaSession> SESSIONS = Collections.synchronizedMap(new IdentityHashMap<>());
+
+    private IbgdaConfig config;
+    private NicSelection selection;
+    private IbgdaSession session;
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public TransportTag tag() {
+        return TransportTag.IBGDA;
+    }
+
+    @Override
+    public int autoPreference() {
+        return 10;
+    }
+
+    @Override
+    public synchronized Optional<String> unavailableReason(Rank local, Rank peer) {
+        try {
+            if (config == null) {
+                config = IbgdaConfig.resolve();
+                selection = Nics.select(config.nic());
+            }
+        } catch (RuntimeException e) {
+            return Optional.of("bad IBGDA configuration: " + e.getMessage());
+        }
+        return selection.found() ? Optional.empty() : Optional.of(selection.reason());
+    }
+
+    @Override
+    public synchronized PeerLink connect(Rank local, Rank peer) {
+        if (session == null) {
+            if (unavailableReason(local, peer).isPresent()) {
+                throw new IllegalStateException("ibgda: " + selection.reason());
+            }
+            Nic nic = selection.provider().open(new NicOptions(config.nicDevice().isEmpty() ? null
+                    : config.nicDevice(), 1, 0));
+            session = new IbgdaSession(config, nic);
+        }
+        SESSIONS.put(local, session);
+        SESSIONS.put(peer, session);
+        return session.link(local, peer);
+    }
+
+    /** The NIC serving {@code rank}'s IBGDA links, if it has any (for labels such as "emulated NIC" and stats). */
+    public static Optional<Nic> nicOf(Rank rank) {
+        IbgdaSession s = SESSIONS.get(rank);
+        return s == null ? Optional.empty() : Optional.of(s.nic());
+    }
+
+    /** Whether quiet on {@code rank}'s IBGDA QPs ends with the PCIe flush. */
+    public static boolean flushesOnQuiet(Rank rank) {
+        IbgdaSession s = SESSIONS.get(rank);
+        return s != null && s.flushOnQuiet();
+    }
+
+    /** Why {@code --nic} resolves as it does here (never throws): for {@code gda4j info}. */
+    public static NicSelection describeSelection() {
+        try {
+            return Nics.select(IbgdaConfig.resolve().nic());
+        } catch (RuntimeException e) {
+            return new NicSelection(null, "bad IBGDA configuration: " + e.getMessage());
+        }
+    }
+
+    static void forget(IbgdaSession session) {
+        synchronized (SESSIONS) {
+            SESSIONS.values().removeIf(s -> s == session);
+        }
+    }
+}

@@ -1,0 +1,208 @@
+package io.gda4j.nic;
+
+import com.sun.jna.Pointer;
+
+import io.gda4j.mlx5.CompletionErrorException;
+import io.gda4j.mlx5.CqDoorbellRecordDescriptor;
+import io.gda4j.mlx5.CqeDecoder;
+import io.gda4j.mlx5.DecodedCqe;
+import io.gda4j.mlx5.DoorbellDescriptor;
+import io.gda4j.mlx5.DoorbellRecordDescriptor;
+import io.gda4j.mlx5.WqeDescriptor;
+import io.gda4j.mlx5.WqeEncoder;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Posts WQEs on a {@link NicQp} from a host thread, with the same encoder, doorbell protocol and completion rules
+ * the GPU uses: the proxy's NIC handler, host-side flushes and tests. Not thread-safe: one thread posts.
+ *
+ * <p>Protocol: {@code post*} reserves WQEBBs (polling the CQ while the ring is full: a slot is never rewritten
+ * before the CQE that retires it), writes the WQE with plain stores and asks for a CQE (every WQE is signaled, so
+ * every slot is retired by a CQE of its own). {@link #ring()} publishes: a release store of the doorbell record's
+ * send counter (the WQEs before it become visible to the NIC's or the engine's acquire load), then a release store
+ * of the 8-byte doorbell. {@link #poll()} consumes CQEs and publishes the CQ consumer index; an error CQE throws
+ * {@link CompletionErrorException} naming the QP, the WQE index, the opcode and the syndrome.
+ */
+public final class HostPoster {
+    private final NicQp qp;
+    private final int qpn;
+    private final ByteBuffer sq;
+    private final ByteBuffer dbrec;
+    private final ByteBuffer doorbell;
+    private final ByteBuffer cq;
+    private final ByteBuffer cqDbrec;
+    private final int sqWqebbs;
+    private final byte[] wqeSizes;
+    private long producer;
+    private long rung;
+    private long retired;
+    private long cqConsumer;
+
+    HostPoster(NicQp qp) {
+        this.qp = qp;
+        QpRings r = qp.hostRings();
+        this.qpn = r.qpn();
+        this.sqWqebbs = r.sqWqebbs();
+        this.sq = map(r.sqBuf(), (long) r.sqWqebbs() * WqeDescriptor.WQEBB_SIZE);
+        this.dbrec = map(r.dbrec(), DoorbellRecordDescriptor.SIZE);
+        this.doorbell = map(r.doorbell(), DoorbellDescriptor.SIZE);
+        this.cq = map(r.cqBuf(), (long) r.cqeCount() * 64);
+        this.cqDbrec = map(r.cqDbrec(), CqDoorbellRecordDescriptor.SIZE);
+        this.wqeSizes = new byte[sqWqebbs];
+    }
+
+    private static ByteBuffer map(long address, long length) {
+        return new Pointer(address).getByteBuffer(0, length);
+    }
+
+    public NicQp qp() {
+        return qp;
+    }
+
+    /** WQEBBs written so far (the next WQE's counter). */
+    public long producerIndex() {
+        return producer;
+    }
+
+    /** WQEBBs whose WQEs have completed. */
+    public long retiredIndex() {
+        return retired;
+    }
+
+    /** Posts a signaled NOP; returns its WQE counter. */
+    public long postNop(long timeoutNanos) throws TimeoutException {
+        long at = reserve(1, timeoutNanos);
+        finish(at, WqeEncoder.writeNop(sq, at, qpn, WqeDescriptor.FM_CE_SE_CQ_UPDATE));
+        return at;
+    }
+
+    /** Posts a signaled RDMA WRITE; returns its WQE counter. */
+    public long postWrite(long raddr, int rkey, long laddr, int lkey, int byteCount, long timeoutNanos)
+            throws TimeoutException {
+        long at = reserve(1, timeoutNanos);
+        finish(at, WqeEncoder.writeRdmaWrite(sq, at, qpn, WqeDescriptor.FM_CE_SE_CQ_UPDATE, raddr, rkey, laddr, lkey,
+                byteCount));
+        return at;
+    }
+
+    /** Posts a signaled inline RDMA WRITE of {@code payload}; returns its WQE counter. */
+    public long postWriteInline(long raddr, int rkey, byte[] payload, long timeoutNanos) throws TimeoutException {
+        int wqebbs = WqeDescriptor.wqebbsForDs(WqeDescriptor.inlineDs(payload.length));
+        long at = reserve(wqebbs, timeoutNanos);
+        finish(at, WqeEncoder.writeRdmaWriteInline(sq, at, qpn, WqeDescriptor.FM_CE_SE_CQ_UPDATE, raddr, rkey,
+                payload, 0, payload.length));
+        return at;
+    }
+
+    /** Posts a signaled RDMA READ; returns its WQE counter. */
+    public long postRead(long raddr, int rkey, long laddr, int lkey, int byteCount, long timeoutNanos)
+            throws TimeoutException {
+        long at = reserve(1, timeoutNanos);
+        finish(at, WqeEncoder.writeRdmaRead(sq, at, qpn, WqeDescriptor.FM_CE_SE_CQ_UPDATE, raddr, rkey, laddr, lkey,
+                byteCount));
+        return at;
+    }
+
+    /** Posts a signaled 8-byte ATOMIC_FA; the old value goes to {@code laddr}/{@code lkey}. */
+    public long postFetchAdd(long raddr, int rkey, long add, long laddr, int lkey, long timeoutNanos)
+            throws TimeoutException {
+        long at = reserve(1, timeoutNanos);
+        finish(at, WqeEncoder.writeAtomicFetchAdd(sq, at, qpn, WqeDescriptor.FM_CE_SE_CQ_UPDATE, raddr, rkey, add,
+                laddr, lkey));
+        return at;
+    }
+
+    /** Posts a signaled 8-byte ATOMIC_CS; the old value goes to {@code laddr}/{@code lkey}. */
+    public long postCompareSwap(long raddr, int rkey, long compare, long swap, long laddr, int lkey,
+                                long timeoutNanos) throws TimeoutException {
+        long at = reserve(1, timeoutNanos);
+        finish(at, WqeEncoder.writeAtomicCompareSwap(sq, at, qpn, WqeDescriptor.FM_CE_SE_CQ_UPDATE, raddr, rkey,
+                compare, swap, laddr, lkey));
+        return at;
+    }
+
+    /**
+     * Rings the doorbell for everything posted: release store of the doorbell record's send counter (pairs with the
+     * engine's acquire load, or is read by the NIC after the doorbell), then release store of the 8-byte doorbell.
+     */
+    public void ring() {
+        if (rung == producer) {
+            return;
+        }
+        DoorbellRecordDescriptor.putSendCounterRelease(dbrec, 0, producer);
+        DoorbellDescriptor.putDoorbellRelease(doorbell, 0, producer, qpn);
+        rung = producer;
+    }
+
+    /**
+     * Consumes every CQE that has arrived, retiring the WQEs they complete, and publishes the CQ consumer index.
+     * Returns the number consumed; throws {@link CompletionErrorException} at the first error CQE (it stays
+     * consumed; the QP is in the error state and every later WQE completes with WR_FLUSH).
+     */
+    public int poll() {
+        int consumed = 0;
+        try {
+            while (CqeDecoder.poll(cq, cqConsumer) != CqeDecoder.EMPTY) {
+                DecodedCqe cqe = CqeDecoder.decode(cq, cqConsumer);
+                cqConsumer++;
+                consumed++;
+                long counter = retired + ((cqe.wqeCounter() - retired) & WqeDescriptor.WQE_INDEX_MASK);
+                if (counter >= producer) {
+                    throw new IllegalStateException(String.format("%s: CQE for WQE index %d, but only %d WQEBBs"
+                            + " were posted (retired %d)", qp.label(), cqe.wqeCounter(), producer, retired));
+                }
+                retired = counter + wqeSizes[(int) (counter & (sqWqebbs - 1))];
+                cqe.requireSuccess();
+            }
+        } finally {
+            if (consumed > 0) {
+                CqDoorbellRecordDescriptor.putConsumerIndexRelease(cqDbrec, 0, cqConsumer);
+            }
+        }
+        return consumed;
+    }
+
+    /** Rings, then polls until every WQE posted has completed, or throws after {@code timeoutNanos}. */
+    public void quiet(long timeoutNanos) throws TimeoutException {
+        ring();
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (retired < producer) {
+            if (poll() == 0) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw timeout("quiet", producer);
+                }
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    private long reserve(int wqebbs, long timeoutNanos) throws TimeoutException {
+        if (qp.state() == QpState.RESET) {
+            throw new IllegalStateException(qp.label() + ": connect the QP before posting");
+        }
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (producer + wqebbs - retired > sqWqebbs) {
+            ring();
+            if (poll() == 0) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw timeout("a free send queue slot", producer + wqebbs - sqWqebbs);
+                }
+                Thread.onSpinWait();
+            }
+        }
+        return producer;
+    }
+
+    private void finish(long at, int wqebbs) {
+        wqeSizes[(int) (at & (sqWqebbs - 1))] = (byte) wqebbs;
+        producer = at + wqebbs;
+    }
+
+    private TimeoutException timeout(String what, long wanted) {
+        return new TimeoutException(String.format("%s (QP 0x%06x on %s): waited for %s, but only %d of %d WQEBBs"
+                        + " completed (wanted %d); the NIC stopped answering or the QP is not connected",
+                qp.label(), qpn, qp.nic().name(), what, retired, producer, wanted));
+    }
+}

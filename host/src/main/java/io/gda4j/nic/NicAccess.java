@@ -1,0 +1,41 @@
+package io.gda4j.nic;
+
+import java.util.Set;
+
+/**
+ * What a registered region allows, as {@code IBV_ACCESS_*} flags do (the codes are theirs, so {@code Mlx5Nic}
+ * passes {@link #flags} to {@code ibv_reg_mr} unchanged). Local read access is implicit, as in verbs.
+ */
+public enum NicAccess {
+    /** The NIC may write the region for a local data segment (RDMA READ results, fetched atomic values). */
+    LOCAL_WRITE(1),
+    /** A peer may RDMA WRITE into the region. */
+    REMOTE_WRITE(2),
+    /** A peer may RDMA READ from the region. */
+    REMOTE_READ(4),
+    /** A peer may run 8-byte atomics on the region. */
+    REMOTE_ATOMIC(8);
+
+    /** Everything a symmetric heap needs: the peer writes, reads and atomically updates it. */
+    public static final Set<NicAccess> HEAP = Set.of(LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC);
+
+    private final int ibvFlag;
+
+    NicAccess(int ibvFlag) {
+        this.ibvFlag = ibvFlag;
+    }
+
+    /** The {@code IBV_ACCESS_*} bit. */
+    public int ibvFlag() {
+        return ibvFlag;
+    }
+
+    /** The {@code IBV_ACCESS_*} word of a set. */
+    public static int flags(Set<NicAccess> access) {
+        int flags = 0;
+        for (NicAccess a : access) {
+            flags |= a.ibvFlag;
+        }
+        return flags;
+    }
+}

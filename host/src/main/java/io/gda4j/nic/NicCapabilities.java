@@ -1,0 +1,17 @@
+package io.gda4j.nic;
+
+/**
+ * What a {@link Nic} offers, for sizing QPs and choosing the flush.
+ *
+ * @param maxSqWqebbs      largest send queue in WQEBBs ({@code max_qp_wr}, rounded down to a power of two)
+ * @param maxCqEntries     largest CQ ({@code max_cqe})
+ * @param maxInlineBytes   largest inline WRITE payload a QP can be created with
+ * @param atomics          8-byte RDMA atomics (fetch-add, compare-swap) are supported
+ * @param nullMemory       {@link Nic#nullMemory()} is supported
+ * @param writesMayPassCqe GPUDirect writes by this NIC may become visible to the GPU after the CQE that reports
+ *                         them (PCIe relaxed ordering, some platforms): then {@code quiet} must end with the PCIe
+ *                         flush. False for the emulated NIC, whose stream orders the CQE store after the copies.
+ */
+public record NicCapabilities(int maxSqWqebbs, int maxCqEntries, int maxInlineBytes, boolean atomics,
+                              boolean nullMemory, boolean writesMayPassCqe) {
+}

@@ -1,0 +1,50 @@
+package io.gda4j.nic;
+
+/**
+ * A reliable-connected queue pair on a {@link Nic}, with its own send CQ. WQEs are written into its send queue by
+ * exactly one poster: a GPU (through {@code io.gda4j.ibgda.DeviceQp} and {@code gda4j/ibgda.cuh}) or the host
+ * (through {@link #hostPoster()}), never both, because the poster owns the producer and consumer counters.
+ *
+ * <p>Completion contract, identical on both NICs: WQEs run in posting order; each WQE whose ctrl segment asks for a
+ * CQE ({@code FM_CE_SE_CQ_UPDATE}) gets one, in order, in the send CQ. The first failing WQE gets an error CQE
+ * ({@code REQ_ERR}, syndrome from {@code io.gda4j.mlx5.CqeSyndrome}) whether it asked for one or not; the QP then
+ * goes to {@link QpState#ERROR} and every later WQE gets a {@code WR_FLUSH} error CQE without running.
+ */
+public interface NicQp extends AutoCloseable {
+    /** 24-bit QP number. */
+    int qpn();
+
+    /** The label it was created with, e.g. {@code "rank 0 -> rank 1"}. */
+    String label();
+
+    /** The NIC it belongs to. */
+    Nic nic();
+
+    /** What a peer needs to connect to this QP. */
+    QpAddress address();
+
+    /**
+     * Moves the QP from RESET to RTS, connected to {@code peer} (which may be this QP's own address: a loopback QP).
+     * The peer must connect back to this QP's address before WQEs flow (real RC needs both sides; the emulated NIC
+     * needs the peer's registration table only). Throws {@link NicException} when the address is not reachable.
+     */
+    void connect(QpAddress peer);
+
+    /** The current state; the emulated NIC's engine and a real NIC's error CQEs move it to ERROR. */
+    QpState state();
+
+    /** The rings as the GPU that was named in {@link QpSpec#gpu()} addresses them. */
+    QpRings deviceRings();
+
+    /** The rings as this process's threads address them (same memory as {@link #deviceRings()}). */
+    QpRings hostRings();
+
+    /** A host-side poster over {@link #hostRings()}; the QP then must not be posted to from a GPU. */
+    default HostPoster hostPoster() {
+        return new HostPoster(this);
+    }
+
+    /** Destroys the QP and its CQ; idempotent. WQEs still in flight are abandoned (their CQEs never come). */
+    @Override
+    void close();
+}

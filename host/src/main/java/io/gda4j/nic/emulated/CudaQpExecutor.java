@@ -1,0 +1,126 @@
+package io.gda4j.nic.emulated;
+
+import io.gda4j.cuda.Cuda;
+import io.gda4j.cuda.CudaContext;
+import io.gda4j.cuda.CudaStream;
+import io.gda4j.cuda.DevicePointer;
+import io.gda4j.cuda.Kernel;
+
+import jcuda.Pointer;
+import jcuda.driver.CUresult;
+import jcuda.driver.JCudaDriver;
+
+/**
+ * One emulated QP's "wire": a CUDA stream of the posting GPU on which every WQE's work is queued in order.
+ * WRITE/READ/inline payloads are {@code cuMemcpyAsync} (unified addressing: device, peer and mapped host memory
+ * alike), 8-byte inline stores and CQE tails are {@code cuStreamWriteValue64} (which fences before the store, so a
+ * CQE never overtakes the copies queued before it), atomics are the {@code gda4j_emulated_nic_atomic} kernel of
+ * {@code kernels/emulated_nic.cu} (one thread). The engine thread is the only caller.
+ *
+ * <p>Allocation: the atomic kernel's parameters live in arrays built once and refilled per launch (the driver copies
+ * them at launch); copies and stores allocate one small {@link DevicePointer} per address, which JCuda needs.
+ */
+final class CudaQpExecutor implements QpExecutor {
+    static final String ATOMIC_KERNEL = "gda4j_emulated_nic_atomic";
+
+    private final CudaContext context;
+    private final CudaStream stream;
+    private final Kernel atomic;
+    private final long ringDeviceAddress;
+    private final int[] opcodeArg = new int[1];
+    private final long[] targetArg = new long[1];
+    private final long[] swapAddArg = new long[1];
+    private final long[] compareArg = new long[1];
+    private final long[] fetchArg = new long[1];
+    private final Pointer atomicParams;
+
+    CudaQpExecutor(CudaContext context, Kernel atomic, long ringDeviceAddress) {
+        this.context = context;
+        this.stream = context.createStream();
+        this.atomic = atomic;
+        this.ringDeviceAddress = ringDeviceAddress;
+        this.atomicParams = Pointer.to(Pointer.to(opcodeArg), Pointer.to(targetArg), Pointer.to(swapAddArg),
+                Pointer.to(compareArg), Pointer.to(fetchArg));
+    }
+
+    @Override
+    public void copy(long dst, long src, long bytes) {
+        context.makeCurrent();
+        check(JCudaDriver.cuMemcpyAsync(DevicePointer.of(dst), DevicePointer.of(src), bytes, stream.handle()),
+                "cuMemcpyAsync", dst);
+    }
+
+    @Override
+    public void zero(long dst, long bytes) {
+        context.makeCurrent();
+        check(JCudaDriver.cuMemsetD8Async(DevicePointer.of(dst), (byte) 0, bytes, stream.handle()), "cuMemsetD8Async",
+                dst);
+    }
+
+    /**
+     * An 8-byte store: {@code cuStreamWriteValue64} (no kernel, fences before the store); where the driver refuses a
+     * stream write to that address (a peer GPU's memory on some systems), the atomic kernel stores instead, from then
+     * on for this QP.
+     */
+    @Override
+    public void store64(long dst, long value) {
+        context.makeCurrent();
+        if (!kernelStores) {
+            int result = JCudaDriver.cuStreamWriteValue64(stream.handle(), DevicePointer.of(dst), value, 0);
+            if (result == CUresult.CUDA_SUCCESS) {
+                return;
+            }
+            if (result != CUresult.CUDA_ERROR_INVALID_VALUE && result != CUresult.CUDA_ERROR_NOT_SUPPORTED) {
+                check(result, "cuStreamWriteValue64", dst);
+            }
+            kernelStores = true;
+        }
+        atomic(STORE, dst, value, 0, 0);
+    }
+
+    /** The helper kernel's opcode for a plain 8-byte store (not an mlx5 opcode). */
+    static final int STORE = 0;
+    private boolean kernelStores;
+
+    @Override
+    public void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst) {
+        opcodeArg[0] = opcode;
+        targetArg[0] = target;
+        swapAddArg[0] = swapAdd;
+        compareArg[0] = compare;
+        fetchArg[0] = fetchDst;
+        context.makeCurrent();
+        check(JCudaDriver.cuLaunchKernel(atomic.handle(), 1, 1, 1, 1, 1, 1, 0, stream.handle(), atomicParams, null),
+                "cuLaunchKernel(" + ATOMIC_KERNEL + ")", target);
+    }
+
+    @Override
+    public void publishCqe(long cqeTailOffset, long tailBigEndian) {
+        // cuStreamWriteValue64 stores the value in host (little-endian) order; the CQE wants big-endian bytes. The CQ
+        // is mapped host memory, which stream writes always reach.
+        context.makeCurrent();
+        long address = ringDeviceAddress + cqeTailOffset;
+        check(JCudaDriver.cuStreamWriteValue64(stream.handle(), DevicePointer.of(address),
+                Long.reverseBytes(tailBigEndian), 0), "cuStreamWriteValue64 (CQE)", address);
+    }
+
+    @Override
+    public void drain() {
+        if (!stream.isClosed() && !context.isClosed()) {
+            stream.synchronize();
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!context.isClosed()) {
+            stream.close();
+        }
+    }
+
+    private static void check(int result, String call, long address) {
+        if (result != CUresult.CUDA_SUCCESS) {
+            Cuda.check(result, call + " at 0x" + Long.toHexString(address) + " (emulated NIC)");
+        }
+    }
+}

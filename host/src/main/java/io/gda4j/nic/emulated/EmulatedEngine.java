@@ -1,0 +1,374 @@
+package io.gda4j.nic.emulated;
+
+import io.gda4j.mlx5.CqDoorbellRecordDescriptor;
+import io.gda4j.mlx5.CqeDescriptor;
+import io.gda4j.mlx5.CqeEncoder;
+import io.gda4j.mlx5.CqeOpcode;
+import io.gda4j.mlx5.CqeSyndrome;
+import io.gda4j.mlx5.DoorbellRecordDescriptor;
+import io.gda4j.mlx5.Mlx5Opcode;
+import io.gda4j.mlx5.WqeDecoder;
+import io.gda4j.mlx5.WqeDescriptor;
+import io.gda4j.mlx5.WqeFault;
+import io.gda4j.mlx5.WqeFields;
+import io.gda4j.nic.QpState;
+
+/**
+ * The emulated NIC's engine: an agent whose {@link #doWork()} polls every QP's doorbell record and executes the WQEs
+ * it newly covers, in order, through the QP's {@link QpExecutor}. One thread runs it ({@link EmulatedNic} starts it);
+ * tests may call {@link #doWork()} themselves instead.
+ *
+ * <p>Per WQE: decode with {@link WqeDecoder#decodeInto} (no allocation), check the keys, ranges and access rights
+ * against the {@link RegistrationTable}, queue the data movement, and for a signaled WQE write the CQE body and
+ * queue its tail store behind the data. The first failing WQE gets an error CQE (signaled or not) with the syndrome a
+ * real mlx5 NIC reports for that mistake, the QP goes to the error state, and every later WQE gets a WR_FLUSH CQE
+ * without running. Nothing is ever read or written outside a registered region or the QP's own rings.
+ *
+ * <p>Ordering: the doorbell record's send counter is read with an acquire load, pairing with the poster's release
+ * store (GPU {@code st.release.sys}, or {@link DoorbellRecordDescriptor#putSendCounterRelease}), so the WQE bytes
+ * below it are visible. The CQ doorbell record's consumer index is read with an acquire load, pairing with the
+ * poster's release store, before a CQE slot is rewritten: a CQ that would overrun kills the QP, as on hardware.
+ */
+public final class EmulatedEngine {
+    /** WQEs executed per QP per pass before moving to the next QP, so one busy QP cannot starve the others. */
+    static final int BATCH = 64;
+
+    private final EmulatedNic nic;
+    private final RegistrationTable table;
+    private final WqeFields wqe = new WqeFields();
+    private EmulatedFault fault;
+    private String faultDetail;
+
+    private volatile long passes;
+    private volatile long wqes;
+    private volatile long bytes;
+    private volatile long errors;
+    private volatile long flushed;
+    private volatile long busyNanos;
+
+    EmulatedEngine(EmulatedNic nic, RegistrationTable table) {
+        this.nic = nic;
+        this.table = table;
+    }
+
+    /** One pass over every QP; returns the WQEs executed. Called by one thread at a time. */
+    public int doWork() {
+        EmulatedQp[] qps = nic.qpSnapshot();
+        int work = 0;
+        for (EmulatedQp qp : qps) {
+            work += service(qp);
+        }
+        passes = passes + 1;
+        return work;
+    }
+
+    /** Passes completed so far (the NIC waits for two more before freeing a QP the engine may still hold). */
+    long passes() {
+        return passes;
+    }
+
+    /** Counters since the NIC was opened. */
+    public EngineStats stats() {
+        return new EngineStats(wqes, bytes, errors, flushed, busyNanos, passes);
+    }
+
+    private int service(EmulatedQp qp) {
+        if (qp.dead || qp.isClosed() || qp.state() == QpState.RESET) {
+            return 0;
+        }
+        int sendCounter = DoorbellRecordDescriptor.getSendCounterAcquire(qp.dbrec, 0);
+        long at = qp.consumed;
+        int pending = (sendCounter - (int) at) & DoorbellRecordDescriptor.COUNTER_MASK;
+        if (pending == 0) {
+            return 0;
+        }
+        long start = System.nanoTime();
+        long target = at + pending;
+        int done = 0;
+        long moved = 0;
+        while (at < target && done < BATCH && !qp.dead) {
+            int size;
+            if (qp.state() == QpState.ERROR) {
+                size = flushOne(qp, at, target);
+            } else {
+                size = executeOne(qp, at, target);
+                moved += lastBytes;
+            }
+            at += size;
+            done++;
+        }
+        qp.consumed = at;
+        qp.wqes = qp.wqes + done;
+        wqes = wqes + done;
+        bytes = bytes + moved;
+        busyNanos = busyNanos + (System.nanoTime() - start);
+        return done;
+    }
+
+    private long lastBytes;
+
+    /** Executes the WQE at {@code at}; returns the WQEBBs it occupies (at least 1, at most up to target). */
+    private int executeOne(EmulatedQp qp, long at, long target) {
+        lastBytes = 0;
+        WqeFault decoded = WqeDecoder.decodeInto(qp.sq, at, qp.qpn(), wqe);
+        int size = wqe.wqebbs();
+        if (at + size > target) {
+            size = (int) (target - at);
+            if (decoded == WqeFault.NONE) {
+                fail(qp, at, wqe.opcode(), EmulatedFault.PARTIAL_WQE.syndrome(), EmulatedFault.PARTIAL_WQE,
+                        "the doorbell record covers " + size + " of its " + wqe.wqebbs() + " WQEBBs");
+                return size;
+            }
+        }
+        if (decoded != WqeFault.NONE) {
+            fail(qp, at, wqe.opcode(), decoded.syndrome(), EmulatedFault.MALFORMED_WQE, decoded.description());
+            return size;
+        }
+        fault = null;
+        try {
+            switch (wqe.opcode()) {
+                case Mlx5Opcode.NOP:
+                    break;
+                case Mlx5Opcode.RDMA_WRITE:
+                    write(qp);
+                    break;
+                case Mlx5Opcode.RDMA_WRITE_IMM:
+                    fault(EmulatedFault.NO_RECEIVE_QUEUE, "");
+                    break;
+                case Mlx5Opcode.RDMA_READ:
+                    read(qp);
+                    break;
+                default: // ATOMIC_FA, ATOMIC_CS: the decoder accepts no other opcode
+                    atomic(qp);
+                    break;
+            }
+        } catch (RuntimeException e) {
+            fault(EmulatedFault.EXECUTOR_FAILED, e.toString());
+        }
+        if (fault != null) {
+            fail(qp, at, wqe.opcode(), fault.syndrome(), fault, faultDetail);
+            return size;
+        }
+        if (wqe.signaled()) {
+            int byteCount = wqe.opcode() == Mlx5Opcode.NOP ? 0 : (int) lastBytes;
+            if (reserveCqe(qp)) {
+                long tail = CqeEncoder.prepareRequester(qp.cq, qp.cqProducer, qp.qpn(), (int) at, wqe.opcode(),
+                        byteCount);
+                publish(qp, tail);
+            }
+        }
+        return size;
+    }
+
+    private void write(EmulatedQp qp) {
+        if (!peerReachable(qp)) {
+            return;
+        }
+        if (wqe.isInline()) {
+            long length = wqe.byteCount();
+            if (length > qp.maxInlineBytes) {
+                fault(EmulatedFault.MALFORMED_WQE, "inline payload of " + length + " bytes exceeds the QP's limit of "
+                        + qp.maxInlineBytes);
+                faultSyndrome = CqeSyndrome.LOCAL_LENGTH;
+                return;
+            }
+            if (remote(wqe.rkey(), wqe.raddr(), length, Access.WRITE) == null || length == 0) {
+                return;
+            }
+            long raddr = wqe.raddr();
+            if ((length == 8 || length == 16) && (raddr & 7) == 0) {
+                // One 8-byte store per half, so a 16-byte {data, seq} slot is never torn inside a half.
+                qp.executor.store64(raddr, wqe.inlineLongLittleEndian(qp.sq, 0));
+                if (length == 16) {
+                    qp.executor.store64(raddr + 8, wqe.inlineLongLittleEndian(qp.sq, 8));
+                }
+            } else {
+                long ring = qp.rings.deviceAddress();
+                int copied = 0;
+                while (copied < length) {
+                    int run = wqe.inlineRunLength(copied);
+                    qp.executor.copy(raddr + copied, ring + wqe.inlinePayloadOffset(copied), run);
+                    copied += run;
+                }
+            }
+            lastBytes = length;
+            return;
+        }
+        long length = dataLength();
+        Registration remote = remote(wqe.rkey(), wqe.raddr(), length, Access.WRITE);
+        if (remote == null) {
+            return;
+        }
+        Registration local = local(wqe.lkey(), wqe.addr(), length, false);
+        if (local == null) {
+            return;
+        }
+        if (local.isNull()) {
+            qp.executor.zero(wqe.raddr(), length); // a null region reads as zeros
+        } else {
+            qp.executor.copy(wqe.raddr(), wqe.addr(), length);
+        }
+        lastBytes = length;
+    }
+
+    private void read(EmulatedQp qp) {
+        if (!peerReachable(qp)) {
+            return;
+        }
+        long length = dataLength();
+        if (remote(wqe.rkey(), wqe.raddr(), length, Access.READ) == null) {
+            return;
+        }
+        Registration local = local(wqe.lkey(), wqe.addr(), length, true);
+        if (local == null) {
+            return;
+        }
+        if (!local.isNull()) { // a null region drops what is written to it
+            qp.executor.copy(wqe.addr(), wqe.raddr(), length);
+        }
+        lastBytes = length;
+    }
+
+    private void atomic(EmulatedQp qp) {
+        if (!peerReachable(qp)) {
+            return;
+        }
+        if ((wqe.raddr() & 7) != 0) {
+            fault(EmulatedFault.MISALIGNED_ATOMIC, String.format("raddr 0x%x", wqe.raddr()));
+            return;
+        }
+        if (remote(wqe.rkey(), wqe.raddr(), 8, Access.ATOMIC) == null) {
+            return;
+        }
+        Registration local = local(wqe.lkey(), wqe.addr(), 8, true);
+        if (local == null) {
+            return;
+        }
+        qp.executor.atomic(wqe.opcode(), wqe.raddr(), wqe.swapAdd(), wqe.compare(), local.isNull() ? 0 : wqe.addr());
+        lastBytes = 8;
+    }
+
+    /** A data segment's byte_count; 0 means 2^31 bytes on mlx5, and the emulated NIC reads it the same way. */
+    private long dataLength() {
+        int count = wqe.byteCount();
+        return count == 0 ? 1L << 31 : Integer.toUnsignedLong(count);
+    }
+
+    private enum Access { WRITE, READ, ATOMIC }
+
+    private Registration remote(int rkey, long raddr, long length, Access access) {
+        Registration r = table.find(rkey);
+        if (r == null || r.isNull()) {
+            fault(EmulatedFault.UNKNOWN_RKEY, String.format("rkey 0x%08x", rkey));
+            return null;
+        }
+        if (!r.contains(raddr, length)) {
+            fault(EmulatedFault.REMOTE_OUT_OF_RANGE, String.format("[0x%x, +%d) is outside %s", raddr, length, r));
+            return null;
+        }
+        boolean allowed = access == Access.WRITE ? r.remoteWrite : access == Access.READ ? r.remoteRead
+                : r.remoteAtomic;
+        if (!allowed) {
+            fault(EmulatedFault.REMOTE_NO_ACCESS, "remote " + access + " on " + r);
+            return null;
+        }
+        return r;
+    }
+
+    private Registration local(int lkey, long addr, long length, boolean needWrite) {
+        Registration r = table.find(lkey);
+        if (r == null) {
+            fault(EmulatedFault.UNKNOWN_LKEY, String.format("lkey 0x%08x", lkey));
+            return null;
+        }
+        if (!r.contains(addr, length)) {
+            fault(EmulatedFault.LOCAL_OUT_OF_RANGE, String.format("[0x%x, +%d) is outside %s", addr, length, r));
+            return null;
+        }
+        if (needWrite && !r.isNull() && !r.localWrite) {
+            fault(EmulatedFault.LOCAL_NO_WRITE, r.toString());
+            return null;
+        }
+        return r;
+    }
+
+    private boolean peerReachable(EmulatedQp qp) {
+        EmulatedQp peer = qp.peer();
+        if (peer == null || peer.isClosed() || peer.state() != QpState.RTS) {
+            fault(EmulatedFault.PEER_UNREACHABLE, peer == null ? "not connected" : peer + " is "
+                    + (peer.isClosed() ? "closed" : peer.state()));
+            return false;
+        }
+        return true;
+    }
+
+    private CqeSyndrome faultSyndrome;
+
+    private void fault(EmulatedFault f, String detail) {
+        fault = f;
+        faultDetail = detail;
+        faultSyndrome = null;
+    }
+
+    /** The first error on a QP: an error CQE whether or not the WQE asked for one, then the error state. */
+    private void fail(EmulatedQp qp, long at, int opcode, CqeSyndrome syndrome, EmulatedFault why, String detail) {
+        CqeSyndrome s = faultSyndrome != null ? faultSyndrome : syndrome;
+        faultSyndrome = null;
+        qp.toError();
+        errors = errors + 1;
+        nic.recordFault(String.format("%s: WQE %d (%s) failed with %s: %s%s", qp, at & WqeDescriptor.WQE_INDEX_MASK,
+                Mlx5Opcode.name(opcode), CqeSyndrome.describe(s.code()), why.description(),
+                detail == null || detail.isEmpty() ? "" : " (" + detail + ")"));
+        if (reserveCqe(qp)) {
+            long tail = CqeEncoder.prepareError(qp.cq, qp.cqProducer, CqeOpcode.REQ_ERR, qp.qpn(), (int) at, opcode,
+                    s.code(), why.vendorSyndrome());
+            publish(qp, tail);
+        }
+    }
+
+    /** A WQE after the error: a WR_FLUSH CQE, nothing executed. Its size comes from its ds, clamped to the ring. */
+    private int flushOne(EmulatedQp qp, long at, long target) {
+        WqeDecoder.decodeInto(qp.sq, at, WqeDecoder.ANY_QPN, wqe);
+        int size = (int) Math.min(Math.min(wqe.wqebbs(), WqeDescriptor.MAX_WQEBBS), target - at);
+        flushed = flushed + 1;
+        if (reserveCqe(qp)) {
+            long tail = CqeEncoder.prepareError(qp.cq, qp.cqProducer, CqeOpcode.REQ_ERR, qp.qpn(), (int) at,
+                    wqe.opcode(), CqeSyndrome.WR_FLUSH.code(), EmulatedFault.FLUSHED.vendorSyndrome());
+            publish(qp, tail);
+        }
+        return Math.max(size, 1);
+    }
+
+    /**
+     * Whether the CQ has room for one more CQE: the consumer index published in the CQ doorbell record (acquire,
+     * pairing with the poller's release store) must be within a ring of the producer. Otherwise the CQ overruns,
+     * which on hardware is a fatal CQ error: the QP dies without further CQEs, and the poster times out.
+     */
+    private boolean reserveCqe(EmulatedQp qp) {
+        int consumer = CqDoorbellRecordDescriptor.getConsumerIndexAcquire(qp.cqDbrec, 0);
+        int outstanding = (int) ((qp.cqProducer - consumer) & CqDoorbellRecordDescriptor.CONSUMER_INDEX_MASK);
+        if (outstanding >= qp.cqeCount) {
+            qp.dead = true;
+            qp.toError();
+            errors = errors + 1;
+            nic.recordFault(String.format("%s: CQ overrun: %d CQEs written, the CQ doorbell record says %d consumed,"
+                    + " the CQ holds %d; the QP is dead (a real NIC raises a CQ error event)", qp, qp.cqProducer,
+                    consumer, qp.cqeCount));
+            return false;
+        }
+        return true;
+    }
+
+    /** Queues the tail store behind the WQE's work; the body was written by the prepare call just before. */
+    private void publish(EmulatedQp qp, long tail) {
+        long offset = qp.cqOffset + CqeDescriptor.cqeOffset(qp.cqProducer, qp.cqeCount) + CqeDescriptor.TAIL_OFFSET;
+        qp.cqProducer++;
+        try {
+            qp.executor.publishCqe(offset, tail);
+        } catch (RuntimeException e) {
+            qp.dead = true;
+            qp.toError();
+            nic.recordFault(qp + ": could not queue a CQE: " + e);
+        }
+    }
+}

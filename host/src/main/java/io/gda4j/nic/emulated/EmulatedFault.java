@@ -1,0 +1,70 @@
+package io.gda4j.nic.emulated;
+
+import io.gda4j.mlx5.CqeSyndrome;
+
+/**
+ * Why the emulated NIC failed a WQE: the {@code vendor_err_synd} byte of its error CQE (0xe1..0xe9, a range real
+ * mlx5 firmware does not use for these), next to the mlx5 syndrome a real NIC would report for the same mistake.
+ */
+public enum EmulatedFault {
+    /** The WQE is malformed; the syndrome is the decoder's ({@code io.gda4j.mlx5.WqeFault#syndrome()}). */
+    MALFORMED_WQE(0xe1, null, "malformed WQE"),
+    /** A data segment's lkey names no registered region. */
+    UNKNOWN_LKEY(0xe2, CqeSyndrome.LOCAL_PROT, "the lkey names no registered region"),
+    /** The local address range lies outside the lkey's region. */
+    LOCAL_OUT_OF_RANGE(0xe3, CqeSyndrome.LOCAL_PROT, "the local address range lies outside the lkey's region"),
+    /** A READ or atomic result would land in a region without LOCAL_WRITE. */
+    LOCAL_NO_WRITE(0xe4, CqeSyndrome.LOCAL_PROT, "the local region lacks LOCAL_WRITE for the READ/atomic result"),
+    /** The rkey names no registered region (or the null region, which has no remote side). */
+    UNKNOWN_RKEY(0xe5, CqeSyndrome.REMOTE_ACCESS, "the rkey names no registered region"),
+    /** The remote address range lies outside the rkey's region. */
+    REMOTE_OUT_OF_RANGE(0xe6, CqeSyndrome.REMOTE_ACCESS, "the remote address range lies outside the rkey's region"),
+    /** The remote region lacks REMOTE_WRITE, REMOTE_READ or REMOTE_ATOMIC for the operation. */
+    REMOTE_NO_ACCESS(0xe7, CqeSyndrome.REMOTE_ACCESS, "the remote region lacks the access right the operation needs"),
+    /** An atomic's remote address is not 8-byte aligned. */
+    MISALIGNED_ATOMIC(0xe8, CqeSyndrome.REMOTE_INVAL_REQ, "the atomic's remote address is not 8-byte aligned"),
+    /** The QP is not connected, or its peer QP is closed or in the error state. */
+    PEER_UNREACHABLE(0xe9, CqeSyndrome.TRANSPORT_RETRY_EXC, "the peer QP is not connected, closed or in error"),
+    /** RDMA_WRITE_IMM consumes a receive WQE, and emulated QPs have no receive queue. */
+    NO_RECEIVE_QUEUE(0xea, CqeSyndrome.RNR_RETRY_EXC, "WRITE_IMM needs a receive WQE; emulated QPs have none"),
+    /** The doorbell record covers only part of this WQE's WQEBBs. */
+    PARTIAL_WQE(0xeb, CqeSyndrome.LOCAL_QP_OP, "the doorbell record ends inside the WQE"),
+    /** The platform (CUDA) refused the operation. */
+    EXECUTOR_FAILED(0xec, CqeSyndrome.REMOTE_OP, "the CUDA operation carrying out the WQE failed"),
+    /** Flushed after an earlier error on the QP. */
+    FLUSHED(0x00, CqeSyndrome.WR_FLUSH, "flushed after an earlier error");
+
+    private final int vendorSyndrome;
+    private final CqeSyndrome syndrome;
+    private final String description;
+
+    EmulatedFault(int vendorSyndrome, CqeSyndrome syndrome, String description) {
+        this.vendorSyndrome = vendorSyndrome;
+        this.syndrome = syndrome;
+        this.description = description;
+    }
+
+    /** The CQE's vendor syndrome byte. */
+    public int vendorSyndrome() {
+        return vendorSyndrome;
+    }
+
+    /** The mlx5 syndrome; null for {@link #MALFORMED_WQE}, whose syndrome depends on the decoder fault. */
+    public CqeSyndrome syndrome() {
+        return syndrome;
+    }
+
+    public String description() {
+        return description;
+    }
+
+    /** The fault with this vendor syndrome, or null (0 and foreign values: not an emulated-NIC explanation). */
+    public static EmulatedFault ofVendorSyndrome(int vendorSyndrome) {
+        for (EmulatedFault f : values()) {
+            if (f.vendorSyndrome == vendorSyndrome && f != FLUSHED) {
+                return f;
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,307 @@
+package io.gda4j.nic.emulated;
+
+import io.gda4j.mlx5.WqeDescriptor;
+import io.gda4j.nic.MemoryKind;
+import io.gda4j.nic.MemoryRegistration;
+import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicAccess;
+import io.gda4j.nic.NicCapabilities;
+import io.gda4j.nic.NicException;
+import io.gda4j.nic.NicMemory;
+import io.gda4j.nic.NicQp;
+import io.gda4j.nic.QpAddress;
+import io.gda4j.nic.QpSpec;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The emulated NIC ({@value Nic#EMULATED}): mlx5 rings in memory the GPU maps, executed by an
+ * {@link EmulatedEngine} thread through a {@link EmulatedPlatform} (CUDA streams on a GPU machine). A test
+ * instrument and a development backend: every figure measured through it must say "emulated NIC".
+ *
+ * <p>All ranks that talk through one emulated NIC must live in this process (a {@code LocalWorld}): a QP address is
+ * only meaningful to the NIC instance that made it. One protection domain: any region registered here can be named
+ * from any of its QPs.
+ */
+public final class EmulatedNic implements Nic {
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+    private static final int MAX_FAULTS = 64;
+    private static final long QUIESCE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    private final EmulatedPlatform platform;
+    private final EmulatedNicConfig config;
+    private final String deviceName;
+    private final RegistrationTable table = new RegistrationTable();
+    private final EmulatedEngine engine;
+    private final List<EmulatedQp> open = new ArrayList<>();
+    private final ArrayDeque<String> faults = new ArrayDeque<>();
+    private volatile EmulatedQp[] qps = new EmulatedQp[0];
+    private volatile boolean running;
+    private Thread thread;
+    private Registration nullRegion;
+    private int nextQpn = 0x000100;
+    private boolean closed;
+
+    /** Opens an emulated NIC over {@code platform}; starts the engine thread when {@code config.startEngine()}. */
+    public EmulatedNic(EmulatedPlatform platform, EmulatedNicConfig config) {
+        this.platform = platform;
+        this.config = config;
+        this.deviceName = "emulated#" + INSTANCES.incrementAndGet();
+        this.engine = new EmulatedEngine(this, table);
+        if (config.startEngine()) {
+            running = true;
+            thread = new Thread(this::runEngine, "gda4j-emulated-nic-" + deviceName.substring(9));
+            thread.setDaemon(true);
+            thread.start();
+        }
+    }
+
+    private void runEngine() {
+        IdleStrategy idle = IdleStrategy.named(config.idleStrategy());
+        while (running) {
+            int work;
+            try {
+                work = engine.doWork();
+            } catch (RuntimeException | Error e) {
+                recordFault("engine pass failed, retrying: " + e);
+                work = 0;
+            }
+            idle.idle(work);
+        }
+    }
+
+    @Override
+    public String name() {
+        return EMULATED;
+    }
+
+    /** {@code emulated#N}: what QP addresses name. */
+    public String deviceName() {
+        return deviceName;
+    }
+
+    @Override
+    public String description() {
+        return "emulated NIC " + deviceName + " (software model: engine thread + " + platform.describe()
+                + ", idle " + config.idleStrategy() + "; not a real network)";
+    }
+
+    @Override
+    public NicCapabilities capabilities() {
+        return new NicCapabilities(1 << 15, 1 << 22, WqeDescriptor.MAX_INLINE_BYTES, true, true, false);
+    }
+
+    @Override
+    public synchronized NicMemory registerMemory(MemoryRegistration request) {
+        requireOpen();
+        return table.add(request.address(), request.lengthBytes(), request.access(), request.kind(), false,
+                request.label());
+    }
+
+    @Override
+    public synchronized NicMemory nullMemory() {
+        requireOpen();
+        if (nullRegion == null) {
+            nullRegion = table.add(0, 0, Set.of(NicAccess.LOCAL_WRITE), MemoryKind.DEVICE, true, "null region");
+        }
+        return nullRegion;
+    }
+
+    @Override
+    public synchronized NicQp createQp(QpSpec spec) {
+        requireOpen();
+        if (spec.sqWqebbs() > capabilities().maxSqWqebbs() || spec.maxInlineBytes() > WqeDescriptor.MAX_INLINE_BYTES) {
+            throw new NicException(spec.label() + ": the emulated NIC takes at most " + capabilities().maxSqWqebbs()
+                    + " WQEBBs and " + WqeDescriptor.MAX_INLINE_BYTES + " inline bytes");
+        }
+        EmulatedQp qp = new EmulatedQp(this, spec, nextQpn++ & 0xffffff, platform);
+        open.add(qp);
+        qps = open.toArray(new EmulatedQp[0]);
+        return qp;
+    }
+
+    /** The engine, for tests that drive it by hand (a NIC opened with {@code startEngine} false). */
+    public EmulatedEngine engine() {
+        return engine;
+    }
+
+    /** Engine counters since the NIC was opened. */
+    public EngineStats stats() {
+        return engine.stats();
+    }
+
+    /** The most recent fault descriptions (newest last, at most 64): what failed a WQE, and why. */
+    public List<String> faults() {
+        synchronized (faults) {
+            return new ArrayList<>(faults);
+        }
+    }
+
+    /** Called by the engine thread too: its own lock, so it never waits on a set-up call holding the NIC's. */
+    void recordFault(String description) {
+        synchronized (faults) {
+            if (faults.size() == MAX_FAULTS) {
+                faults.removeFirst();
+            }
+            faults.addLast(description);
+        }
+    }
+
+    EmulatedPlatform platform() {
+        return platform;
+    }
+
+    EmulatedQp[] qpSnapshot() {
+        return qps;
+    }
+
+    synchronized EmulatedQp findQp(QpAddress address) {
+        if (!deviceName.equals(address.device())) {
+            throw new NicException("cannot connect to " + address + ": the emulated NIC " + deviceName
+                    + " reaches only its own QPs (all ranks must share one emulated NIC in one process)");
+        }
+        for (EmulatedQp qp : open) {
+            if (qp.qpn() == address.qpn()) {
+                return qp;
+            }
+        }
+        throw new NicException("cannot connect to " + address + ": no such QP (closed?)");
+    }
+
+    /** Removes a closing QP from the engine, waits until the engine cannot hold it, drains and frees it. */
+    void release(EmulatedQp qp) {
+        synchronized (this) {
+            if (!open.remove(qp)) {
+                return;
+            }
+            qps = open.toArray(new EmulatedQp[0]);
+        }
+        awaitEnginePasses(2);
+        try {
+            qp.executor.drain();
+        } finally {
+            try {
+                qp.executor.close();
+            } finally {
+                qp.rings.close();
+            }
+        }
+    }
+
+    /** Waits until the engine thread has begun and finished a pass after now (no-op without a thread). */
+    private void awaitEnginePasses(int count) {
+        if (thread == null || !thread.isAlive() || Thread.currentThread() == thread) {
+            return;
+        }
+        long goal = engine.passes() + count;
+        long deadline = System.nanoTime() + QUIESCE_TIMEOUT_NANOS;
+        while (engine.passes() < goal && thread.isAlive()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new NicException("the emulated NIC's engine did not finish a pass within 10 s; cannot free a QP"
+                        + " it may still be using");
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * Stops the engine thread (WQEs rung later are not executed) and waits for everything already queued; the
+     * IBGDA transport calls it when a world starts closing, before any heap is freed.
+     */
+    public void quiesce() {
+        stopEngine();
+        EmulatedQp[] current;
+        synchronized (this) {
+            current = qps;
+        }
+        RuntimeException first = null;
+        for (EmulatedQp qp : current) {
+            try {
+                qp.executor.drain();
+            } catch (RuntimeException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    private void stopEngine() {
+        Thread t;
+        synchronized (this) {
+            t = thread;
+            running = false;
+        }
+        if (t != null && t != Thread.currentThread()) {
+            try {
+                t.join(TimeUnit.SECONDS.toMillis(10));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        stopEngine();
+        RuntimeException first = null;
+        List<EmulatedQp> toClose;
+        synchronized (this) {
+            toClose = new ArrayList<>(open);
+        }
+        for (int i = toClose.size() - 1; i >= 0; i--) {
+            try {
+                toClose.get(i).close();
+            } catch (RuntimeException e) {
+                first = collect(first, e);
+            }
+        }
+        for (Registration r : table.all()) {
+            table.remove(r);
+        }
+        try {
+            platform.close();
+        } catch (RuntimeException e) {
+            first = collect(first, e);
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    private static RuntimeException collect(RuntimeException first, RuntimeException e) {
+        if (first == null) {
+            return e;
+        }
+        first.addSuppressed(e);
+        return first;
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException(deviceName + " is closed");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return description() + ", QPs " + Arrays.toString(qps);
+    }
+}

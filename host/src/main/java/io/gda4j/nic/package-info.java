@@ -1,0 +1,9 @@
+/**
+ * The NIC abstraction the IBGDA transport (and the proxy's NIC handler) is written against: a {@link io.gda4j.nic.Nic}
+ * registers memory, makes reliable-connected queue pairs and hands out their rings, which use the mlx5 layouts of
+ * {@code io.gda4j.mlx5} whatever the implementation. Two implementations: {@code Mlx5Nic} (a real ConnectX through
+ * {@code io.gda4j.verbs}) and {@code EmulatedNic} (a software model: rings in mapped pinned memory, an engine
+ * thread that executes WQEs with CUDA copies). {@link io.gda4j.nic.NicProvider}s are found with
+ * {@link java.util.ServiceLoader}; {@link io.gda4j.nic.Nics#open} applies the {@code auto|mlx5|emulated} choice.
+ */
+package io.gda4j.nic;

@@ -1,0 +1,46 @@
+// Prints the layout of gda4j/ibgda.cuh's DeviceQp as "name value" lines; DeviceQpLayoutTest compares them with
+// io.gda4j.ibgda.DeviceQpDescriptor. Without nvcc the header exposes only the struct and constants (plain C++).
+#include <cstddef>
+#include <cstdio>
+#include "gda4j/ibgda.cuh"
+
+using namespace gda4j::ibgda;
+#define P(name, value) std::printf("%s %lld\n", name, (long long)(value))
+#define F(field, NAME) P(#NAME "_OFFSET", offsetof(DeviceQp, field))
+
+int main() {
+  F(sq_buf, SQ_BUF);
+  F(dbrec, DBREC);
+  F(doorbell, DOORBELL);
+  F(cq_buf, CQ_BUF);
+  F(cq_dbrec, CQ_DBREC);
+  F(wqe_sizes, WQE_SIZES);
+  F(sq_wqebbs, SQ_WQEBBS);
+  F(cqe_count, CQE_COUNT);
+  F(qpn, QPN);
+  F(flags, FLAGS);
+  F(local_base, LOCAL_BASE);
+  F(remote_base, REMOTE_BASE);
+  F(heap_size_bytes, HEAP_SIZE_BYTES);
+  F(lkey, LKEY);
+  F(rkey, RKEY);
+  F(flush_qp, FLUSH_QP);
+  F(flush_flag, FLUSH_FLAG);
+  F(flush_rkey, FLUSH_RKEY);
+  F(null_lkey, NULL_LKEY);
+  F(max_inline, MAX_INLINE);
+  F(peer, PEER);
+  F(resv_head, RESV_HEAD);
+  F(ready_head, READY_HEAD);
+  F(prod_idx, PROD_IDX);
+  F(db_lock, DB_LOCK);
+  F(cons_head, CONS_HEAD);
+  F(cq_ci, CQ_CI);
+  F(poll_lock, POLL_LOCK);
+  F(error, ERROR);
+  P("LENGTH", sizeof(DeviceQp));
+  P("FLAG_DOORBELL_MEMORY", FLAG_DOORBELL_MEMORY);
+  P("FLAG_FLUSH_ON_QUIET", FLAG_FLUSH_ON_QUIET);
+  P("ERROR_SET", ERROR_SET);
+  return 0;
+}

@@ -1,0 +1,91 @@
+package io.gda4j.ibgda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gda4j.cuda.Cuda;
+import io.gda4j.nic.DoorbellKind;
+import io.gda4j.nic.NicChoice;
+import io.gda4j.nic.QpRings;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Map;
+import java.util.Properties;
+
+/** IBGDA settings, the DeviceQp bytes the host writes, and what the transport says where nothing can run. */
+class IbgdaConfigTest {
+    @Test
+    void defaultsEnvironmentAndPropertiesResolveInThatOrder() {
+        IbgdaConfig d = IbgdaConfig.resolve(new Properties(), Map.of());
+        assertEquals(NicChoice.AUTO, d.nic());
+        assertEquals(IbgdaConfig.Flush.AUTO, d.flush());
+        assertEquals(1024, d.sqWqebbs());
+        Properties p = new Properties();
+        p.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
+        IbgdaConfig c = IbgdaConfig.resolve(p, Map.of(IbgdaConfig.NIC_ENV, "mlx5", IbgdaConfig.FLUSH_ENV, "always",
+                IbgdaConfig.SQ_DEPTH_ENV, "256"));
+        assertEquals(NicChoice.EMULATED, c.nic());
+        assertEquals(IbgdaConfig.Flush.ALWAYS, c.flush());
+        assertEquals(256, c.sqWqebbs());
+        String text = c.describe();
+        assertTrue(text.contains(IbgdaConfig.FLUSH_ENV) && text.contains(IbgdaConfig.NIC_PROP_NAME), text);
+    }
+
+    @Test
+    void badSettingsSayWhatIsAllowed() {
+        IllegalArgumentException depth = assertThrows(IllegalArgumentException.class,
+                () -> IbgdaConfig.resolve(new Properties(), Map.of(IbgdaConfig.SQ_DEPTH_ENV, "1000")));
+        assertTrue(depth.getMessage().contains("power of two"), depth.getMessage());
+        IllegalArgumentException flush = assertThrows(IllegalArgumentException.class,
+                () -> IbgdaConfig.resolve(new Properties(), Map.of(IbgdaConfig.FLUSH_ENV, "sometimes")));
+        assertTrue(flush.getMessage().contains("auto, always or never"), flush.getMessage());
+    }
+
+    @Test
+    void deviceQpBytesFollowTheDescriptor() {
+        QpRings rings = new QpRings(0x123456, 0x10000, 64, 0x20000, 0x20040, DoorbellKind.MEMORY, 0x30000, 128,
+                0x20080, 256);
+        DeviceQp.Addressing a = new DeviceQp.Addressing(0x7000_0000L, 0x7100_0000L, 1 << 20, 0x1111, 0x2222,
+                0x9000, 0x9100, 0x3333, 0x4444, true, 1);
+        ByteBuffer b = ByteBuffer.allocate(DeviceQpDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        DeviceQp.encode(b, rings, a, 0xabc00);
+        assertEquals(0x10000, b.getLong(DeviceQpDescriptor.SQ_BUF_OFFSET));
+        assertEquals(0x20000, b.getLong(DeviceQpDescriptor.DBREC_OFFSET));
+        assertEquals(0x20040, b.getLong(DeviceQpDescriptor.DOORBELL_OFFSET));
+        assertEquals(0x30000, b.getLong(DeviceQpDescriptor.CQ_BUF_OFFSET));
+        assertEquals(0x20080, b.getLong(DeviceQpDescriptor.CQ_DBREC_OFFSET));
+        assertEquals(0xabc00, b.getLong(DeviceQpDescriptor.WQE_SIZES_OFFSET));
+        assertEquals(64, b.getInt(DeviceQpDescriptor.SQ_WQEBBS_OFFSET));
+        assertEquals(128, b.getInt(DeviceQpDescriptor.CQE_COUNT_OFFSET));
+        assertEquals(0x123456, b.getInt(DeviceQpDescriptor.QPN_OFFSET));
+        assertEquals(DeviceQpDescriptor.FLAG_DOORBELL_MEMORY | DeviceQpDescriptor.FLAG_FLUSH_ON_QUIET,
+                b.getInt(DeviceQpDescriptor.FLAGS_OFFSET));
+        assertEquals(0x7000_0000L, b.getLong(DeviceQpDescriptor.LOCAL_BASE_OFFSET));
+        assertEquals(0x7100_0000L, b.getLong(DeviceQpDescriptor.REMOTE_BASE_OFFSET));
+        assertEquals(1 << 20, b.getLong(DeviceQpDescriptor.HEAP_SIZE_BYTES_OFFSET));
+        assertEquals(0x1111, b.getInt(DeviceQpDescriptor.LKEY_OFFSET));
+        assertEquals(0x2222, b.getInt(DeviceQpDescriptor.RKEY_OFFSET));
+        assertEquals(0x9000, b.getLong(DeviceQpDescriptor.FLUSH_QP_OFFSET));
+        assertEquals(0x9100, b.getLong(DeviceQpDescriptor.FLUSH_FLAG_OFFSET));
+        assertEquals(0x3333, b.getInt(DeviceQpDescriptor.FLUSH_RKEY_OFFSET));
+        assertEquals(0x4444, b.getInt(DeviceQpDescriptor.NULL_LKEY_OFFSET));
+        assertEquals(256, b.getInt(DeviceQpDescriptor.MAX_INLINE_OFFSET));
+        assertEquals(1, b.getInt(DeviceQpDescriptor.PEER_OFFSET));
+        assertEquals(0, b.getLong(DeviceQpDescriptor.RESV_HEAD_OFFSET), "counters start at zero");
+        assertEquals(0, b.getLong(DeviceQpDescriptor.CONS_HEAD_OFFSET));
+    }
+
+    @Test
+    void withoutCudaTheTransportSaysWhyNoNicOpens() {
+        if (Cuda.status().available()) {
+            return; // the machine can run it; the GPU tests cover that case
+        }
+        String why = IbgdaTransport.describeSelection().reason();
+        assertTrue(why.contains("CUDA") || why.contains("no NIC"), why);
+        assertTrue(new IbgdaTransport().unavailableReason(null, null).isPresent());
+    }
+}

@@ -1,0 +1,152 @@
+package io.gda4j.nic.emulated;
+
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+
+import io.gda4j.mlx5.Mlx5Opcode;
+import io.gda4j.nic.QpSpec;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The emulated NIC's platform seam over plain host memory, for CPU tests: rings and "GPU memory" are JNA
+ * allocations, the executor carries out each operation at once on the calling (engine) thread, and every byte it
+ * writes is checked against the ranges the test allowed (registered regions and the QP's CQ), so a validation gap
+ * shows up as a test failure rather than as memory corruption.
+ */
+final class HostMemoryPlatform implements EmulatedPlatform {
+    private static final VarHandle LONG_BE = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+
+    /** Ranges executors may write: [start, end). */
+    private final List<long[]> writable = new ArrayList<>();
+    private final List<Memory> keepAlive = new ArrayList<>();
+    final List<String> violations = new ArrayList<>();
+    long operations;
+
+    /** Host memory of {@code bytes}, 64-byte aligned, zeroed; its address stands for a GPU address. */
+    synchronized long allocate(long bytes) {
+        Memory m = new Memory(bytes + 64);
+        m.clear();
+        keepAlive.add(m);
+        long address = Pointer.nativeValue(m);
+        return (address + 63) & -64L;
+    }
+
+    synchronized void allowWrites(long address, long bytes) {
+        writable.add(new long[] {address, address + bytes});
+    }
+
+    private synchronized void checkWrite(long address, long bytes, String what) {
+        for (long[] r : writable) {
+            if (address >= r[0] && address + bytes <= r[1] && bytes >= 0) {
+                return;
+            }
+        }
+        violations.add(String.format("%s wrote [0x%x, +%d) outside every registered region", what, address, bytes));
+        throw new AssertionError(violations.get(violations.size() - 1));
+    }
+
+    @Override
+    public RingMemory allocateRings(QpSpec spec, long sizeBytes) {
+        long address = allocate(sizeBytes);
+        ByteBuffer buffer = new Pointer(address).getByteBuffer(0, sizeBytes).order(ByteOrder.nativeOrder());
+        return new RingMemory() {
+            @Override
+            public long hostAddress() {
+                return address;
+            }
+
+            @Override
+            public long deviceAddress() {
+                return address;
+            }
+
+            @Override
+            public ByteBuffer buffer() {
+                return buffer.duplicate().order(ByteOrder.nativeOrder());
+            }
+
+            @Override
+            public long sizeBytes() {
+                return sizeBytes;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
+    @Override
+    public QpExecutor createExecutor(QpSpec spec, RingMemory rings) {
+        ByteBuffer ring = rings.buffer();
+        return new QpExecutor() {
+            @Override
+            public void copy(long dst, long src, long bytes) {
+                operations++;
+                checkWrite(dst, bytes, "copy");
+                byte[] data = new Pointer(src).getByteArray(0, (int) bytes);
+                new Pointer(dst).write(0, data, 0, data.length);
+            }
+
+            @Override
+            public void zero(long dst, long bytes) {
+                operations++;
+                checkWrite(dst, bytes, "zero");
+                new Pointer(dst).setMemory(0, bytes, (byte) 0);
+            }
+
+            @Override
+            public void store64(long dst, long value) {
+                operations++;
+                checkWrite(dst, 8, "store64");
+                new Pointer(dst).setLong(0, value);
+            }
+
+            @Override
+            public void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst) {
+                operations++;
+                checkWrite(target, 8, "atomic");
+                Pointer p = new Pointer(target);
+                long old = p.getLong(0);
+                if (opcode == Mlx5Opcode.ATOMIC_FA) {
+                    p.setLong(0, old + swapAdd);
+                } else if (old == compare) {
+                    p.setLong(0, swapAdd);
+                }
+                if (fetchDst != 0) {
+                    checkWrite(fetchDst, 8, "atomic fetch");
+                    new Pointer(fetchDst).setLong(0, old);
+                }
+            }
+
+            @Override
+            public void publishCqe(long cqeTailOffset, long tailBigEndian) {
+                LONG_BE.setRelease(ring, (int) cqeTailOffset, tailBigEndian);
+            }
+
+            @Override
+            public void drain() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
+    @Override
+    public String connect(QpSpec local, QpSpec remote) {
+        return null;
+    }
+
+    @Override
+    public String describe() {
+        return "host memory (CPU test)";
+    }
+}
