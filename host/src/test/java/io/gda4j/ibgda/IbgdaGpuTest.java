@@ -128,13 +128,15 @@ class IbgdaGpuTest {
         } else {
             ops.put(0, 1, dstOff, srcOff, size, scope);
         }
-        byte[] got = new byte[size + 128];
-        r1.readHeap(dstOff - 64, got);
+        // The margin before the destination stops at the start of the poisoned buffer.
+        int before = (int) Math.min(64, dstOff - dst.offset());
+        byte[] got = new byte[before + size + 64];
+        r1.readHeap(dstOff - before, got);
         for (int i = 0; i < got.length; i++) {
-            byte want = i < 64 || i >= 64 + size ? POISON : data[i - 64];
+            byte want = i < before || i >= before + size ? POISON : data[i - before];
             if (got[i] != want) {
                 throw new AssertionError(String.format("%s put of %d bytes (src 0x%x -> dst 0x%x): byte %d is 0x%02x,"
-                        + " want 0x%02x", scope, size, srcOff, dstOff, i - 64, got[i], want));
+                        + " want 0x%02x", scope, size, srcOff, dstOff, i - before, got[i], want));
             }
         }
     }
@@ -320,7 +322,7 @@ class IbgdaGpuTest {
 
     @Test
     void misalignedAtomicIsAnInvalidRequest() {
-        assertFault("auto", CqeSyndrome.REMOTE_INVAL_REQ, "ATOMIC_FA", "not 8-byte aligned",
+        assertFault("auto", CqeSyndrome.REMOTE_INVAL_REQ, "ATOMIC_FA", "the atomic's remote address is not 8-byte aligned",
                 Raw.FETCH_ADD, signals.word(0) + 4, Raw.QP_KEY, signals.word(1), Raw.QP_KEY, 8);
     }
 

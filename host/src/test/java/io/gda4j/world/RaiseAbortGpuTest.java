@@ -27,13 +27,15 @@ class RaiseAbortGpuTest {
         // The world's wait timeout is long: only the abort flag can end this wait in time.
         try (LocalWorld w = GpuWorlds.twoRanks(1 << 20, Duration.ofSeconds(60))) {
             HeapBuffer signal = w.heap().allocateSignals(1);
+            assertFalse(w.rank(0).abortRaised(), "a new world starts with its abort flag down");
             DeviceOps ops = new DeviceOps(w);
             ExecutorService waiter = Executors.newSingleThreadExecutor();
             try {
                 Future<Long> waiting = waiter.submit(() -> ops.waitUntil(0, signal.word(0), Cmp.GE, 1));
                 Thread.sleep(200);
-                assertFalse(waiting.isDone(), "wait_until returned although nobody signalled: " + outcome(waiting));
-                assertFalse(w.rank(0).abortRaised());
+                // The message is a Supplier: built eagerly, outcome() would block on the future until the timeout.
+                assertFalse(waiting.isDone(), () -> "wait_until returned although nobody signalled: " + outcome(waiting));
+                assertFalse(w.rank(0).abortRaised(), "nothing raised the flag yet");
                 w.rank(0).raiseAbort();
                 assertTrue(w.rank(0).abortRaised(), "raiseAbort returns once the word is in device memory");
                 ExecutionException e = assertThrows(ExecutionException.class,
