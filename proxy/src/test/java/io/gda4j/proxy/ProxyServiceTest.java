@@ -158,7 +158,8 @@ class ProxyServiceTest {
             assertTrue(bad.producer.push(TriggerFifoDescriptor.putWord0(KIND_PUT, 0, 8), 0, SECOND) >= 0);
             bad.push(2);
             long deadline = System.nanoTime() + 10 * SECOND;
-            while (!bad.channel.isFaulted() && System.nanoTime() < deadline) {
+            // The channel is marked faulted before the proxy thread runs the failure callback: wait for both.
+            while (!(bad.channel.isFaulted() && bad.failures.get() > 0) && System.nanoTime() < deadline) {
                 Thread.yield();
             }
             assertTrue(bad.channel.isFaulted());
