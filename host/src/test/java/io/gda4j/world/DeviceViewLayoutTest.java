@@ -8,56 +8,19 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** The Java descriptors and enums against gda4j/view.cuh, compiled with g++: every offset and code, one by one. */
 class DeviceViewLayoutTest {
-    static final Path INCLUDE = Path.of("..", "device-ptx", "include");
     static Map<String, Long> header;
 
     @BeforeAll
     static void compileAndRun(@TempDir Path tmp) throws IOException, InterruptedException {
-        assumeTrue(onPath("g++"), "g++ is not installed: cannot compile view.cuh to check the layout");
-        Path exe = tmp.resolve("view_layout");
-        Process cc = new ProcessBuilder("g++", "-std=c++17", "-x", "c++", "-I", INCLUDE.toString(),
-                Path.of("src", "test", "c", "view_layout.cpp").toString(), "-o", exe.toString())
-                .redirectErrorStream(true).start();
-        String ccOut = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, waitFor(cc), "g++ failed:\n" + ccOut);
-        Process run = new ProcessBuilder(exe.toString()).redirectErrorStream(true).start();
-        String out = new String(run.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, waitFor(run), out);
-        header = new HashMap<>();
-        for (String line : out.split("\n")) {
-            String[] kv = line.trim().split(" ");
-            header.put(kv[0], Long.parseLong(kv[1]));
-        }
-    }
-
-    static boolean onPath(String tool) {
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
-            if (Files.isExecutable(Path.of(dir, tool))) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    static int waitFor(Process p) throws InterruptedException {
-        if (!p.waitFor(120, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            return -1;
-        }
-        return p.exitValue();
+        header = HeaderValues.of("view_layout.cpp", tmp);
     }
 
     static void same(String name, long javaValue) {
