@@ -233,8 +233,8 @@ public final class Rank implements AutoCloseable {
     }
 
     /**
-     * Reads the error record. Call it once the kernels of interest are done: it is a CUDA copy, and a first CUDA
-     * copy made while a kernel spins may wait for that kernel (see {@link #raiseAbort()}).
+     * Reads the error record: a copy on the rank's control stream, so it does not queue behind the work stream.
+     * The record is complete once the kernels that may write it are done; read it then.
      */
     public synchronized ErrorRecord readErrorRecord() {
         return ErrorRecord.decode(readControl(errorRecordOffset, ErrorRecordDescriptor.LENGTH));
@@ -262,9 +262,9 @@ public final class Rank implements AutoCloseable {
 
     /**
      * Raises the abort flag from the host while kernels may be running: a release store into pinned host memory,
-     * seen by a spinning kernel within 64 polls. No CUDA call is involved, and that is the point: on 2x H200 (driver
-     * 580) the first CUDA copy or stream write made while a kernel spins was seen to wait for that kernel, which
-     * turned "stop it" into "wait for its timeout". Pairs with the device's volatile load of the word.
+     * seen by a spinning kernel within 64 polls (measured on 2x H200: a wait_until kernel stopped 1-2 ms after the
+     * call). The failure path makes no CUDA call at all, so nothing it does can queue behind the work it is meant
+     * to stop. Pairs with the device's volatile load of the word.
      */
     public void raiseAbort() {
         abortWord.putLongRelease(0, 1L);
