@@ -128,7 +128,9 @@ final class InfoCommand implements Command {
         out.println("  --nic auto: " + auto.reason() + (auto.found()
                 && auto.provider().name().equals(io.gda4j.nic.Nic.EMULATED)
                 ? "; figures it produces are labelled \"emulated NIC\"" : ""));
-        out.println("  configured: " + configured.reason());
+        if (!configured.reason().equals(auto.reason())) {
+            out.println("  configured: " + configured.reason());
+        }
         out.println();
         out.println("Transports");
         for (TransportProvider p : LocalWorld.providers()) {
