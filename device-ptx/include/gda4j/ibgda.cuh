@@ -124,31 +124,7 @@ constexpr uint32_t SPIN_CHECK_EVERY = 256;
 
 namespace detail {
 
-// DeviceQp state words are touched only by this GPU: gpu-scope ordering is enough among its threads.
-__device__ __forceinline__ uint64_t load_acquire_gpu(const uint64_t* p) {
-  uint64_t v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ uint64_t load_relaxed_gpu(const uint64_t* p) {
-  uint64_t v;
-  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void store_release_gpu(uint64_t* p, uint64_t v) {
-  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ void store_relaxed_gpu(uint64_t* p, uint64_t v) {
-  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ void store_relaxed_sys_u32(void* p, uint32_t v) {
-  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ uint32_t load_relaxed_u8(const uint8_t* p) {
-  uint16_t v;
-  asm volatile("ld.relaxed.gpu.global.u8 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
-  return v;
-}
+// DeviceQp state words are touched only by this GPU: the gpu-scope accessors of memory_model.cuh order them.
 // Lock acquire/release for db_lock and poll_lock: CAS 0->1 then an acquire fence; a release fence then store 0.
 __device__ __forceinline__ bool try_lock(uint32_t* lock) {
   if (atomicCAS(lock, 0u, 1u) != 0u) return false;
@@ -208,8 +184,8 @@ __device__ inline __noinline__ int poll_cq(const DeviceView* v, DeviceQp* qp, ui
   const uint32_t wqebbs = qp->sq_wqebbs;
   const uint8_t* cq = reinterpret_cast<const uint8_t*>(qp->cq_buf);
   const uint8_t* sizes = reinterpret_cast<const uint8_t*>(qp->wqe_sizes);
-  uint64_t ci = detail::load_relaxed_gpu(&qp->cq_ci);
-  uint64_t cons = detail::load_relaxed_gpu(&qp->cons_head);
+  uint64_t ci = load_relaxed_gpu(&qp->cq_ci);
+  uint64_t cons = load_relaxed_gpu(&qp->cons_head);
   const uint64_t ci_start = ci;
   int st = OK;
   for (;;) {
@@ -223,17 +199,17 @@ __device__ inline __noinline__ int poll_cq(const DeviceView* v, DeviceQp* qp, ui
     }
     // The CQE names the first WQEBB of the WQE it completes, modulo 2^16; fewer than 2^15 are outstanding.
     const uint64_t wqe = cons + ((mlx5::cqe_tail_wqe_counter(tail) - (uint32_t)cons) & 0xffffu);
-    const uint32_t size = detail::load_relaxed_u8(sizes + (wqe & (wqebbs - 1)));
+    const uint32_t size = load_relaxed_u8(sizes + (wqe & (wqebbs - 1)));
     cons = wqe + (size != 0 ? size : 1);
     ++ci;
   }
   if (ci != ci_start) {
     // Consumer index first (relaxed, system scope: the NIC reads it), then cons_head with a release, so whoever
     // reuses the slots these CQEs freed has the consumer index ordered before its WQEs and their doorbell record.
-    detail::store_relaxed_sys_u32(reinterpret_cast<uint8_t*>(qp->cq_dbrec),
+    store_relaxed_sys_u32(reinterpret_cast<uint8_t*>(qp->cq_dbrec),
                                   mlx5::be32((uint32_t)(ci & 0xffffffu)));
-    detail::store_relaxed_gpu(&qp->cq_ci, ci);
-    detail::store_release_gpu(&qp->cons_head, cons);
+    store_relaxed_gpu(&qp->cq_ci, ci);
+    store_release_gpu(&qp->cons_head, cons);
   }
   detail::unlock(&qp->poll_lock);
   return st;
@@ -292,7 +268,7 @@ __device__ __forceinline__ int reserve(const DeviceView* v, DeviceQp* qp, uint32
   const uint64_t depth = qp->sq_wqebbs;
   if (b + n <= depth) return OK;  // first pass over the ring
   const uint64_t need = b + n - depth;
-  if (__builtin_expect(detail::load_acquire_gpu(&qp->cons_head) >= need, 1)) return OK;
+  if (__builtin_expect(load_acquire_gpu(&qp->cons_head) >= need, 1)) return OK;
   return detail::wait_slots(v, qp, b, need, op, peer);
 }
 
@@ -304,9 +280,9 @@ __device__ inline __noinline__ int ring(const DeviceView* v, DeviceQp* qp, uint3
     if (st != OK) return st;
   }
   // Acquire: the WQEs published up to pi (each publisher's fence.acq_rel.sys precedes its CAS) happen before here.
-  const uint64_t pi = detail::load_acquire_gpu(&qp->ready_head);
-  if (pi > detail::load_relaxed_gpu(&qp->prod_idx)) {
-    detail::store_relaxed_gpu(&qp->prod_idx, pi);
+  const uint64_t pi = load_acquire_gpu(&qp->ready_head);
+  if (pi > load_relaxed_gpu(&qp->prod_idx)) {
+    store_relaxed_gpu(&qp->prod_idx, pi);
     // Release at system scope: the WQE bytes before the new producer index, for the NIC's DMA read or the emulated
     // engine's acquire load (DoorbellRecordDescriptor.getSendCounterAcquire).
     mlx5::store_dbr_send_counter_release(reinterpret_cast<void*>(qp->dbrec), pi);
@@ -443,12 +419,12 @@ __device__ inline __noinline__ int put_inline(const DeviceView* v, DeviceQp* qp,
 // Waits until every WQE published on qp so far has completed (checking each CQE), without the flush.
 __device__ inline __noinline__ int drain(const DeviceView* v, DeviceQp* qp, uint32_t op, int peer) {
   // Acquire: includes every WQE this thread published (and any other thread published before this load).
-  const uint64_t target = detail::load_acquire_gpu(&qp->ready_head);
+  const uint64_t target = load_acquire_gpu(&qp->ready_head);
   uint64_t start = 0;
   for (uint32_t spins = 1;; ++spins) {
     int st = poll_cq(v, qp, op, peer);
     if (st != OK) return st;
-    const uint64_t cons = detail::load_acquire_gpu(&qp->cons_head);
+    const uint64_t cons = load_acquire_gpu(&qp->cons_head);
     if (cons >= target) return OK;
     if (spins % SPIN_CHECK_EVERY == 0) {
       st = detail::stall(v, &start, ERROR_POST_TIMEOUT, op, peer, cons, target, cons, qp->qpn);

@@ -73,6 +73,28 @@ __device__ __forceinline__ uint64_t load_acquire_gpu(const uint64_t* p) {
   return v;
 }
 
+// GPU-scope relaxed accesses and release store: for words only the threads of one GPU share (a QP's producer and
+// consumer state). They order nothing for the host or other GPUs.
+__device__ __forceinline__ uint64_t load_relaxed_gpu(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_release_gpu(uint64_t* p, uint64_t v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void store_relaxed_gpu(uint64_t* p, uint64_t v) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void store_relaxed_sys_u32(void* p, uint32_t v) {
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ uint32_t load_relaxed_u8(const uint8_t* p) {
+  uint16_t v;
+  asm volatile("ld.relaxed.gpu.global.u8 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
+  return v;
+}
+
 // Raises *p to at least v; a release at GPU scope, so what this thread acquired before is visible to a thread that
 // acquires the new value with load_acquire_gpu.
 __device__ __forceinline__ void red_max_release_gpu(uint64_t* p, uint64_t v) {
