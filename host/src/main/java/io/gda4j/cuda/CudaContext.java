@@ -57,7 +57,11 @@ public final class CudaContext implements AutoCloseable {
         bind();
     }
 
-    /** Waits until all work in this context, on every stream, has finished. */
+    /**
+     * Waits until all work in this context, on every stream, has finished. Never call it while a kernel of a rank on
+     * this GPU may wait for something this thread has yet to do: ranks on one GPU share this context, so it would
+     * wait forever. Synchronize the streams you need instead.
+     */
     public void synchronize() {
         makeCurrent();
         Cuda.check(JCudaDriver.cuCtxSynchronize(), "cuCtxSynchronize(" + device + ")");
@@ -89,6 +93,7 @@ public final class CudaContext implements AutoCloseable {
     public DeviceMemory allocate(long sizeBytes) {
         requirePositiveSize(sizeBytes, "device memory");
         makeCurrent();
+        device.requireNoRunningKernels("allocating " + sizeBytes + " bytes of device memory (cuMemAlloc)");
         CUdeviceptr raw = new CUdeviceptr();
         Cuda.check(JCudaDriver.cuMemAlloc(raw, sizeBytes),
                 "cuMemAlloc(" + sizeBytes + " bytes on GPU " + device.ordinal() + ")");
@@ -109,6 +114,7 @@ public final class CudaContext implements AutoCloseable {
                     + " several smaller regions");
         }
         makeCurrent();
+        device.requireNoRunningKernels("allocating " + sizeBytes + " bytes of mapped pinned host memory (cuMemHostAlloc)");
         Pointer host = new Pointer();
         // Not write-combined: the host reads flags from this memory, and WC reads are uncached and slow.
         Cuda.check(JCudaDriver.cuMemHostAlloc(host, sizeBytes,
@@ -141,11 +147,19 @@ public final class CudaContext implements AutoCloseable {
 
     /** Creates a stream that does not synchronise with the legacy default stream ({@code CU_STREAM_NON_BLOCKING}). */
     public CudaStream createStream() {
+        return createStream("");
+    }
+
+    /**
+     * Creates a non-blocking stream named {@code label} in messages (e.g. "rank 1 work stream"), so an error about
+     * a running kernel says whose it is.
+     */
+    public CudaStream createStream(String label) {
         makeCurrent();
         CUstream stream = new CUstream();
         Cuda.check(JCudaDriver.cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING),
                 "cuStreamCreate(NON_BLOCKING, " + device + ")");
-        return adopt(new CudaStream(this, stream));
+        return adopt(new CudaStream(this, stream, label == null ? "" : label));
     }
 
     /** Creates an event with default flags, so {@link CudaEvent#elapsedMillisSince(CudaEvent)} works. */
@@ -170,14 +184,26 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * Loads the PTX shipped as the class-path resource {@code io/gda4j/ptx/<ptxName>.ptx}.
+     * Loads the PTX shipped as the class-path resource {@code io/gda4j/ptx/<ptxName>.ptx}, with every kernel it
+     * declares resolved at once (see {@link PtxModule}).
      *
      * @param ptxName the module name, e.g. {@code "p2p_bench"}
+     * @throws ContextBusyException when a kernel launched on this GPU may still be running: loading waits for it
      */
     public PtxModule loadModule(String ptxName) {
-        byte[] ptx = PtxModule.readPtx(ptxName);
+        return loadModule(ModuleImage.resource(ptxName));
+    }
+
+    /**
+     * Loads a module image (PTX text or a cubin; from a file, bytes or a class-path resource of your choosing), with
+     * every kernel its PTX declares resolved at once.
+     *
+     * @throws ContextBusyException when a kernel launched on this GPU may still be running: loading waits for it
+     */
+    public PtxModule loadModule(ModuleImage image) {
         makeCurrent();
-        return adopt(PtxModule.load(this, PtxModule.normalizeName(ptxName), ptx));
+        device.requireNoRunningKernels("loading module " + image.name() + " (cuModuleLoadData)");
+        return adopt(PtxModule.load(this, image));
     }
 
     /**

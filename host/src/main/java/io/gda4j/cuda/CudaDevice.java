@@ -24,6 +24,8 @@ public final class CudaDevice {
     private final int computeCapabilityMajor;
     private final int computeCapabilityMinor;
     private final int multiprocessorCount;
+    /** Kernels launched on this GPU through any context owner: ranks sharing the GPU share its context. */
+    private final LaunchTracker launches = new LaunchTracker();
 
     CudaDevice(int ordinal) {
         this.ordinal = ordinal;
@@ -138,6 +140,34 @@ public final class CudaDevice {
         CUcontext context = new CUcontext();
         Cuda.check(JCudaDriver.cuDevicePrimaryCtxRetain(context, handle), "cuDevicePrimaryCtxRetain(" + this + ")");
         return new CudaContext(this, context);
+    }
+
+    /**
+     * Whether a kernel launched through gda4j ({@link Kernel#launch}) on this GPU, from any context owner, may still
+     * be running. A non-blocking query of each stream that launched one ({@code cuStreamQuery}).
+     */
+    public boolean kernelsMayBeRunning() {
+        return launches.firstRunning() != null;
+    }
+
+    /**
+     * Refuses {@code operation}, a call that can wait for work running in this GPU's context, while a kernel launched
+     * through gda4j on this GPU may still run. The calls that can wait (module and kernel loading, memory allocation)
+     * call this first; see the package documentation for the rule.
+     *
+     * @param operation the call, as it should appear in the message, e.g. {@code "loading PTX module bench"}
+     * @throws ContextBusyException naming the operation and the stream whose kernel has not finished
+     */
+    public void requireNoRunningKernels(String operation) {
+        CudaStream running = launches.firstRunning();
+        if (running != null) {
+            throw new ContextBusyException(operation, this, running);
+        }
+    }
+
+    /** Where {@link Kernel} records its launches. */
+    LaunchTracker launches() {
+        return launches;
     }
 
     /** The JCuda handle, for driver calls this class does not wrap. */

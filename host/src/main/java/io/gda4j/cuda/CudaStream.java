@@ -14,11 +14,19 @@ import jcuda.driver.JCudaDriver;
 public final class CudaStream implements AutoCloseable {
     private final CudaContext context;
     private final CUstream handle;
+    /** What the stream is for, e.g. "rank 1 work stream": error messages name it. */
+    private final String label;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    CudaStream(CudaContext context, CUstream handle) {
+    CudaStream(CudaContext context, CUstream handle, String label) {
         this.context = context;
         this.handle = handle;
+        this.label = label;
+    }
+
+    /** What the stream is for, as given to {@link CudaContext#createStream(String)}; empty when none was given. */
+    public String label() {
+        return label;
     }
 
     /** The JCuda handle, for driver calls this class does not wrap. */
@@ -138,7 +146,8 @@ public final class CudaStream implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "CudaStream[" + handle + " on " + context.device() + (closed.get() ? ", closed" : "") + "]";
+        return "CudaStream[" + (label.isEmpty() ? handle.toString() : label) + " on " + context.device()
+                + (closed.get() ? ", closed" : "") + "]";
     }
 
     private void bind() {

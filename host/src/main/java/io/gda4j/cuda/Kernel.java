@@ -75,7 +75,9 @@ public final class Kernel {
                     + ": launch it on a stream of the same GPU");
         }
         checkArguments(name, parameterSizes, args);
-        module.context().makeCurrent();
+        // The stream's context: the same primary context as the module's, and still open even when the module is
+        // shared by the ranks of one GPU and was loaded through another rank's owner.
+        stream.context().makeCurrent();
         Pointer parameters = args.count() == 0 ? null : args.toPointer();
         int result = JCudaDriver.cuLaunchKernel(handle, gridX, gridY, gridZ, blockX, blockY, blockZ, sharedBytes,
                 stream.handle(), parameters, null);
@@ -84,6 +86,7 @@ public final class Kernel {
                     + dims(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedBytes) + ", args " + args + ", " + stream
                     + ")");
         }
+        stream.context().device().launches().launched(stream);
     }
 
     /** The most threads a block of this kernel can have (limited by its register and shared memory use). */

@@ -22,9 +22,14 @@ import jcuda.driver.CUresult;
 import jcuda.driver.JCudaDriver;
 
 /**
- * A PTX module shipped as a class-path resource ({@code io/gda4j/ptx/<name>.ptx}, from gda4j-device-ptx) and
- * JIT-compiled by the driver for this GPU. Hands out its kernels by name; unloaded on {@link #close()}
- * (idempotent), after which its kernels cannot be launched.
+ * A loaded CUDA module: PTX (the toolkit's, shipped as {@code io/gda4j/ptx/<name>.ptx} in gda4j-device-ptx, or your
+ * own) JIT-compiled by the driver for this GPU, or a cubin. Hands out its kernels by name; unloaded on
+ * {@link #close()} (idempotent), after which its kernels cannot be launched.
+ *
+ * <p>Every kernel a PTX module declares is resolved ({@code cuModuleGetFunction}) while the module loads. Under the
+ * driver's lazy loading (the default since CUDA 12.2) resolving a kernel is what loads its code, and loading can wait
+ * for kernels already running in the context; resolving them all up front means a later launch loads nothing, so it
+ * cannot wait behind another rank's spinning kernel on the same GPU.
  */
 public final class PtxModule implements AutoCloseable {
     /** Where PTX resources live on the class path. */
@@ -61,18 +66,45 @@ public final class PtxModule implements AutoCloseable {
 
     /** Loads {@code ptx} (without trailing NUL) into {@code context}, which the caller has made current. */
     static PtxModule load(CudaContext context, String name, byte[] ptx) {
-        // cuModuleLoadData reads a C string: a byte[] needs the NUL a Java array does not have.
-        byte[] cString = Arrays.copyOf(ptx, ptx.length + 1);
+        return load(context, ModuleImage.bytes(name, ptx));
+    }
+
+    /**
+     * Loads {@code image} into {@code context}, which the caller has made current, and resolves every kernel its
+     * PTX declares.
+     */
+    static PtxModule load(CudaContext context, ModuleImage image) {
+        byte[] raw = image.rawBytes();
+        boolean ptx = image.kind() == ModuleImage.Kind.PTX;
+        // cuModuleLoadData reads PTX as a C string: a byte[] needs the NUL a Java array does not have.
+        byte[] data = ptx ? Arrays.copyOf(raw, raw.length + 1) : raw;
         CUmodule module = new CUmodule();
-        int result = JCudaDriver.cuModuleLoadData(module, cString);
+        int result = JCudaDriver.cuModuleLoadData(module, data);
         if (result != CUresult.CUDA_SUCCESS) {
             String hint = PTX_REJECTED.contains(result)
-                    ? DRIVER_TOO_OLD_HINT + "; this driver supports CUDA " + Cuda.driverVersionString()
+                    ? (ptx ? DRIVER_TOO_OLD_HINT : "the cubin was built for another GPU architecture: build it for this"
+                            + " GPU (nvcc -cubin -arch sm_" + context.device().computeCapabilityMajor()
+                            + context.device().computeCapabilityMinor() + ") or ship PTX")
+                            + "; this driver supports CUDA " + Cuda.driverVersionString()
                     : CudaException.hintFor(result);
-            throw new CudaException(result, "cuModuleLoadData(" + resourcePath(name) + ", " + describe(ptx) + ", on "
-                    + context.device() + ")", hint);
+            throw new CudaException(result, "cuModuleLoadData(" + image.origin() + ", "
+                    + (ptx ? describe(raw) : "cubin of " + raw.length + " bytes") + ", on " + context.device() + ")",
+                    hint);
         }
-        return new PtxModule(context, name, module, parseSignatures(ptx));
+        PtxModule loaded = new PtxModule(context, image.name(), module, ptx ? parseSignatures(raw) : Map.of());
+        try {
+            for (String kernelName : loaded.signatures.keySet()) {
+                loaded.kernels.put(kernelName, loaded.lookUp(kernelName));
+            }
+        } catch (RuntimeException e) {
+            try {
+                loaded.close();
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        return loaded;
     }
 
     /**
@@ -119,19 +151,29 @@ public final class PtxModule implements AutoCloseable {
         return handle;
     }
 
-    /** The kernels ({@code .entry} functions) the PTX declares, in file order. */
+    /** The kernels ({@code .entry} functions) the PTX declares, in file order; empty for a cubin. */
     public List<String> kernelNames() {
         return List.copyOf(signatures.keySet());
     }
 
     /**
-     * The kernel named {@code kernelName} (its unmangled {@code extern "C"} name); the same instance each time.
+     * The kernel named {@code kernelName} (its unmangled {@code extern "C"} name); the same instance each time. A
+     * PTX module's kernels were resolved when it loaded; a cubin's are resolved here on first use, which is a load:
+     * it is refused while a kernel on this GPU may still run (see {@link ContextBusyException}).
      *
      * @throws CudaException naming the module and listing its kernels when there is no such kernel
      */
     public Kernel function(String kernelName) {
         ensureOpen();
-        return kernels.computeIfAbsent(kernelName, this::lookUp);
+        Kernel known = kernels.get(kernelName);
+        if (known != null) {
+            return known;
+        }
+        return kernels.computeIfAbsent(kernelName, k -> {
+            context.device().requireNoRunningKernels("loading kernel " + k + " of module " + name
+                    + " (cuModuleGetFunction)");
+            return lookUp(k);
+        });
     }
 
     /** Whether {@link #close()} has been called. */
@@ -171,8 +213,9 @@ public final class PtxModule implements AutoCloseable {
         int result = JCudaDriver.cuModuleGetFunction(function, handle, kernelName);
         String operation = "cuModuleGetFunction(\"" + kernelName + "\" in PTX module " + name + ")";
         if (result == CUresult.CUDA_ERROR_NOT_FOUND) {
-            throw new CudaException(result, operation, "module " + name + " has no kernel of that name; its kernels"
-                    + " are " + signatures.keySet() + " (declare kernels extern \"C\" so their names are not mangled)");
+            throw new CudaException(result, operation, "module " + name + " has no kernel of that name"
+                    + (signatures.isEmpty() ? "" : "; its kernels are " + signatures.keySet())
+                    + " (declare kernels extern \"C\" so their names are not mangled)");
         }
         Cuda.check(result, operation);
         return new Kernel(this, kernelName, function, signatures.get(kernelName));

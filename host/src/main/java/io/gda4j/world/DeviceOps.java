@@ -19,8 +19,10 @@ public final class DeviceOps {
 
     private final World world;
 
+    /** Loads the {@code ops} module on every GPU of the world now, so no later call has to (see World.loadModules). */
     public DeviceOps(World world) {
         this.world = world;
+        world.loadModules(MODULE);
     }
 
     /** put from {@code rank}'s heap at {@code srcOffset} to {@code peer}'s heap at {@code dstOffset}. */

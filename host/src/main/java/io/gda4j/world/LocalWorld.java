@@ -2,7 +2,9 @@ package io.gda4j.world;
 
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaContext;
+import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.CudaStatus;
+import io.gda4j.cuda.ModuleImage;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.TransportTag;
@@ -10,29 +12,40 @@ import io.gda4j.transport.TransportTag;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.ServiceLoader;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 
 /**
  * A world whose ranks all live in this JVM, one per listed GPU: handy for tests, samples and single-host
  * benchmarks. Ranks may share a GPU (list it twice) to test on a one-GPU machine; their peers then reach them
- * through the shared context.
+ * through the shared context, and they share its modules (see the package docs for what that asks of callers).
  */
 public final class LocalWorld implements World {
+    /** How long close() waits, beyond the device wait timeout, for aborted kernels to return before freeing. */
+    private static final long CLOSE_DRAIN_EXTRA_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** Aborted kernels return within microseconds; polling every 100 us costs nothing and adds little to close. */
+    private static final long DRAIN_POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
+
     private final WorldConfig config;
     private final SymmetricHeap heap;
     private final List<Rank> ranks;
     private final TransportTag[][] transports;
+    private final ModuleTable modules;
     private boolean closed;
 
-    private LocalWorld(WorldConfig config, List<Rank> ranks, TransportTag[][] transports) {
+    private LocalWorld(WorldConfig config, List<Rank> ranks, TransportTag[][] transports, ModuleTable modules) {
         this.config = config;
         this.heap = new SymmetricHeap(config.heapSizeBytes());
         this.ranks = Collections.unmodifiableList(ranks);
         this.transports = transports;
+        this.modules = modules;
     }
 
     /** Builds a world from the resolved configuration (system properties, environment, defaults). */
@@ -71,11 +84,12 @@ public final class LocalWorld implements World {
         List<TransportProvider> providers = providers();
         int n = gpus.size();
         List<Rank> ranks = new ArrayList<>();
+        ModuleTable modules = new ModuleTable();
         try {
             for (int r = 0; r < n; r++) {
                 CudaContext ctx = Cuda.device(gpus.get(r)).primaryContext();
                 try {
-                    ranks.add(new Rank(r, n, ctx, config.heapSizeBytes()));
+                    ranks.add(new Rank(r, n, ctx, config.heapSizeBytes(), modules));
                 } catch (RuntimeException e) {
                     ctx.close();
                     throw e;
@@ -92,8 +106,13 @@ public final class LocalWorld implements World {
             for (Rank r : ranks) {
                 r.writeDeviceView(config.waitTimeout().toNanos());
             }
-            return new LocalWorld(config, ranks, tags);
+            return new LocalWorld(config, ranks, tags, modules);
         } catch (RuntimeException e) {
+            try {
+                modules.close();
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
             for (int i = ranks.size() - 1; i >= 0; i--) {
                 try {
                     ranks.get(i).close();
@@ -231,12 +250,81 @@ public final class LocalWorld implements World {
     }
 
     @Override
+    public void loadModules(String... names) {
+        for (String name : names) {
+            loadModules(ModuleImage.resource(name));
+        }
+    }
+
+    @Override
+    public void loadModules(ModuleImage... images) {
+        for (ModuleImage image : images) {
+            for (Rank r : firstRankPerGpu().values()) {
+                modules.module(r.context(), image);
+            }
+        }
+    }
+
+    /** The first local rank on each GPU, in GPU order of appearance: whose context loads that GPU's modules. */
+    private Map<Integer, Rank> firstRankPerGpu() {
+        Map<Integer, Rank> first = new LinkedHashMap<>();
+        for (Rank r : ranks) {
+            first.putIfAbsent(r.device().ordinal(), r);
+        }
+        return first;
+    }
+
+    /**
+     * Stops the world's kernels before anything is freed: freeing memory or unloading a module waits for kernels
+     * running in the context, and a kernel still waiting for a peer would make that wait last until its timeout.
+     * When a kernel still runs, every abort flag is raised (spinning device calls return within microseconds) and
+     * close waits, at most the device wait timeout plus 5 s, for the kernels to return.
+     *
+     * @return a sentence for the close failure when kernels still ran after the wait, else null
+     */
+    private String stopRunningKernels() {
+        List<CudaDevice> devices = new ArrayList<>();
+        for (Rank r : firstRankPerGpu().values()) {
+            devices.add(r.device());
+        }
+        if (devices.stream().noneMatch(CudaDevice::kernelsMayBeRunning)) {
+            return null;
+        }
+        abort();
+        long deadline = System.nanoTime() + config.waitTimeout().toNanos() + CLOSE_DRAIN_EXTRA_NANOS;
+        while (devices.stream().anyMatch(CudaDevice::kernelsMayBeRunning)) {
+            if (System.nanoTime() - deadline > 0) {
+                return "kernels still ran on " + devices.stream().filter(CudaDevice::kernelsMayBeRunning)
+                        .map(CudaDevice::toString).collect(Collectors.joining(", "))
+                        + " after the abort flags were raised and close waited " + TimeUnit.NANOSECONDS.toMillis(
+                        config.waitTimeout().toNanos() + CLOSE_DRAIN_EXTRA_NANOS) + " ms: a kernel that does not poll"
+                        + " the abort flag keeps its memory in use";
+            }
+            LockSupport.parkNanos(DRAIN_POLL_NANOS);
+        }
+        return null;
+    }
+
+    @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
         RuntimeException first = null;
+        String stillRunning = stopRunningKernels();
+        if (stillRunning != null) {
+            first = new IllegalStateException("closing the world: " + stillRunning);
+        }
+        try {
+            modules.close();
+        } catch (RuntimeException e) {
+            if (first == null) {
+                first = e;
+            } else {
+                first.addSuppressed(e);
+            }
+        }
         for (int i = ranks.size() - 1; i >= 0; i--) {
             try {
                 ranks.get(i).close();

@@ -7,16 +7,14 @@ import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.MappedHostMemory;
-import io.gda4j.cuda.PtxModule;
+import io.gda4j.cuda.ModuleImage;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.TransportTag;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * One rank of a world, driven by this process: its GPU context, its symmetric heap, its device view, error record
@@ -43,13 +41,15 @@ public final class Rank implements AutoCloseable {
     /** Pinned landing place for control-block reads made while kernels may still run (see readControl). */
     private final MappedHostMemory controlReadback;
     private final PeerLink[] links;
-    private final Map<String, PtxModule> modules = new HashMap<>();
+    /** The world's modules, shared with the other ranks on this GPU; the world unloads them. */
+    private final ModuleTable modules;
     private boolean closed;
 
-    Rank(int rank, int worldSize, CudaContext context, long heapSizeBytes) {
+    Rank(int rank, int worldSize, CudaContext context, long heapSizeBytes, ModuleTable modules) {
         this.rank = rank;
         this.worldSize = worldSize;
         this.context = context;
+        this.modules = modules;
         this.links = new PeerLink[worldSize];
         int viewLength = align(DeviceViewDescriptor.viewLength(worldSize));
         this.errorRecordOffset = viewLength;
@@ -61,8 +61,8 @@ public final class Rank implements AutoCloseable {
         MappedHostMemory rb = null;
         MappedHostMemory ab = null;
         try {
-            s = context.createStream();
-            cs = context.createStream();
+            s = context.createStream("rank " + rank + " work stream");
+            cs = context.createStream("rank " + rank + " control stream");
             h = context.allocate(heapSizeBytes);
             h.fill((byte) 0);
             c = context.allocate(errorRecordOffset + ErrorRecordDescriptor.LENGTH);
@@ -177,14 +177,24 @@ public final class Rank implements AutoCloseable {
         }
     }
 
-    /** A kernel from one of the toolkit's PTX modules, loaded once per rank. */
-    public synchronized Kernel kernel(String module, String function) {
-        PtxModule m = modules.get(module);
-        if (m == null) {
-            m = context.loadModule(module);
-            modules.put(module, m);
-        }
-        return m.function(function);
+    /**
+     * A kernel of one of the toolkit's modules ({@code io/gda4j/ptx/<module>.ptx}). The module is loaded once per
+     * GPU and shared by the ranks on it; if this is its first use on this GPU it is loaded now, which is refused
+     * while a kernel on this GPU may run (load it first with {@link World#loadModules(String...)}).
+     *
+     * @throws io.gda4j.cuda.ContextBusyException when the module must be loaded while a kernel on this GPU runs
+     */
+    public Kernel kernel(String module, String function) {
+        return modules.module(context, module).function(function);
+    }
+
+    /**
+     * A kernel of your own module (PTX or cubin, from {@link ModuleImage#file}, {@link ModuleImage#classPathResource}
+     * or {@link ModuleImage#bytes}), loaded once per GPU as {@link #kernel(String, String)}. Launch it on
+     * {@link #stream()} with {@link #deviceView()} as its first argument.
+     */
+    public Kernel kernel(ModuleImage module, String function) {
+        return modules.module(context, module).function(function);
     }
 
     void setLink(int peer, PeerLink link) {
@@ -307,9 +317,6 @@ public final class Rank implements AutoCloseable {
         RuntimeException first = null;
         for (int p = links.length - 1; p >= 0; p--) {
             first = closeCollecting(links[p], first);
-        }
-        for (PtxModule m : modules.values()) {
-            first = closeCollecting(m, first);
         }
         first = closeCollecting(abortWord, first);
         first = closeCollecting(controlReadback, first);

@@ -1,5 +1,6 @@
 package io.gda4j.world;
 
+import io.gda4j.cuda.ModuleImage;
 import io.gda4j.transport.TransportTag;
 
 import java.util.List;
@@ -35,6 +36,18 @@ public interface World extends AutoCloseable {
 
     /** Raises the abort flag of every local rank: spinning device calls return ERR_ABORTED. */
     void abort();
+
+    /**
+     * Loads the toolkit modules {@code names} ({@code io/gda4j/ptx/<name>.ptx}) on every GPU of the local ranks, with
+     * all their kernels, unless already loaded. Call it before launching kernels that wait for each other: loading a
+     * module waits for kernels running on that GPU, so it is refused once one may run (see the package docs).
+     *
+     * @throws io.gda4j.cuda.ContextBusyException when a GPU that still lacks a module runs a kernel
+     */
+    void loadModules(String... names);
+
+    /** Loads your own modules on every GPU of the local ranks, as {@link #loadModules(String...)}. */
+    void loadModules(ModuleImage... images);
 
     @Override
     void close();

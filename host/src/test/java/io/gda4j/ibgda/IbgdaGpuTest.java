@@ -16,6 +16,7 @@ import io.gda4j.transport.TransportTag;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
 import io.gda4j.world.ErrorRecordDescriptor;
+import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.Rank;
@@ -54,7 +55,7 @@ class IbgdaGpuTest {
     /** Two ranks on GPUs 0 and 1 (or both on GPU 0) connected by ibgda on the emulated NIC. */
     static LocalWorld ibgdaWorld(String flush) {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
-        List<Integer> gpus = Cuda.deviceCount() >= 2 ? List.of(0, 1) : List.of(0, 0);
+        List<Integer> gpus = GpuWorlds.gpus();
         System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
         System.setProperty(IbgdaConfig.FLUSH_PROP_NAME, flush);
         try {
@@ -70,6 +71,7 @@ class IbgdaGpuTest {
     static void setUp() {
         world = ibgdaWorld("auto");
         ops = new DeviceOps(world);
+        world.loadModules("ibgda");
         src = world.heap().allocate(3L << 20);
         dst = world.heap().allocate(3L << 20);
         signals = world.heap().allocateSignals(16);

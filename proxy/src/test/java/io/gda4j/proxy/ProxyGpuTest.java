@@ -58,7 +58,12 @@ class ProxyGpuTest {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
     }
 
+    /** As host's GpuWorlds: the configured GPU list (GDA4J_GPUS, e.g. 0,0,0,0) when it has two or more, else 0,1 or 0,0. */
     static List<Integer> gpus() {
+        List<Integer> configured = WorldConfig.resolve().gpus();
+        if (configured.size() >= 2) {
+            return configured;
+        }
         return Cuda.deviceCount() >= 2 ? List.of(0, 1) : List.of(0, 0);
     }
 
@@ -86,6 +91,8 @@ class ProxyGpuTest {
     static void setUp() {
         world = proxyWorld(HEAP, Duration.ofSeconds(10), Map.of());
         ops = new DeviceOps(world);
+        // The tests launch these while another rank's kernel may spin: loaded now, never behind a running kernel.
+        world.loadModules("bench");
         src = world.heap().allocate(16L << 20);
         dst = world.heap().allocate(16L << 20);
         signals = world.heap().allocateSignals(16);

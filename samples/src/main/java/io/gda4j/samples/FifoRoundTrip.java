@@ -32,6 +32,7 @@ final class FifoRoundTrip implements AutoCloseable {
         this.peer = peer;
         this.maxIterations = maxIterations;
         this.rtt = this.rank.context().allocate(4L * maxIterations + 8);
+        world.loadModules(PingPong.MODULE);
     }
 
     /** Per-trigger round trips, push to seen-popped, in nanoseconds. */

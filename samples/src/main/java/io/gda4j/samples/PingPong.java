@@ -74,6 +74,9 @@ final class PingPong implements AutoCloseable {
         this.src = world.heap().allocate(Math.max(maxBytes, 16));
         this.signal = world.heap().allocateSignals(1);
         this.rtt = this.rank.context().allocate(4L * maxIterations);
+        // Both ranks' kernels are loaded before either runs: with both ranks on one GPU, a load behind the
+        // responder's spinning kernel would be refused (it could never finish).
+        world.loadModules(module(world, rank, peer), module(world, peer, rank));
     }
 
     /** Heap bytes a ping-pong of up to {@code maxBytes} needs. */

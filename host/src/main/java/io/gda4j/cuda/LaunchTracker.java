@@ -1,0 +1,40 @@
+package io.gda4j.cuda;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The streams of one GPU on which a kernel launched through {@link Kernel} may still be running: what
+ * {@link CudaDevice#requireNoRunningKernels(String)} consults before a call that can wait for running work.
+ *
+ * <p>Each launch bumps its stream's launch count after {@code cuLaunchKernel} returns. A query removes a stream only
+ * when {@code cuStreamQuery} says it is done and no launch happened since the count was read (a conditional remove),
+ * so a launch racing with a query is never forgotten. Launches from other threads are fine; the cost per launch is
+ * one map update next to a driver call of a few microseconds.
+ */
+final class LaunchTracker {
+    /** Stream -> launches recorded on it since it was last seen idle. */
+    private final Map<CudaStream, Long> launches = new ConcurrentHashMap<>();
+
+    /** Records a kernel launch on {@code stream}; called after the launch was queued. */
+    void launched(CudaStream stream) {
+        launches.merge(stream, 1L, Long::sum);
+    }
+
+    /**
+     * A stream on which a recorded kernel has not finished yet, or null when every recorded kernel is done. Closed
+     * streams (their context may be gone) are forgotten: a stream is closed only once its work is no longer wanted.
+     */
+    CudaStream firstRunning() {
+        for (Map.Entry<CudaStream, Long> entry : launches.entrySet()) {
+            CudaStream stream = entry.getKey();
+            Long seen = entry.getValue();
+            if (stream.isClosed() || stream.context().isClosed() || stream.isComplete()) {
+                launches.remove(stream, seen);
+            } else {
+                return stream;
+            }
+        }
+        return null;
+    }
+}
