@@ -186,7 +186,7 @@ class P2pGpuTest {
         long end = world.heap().sizeBytes();
         assertThrows(IllegalArgumentException.class, () -> ops.put(0, 1, end - 8, src.offset(), 16, Scope.BLOCK));
         assertThrows(IllegalArgumentException.class, () -> ops.put(0, 1, dst.offset(), -1, 16, Scope.BLOCK));
-        assertThrows(IllegalArgumentException.class, () -> ops.put(0, 2, dst.offset(), src.offset(), 16, Scope.BLOCK));
+        assertThrows(IllegalArgumentException.class, () -> ops.put(0, world.size(), dst.offset(), src.offset(), 16, Scope.BLOCK));
         assertThrows(IllegalArgumentException.class, () -> ops.signal(0, 1, signals.word(0) + 4, SignalOp.SET, 1));
         assertThrows(IllegalArgumentException.class, () -> ops.waitUntil(0, end, Cmp.EQ, 1));
         // Nothing ran, so nothing was recorded.
