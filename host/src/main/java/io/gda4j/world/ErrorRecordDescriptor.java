@@ -48,7 +48,10 @@ public final class ErrorRecordDescriptor {
         /** IBGDA: no free send queue slot in time (expected = completions needed, seen = completed, cmp = QPN). */
         SQ_FULL(11),
         /** IBGDA: posting or quiet stalled (expected = counter waited for, seen = counter reached, cmp = QPN). */
-        POST_TIMEOUT(12);
+        POST_TIMEOUT(12),
+        /** IBGDA: an inline payload above the QP's max_inline, refused before posting (expected = bytes, seen =
+         * max_inline). */
+        INLINE_TOO_LARGE(13);
 
         private final int value;
 
