@@ -89,7 +89,12 @@ public final class EmulatedNic implements Nic {
     @Override
     public String description() {
         return "emulated NIC " + deviceName + " (software model: engine thread + " + platform.describe()
-                + ", idle " + config.idleStrategy() + "; not a real network)";
+                + ", idle " + config.idleStrategy() + (config.strict() ? ", strict" : ", lenient")
+                + "; not a real network)";
+    }
+
+    EmulatedNicConfig config() {
+        return config;
     }
 
     @Override
