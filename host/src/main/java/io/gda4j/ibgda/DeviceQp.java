@@ -4,6 +4,7 @@ import io.gda4j.cuda.CudaContext;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.nic.DoorbellKind;
 import io.gda4j.nic.QpRings;
+import io.gda4j.world.InlineSlotDescriptor;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -52,6 +53,12 @@ public final class DeviceQp implements AutoCloseable {
 
     /** The 256 bytes of the struct for {@code rings} and {@code a}, with the size table at {@code wqeSizes}. */
     static void encode(ByteBuffer b, QpRings rings, Addressing a, long wqeSizes) {
+        if (a.heapSizeBytes() > 0 && rings.maxInlineBytes() < InlineSlotDescriptor.SIZE) {
+            // The device API posts put_inline (the 16-byte slot) and SET signals (8 bytes) as inline WRITEs.
+            throw new IllegalArgumentException(String.format("QP 0x%06x accepts inline payloads of %d bytes, but the"
+                    + " device API's put_inline needs %d: create the QPs with QpSpec.maxInlineBytes >= %d",
+                    rings.qpn(), rings.maxInlineBytes(), InlineSlotDescriptor.SIZE, InlineSlotDescriptor.SIZE));
+        }
         b.putLong(DeviceQpDescriptor.SQ_BUF_OFFSET, rings.sqBuf());
         b.putLong(DeviceQpDescriptor.DBREC_OFFSET, rings.dbrec());
         b.putLong(DeviceQpDescriptor.DOORBELL_OFFSET, rings.doorbell());
