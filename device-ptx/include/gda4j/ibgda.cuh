@@ -38,6 +38,10 @@ namespace ibgda {
 // DeviceQp.flags (io.gda4j.ibgda.DeviceQpDescriptor.FLAG_*).
 constexpr uint32_t FLAG_DOORBELL_MEMORY = 1u;
 constexpr uint32_t FLAG_FLUSH_ON_QUIET = 1u << 1;
+// The NIC writes with relaxed ordering: an 8-byte inline WRITE used as a SET signal could become visible at the target
+// before the data WRITEs ahead of it, so SET signals are refused (ERROR_SET_SIGNAL_RELAXED); an ADD signal is an
+// atomic, which reads the word and so cannot pass the writes before it.
+constexpr uint32_t FLAG_RELAXED_ORDERING = 1u << 2;
 // DeviceQp.error, the QP's first failure (0 = none; once set the QP is dead and every later call on it fails at
 // once with this failure): an error CQE is ERROR_SET | cqe_opcode << 16 | vendor_syndrome << 8 | syndrome; a post
 // that failed after its reservation (which leaves a hole no later poster can publish past) is
@@ -426,6 +430,16 @@ __device__ inline __noinline__ int check_inline(const DeviceView* v, const Devic
   return fail(v, ERR_TRANSPORT, ERROR_INLINE_TOO_LARGE, op, peer, offset, bytes, qp->max_inline);
 }
 
+// A SET signal is an 8-byte inline WRITE: it must fit max_inline, and it is refused where relaxed ordering would let
+// it overtake the data before it (FLAG_RELAXED_ORDERING).
+__device__ inline __noinline__ int check_set_signal(const DeviceView* v, const DeviceQp* qp, uint32_t op, int peer,
+                                                    uint64_t offset) {
+  if (__builtin_expect(qp->flags & FLAG_RELAXED_ORDERING, 0)) {
+    return fail(v, ERR_TRANSPORT, ERROR_SET_SIGNAL_RELAXED, op, peer, offset, SIGNAL_SET, qp->qpn);
+  }
+  return check_inline(v, qp, op, peer, offset, SIGNAL_VALUE_BYTES);
+}
+
 // ---- the device API on one QP (gda4j.cuh dispatches here for TRANSPORT_IBGDA peers) ------------------------------
 // Offsets are heap offsets, already range-checked by the caller; `peer` and `op` only label error records.
 
@@ -462,7 +476,7 @@ __device__ inline __noinline__ int get(const DeviceView* v, DeviceQp* qp, int pe
 __device__ inline __noinline__ int put_signal(const DeviceView* v, DeviceQp* qp, int peer, uint64_t dst, uint64_t src,
                                           uint64_t bytes, uint64_t sig_offset, uint32_t sig_op, uint64_t value) {
   if (sig_op != SIGNAL_ADD) {
-    int st = check_inline(v, qp, OP_PUT_SIGNAL, peer, sig_offset, SIGNAL_VALUE_BYTES);
+    int st = check_set_signal(v, qp, OP_PUT_SIGNAL, peer, sig_offset);
     if (st != OK) return st;
   }
   const uint32_t n = chunks(bytes);
@@ -479,7 +493,7 @@ __device__ inline __noinline__ int put_signal(const DeviceView* v, DeviceQp* qp,
 __device__ inline __noinline__ int signal(const DeviceView* v, DeviceQp* qp, int peer, uint32_t op_code, uint64_t sig_offset,
                                       uint32_t sig_op, uint64_t value) {
   if (sig_op != SIGNAL_ADD) {
-    int st = check_inline(v, qp, op_code, peer, sig_offset, SIGNAL_VALUE_BYTES);
+    int st = check_set_signal(v, qp, op_code, peer, sig_offset);
     if (st != OK) return st;
   }
   uint64_t base;

@@ -26,10 +26,10 @@ public final class DeviceQp implements AutoCloseable {
     /** What the GPU needs besides the rings: heap addressing, keys, flush, and a peer rank for error records. */
     public record Addressing(long localBase, long remoteBase, long heapSizeBytes, int lkey, int rkey,
                              long flushQp, long flushFlag, int flushRkey, int nullLkey, boolean flushOnQuiet,
-                             int peer) {
+                             boolean relaxedOrdering, int peer) {
         /** For a QP that only the flush uses (and tests): no heap, no flush of its own. */
         public static Addressing none(int peer) {
-            return new Addressing(0, 0, 0, 0, 0, 0, 0, 0, 0, false, peer);
+            return new Addressing(0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, peer);
         }
     }
 
@@ -69,7 +69,8 @@ public final class DeviceQp implements AutoCloseable {
         b.putInt(DeviceQpDescriptor.CQE_COUNT_OFFSET, rings.cqeCount());
         b.putInt(DeviceQpDescriptor.QPN_OFFSET, rings.qpn());
         int flags = (rings.doorbellKind() == DoorbellKind.MEMORY ? DeviceQpDescriptor.FLAG_DOORBELL_MEMORY : 0)
-                | (a.flushOnQuiet() && a.flushQp() != 0 ? DeviceQpDescriptor.FLAG_FLUSH_ON_QUIET : 0);
+                | (a.flushOnQuiet() && a.flushQp() != 0 ? DeviceQpDescriptor.FLAG_FLUSH_ON_QUIET : 0)
+                | (a.relaxedOrdering() ? DeviceQpDescriptor.FLAG_RELAXED_ORDERING : 0);
         b.putInt(DeviceQpDescriptor.FLAGS_OFFSET, flags);
         b.putLong(DeviceQpDescriptor.LOCAL_BASE_OFFSET, a.localBase());
         b.putLong(DeviceQpDescriptor.REMOTE_BASE_OFFSET, a.remoteBase());

@@ -42,7 +42,8 @@ package io.gda4j.ibgda;
  *   <li>{@code wqe_sizes}: GPU memory, one byte per SQ slot: WQEBBs of the WQE that starts there, written by the
  *       poster, read when that WQE's CQE retires it (a CQE names only the WQE's first WQEBB).</li>
  *   <li>{@code flags}: {@link #FLAG_DOORBELL_MEMORY} (the doorbell is a memory word, not MMIO),
- *       {@link #FLAG_FLUSH_ON_QUIET} (quiet ends with the PCIe flush on {@code flush_qp}).</li>
+ *       {@link #FLAG_FLUSH_ON_QUIET} (quiet ends with the PCIe flush on {@code flush_qp}),
+ *       {@link #FLAG_RELAXED_ORDERING} (SET signals refused: they could overtake their data).</li>
  *   <li>{@code local_base}/{@code remote_base}: the NIC addresses of this rank's and the peer's heap (a heap offset
  *       {@code o} is {@code local_base + o} in a local data segment, {@code remote_base + o} in a raddr segment);
  *       {@code lkey}/{@code rkey} their keys; {@code heap_size_bytes} bounds both.</li>
@@ -106,6 +107,9 @@ public final class DeviceQpDescriptor {
     public static final int FLAG_DOORBELL_MEMORY = 1;
     /** {@code flags}: quiet ends with the PCIe flush (ATOMIC_FA on {@code flush_qp}, null-MR local SGE). */
     public static final int FLAG_FLUSH_ON_QUIET = 1 << 1;
+    /** {@code flags}: the NIC writes with relaxed ordering, so a SET signal (an 8-byte inline WRITE) could overtake
+     * the data before it at the target: the device refuses SET signals (SET_SIGNAL_RELAXED); ADD is an atomic. */
+    public static final int FLAG_RELAXED_ORDERING = 1 << 2;
 
     /** {@code error} bit layout: syndrome in bits 0..7, vendor syndrome 8..15, CQE opcode 16..19, bit 31 set. */
     public static final int ERROR_SET = 1 << 31;

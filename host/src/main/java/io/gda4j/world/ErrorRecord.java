@@ -115,6 +115,13 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
                                     ? "found the send queue full" : "stalled", expected, offset, seen);
                 }
                 return describeStall(where, waitTimeout);
+            case SET_SIGNAL_RELAXED:
+                return String.format(Locale.ROOT,
+                        "%s at heap offset 0x%x: QP 0x%06x writes with relaxed ordering, so a SET signal (an 8-byte"
+                                + " WRITE) could arrive before the data it guards; nothing was posted. Signal with"
+                                + " SignalOp.ADD (an RDMA atomic, which cannot pass the writes before it), or turn"
+                                + " relaxed ordering off (GDA4J_MLX5_RELAXED_ORDERING=false).",
+                        where, offset, cmp);
             case INLINE_TOO_LARGE:
                 return String.format(Locale.ROOT,
                         "%s at heap offset 0x%x: an inline payload of %d bytes exceeds the QP's max_inline of %d"

@@ -51,7 +51,10 @@ public final class ErrorRecordDescriptor {
         POST_TIMEOUT(12),
         /** IBGDA: an inline payload above the QP's max_inline, refused before posting (expected = bytes, seen =
          * max_inline). */
-        INLINE_TOO_LARGE(13);
+        INLINE_TOO_LARGE(13),
+        /** IBGDA: a SET signal over a NIC that writes with relaxed ordering (cmp = QP number): it could overtake
+         * its data. */
+        SET_SIGNAL_RELAXED(14);
 
         private final int value;
 

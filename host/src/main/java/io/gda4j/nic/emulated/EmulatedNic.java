@@ -99,7 +99,7 @@ public final class EmulatedNic implements Nic {
 
     @Override
     public NicCapabilities capabilities() {
-        return new NicCapabilities(1 << 15, 1 << 22, WqeDescriptor.MAX_INLINE_BYTES, true, true, false);
+        return new NicCapabilities(1 << 15, 1 << 22, WqeDescriptor.MAX_INLINE_BYTES, true, true, false, false);
     }
 
     @Override
