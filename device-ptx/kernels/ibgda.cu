@@ -184,3 +184,31 @@ extern "C" __global__ void gda4j_ibgda_put_many(const DeviceView* v, int peer, u
   if (threadIdx.x == 0 && st == OK) st = quiet(v);
   if (st != OK) atomicMin(status_out, st);
 }
+
+// Reserves more WQEBBs than the send queue holds, which no completion can ever satisfy: the reservation fails with
+// ERROR_SQ_FULL after the view's timeout, after its atomicAdd, leaving a hole in the reservation order
+// (io.gda4j.ibgda.IbgdaFailureGpuTest). Launch 1 thread.
+extern "C" __global__ void gda4j_ibgda_fail_reservation(const DeviceView* v, int peer, int* status_out) {
+  const Peer p = peer_of(v, peer);
+  if (p.transport != TRANSPORT_IBGDA) {
+    *status_out = ERR_TRANSPORT;
+    return;
+  }
+  ibgda::DeviceQp* qp = reinterpret_cast<ibgda::DeviceQp*>(p.handle);
+  uint64_t base;
+  *status_out = ibgda::reserve(v, qp, qp->sq_wqebbs + 1, OP_PUT, peer, &base);
+}
+
+// get of the peer's [src, src + bytes) into this rank's [dst, ...), then at once a put of this rank's [dst, ...) to
+// the peer's [put_dst, ...), then quiet. Nothing but the fence bit on the put's WQE keeps the put from reading dst
+// before the READ's data has landed (io.gda4j.ibgda.IbgdaFenceGpuTest). Launch 1 thread.
+extern "C" __global__ void gda4j_ibgda_get_then_put(const DeviceView* v, int peer, uint64_t dst_offset,
+                                                    uint64_t src_offset, uint64_t bytes, uint64_t put_dst_offset,
+                                                    int* status_out) {
+  const Peer p = peer_of(v, peer);
+  int st = get(p, dst_offset, src_offset, bytes);
+  if (st == OK) st = fence(p);
+  if (st == OK) st = put(p, put_dst_offset, dst_offset, bytes);
+  if (st == OK) st = quiet(v);
+  *status_out = st;
+}

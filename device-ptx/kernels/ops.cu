@@ -155,3 +155,51 @@ extern "C" __global__ void gda4j_op_wait_checksum(const DeviceView* v, uint64_t 
   for (uint64_t i = threadIdx.x; i < words; i += blockDim.x) sum += data[i];
   atomicAdd(reinterpret_cast<unsigned long long*>(sum_out), (unsigned long long)sum);
 }
+
+// ---- the inline slot under a sender that does not wait (io.gda4j.world.InlineSlotGpuTest) ---------------------
+// Message k (1..count) carries lo = k and hi = k * INLINE_CHECK_MIX, sequence k: a value whose halves came from two
+// messages has hi != lo * INLINE_CHECK_MIX (or lo != the sequence wait_inline reports).
+constexpr uint32_t INLINE_CHECK_MIX = 0x9E3779B9u;
+
+// put_inline of messages 1..count to the peer's slot back to back, never waiting for the reader. One thread.
+extern "C" __global__ void gda4j_op_inline_stream_send(const DeviceView* v, int peer, uint64_t slot_offset,
+                                                       uint32_t count, int* status_out) {
+  const Peer p = peer_of(v, peer);
+  int st = OK;
+  for (uint32_t k = 1; k <= count && st == OK; ++k) {
+    st = put_inline(p, slot_offset, (uint64_t)(k * INLINE_CHECK_MIX) << 32 | k, k);
+  }
+  *status_out = finish(v, peer, st);
+}
+
+// wait_inline for sequence 1, 2, ... (each time the one after the last received) until message `count` arrives;
+// out[0] = values received, out[1] = values not sent whole, out[2] = the first such value, out[3] = its sequence.
+// One thread.
+extern "C" __global__ void gda4j_op_inline_stream_check(const DeviceView* v, uint64_t slot_offset, uint32_t count,
+                                                        uint64_t* out, int* status_out) {
+  uint64_t received = 0, torn = 0, first_torn = 0, first_torn_seq = 0;
+  uint32_t seq = 1;
+  int st = OK;
+  for (;;) {
+    uint64_t value = 0;
+    uint32_t got = 0;
+    st = wait_inline(v, slot_offset, seq, &value, &got);
+    if (st != OK) break;
+    ++received;
+    const uint32_t lo = (uint32_t)value;
+    const uint32_t hi = (uint32_t)(value >> 32);
+    if (hi != lo * INLINE_CHECK_MIX || lo != got) {
+      if (torn++ == 0) {
+        first_torn = value;
+        first_torn_seq = got;
+      }
+    }
+    if ((int32_t)(got - count) >= 0) break;
+    seq = got + 1;
+  }
+  out[0] = received;
+  out[1] = torn;
+  out[2] = first_torn;
+  out[3] = first_torn_seq;
+  *status_out = st;
+}

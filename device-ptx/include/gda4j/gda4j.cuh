@@ -18,8 +18,10 @@
 //    (an acquire) sees the signal sees the data.
 //  - signal and atomic_add are relaxed: they order nothing. To order a signal after earlier puts, call fence(peer)
 //    first (fence + relaxed store is a release), or use put_signal.
-//  - put_inline carries up to 8 bytes inside a 16-byte slot with the sequence number in each half; wait_inline
-//    returns the value once both halves carry the sequence. No fence is needed: the fastest small message.
+//  - put_inline carries up to 8 bytes inside a 16-byte slot with the sequence number in each half (inline_slot.cuh);
+//    wait_inline returns the value once both halves carry the same sequence, at or after the one waited for. No
+//    fence is needed: the fastest small message. A sender may overwrite the slot before the reader looked (the
+//    reader then gets a later message, whole, never halves of two).
 //  - fence(peer): earlier puts to `peer` are ordered before later ones. flush(peer): every earlier call to `peer` is
 //    complete. quiet(): every earlier call to every peer is complete and visible system-wide.
 //
@@ -42,6 +44,7 @@
 #include "copy.cuh"
 #include "handles.cuh"
 #include "proxy.cuh"
+#include "inline_slot.cuh"
 
 namespace gda4j {
 
@@ -131,8 +134,9 @@ __device__ inline __noinline__ int signal_indirect(GDA4J_PEER_PARAMS, uint32_t o
 
 __device__ inline __noinline__ int fence_indirect(GDA4J_PEER_PARAMS) {
   const Peer p = unpack(GDA4J_PEER_NAMES);
-  // The proxy executes a channel's triggers in order on one stream, and an RC QP its WQEs in posting order: later
-  // operations already wait for earlier ones.
+  // The proxy executes a channel's triggers in order on one stream. An RC QP keeps its WQEs in posting order, and
+  // a WQE posted while an earlier READ (get) is outstanding carries the fence bit (ibgda.cuh, "Fence"), so it cannot
+  // read its source before the READ's data has landed: later operations already wait for earlier ones.
   if (p.transport == TRANSPORT_PROXY || is_ibgda(p.transport)) return OK;
   return fail_peer(GDA4J_PEER_FIELDS(p), OP_FENCE, 0);
 }
@@ -335,24 +339,27 @@ __device__ __forceinline__ int put_signal_block(const Peer& p, uint64_t dst_offs
   return OK;
 }
 
-// ---- put_inline: up to 8 bytes carried in the peer's 16-byte slot at `slot_offset` (16-byte aligned) as
-// {lo32, seq, hi32, seq}. `seq` must be nonzero and grow with every message to the slot (slots start zeroed).
+// ---- put_inline: up to 8 bytes carried in the peer's 16-byte slot at `slot_offset` (16-byte aligned) as two
+// halves {lo32, seq} {hi32, seq} (inline_slot.cuh). `seq` must be nonzero and grow with every message to the slot
+// (slots start zeroed).
 __device__ __forceinline__ int put_inline(const Peer& p, uint64_t slot_offset, uint64_t value, uint32_t seq) {
   // Needs the peer's memory under this GPU's stores: no other transport can keep the LL slot's promise.
   if (__builtin_expect(!detail::is_direct(p), 0)) {
     return detail::put_inline_indirect(GDA4J_PEER_FIELDS(p), slot_offset, value, seq);
   }
-  int st = check_word(p.view, p.heap_size, OP_PUT_INLINE, p.rank, slot_offset, 16);
+  int st = check_word(p.view, p.heap_size, OP_PUT_INLINE, p.rank, slot_offset, InlineSlotDescriptor::SIZE);
   if (st != OK) return st;
-  store_slot_relaxed_sys(reinterpret_cast<uint32_t*>(p.heap + slot_offset), (uint32_t)value, seq,
-                         (uint32_t)(value >> 32));
+  store_slot_relaxed_sys(reinterpret_cast<uint64_t*>(p.heap + slot_offset),
+                         InlineSlotDescriptor::half((uint32_t)value, seq),
+                         InlineSlotDescriptor::half((uint32_t)(value >> 32), seq));
   return OK;
 }
 
 // ---- fence / flush / quiet. For direct peers each is a system-scope fence: the stores are this thread's own, so
 // ordering them is all a later store needs, and a fence after them is all completion needs. For proxy peers fence is
 // free (triggers run in order) and flush/quiet push a FLUSH and wait until the proxy has completed everything before
-// it. For IBGDA peers fence is free too (an RC QP runs its WQEs in order) and flush/quiet drain the QPs (then a
+// it. For IBGDA peers fence is free too (an RC QP keeps its WQEs in order, and a WQE after an outstanding get carries
+// the mlx5 fence bit, so it waits for the READ's data) and flush/quiet drain the QPs (then a
 // PCIe flush through the null MR where configured).
 __device__ __forceinline__ int fence(const Peer& p) {
   if (__builtin_expect(!detail::is_direct(p), 0)) return detail::fence_indirect(GDA4J_PEER_FIELDS(p));
@@ -471,27 +478,33 @@ __device__ __forceinline__ int wait_until_block(const Local& me, uint64_t sig_of
   return st;
 }
 
-// Spins until this rank's inline slot at `slot_offset` carries `seq` (or later) in both halves; the 8-byte value
-// arrives in *value_out.
-__device__ __forceinline__ int wait_inline(const Local& me, uint64_t slot_offset, uint32_t seq, uint64_t* value_out) {
-  int st = check_word(me.view, me.heap_size, OP_WAIT_UNTIL, me.rank, slot_offset, 16);
+// Spins until this rank's inline slot at `slot_offset` holds one whole message with sequence `seq` or a later one:
+// both halves carry the same sequence (halves of two messages carry two), and it is at or after `seq` (wrap-safe).
+// The 8-byte value arrives in *value_out, and the sequence it carried in *seq_out where given (a later message may
+// have overwritten `seq`'s before this look).
+__device__ __forceinline__ int wait_inline(const Local& me, uint64_t slot_offset, uint32_t seq, uint64_t* value_out,
+                                           uint32_t* seq_out = nullptr) {
+  int st = check_word(me.view, me.heap_size, OP_WAIT_UNTIL, me.rank, slot_offset, InlineSlotDescriptor::SIZE);
   if (st != OK) return st;
-  const uint32_t* slot = reinterpret_cast<const uint32_t*>(me.heap + slot_offset);
+  const uint64_t* slot = reinterpret_cast<const uint64_t*>(me.heap + slot_offset);
   uint64_t start = 0;
-  uint32_t lo, s0, hi, s1;
+  uint64_t lo, hi;
   for (;;) {
     for (uint32_t batch = 0; batch < detail::POLL_BATCH; batch += detail::POLL_UNROLL) {
 #pragma unroll
       for (uint32_t k = 0; k < detail::POLL_UNROLL; ++k) {
-        load_slot_relaxed_sys(slot, lo, s0, hi, s1);
-        // Wrap-safe "both halves at seq or later".
-        if ((int32_t)(s0 - seq) >= 0 && (int32_t)(s1 - seq) >= 0) {
-          *value_out = ((uint64_t)hi << 32) | lo;
+        load_slot_relaxed_sys(slot, lo, hi);
+        if (InlineSlotDescriptor::is_whole_at_or_after(lo, hi, seq)) {
+          *value_out = InlineSlotDescriptor::value_of(lo, hi);
+          if (seq_out) *seq_out = InlineSlotDescriptor::seq_of(lo);
           return OK;
         }
       }
     }
-    st = detail::spin_check(me, &start, OP_WAIT_UNTIL, slot_offset, seq, (int32_t)(s0 - seq) < 0 ? s0 : s1, CMP_GE);
+    // The error record's `seen`: the low half's sequence, or the high half's where the low one is already there.
+    const uint32_t s0 = InlineSlotDescriptor::seq_of(lo);
+    st = detail::spin_check(me, &start, OP_WAIT_UNTIL, slot_offset, seq,
+                            (int32_t)(s0 - seq) < 0 ? s0 : InlineSlotDescriptor::seq_of(hi), CMP_GE);
     if (st != OK) return st;
   }
 }
@@ -538,8 +551,9 @@ __device__ __forceinline__ int wait_until(const DeviceView* v, uint64_t sig, uin
 __device__ __forceinline__ int wait_until_block(const DeviceView* v, uint64_t sig, uint32_t cmp, uint64_t value) {
   return wait_until_block(local_of(v), sig, cmp, value);
 }
-__device__ __forceinline__ int wait_inline(const DeviceView* v, uint64_t slot, uint32_t seq, uint64_t* value_out) {
-  return wait_inline(local_of(v), slot, seq, value_out);
+__device__ __forceinline__ int wait_inline(const DeviceView* v, uint64_t slot, uint32_t seq, uint64_t* value_out,
+                                           uint32_t* seq_out = nullptr) {
+  return wait_inline(local_of(v), slot, seq, value_out, seq_out);
 }
 
 }  // namespace gda4j

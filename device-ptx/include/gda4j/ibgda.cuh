@@ -20,10 +20,10 @@
 //   | flush_qp        | flush_flag      |flush_rk|null_lk |max_inl | peer   |
 //   +-----------------+-----------------+--------+--------+--------+--------+
 //  line 2: producer state (kernels only; zero at start)
-//   128               136               144               152      156      160 .. 192
-//   +-----------------+-----------------+-----------------+--------+--------+---------+
-//   | resv_head       | ready_head      | prod_idx        | db_lock| resvd  | reserved|
-//   +-----------------+-----------------+-----------------+--------+--------+---------+
+//   128               136               144               152      156      160               168 .. 192
+//   +-----------------+-----------------+-----------------+--------+--------+-----------------+---------+
+//   | resv_head       | ready_head      | prod_idx        | db_lock| resvd  | fetch_end       | reserved|
+//   +-----------------+-----------------+-----------------+--------+--------+-----------------+---------+
 //  line 3: consumer state (kernels only; zero at start)
 //   192               200               208      212      216 .. 256
 //   +-----------------+-----------------+--------+--------+-----------+
@@ -38,8 +38,16 @@ namespace ibgda {
 // DeviceQp.flags (io.gda4j.ibgda.DeviceQpDescriptor.FLAG_*).
 constexpr uint32_t FLAG_DOORBELL_MEMORY = 1u;
 constexpr uint32_t FLAG_FLUSH_ON_QUIET = 1u << 1;
-// DeviceQp.error: ERROR_SET | cqe_opcode << 16 | vendor_syndrome << 8 | syndrome.
+// The NIC writes with relaxed ordering: an 8-byte inline WRITE used as a SET signal could become visible at the target
+// before the data WRITEs ahead of it, so SET signals are refused (ERROR_SET_SIGNAL_RELAXED); an ADD signal is an
+// atomic, which reads the word and so cannot pass the writes before it.
+constexpr uint32_t FLAG_RELAXED_ORDERING = 1u << 2;
+// DeviceQp.error, the QP's first failure (0 = none; once set the QP is dead and every later call on it fails at
+// once with this failure): an error CQE is ERROR_SET | cqe_opcode << 16 | vendor_syndrome << 8 | syndrome; a post
+// that failed after its reservation (which leaves a hole no later poster can publish past) is
+// ERROR_SET | ERROR_POSTING | the ErrorRecord code it failed with (ERROR_SQ_FULL, ERROR_POST_TIMEOUT).
 constexpr uint32_t ERROR_SET = 1u << 31;
+constexpr uint32_t ERROR_POSTING = 1u << 30;
 
 struct DeviceQp {
   // line 0: rings, as this GPU addresses them
@@ -71,7 +79,9 @@ struct DeviceQp {
   uint64_t prod_idx;         // producer index last stored to the doorbell record (under db_lock)
   uint32_t db_lock;
   uint32_t reserved0;
-  uint64_t reserved1[4];
+  uint64_t fetch_end;        // counter after the last READ / fetching atomic reserved (atomicMax): fence bit until
+                             // cons_head passes it
+  uint64_t reserved1[3];
   // line 3: consumer state
   uint64_t cons_head;        // WQEBBs retired by CQEs
   uint64_t cq_ci;            // CQEs consumed
@@ -83,6 +93,7 @@ struct DeviceQp {
 static_assert(sizeof(DeviceQp) == 256, "DeviceQp is 256 bytes");
 static_assert(__builtin_offsetof(DeviceQp, local_base) == 64, "DeviceQp line 1 at 64");
 static_assert(__builtin_offsetof(DeviceQp, resv_head) == 128, "DeviceQp line 2 at 128");
+static_assert(__builtin_offsetof(DeviceQp, fetch_end) == 160, "DeviceQp fetch_end at 160");
 static_assert(__builtin_offsetof(DeviceQp, cons_head) == 192, "DeviceQp line 3 at 192");
 
 }  // namespace ibgda
@@ -95,7 +106,9 @@ static_assert(__builtin_offsetof(DeviceQp, cons_head) == 192, "DeviceQp line 3 a
 //  1. reserve: atomicAdd on resv_head gives each caller its own WQEBBs [base, base + n);
 //  2. never overwrite an unfinished slot: wait until cons_head (WQEBBs retired by CQEs) >= base + n - sq_wqebbs,
 //     polling the CQ meanwhile, with the view's timeout (ERROR_SQ_FULL);
-//  3. write the WQE segments with plain 16-byte stores, every WQE signaled (CQ_UPDATE), its size in wqe_sizes;
+//  3. write the WQE segments with plain 16-byte stores, every WQE signaled (CQ_UPDATE), its size in wqe_sizes (the
+//     WQEBBs the encoder returned); a WQE reserved after a READ or a fetching atomic that has not completed carries
+//     the fence bit (see "Fence" below);
 //  4. publish in reservation order: fence.acq_rel.sys (release of the WQE bytes), then CAS ready_head from base to
 //     base + n (waits for earlier reservations, with a timeout: ERROR_POST_TIMEOUT);
 //  5. ring under db_lock: producer index = ready_head (acquire), st.release.sys of the doorbell record, then the
@@ -105,12 +118,22 @@ static_assert(__builtin_offsetof(DeviceQp, cons_head) == 192, "DeviceQp line 3 a
 // cq_ci and cons_head, and publishes the consumer index in the CQ doorbell record before cons_head, so the NIC (or
 // the emulated engine) sees CQEs consumed before it can see any WQE that reuses their slots. The CQ holds at least
 // sq_wqebbs CQEs and at most sq_wqebbs WQEs are outstanding, so it cannot overrun.
+// Failure: a post that fails after its reservation's atomicAdd (SQ full, an error CQE, a stalled publish) marks the
+// QP failed (DeviceQp.error) before it returns: its WQEBBs will never be published, so every later poster would
+// wait behind the hole. Every call checks the word first and returns that first failure at once.
+// Fence: an RC QP keeps its WQEs in order on the wire, but a later WQE may be executed, and may read its local
+// source, before an earlier RDMA READ's response (or an atomic's fetched value) has landed, unless its control
+// segment carries the fence bit (MLX5_WQE_CTRL_FENCE). So `get(buf); put(from buf)` would send stale bytes. The
+// poster of a READ (or of an atomic whose fetched value lands in memory) raises fetch_end to the end of its WQEs;
+// every WQE at or after fetch_end carries the fence bit while cons_head (WQEs completed) is below fetch_end. A WQE
+// posted by the same thread after the READ (or ordered after it by a barrier) sees the raised fetch_end.
 // ================================================================================================================
 #if defined(__CUDACC__)
 #include "view.cuh"
 #include "memory_model.cuh"
 #include "errors.cuh"
 #include "mlx5.cuh"
+#include "inline_slot.cuh"
 
 namespace gda4j {
 namespace ibgda {
@@ -164,10 +187,28 @@ __device__ inline __noinline__ int fail_cqe(const DeviceView* v, DeviceQp* qp, u
   return ERR_TRANSPORT;
 }
 
+// A call on a QP that failed earlier: the record (if this is the first error since the host cleared them) names the
+// QP's first failure, not this call's symptom.
 __device__ inline __noinline__ int fail_dead(const DeviceView* v, DeviceQp* qp, uint32_t op, int peer) {
   uint32_t word = *reinterpret_cast<volatile uint32_t*>(&qp->error);
+  if (word & ERROR_POSTING) {
+    const uint32_t code = word & ~(ERROR_SET | ERROR_POSTING);
+    record_error(v, code, op, peer, load_relaxed_gpu(&qp->ready_head), load_relaxed_gpu(&qp->resv_head),
+                 load_relaxed_gpu(&qp->cons_head), qp->qpn, 0);
+    return code == ERROR_SQ_FULL || code == ERROR_POST_TIMEOUT ? ERR_TIMEOUT : ERR_TRANSPORT;
+  }
   record_error(v, ERROR_CQE, op, peer, load_relaxed_gpu(&qp->cons_head), 0, (uint64_t)(word & ~ERROR_SET), qp->qpn, 0);
   return ERR_TRANSPORT;
+}
+
+__device__ __forceinline__ bool is_failed(const DeviceQp* qp) {
+  return __builtin_expect(*reinterpret_cast<const volatile uint32_t*>(&qp->error) != 0, 0);
+}
+
+// A post failed after its reservation with `code` (its record already written by stall): the QP is failed from now
+// on. The first failure wins; an aborted wait (ERR_ABORTED: another rank failed) leaves a hole too.
+__device__ inline __noinline__ void mark_failed(DeviceQp* qp, uint32_t code) {
+  atomicCAS(&qp->error, 0u, ERROR_SET | ERROR_POSTING | code);
 }
 
 }  // namespace detail
@@ -176,7 +217,7 @@ __device__ inline __noinline__ int fail_dead(const DeviceView* v, DeviceQp* qp, 
 // with a try: a thread that finds it held returns OK and looks at cons_head again). Returns ERR_TRANSPORT (with a
 // record) if this or an earlier CQE reported an error.
 __device__ inline __noinline__ int poll_cq(const DeviceView* v, DeviceQp* qp, uint32_t op, int peer) {
-  if (__builtin_expect(*reinterpret_cast<volatile uint32_t*>(&qp->error) != 0, 0)) {
+  if (detail::is_failed(qp)) {
     return detail::fail_dead(v, qp, op, peer);
   }
   if (!detail::try_lock(&qp->poll_lock)) return OK;
@@ -239,6 +280,8 @@ __device__ inline __noinline__ int wait_publish(const DeviceView* v, DeviceQp* q
   for (uint32_t spins = 1;; ++spins) {
     if (atomicCAS(reinterpret_cast<unsigned long long*>(&qp->ready_head), base, base + n) == base) return OK;
     if (spins % SPIN_CHECK_EVERY == 0) {
+      // An earlier reservation failed and will never be published: give up now, naming that failure.
+      if (is_failed(qp)) return fail_dead(v, qp, op, peer);
       int st = stall(v, &start, ERROR_POST_TIMEOUT, op, peer, base, base,
                      load_relaxed_gpu(&qp->ready_head), qp->qpn);
       if (st != OK) return st;
@@ -260,16 +303,34 @@ __device__ inline __noinline__ int wait_doorbell_lock(const DeviceView* v, Devic
 
 }  // namespace detail
 
-// Reserves n WQEBBs and waits until they are free; *base gets the first counter.
+// Reserves n WQEBBs and waits until they are free; *base gets the first counter. A QP that failed earlier fails the
+// call at once; a wait that fails after the atomicAdd marks the QP failed (its WQEBBs are a hole from now on).
 __device__ __forceinline__ int reserve(const DeviceView* v, DeviceQp* qp, uint32_t n, uint32_t op, int peer,
                                        uint64_t* base) {
+  if (detail::is_failed(qp)) return detail::fail_dead(v, qp, op, peer);
   const uint64_t b = atomicAdd(reinterpret_cast<unsigned long long*>(&qp->resv_head), (unsigned long long)n);
   *base = b;
   const uint64_t depth = qp->sq_wqebbs;
   if (b + n <= depth) return OK;  // first pass over the ring
   const uint64_t need = b + n - depth;
   if (__builtin_expect(load_acquire_gpu(&qp->cons_head) >= need, 1)) return OK;
-  return detail::wait_slots(v, qp, b, need, op, peer);
+  const int st = detail::wait_slots(v, qp, b, need, op, peer);
+  if (st != OK) detail::mark_failed(qp, ERROR_SQ_FULL);
+  return st;
+}
+
+// The fence bit for the WQE at counter `wqe`: set while an earlier READ or fetching atomic (ending at fetch_end) has
+// not completed (cons_head below it). Relaxed loads: the poster's own earlier atomicMax is visible to it (same
+// thread, or ordered by the barrier that put this call after the READ), and a stale cons_head only adds a fence.
+__device__ __forceinline__ uint8_t fence_flag(DeviceQp* qp, uint64_t wqe) {
+  const uint64_t fetch_end = load_relaxed_gpu(&qp->fetch_end);
+  if (__builtin_expect(fetch_end == 0, 1)) return 0;
+  return (wqe >= fetch_end && load_relaxed_gpu(&qp->cons_head) < fetch_end) ? mlx5::WqeDescriptor::FM_CE_SE_FENCE : 0;
+}
+
+// A READ or a fetching atomic ends at counter `end`: later WQEs carry the fence bit until it completes.
+__device__ __forceinline__ void note_fetch(DeviceQp* qp, uint64_t end) {
+  atomicMax(reinterpret_cast<unsigned long long*>(&qp->fetch_end), (unsigned long long)end);
 }
 
 // Rings the NIC for everything published so far. Several threads may call it at once: under db_lock each one
@@ -308,7 +369,10 @@ __device__ inline __noinline__ int publish(const DeviceView* v, DeviceQp* qp, ui
   fence_acq_rel_sys();
   if (atomicCAS(reinterpret_cast<unsigned long long*>(&qp->ready_head), base, base + n) != base) {
     int st = detail::wait_publish(v, qp, base, n, op, peer);
-    if (st != OK) return st;
+    if (st != OK) {
+      detail::mark_failed(qp, ERROR_POST_TIMEOUT);  // never published: a hole for every later poster
+      return st;
+    }
   }
   return ring(v, qp, op, peer);
 }
@@ -325,8 +389,8 @@ __device__ inline __noinline__ uint32_t write_rdma_chunks(DeviceQp* qp, uint64_t
   uint32_t n = 0;
   for (uint64_t off = 0; off < bytes; off += MAX_WQE_BYTES, ++n) {
     const uint32_t len = (uint32_t)min(MAX_WQE_BYTES, bytes - off);
-    mlx5::write_rdma(sq_of(qp), qp->sq_wqebbs, base + n, opcode, qp->qpn, SIGNALED, 0, raddr + off, rkey,
-                     laddr + off, lkey, len);
+    mlx5::write_rdma(sq_of(qp), qp->sq_wqebbs, base + n, opcode, qp->qpn, SIGNALED | fence_flag(qp, base + n), 0,
+                     raddr + off, rkey, laddr + off, lkey, len);
     note_size(qp, base + n, 1);
   }
   return n;
@@ -334,19 +398,46 @@ __device__ inline __noinline__ uint32_t write_rdma_chunks(DeviceQp* qp, uint64_t
 
 __device__ __forceinline__ uint32_t chunks(uint64_t bytes) { return (uint32_t)((bytes + MAX_WQE_BYTES - 1) / MAX_WQE_BYTES); }
 
-// The signal WQE of put_signal/signal: SET = 8-byte inline WRITE of the value, ADD = ATOMIC_FA whose fetched value
-// goes to the null MR. One WQEBB either way.
-__device__ inline __noinline__ void write_signal(DeviceQp* qp, uint64_t wqe, uint64_t sig_offset, uint32_t op,
-                                             uint64_t value) {
+// WQEBBs of the signal WQE of put_signal/signal: SET = an 8-byte inline WRITE of the value, ADD = an ATOMIC_FA
+// whose fetched value goes to the null MR (nothing lands, so no later WQE needs a fence for it).
+constexpr uint32_t SIGNAL_VALUE_BYTES = 8;
+__device__ __forceinline__ uint32_t signal_wqebbs(uint32_t op) {
+  return op == SIGNAL_ADD ? 1 : mlx5::WqeDescriptor::wqebbs_for_ds(mlx5::WqeDescriptor::inline_ds(SIGNAL_VALUE_BYTES));
+}
+
+// Writes the signal WQE at `wqe`; returns the WQEBBs the encoder used (recorded in wqe_sizes).
+__device__ inline __noinline__ uint32_t write_signal(DeviceQp* qp, uint64_t wqe, uint64_t sig_offset, uint32_t op,
+                                                     uint64_t value) {
   const uint64_t raddr = qp->remote_base + sig_offset;
+  const uint8_t flags = SIGNALED | fence_flag(qp, wqe);
+  uint32_t used;
   if (op == SIGNAL_ADD) {
-    mlx5::write_atomic_fetch_add(sq_of(qp), qp->sq_wqebbs, wqe, qp->qpn, SIGNALED, raddr, qp->rkey, value, 0,
-                                 qp->null_lkey);
+    used = mlx5::write_atomic_fetch_add(sq_of(qp), qp->sq_wqebbs, wqe, qp->qpn, flags, raddr, qp->rkey, value, 0,
+                                        qp->null_lkey);
   } else {
-    mlx5::write_rdma_write_inline(sq_of(qp), qp->sq_wqebbs, wqe, qp->qpn, SIGNALED, raddr, qp->rkey,
-                                  reinterpret_cast<const uint8_t*>(&value), 8);
+    used = mlx5::write_rdma_write_inline(sq_of(qp), qp->sq_wqebbs, wqe, qp->qpn, flags, raddr, qp->rkey,
+                                         reinterpret_cast<const uint8_t*>(&value), SIGNAL_VALUE_BYTES);
   }
-  note_size(qp, wqe, 1);
+  note_size(qp, wqe, used);
+  return used;
+}
+
+// An inline payload of `bytes` must fit the QP's max_inline (the NIC would reject a larger one with a local length
+// error after the fact): checked before anything is reserved.
+__device__ inline __noinline__ int check_inline(const DeviceView* v, const DeviceQp* qp, uint32_t op, int peer,
+                                                uint64_t offset, uint32_t bytes) {
+  if (__builtin_expect(bytes <= qp->max_inline, 1)) return OK;
+  return fail(v, ERR_TRANSPORT, ERROR_INLINE_TOO_LARGE, op, peer, offset, bytes, qp->max_inline);
+}
+
+// A SET signal is an 8-byte inline WRITE: it must fit max_inline, and it is refused where relaxed ordering would let
+// it overtake the data before it (FLAG_RELAXED_ORDERING).
+__device__ inline __noinline__ int check_set_signal(const DeviceView* v, const DeviceQp* qp, uint32_t op, int peer,
+                                                    uint64_t offset) {
+  if (__builtin_expect(qp->flags & FLAG_RELAXED_ORDERING, 0)) {
+    return fail(v, ERR_TRANSPORT, ERROR_SET_SIGNAL_RELAXED, op, peer, offset, SIGNAL_SET, qp->qpn);
+  }
+  return check_inline(v, qp, op, peer, offset, SIGNAL_VALUE_BYTES);
 }
 
 // ---- the device API on one QP (gda4j.cuh dispatches here for TRANSPORT_IBGDA peers) ------------------------------
@@ -373,47 +464,64 @@ __device__ inline __noinline__ int get(const DeviceView* v, DeviceQp* qp, int pe
   uint64_t base;
   int st = reserve(v, qp, n, OP_GET, peer, &base);
   if (st != OK) return st;
+  note_fetch(qp, base + n);  // before publishing: a later WQE of this thread must see it
   write_rdma_chunks(qp, base, mlx5::Mlx5Opcode::RDMA_READ, qp->remote_base + src, qp->rkey, qp->local_base + dst,
                     qp->lkey, bytes);
   return publish(v, qp, base, n, OP_GET, peer);
 }
 
 // The data WQEs and the signal WQE reserved together: one RC QP executes them in order, so the signal lands after
-// the data (the emulated NIC: one stream, in order).
+// the data (the emulated NIC: one stream, in order). With relaxed ordering a SET signal (an inline WRITE) could
+// overtake the data at the target: the transport refuses that configuration (IbgdaConfig).
 __device__ inline __noinline__ int put_signal(const DeviceView* v, DeviceQp* qp, int peer, uint64_t dst, uint64_t src,
                                           uint64_t bytes, uint64_t sig_offset, uint32_t sig_op, uint64_t value) {
+  if (sig_op != SIGNAL_ADD) {
+    int st = check_set_signal(v, qp, OP_PUT_SIGNAL, peer, sig_offset);
+    if (st != OK) return st;
+  }
   const uint32_t n = chunks(bytes);
   uint64_t base;
-  int st = reserve(v, qp, n + 1, OP_PUT_SIGNAL, peer, &base);
+  int st = reserve(v, qp, n + signal_wqebbs(sig_op), OP_PUT_SIGNAL, peer, &base);
   if (st != OK) return st;
   write_rdma_chunks(qp, base, mlx5::Mlx5Opcode::RDMA_WRITE, qp->remote_base + dst, qp->rkey, qp->local_base + src,
                     qp->lkey, bytes);
-  write_signal(qp, base + n, sig_offset, sig_op, value);
-  return publish(v, qp, base, n + 1, OP_PUT_SIGNAL, peer);
+  const uint32_t used = write_signal(qp, base + n, sig_offset, sig_op, value);
+  return publish(v, qp, base, n + used, OP_PUT_SIGNAL, peer);
 }
 
 // A relaxed signal: ordered after earlier WQEs on this QP (RC order), not with this thread's plain stores.
 __device__ inline __noinline__ int signal(const DeviceView* v, DeviceQp* qp, int peer, uint32_t op_code, uint64_t sig_offset,
                                       uint32_t sig_op, uint64_t value) {
+  if (sig_op != SIGNAL_ADD) {
+    int st = check_set_signal(v, qp, op_code, peer, sig_offset);
+    if (st != OK) return st;
+  }
   uint64_t base;
-  int st = reserve(v, qp, 1, op_code, peer, &base);
+  int st = reserve(v, qp, signal_wqebbs(sig_op), op_code, peer, &base);
   if (st != OK) return st;
-  write_signal(qp, base, sig_offset, sig_op, value);
-  return publish(v, qp, base, 1, op_code, peer);
+  const uint32_t used = write_signal(qp, base, sig_offset, sig_op, value);
+  return publish(v, qp, base, used, op_code, peer);
 }
 
-// The 16-byte inline slot {lo, seq, hi, seq} in one inline WRITE (one WQEBB). The NIC writes it as one PCIe write;
-// the emulated NIC as two 8-byte stores, which the slot protocol tolerates (each half carries seq).
+// The 16-byte inline slot (inline_slot.cuh) in one inline WRITE. The NIC writes it as one PCIe write; the emulated
+// NIC as two 8-byte stores, one per half, which the slot's rule tolerates (wait_inline wants the same sequence in
+// both halves).
 __device__ inline __noinline__ int put_inline(const DeviceView* v, DeviceQp* qp, int peer, uint64_t slot_offset,
                                           uint64_t value, uint32_t seq) {
-  uint64_t base;
-  int st = reserve(v, qp, 1, OP_PUT_SIGNAL, peer, &base);
+  int st = check_inline(v, qp, OP_PUT_INLINE, peer, slot_offset, InlineSlotDescriptor::SIZE);
   if (st != OK) return st;
-  const uint32_t slot[4] = {(uint32_t)value, seq, (uint32_t)(value >> 32), seq};
-  mlx5::write_rdma_write_inline(sq_of(qp), qp->sq_wqebbs, base, qp->qpn, SIGNALED, qp->remote_base + slot_offset,
-                                qp->rkey, reinterpret_cast<const uint8_t*>(slot), 16);
-  note_size(qp, base, 1);
-  return publish(v, qp, base, 1, OP_PUT_SIGNAL, peer);
+  const uint32_t wqebbs = mlx5::WqeDescriptor::wqebbs_for_ds(mlx5::WqeDescriptor::inline_ds(InlineSlotDescriptor::SIZE));
+  uint64_t base;
+  st = reserve(v, qp, wqebbs, OP_PUT_INLINE, peer, &base);
+  if (st != OK) return st;
+  const uint64_t slot[2] = {InlineSlotDescriptor::half((uint32_t)value, seq),
+                            InlineSlotDescriptor::half((uint32_t)(value >> 32), seq)};
+  const uint32_t used = mlx5::write_rdma_write_inline(sq_of(qp), qp->sq_wqebbs, base, qp->qpn,
+                                                      SIGNALED | fence_flag(qp, base),
+                                                      qp->remote_base + slot_offset, qp->rkey,
+                                                      reinterpret_cast<const uint8_t*>(slot), InlineSlotDescriptor::SIZE);
+  note_size(qp, base, used);
+  return publish(v, qp, base, used, OP_PUT_INLINE, peer);
 }
 
 // Waits until every WQE published on qp so far has completed (checking each CQE), without the flush.

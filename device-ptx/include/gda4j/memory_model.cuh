@@ -54,16 +54,16 @@ __device__ __forceinline__ void fence_acquire_sys() {
   asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
 
-// 16-byte inline slot accesses: each 8-byte half {data32, seq32} is written and read as one unit, so a reader that
-// sees the expected seq in both halves has both data words (NCCL's LL protocol). Relaxed: no other ordering.
-__device__ __forceinline__ void store_slot_relaxed_sys(uint32_t* p, uint32_t lo, uint32_t seq, uint32_t hi) {
-  asm volatile("st.relaxed.sys.global.v4.u32 [%0], {%1, %2, %3, %2};" :: "l"(p), "r"(lo), "r"(seq), "r"(hi) : "memory");
+// 16-byte inline slot accesses (gda4j/inline_slot.cuh): the slot is two 64-bit elements, each half {data32, seq32}
+// one element, stored and loaded with one v2.u64 access. The PTX memory model makes each aligned element of a vector
+// access single-copy atomic (a v4.u32 access would be four 32-bit accesses), so a half is never torn; nothing makes the
+// two halves one access, which is why readers compare the sequences of both. Relaxed: no other ordering.
+__device__ __forceinline__ void store_slot_relaxed_sys(uint64_t* p, uint64_t lo_half, uint64_t hi_half) {
+  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" :: "l"(p), "l"(lo_half), "l"(hi_half) : "memory");
 }
 
-__device__ __forceinline__ void load_slot_relaxed_sys(const uint32_t* p, uint32_t& lo, uint32_t& seq_lo, uint32_t& hi,
-                                                      uint32_t& seq_hi) {
-  asm volatile("ld.relaxed.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(lo), "=r"(seq_lo), "=r"(hi), "=r"(seq_hi) : "l"(p) : "memory");
+__device__ __forceinline__ void load_slot_relaxed_sys(const uint64_t* p, uint64_t& lo_half, uint64_t& hi_half) {
+  asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];" : "=l"(lo_half), "=l"(hi_half) : "l"(p) : "memory");
 }
 
 // GPU-scope acquire: pairs with red_max_release_gpu / atomics of other threads of this GPU (not with the host).

@@ -68,6 +68,8 @@ constexpr uint32_t ERROR_TRIGGER_FIELD = 9;        // a field does not fit a pro
 constexpr uint32_t ERROR_CQE = 10;           // an error CQE: expected = WQE opcode, seen = syndrome | vendor << 8 | cqe opcode << 16
 constexpr uint32_t ERROR_SQ_FULL = 11;       // no free send queue slot in time: expected = completions needed, seen = completed
 constexpr uint32_t ERROR_POST_TIMEOUT = 12;  // posting or quiet stalled: expected = counter waited for, seen = counter reached
+constexpr uint32_t ERROR_INLINE_TOO_LARGE = 13;  // an inline payload above the QP's max_inline: expected = bytes, seen = max_inline
+constexpr uint32_t ERROR_SET_SIGNAL_RELAXED = 14;  // a SET signal over a NIC with relaxed ordering: cmp = QP number
 
 // ErrorRecord.op: which device API call failed (io.gda4j.world.ErrorRecordDescriptor.Op).
 constexpr uint32_t OP_NONE = 0;

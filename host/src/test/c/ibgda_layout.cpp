@@ -34,6 +34,7 @@ int main() {
   F(ready_head, READY_HEAD);
   F(prod_idx, PROD_IDX);
   F(db_lock, DB_LOCK);
+  F(fetch_end, FETCH_END);
   F(cons_head, CONS_HEAD);
   F(cq_ci, CQ_CI);
   F(poll_lock, POLL_LOCK);
@@ -41,6 +42,8 @@ int main() {
   P("LENGTH", sizeof(DeviceQp));
   P("FLAG_DOORBELL_MEMORY", FLAG_DOORBELL_MEMORY);
   P("FLAG_FLUSH_ON_QUIET", FLAG_FLUSH_ON_QUIET);
+  P("FLAG_RELAXED_ORDERING", FLAG_RELAXED_ORDERING);
   P("ERROR_SET", ERROR_SET);
+  P("ERROR_POSTING", ERROR_POSTING);
   return 0;
 }

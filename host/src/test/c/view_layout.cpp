@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdio>
 #include "gda4j/view.cuh"
+#include "gda4j/inline_slot.cuh"
 
 using namespace gda4j;
 #define P(name, value) std::printf("%s %lld\n", name, (long long)(value))
@@ -62,6 +63,8 @@ int main() {
   P("CODE.CQE_ERROR", ERROR_CQE);
   P("CODE.SQ_FULL", ERROR_SQ_FULL);
   P("CODE.POST_TIMEOUT", ERROR_POST_TIMEOUT);
+  P("CODE.INLINE_TOO_LARGE", ERROR_INLINE_TOO_LARGE);
+  P("CODE.SET_SIGNAL_RELAXED", ERROR_SET_SIGNAL_RELAXED);
   P("OP.NONE", OP_NONE);
   P("OP.PUT", OP_PUT);
   P("OP.PUT_SIGNAL", OP_PUT_SIGNAL);
@@ -82,5 +85,17 @@ int main() {
   P("CMP.GE", CMP_GE);
   P("CMP.LT", CMP_LT);
   P("CMP.LE", CMP_LE);
+  P("SLOT.SIZE", InlineSlotDescriptor::SIZE);
+  P("SLOT.ALIGNMENT", InlineSlotDescriptor::ALIGNMENT);
+  P("SLOT.HALF_SIZE", InlineSlotDescriptor::HALF_SIZE);
+  P("SLOT.LO_HALF_OFFSET", InlineSlotDescriptor::LO_HALF_OFFSET);
+  P("SLOT.HI_HALF_OFFSET", InlineSlotDescriptor::HI_HALF_OFFSET);
+  P("SLOT.SEQ_SHIFT", InlineSlotDescriptor::SEQ_SHIFT);
+  P("SLOT.half(0x11223344,7)", InlineSlotDescriptor::half(0x11223344u, 7));
+  P("SLOT.whole(7,7,7)", InlineSlotDescriptor::is_whole_at_or_after(InlineSlotDescriptor::half(1, 7), InlineSlotDescriptor::half(2, 7), 7));
+  P("SLOT.whole(8,7,7)", InlineSlotDescriptor::is_whole_at_or_after(InlineSlotDescriptor::half(1, 8), InlineSlotDescriptor::half(2, 7), 7));
+  P("SLOT.whole(8,8,7)", InlineSlotDescriptor::is_whole_at_or_after(InlineSlotDescriptor::half(1, 8), InlineSlotDescriptor::half(2, 8), 7));
+  P("SLOT.whole(6,6,7)", InlineSlotDescriptor::is_whole_at_or_after(InlineSlotDescriptor::half(1, 6), InlineSlotDescriptor::half(2, 6), 7));
+  P("SLOT.whole(1,1,0xffffffff)", InlineSlotDescriptor::is_whole_at_or_after(InlineSlotDescriptor::half(1, 1), InlineSlotDescriptor::half(2, 1), 0xffffffffu));
   return 0;
 }

@@ -4,6 +4,7 @@ import io.gda4j.cuda.CudaContext;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.nic.DoorbellKind;
 import io.gda4j.nic.QpRings;
+import io.gda4j.world.InlineSlotDescriptor;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -25,10 +26,10 @@ public final class DeviceQp implements AutoCloseable {
     /** What the GPU needs besides the rings: heap addressing, keys, flush, and a peer rank for error records. */
     public record Addressing(long localBase, long remoteBase, long heapSizeBytes, int lkey, int rkey,
                              long flushQp, long flushFlag, int flushRkey, int nullLkey, boolean flushOnQuiet,
-                             int peer) {
+                             boolean relaxedOrdering, int peer) {
         /** For a QP that only the flush uses (and tests): no heap, no flush of its own. */
         public static Addressing none(int peer) {
-            return new Addressing(0, 0, 0, 0, 0, 0, 0, 0, 0, false, peer);
+            return new Addressing(0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, peer);
         }
     }
 
@@ -52,6 +53,12 @@ public final class DeviceQp implements AutoCloseable {
 
     /** The 256 bytes of the struct for {@code rings} and {@code a}, with the size table at {@code wqeSizes}. */
     static void encode(ByteBuffer b, QpRings rings, Addressing a, long wqeSizes) {
+        if (a.heapSizeBytes() > 0 && rings.maxInlineBytes() < InlineSlotDescriptor.SIZE) {
+            // The device API posts put_inline (the 16-byte slot) and SET signals (8 bytes) as inline WRITEs.
+            throw new IllegalArgumentException(String.format("QP 0x%06x accepts inline payloads of %d bytes, but the"
+                    + " device API's put_inline needs %d: create the QPs with QpSpec.maxInlineBytes >= %d",
+                    rings.qpn(), rings.maxInlineBytes(), InlineSlotDescriptor.SIZE, InlineSlotDescriptor.SIZE));
+        }
         b.putLong(DeviceQpDescriptor.SQ_BUF_OFFSET, rings.sqBuf());
         b.putLong(DeviceQpDescriptor.DBREC_OFFSET, rings.dbrec());
         b.putLong(DeviceQpDescriptor.DOORBELL_OFFSET, rings.doorbell());
@@ -62,7 +69,8 @@ public final class DeviceQp implements AutoCloseable {
         b.putInt(DeviceQpDescriptor.CQE_COUNT_OFFSET, rings.cqeCount());
         b.putInt(DeviceQpDescriptor.QPN_OFFSET, rings.qpn());
         int flags = (rings.doorbellKind() == DoorbellKind.MEMORY ? DeviceQpDescriptor.FLAG_DOORBELL_MEMORY : 0)
-                | (a.flushOnQuiet() && a.flushQp() != 0 ? DeviceQpDescriptor.FLAG_FLUSH_ON_QUIET : 0);
+                | (a.flushOnQuiet() && a.flushQp() != 0 ? DeviceQpDescriptor.FLAG_FLUSH_ON_QUIET : 0)
+                | (a.relaxedOrdering() ? DeviceQpDescriptor.FLAG_RELAXED_ORDERING : 0);
         b.putInt(DeviceQpDescriptor.FLAGS_OFFSET, flags);
         b.putLong(DeviceQpDescriptor.LOCAL_BASE_OFFSET, a.localBase());
         b.putLong(DeviceQpDescriptor.REMOTE_BASE_OFFSET, a.remoteBase());

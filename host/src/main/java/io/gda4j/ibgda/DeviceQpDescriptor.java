@@ -25,10 +25,10 @@ package io.gda4j.ibgda;
  *   | flush_qp        | flush_flag      |flush_rk|null_lk |max_inl | peer   |
  *   +-----------------+-----------------+--------+--------+--------+--------+
  *  line 2: producer state (kernels only; zero at start)
- *   128               136               144               152      156      160 .. 192
- *   +-----------------+-----------------+-----------------+--------+--------+---------+
- *   | resv_head       | ready_head      | prod_idx        | db_lock| resvd  | reserved|
- *   +-----------------+-----------------+-----------------+--------+--------+---------+
+ *   128               136               144               152      156      160               168 .. 192
+ *   +-----------------+-----------------+-----------------+--------+--------+-----------------+---------+
+ *   | resv_head       | ready_head      | prod_idx        | db_lock| resvd  | fetch_end       | reserved|
+ *   +-----------------+-----------------+-----------------+--------+--------+-----------------+---------+
  *  line 3: consumer state (kernels only; zero at start)
  *   192               200               208      212      216 .. 256
  *   +-----------------+-----------------+--------+--------+-----------+
@@ -42,7 +42,8 @@ package io.gda4j.ibgda;
  *   <li>{@code wqe_sizes}: GPU memory, one byte per SQ slot: WQEBBs of the WQE that starts there, written by the
  *       poster, read when that WQE's CQE retires it (a CQE names only the WQE's first WQEBB).</li>
  *   <li>{@code flags}: {@link #FLAG_DOORBELL_MEMORY} (the doorbell is a memory word, not MMIO),
- *       {@link #FLAG_FLUSH_ON_QUIET} (quiet ends with the PCIe flush on {@code flush_qp}).</li>
+ *       {@link #FLAG_FLUSH_ON_QUIET} (quiet ends with the PCIe flush on {@code flush_qp}),
+ *       {@link #FLAG_RELAXED_ORDERING} (SET signals refused: they could overtake their data).</li>
  *   <li>{@code local_base}/{@code remote_base}: the NIC addresses of this rank's and the peer's heap (a heap offset
  *       {@code o} is {@code local_base + o} in a local data segment, {@code remote_base + o} in a raddr segment);
  *       {@code lkey}/{@code rkey} their keys; {@code heap_size_bytes} bounds both.</li>
@@ -51,10 +52,15 @@ package io.gda4j.ibgda;
  *       lkey for the discarded fetched value.</li>
  *   <li>{@code resv_head}: WQEBBs reserved (atomicAdd); {@code ready_head}: WQEBBs written and published in
  *       reservation order (CAS from the reservation's start to its end); {@code prod_idx}: the producer index last
- *       stored to the doorbell record (raised under {@code db_lock}).</li>
+ *       stored to the doorbell record (raised under {@code db_lock}); {@code fetch_end}: the counter after the last
+ *       RDMA READ (or atomic whose fetched value lands in memory), raised with atomicMax: a WQE at or after it carries
+ *       the mlx5 fence bit while {@code cons_head} is below it, so it cannot read memory the READ has not yet
+ *       filled.</li>
  *   <li>{@code cons_head}: WQEBBs retired by CQEs (a slot {@code s} may be rewritten once
  *       {@code s < cons_head + sq_wqebbs}); {@code cq_ci}: CQEs consumed; both advanced under {@code poll_lock}.
- *       {@code error}: nonzero once an error CQE was seen ({@link #errorWord}); the QP is then dead.</li>
+ *       {@code error}: the QP's first failure, nonzero once an error CQE was seen ({@link #errorWord}) or a post
+ *       failed after reserving its slots ({@link #ERROR_POSTING}); the QP is then dead and every later call on it
+ *       returns that failure at once.</li>
  * </ul>
  * Counters are free-running 64-bit; the rings use their low bits, the doorbell record their low 16.
  */
@@ -86,6 +92,7 @@ public final class DeviceQpDescriptor {
     public static final int READY_HEAD_OFFSET = 136;
     public static final int PROD_IDX_OFFSET = 144;
     public static final int DB_LOCK_OFFSET = 152;
+    public static final int FETCH_END_OFFSET = 160;
 
     public static final int CONS_HEAD_OFFSET = 192;
     public static final int CQ_CI_OFFSET = 200;
@@ -100,9 +107,15 @@ public final class DeviceQpDescriptor {
     public static final int FLAG_DOORBELL_MEMORY = 1;
     /** {@code flags}: quiet ends with the PCIe flush (ATOMIC_FA on {@code flush_qp}, null-MR local SGE). */
     public static final int FLAG_FLUSH_ON_QUIET = 1 << 1;
+    /** {@code flags}: the NIC writes with relaxed ordering, so a SET signal (an 8-byte inline WRITE) could overtake
+     * the data before it at the target: the device refuses SET signals (SET_SIGNAL_RELAXED); ADD is an atomic. */
+    public static final int FLAG_RELAXED_ORDERING = 1 << 2;
 
     /** {@code error} bit layout: syndrome in bits 0..7, vendor syndrome 8..15, CQE opcode 16..19, bit 31 set. */
     public static final int ERROR_SET = 1 << 31;
+    /** {@code error}: with {@link #ERROR_SET}, a post failed after its reservation; the low bits are the
+     * {@code ErrorRecordDescriptor.Code} it failed with (SQ_FULL, POST_TIMEOUT). */
+    public static final int ERROR_POSTING = 1 << 30;
 
     private DeviceQpDescriptor() {
     }

@@ -88,7 +88,7 @@ final class IbgdaSession {
                 theirs.heap.rkey(), mine.flushDeviceQp == null ? 0 : mine.flushDeviceQp.address(),
                 mine.flushFlag == null ? 0 : mine.flushFlagRegion.address(),
                 mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.rkey(), nic.nullMemory().lkey(),
-                flushOnQuiet, peer.rank()));
+                flushOnQuiet, nic.capabilities().relaxedOrdering(), peer.rank()));
         openLinks++;
         AutoCloseable resources = () -> closeLink(qp, dqp);
         return new PeerLink(TransportTag.IBGDA, 0, dqp.address(), theirs.heap.rkey(), mine.heap.lkey(), 0, resources);

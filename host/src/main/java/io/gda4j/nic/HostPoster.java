@@ -11,6 +11,7 @@ import io.gda4j.mlx5.DoorbellRecordDescriptor;
 import io.gda4j.mlx5.WqeDescriptor;
 import io.gda4j.mlx5.WqeEncoder;
 
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeoutException;
 
@@ -24,6 +25,11 @@ import java.util.concurrent.TimeoutException;
  * send counter (the WQEs before it become visible to the NIC's or the engine's acquire load), then a release store
  * of the 8-byte doorbell. {@link #poll()} consumes CQEs and publishes the CQ consumer index; an error CQE throws
  * {@link CompletionErrorException} naming the QP, the WQE index, the opcode and the syndrome.
+ *
+ * <p>Fence: a WQE posted while an earlier RDMA READ or atomic has not completed carries the mlx5 fence bit, so the
+ * NIC does not execute it (and read its local source) before the READ's data or the atomic's fetched value has
+ * landed; an RC QP keeps WQEs in order on the wire but promises no more. Inline payloads above the QP's
+ * {@code max_inline} are refused before anything is written.
  */
 public final class HostPoster {
     private final NicQp qp;
@@ -34,6 +40,9 @@ public final class HostPoster {
     private final ByteBuffer cq;
     private final ByteBuffer cqDbrec;
     private final int sqWqebbs;
+    private final int maxInlineBytes;
+    /** Counter after the last READ or atomic posted: later WQEs carry the fence bit until it has completed. */
+    private long fetchEnd;
     private final byte[] wqeSizes;
     private long producer;
     private long rung;
@@ -45,6 +54,7 @@ public final class HostPoster {
         QpRings r = qp.hostRings();
         this.qpn = r.qpn();
         this.sqWqebbs = r.sqWqebbs();
+        this.maxInlineBytes = r.maxInlineBytes();
         this.sq = map(r.sqBuf(), (long) r.sqWqebbs() * WqeDescriptor.WQEBB_SIZE);
         this.dbrec = map(r.dbrec(), DoorbellRecordDescriptor.SIZE);
         this.doorbell = map(r.doorbell(), DoorbellDescriptor.SIZE);
@@ -74,7 +84,7 @@ public final class HostPoster {
     /** Posts a signaled NOP; returns its WQE counter. */
     public long postNop(long timeoutNanos) throws TimeoutException {
         long at = reserve(1, timeoutNanos);
-        finish(at, WqeEncoder.writeNop(sq, at, qpn, WqeDescriptor.FM_CE_SE_CQ_UPDATE));
+        finish(at, WqeEncoder.writeNop(sq, at, qpn, flags(at)));
         return at;
     }
 
@@ -82,16 +92,24 @@ public final class HostPoster {
     public long postWrite(long raddr, int rkey, long laddr, int lkey, int byteCount, long timeoutNanos)
             throws TimeoutException {
         long at = reserve(1, timeoutNanos);
-        finish(at, WqeEncoder.writeRdmaWrite(sq, at, qpn, WqeDescriptor.FM_CE_SE_CQ_UPDATE, raddr, rkey, laddr, lkey,
+        finish(at, WqeEncoder.writeRdmaWrite(sq, at, qpn, flags(at), raddr, rkey, laddr, lkey,
                 byteCount));
         return at;
     }
 
-    /** Posts a signaled inline RDMA WRITE of {@code payload}; returns its WQE counter. */
+    /**
+     * Posts a signaled inline RDMA WRITE of {@code payload}; returns its WQE counter. Throws
+     * {@link IllegalArgumentException} for a payload above the QP's inline limit (the NIC would fail it).
+     */
     public long postWriteInline(long raddr, int rkey, byte[] payload, long timeoutNanos) throws TimeoutException {
+        if (payload.length > maxInlineBytes) {
+            throw new IllegalArgumentException(String.format("%s: an inline payload of %d bytes exceeds the QP's"
+                    + " max_inline of %d bytes; post a WRITE from registered memory, or create the QP with a larger"
+                    + " QpSpec.maxInlineBytes", qp.label(), payload.length, maxInlineBytes));
+        }
         int wqebbs = WqeDescriptor.wqebbsForDs(WqeDescriptor.inlineDs(payload.length));
         long at = reserve(wqebbs, timeoutNanos);
-        finish(at, WqeEncoder.writeRdmaWriteInline(sq, at, qpn, WqeDescriptor.FM_CE_SE_CQ_UPDATE, raddr, rkey,
+        finish(at, WqeEncoder.writeRdmaWriteInline(sq, at, qpn, flags(at), raddr, rkey,
                 payload, 0, payload.length));
         return at;
     }
@@ -100,8 +118,9 @@ public final class HostPoster {
     public long postRead(long raddr, int rkey, long laddr, int lkey, int byteCount, long timeoutNanos)
             throws TimeoutException {
         long at = reserve(1, timeoutNanos);
-        finish(at, WqeEncoder.writeRdmaRead(sq, at, qpn, WqeDescriptor.FM_CE_SE_CQ_UPDATE, raddr, rkey, laddr, lkey,
+        finish(at, WqeEncoder.writeRdmaRead(sq, at, qpn, flags(at), raddr, rkey, laddr, lkey,
                 byteCount));
+        fetchEnd = producer;
         return at;
     }
 
@@ -109,8 +128,9 @@ public final class HostPoster {
     public long postFetchAdd(long raddr, int rkey, long add, long laddr, int lkey, long timeoutNanos)
             throws TimeoutException {
         long at = reserve(1, timeoutNanos);
-        finish(at, WqeEncoder.writeAtomicFetchAdd(sq, at, qpn, WqeDescriptor.FM_CE_SE_CQ_UPDATE, raddr, rkey, add,
+        finish(at, WqeEncoder.writeAtomicFetchAdd(sq, at, qpn, flags(at), raddr, rkey, add,
                 laddr, lkey));
+        fetchEnd = producer;
         return at;
     }
 
@@ -118,8 +138,9 @@ public final class HostPoster {
     public long postCompareSwap(long raddr, int rkey, long compare, long swap, long laddr, int lkey,
                                 long timeoutNanos) throws TimeoutException {
         long at = reserve(1, timeoutNanos);
-        finish(at, WqeEncoder.writeAtomicCompareSwap(sq, at, qpn, WqeDescriptor.FM_CE_SE_CQ_UPDATE, raddr, rkey,
+        finish(at, WqeEncoder.writeAtomicCompareSwap(sq, at, qpn, flags(at), raddr, rkey,
                 compare, swap, laddr, lkey));
+        fetchEnd = producer;
         return at;
     }
 
@@ -133,6 +154,10 @@ public final class HostPoster {
         }
         DoorbellRecordDescriptor.putSendCounterRelease(dbrec, 0, producer);
         DoorbellDescriptor.putDoorbellRelease(doorbell, 0, producer, qpn);
+        // The UAR page is mapped write-combining: the doorbell may sit in the CPU's WC buffer, unseen by the NIC,
+        // until something evicts it (rdma-core calls mmio_flush_writes() here). A full fence evicts it: on x86 it is
+        // a locked instruction, which drains the WC buffers; on AArch64 a DMB, which orders it before anything later.
+        VarHandle.fullFence();
         rung = producer;
     }
 
@@ -193,6 +218,12 @@ public final class HostPoster {
             }
         }
         return producer;
+    }
+
+    /** Signaled; fenced while an earlier READ or atomic (ending at fetchEnd) has not completed. */
+    private int flags(long at) {
+        boolean fence = at >= fetchEnd && retired < fetchEnd;
+        return WqeDescriptor.FM_CE_SE_CQ_UPDATE | (fence ? WqeDescriptor.FM_CE_SE_FENCE : 0);
     }
 
     private void finish(long at, int wqebbs) {

@@ -103,6 +103,39 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
             case CQE_ERROR:
                 return where + ": " + describeCqe();
             case SQ_FULL:
+            case POST_TIMEOUT:
+                if (elapsedNanos == 0) {
+                    // ibgda.cuh fail_dead: a call on a QP that an earlier post left failed (elapsed is never 0 else).
+                    return String.format(Locale.ROOT,
+                            "%s: QP 0x%06x failed earlier: a post %s after reserving its send queue slots and never"
+                                    + " published them (reserved %d WQEBBs, published %d, completed %d), so nothing"
+                                    + " after them can be posted; every call on this QP fails at once. The first"
+                                    + " failure's record says why; close the world and build a new one.",
+                            where, cmp, code == Code.SQ_FULL
+                                    ? "found the send queue full" : "stalled", expected, offset, seen);
+                }
+                return describeStall(where, waitTimeout);
+            case SET_SIGNAL_RELAXED:
+                return String.format(Locale.ROOT,
+                        "%s at heap offset 0x%x: QP 0x%06x writes with relaxed ordering, so a SET signal (an 8-byte"
+                                + " WRITE) could arrive before the data it guards; nothing was posted. Signal with"
+                                + " SignalOp.ADD (an RDMA atomic, which cannot pass the writes before it), or turn"
+                                + " relaxed ordering off (GDA4J_MLX5_RELAXED_ORDERING=false).",
+                        where, offset, cmp);
+            case INLINE_TOO_LARGE:
+                return String.format(Locale.ROOT,
+                        "%s at heap offset 0x%x: an inline payload of %d bytes exceeds the QP's max_inline of %d"
+                                + " bytes; nothing was posted. Create the QPs with a larger inline limit (put_inline"
+                                + " needs 16 bytes, a SET signal 8).",
+                        where, offset, expected, seen);
+            default:
+                return where + ": no error";
+        }
+    }
+
+    private String describeStall(String where, Duration waitTimeout) {
+        switch (code) {
+            case SQ_FULL:
                 return String.format(Locale.ROOT,
                         "%s: the send queue of QP 0x%06x stayed full for %.3f s: the WQE at counter %d needs %d WQEBBs"
                                 + " completed, but only %d are. The NIC stopped completing work (emulated NIC: its"
@@ -118,7 +151,7 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
                                 + " have failed first; the NIC may have stopped.",
                         where, cmp, elapsedNanos / 1e9, offset, expected, seen);
             default:
-                return where + ": no error";
+                throw new IllegalStateException("not a stall: " + code);
         }
     }
 

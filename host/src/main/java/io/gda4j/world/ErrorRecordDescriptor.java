@@ -48,7 +48,13 @@ public final class ErrorRecordDescriptor {
         /** IBGDA: no free send queue slot in time (expected = completions needed, seen = completed, cmp = QPN). */
         SQ_FULL(11),
         /** IBGDA: posting or quiet stalled (expected = counter waited for, seen = counter reached, cmp = QPN). */
-        POST_TIMEOUT(12);
+        POST_TIMEOUT(12),
+        /** IBGDA: an inline payload above the QP's max_inline, refused before posting (expected = bytes, seen =
+         * max_inline). */
+        INLINE_TOO_LARGE(13),
+        /** IBGDA: a SET signal over a NIC that writes with relaxed ordering (cmp = QP number): it could overtake
+         * its data. */
+        SET_SIGNAL_RELAXED(14);
 
         private final int value;
 

@@ -46,11 +46,35 @@ class IbgdaConfigTest {
     }
 
     @Test
+    void deviceQpRefusesAnInlineLimitBelowTheSlot() {
+        QpRings rings = new QpRings(0x123456, 0x10000, 64, 0x20000, 0x20040, DoorbellKind.MEMORY, 0x30000, 128,
+                0x20080, 12);
+        DeviceQp.Addressing a = new DeviceQp.Addressing(0x7000_0000L, 0x7100_0000L, 1 << 20, 0x1111, 0x2222,
+                0x9000, 0x9100, 0x3333, 0x4444, true, false, 1);
+        ByteBuffer b = ByteBuffer.allocate(DeviceQpDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DeviceQp.encode(b, rings, a, 0));
+        assertTrue(e.getMessage().contains("inline payloads of 12 bytes") && e.getMessage().contains("needs 16"),
+                e.getMessage());
+        DeviceQp.encode(b, rings, DeviceQp.Addressing.none(1), 0); // the flush QP posts no inline WRITE
+    }
+
+    @Test
+    void relaxedOrderingMarksTheDeviceQpSoSetSignalsAreRefused() {
+        QpRings rings = new QpRings(0x123456, 0x10000, 64, 0x20000, 0x20040, DoorbellKind.MMIO, 0x30000, 128,
+                0x20080, 256);
+        DeviceQp.Addressing a = new DeviceQp.Addressing(0x7000_0000L, 0x7100_0000L, 1 << 20, 0x1111, 0x2222,
+                0x9000, 0x9100, 0x3333, 0x4444, false, true, 1);
+        ByteBuffer b = ByteBuffer.allocate(DeviceQpDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        DeviceQp.encode(b, rings, a, 0);
+        assertEquals(DeviceQpDescriptor.FLAG_RELAXED_ORDERING, b.getInt(DeviceQpDescriptor.FLAGS_OFFSET));
+    }
+
+    @Test
     void deviceQpBytesFollowTheDescriptor() {
         QpRings rings = new QpRings(0x123456, 0x10000, 64, 0x20000, 0x20040, DoorbellKind.MEMORY, 0x30000, 128,
                 0x20080, 256);
         DeviceQp.Addressing a = new DeviceQp.Addressing(0x7000_0000L, 0x7100_0000L, 1 << 20, 0x1111, 0x2222,
-                0x9000, 0x9100, 0x3333, 0x4444, true, 1);
+                0x9000, 0x9100, 0x3333, 0x4444, true, false, 1);
         ByteBuffer b = ByteBuffer.allocate(DeviceQpDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         DeviceQp.encode(b, rings, a, 0xabc00);
         assertEquals(0x10000, b.getLong(DeviceQpDescriptor.SQ_BUF_OFFSET));

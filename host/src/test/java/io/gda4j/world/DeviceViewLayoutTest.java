@@ -93,4 +93,32 @@ class DeviceViewLayoutTest {
             same("CMP." + c.name(), c.code());
         }
     }
+
+    @Test
+    void inlineSlotMatchesAndRejectsHalvesOfTwoMessages() {
+        same("SLOT.SIZE", InlineSlotDescriptor.SIZE);
+        same("SLOT.ALIGNMENT", InlineSlotDescriptor.ALIGNMENT);
+        same("SLOT.HALF_SIZE", InlineSlotDescriptor.HALF_SIZE);
+        same("SLOT.LO_HALF_OFFSET", InlineSlotDescriptor.LO_HALF_OFFSET);
+        same("SLOT.HI_HALF_OFFSET", InlineSlotDescriptor.HI_HALF_OFFSET);
+        same("SLOT.SEQ_SHIFT", InlineSlotDescriptor.SEQ_SHIFT);
+        same("SLOT.half(0x11223344,7)", InlineSlotDescriptor.half(0x11223344, 7));
+        // The device's rule, case by case, and the Java mirror agreeing with it.
+        long h17 = InlineSlotDescriptor.half(1, 7);
+        long h27 = InlineSlotDescriptor.half(2, 7);
+        long h18 = InlineSlotDescriptor.half(1, 8);
+        long h28 = InlineSlotDescriptor.half(2, 8);
+        same("SLOT.whole(7,7,7)", 1);
+        same("SLOT.whole(8,7,7)", 0); // low half of message 8, high half of message 7: never returned
+        same("SLOT.whole(8,8,7)", 1);
+        same("SLOT.whole(6,6,7)", 0);
+        same("SLOT.whole(1,1,0xffffffff)", 1); // wrap-safe
+        assertEquals(true, InlineSlotDescriptor.isWholeAtOrAfter(h17, h27, 7));
+        assertEquals(false, InlineSlotDescriptor.isWholeAtOrAfter(h18, h27, 7));
+        assertEquals(true, InlineSlotDescriptor.isWholeAtOrAfter(h18, h28, 7));
+        assertEquals(false, InlineSlotDescriptor.isWholeAtOrAfter(InlineSlotDescriptor.half(1, 6), h27, 7));
+        assertEquals(0x0000000200000001L, InlineSlotDescriptor.valueOf(h17, h27));
+        assertEquals(-1, InlineSlotDescriptor.dataOf(InlineSlotDescriptor.half(-1, 3)));
+        assertEquals(3, InlineSlotDescriptor.seqOf(InlineSlotDescriptor.half(-1, 3)));
+    }
 }

@@ -24,6 +24,13 @@ import io.gda4j.nic.QpState;
  * real mlx5 NIC reports for that mistake, the QP goes to the error state, and every later WQE gets a WR_FLUSH CQE
  * without running. Nothing is ever read or written outside a registered region or the QP's own rings.
  *
+ * <p>Strict mode ({@link EmulatedNicConfig#strict()}, the default): an RDMA READ's data does not land when the READ
+ * executes but is parked until a later WQE carries the fence bit ({@code FM_CE_SE_FENCE}), another READ comes, or
+ * the QP has been idle for {@link #READ_LATENCY_NANOS}: WQEs without the fence bit run first, as on a ConnectX, where
+ * a later WQE may go out before an earlier READ's response has arrived. So a WRITE from a buffer an earlier READ
+ * fills sends stale bytes unless it carries the fence bit. CQEs stay in posting order (those of WQEs that overtook
+ * the READ wait behind its own).
+ *
  * <p>Ordering: the doorbell record's send counter is read with an acquire load, pairing with the poster's release
  * store (GPU {@code st.release.sys}, or {@link DoorbellRecordDescriptor#putSendCounterRelease}), so the WQE bytes
  * below it are visible. The CQ doorbell record's consumer index is read with an acquire load, pairing with the
@@ -32,10 +39,13 @@ import io.gda4j.nic.QpState;
 public final class EmulatedEngine {
     /** WQEs executed per QP per pass before moving to the next QP, so one busy QP cannot starve the others. */
     static final int BATCH = 64;
+    /** Strict mode: how long a parked READ waits on an idle QP before its data lands anyway (a wire round trip). */
+    static final long READ_LATENCY_NANOS = 50_000;
 
     private final EmulatedNic nic;
     private final RegistrationTable table;
     private final WqeFields wqe = new WqeFields();
+    private final boolean strict;
     private EmulatedFault fault;
     private String faultDetail;
 
@@ -49,6 +59,7 @@ public final class EmulatedEngine {
     EmulatedEngine(EmulatedNic nic, RegistrationTable table) {
         this.nic = nic;
         this.table = table;
+        this.strict = nic.config().strict();
     }
 
     /** One pass over every QP; returns the WQEs executed. Called by one thread at a time. */
@@ -80,6 +91,10 @@ public final class EmulatedEngine {
         long at = qp.consumed;
         int pending = (sendCounter - (int) at) & DoorbellRecordDescriptor.COUNTER_MASK;
         if (pending == 0) {
+            if (qp.parkedLength >= 0 && System.nanoTime() - qp.parkedSinceNanos >= READ_LATENCY_NANOS) {
+                land(qp);
+                return 1;
+            }
             return 0;
         }
         long start = System.nanoTime();
@@ -125,6 +140,9 @@ public final class EmulatedEngine {
             return size;
         }
         fault = null;
+        if (qp.parkedLength >= 0 && (wqe.fmCeSe() & WqeDescriptor.FM_CE_SE_FENCE) != 0) {
+            land(qp); // the fence bit: this WQE waits for the earlier READ's data
+        }
         try {
             switch (wqe.opcode()) {
                 case Mlx5Opcode.NOP:
@@ -151,7 +169,12 @@ public final class EmulatedEngine {
         }
         if (wqe.signaled()) {
             int byteCount = wqe.opcode() == Mlx5Opcode.NOP ? 0 : (int) lastBytes;
-            if (reserveCqe(qp)) {
+            if (qp.parkedLength >= 0) { // behind the parked READ's CQE (or its own, if it is the parked READ)
+                qp.deferredAt[qp.deferred] = at;
+                qp.deferredOpcode[qp.deferred] = wqe.opcode();
+                qp.deferredBytes[qp.deferred] = byteCount;
+                qp.deferred++;
+            } else if (reserveCqe(qp)) {
                 long tail = CqeEncoder.prepareRequester(qp.cq, qp.cqProducer, qp.qpn(), (int) at, wqe.opcode(),
                         byteCount);
                 publish(qp, tail);
@@ -224,9 +247,43 @@ public final class EmulatedEngine {
             return;
         }
         if (!local.isNull()) { // a null region drops what is written to it
-            qp.executor.copy(wqe.addr(), wqe.raddr(), length);
+            if (strict) {
+                if (qp.parkedLength >= 0) {
+                    land(qp); // READs land in order
+                }
+                qp.parkedDst = wqe.addr();
+                qp.parkedSrc = wqe.raddr();
+                qp.parkedLength = length;
+                qp.parkedSinceNanos = System.nanoTime();
+            } else {
+                qp.executor.copy(wqe.addr(), wqe.raddr(), length);
+            }
         }
         lastBytes = length;
+    }
+
+    /** The parked READ's data lands, then the CQEs held behind it are written in posting order. */
+    private void land(EmulatedQp qp) {
+        long length = qp.parkedLength;
+        qp.parkedLength = -1;
+        try {
+            qp.executor.copy(qp.parkedDst, qp.parkedSrc, length);
+        } catch (RuntimeException e) {
+            qp.deferred = 0;
+            qp.dead = true;
+            qp.toError();
+            nic.recordFault(qp + ": a parked READ's copy failed: " + e);
+            return;
+        }
+        int n = qp.deferred;
+        qp.deferred = 0;
+        for (int i = 0; i < n; i++) {
+            if (reserveCqe(qp)) {
+                long tail = CqeEncoder.prepareRequester(qp.cq, qp.cqProducer, qp.qpn(), (int) qp.deferredAt[i],
+                        qp.deferredOpcode[i], qp.deferredBytes[i]);
+                publish(qp, tail);
+            }
+        }
     }
 
     private void atomic(EmulatedQp qp) {
@@ -314,6 +371,9 @@ public final class EmulatedEngine {
     private void fail(EmulatedQp qp, long at, int opcode, CqeSyndrome syndrome, EmulatedFault why, String detail) {
         CqeSyndrome s = faultSyndrome != null ? faultSyndrome : syndrome;
         faultSyndrome = null;
+        if (qp.parkedLength >= 0) {
+            land(qp); // the CQEs before this error come first
+        }
         qp.toError();
         errors = errors + 1;
         nic.recordFault(String.format("%s: WQE %d (%s) failed with %s: %s%s", qp, at & WqeDescriptor.WQE_INDEX_MASK,

@@ -89,12 +89,17 @@ public final class EmulatedNic implements Nic {
     @Override
     public String description() {
         return "emulated NIC " + deviceName + " (software model: engine thread + " + platform.describe()
-                + ", idle " + config.idleStrategy() + "; not a real network)";
+                + ", idle " + config.idleStrategy() + (config.strict() ? ", strict" : ", lenient")
+                + "; not a real network)";
+    }
+
+    EmulatedNicConfig config() {
+        return config;
     }
 
     @Override
     public NicCapabilities capabilities() {
-        return new NicCapabilities(1 << 15, 1 << 22, WqeDescriptor.MAX_INLINE_BYTES, true, true, false);
+        return new NicCapabilities(1 << 15, 1 << 22, WqeDescriptor.MAX_INLINE_BYTES, true, true, false, false);
     }
 
     @Override

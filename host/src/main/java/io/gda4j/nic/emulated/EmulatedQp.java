@@ -57,6 +57,18 @@ final class EmulatedQp implements NicQp {
     /** Written by the engine, read by anyone: WQEs executed (including failed and flushed ones). */
     volatile long wqes;
 
+    // Engine thread only, strict mode: an RDMA READ whose data has not "landed" yet (-1 length: none). Later WQEs
+    // without the fence bit run before it lands; their CQEs wait behind its own, which keeps completions in order.
+    long parkedDst;
+    long parkedSrc;
+    long parkedLength = -1;
+    long parkedSinceNanos;
+    /** CQEs held back while a READ is parked: WQE counter, opcode and byte count, in posting order. */
+    final long[] deferredAt;
+    final int[] deferredOpcode;
+    final int[] deferredBytes;
+    int deferred;
+
     EmulatedQp(EmulatedNic nic, QpSpec spec, int qpn, EmulatedPlatform platform) {
         this.nic = nic;
         this.spec = spec;
@@ -64,6 +76,9 @@ final class EmulatedQp implements NicQp {
         this.sqWqebbs = spec.sqWqebbs();
         this.cqeCount = spec.cqEntries();
         this.maxInlineBytes = Math.min(spec.maxInlineBytes(), WqeDescriptor.MAX_INLINE_BYTES);
+        this.deferredAt = new long[sqWqebbs];
+        this.deferredOpcode = new int[sqWqebbs];
+        this.deferredBytes = new int[sqWqebbs];
         long sqBytes = (long) sqWqebbs * WqeDescriptor.WQEBB_SIZE;
         long cqBytes = (long) cqeCount * CqeDescriptor.CQE_SIZE;
         this.cqOffset = sqBytes;
