@@ -34,15 +34,46 @@ final class RankNics {
     private final Map<Integer, Nic> byRank = new HashMap<>();
     private final Map<String, Nic> opened = new LinkedHashMap<>();
 
+    /**
+     * A rank as NIC choice sees it.
+     *
+     * @param rank       its rank in the world
+     * @param localRank  its index among the ranks this process drives (what {@code GDA4J_NIC_DEVICE}'s list is
+     *                   indexed by)
+     * @param localRanks how many ranks this process drives
+     * @param gpuBusId   its GPU's PCI address
+     */
+    record Member(int rank, int localRank, int localRanks, String gpuBusId) {
+        /**
+         * One JVM drives every rank of a {@code LocalWorld}, so the rank is the local rank; a multi-process world
+         * must give its LOCAL_RANK and local size here instead.
+         */
+        static Member of(Rank rank) {
+            return new Member(rank.rank(), rank.rank(), rank.worldSize(), rank.device().pciBusId());
+        }
+    }
+
     RankNics(NicProvider provider, NicPlacement placement) {
+        this(provider, placement, provider.placedByPciDistance() ? PciTopology.ofThisMachine() : null);
+    }
+
+    /** With {@code topology} read from a fake tree (tests); null for a provider every rank shares. */
+    RankNics(NicProvider provider, NicPlacement placement, PciTopology topology) {
         this.provider = provider;
         this.placement = placement;
-        this.affinity = provider.placedByPciDistance() ? new NicAffinity(PciTopology.ofThisMachine(), placement)
-                : null;
+        this.affinity = provider.placedByPciDistance() ? new NicAffinity(topology, placement) : null;
+    }
+
+    synchronized Optional<String> unusableReason(Rank rank) {
+        return unusableReason(Member.of(rank));
+    }
+
+    synchronized Nic of(Rank rank) {
+        return of(Member.of(rank));
     }
 
     /** Why {@code rank} can have no NIC (a refused GPU/NIC pair, a bad device list), or empty. */
-    synchronized Optional<String> unusableReason(Rank rank) {
+    synchronized Optional<String> unusableReason(Member rank) {
         try {
             assignment(rank);
             return Optional.empty();
@@ -52,7 +83,7 @@ final class RankNics {
     }
 
     /** The NIC {@code rank} posts on, opened at its first use. */
-    synchronized Nic of(Rank rank) {
+    synchronized Nic of(Member rank) {
         Nic nic = byRank.get(rank.rank());
         if (nic != null) {
             return nic;
@@ -94,15 +125,13 @@ final class RankNics {
     }
 
     /** The port chosen for {@code rank}'s GPU; empty for a provider every rank shares. */
-    private Optional<NicAssignment> assignment(Rank rank) {
+    private Optional<NicAssignment> assignment(Member rank) {
         if (affinity == null) {
             return Optional.empty();
         }
         NicAssignment a = assignments.get(rank.rank());
         if (a == null) {
-            // One JVM drives every rank of a LocalWorld, so the rank is the local rank; a multi-process world must
-            // pass its LOCAL_RANK and local size here instead.
-            a = affinity.choose(rank.rank(), rank.worldSize(), rank.device().pciBusId());
+            a = affinity.choose(rank.localRank(), rank.localRanks(), rank.gpuBusId());
             assignments.put(rank.rank(), a);
         }
         return Optional.of(a);

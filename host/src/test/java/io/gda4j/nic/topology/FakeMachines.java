@@ -4,12 +4,12 @@ import java.nio.file.Path;
 import java.util.List;
 
 /** The four machines of issue 8, as sysfs trees. */
-final class FakeMachines {
+public final class FakeMachines {
     private FakeMachines() {
     }
 
     /** GPU bus ids of {@link #eightGpuBox}, GPU0..GPU7. */
-    static final List<String> EIGHT_GPUS = List.of("0000:1a:00.0", "0000:1b:00.0", "0000:3a:00.0", "0000:3b:00.0",
+    public static final List<String> EIGHT_GPUS = List.of("0000:1a:00.0", "0000:1b:00.0", "0000:3a:00.0", "0000:3b:00.0",
             "0000:9a:00.0", "0000:9b:00.0", "0000:ba:00.0", "0000:bb:00.0");
 
     /**
@@ -22,7 +22,7 @@ final class FakeMachines {
      *                                                                +- leaf 0000:b8 : GPU6 ba, GPU7 bb, mlx5_6 bc, mlx5_7 bd
      * </pre>
      */
-    static FakeSysfs eightGpuBox(Path dir) {
+    public static FakeSysfs eightGpuBox(Path dir) {
         FakeSysfs sys = new FakeSysfs(dir);
         int nic = 0;
         String[][] sockets = {{"pci0000:00", "0000:00:01.0", "10", "18", "38"}, {"pci0000:80", "0000:80:01.0", "90",
@@ -50,14 +50,14 @@ final class FakeMachines {
     }
 
     /** GPU bus ids of {@link #twoSocketServer}. */
-    static final List<String> TWO_SOCKET_GPUS = List.of("0000:01:00.0", "0000:81:00.0");
+    public static final List<String> TWO_SOCKET_GPUS = List.of("0000:01:00.0", "0000:81:00.0");
 
     /**
      * A two-socket PCIe server without switches: every device on a root port of its own. Socket 0 has two host
      * bridges (GPU0 under pci0000:00, mlx5_0 under pci0000:20); socket 1 one (GPU1 and mlx5_1 under pci0000:80).
      * GPU0-mlx5_0 is NODE, GPU1-mlx5_1 PHB, the rest SYS: nothing within PXB.
      */
-    static FakeSysfs twoSocketServer(Path dir) {
+    public static FakeSysfs twoSocketServer(Path dir) {
         FakeSysfs sys = new FakeSysfs(dir);
         sys.hostBridge("pci0000:00", 0).bridge("0000:00:01.0").gpu("0000:01:00.0");
         sys.hostBridge("pci0000:20", 0).bridge("0000:20:01.0").nic("0000:21:00.0", "mlx5_0", 1);
@@ -68,10 +68,10 @@ final class FakeMachines {
     }
 
     /** GPU bus ids of {@link #noNicBox} and {@link #dualPortNicBox}. */
-    static final List<String> TWO_GPUS = List.of("0000:19:00.0", "0000:1a:00.0");
+    public static final List<String> TWO_GPUS = List.of("0000:19:00.0", "0000:1a:00.0");
 
     /** Two GPUs behind one switch, and no RDMA device at all (every machine of this workplace). */
-    static FakeSysfs noNicBox(Path dir) {
+    public static FakeSysfs noNicBox(Path dir) {
         FakeSysfs sys = new FakeSysfs(dir);
         FakeSysfs.Node[] down = sys.hostBridge("pci0000:17", 0).bridge("0000:17:01.0")
                 .pcieSwitch("0000:18:00.0", "0000:18:08.0", "0000:18:10.0");
@@ -81,7 +81,7 @@ final class FakeMachines {
     }
 
     /** Two GPUs and one NIC with two ports (mlx5_0 ports 1 and 2), all behind one switch. */
-    static FakeSysfs dualPortNicBox(Path dir) {
+    public static FakeSysfs dualPortNicBox(Path dir) {
         FakeSysfs sys = new FakeSysfs(dir);
         FakeSysfs.Node[] down = sys.hostBridge("pci0000:17", 0).bridge("0000:17:01.0")
                 .pcieSwitch("0000:18:00.0", "0000:18:08.0", "0000:18:10.0", "0000:18:18.0");

@@ -13,38 +13,38 @@ import java.nio.file.Path;
  * directory {@code <function>/infiniband/<name>} (with a {@code device} link back up and {@code ports/<n>}) linked
  * from {@code class/infiniband/<name>}. Build a machine by walking down from {@link #hostBridge}.
  */
-final class FakeSysfs {
-    static final int CLASS_BRIDGE = 0x060400;
-    static final int CLASS_3D = 0x030200;
-    static final int CLASS_INFINIBAND = 0x020700;
-    static final int CLASS_ETHERNET = 0x020000;
-    static final int VENDOR_BROADCOM = 0x1000;
-    static final int VENDOR_MELLANOX = 0x15b3;
+public final class FakeSysfs {
+    public static final int CLASS_BRIDGE = 0x060400;
+    public static final int CLASS_3D = 0x030200;
+    public static final int CLASS_INFINIBAND = 0x020700;
+    public static final int CLASS_ETHERNET = 0x020000;
+    public static final int VENDOR_BROADCOM = 0x1000;
+    public static final int VENDOR_MELLANOX = 0x15b3;
 
     private final Path root;
 
-    FakeSysfs(Path root) {
+    public FakeSysfs(Path root) {
         this.root = root;
         mkdirs(root.resolve("bus/pci/devices"));
     }
 
-    Path root() {
+    public Path root() {
         return root;
     }
 
-    PciTopology read() {
+    public PciTopology read() {
         return PciTopology.read(root);
     }
 
     /** A root complex, e.g. {@code pci0000:17}, on NUMA node {@code numaNode} (-1: unknown). */
-    Node hostBridge(String name, int numaNode) {
+    public Node hostBridge(String name, int numaNode) {
         Path dir = root.resolve("devices").resolve(name);
         mkdirs(dir);
         return new Node(dir, numaNode);
     }
 
     /** A place in the tree under which functions hang: a host bridge or a bridge. */
-    final class Node {
+    public final class Node {
         private final Path dir;
         private final int numaNode;
 
@@ -54,7 +54,7 @@ final class FakeSysfs {
         }
 
         /** A PCI bridge (a root port, or a switch's upstream or downstream port). */
-        Node bridge(String busId) {
+        public Node bridge(String busId) {
             return new Node(function(busId, CLASS_BRIDGE, VENDOR_BROADCOM), numaNode);
         }
 
@@ -62,7 +62,7 @@ final class FakeSysfs {
          * A PCIe switch: its upstream port, then one downstream port per entry of {@code downstream}; returns the
          * downstream ports, in order.
          */
-        Node[] pcieSwitch(String upstream, String... downstream) {
+        public Node[] pcieSwitch(String upstream, String... downstream) {
             Node up = bridge(upstream);
             Node[] ports = new Node[downstream.length];
             for (int i = 0; i < downstream.length; i++) {
@@ -72,13 +72,13 @@ final class FakeSysfs {
         }
 
         /** An NVIDIA 3D controller (what a data-centre GPU reports). */
-        FakeSysfs gpu(String busId) {
+        public FakeSysfs gpu(String busId) {
             function(busId, CLASS_3D, PciDevice.VENDOR_NVIDIA);
             return FakeSysfs.this;
         }
 
         /** A ConnectX on InfiniBand: RDMA device {@code name} with the given ports, all ACTIVE. */
-        FakeSysfs nic(String busId, String name, int... ports) {
+        public FakeSysfs nic(String busId, String name, int... ports) {
             Path function = function(busId, CLASS_INFINIBAND, VENDOR_MELLANOX);
             Path ib = function.resolve("infiniband").resolve(name);
             mkdirs(ib);
@@ -103,7 +103,7 @@ final class FakeSysfs {
     }
 
     /** Sets (or adds) port {@code port} of RDMA device {@code name}. */
-    FakeSysfs port(String name, int port, String linkLayer, String state) {
+    public FakeSysfs port(String name, int port, String linkLayer, String state) {
         Path dir = root.resolve("class/infiniband").resolve(name).resolve("ports").resolve(Integer.toString(port));
         mkdirs(dir);
         write(dir.resolve("link_layer"), linkLayer + "\n");
