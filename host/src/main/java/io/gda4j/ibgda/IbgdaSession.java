@@ -24,8 +24,8 @@ import java.util.Optional;
 /**
  * One world's IBGDA state: the NICs ({@link RankNics}: each rank's own, chosen by PCIe distance, or one shared),
  * each rank's heap registration and flush resources, and one connected QP pair per pair of ranks (its two QPs on
- * the two ranks' NICs). The world connects ordered pairs one at a time ({@code (a, b)} then later {@code (b, a)}); the pair
- * is made at the first of the two, and each side gets its own QP's {@link DeviceQp}.
+ * the two ranks' NICs). The world connects ordered pairs one at a time ({@code (a, b)} then later
+ * {@code (b, a)}); the pair is made at the first of the two, and each side gets its own QP's {@link DeviceQp}.
  *
  * <p>Closing: a world closes its ranks, and each rank its links. The first link to close quiesces the NIC (the
  * emulated engine stops and drains its streams) before any heap or context is freed; each link then frees its own QP

@@ -61,7 +61,8 @@ class InfoCommandTest {
         Files.writeString(ib.resolve("ports/1/state"), "4: ACTIVE\n");
         Files.createSymbolicLink(ib.resolve("device"), Path.of("../../../0000:1a:00.0"));
         Files.createDirectories(sys.resolve("class/infiniband"));
-        Files.createSymbolicLink(sys.resolve("class/infiniband/mlx5_0"), sys.resolve("class/infiniband").relativize(ib));
+        Files.createSymbolicLink(sys.resolve("class/infiniband/mlx5_0"),
+                sys.resolve("class/infiniband").relativize(ib));
         Files.createDirectories(sys.resolve("bus/pci/devices"));
         for (Path f : List.of(gpu, nic)) {
             Files.createSymbolicLink(sys.resolve("bus/pci/devices").resolve(f.getFileName()),
@@ -77,8 +78,8 @@ class InfoCommandTest {
         assertEquals("            NIC0", lines.get(1));
         assertEquals("  GPU0       PIX", lines.get(2));
         assertTrue(lines.contains("  NIC0    0000:1a:00.0  mlx5_0  NUMA 0  port 1 InfiniBand ACTIVE"), lines.toString());
-        assertTrue(lines.get(lines.size() - 1).startsWith("  GPU0 -> mlx5_0 port 1 (PIX): closest to GPU 0000:19:00.0"),
-                lines.toString());
+        assertTrue(lines.get(lines.size() - 1)
+                .startsWith("  GPU0 -> mlx5_0 port 1 (PIX): closest to GPU 0000:19:00.0"), lines.toString());
     }
 
     private static Path function(Path dir, String classCode, String vendor) throws IOException {

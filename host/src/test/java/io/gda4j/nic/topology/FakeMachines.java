@@ -9,17 +9,17 @@ public final class FakeMachines {
     }
 
     /** GPU bus ids of {@link #eightGpuBox}, GPU0..GPU7. */
-    public static final List<String> EIGHT_GPUS = List.of("0000:1a:00.0", "0000:1b:00.0", "0000:3a:00.0", "0000:3b:00.0",
-            "0000:9a:00.0", "0000:9b:00.0", "0000:ba:00.0", "0000:bb:00.0");
+    public static final List<String> EIGHT_GPUS = List.of("0000:1a:00.0", "0000:1b:00.0", "0000:3a:00.0",
+            "0000:3b:00.0", "0000:9a:00.0", "0000:9b:00.0", "0000:ba:00.0", "0000:bb:00.0");
 
     /**
      * An 8-GPU/8-NIC box (DGX-like): four leaf PCIe switches, each with two GPUs and two single-port NICs
      * (mlx5_0..mlx5_7, two per switch in GPU order), paired under one top switch per CPU socket.
      * <pre>
-     * pci0000:00 (NUMA 0) - 0000:00:01.0 - top switch 0000:10:00.0 -+- leaf 0000:18 : GPU0 1a, GPU1 1b, mlx5_0 1c, mlx5_1 1d
-     *                                                                +- leaf 0000:38 : GPU2 3a, GPU3 3b, mlx5_2 3c, mlx5_3 3d
-     * pci0000:80 (NUMA 1) - 0000:80:01.0 - top switch 0000:90:00.0 -+- leaf 0000:98 : GPU4 9a, GPU5 9b, mlx5_4 9c, mlx5_5 9d
-     *                                                                +- leaf 0000:b8 : GPU6 ba, GPU7 bb, mlx5_6 bc, mlx5_7 bd
+     * pci0000:00 (NUMA 0) - 00:01.0 - top switch 10:00.0 -+- leaf 18: GPU0 1a, GPU1 1b, mlx5_0 1c, mlx5_1 1d
+     *                                                      +- leaf 38: GPU2 3a, GPU3 3b, mlx5_2 3c, mlx5_3 3d
+     * pci0000:80 (NUMA 1) - 80:01.0 - top switch 90:00.0 -+- leaf 98: GPU4 9a, GPU5 9b, mlx5_4 9c, mlx5_5 9d
+     *                                                      +- leaf b8: GPU6 ba, GPU7 bb, mlx5_6 bc, mlx5_7 bd
      * </pre>
      */
     public static FakeSysfs eightGpuBox(Path dir) {
