@@ -1,10 +1,12 @@
 package io.gda4j.ibgda;
 
 import io.gda4j.nic.NicChoice;
+import io.gda4j.nic.topology.NicPlacement;
 
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.stream.Collectors;
 
 /**
  * Settings of the IBGDA transport, each with a system property ({@code *_PROP_NAME}), an environment variable
@@ -12,18 +14,15 @@ import java.util.Properties;
  * Resolved once per world by {@link IbgdaTransport}; {@code gda4j info} prints {@link #describe()}.
  *
  * @param nic          which NIC: auto (mlx5 if a device exists, else emulated), mlx5 or emulated
- * @param nicDevice    RDMA device for mlx5 (empty: the first one)
+ * @param placement    which RDMA device (and port) each local rank uses, and how far from its GPU it may be
+ *                     ({@link NicPlacement}: {@code GDA4J_NIC_DEVICE}, {@code GDA4J_NIC_GDR_LEVEL})
  * @param flush        when quiet ends with the PCIe flush through the null MR
  * @param sqWqebbs     send queue depth of every QP in WQEBBs (a power of two)
  */
-public record IbgdaConfig(NicChoice nic, String nicDevice, Flush flush, int sqWqebbs) {
+public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, int sqWqebbs) {
     public static final String NIC_PROP_NAME = "gda4j.nic";
     public static final String NIC_ENV = "GDA4J_NIC";
     public static final String NIC_DEFAULT = "auto";
-
-    public static final String NIC_DEVICE_PROP_NAME = "gda4j.nic.device";
-    public static final String NIC_DEVICE_ENV = "GDA4J_NIC_DEVICE";
-    public static final String NIC_DEVICE_DEFAULT = "";
 
     public static final String FLUSH_PROP_NAME = "gda4j.ibgda.flush";
     public static final String FLUSH_ENV = "GDA4J_IBGDA_FLUSH";
@@ -57,7 +56,7 @@ public record IbgdaConfig(NicChoice nic, String nicDevice, Flush flush, int sqWq
             throw new IllegalArgumentException(SQ_DEPTH_ENV + "/" + SQ_DEPTH_PROP_NAME + " must be a power of two"
                     + " from 2 to 32768 WQEBBs, got " + sqWqebbs);
         }
-        nicDevice = nicDevice == null ? "" : nicDevice.trim();
+        placement = placement == null ? NicPlacement.defaults() : placement;
     }
 
     public static IbgdaConfig resolve() {
@@ -74,7 +73,10 @@ public record IbgdaConfig(NicChoice nic, String nicDevice, Flush flush, int sqWq
                     + " got '" + depth + "'", e);
         }
         return new IbgdaConfig(NicChoice.parse(setting(props, env, NIC_PROP_NAME, NIC_ENV, NIC_DEFAULT)),
-                setting(props, env, NIC_DEVICE_PROP_NAME, NIC_DEVICE_ENV, NIC_DEVICE_DEFAULT),
+                NicPlacement.parse(setting(props, env, NicPlacement.NIC_DEVICE_PROP_NAME, NicPlacement.NIC_DEVICE_ENV,
+                                NicPlacement.NIC_DEVICE_DEFAULT),
+                        setting(props, env, NicPlacement.GDR_LEVEL_PROP_NAME, NicPlacement.GDR_LEVEL_ENV,
+                                NicPlacement.GDR_LEVEL_DEFAULT)),
                 Flush.parse(setting(props, env, FLUSH_PROP_NAME, FLUSH_ENV, FLUSH_DEFAULT)), sq);
     }
 
@@ -90,8 +92,8 @@ public record IbgdaConfig(NicChoice nic, String nicDevice, Flush flush, int sqWq
     public String describe() {
         return String.format("ibgda nic         %s  (%s / -D%s; auto = mlx5 if a device exists, else emulated)%n",
                 nic.word(), NIC_ENV, NIC_PROP_NAME)
-                + String.format("ibgda nic device  %s  (%s / -D%s)%n", nicDevice.isEmpty() ? "first" : nicDevice,
-                NIC_DEVICE_ENV, NIC_DEVICE_PROP_NAME)
+                + placement.describe().lines().map(line -> "ibgda " + line + System.lineSeparator())
+                .collect(Collectors.joining())
                 + String.format("ibgda flush       %s  (%s / -D%s; auto = where the NIC's writes may pass their CQE)%n",
                 flush.name().toLowerCase(Locale.ROOT), FLUSH_ENV, FLUSH_PROP_NAME)
                 + String.format("ibgda sq depth    %d WQEBBs  (%s / -D%s)%n", sqWqebbs, SQ_DEPTH_ENV,

@@ -19,28 +19,31 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
- * One world's IBGDA state: the NIC, each rank's heap registration and flush resources, and one connected QP pair per
- * pair of ranks. The world connects ordered pairs one at a time ({@code (a, b)} then later {@code (b, a)}); the pair
- * is made at the first of the two, and each side gets its own QP's {@link DeviceQp}.
+ * One world's IBGDA state: the NICs ({@link RankNics}: each rank's own, chosen by PCIe distance, or one shared),
+ * each rank's heap registration and flush resources, and one connected QP pair per pair of ranks (its two QPs on
+ * the two ranks' NICs). The world connects ordered pairs one at a time ({@code (a, b)} then later
+ * {@code (b, a)}); the pair is made at the first of the two, and each side gets its own QP's {@link DeviceQp}.
  *
  * <p>Closing: a world closes its ranks, and each rank its links. The first link to close quiesces the NIC (the
  * emulated engine stops and drains its streams) before any heap or context is freed; each link then frees its own QP
- * and DeviceQp; the last one frees the ranks' registrations and flush resources and closes the NIC.
+ * and DeviceQp; the last one frees the ranks' registrations and flush resources and closes the NICs.
  */
 final class IbgdaSession {
     private final IbgdaConfig config;
-    private final Nic nic;
-    private final boolean flushOnQuiet;
+    private final RankNics nics;
     private final Map<Integer, RankState> ranks = new HashMap<>();
     private final Map<Long, QpPair> pairs = new HashMap<>();
     private int openLinks;
     private boolean quiesced;
     private boolean closed;
 
-    /** A rank's registrations and, when the flush is on, its loopback QP and flag. */
+    /** A rank's NIC, its registrations on it and, when the flush is on, its loopback QP and flag. */
     private static final class RankState {
+        Nic nic;
+        boolean flushOnQuiet;
         NicMemory heap;
         DeviceMemory flushFlag;
         NicMemory flushFlagRegion;
@@ -48,22 +51,20 @@ final class IbgdaSession {
         DeviceQp flushDeviceQp;
     }
 
-    IbgdaSession(IbgdaConfig config, Nic nic) {
+    IbgdaSession(IbgdaConfig config, RankNics nics) {
         this.config = config;
-        this.nic = nic;
-        this.flushOnQuiet = switch (config.flush()) {
-            case ALWAYS -> true;
-            case NEVER -> false;
-            case AUTO -> nic.capabilities().writesMayPassCqe();
-        };
+        this.nics = nics;
     }
 
-    Nic nic() {
-        return nic;
+    /** The NIC {@code rank} posts on, once it has a link. */
+    Optional<Nic> nicOf(Rank rank) {
+        return nics.existing(rank);
     }
 
-    boolean flushOnQuiet() {
-        return flushOnQuiet;
+    /** Whether quiet on {@code rank}'s QPs ends with the PCIe flush. */
+    synchronized boolean flushOnQuiet(Rank rank) {
+        RankState s = ranks.get(rank.rank());
+        return s != null && s.flushOnQuiet;
     }
 
     synchronized PeerLink link(Rank local, Rank peer) {
@@ -79,7 +80,10 @@ final class IbgdaSession {
         if (pair == null) {
             Rank first = local.rank() == lo ? local : peer;
             Rank second = first == local ? peer : local;
-            pair = nic.createConnectedPair(spec(first, second), spec(second, first));
+            Nic firstNic = rankState(first).nic;
+            Nic secondNic = rankState(second).nic;
+            pair = firstNic == secondNic ? firstNic.createConnectedPair(spec(first, second), spec(second, first))
+                    : QpPair.connect(firstNic, spec(first, second), secondNic, spec(second, first));
             pairs.put(key, pair);
         }
         NicQp qp = local.rank() == lo ? pair.first() : pair.second();
@@ -87,8 +91,8 @@ final class IbgdaSession {
                 mine.heap.address(), theirs.heap.address(), local.heapSizeBytes(), mine.heap.lkey(),
                 theirs.heap.rkey(), mine.flushDeviceQp == null ? 0 : mine.flushDeviceQp.address(),
                 mine.flushFlag == null ? 0 : mine.flushFlagRegion.address(),
-                mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.rkey(), nic.nullMemory().lkey(),
-                flushOnQuiet, nic.capabilities().relaxedOrdering(), peer.rank()));
+                mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.rkey(), mine.nic.nullMemory().lkey(),
+                mine.flushOnQuiet, mine.nic.capabilities().relaxedOrdering(), peer.rank()));
         openLinks++;
         AutoCloseable resources = () -> closeLink(qp, dqp);
         return new PeerLink(TransportTag.IBGDA, 0, dqp.address(), theirs.heap.rkey(), mine.heap.lkey(), 0, resources);
@@ -105,10 +109,17 @@ final class IbgdaSession {
             return s;
         }
         s = new RankState();
+        s.nic = nics.of(r);
+        s.flushOnQuiet = switch (config.flush()) {
+            case ALWAYS -> true;
+            case NEVER -> false;
+            case AUTO -> s.nic.capabilities().writesMayPassCqe();
+        };
+        Nic nic = s.nic;
         ranks.put(r.rank(), s);
         s.heap = nic.registerMemory(MemoryRegistration.deviceHeap(r.context(), r.heapBase(), r.heapSizeBytes(),
                 "rank " + r.rank() + " heap"));
-        if (flushOnQuiet) {
+        if (s.flushOnQuiet) {
             s.flushFlag = r.context().allocate(64);
             s.flushFlag.fill((byte) 0);
             s.flushFlagRegion = nic.registerMemory(new MemoryRegistration(r.context(), s.flushFlag.address(), 8,
@@ -124,8 +135,10 @@ final class IbgdaSession {
         List<RuntimeException> failures = new ArrayList<>();
         if (!quiesced) {
             quiesced = true;
-            if (nic instanceof EmulatedNic) {
-                run(failures, ((EmulatedNic) nic)::quiesce);
+            for (Nic nic : nics.opened()) {
+                if (nic instanceof EmulatedNic emulated) {
+                    run(failures, emulated::quiesce);
+                }
             }
         }
         run(failures, qp::close);
@@ -156,7 +169,7 @@ final class IbgdaSession {
             run(failures, s.heap::close);
         }
         ranks.clear();
-        run(failures, nic::close);
+        nics.close(failures);
         IbgdaTransport.forget(this);
     }
 

@@ -1,7 +1,6 @@
 package io.gda4j.ibgda;
 
 import io.gda4j.nic.Nic;
-import io.gda4j.nic.NicOptions;
 import io.gda4j.nic.NicSelection;
 import io.gda4j.nic.Nics;
 import io.gda4j.transport.PeerLink;
@@ -18,7 +17,9 @@ import java.util.Optional;
  * The IBGDA transport ({@code --transport ibgda}): each pair of ranks gets an RC QP pair on a {@link Nic}, and each
  * rank's peer entry points at its QP's {@link DeviceQp}, on which {@code gda4j/ibgda.cuh} posts WQEs and rings the
  * doorbell from the kernel. The NIC is chosen by {@link IbgdaConfig#nic()}: mlx5 where a device exists, else the
- * emulated NIC (whose figures must be labelled "emulated NIC": see {@link #nicOf(Rank)}).
+ * emulated NIC (whose figures must be labelled "emulated NIC": see {@link #nicOf(Rank)}). Each rank's GPU gets its
+ * own mlx5 port, the closest on the PCIe tree ({@link RankNics}); a rank whose GPU has no NIC near enough for
+ * GPUDirect RDMA makes this transport unavailable to it, with the reason.
  *
  * <p>{@link java.util.ServiceLoader} makes one instance per world, so the instance holds the world's
  * {@link IbgdaSession}, opened at the first connect.
@@ -30,6 +31,7 @@ public final class IbgdaTransport implements TransportProvider {
 
     private IbgdaConfig config;
     private NicSelection selection;
+    private RankNics nics;
     private IbgdaSession session;
 
     @Override
@@ -53,22 +55,25 @@ public final class IbgdaTransport implements TransportProvider {
             if (config == null) {
                 config = IbgdaConfig.resolve();
                 selection = Nics.select(config.nic());
+                nics = selection.found() ? new RankNics(selection.provider(), config.placement()) : null;
             }
         } catch (RuntimeException e) {
             return Optional.of("bad IBGDA configuration: " + e.getMessage());
         }
-        return selection.found() ? Optional.empty() : Optional.of(selection.reason());
+        if (!selection.found()) {
+            return Optional.of(selection.reason());
+        }
+        return nics.unusableReason(local).or(() -> nics.unusableReason(peer));
     }
 
     @Override
     public synchronized PeerLink connect(Rank local, Rank peer) {
+        Optional<String> why = unavailableReason(local, peer);
+        if (why.isPresent()) {
+            throw new IllegalStateException("ibgda: " + why.get());
+        }
         if (session == null) {
-            if (unavailableReason(local, peer).isPresent()) {
-                throw new IllegalStateException("ibgda: " + selection.reason());
-            }
-            Nic nic = selection.provider().open(new NicOptions(config.nicDevice().isEmpty() ? null
-                    : config.nicDevice(), 1, 0));
-            session = new IbgdaSession(config, nic);
+            session = new IbgdaSession(config, nics);
         }
         SESSIONS.put(local, session);
         SESSIONS.put(peer, session);
@@ -78,13 +83,13 @@ public final class IbgdaTransport implements TransportProvider {
     /** The NIC serving {@code rank}'s IBGDA links, if it has any (for labels such as "emulated NIC" and stats). */
     public static Optional<Nic> nicOf(Rank rank) {
         IbgdaSession s = SESSIONS.get(rank);
-        return s == null ? Optional.empty() : Optional.of(s.nic());
+        return s == null ? Optional.empty() : s.nicOf(rank);
     }
 
     /** Whether quiet on {@code rank}'s IBGDA QPs ends with the PCIe flush. */
     public static boolean flushesOnQuiet(Rank rank) {
         IbgdaSession s = SESSIONS.get(rank);
-        return s != null && s.flushOnQuiet();
+        return s != null && s.flushOnQuiet(rank);
     }
 
     /** Why {@code --nic} resolves as it does here (never throws): for {@code gda4j info}. */

@@ -66,21 +66,7 @@ public interface Nic extends AutoCloseable {
      * On failure nothing is left open.
      */
     default QpPair createConnectedPair(QpSpec first, QpSpec second) {
-        NicQp a = createQp(first);
-        try {
-            NicQp b = createQp(second);
-            try {
-                a.connect(b.address());
-                b.connect(a.address());
-                return new QpPair(a, b);
-            } catch (RuntimeException e) {
-                b.close();
-                throw e;
-            }
-        } catch (RuntimeException e) {
-            a.close();
-            throw e;
-        }
+        return QpPair.connect(this, first, this, second);
     }
 
     /**

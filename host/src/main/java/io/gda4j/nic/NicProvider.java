@@ -19,6 +19,14 @@ public interface NicProvider {
      */
     Optional<String> unavailableReason();
 
+    /**
+     * True for a device on the PCIe tree (mlx5): each GPU then opens the NIC port closest to it
+     * ({@code io.gda4j.nic.topology.NicAffinity}); false for one NIC all GPUs share (the emulated NIC).
+     */
+    default boolean placedByPciDistance() {
+        return false;
+    }
+
     /** Opens a NIC; throws {@link NicException} with the reason on failure. */
     Nic open(NicOptions options);
 }

@@ -5,5 +5,6 @@
  * {@code io.gda4j.verbs}) and {@code EmulatedNic} (a software model: rings in mapped pinned memory, an engine
  * thread that executes WQEs with CUDA copies). {@link io.gda4j.nic.NicProvider}s are found with
  * {@link java.util.ServiceLoader}; {@link io.gda4j.nic.Nics#open} applies the {@code auto|mlx5|emulated} choice.
+ * Which real NIC each GPU uses is decided by PCIe distance in {@code io.gda4j.nic.topology}.
  */
 package io.gda4j.nic;

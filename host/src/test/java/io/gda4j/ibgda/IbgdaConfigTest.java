@@ -8,8 +8,10 @@ import io.gda4j.cuda.Cuda;
 import io.gda4j.nic.DoorbellKind;
 import io.gda4j.nic.NicChoice;
 import io.gda4j.nic.QpRings;
+import io.gda4j.nic.topology.NicPlacement;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -17,6 +19,7 @@ import java.util.Map;
 import java.util.Properties;
 
 /** IBGDA settings, the DeviceQp bytes the host writes, and what the transport says where nothing can run. */
+@Timeout(10)
 class IbgdaConfigTest {
     @Test
     void defaultsEnvironmentAndPropertiesResolveInThatOrder() {
@@ -33,6 +36,23 @@ class IbgdaConfigTest {
         assertEquals(256, c.sqWqebbs());
         String text = c.describe();
         assertTrue(text.contains(IbgdaConfig.FLUSH_ENV) && text.contains(IbgdaConfig.NIC_PROP_NAME), text);
+    }
+
+    @Test
+    void nicPlacementSettingsResolveWithTheOthers() {
+        IbgdaConfig d = IbgdaConfig.resolve(new Properties(), Map.of());
+        assertEquals(NicPlacement.defaults(), d.placement());
+        Properties p = new Properties();
+        p.setProperty(NicPlacement.GDR_LEVEL_PROP_NAME, "sys");
+        IbgdaConfig c = IbgdaConfig.resolve(p, Map.of(NicPlacement.GDR_LEVEL_ENV, "PHB",
+                NicPlacement.NIC_DEVICE_ENV, "mlx5_0,mlx5_1:2"));
+        assertEquals(NicPlacement.parse("mlx5_0,mlx5_1:2", "SYS"), c.placement());
+        String text = c.describe();
+        assertTrue(text.contains("ibgda nic device  mlx5_0,mlx5_1:2  (GDA4J_NIC_DEVICE / -Dgda4j.nic.device;"), text);
+        assertTrue(text.contains("ibgda gdr level   SYS  (GDA4J_NIC_GDR_LEVEL / -Dgda4j.nic.gdrLevel;"), text);
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+                () -> IbgdaConfig.resolve(new Properties(), Map.of(NicPlacement.GDR_LEVEL_ENV, "far")));
+        assertTrue(bad.getMessage().startsWith(NicPlacement.GDR_LEVEL_ENV), bad.getMessage());
     }
 
     @Test

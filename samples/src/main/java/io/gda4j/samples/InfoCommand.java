@@ -7,6 +7,10 @@ import io.gda4j.gdrcopy.Gdrcopy;
 import io.gda4j.gdrcopy.GdrcopyStatus;
 import io.gda4j.hostflag.HostFlagUnavailableException;
 import io.gda4j.hostflag.HostFlags;
+import io.gda4j.nic.topology.NicAffinity;
+import io.gda4j.nic.topology.NicPlacement;
+import io.gda4j.nic.topology.PciDevice;
+import io.gda4j.nic.topology.PciTopology;
 import io.gda4j.proxy.ProxyConfig;
 import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.transport.TransportProvider;
@@ -44,7 +48,8 @@ final class InfoCommand implements Command {
     public String description() {
         return "Prints the CUDA driver version, every GPU (name, memory, compute capability, PCI bus id), the "
                 + "peer-access matrix between GPUs (P2P performance rank; '-' = no direct path), whether libibverbs, "
-                + "an RDMA device, libgdrapi and /dev/gdrdrv are present, which transports can therefore be used, how "
+                + "an RDMA device, libgdrapi and /dev/gdrdrv are present, the GPU x NIC PCIe distance matrix and the "
+                + "NIC port each GPU would use, which transports can therefore be used, how "
                 + "the host will write flags that kernels poll (gdrcopy where usable, else mapped-pinned), and "
                 + "the configuration gda4j resolved from the environment. Always exits 0: it is the place to find out "
                 + "why something else cannot run.";
@@ -118,6 +123,9 @@ final class InfoCommand implements Command {
             out.printf(Locale.ROOT, "  device  %s  (node GUID %016x)%n", d.name(), d.nodeGuid());
         }
         out.println();
+        printNicTopology(out, PciTopology.ofThisMachine(), gpus.isEmpty() ? null
+                : gpus.stream().map(CudaDevice::pciBusId).toList());
+        out.println();
         out.println("NICs (for the ibgda transport)");
         for (io.gda4j.nic.NicProvider p : io.gda4j.nic.Nics.providers()) {
             out.printf(Locale.ROOT, "  %-9s %s%n", p.name(), p.unavailableReason().map(r -> "not available: " + r)
@@ -160,6 +168,32 @@ final class InfoCommand implements Command {
             out.println("  invalid proxy setting: " + e.getMessage());
         }
         return 0;
+    }
+
+    /**
+     * The GPU x NIC distance matrix ({@code nvidia-smi topo -m}'s words) and the NIC port each GPU's rank would
+     * open, read from {@code topology}; {@code gpuBusIds} are CUDA's GPUs, or null for the GPUs sysfs lists.
+     */
+    static void printNicTopology(PrintStream out, PciTopology topology, List<String> gpuBusIds) {
+        List<String> gpus = gpuBusIds != null ? gpuBusIds : topology.gpus().stream().map(PciDevice::busId).toList();
+        NicPlacement placement;
+        String note = "";
+        try {
+            placement = io.gda4j.ibgda.IbgdaConfig.resolve().placement();
+        } catch (IllegalArgumentException e) {
+            placement = NicPlacement.defaults();
+            note = " with the default NIC settings (the configuration section says what is wrong)";
+        }
+        List<String> report = new NicAffinity(topology, placement).report(gpus);
+        if (report.size() == 1) {
+            out.println("GPU x NIC: " + report.get(0)); // no RDMA NIC: nothing to tabulate
+            return;
+        }
+        out.println("GPU x NIC (PCIe distance from " + topology.root() + ", as nvidia-smi topo -m; one NIC port per"
+                + " GPU on mlx5" + note + (gpuBusIds == null ? "; GPUs as sysfs lists them" : "") + ")");
+        for (String line : report) {
+            out.println(line.isEmpty() ? "" : "  " + line);
+        }
     }
 
     /** gdrcopy's status, the host-flag backend auto takes here and why, and the configured one if it differs. */

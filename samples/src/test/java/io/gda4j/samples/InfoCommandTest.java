@@ -2,14 +2,28 @@ package io.gda4j.samples;
 
 import io.gda4j.gdrcopy.Gdrcopy;
 import io.gda4j.hostflag.HostFlags;
+import io.gda4j.nic.topology.PciTopology;
 import io.gda4j.world.WorldConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@code gda4j info} works on any machine, GPU or not, and says how host flags will be written. */
+@Timeout(30)
 class InfoCommandTest {
+    @TempDir
+    Path sys;
 
     @Test
     void exitsZeroAndShowsGdrcopyAndTheHostFlagChoice() {
@@ -20,5 +34,59 @@ class InfoCommandTest {
         assertTrue(out.contains(nl + "gdrcopy" + nl + "  " + Gdrcopy.status().oneLine() + nl), out);
         assertTrue(out.contains("  " + HostFlags.choose(HostFlags.Backend.AUTO).describe() + nl), out);
         assertTrue(out.contains("host flag ") && out.contains(WorldConfig.HOST_FLAG_ENV), out);
+    }
+
+    @Test
+    void printsTheGpuByNicSectionOfThisMachine() {
+        CliRun run = CliRun.of("info");
+        String out = run.out();
+        String nl = System.lineSeparator();
+        if (PciTopology.ofThisMachine().nics().isEmpty()) {
+            assertTrue(out.contains(nl + "GPU x NIC: no RDMA NIC: sysfs lists none under /sys/class/infiniband" + nl),
+                    out);
+        } else {
+            assertTrue(out.contains(nl + "GPU x NIC (PCIe distance from /sys, as nvidia-smi topo -m"), out);
+        }
+    }
+
+    @Test
+    void printsTheMatrixAndEachGpusNicFromASysfsTree() throws IOException {
+        // pci0000:17 - root port 17:01.0 - switch 18:00.0 - ports 18:08.0 (GPU 19:00.0) and 18:10.0 (mlx5_0 1a:00.0)
+        Path up = sys.resolve("devices/pci0000:17/0000:17:01.0/0000:18:00.0");
+        Path gpu = function(up.resolve("0000:18:08.0/0000:19:00.0"), "0x030200", "0x10de");
+        Path nic = function(up.resolve("0000:18:10.0/0000:1a:00.0"), "0x020700", "0x15b3");
+        Path ib = nic.resolve("infiniband/mlx5_0");
+        Files.createDirectories(ib.resolve("ports/1"));
+        Files.writeString(ib.resolve("ports/1/link_layer"), "InfiniBand\n");
+        Files.writeString(ib.resolve("ports/1/state"), "4: ACTIVE\n");
+        Files.createSymbolicLink(ib.resolve("device"), Path.of("../../../0000:1a:00.0"));
+        Files.createDirectories(sys.resolve("class/infiniband"));
+        Files.createSymbolicLink(sys.resolve("class/infiniband/mlx5_0"),
+                sys.resolve("class/infiniband").relativize(ib));
+        Files.createDirectories(sys.resolve("bus/pci/devices"));
+        for (Path f : List.of(gpu, nic)) {
+            Files.createSymbolicLink(sys.resolve("bus/pci/devices").resolve(f.getFileName()),
+                    sys.resolve("bus/pci/devices").relativize(f));
+        }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8)) {
+            InfoCommand.printNicTopology(out, PciTopology.read(sys), List.of("00000000:19:00.0"));
+        }
+        List<String> lines = bytes.toString(StandardCharsets.UTF_8).lines().toList();
+        assertEquals("GPU x NIC (PCIe distance from " + sys + ", as nvidia-smi topo -m; one NIC port per GPU on mlx5)",
+                lines.get(0));
+        assertEquals("            NIC0", lines.get(1));
+        assertEquals("  GPU0       PIX", lines.get(2));
+        assertTrue(lines.contains("  NIC0    0000:1a:00.0  mlx5_0  NUMA 0  port 1 InfiniBand ACTIVE"), lines.toString());
+        assertTrue(lines.get(lines.size() - 1)
+                .startsWith("  GPU0 -> mlx5_0 port 1 (PIX): closest to GPU 0000:19:00.0"), lines.toString());
+    }
+
+    private static Path function(Path dir, String classCode, String vendor) throws IOException {
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("class"), classCode + "\n");
+        Files.writeString(dir.resolve("vendor"), vendor + "\n");
+        Files.writeString(dir.resolve("numa_node"), "0\n");
+        return dir;
     }
 }

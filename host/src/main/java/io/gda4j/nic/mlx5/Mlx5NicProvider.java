@@ -42,6 +42,12 @@ public final class Mlx5NicProvider implements NicProvider {
         return Optional.empty();
     }
 
+    /** A ConnectX is a PCIe device: GPUDirect RDMA wants the one behind the GPU's own switch. */
+    @Override
+    public boolean placedByPciDistance() {
+        return true;
+    }
+
     @Override
     public Nic open(NicOptions options) {
         return Mlx5Nic.open(options);
