@@ -29,10 +29,25 @@
 #pragma once
 #include <stdint.h>
 
+// The version of every layout a kernel shares with the host (this view, the peer entries, the transports' device
+// handles). Bump it with any change to one of them: a kernel built against other headers is then refused when its
+// module is loaded (io.gda4j.world.DeviceViewDescriptor.VIEW_VERSION must match; a layout test checks that it does).
+#define GDA4J_VIEW_VERSION 1
+
 namespace gda4j {
 
 constexpr uint32_t VIEW_MAGIC = 0x34414447u;  // "GDA4" little-endian
-constexpr uint32_t VIEW_VERSION = 1u;
+constexpr uint32_t VIEW_VERSION = GDA4J_VIEW_VERSION;
+
+// An empty kernel whose (mangled) name carries VIEW_VERSION, instantiated in every module that includes these headers:
+// the host finds "gda4j_view_versionILj<N>E" among the module's entries (PTX) or symbols (cubin) and refuses a module
+// built against another version. A template instantiation links like an inline function, so -rdc builds of several
+// files that include the headers link without duplicate symbols. It is never launched.
+#if defined(__CUDACC__)
+template <uint32_t V>
+__global__ void gda4j_view_version() {}
+template __global__ void gda4j_view_version<VIEW_VERSION>();
+#endif
 
 // Transport tags of a peer entry (io.gda4j.transport.TransportTag).
 constexpr uint32_t TRANSPORT_NONE = 0;
