@@ -120,6 +120,11 @@ public final class ModuleImage {
         return Arrays.equals(bytes, other.bytes);
     }
 
+    /** A copy of the bytes (PTX text without a trailing NUL, or the cubin). */
+    public byte[] bytes() {
+        return bytes.clone();
+    }
+
     /** The raw bytes (PTX without a trailing NUL); not a copy, not to be modified. */
     byte[] rawBytes() {
         return bytes;

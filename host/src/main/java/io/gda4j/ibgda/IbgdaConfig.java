@@ -1,17 +1,21 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.config.Setting;
+import io.gda4j.config.SettingException;
 import io.gda4j.nic.NicChoice;
 import io.gda4j.nic.topology.NicPlacement;
+import io.gda4j.nic.topology.PathType;
 
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
-import java.util.stream.Collectors;
 
 /**
  * Settings of the IBGDA transport, each with a system property ({@code *_PROP_NAME}), an environment variable
- * ({@code *_ENV}) and a default ({@code *_DEFAULT}); a property beats the environment, which beats the default.
- * Resolved once per world by {@link IbgdaTransport}; {@code gda4j info} prints {@link #describe()}.
+ * ({@code *_ENV}) and a default ({@code *_DEFAULT}); a property beats the environment, which beats the default
+ * ({@link Setting}). Resolved once per world by {@link IbgdaTransport}, throwing a {@link SettingException} that
+ * names the variable or property of a bad value; {@code gda4j info} prints {@link #SETTINGS}.
  *
  * @param nic          which NIC: auto (mlx5 if a device exists, else emulated), mlx5 or emulated
  * @param placement    which RDMA device (and port) each local rank uses, and how far from its GPU it may be
@@ -32,6 +36,33 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
     public static final String SQ_DEPTH_ENV = "GDA4J_IBGDA_SQ_DEPTH";
     public static final String SQ_DEPTH_DEFAULT = "1024";
 
+    /** The largest send queue in WQEBBs (the WQE index in a ctrl segment is 16 bits). */
+    public static final int MAX_SQ_WQEBBS = 1 << 15;
+
+    public static final Setting<NicChoice> NIC = Setting.of("IBGDA NIC", NIC_PROP_NAME, NIC_ENV, NIC_DEFAULT,
+            "auto (mlx5 if an RDMA device exists, else emulated), mlx5 or emulated", NicChoice::parse)
+            .displayedAs(NicChoice::word).withNote("--nic overrides it");
+    public static final Setting<String> NIC_DEVICE = Setting.of("RDMA device (and port) of each local rank",
+            NicPlacement.NIC_DEVICE_PROP_NAME, NicPlacement.NIC_DEVICE_ENV, NicPlacement.NIC_DEVICE_DEFAULT,
+            "an RDMA device such as mlx5_0 (or mlx5_0:2 for its port 2), one for all local ranks or a comma list with"
+                    + " one per local rank; unset means the closest to each GPU", text -> {
+                NicPlacement.parse(text, NicPlacement.GDR_LEVEL_DEFAULT); // validates
+                return text.strip();
+            }).displayedAs(d -> d.isEmpty() ? "auto (closest to each GPU)" : d);
+    public static final Setting<PathType> GDR_LEVEL = Setting.of("farthest GPU-NIC path for GPUDirect RDMA",
+            NicPlacement.GDR_LEVEL_PROP_NAME, NicPlacement.GDR_LEVEL_ENV, NicPlacement.GDR_LEVEL_DEFAULT,
+            "PIX, PXB, PHB, NODE or SYS (nearest first, as nvidia-smi topo -m prints them)",
+            text -> PathType.parse(text, NicPlacement.GDR_LEVEL_ENV));
+    public static final Setting<Flush> FLUSH = Setting.of("PCIe flush on quiet", FLUSH_PROP_NAME, FLUSH_ENV,
+            FLUSH_DEFAULT, "auto (where the NIC's writes may pass their CQE), always or never", Flush::parse)
+            .displayedAs(f -> f.name().toLowerCase(Locale.ROOT));
+    public static final Setting<Integer> SQ_DEPTH = Setting.of("IBGDA send queue depth (WQEBBs)", SQ_DEPTH_PROP_NAME,
+            SQ_DEPTH_ENV, SQ_DEPTH_DEFAULT, "a power of two from 2 to " + MAX_SQ_WQEBBS,
+            text -> checkSqWqebbs(Integer.parseInt(text)));
+
+    /** Every IBGDA setting, in the order {@code gda4j info} prints them. */
+    public static final List<Setting<?>> SETTINGS = List.of(NIC, NIC_DEVICE, GDR_LEVEL, FLUSH, SQ_DEPTH);
+
     /** When {@code quiet} ends with the PCIe flush (an ATOMIC_FA on a GPU flag via a loopback QP, null-MR SGE). */
     public enum Flush {
         /** Where the NIC says its GPUDirect writes may pass their CQE (mlx5 with relaxed ordering), not elsewhere. */
@@ -45,58 +76,32 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
             try {
                 return valueOf(text.trim().toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(FLUSH_ENV + "/" + FLUSH_PROP_NAME + " must be auto, always or"
-                        + " never, got '" + text + "'", e);
+                throw new IllegalArgumentException("unknown flush mode '" + text + "': choose auto, always or never", e);
             }
         }
     }
 
     public IbgdaConfig {
-        if (sqWqebbs < 2 || Integer.bitCount(sqWqebbs) != 1 || sqWqebbs > (1 << 15)) {
-            throw new IllegalArgumentException(SQ_DEPTH_ENV + "/" + SQ_DEPTH_PROP_NAME + " must be a power of two"
-                    + " from 2 to 32768 WQEBBs, got " + sqWqebbs);
-        }
+        checkSqWqebbs(sqWqebbs);
         placement = placement == null ? NicPlacement.defaults() : placement;
+    }
+
+    private static int checkSqWqebbs(int sqWqebbs) {
+        if (sqWqebbs < 2 || Integer.bitCount(sqWqebbs) != 1 || sqWqebbs > MAX_SQ_WQEBBS) {
+            throw new IllegalArgumentException("the send queue depth must be a power of two from 2 to "
+                    + MAX_SQ_WQEBBS + " WQEBBs, got " + sqWqebbs);
+        }
+        return sqWqebbs;
     }
 
     public static IbgdaConfig resolve() {
         return resolve(System.getProperties(), System.getenv());
     }
 
+    /** @throws SettingException naming the variable or property of the first bad value */
     public static IbgdaConfig resolve(Properties props, Map<String, String> env) {
-        String depth = setting(props, env, SQ_DEPTH_PROP_NAME, SQ_DEPTH_ENV, SQ_DEPTH_DEFAULT);
-        int sq;
-        try {
-            sq = Integer.parseInt(depth.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(SQ_DEPTH_ENV + "/" + SQ_DEPTH_PROP_NAME + " must be a whole number,"
-                    + " got '" + depth + "'", e);
-        }
-        return new IbgdaConfig(NicChoice.parse(setting(props, env, NIC_PROP_NAME, NIC_ENV, NIC_DEFAULT)),
-                NicPlacement.parse(setting(props, env, NicPlacement.NIC_DEVICE_PROP_NAME, NicPlacement.NIC_DEVICE_ENV,
-                                NicPlacement.NIC_DEVICE_DEFAULT),
-                        setting(props, env, NicPlacement.GDR_LEVEL_PROP_NAME, NicPlacement.GDR_LEVEL_ENV,
-                                NicPlacement.GDR_LEVEL_DEFAULT)),
-                Flush.parse(setting(props, env, FLUSH_PROP_NAME, FLUSH_ENV, FLUSH_DEFAULT)), sq);
-    }
-
-    private static String setting(Properties props, Map<String, String> env, String prop, String envName, String def) {
-        String v = props.getProperty(prop);
-        if (v == null) {
-            v = env.get(envName);
-        }
-        return v == null ? def : v;
-    }
-
-    /** One line per setting with where to change it, for {@code gda4j info}. */
-    public String describe() {
-        return String.format("ibgda nic         %s  (%s / -D%s; auto = mlx5 if a device exists, else emulated)%n",
-                nic.word(), NIC_ENV, NIC_PROP_NAME)
-                + placement.describe().lines().map(line -> "ibgda " + line + System.lineSeparator())
-                .collect(Collectors.joining())
-                + String.format("ibgda flush       %s  (%s / -D%s; auto = where the NIC's writes may pass their CQE)%n",
-                flush.name().toLowerCase(Locale.ROOT), FLUSH_ENV, FLUSH_PROP_NAME)
-                + String.format("ibgda sq depth    %d WQEBBs  (%s / -D%s)%n", sqWqebbs, SQ_DEPTH_ENV,
-                SQ_DEPTH_PROP_NAME);
+        return new IbgdaConfig(NIC.resolve(props, env),
+                NicPlacement.parse(NIC_DEVICE.resolve(props, env), GDR_LEVEL.resolve(props, env).name()),
+                FLUSH.resolve(props, env), SQ_DEPTH.resolve(props, env));
     }
 }

@@ -5,13 +5,13 @@ import java.nio.ByteBuffer;
 /**
  * The 8-byte doorbell record of a CQ: where the consumer publishes how many CQEs it has taken.
  *
- * <pre>
+ * <pre>{@code
  * byte:   0               1               2               3
  *         +---------------+---------------+---------------+---------------+
  *       0 |       0       |      consumer index & 0xffffff (BE)           |  MLX5_CQ_SET_CI
  *       4 |                 arm word (BE32), MLX5_CQ_ARM_DB               |
  *         +---------------+---------------+---------------+---------------+
- * </pre>
+ * }</pre>
  * rdma-core's mlx5 provider writes {@code dbrec[MLX5_CQ_SET_CI] = htobe32(cons_index & 0xffffff)} after polling.
  * A real NIC uses it to detect CQ overrun; the emulated NIC reads it to check the same thing.
  */

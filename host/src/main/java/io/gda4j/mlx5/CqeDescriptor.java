@@ -6,7 +6,7 @@ import java.nio.ByteBuffer;
  * Layout of a 64-byte mlx5 CQE ({@code struct mlx5_cqe64}, and {@code struct mlx5_err_cqe} for errors), big-endian,
  * in a ring of a power of two of CQEs.
  *
- * <pre>
+ * <pre>{@code
  * byte:   0               1               2               3
  *         +---------------+---------------+---------------+---------------+
  *       0 |  responder and offload fields (checksums, flow tag, slid,     |
@@ -30,7 +30,7 @@ import java.nio.ByteBuffer;
  *         +--------+-------+----+-------+
  *         | opcode | format| se | owner |      opcode = op_own >> 4, owner = op_own & 1
  *         +--------+-------+----+-------+
- * </pre>
+ * }</pre>
  * Byte 56 holds the opcode of the send WQE a requester CQE (or error CQE) reports, as the kernel's mlx5 driver reads
  * it ({@code be32_to_cpu(sop_drop_qpn) >> 24}); {@code wqe_counter} is the low 16 bits of that WQE's counter.
  *

@@ -5,13 +5,13 @@ import java.nio.ByteBuffer;
 /**
  * The 8-byte doorbell written to the UAR (BlueFlame) register to make the NIC fetch new WQEs.
  *
- * <pre>
+ * <pre>{@code
  * byte:   0               1               2               3
  *         +---------------+---------------+---------------+---------------+
  *       0 |       0       |        producer index (16)    |       0       |  BE32(pi << 8)
  *       4 |                    qpn (24)                   |       0       |  BE32(qpn << 8)
  *         +---------------+---------------+---------------+---------------+
- * </pre>
+ * }</pre>
  * These are the first 8 bytes of a ctrl segment with opmod, opcode and ds zero ({@code mlx5dv_set_ctrl_seg} with
  * {@code pi}, {@code qp_num}); rdma-core rings with the first 8 bytes of the last WQE's ctrl segment, which the NIC
  * reads the same way. It must be written as one 8-byte store, after the doorbell record.

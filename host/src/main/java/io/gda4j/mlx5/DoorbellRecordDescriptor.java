@@ -6,13 +6,13 @@ import java.nio.ByteBuffer;
  * The 8-byte doorbell record of a QP: where software publishes how far it has written the queues. The NIC (or the
  * emulated NIC) reads it by DMA after a doorbell, or polls it.
  *
- * <pre>
+ * <pre>{@code
  * byte:   0               1               2               3
  *         +---------------+---------------+---------------+---------------+
  *       0 |                 receive counter (BE32), MLX5_RCV_DBR           |
  *       4 |      0        |       0       |   send counter & 0xffff (BE)  |  MLX5_SND_DBR
  *         +---------------+---------------+---------------+---------------+
- * </pre>
+ * }</pre>
  * The send counter is the producer index in WQEBBs (the counter after the last WQE written), modulo 2^16:
  * {@code dbrec[MLX5_SND_DBR] = htobe32(pi & 0xffff)}, as rdma-core's mlx5 provider writes it.
  */

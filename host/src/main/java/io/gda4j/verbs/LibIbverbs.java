@@ -5,6 +5,8 @@ import com.sun.jna.Native;
 import com.sun.jna.NativeLibrary;
 import com.sun.jna.Pointer;
 
+import io.gda4j.config.Setting;
+
 /**
  * JNA direct mapping of libibverbs ({@code libibverbs.so.1}, rdma-core): pointers and {@code size_t} are Java
  * {@code long}s (LP64 only), {@code uint8_t} port numbers are {@code byte}s. About 90 ns a call: set-up only.
@@ -34,7 +36,11 @@ public final class LibIbverbs {
     public static final String LIBRARY_ENV = "GDA4J_IBVERBS_LIBRARY";
     public static final String LIBRARY_DEFAULT = "libibverbs.so.1";
 
-    private static final String LIBRARY_NAME = Verbs.setting(LIBRARY_PROP_NAME, LIBRARY_ENV, LIBRARY_DEFAULT);
+    /** Which library JNA loads: a soname or a path (a test points it at one that does not exist). */
+    public static final Setting<String> LIBRARY_SETTING = Setting.of("libibverbs to load", LIBRARY_PROP_NAME, LIBRARY_ENV,
+            LIBRARY_DEFAULT, "a library name or path for JNA, e.g. " + LIBRARY_DEFAULT, text -> text);
+
+    private static final String LIBRARY_NAME = LIBRARY_SETTING.resolve();
     private static final NativeLibrary LIBRARY;
     private static final String UNAVAILABLE_REASON;
 

@@ -3,6 +3,8 @@ package io.gda4j.verbs;
 import com.sun.jna.Native;
 import com.sun.jna.NativeLibrary;
 
+import io.gda4j.config.Setting;
+
 /**
  * JNA direct mapping of libmlx5 ({@code libmlx5.so.1}, rdma-core's mlx5 provider with its direct-verbs API).
  *
@@ -16,7 +18,11 @@ public final class LibMlx5 {
     public static final String LIBRARY_ENV = "GDA4J_MLX5_LIBRARY";
     public static final String LIBRARY_DEFAULT = "libmlx5.so.1";
 
-    private static final String LIBRARY_NAME = Verbs.setting(LIBRARY_PROP_NAME, LIBRARY_ENV, LIBRARY_DEFAULT);
+    /** Which library JNA loads: a soname or a path (a test points it at one that does not exist). */
+    public static final Setting<String> LIBRARY_SETTING = Setting.of("libmlx5 to load", LIBRARY_PROP_NAME, LIBRARY_ENV,
+            LIBRARY_DEFAULT, "a library name or path for JNA, e.g. " + LIBRARY_DEFAULT, text -> text);
+
+    private static final String LIBRARY_NAME = LIBRARY_SETTING.resolve();
     private static final String UNAVAILABLE_REASON;
 
     static {

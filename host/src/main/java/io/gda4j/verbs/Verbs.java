@@ -84,15 +84,6 @@ public final class Verbs {
         }
     }
 
-    /** A setting from the system property, else the environment variable, else the default. */
-    static String setting(String propertyName, String envName, String defaultValue) {
-        String value = System.getProperty(propertyName);
-        if (value == null || value.isBlank()) {
-            value = System.getenv(envName);
-        }
-        return value == null || value.isBlank() ? defaultValue : value.strip();
-    }
-
     /**
      * One line from a throwable's message. JNA's load errors read "Unable to load library 'x':" and then one line
      * per place tried, the first being dlopen's own reason, which is the useful one.

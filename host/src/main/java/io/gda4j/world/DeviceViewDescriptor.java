@@ -1,5 +1,14 @@
 package io.gda4j.world;
 
+import io.gda4j.cuda.ModuleImage;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
 /**
  * Byte layout of the per-rank device view a kernel receives, mirrored field for field by {@code struct DeviceView}
  * and {@code struct PeerEntry} in {@code gda4j/view.cuh}. Little-endian (GPU native order). The host writes it
@@ -27,6 +36,13 @@ public final class DeviceViewDescriptor {
     /** "GDA4" read as a little-endian int. */
     public static final int VIEW_MAGIC = 0x34414447;
     public static final int VIEW_VERSION = 1;
+    /**
+     * What the device headers leave in every module that includes them: an empty kernel
+     * {@code gda4j_view_version<VIEW_VERSION>}, whose mangled name ({@code ..gda4j_view_versionILj1EEEvv}) appears among
+     * a PTX module's entries and a cubin's symbols. How a module built against other headers is recognised.
+     */
+    static final Pattern VIEW_VERSION_KERNEL = Pattern.compile("gda4j_view_versionILj(\\d+)E");
+
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
@@ -65,5 +81,36 @@ public final class DeviceViewDescriptor {
     /** Bytes of a view for {@code nranks} ranks. */
     public static int viewLength(int nranks) {
         return HEADER_LENGTH + PEER_ENTRY_LENGTH * nranks;
+    }
+
+    /**
+     * The view versions {@code image} was built for, from the {@code gda4j_view_version} kernels the headers
+     * instantiate; empty for a module that does not include the device headers.
+     */
+    public static Set<Integer> declaredViewVersions(ModuleImage image) {
+        String text = new String(image.bytes(), StandardCharsets.ISO_8859_1);
+        Set<Integer> versions = new TreeSet<>();
+        Matcher m = VIEW_VERSION_KERNEL.matcher(text);
+        while (m.find()) {
+            versions.add(Integer.parseInt(m.group(1)));
+        }
+        return versions;
+    }
+
+    /**
+     * Refuses a module built against device headers of another view version: its kernels would read this view with
+     * another layout. Modules that do not include the headers pass.
+     *
+     * @throws IllegalArgumentException naming the module, both versions and what to do
+     */
+    public static void requireBuiltForThisView(ModuleImage image) {
+        Set<Integer> versions = new TreeSet<>(declaredViewVersions(image));
+        versions.remove(VIEW_VERSION);
+        if (!versions.isEmpty()) {
+            throw new IllegalArgumentException(image + " was built against the gda4j device headers of view version "
+                    + versions.stream().map(String::valueOf).collect(Collectors.joining(", ")) + ", but this gda4j"
+                    + " writes view version " + VIEW_VERSION + ": its kernels would misread the device view. Rebuild it"
+                    + " with this gda4j's headers (nvcc -I <gda4j>/device-ptx/include ...)");
+        }
     }
 }

@@ -42,8 +42,8 @@ public final class ErrorRecordDescriptor {
         PROXY_STOPPED(8),
         /** A field does not fit a proxy trigger (offsets and sizes below 2^38). */
         TRIGGER_FIELD(9),
-        /** IBGDA: an error CQE (offset = WQE counter, expected = WQE opcode, seen = syndrome | vendor << 8 | CQE
-         * opcode << 16, cmp = QP number). */
+        /** IBGDA: an error CQE (offset = WQE counter, expected = WQE opcode, seen =
+         * {@code syndrome | vendor << 8 | CQE opcode << 16}, cmp = QP number). */
         CQE_ERROR(10),
         /** IBGDA: no free send queue slot in time (expected = completions needed, seen = completed, cmp = QPN). */
         SQ_FULL(11),

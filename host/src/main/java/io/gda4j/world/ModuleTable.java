@@ -44,6 +44,7 @@ final class ModuleTable implements AutoCloseable {
         Map<String, PtxModule> onGpu = loaded.computeIfAbsent(context.device().ordinal(), g -> new HashMap<>());
         PtxModule module = onGpu.get(image.name());
         if (module == null) {
+            DeviceViewDescriptor.requireBuiltForThisView(image);
             module = context.loadModule(image);
             onGpu.put(image.name(), module);
             images.putIfAbsent(image.name(), image);

@@ -1,19 +1,24 @@
 package io.gda4j.world;
 
+import io.gda4j.config.Setting;
+import io.gda4j.config.SettingException;
 import io.gda4j.hostflag.HostFlags;
+import io.gda4j.transport.TransportProvider;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 
 /**
  * Every setting of a world in one place: each has a system property ({@code *_PROP_NAME}), an environment variable
- * ({@code *_ENV}) and a default ({@code *_DEFAULT}); a property beats the environment, which beats the default.
- * Resolved once by {@link #resolve()}; {@code gda4j info} prints {@link #describe()}.
+ * ({@code *_ENV}) and a default ({@code *_DEFAULT}); a property beats the environment, which beats the default
+ * ({@link Setting}). Resolved once by {@link #resolve()}, which throws a {@link SettingException} naming the
+ * variable or property of a bad value; {@code gda4j info} prints {@link #SETTINGS}.
  */
 public final class WorldConfig {
     public static final String HEAP_SIZE_PROP_NAME = "gda4j.heapSize";
@@ -44,6 +49,35 @@ public final class WorldConfig {
     /** The name that lets {@code auto} pick the best transport for each pair (p2p, then ibgda, then proxy). */
     public static final String TRANSPORT_AUTO = "auto";
 
+    /** The longest device-side wait timeout: a day (a longer wait is a hang, not a wait). */
+    public static final long MAX_WAIT_TIMEOUT_MILLIS = 86_400_000L;
+
+    public static final Setting<Long> HEAP_SIZE = Setting.of("symmetric heap size", HEAP_SIZE_PROP_NAME,
+            HEAP_SIZE_ENV, HEAP_SIZE_DEFAULT, "a positive multiple of 8 bytes with an optional unit, e.g. 64MiB, "
+                    + "4k, 1g", text -> checkHeapSize(ByteSize.parse(text)))
+            .displayedAs(ByteSize::format)
+            .withNote("the gda4j benchmarks size the heap for their largest message and ignore it");
+    public static final Setting<Duration> WAIT_TIMEOUT = Setting.of("device-side wait timeout", WAIT_TIMEOUT_PROP_NAME,
+            WAIT_TIMEOUT_ENV, WAIT_TIMEOUT_DEFAULT, "a whole number of milliseconds from 1 to "
+                    + MAX_WAIT_TIMEOUT_MILLIS + " (a day)", text -> checkWaitTimeout(Duration.ofMillis(
+                    Long.parseLong(text))))
+            .displayedAs(d -> d.toMillis() + " ms")
+            .withNote("gda4j latency/bandwidth/compare --timeout-ms and hostflag --timeout-ms override it");
+    public static final Setting<String> TRANSPORT = Setting.of("transport", TRANSPORT_PROP_NAME, TRANSPORT_ENV,
+            TRANSPORT_DEFAULT, "auto or the name of a transport on the class path (gda4j info lists them)",
+            WorldConfig::parseTransport)
+            .withNote("--transport overrides it");
+    public static final Setting<List<Integer>> GPUS = Setting.of("GPUs of the ranks", GPUS_PROP_NAME, GPUS_ENV,
+            GPUS_DEFAULT, "GPU ordinals separated by commas, e.g. 0,1 (a GPU may repeat); unset means every visible GPU",
+            WorldConfig::parseGpus)
+            .displayedAs(g -> g.isEmpty() ? "all visible" : g.toString())
+            .withNote("--gpus overrides it");
+    public static final Setting<HostFlags.Backend> HOST_FLAG = Setting.of("host flag backend", HOST_FLAG_PROP_NAME,
+            HOST_FLAG_ENV, HOST_FLAG_DEFAULT, "one of " + HostFlags.Backend.choices(), HostFlags.Backend::parse);
+
+    /** Every setting of this class, in the order {@code gda4j info} prints them. */
+    public static final List<Setting<?>> SETTINGS = List.of(HEAP_SIZE, WAIT_TIMEOUT, TRANSPORT, GPUS, HOST_FLAG);
+
     private final long heapSizeBytes;
     private final Duration waitTimeout;
     private final String transport;
@@ -51,12 +85,8 @@ public final class WorldConfig {
     private final HostFlags.Backend hostFlag;
 
     private WorldConfig(Builder b) {
-        if (b.heapSizeBytes <= 0 || b.heapSizeBytes % 8 != 0) {
-            throw new IllegalArgumentException("heap size must be a positive multiple of 8 bytes, got " + b.heapSizeBytes);
-        }
-        if (b.waitTimeout.isNegative() || b.waitTimeout.isZero()) {
-            throw new IllegalArgumentException("wait timeout must be positive, got " + b.waitTimeout);
-        }
+        checkHeapSize(b.heapSizeBytes);
+        checkWaitTimeout(b.waitTimeout);
         for (int g : b.gpus) {
             if (g < 0) {
                 throw new IllegalArgumentException("GPU ordinals are >= 0, got " + g);
@@ -74,48 +104,68 @@ public final class WorldConfig {
         return resolve(System.getProperties(), System.getenv());
     }
 
-    /** Resolution from explicit sources (tests). */
+    /**
+     * Resolution from explicit sources (tests).
+     *
+     * @throws SettingException naming the variable or property of the first bad value
+     */
     public static WorldConfig resolve(Properties props, Map<String, String> env) {
-        Builder b = builder();
-        b.heapSizeBytes(ByteSize.parse(setting(props, env, HEAP_SIZE_PROP_NAME, HEAP_SIZE_ENV, HEAP_SIZE_DEFAULT)));
-        String timeout = setting(props, env, WAIT_TIMEOUT_PROP_NAME, WAIT_TIMEOUT_ENV, WAIT_TIMEOUT_DEFAULT);
-        try {
-            b.waitTimeout(Duration.ofMillis(Long.parseLong(timeout.trim())));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(WAIT_TIMEOUT_ENV + "/" + WAIT_TIMEOUT_PROP_NAME
-                    + " must be a whole number of milliseconds, got '" + timeout + "'", e);
-        }
-        b.transport(setting(props, env, TRANSPORT_PROP_NAME, TRANSPORT_ENV, TRANSPORT_DEFAULT).trim());
-        b.gpus(parseGpus(setting(props, env, GPUS_PROP_NAME, GPUS_ENV, GPUS_DEFAULT)));
-        String hostFlag = setting(props, env, HOST_FLAG_PROP_NAME, HOST_FLAG_ENV, HOST_FLAG_DEFAULT);
-        try {
-            b.hostFlag(HostFlags.Backend.parse(hostFlag));
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(HOST_FLAG_ENV + "/" + HOST_FLAG_PROP_NAME + ": " + e.getMessage(), e);
-        }
-        return b.build();
+        return builder().heapSizeBytes(HEAP_SIZE.resolve(props, env)).waitTimeout(WAIT_TIMEOUT.resolve(props, env))
+                .transport(TRANSPORT.resolve(props, env)).gpus(GPUS.resolve(props, env))
+                .hostFlag(HOST_FLAG.resolve(props, env)).build();
     }
 
-    private static String setting(Properties props, Map<String, String> env, String prop, String envName, String def) {
-        String v = props.getProperty(prop);
-        if (v == null) {
-            v = env.get(envName);
+    /** Returns {@code bytes} when it is a usable heap size: positive and a multiple of 8. */
+    static long checkHeapSize(long bytes) {
+        if (bytes <= 0 || bytes % 8 != 0) {
+            throw new IllegalArgumentException("heap size must be a positive multiple of 8 bytes, got " + bytes);
         }
-        return v == null ? def : v;
+        return bytes;
     }
 
-    /** Parses "0,1,3" (repeats allowed: two ranks may share a GPU for testing); empty means every visible GPU. */
+    /** Returns {@code timeout} when it is a usable wait timeout: 1 ms .. {@value #MAX_WAIT_TIMEOUT_MILLIS} ms. */
+    static Duration checkWaitTimeout(Duration timeout) {
+        if (timeout.toMillis() < 1 || timeout.toMillis() > MAX_WAIT_TIMEOUT_MILLIS) {
+            throw new IllegalArgumentException("wait timeout must be 1 to " + MAX_WAIT_TIMEOUT_MILLIS + " ms, got "
+                    + timeout.toMillis() + " ms");
+        }
+        return timeout;
+    }
+
+    /** "auto" or the name of a transport on the class path ({@link LocalWorld#providers()}), in lower case. */
+    private static String parseTransport(String text) {
+        String t = text.strip().toLowerCase(Locale.ROOT);
+        if (t.equals(TRANSPORT_AUTO)) {
+            return t;
+        }
+        for (TransportProvider p : LocalWorld.providers()) {
+            if (p.name().equals(t)) {
+                return t;
+            }
+        }
+        throw new IllegalArgumentException("no transport named '" + text + "' on the class path");
+    }
+
+    /**
+     * Parses "0,1,3" (repeats allowed: two ranks may share a GPU for testing); empty means every visible GPU.
+     * Every element must be an ordinal >= 0: an empty element ("0,,1") is refused.
+     */
     public static List<Integer> parseGpus(String text) {
         List<Integer> out = new ArrayList<>();
         if (text == null || text.isBlank()) {
             return out;
         }
-        for (String part : text.split(",")) {
+        for (String part : text.split(",", -1)) {
+            int gpu;
             try {
-                out.add(Integer.parseInt(part.trim()));
+                gpu = Integer.parseInt(part.strip());
             } catch (NumberFormatException e) {
                 throw new IllegalArgumentException("GPU list '" + text + "' does not parse: use ordinals such as 0,1", e);
             }
+            if (gpu < 0) {
+                throw new IllegalArgumentException("GPU list '" + text + "' has " + gpu + ": ordinals are 0 or more");
+            }
+            out.add(gpu);
         }
         return out;
     }
@@ -155,19 +205,10 @@ public final class WorldConfig {
         return hostFlag;
     }
 
-    /** One line per setting with where to change it, for {@code gda4j info}. */
-    public String describe() {
-        return String.format("heap size     %s  (%s / -D%s)%n", ByteSize.format(heapSizeBytes), HEAP_SIZE_ENV, HEAP_SIZE_PROP_NAME)
-                + String.format("wait timeout  %d ms  (%s / -D%s)%n", waitTimeout.toMillis(), WAIT_TIMEOUT_ENV, WAIT_TIMEOUT_PROP_NAME)
-                + String.format("transport     %s  (%s / -D%s)%n", transport, TRANSPORT_ENV, TRANSPORT_PROP_NAME)
-                + String.format("gpus          %s  (%s / -D%s)%n", gpus.isEmpty() ? "all visible" : gpus, GPUS_ENV, GPUS_PROP_NAME)
-                + String.format("host flag     %s  (%s / -D%s)%n", hostFlag, HOST_FLAG_ENV, HOST_FLAG_PROP_NAME);
-    }
-
     /** Mutable builder; {@link #build()} validates. */
     public static final class Builder {
-        private long heapSizeBytes = ByteSize.parse(HEAP_SIZE_DEFAULT);
-        private Duration waitTimeout = Duration.ofMillis(Long.parseLong(WAIT_TIMEOUT_DEFAULT));
+        private long heapSizeBytes = HEAP_SIZE.parse(new Setting.Raw(HEAP_SIZE_DEFAULT, Setting.Source.DEFAULT));
+        private Duration waitTimeout = WAIT_TIMEOUT.parse(new Setting.Raw(WAIT_TIMEOUT_DEFAULT, Setting.Source.DEFAULT));
         private String transport = TRANSPORT_DEFAULT;
         private List<Integer> gpus = new ArrayList<>();
         private HostFlags.Backend hostFlag = HostFlags.Backend.parse(HOST_FLAG_DEFAULT);

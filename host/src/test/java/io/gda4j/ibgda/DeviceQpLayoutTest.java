@@ -1,5 +1,6 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.mlx5.RequiresCompilers;
 import io.gda4j.world.HeaderValues;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -16,6 +17,7 @@ import java.nio.file.Path;
 import java.util.Map;
 
 /** DeviceQpDescriptor against gda4j/ibgda.cuh's struct DeviceQp, compiled with g++: every offset and flag. */
+@RequiresCompilers(tools = "g++")
 class DeviceQpLayoutTest {
     static Map<String, Long> header;
 

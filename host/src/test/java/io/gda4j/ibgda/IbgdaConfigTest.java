@@ -34,8 +34,7 @@ class IbgdaConfigTest {
         assertEquals(NicChoice.EMULATED, c.nic());
         assertEquals(IbgdaConfig.Flush.ALWAYS, c.flush());
         assertEquals(256, c.sqWqebbs());
-        String text = c.describe();
-        assertTrue(text.contains(IbgdaConfig.FLUSH_ENV) && text.contains(IbgdaConfig.NIC_PROP_NAME), text);
+        assertEquals(5, IbgdaConfig.SETTINGS.size(), "every component of the record is a setting (placement is two)");
     }
 
     @Test
@@ -47,12 +46,15 @@ class IbgdaConfigTest {
         IbgdaConfig c = IbgdaConfig.resolve(p, Map.of(NicPlacement.GDR_LEVEL_ENV, "PHB",
                 NicPlacement.NIC_DEVICE_ENV, "mlx5_0,mlx5_1:2"));
         assertEquals(NicPlacement.parse("mlx5_0,mlx5_1:2", "SYS"), c.placement());
-        String text = c.describe();
-        assertTrue(text.contains("ibgda nic device  mlx5_0,mlx5_1:2  (GDA4J_NIC_DEVICE / -Dgda4j.nic.device;"), text);
-        assertTrue(text.contains("ibgda gdr level   SYS  (GDA4J_NIC_GDR_LEVEL / -Dgda4j.nic.gdrLevel;"), text);
+        assertEquals("mlx5_0,mlx5_1:2", IbgdaConfig.NIC_DEVICE.display(IbgdaConfig.NIC_DEVICE.resolve(p,
+                Map.of(NicPlacement.NIC_DEVICE_ENV, "mlx5_0,mlx5_1:2"))));
         IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
                 () -> IbgdaConfig.resolve(new Properties(), Map.of(NicPlacement.GDR_LEVEL_ENV, "far")));
-        assertTrue(bad.getMessage().startsWith(NicPlacement.GDR_LEVEL_ENV), bad.getMessage());
+        assertTrue(bad.getMessage().startsWith(NicPlacement.GDR_LEVEL_ENV + "=far is not valid: "), bad.getMessage());
+        IllegalArgumentException device = assertThrows(IllegalArgumentException.class,
+                () -> IbgdaConfig.resolve(new Properties(), Map.of(NicPlacement.NIC_DEVICE_ENV, "mlx5_0,")));
+        assertTrue(device.getMessage().startsWith(NicPlacement.NIC_DEVICE_ENV + "=mlx5_0, is not valid: "),
+                device.getMessage());
     }
 
     @Test
@@ -62,7 +64,9 @@ class IbgdaConfigTest {
         assertTrue(depth.getMessage().contains("power of two"), depth.getMessage());
         IllegalArgumentException flush = assertThrows(IllegalArgumentException.class,
                 () -> IbgdaConfig.resolve(new Properties(), Map.of(IbgdaConfig.FLUSH_ENV, "sometimes")));
-        assertTrue(flush.getMessage().contains("auto, always or never"), flush.getMessage());
+        assertTrue(flush.getMessage().contains("always or never"), flush.getMessage());
+        assertTrue(flush.getMessage().startsWith(IbgdaConfig.FLUSH_ENV + "=sometimes is not valid: "), flush.getMessage());
+        assertTrue(depth.getMessage().startsWith(IbgdaConfig.SQ_DEPTH_ENV + "=1000 is not valid: "), depth.getMessage());
     }
 
     @Test

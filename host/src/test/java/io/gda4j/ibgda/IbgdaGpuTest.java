@@ -1,5 +1,6 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.cuda.RequiresCuda;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -42,6 +43,7 @@ import java.util.Random;
  * threads summed, send-queue and 16-bit counter wrap, and each fault class as an exception naming the QP, the WQE
  * index, the opcode and the syndrome.
  */
+@RequiresCuda
 @Tag("gpu")
 class IbgdaGpuTest {
     static final long HEAP = 8L << 20;

@@ -1,6 +1,7 @@
 package io.gda4j.mlx5;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
@@ -10,17 +11,23 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Compiles and runs the small C programs under {@code host/src/test/c} that print what rdma-core's headers say.
  *
- * <p>A machine without gcc or without libibverbs-dev's headers skips those tests (JUnit assumptions, with the
- * reason); a program that fails to compile where both are present fails the test, since that is how the
- * compile-time layout checks report a mismatch.
+ * <p>A machine without gcc or without libibverbs-dev's headers skips those tests with the reason (the classes carry
+ * {@link RequiresCompilers}, so the skip is reported per test; {@link #need} fails instead where
+ * {@value #REQUIRE_COMPILERS_PROP_NAME} is true); a program that fails to compile where both are present fails the
+ * test, since that is how the compile-time layout checks report a mismatch.
  */
 public final class GccProgram {
     private static final long TIMEOUT_SECONDS = 120;
+
+    /** Set to true where gcc, g++ and libibverbs-dev are promised (CI): missing ones then fail the tests. */
+    public static final String REQUIRE_COMPILERS_PROP_NAME = "gda4j.test.requireCompilers";
+    public static final boolean REQUIRED = Boolean.getBoolean(REQUIRE_COMPILERS_PROP_NAME);
 
     private GccProgram() {
     }
@@ -42,17 +49,8 @@ public final class GccProgram {
      */
     public static Path compile(Path source, Path outputDir, List<String> headers, List<String> extraArgs)
             throws IOException, InterruptedException {
-        requireTool("gcc", "the layouts cannot be checked against rdma-core's headers here");
-
-        Path probe = outputDir.resolve("header_probe.c");
-        StringBuilder probeText = new StringBuilder();
-        for (String header : headers) {
-            probeText.append("#include <").append(header).append(">\n");
-        }
-        Files.writeString(probe, probeText.append("int main(void) { return 0; }\n"));
-        Result probed = exec(List.of("gcc", "-fsyntax-only", probe.toString()), null);
-        assumeTrue(probed.exitCode == 0, "rdma-core headers " + headers + " are not installed (apt-get install"
-                + " libibverbs-dev); gcc said: " + probed.output.strip());
+        Optional<String> missing = missing(List.of("gcc"), headers);
+        need(missing.isEmpty(), missing.orElse(""));
 
         Path executable = outputDir.resolve(source.getFileName().toString().replaceFirst("\\.c$", ""));
         List<String> command = new ArrayList<>(List.of("gcc", "-std=gnu11", "-O1", "-Wall", "-Wextra", "-Werror"));
@@ -77,13 +75,67 @@ public final class GccProgram {
 
     /** Skips the calling test unless {@code tool --version} runs. */
     static void requireTool(String tool, String why) throws InterruptedException {
-        Result version;
-        try {
-            version = exec(List.of(tool, "--version"), null);
-        } catch (IOException e) {
-            version = null;
+        assumeTrue(runs(tool), tool + " is not on the PATH, so " + why);
+    }
+
+    /**
+     * Skips the calling test with {@code reason} unless {@code ok}; fails it instead where the build promises the
+     * compilers ({@value #REQUIRE_COMPILERS_PROP_NAME}).
+     */
+    public static void need(boolean ok, String reason) {
+        if (REQUIRED) {
+            assertTrue(ok, () -> reason + " (" + REQUIRE_COMPILERS_PROP_NAME + " is set: the build promises it)");
+        } else {
+            assumeTrue(ok, reason);
         }
-        assumeTrue(version != null && version.exitCode == 0, tool + " is not on the PATH, so " + why);
+    }
+
+    /**
+     * What is missing of {@code tools} (each must run with {@code --version}) and {@code headers} (each must be
+     * found by gcc, as written in {@code #include <...>}), in one sentence; empty when nothing is.
+     */
+    public static Optional<String> missing(List<String> tools, List<String> headers) {
+        try {
+            for (String tool : tools) {
+                if (!runs(tool)) {
+                    return Optional.of(tool + " is not on the PATH (" + INSTALL_HINT + ")");
+                }
+            }
+            if (headers.isEmpty()) {
+                return Optional.empty();
+            }
+            Path probe = Files.createTempFile("gda4j-header-probe", ".c");
+            try {
+                StringBuilder text = new StringBuilder();
+                for (String header : headers) {
+                    text.append("#include <").append(header).append(">\n");
+                }
+                Files.writeString(probe, text.append("int main(void) { return 0; }\n"));
+                Result probed = exec(List.of("gcc", "-fsyntax-only", probe.toString()), null);
+                return probed.exitCode == 0 ? Optional.empty() : Optional.of("headers " + headers + " are not "
+                        + "installed (" + INSTALL_HINT + "); gcc said: " + probed.output.strip().lines().findFirst()
+                        .orElse(""));
+            } finally {
+                Files.deleteIfExists(probe);
+            }
+        } catch (IOException e) {
+            return Optional.of("cannot probe for " + tools + " and " + headers + ": " + e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.of("interrupted while probing for " + tools);
+        }
+    }
+
+    /** What README lists as the test prerequisites. */
+    static final String INSTALL_HINT = "the layout tests need gcc, g++ and libibverbs-dev: apt-get install gcc g++ "
+            + "libibverbs-dev";
+
+    private static boolean runs(String tool) throws InterruptedException {
+        try {
+            return exec(List.of(tool, "--version"), null).exitCode == 0;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** Runs a command (a compiler); fails the test with its output when it exits with an error. */

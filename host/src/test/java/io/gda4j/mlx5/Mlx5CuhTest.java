@@ -25,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * built for the host, write the golden cases byte for byte as the Java encoders do (which Mlx5GoldenTest holds to
  * rdma-core). Skipped where nvcc is missing.
  */
+@RequiresCompilers(tools = "nvcc", promised = false)
 class Mlx5CuhTest {
     @TempDir
     static Path buildDir;

@@ -33,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code golden-cases.txt} with {@code mlx5dv_set_ctrl_seg}, {@code mlx5dv_set_data_seg} and the segment structs.
  * The Java bytes must match byte for byte, and decode back to the case's fields.
  */
+@RequiresCompilers(tools = "gcc", headers = "infiniband/mlx5dv.h")
 class Mlx5GoldenTest {
     /** Classes whose {@code public static final int} fields are handed to the C program (and mirrored in CUDA). */
     static final List<Class<?>> CONSTANT_CLASSES = List.of(WqeDescriptor.class, Mlx5Opcode.class,

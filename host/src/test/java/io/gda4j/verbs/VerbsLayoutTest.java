@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gda4j.mlx5.GccProgram;
+import io.gda4j.mlx5.RequiresCompilers;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code <infiniband/mlx5dv.h>}: {@code verbs_layout.c} prints them under the Java constants' names, and each
  * side must name exactly what the other does.
  */
+@RequiresCompilers(tools = "gcc", headers = {"infiniband/verbs.h", "infiniband/mlx5dv.h"})
 class VerbsLayoutTest {
     private static final List<Class<?>> LAYOUT_CLASSES = List.of(IbvDeviceAttrDescriptor.class,
             IbvPortAttrDescriptor.class, IbvGidDescriptor.class, IbvQpCapDescriptor.class,

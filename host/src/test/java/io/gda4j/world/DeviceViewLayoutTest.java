@@ -1,5 +1,6 @@
 package io.gda4j.world;
 
+import io.gda4j.mlx5.RequiresCompilers;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.ErrorRecordDescriptor.Op;
@@ -15,6 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 /** The Java descriptors and enums against gda4j/view.cuh, compiled with g++: every offset and code, one by one. */
+@RequiresCompilers(tools = "g++")
 class DeviceViewLayoutTest {
     static Map<String, Long> header;
 

@@ -1,5 +1,7 @@
 package io.gda4j.world;
 
+import io.gda4j.mlx5.GccProgram;
+
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -10,12 +12,12 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Compiles a C++ printer from {@code src/test/c} with g++ against {@code device-ptx/include} and reads the
  * {@code name value} lines it prints: how the layout tests learn what the CUDA headers say, without nvcc or a GPU.
- * Skips (an assumption) where g++ is missing.
+ * Skips where g++ is missing (classes using it carry {@code @RequiresCompilers(tools = "g++")}, so the skip is
+ * reported per test).
  */
 public final class HeaderValues {
     static final Path INCLUDE = Path.of("..", "device-ptx", "include");
@@ -25,7 +27,7 @@ public final class HeaderValues {
 
     /** Builds {@code src/test/c/<printer>} into {@code workDir}, runs it, and returns its values by name. */
     public static Map<String, Long> of(String printer, Path workDir) throws IOException, InterruptedException {
-        assumeTrue(onPath("g++"), "g++ is not installed: cannot compile " + printer + " to check the layout");
+        GccProgram.need(onPath("g++"), "g++ is not installed: cannot compile " + printer + " to check the layout");
         Path exe = workDir.resolve(printer.replace('.', '_'));
         Process cc = new ProcessBuilder("g++", "-std=c++17", "-x", "c++", "-I", INCLUDE.toString(),
                 Path.of("src", "test", "c", printer).toString(), "-o", exe.toString())

@@ -1,6 +1,7 @@
 package io.gda4j.world;
 
 import io.gda4j.cuda.KernelArgs;
+import io.gda4j.cuda.RequiresCuda;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 import org.junit.jupiter.api.AfterAll;
@@ -20,6 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The P2P device API on real GPUs: every byte of every put checked, signals summed, timeouts and range errors. */
+@RequiresCuda
 @Tag("gpu")
 class P2pGpuTest {
     static final long HEAP = 8L << 20;

@@ -1,5 +1,7 @@
 package io.gda4j.world;
 
+import io.gda4j.config.Setting;
+import io.gda4j.config.SettingException;
 import io.gda4j.hostflag.HostFlags;
 import org.junit.jupiter.api.Test;
 
@@ -9,6 +11,7 @@ import java.util.Map;
 import java.util.Properties;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -35,8 +38,6 @@ class WorldConfigTest {
         assertEquals(HostFlags.Backend.MAPPED_PINNED, c.toBuilder().build().hostFlag(), "toBuilder keeps it");
         assertEquals(HostFlags.Backend.GDRCOPY, WorldConfig.resolve(new Properties(),
                 Map.of(WorldConfig.HOST_FLAG_ENV, "gdrcopy")).hostFlag(), "forcing gdrcopy is a valid setting");
-        assertTrue(c.describe().contains("host flag     mapped-pinned  (GDA4J_HOST_FLAG / -Dgda4j.hostFlag)"),
-                c.describe());
         assertEquals(WorldConfig.HOST_FLAG_DEFAULT, HostFlags.Backend.AUTO.label());
     }
 
@@ -44,8 +45,8 @@ class WorldConfigTest {
     void badHostFlagNamesTheSettingAndTheChoices() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> WorldConfig.resolve(new Properties(), Map.of(WorldConfig.HOST_FLAG_ENV, "gdr")));
-        assertEquals("GDA4J_HOST_FLAG/gda4j.hostFlag: unknown host flag backend 'gdr': choose one of auto, gdrcopy, "
-                + "stream-write, mapped-pinned", e.getMessage());
+        assertEquals("GDA4J_HOST_FLAG=gdr is not valid: host flag backend must be one of auto, gdrcopy, stream-write, "
+                + "mapped-pinned", e.getMessage());
         assertThrows(NullPointerException.class, () -> WorldConfig.builder().hostFlag(null));
     }
 
@@ -58,7 +59,61 @@ class WorldConfigTest {
         assertEquals(Duration.ofMillis(250), c.waitTimeout());
         assertEquals(1L << 30, c.heapSizeBytes());
         assertEquals(List.of(0, 0, 1), c.gpus());
-        assertTrue(c.describe().contains(WorldConfig.HEAP_SIZE_ENV));
+    }
+
+    @Test
+    void everyBadValueIsASettingExceptionNamingWhereItCameFromAndWhatIsAccepted() {
+        Map<String, String> bad = Map.of(WorldConfig.HEAP_SIZE_ENV, "abc", WorldConfig.WAIT_TIMEOUT_ENV, "-1",
+                WorldConfig.GPUS_ENV, "abc", WorldConfig.HOST_FLAG_ENV, "nope", WorldConfig.TRANSPORT_ENV, "carrier-pigeon");
+        for (Map.Entry<String, String> e : bad.entrySet()) {
+            SettingException x = assertThrows(SettingException.class,
+                    () -> WorldConfig.resolve(new Properties(), Map.of(e.getKey(), e.getValue())), e.getKey());
+            assertTrue(x.getMessage().startsWith(e.getKey() + "=" + e.getValue() + " is not valid: "),
+                    x.getMessage());
+            assertTrue(x.getMessage().contains(" must be "), x.getMessage());
+            assertEquals(Setting.Source.ENVIRONMENT, x.source());
+        }
+        for (String tooLong : new String[] {"3000000000", "86400001", "0", "1.5"}) {
+            assertThrows(SettingException.class,
+                    () -> WorldConfig.resolve(new Properties(), Map.of(WorldConfig.WAIT_TIMEOUT_ENV, tooLong)), tooLong);
+        }
+        assertEquals(Duration.ofDays(1), WorldConfig.resolve(new Properties(),
+                Map.of(WorldConfig.WAIT_TIMEOUT_ENV, "86400000")).waitTimeout());
+        for (String heap : new String[] {"12", "0", "-8", "1.5g"}) {
+            assertThrows(SettingException.class,
+                    () -> WorldConfig.resolve(new Properties(), Map.of(WorldConfig.HEAP_SIZE_ENV, heap)), heap);
+        }
+        for (String gpus : new String[] {"0,,1", "0,", "-1", "0,x"}) {
+            assertThrows(SettingException.class,
+                    () -> WorldConfig.resolve(new Properties(), Map.of(WorldConfig.GPUS_ENV, gpus)), gpus);
+        }
+        Properties p = new Properties();
+        p.setProperty(WorldConfig.HEAP_SIZE_PROP_NAME, "lots");
+        SettingException x = assertThrows(SettingException.class,
+                () -> WorldConfig.resolve(p, Map.of(WorldConfig.HEAP_SIZE_ENV, "1g")));
+        assertEquals("-Dgda4j.heapSize=lots is not valid: symmetric heap size must be a positive multiple of 8 bytes with an"
+                + " optional unit, e.g. 64MiB, 4k, 1g", x.getMessage(), "the property wins, so it is the one named");
+    }
+
+    @Test
+    void blankValuesCountAsUnset() {
+        Properties p = new Properties();
+        p.setProperty(WorldConfig.HEAP_SIZE_PROP_NAME, " ");
+        WorldConfig c = WorldConfig.resolve(p, Map.of(WorldConfig.HEAP_SIZE_ENV, "1g", WorldConfig.GPUS_ENV, ""));
+        assertEquals(1L << 30, c.heapSizeBytes(), "a blank property leaves the environment in charge");
+        assertTrue(c.gpus().isEmpty());
+    }
+
+    @Test
+    void showNeverThrowsAndMarksTheBadValue() {
+        Setting.Shown good = WorldConfig.HEAP_SIZE.show(name -> null, name -> null);
+        assertTrue(good.valid());
+        assertEquals("256 MiB", good.value());
+        assertEquals(Setting.Source.DEFAULT, good.source());
+        Setting.Shown bad = WorldConfig.GPUS.show(name -> null, Map.of(WorldConfig.GPUS_ENV, "a,b")::get);
+        assertFalse(bad.valid());
+        assertEquals("a,b", bad.value());
+        assertTrue(bad.problem().startsWith("GDA4J_GPUS=a,b is not valid: GPUs of the ranks must be"), bad.problem());
     }
 
     @Test

@@ -1,14 +1,20 @@
 package io.gda4j.proxy;
 
+import io.gda4j.config.Setting;
+import io.gda4j.config.SettingException;
+import io.gda4j.world.WorldConfig;
+
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 
 /**
  * Every setting of the host proxy in one place: a system property ({@code *_PROP_NAME}), an environment variable
- * ({@code *_ENV}) and a default ({@code *_DEFAULT}) each; a property beats the environment, which beats the default.
- * Resolved once by {@link #resolve()}; {@code gda4j info} prints {@link #describe()}.
+ * ({@code *_ENV}) and a default ({@code *_DEFAULT}) each; a property beats the environment, which beats the default
+ * ({@link Setting}). Resolved once by {@link #resolve()}, which throws a {@link SettingException} naming the variable
+ * or property of a bad value; {@code gda4j info} prints {@link #SETTINGS}.
  */
 public final class ProxyConfig {
     public static final String THREADS_PROP_NAME = "gda4j.proxy.threads";
@@ -35,6 +41,26 @@ public final class ProxyConfig {
     public static final int BATCH = 64;
     public static final int MAX_THREADS = 64;
 
+    public static final Setting<Integer> THREADS = Setting.of("proxy threads", THREADS_PROP_NAME, THREADS_ENV,
+            THREADS_DEFAULT, "a whole number from 1 to " + MAX_THREADS, text -> checkThreads(Integer.parseInt(text)));
+    public static final Setting<Integer> FIFO_DEPTH = Setting.of("proxy FIFO slots per channel", FIFO_DEPTH_PROP_NAME,
+            FIFO_DEPTH_ENV, FIFO_DEPTH_DEFAULT, "a power of two from " + TriggerFifoDescriptor.MIN_CAPACITY + " to "
+                    + TriggerFifoDescriptor.MAX_CAPACITY, text -> checkFifoDepth(Integer.parseInt(text)));
+    public static final Setting<String> IDLE = Setting.of("proxy idle strategy", IDLE_PROP_NAME, IDLE_ENV,
+            IDLE_DEFAULT, IdleStrategy.BusySpin.ALIAS + ", " + IdleStrategy.Yielding.ALIAS + " or "
+                    + IdleStrategy.Backoff.ALIAS, text -> IdleStrategy.parse(text).alias());
+    public static final Setting<SignalPath> SIGNAL_PATH = Setting.of("proxy signal path", SIGNAL_PATH_PROP_NAME,
+            SIGNAL_PATH_ENV, SIGNAL_PATH_DEFAULT, "auto, direct or peer-stream", SignalPath::parse)
+            .displayedAs(SignalPath::label);
+    public static final Setting<Duration> CLOSE_TIMEOUT = Setting.of("proxy close timeout", CLOSE_TIMEOUT_PROP_NAME,
+            CLOSE_TIMEOUT_ENV, CLOSE_TIMEOUT_DEFAULT, "a whole number of milliseconds from 1 to "
+                    + WorldConfig.MAX_WAIT_TIMEOUT_MILLIS + " (a day)",
+            text -> checkCloseTimeout(Duration.ofMillis(Long.parseLong(text))))
+            .displayedAs(d -> d.toMillis() + " ms");
+
+    /** Every setting of the proxy, in the order {@code gda4j info} prints them. */
+    public static final List<Setting<?>> SETTINGS = List.of(THREADS, FIFO_DEPTH, IDLE, SIGNAL_PATH, CLOSE_TIMEOUT);
+
     /**
      * How the signal of a trigger reaches the peer's word. DIRECT: the channel's stream (on the pushing rank's GPU)
      * writes it through peer access, right behind the copy. PEER_STREAM: a stream on the peer's GPU writes it after an
@@ -53,8 +79,7 @@ public final class ProxyConfig {
                     return p;
                 }
             }
-            throw new IllegalArgumentException(SIGNAL_PATH_ENV + "/" + SIGNAL_PATH_PROP_NAME + " must be auto, direct or "
-                    + "peer-stream, got '" + text + "'");
+            throw new IllegalArgumentException("unknown signal path '" + text + "': choose auto, direct or peer-stream");
         }
     }
 
@@ -65,19 +90,10 @@ public final class ProxyConfig {
     private final Duration closeTimeout;
 
     public ProxyConfig(int threads, int fifoDepth, String idle, SignalPath signalPath, Duration closeTimeout) {
-        if (threads < 1 || threads > MAX_THREADS) {
-            throw new IllegalArgumentException(THREADS_ENV + "/" + THREADS_PROP_NAME + " must be 1.." + MAX_THREADS
-                    + ", got " + threads);
-        }
-        try {
-            TriggerFifoDescriptor.checkCapacity(fifoDepth);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(FIFO_DEPTH_ENV + "/" + FIFO_DEPTH_PROP_NAME + ": " + e.getMessage(), e);
-        }
+        checkThreads(threads);
+        checkFifoDepth(fifoDepth);
         IdleStrategy.parse(idle); // validates
-        if (closeTimeout.isNegative() || closeTimeout.isZero()) {
-            throw new IllegalArgumentException(CLOSE_TIMEOUT_ENV + "/" + CLOSE_TIMEOUT_PROP_NAME + " must be positive");
-        }
+        checkCloseTimeout(closeTimeout);
         this.threads = threads;
         this.fifoDepth = fifoDepth;
         this.idle = idle.trim().toLowerCase(Locale.ROOT);
@@ -89,31 +105,30 @@ public final class ProxyConfig {
         return resolve(System.getProperties(), System.getenv());
     }
 
+    /** @throws SettingException naming the variable or property of the first bad value */
     public static ProxyConfig resolve(Properties props, Map<String, String> env) {
-        return new ProxyConfig(
-                integer(setting(props, env, THREADS_PROP_NAME, THREADS_ENV, THREADS_DEFAULT), THREADS_ENV, THREADS_PROP_NAME),
-                integer(setting(props, env, FIFO_DEPTH_PROP_NAME, FIFO_DEPTH_ENV, FIFO_DEPTH_DEFAULT), FIFO_DEPTH_ENV,
-                        FIFO_DEPTH_PROP_NAME),
-                setting(props, env, IDLE_PROP_NAME, IDLE_ENV, IDLE_DEFAULT),
-                SignalPath.parse(setting(props, env, SIGNAL_PATH_PROP_NAME, SIGNAL_PATH_ENV, SIGNAL_PATH_DEFAULT)),
-                Duration.ofMillis(integer(setting(props, env, CLOSE_TIMEOUT_PROP_NAME, CLOSE_TIMEOUT_ENV,
-                        CLOSE_TIMEOUT_DEFAULT), CLOSE_TIMEOUT_ENV, CLOSE_TIMEOUT_PROP_NAME)));
+        return new ProxyConfig(THREADS.resolve(props, env), FIFO_DEPTH.resolve(props, env), IDLE.resolve(props, env),
+                SIGNAL_PATH.resolve(props, env), CLOSE_TIMEOUT.resolve(props, env));
     }
 
-    private static String setting(Properties props, Map<String, String> env, String prop, String envName, String def) {
-        String v = props.getProperty(prop);
-        if (v == null) {
-            v = env.get(envName);
+    private static int checkThreads(int threads) {
+        if (threads < 1 || threads > MAX_THREADS) {
+            throw new IllegalArgumentException("proxy threads must be 1.." + MAX_THREADS + ", got " + threads);
         }
-        return v == null ? def : v;
+        return threads;
     }
 
-    private static int integer(String text, String envName, String propName) {
-        try {
-            return Integer.parseInt(text.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(envName + "/" + propName + " must be a whole number, got '" + text + "'", e);
+    private static int checkFifoDepth(int depth) {
+        TriggerFifoDescriptor.checkCapacity(depth);
+        return depth;
+    }
+
+    private static Duration checkCloseTimeout(Duration timeout) {
+        if (timeout.toMillis() < 1 || timeout.toMillis() > WorldConfig.MAX_WAIT_TIMEOUT_MILLIS) {
+            throw new IllegalArgumentException("the proxy close timeout must be 1 to "
+                    + WorldConfig.MAX_WAIT_TIMEOUT_MILLIS + " ms, got " + timeout.toMillis() + " ms");
         }
+        return timeout;
     }
 
     /** Proxy threads; channels of local rank r are served by thread r mod threads. */
@@ -156,16 +171,4 @@ public final class ProxyConfig {
         return new ProxyConfig(threads, fifoDepth, idle, p, closeTimeout);
     }
 
-    /** One line per setting with where to change it, for {@code gda4j info}. */
-    public String describe() {
-        return String.format(Locale.ROOT, "proxy threads %d  (%s / -D%s)%n", threads, THREADS_ENV, THREADS_PROP_NAME)
-                + String.format(Locale.ROOT, "proxy FIFO    %d triggers per channel  (%s / -D%s)%n", fifoDepth,
-                FIFO_DEPTH_ENV, FIFO_DEPTH_PROP_NAME)
-                + String.format(Locale.ROOT, "proxy idle    %s  (%s / -D%s: busy-spin, yield, backoff)%n", idle, IDLE_ENV,
-                IDLE_PROP_NAME)
-                + String.format(Locale.ROOT, "proxy signal  %s  (%s / -D%s: auto, direct, peer-stream)%n",
-                signalPath.label(), SIGNAL_PATH_ENV, SIGNAL_PATH_PROP_NAME)
-                + String.format(Locale.ROOT, "proxy close   %d ms  (%s / -D%s)%n", closeTimeout.toMillis(),
-                CLOSE_TIMEOUT_ENV, CLOSE_TIMEOUT_PROP_NAME);
-    }
 }

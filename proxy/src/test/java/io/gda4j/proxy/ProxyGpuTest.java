@@ -44,6 +44,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * its data, flush semantics with another channel flowing meanwhile, and the failure paths (stopped proxy, dead proxy
  * thread, out-of-range calls that never reach the ring).
  */
+@RequiresCuda
 @Tag("gpu")
 class ProxyGpuTest {
     static final long HEAP = 64L << 20;

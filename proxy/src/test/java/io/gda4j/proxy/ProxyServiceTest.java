@@ -275,7 +275,7 @@ class ProxyServiceTest {
         assertEquals(128, c.fifoDepth(), "a property beats the environment");
         assertTrue(c.newIdleStrategy() instanceof IdleStrategy.Backoff);
         assertEquals(ProxyConfig.SignalPath.PEER_STREAM, c.signalPath());
-        assertTrue(c.describe().contains(ProxyConfig.FIFO_DEPTH_ENV));
+        assertEquals("backoff", ProxyConfig.IDLE.show(props::getProperty, env::get).value());
         env.put(ProxyConfig.FIFO_DEPTH_ENV, "100");
         props.clear();
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ProxyConfig.resolve(props, env));
@@ -287,8 +287,12 @@ class ProxyServiceTest {
         assertTrue(e.getMessage().contains("busy-spin, yield or backoff"), e.getMessage());
         env.put(ProxyConfig.IDLE_ENV, "yield");
         env.put(ProxyConfig.THREADS_ENV, "zero");
-        e = assertThrows(IllegalArgumentException.class, () -> ProxyConfig.resolve(props, env));
-        assertTrue(e.getMessage().contains(ProxyConfig.THREADS_ENV), e.getMessage());
+        e = assertThrows(io.gda4j.config.SettingException.class, () -> ProxyConfig.resolve(props, env));
+        assertEquals("GDA4J_PROXY_THREADS=zero is not valid: proxy threads must be a whole number from 1 to 64", e.getMessage());
+        env.put(ProxyConfig.THREADS_ENV, "2");
+        env.put(ProxyConfig.CLOSE_TIMEOUT_ENV, "3000000000");
+        e = assertThrows(io.gda4j.config.SettingException.class, () -> ProxyConfig.resolve(props, env));
+        assertTrue(e.getMessage().startsWith("GDA4J_PROXY_CLOSE_TIMEOUT_MS=3000000000 is not valid: "), e.getMessage());
     }
 
     @Test

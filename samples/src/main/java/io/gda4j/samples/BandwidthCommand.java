@@ -68,15 +68,12 @@ final class BandwidthCommand implements Command {
     public int run(CommandLine cmd, PrintStream out, PrintStream err) {
         WorldOptions w = WorldOptions.parse(cmd);
         List<Long> sizes = SizeList.parse(cmd.getOptionValue("sizes", "4k:256m"), 16, MAX_BYTES);
-        int threads = WorldOptions.intOption(cmd, "threads", 512);
-        int reps = WorldOptions.intOption(cmd, "reps", 5);
-        int fixedIters = WorldOptions.intOption(cmd, "iters", 0);
-        int blocksOpt = WorldOptions.intOption(cmd, "blocks", 0);
-        if (threads < 32 || threads > 1024 || threads % 32 != 0) {
+        int threads = OptionValues.integer(cmd, "threads", 512, 32, 1024);
+        int reps = OptionValues.integer(cmd, "reps", 5, 1, 1000);
+        int fixedIters = OptionValues.integer(cmd, "iters", 0, 1, 100_000_000); // absent (0): enough for ~1 GiB
+        int blocksOpt = OptionValues.integer(cmd, "blocks", 0, 1, 65_535); // absent (0): by transport and GPU
+        if (threads % 32 != 0) {
             throw new UsageException("--threads must be a multiple of 32 in 32..1024, got " + threads);
-        }
-        if (reps <= 0 || reps > 1000) {
-            throw new UsageException("--reps must be in 1..1000");
         }
         long fixedChunk = 0;
         try {
@@ -88,9 +85,6 @@ final class BandwidthCommand implements Command {
         }
         if (cmd.hasOption("chunk") && (fixedChunk < 16 || fixedChunk % 16 != 0)) {
             throw new UsageException("--chunk must be a positive multiple of 16 bytes");
-        }
-        if (fixedIters < 0 || blocksOpt < 0) {
-            throw new UsageException("--iters and --blocks must be positive");
         }
         long maxBytes = sizes.get(sizes.size() - 1);
         Progress progress = new Progress(err, sizes.size(), cmd.hasOption("quiet"));

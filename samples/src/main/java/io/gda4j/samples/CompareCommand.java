@@ -10,7 +10,6 @@ import org.apache.commons.cli.Options;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -78,8 +77,9 @@ final class CompareCommand implements Command {
                 .desc("threads of the block scope in the ping-pong (default 256; the bandwidth kernel uses blocks of 512)").build());
         o.addOption(Option.builder().longOpt("reps").hasArg().argName("N")
                 .desc("bandwidth measurements per size; the median is reported (default 3)").build());
-        o.addOption(Option.builder().longOpt("plot").hasArg().argName("FILE.png")
-                .desc("also draw the results into this PNG (needs a JDK with java.desktop)").build());
+        o.addOption(Option.builder().longOpt("plot").hasArg().argName("FILE")
+                .desc("also draw the results as a PNG into exactly this file, checked for writing before the run"
+                        + " starts (needs a JDK with java.desktop)").build());
         o.addOption(Option.builder().longOpt("from").hasArg().argName("FILE.csv")
                 .desc("no measuring: print and plot the CSV an earlier 'compare --csv' wrote").build());
         o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
@@ -89,15 +89,11 @@ final class CompareCommand implements Command {
     @Override
     public int run(CommandLine cmd, PrintStream out, PrintStream err) throws IOException {
         Path plot = cmd.hasOption("plot") ? Path.of(cmd.getOptionValue("plot")) : null;
-        if (plot != null && plot.getParent() != null && !Files.isDirectory(plot.getParent())) {
-            throw new UsageException("--plot: directory " + plot.getParent() + " does not exist");
+        if (plot != null) {
+            ComparePlot.checkWritable(plot); // before any measuring: a bad path must not cost a sweep
         }
         if (cmd.hasOption("from")) {
-            Path from = Path.of(cmd.getOptionValue("from"));
-            if (!Files.isRegularFile(from)) {
-                throw new UsageException("--from: no file " + from);
-            }
-            CompareResults r = CompareResults.readCsv(from);
+            CompareResults r = CompareResults.readCsv(Path.of(cmd.getOptionValue("from")));
             ResultTable.Format format = formatOf(cmd);
             r.table().print(out, format);
             if (plot != null) {
@@ -108,17 +104,14 @@ final class CompareCommand implements Command {
         }
         WorldOptions w = WorldOptions.parse(cmd);
         List<String> transports = new ArrayList<>();
-        for (String t : cmd.getOptionValue("transports", defaultTransports()).split(",")) {
-            String name = WorldOptions.checkTransport(t);
-            if (!transports.contains(name)) {
-                transports.add(name);
-            }
+        for (String t : OptionValues.list("transports", cmd.getOptionValue("transports", defaultTransports()), false)) {
+            transports.add(WorldOptions.checkTransport(t));
         }
         List<Long> sizeList = SizeList.parse(cmd.getOptionValue("sizes", "8:256m"), 1, MAX_BYTES);
         boolean latency = false;
         boolean bandwidth = false;
-        for (String what : cmd.getOptionValue("what", "latency,bandwidth").split(",")) {
-            switch (what.trim().toLowerCase(Locale.ROOT)) {
+        for (String what : OptionValues.list("what", cmd.getOptionValue("what", "latency,bandwidth"), false)) {
+            switch (what.toLowerCase(Locale.ROOT)) {
                 case "latency":
                     latency = true;
                     break;
@@ -135,14 +128,11 @@ final class CompareCommand implements Command {
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage(), e);
         }
-        int iters = WorldOptions.intOption(cmd, "iters", 1000);
-        int warmup = WorldOptions.intOption(cmd, "warmup", 100);
-        int blockThreads = WorldOptions.intOption(cmd, "block-threads", 256);
-        int reps = WorldOptions.intOption(cmd, "reps", 3);
-        if (iters <= 0 || iters > 1_000_000 || warmup < 0 || reps <= 0 || reps > 100) {
-            throw new UsageException("need 1 <= --iters <= 1000000, --warmup >= 0 and 1 <= --reps <= 100");
-        }
-        if (blockThreads < 32 || blockThreads > 1024 || blockThreads % 32 != 0) {
+        int iters = OptionValues.integer(cmd, "iters", 1000, 1, 1_000_000);
+        int warmup = OptionValues.integer(cmd, "warmup", 100, 0, 1_000_000);
+        int blockThreads = OptionValues.integer(cmd, "block-threads", 256, 32, 1024);
+        int reps = OptionValues.integer(cmd, "reps", 3, 1, 100);
+        if (blockThreads % 32 != 0) {
             throw new UsageException("--block-threads must be a multiple of 32 in 32..1024, got " + blockThreads);
         }
         long[] sizes = sizeList.stream().mapToLong(Long::longValue).toArray();

@@ -1,7 +1,11 @@
 package io.gda4j.samples;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -21,15 +25,43 @@ final class ComparePlot {
     private ComparePlot() {
     }
 
+    /**
+     * Fails with a {@link UsageException} unless a chart can be written to exactly {@code file}: a Java runtime with
+     * AWT, an existing directory, and a file that can be created or overwritten there. Leaves no file behind that
+     * was not there before.
+     */
+    static void checkWritable(Path file) {
+        if (ModuleLayer.boot().findModule("java.desktop").isEmpty()) {
+            throw new UsageException("--plot: this Java runtime has no java.desktop module (AWT), which drawing the "
+                    + "chart needs: run 'gda4j compare --csv > compare.csv' here and 'gda4j compare --from compare.csv "
+                    + "--plot " + file + "' with a full JDK");
+        }
+        if (Files.isDirectory(file)) {
+            throw new UsageException("--plot " + file + " is a directory: name the PNG file to write, e.g. "
+                    + file.resolve("compare.png"));
+        }
+        Path dir = file.toAbsolutePath().getParent();
+        if (dir == null || !Files.isDirectory(dir)) {
+            throw new UsageException("--plot " + file + ": directory " + dir + " does not exist");
+        }
+        try {
+            if (Files.exists(file)) {
+                // Opening for writing without truncating proves it can be overwritten and changes nothing.
+                FileChannel.open(file, StandardOpenOption.WRITE).close();
+            } else {
+                Files.delete(Files.createFile(file));
+            }
+        } catch (IOException | SecurityException e) {
+            throw new UsageException("--plot " + file + " cannot be written: " + e, e);
+        }
+    }
+
+    /** Draws {@code r} into exactly {@code file} (no extension is added). */
     static void write(CompareResults r, Path file) throws IOException {
         if (System.getProperty("java.awt.headless") == null) {
             System.setProperty("java.awt.headless", "true");
         }
-        if (ModuleLayer.boot().findModule("java.desktop").isEmpty()) {
-            throw new UsageException("this Java runtime has no java.desktop module (AWT), which drawing the chart "
-                    + "needs: run 'gda4j compare --csv > compare.csv' here and 'gda4j compare --from compare.csv --plot "
-                    + file + "' with a full JDK");
-        }
+        checkWritable(file);
         List<XYChart> charts = new ArrayList<>();
         XYChart latency = chart("put_signal ping-pong round trip (median)", "round trip (us)", true);
         XYChart bandwidth = chart("put bandwidth, one direction", "GB/s (10^9 B/s)", false);
@@ -47,7 +79,10 @@ final class ComparePlot {
         if (charts.isEmpty()) {
             throw new UsageException("nothing to plot: the results have no finite values");
         }
-        BitmapEncoder.saveBitmap(charts, 1, charts.size(), file.toString(), BitmapEncoder.BitmapFormat.PNG);
+        // The OutputStream form: the file-name form appends ".png" to a name that lacks it.
+        ByteArrayOutputStream png = new ByteArrayOutputStream();
+        BitmapEncoder.saveBitmap(charts, 1, charts.size(), png, BitmapEncoder.BitmapFormat.PNG);
+        Files.write(file, png.toByteArray());
     }
 
     private static XYChart chart(String title, String yTitle, boolean logY) {

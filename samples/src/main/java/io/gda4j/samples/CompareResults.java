@@ -3,6 +3,7 @@ package io.gda4j.samples;
 import io.gda4j.world.ByteSize;
 
 import java.io.IOException;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -99,15 +100,30 @@ final class CompareResults {
     }
 
     /** Reads the CSV that {@code compare --csv} printed (columns found by name; ratios are recomputed). */
-    static CompareResults readCsv(Path file) throws IOException {
+    static CompareResults readCsv(Path file) {
+        if (Files.isDirectory(file)) {
+            throw new UsageException("--from " + file + " is a directory: name the CSV file 'gda4j compare --csv' wrote");
+        }
+        if (!Files.exists(file)) {
+            throw new UsageException("--from " + file + ": no such file");
+        }
+        List<String> all;
+        try {
+            all = Files.readAllLines(file, StandardCharsets.UTF_8);
+        } catch (CharacterCodingException e) {
+            throw new UsageException("--from " + file + " is not UTF-8 text, so not a CSV that 'gda4j compare --csv'"
+                    + " wrote", e);
+        } catch (IOException e) {
+            throw new UsageException("--from " + file + " cannot be read: " + e, e);
+        }
         List<String> lines = new ArrayList<>();
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+        for (String line : all) {
             if (!line.isBlank()) {
                 lines.add(line.strip());
             }
         }
         if (lines.size() < 2) {
-            throw new UsageException(file + " holds no compare results: write them with 'gda4j compare --csv > FILE'");
+            throw new UsageException("--from " + file + " holds no compare results: write them with 'gda4j compare --csv > FILE'");
         }
         List<String> header = List.of(lines.get(0).split(","));
         int bytesCol = header.indexOf("bytes");
@@ -118,7 +134,7 @@ final class CompareResults {
             }
         }
         if (bytesCol < 0 || transports.isEmpty()) {
-            throw new UsageException(file + " is not the CSV of 'gda4j compare --csv': it lacks the bytes and "
+            throw new UsageException("--from " + file + " is not the CSV of 'gda4j compare --csv': it lacks the bytes and "
                     + "<transport>_rtt_us columns");
         }
         long[] sizes = new long[lines.size() - 1];
@@ -126,7 +142,7 @@ final class CompareResults {
         for (int i = 1; i < lines.size(); i++) {
             String[] cells = lines.get(i).split(",");
             if (cells.length != header.size()) {
-                throw new UsageException(file + " line " + (i + 1) + " has " + cells.length + " cells for "
+                throw new UsageException("--from " + file + " line " + (i + 1) + " has " + cells.length + " cells for "
                         + header.size() + " columns");
             }
             sizes[i - 1] = (long) number(cells[bytesCol], file, i);
@@ -158,7 +174,7 @@ final class CompareResults {
         try {
             return Double.parseDouble(c);
         } catch (NumberFormatException e) {
-            throw new UsageException(String.format(Locale.ROOT, "%s line %d: '%s' is not a number", file, line + 1, c));
+            throw new UsageException(String.format(Locale.ROOT, "--from %s line %d: '%s' is not a number", file, line + 1, c));
         }
     }
 }

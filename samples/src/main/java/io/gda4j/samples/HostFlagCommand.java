@@ -115,8 +115,8 @@ final class HostFlagCommand implements Command {
         String text = cmd.getOptionValue("backend", config.hostFlag().label());
         List<HostFlags.Backend> backends = new ArrayList<>();
         boolean all = false;
-        for (String part : text.split(",", -1)) {
-            String name = part.trim().toLowerCase(Locale.ROOT);
+        for (String part : OptionValues.list("backend", text, false)) {
+            String name = part.toLowerCase(Locale.ROOT);
             List<HostFlags.Backend> named;
             if (name.equals(ALL)) {
                 all = true;
@@ -135,22 +135,10 @@ final class HostFlagCommand implements Command {
                 }
             }
         }
-        int iters = WorldOptions.intOption(cmd, "iters", DEFAULT_ITERS);
-        if (iters <= 0 || iters > MAX_ITERS) {
-            throw new UsageException("--iters must be in 1.." + MAX_ITERS + ", got " + iters);
-        }
-        int warmup = WorldOptions.intOption(cmd, "warmup", DEFAULT_WARMUP);
-        if (warmup < 0 || warmup > MAX_ITERS) {
-            throw new UsageException("--warmup must be in 0.." + MAX_ITERS + ", got " + warmup);
-        }
-        int gpu = WorldOptions.intOption(cmd, "gpu", 0);
-        if (gpu < 0) {
-            throw new UsageException("--gpu is a GPU ordinal (0, 1, ...), got " + gpu);
-        }
-        long timeoutMillis = WorldOptions.intOption(cmd, "timeout-ms", (int) config.waitTimeout().toMillis());
-        if (timeoutMillis <= 0) {
-            throw new UsageException("--timeout-ms must be positive, got " + timeoutMillis);
-        }
+        int iters = OptionValues.integer(cmd, "iters", DEFAULT_ITERS, 1, MAX_ITERS);
+        int warmup = OptionValues.integer(cmd, "warmup", DEFAULT_WARMUP, 0, MAX_ITERS);
+        int gpu = OptionValues.integer(cmd, "gpu", 0, 0, Integer.MAX_VALUE);
+        long timeoutMillis = WorldOptions.timeoutMillis(cmd, config);
         if (cmd.hasOption("csv") && cmd.hasOption("json")) {
             throw new UsageException("choose one of --csv and --json");
         }

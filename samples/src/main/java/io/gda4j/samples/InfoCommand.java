@@ -1,9 +1,11 @@
 package io.gda4j.samples;
 
+import io.gda4j.config.Setting;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.CudaStatus;
 import io.gda4j.gdrcopy.Gdrcopy;
+import io.gda4j.gdrcopy.GdrcopyConfig;
 import io.gda4j.gdrcopy.GdrcopyStatus;
 import io.gda4j.hostflag.HostFlagUnavailableException;
 import io.gda4j.hostflag.HostFlags;
@@ -11,7 +13,6 @@ import io.gda4j.nic.topology.NicAffinity;
 import io.gda4j.nic.topology.NicPlacement;
 import io.gda4j.nic.topology.PciDevice;
 import io.gda4j.nic.topology.PciTopology;
-import io.gda4j.proxy.ProxyConfig;
 import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.verbs.RdmaDevice;
@@ -24,7 +25,9 @@ import io.gda4j.world.WorldConfig;
 import org.apache.commons.cli.CommandLine;
 import org.apache.commons.cli.Options;
 
+import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -51,8 +54,9 @@ final class InfoCommand implements Command {
                 + "an RDMA device, libgdrapi and /dev/gdrdrv are present, the GPU x NIC PCIe distance matrix and the "
                 + "NIC port each GPU would use, which transports can therefore be used, how "
                 + "the host will write flags that kernels poll (gdrcopy where usable, else mapped-pinned), and "
-                + "the configuration gda4j resolved from the environment. Always exits 0: it is the place to find out "
-                + "why something else cannot run.";
+                + "every setting gda4j reads (GDA4J_* variables and gda4j.* properties) with its value and where it "
+                + "came from; a bad value is marked with what the setting accepts. The first line sums up what this "
+                + "machine can run. Always exits 0: it is the place to find out why something else cannot run.";
     }
 
     @Override
@@ -69,8 +73,69 @@ final class InfoCommand implements Command {
     public int run(CommandLine cmd, PrintStream out, PrintStream err) {
         out.println("gda4j " + Main.version() + " on Java " + System.getProperty("java.version") + " ("
                 + System.getProperty("os.name") + " " + System.getProperty("os.arch") + ")");
-        out.println();
+        ByteArrayOutputStream sections = new ByteArrayOutputStream();
         CudaStatus cuda = Cuda.status();
+        VerbsStatus verbs = Verbs.status();
+        List<String> possible = new ArrayList<>();
+        List<Setting.Shown> settings = Configuration.show(System::getProperty, System::getenv);
+        try (PrintStream body = new PrintStream(sections, true, StandardCharsets.UTF_8)) {
+            printSections(body, cuda, verbs, possible, settings);
+        }
+        out.println(summary(cuda, possible, settings));
+        out.println();
+        // Each reason is printed where it belongs (CUDA, RDMA) and referred to elsewhere, not repeated.
+        out.print(onceEach(sections.toString(StandardCharsets.UTF_8),
+                List.of(cuda.available() ? "" : cuda.reason(), verbs.sentence()), List.of("CUDA", "RDMA")));
+        return 0;
+    }
+
+    /** The first line after the version: what this machine can run, and any bad setting. */
+    static String summary(CudaStatus cuda, List<String> possibleTransports, List<Setting.Shown> settings) {
+        StringBuilder b = new StringBuilder("Summary: ");
+        if (!cuda.available()) {
+            b.append("no CUDA GPU, so latency, bandwidth, compare and hostflag cannot run here; the build, the CPU "
+                    + "tests, the JMH benchmarks and 'compare --from' can (see \"Without a GPU\")");
+        } else if (possibleTransports.isEmpty()) {
+            b.append(cuda.deviceCount()).append(" GPU(s), but no transport can run (see Transports)");
+        } else {
+            b.append(cuda.deviceCount()).append(" GPU(s); transports that can run: ")
+                    .append(String.join(", ", possibleTransports));
+        }
+        List<String> bad = new ArrayList<>();
+        for (Setting.Shown s : settings) {
+            if (!s.valid()) {
+                bad.add(s.source() == Setting.Source.PROPERTY ? "-D" + s.setting().propertyName()
+                        : s.setting().envName());
+            }
+        }
+        if (!bad.isEmpty()) {
+            b.append("; ").append(bad.size()).append(bad.size() == 1 ? " bad setting: " : " bad settings: ")
+                    .append(String.join(", ", bad)).append(" (other commands exit 2 until it is fixed; see "
+                    + "Configuration)");
+        }
+        return b.toString();
+    }
+
+    /**
+     * {@code text} with every occurrence of each reason after its first replaced by "see WHERE above", so a long
+     * reason is read once.
+     */
+    static String onceEach(String text, List<String> reasons, List<String> where) {
+        String t = text;
+        for (int i = 0; i < reasons.size(); i++) {
+            String r = reasons.get(i);
+            int first = r == null || r.isBlank() ? -1 : t.indexOf(r);
+            if (first < 0) {
+                continue;
+            }
+            int after = first + r.length();
+            t = t.substring(0, after) + t.substring(after).replace(r, "see " + where.get(i) + " above");
+        }
+        return t;
+    }
+
+    private static void printSections(PrintStream out, CudaStatus cuda, VerbsStatus verbs, List<String> possible,
+                                      List<Setting.Shown> settings) {
         List<CudaDevice> gpus = new ArrayList<>();
         out.println("CUDA");
         if (cuda.available()) {
@@ -117,7 +182,6 @@ final class InfoCommand implements Command {
             out.println();
         }
         out.println("RDMA (libibverbs / libmlx5)");
-        VerbsStatus verbs = Verbs.status();
         out.println("  " + verbs.sentence());
         for (RdmaDevice d : RdmaDevices.list()) {
             out.printf(Locale.ROOT, "  device  %s  (node GUID %016x)%n", d.name(), d.nodeGuid());
@@ -142,32 +206,53 @@ final class InfoCommand implements Command {
         out.println();
         out.println("Transports");
         for (TransportProvider p : LocalWorld.providers()) {
-            out.printf(Locale.ROOT, "  %-8s %s%n", p.name(), possibility(p, cuda, gpus));
+            String what = possibility(p, cuda, gpus);
+            if (what.startsWith("possible")) {
+                possible.add(p.name());
+            }
+            out.printf(Locale.ROOT, "  %-8s %s%n", p.name(), what);
         }
         out.println();
         printGdrcopy(out);
         out.println();
-        out.println("Configuration (environment / -D system property)");
-        try {
-            for (String line : WorldConfig.resolve().describe().split("\n")) {
-                out.println("  " + line.strip());
-            }
-            String more = io.gda4j.ibgda.IbgdaConfig.resolve().describe()
-                    + io.gda4j.nic.emulated.EmulatedNicConfig.resolve().describe();
-            for (String line : more.split("\n")) {
-                out.println("  " + line.strip());
-            }
-        } catch (IllegalArgumentException e) {
-            out.println("  invalid: " + e.getMessage());
+        if (!cuda.available()) {
+            out.println("Without a GPU (what works on this machine)");
+            out.println("  mvn -B verify                        the build and the CPU tests: layouts against the headers,"
+                    + " encoders, the emulated NIC engine, the proxy FIFO, the command line");
+            out.println("  java -cp samples/target/gda4j.jar org.openjdk.jmh.Main ProxyPollBenchmark"
+                    + "   JMH benchmarks of the host paths");
+            out.println("  gda4j compare --from FILE.csv [--plot FILE.png]   print and chart a 'compare --csv' measured"
+                    + " on a GPU machine");
+            out.println();
         }
-        try {
-            for (String line : ProxyConfig.resolve().describe().split("\n")) {
-                out.println("  " + line.strip());
+        printConfiguration(out, settings);
+    }
+
+    /** Every setting by group: value, where it came from, its names; a bad one marked, with what it accepts. */
+    private static void printConfiguration(PrintStream out, List<Setting.Shown> settings) {
+        out.println("Configuration (a -D system property wins over the environment variable, which wins over the"
+                + " default; an empty value counts as unset)");
+        int i = 0;
+        for (Configuration.Group g : Configuration.GROUPS) {
+            out.println("  " + g.name());
+            for (int k = 0; k < g.settings().size(); k++, i++) {
+                Setting.Shown s = settings.get(i);
+                Setting<?> setting = s.setting();
+                String value = s.valid() ? s.value() : "BAD '" + s.value() + "'";
+                out.printf(Locale.ROOT, "    %-36s %-16s %-12s %s / -D%s%s%n", setting.label(), value,
+                        s.source().word(), setting.envName(), setting.propertyName(),
+                        setting.note() == null ? "" : "  (" + setting.note() + ")");
+                if (!s.valid()) {
+                    out.println("      ^ " + s.problem());
+                }
             }
-        } catch (IllegalArgumentException e) {
-            out.println("  invalid proxy setting: " + e.getMessage());
         }
-        return 0;
+        GdrcopyConfig gdrcopy = GdrcopyConfig.fromSystemProperties();
+        out.println("  gdrcopy (system properties only)");
+        out.printf(Locale.ROOT, "    %-36s %-16s %-12s -D%s%n", "libgdrapi to load", gdrcopy.libraryName(), "",
+                GdrcopyConfig.LIBRARY_PROP_NAME);
+        out.printf(Locale.ROOT, "    %-36s %-16s %-12s -D%s%n", "gdrdrv device node checked", gdrcopy.deviceNode(), "",
+                GdrcopyConfig.DEVICE_PROP_NAME);
     }
 
     /**
@@ -203,12 +288,11 @@ final class InfoCommand implements Command {
         out.println("  " + gdrcopy.oneLine());
         out.println("  " + HostFlags.choose(HostFlags.Backend.AUTO, gdrcopy.isAvailable(), gdrcopy.sentence())
                 .describe());
-        HostFlags.Backend configured;
-        try {
-            configured = WorldConfig.resolve().hostFlag();
-        } catch (IllegalArgumentException e) {
+        Setting.Shown shown = WorldConfig.HOST_FLAG.show(System::getProperty, System::getenv);
+        if (!shown.valid()) {
             return; // the configuration section below says what is wrong
         }
+        HostFlags.Backend configured = WorldConfig.HOST_FLAG.resolve();
         if (configured != HostFlags.Backend.AUTO) {
             try {
                 out.println("  configured " + HostFlags.choose(configured, gdrcopy.isAvailable(), gdrcopy.sentence())

@@ -82,35 +82,26 @@ final class LatencyCommand implements Command {
         WorldOptions w = WorldOptions.parse(cmd);
         List<PingPong.Mode> modes = new ArrayList<>();
         boolean fifo = false;
-        for (String m : cmd.getOptionValue("mode", "signal,put_signal,put_inline").split(",")) {
-            if (m.trim().equalsIgnoreCase(FIFO_MODE)) {
+        for (String m : OptionValues.list("mode", cmd.getOptionValue("mode", "signal,put_signal,put_inline"), false)) {
+            if (m.equalsIgnoreCase(FIFO_MODE)) {
                 fifo = true;
                 continue;
             }
-            PingPong.Mode mode = PingPong.Mode.parse(m);
-            if (!modes.contains(mode)) {
-                modes.add(mode);
-            }
+            modes.add(PingPong.Mode.parse(m));
         }
         List<Long> sizes = SizeList.parse(cmd.getOptionValue("sizes", "8:1m"), 1, MAX_BYTES);
         List<Scope> scopes = new ArrayList<>();
-        for (String s : cmd.getOptionValue("scopes", "thread,warp,block").split(",")) {
+        for (String s : OptionValues.list("scopes", cmd.getOptionValue("scopes", "thread,warp,block"), false)) {
             try {
                 scopes.add(Scope.parse(s));
             } catch (IllegalArgumentException e) {
                 throw new UsageException(e.getMessage(), e);
             }
         }
-        int iters = WorldOptions.intOption(cmd, "iters", 10_000);
-        int warmup = WorldOptions.intOption(cmd, "warmup", 1_000);
-        int blockThreads = WorldOptions.intOption(cmd, "block-threads", 256);
-        if (iters <= 0 || iters > 10_000_000) {
-            throw new UsageException("--iters must be in 1..10000000, got " + iters);
-        }
-        if (warmup < 0) {
-            throw new UsageException("--warmup must be >= 0");
-        }
-        if (blockThreads < 32 || blockThreads > 1024 || blockThreads % 32 != 0) {
+        int iters = OptionValues.integer(cmd, "iters", 10_000, 1, 10_000_000);
+        int warmup = OptionValues.integer(cmd, "warmup", 1_000, 0, 10_000_000);
+        int blockThreads = OptionValues.integer(cmd, "block-threads", 256, 32, 1024);
+        if (blockThreads % 32 != 0) {
             throw new UsageException("--block-threads must be a multiple of 32 in 32..1024, got " + blockThreads);
         }
         long maxBytes = modes.contains(PingPong.Mode.PUT_SIGNAL) ? sizes.get(sizes.size() - 1) : 16;

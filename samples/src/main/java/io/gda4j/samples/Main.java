@@ -1,5 +1,7 @@
 package io.gda4j.samples;
 
+import io.gda4j.config.Setting;
+import io.gda4j.config.SettingException;
 import io.gda4j.cuda.CudaException;
 import io.gda4j.world.DeviceErrorException;
 import org.apache.commons.cli.CommandLine;
@@ -16,11 +18,19 @@ import java.util.Map;
 
 /**
  * The {@code gda4j} command line. Exit codes: 0 success, 1 the run failed (a device error, a CUDA error), 2 bad
- * input (unknown command or option, a value that does not parse, a machine without what the run needs).
+ * input (unknown command or option, a value that does not parse, a bad {@code GDA4J_*} / {@code gda4j.*} setting, a
+ * machine without what the run needs).
  */
 public final class Main {
     /** Set to 1 to print stack traces of unexpected failures. */
     public static final String DEBUG_ENV = "GDA4J_DEBUG";
+    public static final String DEBUG_PROP_NAME = "gda4j.debug";
+    public static final Setting<Boolean> DEBUG = Setting.of("stack traces on failure", DEBUG_PROP_NAME,
+            DEBUG_ENV, "0", "1 (print them) or 0", text -> switch (text) {
+                case "1" -> true;
+                case "0" -> false;
+                default -> throw new IllegalArgumentException("not 0 or 1: '" + text + "'");
+            });
 
     private final Map<String, Command> commands = new LinkedHashMap<>();
 
@@ -74,9 +84,17 @@ public final class Main {
             if (!cmd.getArgList().isEmpty()) {
                 throw new UsageException("unexpected argument '" + cmd.getArgList().get(0) + "'");
             }
+            if (!(c instanceof InfoCommand)) {
+                // Every setting, not only the ones this run reads: a typo is reported now, not on the run that needs it.
+                // info is exempt: it shows every setting and marks the bad ones.
+                Configuration.check(System::getProperty, System::getenv);
+            }
             return c.run(cmd, out, err);
+        } catch (SettingException e) {
+            err.println("gda4j " + c.name() + ": " + sentence(e.getMessage()) + " ('gda4j info' lists every setting).");
+            return 2;
         } catch (ParseException | UsageException e) {
-            err.println("gda4j " + c.name() + ": " + lowerFirst(e.getMessage()) + ". Run 'gda4j " + c.name() + " --help'.");
+            err.println("gda4j " + c.name() + ": " + sentence(e.getMessage()) + ". Run 'gda4j " + c.name() + " --help'.");
             return 2;
         } catch (DeviceErrorException e) {
             err.println("gda4j " + c.name() + ": the GPU reported an error: " + e.getMessage());
@@ -93,16 +111,23 @@ public final class Main {
         }
     }
 
-    private static String lowerFirst(String s) {
-        if (s == null || s.isEmpty()) {
+    /** A message as it was written (the case of what it quotes kept), without a final full stop. */
+    private static String sentence(String s) {
+        if (s == null || s.isBlank()) {
             return "bad input";
         }
-        String t = s.endsWith(".") ? s.substring(0, s.length() - 1) : s;
-        return Character.toLowerCase(t.charAt(0)) + t.substring(1);
+        String t = s.strip();
+        return t.endsWith(".") ? t.substring(0, t.length() - 1) : t;
     }
 
     private static void debug(Exception e, PrintStream err) {
-        if ("1".equals(System.getenv(DEBUG_ENV))) {
+        boolean on;
+        try {
+            on = DEBUG.resolve();
+        } catch (SettingException bad) {
+            on = false; // checked before the run; a value set since then does not hide the failure being reported
+        }
+        if (on) {
             e.printStackTrace(err);
         }
     }

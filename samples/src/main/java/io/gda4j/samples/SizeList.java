@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * Message sizes from the command line: a list ({@code 8,64,4k}), a doubling range ({@code 8:1m}), or both mixed
- * ({@code 8:64,1m}). Sorted, without repeats.
+ * ({@code 8:64,1m}). Sorted, without repeats; an empty element or one given twice is refused ({@link OptionValues}).
  */
 final class SizeList {
     private SizeList() {
@@ -15,11 +15,7 @@ final class SizeList {
 
     static List<Long> parse(String text, long min, long max) {
         List<Long> out = new ArrayList<>();
-        for (String part : text.split(",")) {
-            String p = part.trim();
-            if (p.isEmpty()) {
-                continue;
-            }
+        for (String p : OptionValues.list("sizes", text, false)) {
             int colon = p.indexOf(':');
             try {
                 if (colon >= 0) {

@@ -76,14 +76,14 @@ final class WorldOptions {
 
     /** Checks a transport name against auto and the providers on the class path; returns it in lower case. */
     static String checkTransport(String name) {
-        String transport = name.trim().toLowerCase(Locale.ROOT);
+        String transport = name.strip().toLowerCase(Locale.ROOT);
         List<String> known = new ArrayList<>();
         known.add(WorldConfig.TRANSPORT_AUTO);
         for (TransportProvider p : LocalWorld.providers()) {
             known.add(p.name());
         }
         if (!known.contains(transport)) {
-            throw new UsageException("unknown transport '" + transport + "': choose one of " + String.join(", ", known));
+            throw new UsageException("unknown transport '" + name.strip() + "': choose one of " + String.join(", ", known));
         }
         return transport;
     }
@@ -92,34 +92,32 @@ final class WorldOptions {
         WorldConfig env = WorldConfig.resolve();
         String transport = checkTransport(cmd.getOptionValue("transport", env.transport()));
         List<Integer> gpus;
-        try {
-            gpus = WorldConfig.parseGpus(cmd.getOptionValue("gpus", env.gpus().isEmpty() ? "0,1" : join(env.gpus())));
-        } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage(), e);
-        }
-        for (int g : gpus) {
-            if (g < 0) {
-                throw new UsageException("GPU ordinals are >= 0, got " + g);
+        if (cmd.hasOption("gpus")) {
+            String text = cmd.getOptionValue("gpus");
+            OptionValues.list("gpus", text, true); // the common list rule first: no empty element
+            try {
+                gpus = WorldConfig.parseGpus(text);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--gpus: " + e.getMessage(), e);
             }
+        } else {
+            gpus = env.gpus().isEmpty() ? List.of(0, 1) : env.gpus();
         }
         if (gpus.size() < 2) {
             throw new UsageException("a two-rank benchmark needs at least two ranks: list two GPUs, e.g. --gpus 0,1");
         }
-        int rank = intOption(cmd, "rank", 0);
-        int peer = intOption(cmd, "peer", 1);
+        int rank = OptionValues.integer(cmd, "rank", 0, 0, Integer.MAX_VALUE);
+        int peer = OptionValues.integer(cmd, "peer", 1, 0, Integer.MAX_VALUE);
         for (int r : new int[] {rank, peer}) {
             if (r < 0 || r >= gpus.size()) {
-                throw new UsageException("rank " + r + " out of range: --gpus " + join(gpus) + " makes ranks 0.."
+                throw new UsageException("rank " + r + " out of range: GPUs " + join(gpus) + " make ranks 0.."
                         + (gpus.size() - 1));
             }
         }
         if (rank == peer) {
             throw new UsageException("--rank and --peer must differ (both are " + rank + ")");
         }
-        long timeoutMs = intOption(cmd, "timeout-ms", (int) env.waitTimeout().toMillis());
-        if (timeoutMs <= 0) {
-            throw new UsageException("--timeout-ms must be positive");
-        }
+        long timeoutMs = timeoutMillis(cmd, env);
         if (cmd.hasOption("csv") && cmd.hasOption("json")) {
             throw new UsageException("choose one of --csv and --json");
         }
@@ -165,16 +163,10 @@ final class WorldOptions {
         }
     }
 
-    static int intOption(CommandLine cmd, String name, int def) {
-        String v = cmd.getOptionValue(name);
-        if (v == null) {
-            return def;
-        }
-        try {
-            return Integer.parseInt(v.trim());
-        } catch (NumberFormatException e) {
-            throw new UsageException("--" + name + " expects a whole number, got '" + v + "'");
-        }
+    /** {@code --timeout-ms}, in the range of the setting it overrides, else that setting ({@code config}). */
+    static long timeoutMillis(CommandLine cmd, WorldConfig config) {
+        return OptionValues.integer(cmd, "timeout-ms", (int) config.waitTimeout().toMillis(), 1,
+                (int) WorldConfig.MAX_WAIT_TIMEOUT_MILLIS);
     }
 
     static String join(List<Integer> xs) {

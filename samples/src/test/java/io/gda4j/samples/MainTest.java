@@ -119,6 +119,28 @@ class MainTest {
         "compare --plot /nonexistent-dir/x.png",
         "compare --transport proxy",
         "latency --mode fifo,shout",
+        "latency --sizes 8,,16",
+        "latency --sizes 8,8",
+        "latency --mode signal,,signal",
+        "latency --mode signal,signal",
+        "latency --scopes warp,",
+        "latency --iters -1",
+        "latency --warmup -1",
+        "latency --gpus 0,,1",
+        "latency --timeout-ms 3000000000",
+        "bandwidth --blocks 0",
+        "bandwidth --blocks -1",
+        "bandwidth --iters 0",
+        "bandwidth --iters -1",
+        "compare --transports p2p,p2p",
+        "compare --transports p2p,,proxy",
+        "compare --what latency,latency",
+        "compare --iters 0",
+        "compare --plot /",
+        "compare --from /",
+        "hostflag --backend auto,,auto",
+        "hostflag --iters 0",
+        "hostflag --gpu -1",
     })
     void badInputIsOneLineAndExit2(String line) {
         Run r = run(line.split(" "));
@@ -126,6 +148,33 @@ class MainTest {
         assertFalse(r.err().contains("\tat "), "stack trace for " + line + ":\n" + r.err());
         assertEquals(1, r.err().strip().lines().count(), line + " -> " + r.err());
         assertTrue(r.err().contains("--help"), r.err());
+    }
+
+    @Test
+    void messagesKeepTheCaseOfWhatTheyQuote() {
+        Run r = run("latency", "--gpus", "A,b");
+        assertEquals(2, r.code(), r.err());
+        assertTrue(r.err().contains("GPU list 'A,b'"), r.err());
+        Run t = run("latency", "--transport", "NoPe");
+        assertTrue(t.err().contains("'NoPe'"), t.err());
+        Run o = run("latency", "--Bogus");
+        assertTrue(o.err().contains("gda4j latency: Unrecognized option: --Bogus"), o.err());
+    }
+
+    @Test
+    void aCountIsAtLeastOneEverywhere() {
+        for (String[] line : new String[][] {{"latency", "--iters", "0"}, {"bandwidth", "--iters", "0"},
+            {"bandwidth", "--blocks", "0"}, {"compare", "--iters", "0"}, {"hostflag", "--iters", "0"}}) {
+            Run r = run(line);
+            assertEquals(2, r.code(), String.join(" ", line) + " -> " + r.err());
+            assertTrue(r.err().contains("--" + line[1].substring(2) + " accepts a whole number from 1 to "), r.err());
+        }
+    }
+
+    @Test
+    void aTimeoutBeyondTheSettingsRangeNamesTheOptionGiven() {
+        Run r = run("latency", "--timeout-ms", "3000000000");
+        assertTrue(r.err().contains("--timeout-ms accepts a whole number from 1 to 86400000, got '3000000000'"), r.err());
     }
 
     @Test

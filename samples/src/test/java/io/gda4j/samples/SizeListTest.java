@@ -24,6 +24,9 @@ class SizeListTest {
         assertThrows(UsageException.class, () -> SizeList.parse("200", 1, 100));
         assertThrows(UsageException.class, () -> SizeList.parse("8", 16, 100));
         assertThrows(UsageException.class, () -> SizeList.parse("x", 1, 100));
+        assertThrows(UsageException.class, () -> SizeList.parse("8,,16", 1, 100), "an empty element");
+        assertThrows(UsageException.class, () -> SizeList.parse("8,", 1, 100), "an empty element");
+        assertThrows(UsageException.class, () -> SizeList.parse("8,8", 1, 100), "a repeat");
     }
 
     @Test

@@ -1,11 +1,14 @@
 package io.gda4j.nic.emulated;
 
+import io.gda4j.config.Setting;
+
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 
 /**
  * Settings of the emulated NIC, each with a system property, an environment variable and a default (a property beats
- * the environment, which beats the default).
+ * the environment, which beats the default: {@link Setting}).
  *
  * @param idleStrategy {@code spin} (default: lowest latency, one core busy while the NIC is open) or {@code backoff}
  * @param startEngine  whether the NIC runs its engine thread (tests drive {@link EmulatedEngine#doWork()} by hand)
@@ -22,6 +25,24 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
     public static final String STRICT_ENV = "GDA4J_EMULATED_NIC_STRICT";
     public static final String STRICT_DEFAULT = "true";
 
+    public static final Setting<String> IDLE = Setting.of("emulated NIC engine idle", IDLE_PROP_NAME, IDLE_ENV,
+            IDLE_DEFAULT, "spin (lowest latency, one core busy) or backoff", text -> {
+                IdleStrategy.named(text); // validates
+                return text.strip().toLowerCase(java.util.Locale.ROOT);
+            });
+
+    public static final Setting<Boolean> STRICT = Setting.of("emulated NIC strict (no more than a ConnectX promises)",
+            STRICT_PROP_NAME, STRICT_ENV, STRICT_DEFAULT, "true or false", text -> {
+                String t = text.strip().toLowerCase(java.util.Locale.ROOT);
+                if (!t.equals("true") && !t.equals("false")) {
+                    throw new IllegalArgumentException("not true or false");
+                }
+                return Boolean.parseBoolean(t);
+            });
+
+    /** Every emulated NIC setting, in the order {@code gda4j info} prints them. */
+    public static final List<Setting<?>> SETTINGS = List.of(IDLE, STRICT);
+
     public EmulatedNicConfig {
         IdleStrategy.named(idleStrategy); // validates
     }
@@ -35,19 +56,8 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
         return resolve(System.getProperties(), System.getenv());
     }
 
+    /** @throws io.gda4j.config.SettingException naming the variable or property of a bad value */
     public static EmulatedNicConfig resolve(Properties props, Map<String, String> env) {
-        String idle = props.getProperty(IDLE_PROP_NAME, env.getOrDefault(IDLE_ENV, IDLE_DEFAULT));
-        String strict = props.getProperty(STRICT_PROP_NAME, env.getOrDefault(STRICT_ENV, STRICT_DEFAULT)).trim();
-        if (!strict.equals("true") && !strict.equals("false")) {
-            throw new IllegalArgumentException(STRICT_ENV + " / -D" + STRICT_PROP_NAME + " must be true or false, not '"
-                    + strict + "'");
-        }
-        return new EmulatedNicConfig(idle.trim(), true, Boolean.parseBoolean(strict));
-    }
-
-    /** One line for {@code gda4j info}. */
-    public String describe() {
-        return String.format("emulated NIC idle  %s  (%s / -D%s)%nemulated NIC strict  %s  (%s / -D%s)%n",
-                idleStrategy, IDLE_ENV, IDLE_PROP_NAME, strict, STRICT_ENV, STRICT_PROP_NAME);
+        return new EmulatedNicConfig(IDLE.resolve(props, env), true, STRICT.resolve(props, env));
     }
 }

@@ -1,16 +1,18 @@
 package io.gda4j.nic.mlx5;
 
-import io.gda4j.nic.NicException;
+import io.gda4j.config.Setting;
 import io.gda4j.nic.NicOptions;
 import io.gda4j.verbs.VerbsConstants;
 
+import java.util.List;
 import java.util.Locale;
 import java.util.function.UnaryOperator;
 
 /**
- * The mlx5 NIC's own settings: each from its system property, else its environment variable, else the default,
- * resolved once per {@link Mlx5Nic#open} ({@link #resolve()}) and shown by {@link #toString()} for
- * {@code gda4j info}.
+ * The mlx5 NIC's own settings: each from its system property, else its environment variable, else the default
+ * ({@link Setting}), resolved once per {@link Mlx5Nic#open} ({@link #resolve()}, which throws a
+ * {@link io.gda4j.config.SettingException} naming the variable or property of a bad value); {@code gda4j info}
+ * prints {@link #SETTINGS}.
  *
  * @param gidIndex        the RoCE GID index to use, or {@link #GID_AUTO}: prefer a RoCE v2 GID with an IPv4 address
  * @param maxPathMtu      the largest path MTU ({@code IBV_MTU_*}) a QP is connected with; the port's active MTU
@@ -40,6 +42,22 @@ public record Mlx5Settings(int gidIndex, int maxPathMtu, boolean relaxedOrdering
     /** {@link #gidIndex()}: choose the GID ({@link GidSelection}). */
     public static final int GID_AUTO = -1;
 
+    public static final Setting<Integer> GID_INDEX = Setting.of("mlx5 RoCE GID index", GID_INDEX_PROP_NAME,
+            GID_INDEX_ENV, GID_INDEX_DEFAULT, "auto or a GID index from 0 (show_gids lists them)",
+            Mlx5Settings::parseGidIndex).displayedAs(i -> i == GID_AUTO ? "auto" : Integer.toString(i));
+    public static final Setting<Integer> MTU = Setting.of("mlx5 largest path MTU (bytes)", MTU_PROP_NAME, MTU_ENV,
+            MTU_DEFAULT, "one of 256, 512, 1024, 2048, 4096", Mlx5Settings::parseMtu)
+            .displayedAs(mtu -> Integer.toString(VerbsConstants.mtuBytes(mtu)));
+    public static final Setting<Boolean> RELAXED_ORDERING = Setting.of("mlx5 relaxed ordering",
+            RELAXED_ORDERING_PROP_NAME, RELAXED_ORDERING_ENV, RELAXED_ORDERING_DEFAULT,
+            "true or false (also 1/0, yes/no, on/off)", Mlx5Settings::parseBoolean);
+    public static final Setting<Boolean> DMABUF = Setting.of("mlx5 dmabuf registration", DMABUF_PROP_NAME,
+            DMABUF_ENV, DMABUF_DEFAULT, "auto or off", Mlx5Settings::parseDmabuf)
+            .displayedAs(on -> on ? "auto" : "off");
+
+    /** Every mlx5 setting, in the order {@code gda4j info} prints them. */
+    public static final List<Setting<?>> SETTINGS = List.of(GID_INDEX, MTU, RELAXED_ORDERING, DMABUF);
+
     /** The settings of this process. */
     public static Mlx5Settings resolve() {
         return parse(System::getProperty, System::getenv);
@@ -47,13 +65,8 @@ public record Mlx5Settings(int gidIndex, int maxPathMtu, boolean relaxedOrdering
 
     /** The settings as {@code properties} (by property name), else {@code environment} (by variable name), say. */
     static Mlx5Settings parse(UnaryOperator<String> properties, UnaryOperator<String> environment) {
-        String gid = setting(properties, environment, GID_INDEX_PROP_NAME, GID_INDEX_ENV, GID_INDEX_DEFAULT);
-        String mtu = setting(properties, environment, MTU_PROP_NAME, MTU_ENV, MTU_DEFAULT);
-        String ro = setting(properties, environment, RELAXED_ORDERING_PROP_NAME, RELAXED_ORDERING_ENV,
-                RELAXED_ORDERING_DEFAULT);
-        String dmabuf = setting(properties, environment, DMABUF_PROP_NAME, DMABUF_ENV, DMABUF_DEFAULT);
-        return new Mlx5Settings(parseGidIndex(gid), parseMtu(mtu), parseBoolean(RELAXED_ORDERING_PROP_NAME, ro),
-                parseDmabuf(dmabuf));
+        return new Mlx5Settings(GID_INDEX.resolve(properties, environment), MTU.resolve(properties, environment),
+                RELAXED_ORDERING.resolve(properties, environment), DMABUF.resolve(properties, environment));
     }
 
     /**
@@ -77,29 +90,15 @@ public record Mlx5Settings(int gidIndex, int maxPathMtu, boolean relaxedOrdering
                 dmabuf ? "auto" : "off");
     }
 
-    private static String setting(UnaryOperator<String> properties, UnaryOperator<String> environment,
-                                  String propertyName, String envName, String defaultValue) {
-        String value = properties.apply(propertyName);
-        if (value == null || value.isBlank()) {
-            value = environment.apply(envName);
-        }
-        return value == null || value.isBlank() ? defaultValue : value.strip();
-    }
-
     static int parseGidIndex(String text) {
         if (text.equalsIgnoreCase("auto")) {
             return GID_AUTO;
         }
-        try {
-            int index = Integer.parseInt(text);
-            if (index >= 0) {
-                return index;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
+        int index = Integer.parseInt(text);
+        if (index < 0) {
+            throw new IllegalArgumentException("a GID index is 0 or more, not " + index);
         }
-        throw new NicException(GID_INDEX_PROP_NAME + " must be 'auto' or a GID index from 0 (show_gids lists them),"
-                + " not '" + text + "'");
+        return index;
     }
 
     static int parseMtu(String text) {
@@ -108,15 +107,14 @@ public record Mlx5Settings(int gidIndex, int maxPathMtu, boolean relaxedOrdering
                 return mtu;
             }
         }
-        throw new NicException(MTU_PROP_NAME + " must be one of 256, 512, 1024, 2048, 4096 (bytes), not '" + text
-                + "'");
+        throw new IllegalArgumentException("not a path MTU: '" + text + "'");
     }
 
-    private static boolean parseBoolean(String name, String text) {
+    private static boolean parseBoolean(String text) {
         return switch (text.toLowerCase(Locale.ROOT)) {
             case "true", "1", "yes", "on" -> true;
             case "false", "0", "no", "off" -> false;
-            default -> throw new NicException(name + " must be true or false, not '" + text + "'");
+            default -> throw new IllegalArgumentException("not a boolean: '" + text + "'");
         };
     }
 
@@ -124,7 +122,7 @@ public record Mlx5Settings(int gidIndex, int maxPathMtu, boolean relaxedOrdering
         return switch (text.toLowerCase(Locale.ROOT)) {
             case "auto", "on", "true" -> true;
             case "off", "false" -> false;
-            default -> throw new NicException(DMABUF_PROP_NAME + " must be auto or off, not '" + text + "'");
+            default -> throw new IllegalArgumentException("not auto or off: '" + text + "'");
         };
     }
 }

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gda4j.nic.NicException;
+import io.gda4j.config.SettingException;
 import io.gda4j.nic.NicOptions;
 import io.gda4j.verbs.VerbsConstants;
 
@@ -48,12 +48,16 @@ class Mlx5SettingsTest {
 
     @Test
     void rejectsNonsenseWithTheNameOfTheSetting() {
-        assertEquals("gda4j.mlx5.gidIndex must be 'auto' or a GID index from 0 (show_gids lists them), not '-2'",
-                assertThrows(NicException.class, () -> parse(Map.of("gda4j.mlx5.gidIndex", "-2"), Map.of()))
+        assertEquals("-Dgda4j.mlx5.gidIndex=-2 is not valid: mlx5 RoCE GID index must be auto or a GID index from 0"
+                + " (show_gids lists them)",
+                assertThrows(SettingException.class, () -> parse(Map.of("gda4j.mlx5.gidIndex", "-2"), Map.of()))
                         .getMessage());
-        assertTrue(assertThrows(NicException.class, () -> parse(Map.of("gda4j.mlx5.mtu", "9000"), Map.of()))
-                .getMessage().startsWith("gda4j.mlx5.mtu must be one of 256, 512, 1024, 2048, 4096"));
-        assertThrows(NicException.class, () -> parse(Map.of(), Map.of("GDA4J_MLX5_RELAXED_ORDERING", "maybe")));
-        assertThrows(NicException.class, () -> parse(Map.of(), Map.of("GDA4J_MLX5_DMABUF", "always")));
+        assertTrue(assertThrows(SettingException.class, () -> parse(Map.of("gda4j.mlx5.mtu", "9000"), Map.of()))
+                .getMessage().startsWith("-Dgda4j.mlx5.mtu=9000 is not valid: mlx5 largest path MTU (bytes) must be one of 256,"
+                        + " 512, 1024, 2048, 4096"));
+        assertEquals("GDA4J_MLX5_RELAXED_ORDERING=maybe is not valid: mlx5 relaxed ordering must be true or false (also 1/0,"
+                + " yes/no, on/off)", assertThrows(SettingException.class,
+                () -> parse(Map.of(), Map.of("GDA4J_MLX5_RELAXED_ORDERING", "maybe"))).getMessage());
+        assertThrows(SettingException.class, () -> parse(Map.of(), Map.of("GDA4J_MLX5_DMABUF", "always")));
     }
 }

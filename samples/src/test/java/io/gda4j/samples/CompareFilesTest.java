@@ -1,0 +1,92 @@
+package io.gda4j.samples;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The files of {@code gda4j compare}: --plot writes exactly the file named, --from refuses what it cannot read. */
+class CompareFilesTest {
+    @TempDir
+    Path dir;
+
+    private Path csv() throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        CompareResultsTest.sample().table().print(new PrintStream(out, true, StandardCharsets.UTF_8),
+                ResultTable.Format.CSV);
+        Path csv = dir.resolve("compare.csv");
+        Files.writeString(csv, out.toString(StandardCharsets.UTF_8));
+        return csv;
+    }
+
+    @Test
+    void plotWritesExactlyTheFileNamed() throws Exception {
+        Path target = dir.resolve("out.txt");
+        CliRun r = CliRun.of("compare", "--from", csv().toString(), "--plot", target.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(Files.isRegularFile(target), "no " + target);
+        assertFalse(Files.exists(dir.resolve("out.txt.png")), "a .png was appended to the name");
+        byte[] bytes = Files.readAllBytes(target);
+        assertArrayEquals(new byte[] {(byte) 0x89, 'P', 'N', 'G'}, Arrays.copyOf(bytes, 4));
+        assertTrue(r.err().contains("chart written to " + target), r.err());
+    }
+
+    @Test
+    void plotIntoADirectoryIsRefusedAndWritesNothingBesideIt() throws Exception {
+        Path sub = Files.createDirectory(dir.resolve("charts"));
+        CliRun r = CliRun.of("compare", "--from", csv().toString(), "--plot", sub.toString());
+        assertEquals(2, r.code(), r::toString);
+        assertTrue(r.err().contains("is a directory"), r.err());
+        assertFalse(Files.exists(dir.resolve("charts.png")), "wrote beside the directory");
+    }
+
+    @Test
+    void anUnwritablePlotPathIsRefusedBeforeAnyMeasuring() {
+        // Without --from the command would measure; the plot path is checked first, so the answer is about it and
+        // not about a missing GPU (or, on a GPU machine, not after a sweep).
+        CliRun r = CliRun.of("compare", "--plot", dir.resolve("no-such-dir").resolve("x.png").toString());
+        assertEquals(2, r.code(), r::toString);
+        assertTrue(r.err().contains("--plot") && r.err().contains("does not exist"), r.err());
+        assertFalse(r.err().contains("needs a CUDA GPU"), r.err());
+    }
+
+    @Test
+    void checkingAPlotPathLeavesNoFileBehind() {
+        Path target = dir.resolve("later.png");
+        ComparePlot.checkWritable(target);
+        assertFalse(Files.exists(target));
+    }
+
+    @Test
+    void fromRefusesAMissingFileADirectoryForeignTextAndNonUtf8() throws Exception {
+        Path readme = dir.resolve("README.md");
+        Files.writeString(readme, "# Not a CSV\n\nSome text, with commas.\n");
+        Path binary = dir.resolve("Results.bin");
+        Files.write(binary, new byte[] {(byte) 0xff, (byte) 0xfe, 0, 1, (byte) 0xc3, 0x28, '\n', 'x'});
+        Path empty = Files.createFile(dir.resolve("empty.csv"));
+        String[][] cases = {
+            {dir.resolve("Missing.csv").toString(), "no such file"},
+            {dir.toString(), "is a directory"},
+            {readme.toString(), "README.md is not the CSV of 'gda4j compare --csv'"},
+            {binary.toString(), "Results.bin is not UTF-8 text"},
+            {empty.toString(), "holds no compare results"},
+        };
+        for (String[] c : cases) {
+            CliRun r = CliRun.of("compare", "--from", c[0]);
+            assertEquals(2, r.code(), () -> c[0] + " -> " + r);
+            assertEquals(1, r.err().strip().lines().count(), r::toString);
+            assertTrue(r.err().contains(c[1]), () -> c[0] + " -> " + r.err());
+            assertFalse(r.err().contains("Exception"), r::toString);
+        }
+    }
+}
