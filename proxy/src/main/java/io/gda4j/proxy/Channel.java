@@ -22,7 +22,7 @@ public final class Channel {
     private final TriggerHandler handler;
     private final int batch;
     private final Runnable onFailure;
-    private volatile AgentRunner owner;
+    private volatile ProxyThread owner;
     private volatile String problem;
     private volatile boolean faulted;
     private volatile boolean detached;
@@ -52,11 +52,11 @@ public final class Channel {
     }
 
     /** The proxy thread serving the channel, or null while unassigned. */
-    public AgentRunner owner() {
+    public ProxyThread owner() {
         return owner;
     }
 
-    void assign(AgentRunner runner) {
+    void assign(ProxyThread runner) {
         owner = runner;
     }
 
@@ -100,7 +100,7 @@ public final class Channel {
     }
 
     /** The owning thread died: the channel can never run again. */
-    void ownerDied(AgentRunner runner, Throwable cause) {
+    void ownerDied(ProxyThread runner, Throwable cause) {
         fault("lost its proxy thread " + runner.name() + ", which died at " + runner.failedAt() + ": " + cause
                 + "; triggers pushed to this channel are no longer executed: close the world and build a new one", cause);
     }
@@ -150,7 +150,7 @@ public final class Channel {
         if (p != null) {
             return Optional.of(p);
         }
-        AgentRunner r = owner;
+        ProxyThread r = owner;
         if (r == null || detached) {
             return Optional.empty();
         }

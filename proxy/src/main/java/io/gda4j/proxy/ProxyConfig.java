@@ -10,6 +10,11 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
+
 /**
  * Every setting of the host proxy in one place: a system property ({@code *_PROP_NAME}), an environment variable
  * ({@code *_ENV}) and a default ({@code *_DEFAULT}) each; a property beats the environment, which beats the default
@@ -27,7 +32,18 @@ public final class ProxyConfig {
 
     public static final String IDLE_PROP_NAME = "gda4j.proxy.idle";
     public static final String IDLE_ENV = "GDA4J_PROXY_IDLE";
-    public static final String IDLE_DEFAULT = IdleStrategy.BusySpin.ALIAS;
+    /** Spins with {@link Thread#onSpinWait()}: answers a GPU trigger soonest, one core per proxy thread. */
+    public static final String IDLE_BUSY_SPIN = "busy-spin";
+    /** {@link Thread#yield()} when idle: shares the core, adds a scheduler pass to the reaction time. */
+    public static final String IDLE_YIELD = "yield";
+    /** Spins, then yields, then parks for exponentially longer up to a limit; spins again as soon as work comes. */
+    public static final String IDLE_BACKOFF = "backoff";
+    public static final String IDLE_DEFAULT = IDLE_BUSY_SPIN;
+    /** The back-off's spins, yields and park range (ns) before it reaches the longest park. */
+    static final int BACKOFF_SPINS = 10_000;
+    static final int BACKOFF_YIELDS = 100;
+    static final long BACKOFF_MIN_PARK_NANOS = 1_000;
+    static final long BACKOFF_MAX_PARK_NANOS = 1_000_000;
 
     public static final String SIGNAL_PATH_PROP_NAME = "gda4j.proxy.signalPath";
     public static final String SIGNAL_PATH_ENV = "GDA4J_PROXY_SIGNAL_PATH";
@@ -47,8 +63,10 @@ public final class ProxyConfig {
             FIFO_DEPTH_ENV, FIFO_DEPTH_DEFAULT, "a power of two from " + TriggerFifoDescriptor.MIN_CAPACITY + " to "
                     + TriggerFifoDescriptor.MAX_CAPACITY, text -> checkFifoDepth(Integer.parseInt(text)));
     public static final Setting<String> IDLE = Setting.of("proxy idle strategy", IDLE_PROP_NAME, IDLE_ENV,
-            IDLE_DEFAULT, IdleStrategy.BusySpin.ALIAS + ", " + IdleStrategy.Yielding.ALIAS + " or "
-                    + IdleStrategy.Backoff.ALIAS, text -> IdleStrategy.parse(text).alias());
+            IDLE_DEFAULT, IDLE_BUSY_SPIN + ", " + IDLE_YIELD + " or " + IDLE_BACKOFF, text -> {
+                idleStrategy(text); // validates
+                return text.strip().toLowerCase(Locale.ROOT);
+            });
     public static final Setting<SignalPath> SIGNAL_PATH = Setting.of("proxy signal path", SIGNAL_PATH_PROP_NAME,
             SIGNAL_PATH_ENV, SIGNAL_PATH_DEFAULT, "auto, direct or peer-stream", SignalPath::parse)
             .displayedAs(SignalPath::label);
@@ -92,7 +110,7 @@ public final class ProxyConfig {
     public ProxyConfig(int threads, int fifoDepth, String idle, SignalPath signalPath, Duration closeTimeout) {
         checkThreads(threads);
         checkFifoDepth(fifoDepth);
-        IdleStrategy.parse(idle); // validates
+        idleStrategy(idle); // validates
         checkCloseTimeout(closeTimeout);
         this.threads = threads;
         this.fifoDepth = fifoDepth;
@@ -141,9 +159,24 @@ public final class ProxyConfig {
         return fifoDepth;
     }
 
-    /** A fresh idle strategy for one thread. */
+    /** A fresh idle strategy for one thread (Agrona's; each thread needs its own, the back-off has state). */
     public IdleStrategy newIdleStrategy() {
-        return IdleStrategy.parse(idle);
+        return idleStrategy(idle);
+    }
+
+    private static IdleStrategy idleStrategy(String name) {
+        switch (name.trim().toLowerCase(Locale.ROOT)) {
+            case IDLE_BUSY_SPIN:
+                return new BusySpinIdleStrategy();
+            case IDLE_YIELD:
+                return new YieldingIdleStrategy();
+            case IDLE_BACKOFF:
+                return new BackoffIdleStrategy(BACKOFF_SPINS, BACKOFF_YIELDS, BACKOFF_MIN_PARK_NANOS,
+                        BACKOFF_MAX_PARK_NANOS);
+            default:
+                throw new IllegalArgumentException(IDLE_ENV + "/" + IDLE_PROP_NAME + ": unknown idle strategy '" + name
+                        + "': use " + IDLE_BUSY_SPIN + ", " + IDLE_YIELD + " or " + IDLE_BACKOFF);
+        }
     }
 
     public String idle() {

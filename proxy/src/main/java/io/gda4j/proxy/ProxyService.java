@@ -7,8 +7,8 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The host proxy: {@link ProxyConfig#threads()} daemon threads, each an {@link AgentRunner} polling its set of
- * {@link Channel}s with the configured idle strategy (busy spin by default). Channels are added and removed while it
+ * The host proxy: {@link ProxyConfig#threads()} daemon threads, each a {@link ProxyThread} (Agrona's agent runner)
+ * polling its set of {@link Channel}s with the configured idle strategy (busy spin by default). Channels are added and removed while it
  * runs; closing it stops the threads and drains every channel still registered.
  *
  * <p>Shutdown contract: whatever a channel had published when it is removed (or the service closed) is executed,
@@ -26,7 +26,7 @@ public final class ProxyService implements AutoCloseable {
     private final String name;
     private final ProxyConfig config;
     private final ProxyAgent[] agents;
-    private final AgentRunner[] runners;
+    private final ProxyThread[] runners;
     private final Object lock = new Object();
     private boolean closed;
 
@@ -36,12 +36,12 @@ public final class ProxyService implements AutoCloseable {
         this.name = "gda4j-proxy-" + id;
         int n = config.threads();
         this.agents = new ProxyAgent[n];
-        this.runners = new AgentRunner[n];
+        this.runners = new ProxyThread[n];
         for (int i = 0; i < n; i++) {
             agents[i] = new ProxyAgent(name + "." + i);
-            runners[i] = new AgentRunner(agents[i], config.newIdleStrategy(), this::threadDied);
+            runners[i] = new ProxyThread(agents[i], config.newIdleStrategy(), this::threadDied);
         }
-        for (AgentRunner r : runners) {
+        for (ProxyThread r : runners) {
             r.start();
         }
     }
@@ -55,7 +55,7 @@ public final class ProxyService implements AutoCloseable {
     }
 
     /** The proxy threads, for diagnostics. */
-    public List<AgentRunner> threads() {
+    public List<ProxyThread> threads() {
         return List.of(runners);
     }
 
@@ -95,7 +95,7 @@ public final class ProxyService implements AutoCloseable {
      * @throws ProxyException when pending work could not be completed (the message lists it)
      */
     public void remove(Channel channel) {
-        AgentRunner owner = channel.owner();
+        ProxyThread owner = channel.owner();
         boolean wasRegistered = false;
         synchronized (lock) {
             for (ProxyAgent a : agents) {
@@ -129,7 +129,7 @@ public final class ProxyService implements AutoCloseable {
             closed = true;
         }
         List<String> troubles = new ArrayList<>();
-        for (AgentRunner r : runners) {
+        for (ProxyThread r : runners) {
             if (!r.stop(config.closeTimeout())) {
                 troubles.add("proxy thread " + r.name() + " did not stop within " + config.closeTimeout().toMillis()
                         + " ms (blocked in a CUDA call?); its channels were not drained");
@@ -155,7 +155,7 @@ public final class ProxyService implements AutoCloseable {
     }
 
     /** On the dying thread: its channels can never run again. */
-    private void threadDied(AgentRunner runner, Throwable cause) {
+    private void threadDied(ProxyThread runner, Throwable cause) {
         for (int i = 0; i < runners.length; i++) {
             if (runners[i] == runner) {
                 for (Channel c : agents[i].channels()) {

@@ -40,7 +40,7 @@ public final class SimulatedDeviceProducer {
      *                   seen half-written); the device writes both at once
      */
     public SimulatedDeviceProducer(ByteBuffer region, int capacity, boolean word1First) {
-        TriggerFifoDescriptor.checkCapacity(capacity);
+        TriggerFifoDescriptor.checkRegion(region, capacity);
         this.region = region.duplicate().order(ByteOrder.nativeOrder());
         this.capacity = capacity;
         this.capacityLog2 = Integer.numberOfTrailingZeros(capacity);

@@ -32,15 +32,12 @@ public final class TriggerFifo {
     private long tail;
 
     /**
-     * @param region   the FIFO region (control block, then the ring); zeroed by its allocator before first use
+     * @param region   the FIFO region (control block, then the ring), a direct buffer; zeroed by its allocator before
+     *                 first use
      * @param capacity slots, a power of two; the region must hold {@link TriggerFifoDescriptor#regionBytes(int)}
      */
     public TriggerFifo(ByteBuffer region, int capacity) {
-        int need = TriggerFifoDescriptor.regionBytes(capacity);
-        if (region.capacity() < need) {
-            throw new IllegalArgumentException("a FIFO of " + capacity + " slots needs a region of " + need
-                    + " bytes, got " + region.capacity());
-        }
+        TriggerFifoDescriptor.checkRegion(region, capacity);
         this.region = region.duplicate().order(ByteOrder.nativeOrder());
         this.capacity = capacity;
         this.capacityLog2 = Integer.numberOfTrailingZeros(capacity);

@@ -1,5 +1,6 @@
 package io.gda4j.proxy;
 
+import java.nio.ByteBuffer;
 import java.util.Locale;
 
 /**
@@ -137,6 +138,23 @@ public final class TriggerFifoDescriptor {
     /** The lap bit (as bit 63) that {@code position}'s slot carries in both words: 1 on even laps. */
     public static long lapBits(long position, int capacityLog2) {
         return (~(position >>> capacityLog2) & 1L) << LAP_SHIFT;
+    }
+
+    /**
+     * Checks that {@code region} can hold a FIFO of {@code capacity} slots and is direct: its words are shared with
+     * the GPU (mapped pinned memory) and read with acquire/release, which the JVM refuses on heap buffers from JDK 22
+     * on; a heap buffer is refused here on every JDK, with a message instead of that failure.
+     */
+    public static void checkRegion(ByteBuffer region, int capacity) {
+        int need = regionBytes(capacity);
+        if (region.capacity() < need) {
+            throw new IllegalArgumentException("a FIFO of " + capacity + " slots needs a region of " + need
+                    + " bytes, got " + region.capacity());
+        }
+        if (!region.isDirect()) {
+            throw new IllegalArgumentException("a trigger FIFO region must be a direct buffer (mapped pinned memory, or"
+                    + " ByteBuffer.allocateDirect in a test), got a heap buffer");
+        }
     }
 
     /** Throws unless {@code capacity} is a power of two in [MIN_CAPACITY, MAX_CAPACITY]. */

@@ -118,7 +118,7 @@ class ProxyGpuTest {
         assertEquals(TransportTag.PROXY, world.transport(1, 0));
         ProxyService service = channel(world, 0, 1).service();
         assertTrue(service == channel(world, 1, 0).service(), "a world shares one proxy service");
-        for (AgentRunner r : service.threads()) {
+        for (ProxyThread r : service.threads()) {
             assertTrue(r.isAlive(), r.name());
         }
         assertEquals(List.of(), world.rank(0).linkProblems());
@@ -371,7 +371,7 @@ class ProxyGpuTest {
             DeviceOps o = new DeviceOps(w);
             long sig = w.heap().allocateSignals(1).word(0);
             ProxyService service = channel(w, 0, 1).service();
-            AgentRunner thread = service.threads().get(0);
+            ProxyThread thread = service.threads().get(0);
             ByteBuffer region = ByteBuffer.allocateDirect(TriggerFifoDescriptor.regionBytes(2));
             Channel killer = new Channel("test killer", new TriggerFifo(region, 2), (p, w0, w1, n0, n1) -> {
                 throw new OutOfMemoryError("simulated death of the proxy thread");
@@ -398,7 +398,7 @@ class ProxyGpuTest {
         assertEquals(2, service.threads().size());
         w.close();
         assertTrue(service.isClosed());
-        for (AgentRunner r : service.threads()) {
+        for (ProxyThread r : service.threads()) {
             assertFalse(r.isAlive(), r.name() + " outlived its world");
         }
     }

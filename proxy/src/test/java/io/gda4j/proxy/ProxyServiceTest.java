@@ -16,6 +16,10 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -100,7 +104,7 @@ class ProxyServiceTest {
         assertTrue(b.handler.handlingThread.getName().endsWith(".1"), b.handler.handlingThread.getName());
         assertEquals(Optional.empty(), a.channel.problem());
         service.close();
-        for (AgentRunner r : service.threads()) {
+        for (ProxyThread r : service.threads()) {
             assertFalse(r.isAlive(), r.name() + " still runs after close");
         }
         assertEquals(TriggerFifoDescriptor.STATE_STOPPED, a.fifo.stateAcquire(), "the GPU must learn the proxy stopped");
@@ -192,13 +196,13 @@ class ProxyServiceTest {
             }, 1, null);
             service.add(killer, 0);
             new SimulatedDeviceProducer(region, 2, false).push(TriggerFifoDescriptor.controlWord0(KIND_NOP), 0, SECOND);
-            AgentRunner thread = service.threads().get(0);
+            ProxyThread thread = service.threads().get(0);
             long deadline = System.nanoTime() + 10 * SECOND;
             while (thread.isAlive() && System.nanoTime() < deadline) {
                 Thread.yield();
             }
             assertFalse(thread.isAlive());
-            assertEquals(AgentRunner.State.FAILED, thread.state());
+            assertEquals(ProxyThread.State.FAILED, thread.state());
             String problem = rig.channel.problem().orElseThrow();
             assertTrue(problem.contains(thread.name()) && problem.contains("died") && problem.contains("simulated"),
                     problem);
@@ -273,7 +277,7 @@ class ProxyServiceTest {
         ProxyConfig c = ProxyConfig.resolve(props, env);
         assertEquals(3, c.threads());
         assertEquals(128, c.fifoDepth(), "a property beats the environment");
-        assertTrue(c.newIdleStrategy() instanceof IdleStrategy.Backoff);
+        assertTrue(c.newIdleStrategy() instanceof BackoffIdleStrategy);
         assertEquals(ProxyConfig.SignalPath.PEER_STREAM, c.signalPath());
         assertEquals("backoff", ProxyConfig.IDLE.show(props::getProperty, env::get).value());
         env.put(ProxyConfig.FIFO_DEPTH_ENV, "100");
@@ -296,16 +300,34 @@ class ProxyServiceTest {
     }
 
     @Test
-    void backoffSpinsThenYieldsThenParksAndResetsOnWork() {
-        IdleStrategy.Backoff b = new IdleStrategy.Backoff(2, 2, 1_000, 4_000);
-        long t0 = System.nanoTime();
-        for (int i = 0; i < 10; i++) {
-            b.idle(0);
+    void idleNamesMapToAgronaStrategiesWithTheProxysBackoff() {
+        java.util.Properties props = new java.util.Properties();
+        java.util.Map<String, String> env = new java.util.HashMap<>();
+        env.put(ProxyConfig.IDLE_ENV, "BUSY-SPIN");
+        assertTrue(ProxyConfig.resolve(props, env).newIdleStrategy() instanceof BusySpinIdleStrategy);
+        env.put(ProxyConfig.IDLE_ENV, "yield");
+        assertTrue(ProxyConfig.resolve(props, env).newIdleStrategy() instanceof YieldingIdleStrategy);
+        env.put(ProxyConfig.IDLE_ENV, "backoff");
+        ProxyConfig c = ProxyConfig.resolve(props, env);
+        IdleStrategy b = c.newIdleStrategy();
+        assertTrue(b instanceof BackoffIdleStrategy);
+        assertTrue(b.toString().contains("maxSpins=" + ProxyConfig.BACKOFF_SPINS)
+                && b.toString().contains("maxParkPeriodNs=" + ProxyConfig.BACKOFF_MAX_PARK_NANOS), b.toString());
+        assertTrue(b != c.newIdleStrategy(), "each thread needs its own back-off state");
+    }
+
+    @Test
+    void aThreadIsNamedAfterItsAgentAndBeatsWhileIdle() {
+        ProxyService service = new ProxyService(config(1));
+        try {
+            ProxyThread thread = service.threads().get(0);
+            assertEquals(ProxyThread.State.RUNNING, thread.state());
+            assertTrue(thread.awaitCycles(1000, Duration.ofSeconds(10)), "the idle loop must keep cycling");
+            assertTrue(thread.sinceHeartbeat().compareTo(Duration.ofSeconds(1)) < 0, thread.sinceHeartbeat().toString());
+            assertTrue(Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().equals(thread.name())
+                    && t.isDaemon()), "a daemon thread named " + thread.name());
+        } finally {
+            service.close();
         }
-        assertTrue(System.nanoTime() - t0 >= 4 * 1_000, "it never parked");
-        b.idle(1);
-        assertEquals("backoff", b.alias());
-        assertEquals("busy-spin", IdleStrategy.parse("BUSY-SPIN").alias());
-        assertEquals("yield", IdleStrategy.parse("yield").alias());
     }
 }

@@ -170,6 +170,16 @@ class TriggerFifoTest {
     }
 
     @Test
+    void aRegionMustBeDirectAndLargeEnoughOnEveryJdk() {
+        ByteBuffer heap = ByteBuffer.allocate(TriggerFifoDescriptor.regionBytes(16));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new TriggerFifo(heap, 16));
+        assertTrue(e.getMessage().contains("direct buffer"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new SimulatedDeviceProducer(heap, 16, false));
+        e = assertThrows(IllegalArgumentException.class, () -> new TriggerFifo(region(8), 16));
+        assertTrue(e.getMessage().contains("needs a region of"), e.getMessage());
+    }
+
+    @Test
     void aSlotFromTheLastLapIsStaleAndAHalfWrittenSlotIsNotTaken() {
         int capacity = 4;
         ByteBuffer r = region(capacity);

@@ -20,6 +20,10 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.AgentTerminationException;
+
 /**
  * The emulated NIC ({@value Nic#EMULATED}): mlx5 rings in memory the GPU maps, executed by an
  * {@link EmulatedEngine} thread through a {@link EmulatedPlatform} (CUDA streams on a GPU machine). A test
@@ -33,6 +37,9 @@ public final class EmulatedNic implements Nic {
     private static final AtomicInteger INSTANCES = new AtomicInteger();
     private static final int MAX_FAULTS = 64;
     private static final long QUIESCE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** Ends the engine's Agrona loop once {@link #stopEngine()} ran; made once, no stack trace: it is control flow. */
+    private static final AgentTerminationException ENGINE_STOPPED =
+            new AgentTerminationException("emulated NIC engine stopped", null, false, false);
 
     private final EmulatedPlatform platform;
     private final EmulatedNicConfig config;
@@ -56,23 +63,43 @@ public final class EmulatedNic implements Nic {
         this.engine = new EmulatedEngine(this, table);
         if (config.startEngine()) {
             running = true;
-            thread = new Thread(this::runEngine, "gda4j-emulated-nic-" + deviceName.substring(9));
-            thread.setDaemon(true);
-            thread.start();
+            AgentRunner runner = new AgentRunner(config.newIdleStrategy(), e -> {
+                if (e != ENGINE_STOPPED) {
+                    recordFault("engine loop failed: " + e);
+                }
+            }, null, new EngineAgent("gda4j-emulated-nic-" + deviceName.substring(9)));
+            thread = AgentRunner.startOnThread(runner, r -> {
+                Thread t = new Thread(r);
+                t.setDaemon(true);
+                return t;
+            });
         }
     }
 
-    private void runEngine() {
-        IdleStrategy idle = IdleStrategy.named(config.idleStrategy());
-        while (running) {
-            int work;
+    /** The engine as an Agrona agent; a failed pass is recorded as a fault and the next pass tries again. */
+    private final class EngineAgent implements Agent {
+        private final String roleName;
+
+        EngineAgent(String roleName) {
+            this.roleName = roleName;
+        }
+
+        @Override
+        public int doWork() {
+            if (!running) {
+                throw ENGINE_STOPPED;
+            }
             try {
-                work = engine.doWork();
+                return engine.doWork();
             } catch (RuntimeException | Error e) {
                 recordFault("engine pass failed, retrying: " + e);
-                work = 0;
+                return 0;
             }
-            idle.idle(work);
+        }
+
+        @Override
+        public String roleName() {
+            return roleName;
         }
     }
 
