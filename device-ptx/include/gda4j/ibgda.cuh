@@ -36,7 +36,7 @@ namespace gda4j {
 namespace ibgda {
 
 // DeviceQp.flags (io.gda4j.ibgda.DeviceQpDescriptor.FLAG_*).
-constexpr uint32_t FLAG_DOORBELL_MEMORY = 1u;
+// Bit 0 is unused (it once selected a different doorbell store; every doorbell is now an MMIO store).
 constexpr uint32_t FLAG_FLUSH_ON_QUIET = 1u << 1;
 // The NIC writes with relaxed ordering: an 8-byte inline WRITE used as a SET signal could become visible at the target
 // before the data WRITEs ahead of it, so SET signals are refused (ERROR_SET_SIGNAL_RELAXED); an ADD signal is an
@@ -53,7 +53,7 @@ struct DeviceQp {
   // line 0: rings, as this GPU addresses them
   uint64_t sq_buf;           // send queue ring, sq_wqebbs * 64 bytes
   uint64_t dbrec;            // 8-byte doorbell record; send counter = BE32(pi & 0xffff) in word 1
-  uint64_t doorbell;         // 8-byte doorbell register (UAR, or a pinned host word: FLAG_DOORBELL_MEMORY)
+  uint64_t doorbell;         // 8-byte doorbell register (UAR, or the emulated NIC's stand-in page)
   uint64_t cq_buf;           // send CQ ring, cqe_count * 64 bytes
   uint64_t cq_dbrec;         // CQ doorbell record; consumer index = BE32(ci & 0xffffff) in word 0
   uint64_t wqe_sizes;        // GPU memory, sq_wqebbs bytes: WQEBBs of the WQE starting at each slot
@@ -112,7 +112,7 @@ static_assert(__builtin_offsetof(DeviceQp, cons_head) == 192, "DeviceQp line 3 a
 //  4. publish in reservation order: fence.acq_rel.sys (release of the WQE bytes), then CAS ready_head from base to
 //     base + n (waits for earlier reservations, with a timeout: ERROR_POST_TIMEOUT);
 //  5. ring under db_lock: producer index = ready_head (acquire), st.release.sys of the doorbell record, then the
-//     8-byte doorbell (MMIO: fence.sc.sys + st.mmio; emulated NIC's memory word: st.release.sys).
+//     8-byte doorbell (fence.sc.sys + st.mmio.relaxed.sys, to a UAR or the emulated NIC's stand-in page).
 // Completions: every WQE is signaled, so each CQE retires exactly one WQE; the poller (poll_lock holder) reads each
 // CQE tail with ld.acquire.sys, checks it for errors (ERROR_CQE names QP, WQE index, opcode, syndrome), advances
 // cq_ci and cons_head, and publishes the consumer index in the CQ doorbell record before cons_head, so the NIC (or
@@ -344,18 +344,14 @@ __device__ inline __noinline__ int ring(const DeviceView* v, DeviceQp* qp, uint3
   const uint64_t pi = load_acquire_gpu(&qp->ready_head);
   if (pi > load_relaxed_gpu(&qp->prod_idx)) {
     store_relaxed_gpu(&qp->prod_idx, pi);
-    // Release at system scope: the WQE bytes before the new producer index, for the NIC's DMA read or the emulated
-    // engine's acquire load (DoorbellRecordDescriptor.getSendCounterAcquire).
+    // Release at system scope: the WQE bytes before the new producer index, for the NIC's DMA read after the
+    // doorbell (the emulated engine reads the record after the doorbell and checks that it covers it).
     mlx5::store_dbr_send_counter_release(reinterpret_cast<void*>(qp->dbrec), pi);
-    if (qp->flags & FLAG_DOORBELL_MEMORY) {
-      // Emulated NIC: the doorbell is an ordinary pinned word; st.release.sys keeps it after the doorbell record.
-      store_release_sys(reinterpret_cast<uint64_t*>(qp->doorbell), mlx5::doorbell_value(pi, qp->qpn));
-    } else {
-      // Real UAR: an MMIO store is not ordered by release semantics; fence.sc.sys puts the doorbell record (and
-      // the WQEs) ahead of it for the NIC, which DMA-reads them when the doorbell arrives.
-      __threadfence_system();
-      mlx5::store_doorbell_mmio(reinterpret_cast<void*>(qp->doorbell), pi, qp->qpn);
-    }
+    // The one doorbell path, for a real UAR and for the emulated NIC's stand-in page alike: an MMIO store is not
+    // ordered by release semantics, so fence.sc.sys puts the doorbell record (and the WQEs) ahead of it for the NIC,
+    // which acts on the doorbell and then DMA-reads them (the emulated engine polls this word, never the record).
+    __threadfence_system();
+    mlx5::store_doorbell_mmio(reinterpret_cast<void*>(qp->doorbell), pi, qp->qpn);
   }
   detail::unlock(&qp->db_lock);
   return OK;

@@ -2,7 +2,6 @@ package io.gda4j.ibgda;
 
 import io.gda4j.cuda.CudaContext;
 import io.gda4j.cuda.DeviceMemory;
-import io.gda4j.nic.DoorbellKind;
 import io.gda4j.nic.QpRings;
 import io.gda4j.world.InlineSlotDescriptor;
 
@@ -68,8 +67,7 @@ public final class DeviceQp implements AutoCloseable {
         b.putInt(DeviceQpDescriptor.SQ_WQEBBS_OFFSET, rings.sqWqebbs());
         b.putInt(DeviceQpDescriptor.CQE_COUNT_OFFSET, rings.cqeCount());
         b.putInt(DeviceQpDescriptor.QPN_OFFSET, rings.qpn());
-        int flags = (rings.doorbellKind() == DoorbellKind.MEMORY ? DeviceQpDescriptor.FLAG_DOORBELL_MEMORY : 0)
-                | (a.flushOnQuiet() && a.flushQp() != 0 ? DeviceQpDescriptor.FLAG_FLUSH_ON_QUIET : 0)
+        int flags = (a.flushOnQuiet() && a.flushQp() != 0 ? DeviceQpDescriptor.FLAG_FLUSH_ON_QUIET : 0)
                 | (a.relaxedOrdering() ? DeviceQpDescriptor.FLAG_RELAXED_ORDERING : 0);
         b.putInt(DeviceQpDescriptor.FLAGS_OFFSET, flags);
         b.putLong(DeviceQpDescriptor.LOCAL_BASE_OFFSET, a.localBase());

@@ -41,8 +41,7 @@ package io.gda4j.ibgda;
  *       addresses them ({@code io.gda4j.nic.QpRings}); {@code sq_wqebbs} and {@code cqe_count} are powers of two.</li>
  *   <li>{@code wqe_sizes}: GPU memory, one byte per SQ slot: WQEBBs of the WQE that starts there, written by the
  *       poster, read when that WQE's CQE retires it (a CQE names only the WQE's first WQEBB).</li>
- *   <li>{@code flags}: {@link #FLAG_DOORBELL_MEMORY} (the doorbell is a memory word, not MMIO),
- *       {@link #FLAG_FLUSH_ON_QUIET} (quiet ends with the PCIe flush on {@code flush_qp}),
+ *   <li>{@code flags}: {@link #FLAG_FLUSH_ON_QUIET} (quiet ends with the PCIe flush on {@code flush_qp}),
  *       {@link #FLAG_RELAXED_ORDERING} (SET signals refused: they could overtake their data).</li>
  *   <li>{@code local_base}/{@code remote_base}: the NIC addresses of this rank's and the peer's heap (a heap offset
  *       {@code o} is {@code local_base + o} in a local data segment, {@code remote_base + o} in a raddr segment);
@@ -103,8 +102,7 @@ public final class DeviceQpDescriptor {
     public static final int LENGTH = 256;
     public static final int ALIGNMENT = 64;
 
-    /** {@code flags}: the doorbell register is pinned host memory (emulated NIC), rung with st.release.sys. */
-    public static final int FLAG_DOORBELL_MEMORY = 1;
+    // flags bit 0 is unused: every doorbell, a UAR's or the emulated NIC's stand-in page, is one st.mmio store.
     /** {@code flags}: quiet ends with the PCIe flush (ATOMIC_FA on {@code flush_qp}, null-MR local SGE). */
     public static final int FLAG_FLUSH_ON_QUIET = 1 << 1;
     /** {@code flags}: the NIC writes with relaxed ordering, so a SET signal (an 8-byte inline WRITE) could overtake

@@ -86,7 +86,7 @@ class IbgdaConfigTest {
         assertEquals(64, b.getInt(DeviceQpDescriptor.SQ_WQEBBS_OFFSET));
         assertEquals(128, b.getInt(DeviceQpDescriptor.CQE_COUNT_OFFSET));
         assertEquals(0x123456, b.getInt(DeviceQpDescriptor.QPN_OFFSET));
-        assertEquals(DeviceQpDescriptor.FLAG_DOORBELL_MEMORY | DeviceQpDescriptor.FLAG_FLUSH_ON_QUIET,
+        assertEquals(DeviceQpDescriptor.FLAG_FLUSH_ON_QUIET,
                 b.getInt(DeviceQpDescriptor.FLAGS_OFFSET));
         assertEquals(0x7000_0000L, b.getLong(DeviceQpDescriptor.LOCAL_BASE_OFFSET));
         assertEquals(0x7100_0000L, b.getLong(DeviceQpDescriptor.REMOTE_BASE_OFFSET));

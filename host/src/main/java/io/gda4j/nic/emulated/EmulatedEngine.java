@@ -5,6 +5,7 @@ import io.gda4j.mlx5.CqeDescriptor;
 import io.gda4j.mlx5.CqeEncoder;
 import io.gda4j.mlx5.CqeOpcode;
 import io.gda4j.mlx5.CqeSyndrome;
+import io.gda4j.mlx5.DoorbellDescriptor;
 import io.gda4j.mlx5.DoorbellRecordDescriptor;
 import io.gda4j.mlx5.Mlx5Opcode;
 import io.gda4j.mlx5.WqeDecoder;
@@ -14,8 +15,8 @@ import io.gda4j.mlx5.WqeFields;
 import io.gda4j.nic.QpState;
 
 /**
- * The emulated NIC's engine: an agent whose {@link #doWork()} polls every QP's doorbell record and executes the WQEs
- * it newly covers, in order, through the QP's {@link QpExecutor}. One thread runs it ({@link EmulatedNic} starts it);
+ * The emulated NIC's engine: an agent whose {@link #doWork()} polls every QP's doorbell (the 8-byte word of the QP's
+ * doorbell page, a stand-in for the UAR register) and executes the WQEs it newly covers, in order, through the QP's {@link QpExecutor}. One thread runs it ({@link EmulatedNic} starts it);
  * tests may call {@link #doWork()} themselves instead.
  *
  * <p>Per WQE: decode with {@link WqeDecoder#decodeInto} (no allocation), check the keys, ranges and access rights
@@ -31,9 +32,16 @@ import io.gda4j.nic.QpState;
  * fills sends stale bytes unless it carries the fence bit. CQEs stay in posting order (those of WQEs that overtook
  * the READ wait behind its own).
  *
- * <p>Ordering: the doorbell record's send counter is read with an acquire load, pairing with the poster's release
- * store (GPU {@code st.release.sys}, or {@link DoorbellRecordDescriptor#putSendCounterRelease}), so the WQE bytes
- * below it are visible. The CQ doorbell record's consumer index is read with an acquire load, pairing with the
+ * <p>Doorbell: like a ConnectX, the engine acts on the doorbell write, not on the doorbell record: a record stored
+ * without a doorbell runs nothing. Each new doorbell word is checked ({@code acceptDoorbell}): its encoding and QP
+ * number, that its producer index neither goes backwards nor runs past the send queue, and that the doorbell record
+ * covers it (a doorbell rung before the record was stored). A bad doorbell is an error CQE on the QP's next WQE
+ * ({@link EmulatedFault#DOORBELL_MALFORMED} and its neighbours), and the QP stops. A doorbell rung before its WQE
+ * was written finds a stale slot, which the decoder rejects (WQE index or QP number mismatch, malformed).
+ *
+ * <p>Ordering: the doorbell is read with an acquire load, pairing with the poster's release store
+ * ({@link DoorbellDescriptor#putDoorbellRelease}) or the GPU's {@code fence.sc.sys} before its
+ * {@code st.mmio.relaxed.sys}; the poster stored the doorbell record and the WQE bytes before, so they are visible. The CQ doorbell record's consumer index is read with an acquire load, pairing with the
  * poster's release store, before a CQE slot is rewritten: a CQ that would overrun kills the QP, as on hardware.
  */
 public final class EmulatedEngine {
@@ -87,10 +95,16 @@ public final class EmulatedEngine {
         if (qp.dead || qp.isClosed() || qp.state() == QpState.RESET) {
             return 0;
         }
-        int sendCounter = DoorbellRecordDescriptor.getSendCounterAcquire(qp.dbrec, 0);
+        long bell = DoorbellDescriptor.getDoorbellAcquire(qp.doorbell, 0);
+        if (bell != qp.doorbellSeen) {
+            qp.doorbellSeen = bell;
+            if (!acceptDoorbell(qp, bell)) {
+                return 1;
+            }
+        }
         long at = qp.consumed;
-        int pending = (sendCounter - (int) at) & DoorbellRecordDescriptor.COUNTER_MASK;
-        if (pending == 0) {
+        long target = qp.rungTo;
+        if (at == target) {
             if (qp.parkedLength >= 0 && System.nanoTime() - qp.parkedSinceNanos >= READ_LATENCY_NANOS) {
                 land(qp);
                 return 1;
@@ -98,7 +112,6 @@ public final class EmulatedEngine {
             return 0;
         }
         long start = System.nanoTime();
-        long target = at + pending;
         int done = 0;
         long moved = 0;
         while (at < target && done < BATCH && !qp.dead) {
@@ -120,6 +133,43 @@ public final class EmulatedEngine {
         return done;
     }
 
+    /**
+     * A new doorbell word. It must be {@code {BE32(pi << 8), BE32(qpn << 8)}} for this QP; its producer index must
+     * not go behind the last doorbell nor more than the send queue ahead of the executed WQEs; and the doorbell
+     * record, read after the doorbell (so at least what the poster stored before ringing), must cover it. Otherwise
+     * the QP fails with an error CQE on its next WQE and stops: which WQEs a bad doorbell meant is unknown.
+     */
+    private boolean acceptDoorbell(EmulatedQp qp, long bell) {
+        int pi = DoorbellDescriptor.producerIndex(bell);
+        long expected = DoorbellDescriptor.doorbellBigEndian(pi, qp.qpn());
+        if (bell != expected) {
+            return badDoorbell(qp, EmulatedFault.DOORBELL_MALFORMED, String.format("the doorbell reads 0x%016x (QP"
+                    + " 0x%06x, producer index %d); this QP's doorbell for that index is 0x%016x", bell,
+                    DoorbellDescriptor.qpn(bell), pi, expected));
+        }
+        long rung = qp.rungTo + ((pi - qp.rungTo) & DoorbellRecordDescriptor.COUNTER_MASK);
+        if (rung - qp.consumed > qp.sqWqebbs) {
+            return badDoorbell(qp, EmulatedFault.DOORBELL_OUT_OF_RANGE, String.format("producer index %d (mod 2^16)"
+                    + " after doorbells up to %d and %d WQEBBs executed; the send queue holds %d", pi, qp.rungTo,
+                    qp.consumed, qp.sqWqebbs));
+        }
+        int recorded = DoorbellRecordDescriptor.getSendCounterAcquire(qp.dbrec, 0);
+        if (((recorded - rung) & DoorbellRecordDescriptor.COUNTER_MASK) > qp.sqWqebbs) {
+            return badDoorbell(qp, EmulatedFault.DOORBELL_AHEAD_OF_RECORD, String.format("the doorbell names producer"
+                    + " index %d, the doorbell record's send counter is %d: store the record, then ring", pi,
+                    recorded));
+        }
+        qp.rungTo = rung;
+        return true;
+    }
+
+    private boolean badDoorbell(EmulatedQp qp, EmulatedFault why, String detail) {
+        WqeDecoder.decodeInto(qp.sq, qp.consumed, WqeDecoder.ANY_QPN, wqe);
+        fail(qp, qp.consumed, wqe.opcode(), why.syndrome(), why, detail);
+        qp.dead = true;
+        return false;
+    }
+
     private long lastBytes;
 
     /** Executes the WQE at {@code at}; returns the WQEBBs it occupies (at least 1, at most up to target). */
@@ -131,7 +181,7 @@ public final class EmulatedEngine {
             size = (int) (target - at);
             if (decoded == WqeFault.NONE) {
                 fail(qp, at, wqe.opcode(), EmulatedFault.PARTIAL_WQE.syndrome(), EmulatedFault.PARTIAL_WQE,
-                        "the doorbell record covers " + size + " of its " + wqe.wqebbs() + " WQEBBs");
+                        "the doorbell covers " + size + " of its " + wqe.wqebbs() + " WQEBBs");
                 return size;
             }
         }

@@ -52,6 +52,10 @@ final class EmulatedQp implements NicQp {
 
     /** Engine thread only: the counter of the next WQEBB to execute. */
     long consumed;
+    /** Engine thread only: the doorbell word as last read (0: never rung; no valid doorbell is 0, qpns are not). */
+    long doorbellSeen;
+    /** Engine thread only: the counter the last valid doorbell named; WQEs below it may execute. */
+    long rungTo;
     /** Engine thread only: CQEs written (or queued) so far. */
     long cqProducer;
     /** Written by the engine, read by anyone: WQEs executed (including failed and flushed ones). */
