@@ -137,6 +137,9 @@ final class InfoCommand implements Command {
             out.printf(Locale.ROOT, "  %-8s %s%n", p.name(), possibility(p, cuda, gpus));
         }
         out.println();
+        out.println("IBGDA flush and fetched values");
+        out.println("  " + io.gda4j.ibgda.IbgdaTransport.describeFlushRule());
+        out.println();
         printGdrcopy(out);
         out.println();
         out.println("Configuration (environment / -D system property)");

@@ -32,6 +32,11 @@ import io.gda4j.nic.QpState;
  * fills sends stale bytes unless it carries the fence bit. CQEs stay in posting order (those of WQEs that overtook
  * the READ wait behind its own).
  *
+ * <p>Writes may pass CQEs ({@link EmulatedNicConfig#writesPassCqe()}, a mode the flush tests use): an RDMA READ's
+ * data is held after its CQE is written, and lands when the NIC next executes an atomic or a WQE that reads local
+ * memory (the PCIe flush: a non-posted operation that earlier posted writes cannot be passed by), or after
+ * {@link #POSTED_WRITE_HOLD_NANOS} of idleness. The source is read when the data lands.
+ *
  * <p>Doorbell: like a ConnectX, the engine acts on the doorbell write, not on the doorbell record: a record stored
  * without a doorbell runs nothing. Each new doorbell word is checked ({@code acceptDoorbell}): its encoding and QP
  * number, that its producer index neither goes backwards nor runs past the send queue, and that the doorbell record
@@ -49,11 +54,16 @@ public final class EmulatedEngine {
     static final int BATCH = 64;
     /** Strict mode: how long a parked READ waits on an idle QP before its data lands anyway (a wire round trip). */
     static final long READ_LATENCY_NANOS = 50_000;
+    /** writesPassCqe mode: how long held READ data waits on an idle QP before it lands without a flush. */
+    static final long POSTED_WRITE_HOLD_NANOS = 1_000_000;
 
     private final EmulatedNic nic;
     private final RegistrationTable table;
     private final WqeFields wqe = new WqeFields();
     private final boolean strict;
+    private final boolean writesPassCqe;
+    /** writesPassCqe mode: READs whose data is held on some QP (0: nothing to land). */
+    private int heldTotal;
     private EmulatedFault fault;
     private String faultDetail;
 
@@ -68,6 +78,7 @@ public final class EmulatedEngine {
         this.nic = nic;
         this.table = table;
         this.strict = nic.config().strict();
+        this.writesPassCqe = nic.config().writesPassCqe();
     }
 
     /** One pass over every QP; returns the WQEs executed. Called by one thread at a time. */
@@ -107,6 +118,11 @@ public final class EmulatedEngine {
         if (at == target) {
             if (qp.parkedLength >= 0 && System.nanoTime() - qp.parkedSinceNanos >= READ_LATENCY_NANOS) {
                 land(qp);
+                return 1;
+            }
+            if (qp.held > 0 && System.nanoTime() - qp.heldSinceNanos >= POSTED_WRITE_HOLD_NANOS) {
+                heldTotal -= qp.held;
+                landHeld(qp);
                 return 1;
             }
             return 0;
@@ -192,6 +208,9 @@ public final class EmulatedEngine {
         fault = null;
         if (qp.parkedLength >= 0 && (wqe.fmCeSe() & WqeDescriptor.FM_CE_SE_FENCE) != 0) {
             land(qp); // the fence bit: this WQE waits for the earlier READ's data
+        }
+        if (heldTotal > 0 && readsLocalMemoryOrIsAtomic()) {
+            landAllHeld(qp); // the PCIe flush: a DMA read or an atomic does not pass earlier posted writes
         }
         try {
             switch (wqe.opcode()) {
@@ -305,6 +324,8 @@ public final class EmulatedEngine {
                 qp.parkedSrc = wqe.raddr();
                 qp.parkedLength = length;
                 qp.parkedSinceNanos = System.nanoTime();
+            } else if (writesPassCqe) {
+                hold(qp, wqe.addr(), wqe.raddr(), length);
             } else {
                 qp.executor.copy(wqe.addr(), wqe.raddr(), length);
             }
@@ -312,12 +333,76 @@ public final class EmulatedEngine {
         lastBytes = length;
     }
 
+    /** A WQE whose execution reads this NIC's local memory (a WRITE's source) or is an atomic. */
+    private boolean readsLocalMemoryOrIsAtomic() {
+        int op = wqe.opcode();
+        return op == Mlx5Opcode.ATOMIC_FA || op == Mlx5Opcode.ATOMIC_CS
+                || ((op == Mlx5Opcode.RDMA_WRITE || op == Mlx5Opcode.RDMA_WRITE_IMM) && !wqe.isInline());
+    }
+
+    /** writesPassCqe mode: READ data lands later than its CQE (whose store the caller queues as usual). */
+    private void hold(EmulatedQp qp, long dst, long src, long length) {
+        if (qp.held == qp.heldDst.length) {
+            heldTotal -= qp.held;
+            landHeld(qp);
+        }
+        if (qp.held == 0) {
+            qp.heldSinceNanos = System.nanoTime();
+        }
+        qp.heldDst[qp.held] = dst;
+        qp.heldSrc[qp.held] = src;
+        qp.heldLength[qp.held] = length;
+        qp.held++;
+        heldTotal++;
+    }
+
+    /** Issues {@code qp}'s held copies on its own executor, in posting order. */
+    private void landHeld(EmulatedQp qp) {
+        int n = qp.held;
+        qp.held = 0;
+        try {
+            for (int i = 0; i < n; i++) {
+                qp.executor.copy(qp.heldDst[i], qp.heldSrc[i], qp.heldLength[i]);
+            }
+        } catch (RuntimeException e) {
+            qp.dead = true;
+            qp.toError();
+            nic.recordFault(qp + ": held READ data could not land: " + e);
+        }
+    }
+
+    /**
+     * Every QP's held data lands before {@code current}'s next work: other QPs' copies run on their own executors,
+     * so those are drained (the engine waits) before {@code current} goes on.
+     */
+    private void landAllHeld(EmulatedQp current) {
+        for (EmulatedQp qp : nic.qpSnapshot()) {
+            if (qp.held > 0) {
+                landHeld(qp);
+                if (qp != current && !qp.dead) {
+                    try {
+                        qp.executor.drain();
+                    } catch (RuntimeException e) {
+                        qp.dead = true;
+                        qp.toError();
+                        nic.recordFault(qp + ": held READ data could not land: " + e);
+                    }
+                }
+            }
+        }
+        heldTotal = 0;
+    }
+
     /** The parked READ's data lands, then the CQEs held behind it are written in posting order. */
     private void land(EmulatedQp qp) {
         long length = qp.parkedLength;
         qp.parkedLength = -1;
         try {
-            qp.executor.copy(qp.parkedDst, qp.parkedSrc, length);
+            if (writesPassCqe) {
+                hold(qp, qp.parkedDst, qp.parkedSrc, length); // its CQE (below) is written before the data lands
+            } else {
+                qp.executor.copy(qp.parkedDst, qp.parkedSrc, length);
+            }
         } catch (RuntimeException e) {
             qp.deferred = 0;
             qp.dead = true;

@@ -73,6 +73,14 @@ final class EmulatedQp implements NicQp {
     final int[] deferredBytes;
     int deferred;
 
+    // Engine thread only, writesPassCqe mode: READ data whose CQE is written but which has not landed yet (copies
+    // not issued), in posting order, since heldSinceNanos.
+    final long[] heldDst;
+    final long[] heldSrc;
+    final long[] heldLength;
+    int held;
+    long heldSinceNanos;
+
     EmulatedQp(EmulatedNic nic, QpSpec spec, int qpn, EmulatedPlatform platform) {
         this.nic = nic;
         this.spec = spec;
@@ -83,6 +91,9 @@ final class EmulatedQp implements NicQp {
         this.deferredAt = new long[sqWqebbs];
         this.deferredOpcode = new int[sqWqebbs];
         this.deferredBytes = new int[sqWqebbs];
+        this.heldDst = new long[sqWqebbs];
+        this.heldSrc = new long[sqWqebbs];
+        this.heldLength = new long[sqWqebbs];
         long sqBytes = (long) sqWqebbs * WqeDescriptor.WQEBB_SIZE;
         long cqBytes = (long) cqeCount * CqeDescriptor.CQE_SIZE;
         this.cqOffset = sqBytes;
