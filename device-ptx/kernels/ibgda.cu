@@ -212,3 +212,15 @@ extern "C" __global__ void gda4j_ibgda_get_then_put(const DeviceView* v, int pee
   if (st == OK) st = quiet(v);
   *status_out = st;
 }
+
+// get of the peer's [src, src + 8) into this rank's [dst, ...), quiet, then at once read the 8 bytes at dst into
+// out[1] (out[0] = status). Where the NIC's writes may pass their CQE, only quiet's PCIe flush makes the fetched
+// bytes visible here by then (io.gda4j.ibgda.IbgdaFlushGpuTest). Launch 1 thread.
+extern "C" __global__ void gda4j_ibgda_get_quiet_read(const DeviceView* v, int peer, uint64_t dst_offset,
+                                                      uint64_t src_offset, unsigned long long* out) {
+  const Peer p = peer_of(v, peer);
+  int st = get(p, dst_offset, src_offset, 8);
+  if (st == OK) st = quiet(v);
+  out[1] = st == OK ? *reinterpret_cast<const volatile unsigned long long*>(v->heap_base + dst_offset) : 0;
+  out[0] = (unsigned long long)(long long)st;
+}

@@ -91,7 +91,12 @@ __device__ __forceinline__ int check_put(const Peer& p, uint32_t op, uint64_t ds
   return st;
 }
 
-__device__ __forceinline__ int check_signal(const Peer& p, uint32_t op, uint64_t sig) {
+// A direct peer's word, and for an ADD a link whose red.add.sys is atomic: over PCIe without native peer atomics
+// (PeerEntry.handle bit P2P_NO_NATIVE_ATOMICS) it is a read and a write, so concurrent adds would be lost.
+__device__ __forceinline__ int check_signal(const Peer& p, uint32_t op, uint64_t sig, uint32_t sig_op) {
+  if (__builtin_expect(sig_op == SIGNAL_ADD && (p.handle & P2P_NO_NATIVE_ATOMICS) != 0, 0)) {
+    return fail(p.view, ERR_TRANSPORT, ERROR_NO_NATIVE_ATOMICS, op, p.rank, sig, SIGNAL_ADD, 0);
+  }
   return check_word(p.view, p.heap_size, op, p.rank, sig);
 }
 
@@ -275,7 +280,7 @@ __device__ __forceinline__ int signal(const Peer& p, uint64_t sig_offset, uint32
   if (__builtin_expect(!detail::is_direct(p), 0)) {
     return detail::signal_indirect(GDA4J_PEER_FIELDS(p), OP_SIGNAL, sig_offset, op, value);
   }
-  int st = detail::check_signal(p, OP_SIGNAL, sig_offset);
+  int st = detail::check_signal(p, OP_SIGNAL, sig_offset, op);
   if (st == OK) detail::signal_relaxed(p, sig_offset, op, value);
   return st;
 }
@@ -286,7 +291,7 @@ __device__ __forceinline__ int atomic_add(const Peer& p, uint64_t offset, uint64
   if (__builtin_expect(!detail::is_direct(p), 0)) {
     return detail::signal_indirect(GDA4J_PEER_FIELDS(p), OP_ATOMIC_ADD, offset, SIGNAL_ADD, value);
   }
-  int st = detail::check_signal(p, OP_ATOMIC_ADD, offset);
+  int st = detail::check_signal(p, OP_ATOMIC_ADD, offset, SIGNAL_ADD);
   if (st == OK) red_add_relaxed_sys(detail::peer_word(p, offset), value);
   return st;
 }
@@ -299,7 +304,7 @@ __device__ __forceinline__ int put_signal(const Peer& p, uint64_t dst_offset, ui
     return detail::put_signal_indirect(GDA4J_PEER_FIELDS(p), dst_offset, src_offset, bytes, sig_offset, op, value);
   }
   int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
-  if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
+  if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset, op);
   if (st != OK) return st;
   detail::copy(p, dst_offset, src_offset, bytes, 0, 1);
   detail::signal_release(p, sig_offset, op, value);
@@ -312,7 +317,7 @@ __device__ __forceinline__ int put_signal_warp(const Peer& p, uint64_t dst_offse
     return detail::put_signal_indirect_warp(GDA4J_PEER_FIELDS(p), dst_offset, src_offset, bytes, sig_offset, op, value);
   }
   int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
-  if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
+  if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset, op);
   if (st != OK) return st;
   uint32_t lane = detail::lane_id();
   detail::copy(p, dst_offset, src_offset, bytes, lane, 32);
@@ -329,7 +334,7 @@ __device__ __forceinline__ int put_signal_block(const Peer& p, uint64_t dst_offs
                                              value);
   }
   int st = detail::check_put(p, OP_PUT_SIGNAL, dst_offset, src_offset, bytes);
-  if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset);
+  if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset, op);
   if (st != OK) return st;
   uint32_t t = detail::block_thread_id();
   detail::copy(p, dst_offset, src_offset, bytes, t, detail::block_thread_count());

@@ -17,13 +17,17 @@
 //   +-----------------+-----------------+-----------------+--------+--------+
 //   96                104               112      116      120      124      128
 //   +-----------------+-----------------+--------+--------+--------+--------+
-//   | flush_qp        | flush_flag      |flush_rk|null_lk |max_inl | peer   |
+//   | flush_qp        | flush_flag      |flush_rk|disc_lk |max_inl | peer   |
 //   +-----------------+-----------------+--------+--------+--------+--------+
-//  line 2: producer state (kernels only; zero at start)
-//   128               136               144               152      156      160               168 .. 192
-//   +-----------------+-----------------+-----------------+--------+--------+-----------------+---------+
-//   | resv_head       | ready_head      | prod_idx        | db_lock| resvd  | fetch_end       | reserved|
-//   +-----------------+-----------------+-----------------+--------+--------+-----------------+---------+
+//  line 2: producer state (kernels only; zero at start), and discard_addr (host-written once)
+//   128               136               144               152      156      160
+//   +-----------------+-----------------+-----------------+--------+--------+
+//   | resv_head       | ready_head      | prod_idx        | db_lock| resvd  |
+//   +-----------------+-----------------+-----------------+--------+--------+
+//   160               168               176               184               192
+//   +-----------------+-----------------+-----------------+-----------------+
+//   | fetch_end       | gets_posted     | gets_flushed    | discard_addr    |
+//   +-----------------+-----------------+-----------------+-----------------+
 //  line 3: consumer state (kernels only; zero at start)
 //   192               200               208      212      216 .. 256
 //   +-----------------+-----------------+--------+--------+-----------+
@@ -36,7 +40,7 @@ namespace gda4j {
 namespace ibgda {
 
 // DeviceQp.flags (io.gda4j.ibgda.DeviceQpDescriptor.FLAG_*).
-constexpr uint32_t FLAG_DOORBELL_MEMORY = 1u;
+// Bit 0 is unused (it once selected a different doorbell store; every doorbell is now an MMIO store).
 constexpr uint32_t FLAG_FLUSH_ON_QUIET = 1u << 1;
 // The NIC writes with relaxed ordering: an 8-byte inline WRITE used as a SET signal could become visible at the target
 // before the data WRITEs ahead of it, so SET signals are refused (ERROR_SET_SIGNAL_RELAXED); an ADD signal is an
@@ -53,7 +57,7 @@ struct DeviceQp {
   // line 0: rings, as this GPU addresses them
   uint64_t sq_buf;           // send queue ring, sq_wqebbs * 64 bytes
   uint64_t dbrec;            // 8-byte doorbell record; send counter = BE32(pi & 0xffff) in word 1
-  uint64_t doorbell;         // 8-byte doorbell register (UAR, or a pinned host word: FLAG_DOORBELL_MEMORY)
+  uint64_t doorbell;         // 8-byte doorbell register (UAR, or the emulated NIC's stand-in page)
   uint64_t cq_buf;           // send CQ ring, cqe_count * 64 bytes
   uint64_t cq_dbrec;         // CQ doorbell record; consumer index = BE32(ci & 0xffffff) in word 0
   uint64_t wqe_sizes;        // GPU memory, sq_wqebbs bytes: WQEBBs of the WQE starting at each slot
@@ -70,7 +74,7 @@ struct DeviceQp {
   uint64_t flush_qp;         // DeviceQp* of the loopback flush QP, 0 = none
   uint64_t flush_flag;       // NIC address of the GPU word the flush ATOMIC_FA adds to
   uint32_t flush_rkey;
-  uint32_t null_lkey;        // null MR: the flush atomic's fetched value is dropped
+  uint32_t discard_lkey;     // where fetched values nobody reads go: the null MR (dropped), or an 8-byte scratch MR
   uint32_t max_inline;
   int32_t peer;              // peer rank, for error records
   // line 2: producer state
@@ -81,7 +85,9 @@ struct DeviceQp {
   uint32_t reserved0;
   uint64_t fetch_end;        // counter after the last READ / fetching atomic reserved (atomicMax): fence bit until
                              // cons_head passes it
-  uint64_t reserved1[3];
+  uint64_t gets_posted;      // flush QP only: gets published by this rank on any QP (release atomicAdd after publish)
+  uint64_t gets_flushed;     // flush QP only: gets_posted covered by the last completed flush (atomicMax)
+  uint64_t discard_addr;     // host-written: NIC address for discard_lkey (0 with the null MR)
   // line 3: consumer state
   uint64_t cons_head;        // WQEBBs retired by CQEs
   uint64_t cq_ci;            // CQEs consumed
@@ -94,6 +100,7 @@ static_assert(sizeof(DeviceQp) == 256, "DeviceQp is 256 bytes");
 static_assert(__builtin_offsetof(DeviceQp, local_base) == 64, "DeviceQp line 1 at 64");
 static_assert(__builtin_offsetof(DeviceQp, resv_head) == 128, "DeviceQp line 2 at 128");
 static_assert(__builtin_offsetof(DeviceQp, fetch_end) == 160, "DeviceQp fetch_end at 160");
+static_assert(__builtin_offsetof(DeviceQp, discard_addr) == 184, "DeviceQp discard_addr at 184");
 static_assert(__builtin_offsetof(DeviceQp, cons_head) == 192, "DeviceQp line 3 at 192");
 
 }  // namespace ibgda
@@ -112,7 +119,7 @@ static_assert(__builtin_offsetof(DeviceQp, cons_head) == 192, "DeviceQp line 3 a
 //  4. publish in reservation order: fence.acq_rel.sys (release of the WQE bytes), then CAS ready_head from base to
 //     base + n (waits for earlier reservations, with a timeout: ERROR_POST_TIMEOUT);
 //  5. ring under db_lock: producer index = ready_head (acquire), st.release.sys of the doorbell record, then the
-//     8-byte doorbell (MMIO: fence.sc.sys + st.mmio; emulated NIC's memory word: st.release.sys).
+//     8-byte doorbell (fence.sc.sys + st.mmio.relaxed.sys, to a UAR or the emulated NIC's stand-in page).
 // Completions: every WQE is signaled, so each CQE retires exactly one WQE; the poller (poll_lock holder) reads each
 // CQE tail with ld.acquire.sys, checks it for errors (ERROR_CQE names QP, WQE index, opcode, syndrome), advances
 // cq_ci and cons_head, and publishes the consumer index in the CQ doorbell record before cons_head, so the NIC (or
@@ -344,18 +351,14 @@ __device__ inline __noinline__ int ring(const DeviceView* v, DeviceQp* qp, uint3
   const uint64_t pi = load_acquire_gpu(&qp->ready_head);
   if (pi > load_relaxed_gpu(&qp->prod_idx)) {
     store_relaxed_gpu(&qp->prod_idx, pi);
-    // Release at system scope: the WQE bytes before the new producer index, for the NIC's DMA read or the emulated
-    // engine's acquire load (DoorbellRecordDescriptor.getSendCounterAcquire).
+    // Release at system scope: the WQE bytes before the new producer index, for the NIC's DMA read after the
+    // doorbell (the emulated engine reads the record after the doorbell and checks that it covers it).
     mlx5::store_dbr_send_counter_release(reinterpret_cast<void*>(qp->dbrec), pi);
-    if (qp->flags & FLAG_DOORBELL_MEMORY) {
-      // Emulated NIC: the doorbell is an ordinary pinned word; st.release.sys keeps it after the doorbell record.
-      store_release_sys(reinterpret_cast<uint64_t*>(qp->doorbell), mlx5::doorbell_value(pi, qp->qpn));
-    } else {
-      // Real UAR: an MMIO store is not ordered by release semantics; fence.sc.sys puts the doorbell record (and
-      // the WQEs) ahead of it for the NIC, which DMA-reads them when the doorbell arrives.
-      __threadfence_system();
-      mlx5::store_doorbell_mmio(reinterpret_cast<void*>(qp->doorbell), pi, qp->qpn);
-    }
+    // The one doorbell path, for a real UAR and for the emulated NIC's stand-in page alike: an MMIO store is not
+    // ordered by release semantics, so fence.sc.sys puts the doorbell record (and the WQEs) ahead of it for the NIC,
+    // which acts on the doorbell and then DMA-reads them (the emulated engine polls this word, never the record).
+    __threadfence_system();
+    mlx5::store_doorbell_mmio(reinterpret_cast<void*>(qp->doorbell), pi, qp->qpn);
   }
   detail::unlock(&qp->db_lock);
   return OK;
@@ -399,7 +402,8 @@ __device__ inline __noinline__ uint32_t write_rdma_chunks(DeviceQp* qp, uint64_t
 __device__ __forceinline__ uint32_t chunks(uint64_t bytes) { return (uint32_t)((bytes + MAX_WQE_BYTES - 1) / MAX_WQE_BYTES); }
 
 // WQEBBs of the signal WQE of put_signal/signal: SET = an 8-byte inline WRITE of the value, ADD = an ATOMIC_FA
-// whose fetched value goes to the null MR (nothing lands, so no later WQE needs a fence for it).
+// whose fetched value goes to discard_addr/discard_lkey (the null MR, or a scratch word nobody reads: no later WQE
+// needs a fence for it, and no flush).
 constexpr uint32_t SIGNAL_VALUE_BYTES = 8;
 __device__ __forceinline__ uint32_t signal_wqebbs(uint32_t op) {
   return op == SIGNAL_ADD ? 1 : mlx5::WqeDescriptor::wqebbs_for_ds(mlx5::WqeDescriptor::inline_ds(SIGNAL_VALUE_BYTES));
@@ -412,8 +416,8 @@ __device__ inline __noinline__ uint32_t write_signal(DeviceQp* qp, uint64_t wqe,
   const uint8_t flags = SIGNALED | fence_flag(qp, wqe);
   uint32_t used;
   if (op == SIGNAL_ADD) {
-    used = mlx5::write_atomic_fetch_add(sq_of(qp), qp->sq_wqebbs, wqe, qp->qpn, flags, raddr, qp->rkey, value, 0,
-                                        qp->null_lkey);
+    used = mlx5::write_atomic_fetch_add(sq_of(qp), qp->sq_wqebbs, wqe, qp->qpn, flags, raddr, qp->rkey, value,
+                                        qp->discard_addr, qp->discard_lkey);
   } else {
     used = mlx5::write_rdma_write_inline(sq_of(qp), qp->sq_wqebbs, wqe, qp->qpn, flags, raddr, qp->rkey,
                                          reinterpret_cast<const uint8_t*>(&value), SIGNAL_VALUE_BYTES);
@@ -467,7 +471,14 @@ __device__ inline __noinline__ int get(const DeviceView* v, DeviceQp* qp, int pe
   note_fetch(qp, base + n);  // before publishing: a later WQE of this thread must see it
   write_rdma_chunks(qp, base, mlx5::Mlx5Opcode::RDMA_READ, qp->remote_base + src, qp->rkey, qp->local_base + dst,
                     qp->lkey, bytes);
-  return publish(v, qp, base, n, OP_GET, peer);
+  st = publish(v, qp, base, n, OP_GET, peer);
+  if (st == OK && qp->flush_qp != 0) {
+    // Counted after the publish (release): a quiet that sees the count drains a ready_head that includes this READ.
+    DeviceQp* fqp = reinterpret_cast<DeviceQp*>(qp->flush_qp);
+    __threadfence();
+    atomicAdd(reinterpret_cast<unsigned long long*>(&fqp->gets_posted), 1ull);
+  }
+  return st;
 }
 
 // The data WQEs and the signal WQE reserved together: one RC QP executes them in order, so the signal lands after
@@ -542,25 +553,48 @@ __device__ inline __noinline__ int drain(const DeviceView* v, DeviceQp* qp, uint
 }
 
 // PCIe flush: an ATOMIC_FA of 1 on this rank's flush flag through the loopback QP, its fetched value dropped by the
-// null MR. The non-posted atomic cannot pass the NIC's earlier posted writes into this GPU, so once it completes
-// everything the NIC wrote here before it is visible.
+// null MR (or left in the scratch word). The non-posted atomic cannot pass the NIC's earlier posted writes into this
+// GPU, so once it completes everything the NIC wrote here before it is visible.
 __device__ inline __noinline__ int flush(const DeviceView* v, const DeviceQp* data_qp, int peer) {
   DeviceQp* fqp = reinterpret_cast<DeviceQp*>(data_qp->flush_qp);
   uint64_t base;
   int st = reserve(v, fqp, 1, OP_QUIET, peer, &base);
   if (st != OK) return st;
   mlx5::write_atomic_fetch_add(sq_of(fqp), fqp->sq_wqebbs, base, fqp->qpn, SIGNALED, data_qp->flush_flag,
-                               data_qp->flush_rkey, 1, 0, data_qp->null_lkey);
+                               data_qp->flush_rkey, 1, data_qp->discard_addr, data_qp->discard_lkey);
   note_size(fqp, base, 1);
   st = publish(v, fqp, base, 1, OP_QUIET, peer);
   if (st == OK) st = drain(v, fqp, OP_QUIET, peer);
   return st;
 }
 
-// Everything published on qp is complete (and, with FLAG_FLUSH_ON_QUIET, visible in this GPU's memory).
+// Only READs land data in this GPU that a kernel then reads (signals' fetched values are discarded), so the flush is
+// needed only when a get was published since the last flush. `gets` is gets_posted loaded (acquire) before the
+// drain that completed those gets; a flush posted after that drain covers them.
+__device__ inline __noinline__ int flush_after_gets(const DeviceView* v, const DeviceQp* data_qp, int peer,
+                                                    uint64_t gets) {
+  DeviceQp* fqp = reinterpret_cast<DeviceQp*>(data_qp->flush_qp);
+  if (gets <= load_relaxed_gpu(&fqp->gets_flushed)) return OK;
+  int st = flush(v, data_qp, peer);
+  if (st == OK) atomicMax(reinterpret_cast<unsigned long long*>(&fqp->gets_flushed), (unsigned long long)gets);
+  return st;
+}
+
+__device__ __forceinline__ bool flushes_on_quiet(const DeviceQp* qp) {
+  return (qp->flags & FLAG_FLUSH_ON_QUIET) && qp->flush_qp != 0;
+}
+
+__device__ __forceinline__ uint64_t gets_posted(const DeviceQp* data_qp) {
+  return load_acquire_gpu(&reinterpret_cast<DeviceQp*>(data_qp->flush_qp)->gets_posted);
+}
+
+// Everything published on qp is complete (and, with FLAG_FLUSH_ON_QUIET, what its gets fetched is visible in this
+// GPU's memory).
 __device__ inline __noinline__ int quiet(const DeviceView* v, DeviceQp* qp, int peer) {
+  const bool flushes = flushes_on_quiet(qp);
+  const uint64_t gets = flushes ? gets_posted(qp) : 0;
   int st = drain(v, qp, OP_QUIET, peer);
-  if (st == OK && (qp->flags & FLAG_FLUSH_ON_QUIET) && qp->flush_qp != 0) st = flush(v, qp, peer);
+  if (st == OK && flushes) st = flush_after_gets(v, qp, peer, gets);
   return st;
 }
 

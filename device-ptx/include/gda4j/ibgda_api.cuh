@@ -83,24 +83,29 @@ __device__ inline __noinline__ int ibgda_put_inline(const Peer& p, uint64_t slot
   return ibgda::put_inline(p.view, ibgda_qp(p), p.rank, slot, value, seq);
 }
 
-// Every IBGDA peer's QP drained, then one PCIe flush where configured (the flush covers every QP of the NIC, so
-// once is enough). Reads the view: quiet is not a hot-loop call.
+// Every IBGDA peer's QP drained, then one PCIe flush where configured and a get was published since the last one
+// (the flush covers every QP of the NIC, so once is enough). Reads the view: quiet is not a hot-loop call.
 __device__ inline __noinline__ int ibgda_quiet_all(const DeviceView* v) {
   const ibgda::DeviceQp* flush_via = nullptr;
   int flush_peer = -1;
+  for (int r = 0; r < v->nranks && flush_via == nullptr; ++r) {
+    const PeerEntry& e = v->peers[r];
+    if (e.transport == TRANSPORT_IBGDA && e.handle != 0
+        && ibgda::flushes_on_quiet(reinterpret_cast<const ibgda::DeviceQp*>(e.handle))) {
+      flush_via = reinterpret_cast<const ibgda::DeviceQp*>(e.handle);
+      flush_peer = r;
+    }
+  }
+  // Before any drain: every get counted here is in the ready_head its QP's drain waits for.
+  const uint64_t gets = flush_via != nullptr ? ibgda::gets_posted(flush_via) : 0;
   for (int r = 0; r < v->nranks; ++r) {
     const PeerEntry& e = v->peers[r];
     if (e.transport == TRANSPORT_IBGDA && e.handle != 0) {
-      ibgda::DeviceQp* qp = reinterpret_cast<ibgda::DeviceQp*>(e.handle);
-      int st = ibgda::drain(v, qp, OP_QUIET, r);
+      int st = ibgda::drain(v, reinterpret_cast<ibgda::DeviceQp*>(e.handle), OP_QUIET, r);
       if (st != OK) return st;
-      if ((qp->flags & ibgda::FLAG_FLUSH_ON_QUIET) && qp->flush_qp != 0) {
-        flush_via = qp;
-        flush_peer = r;
-      }
     }
   }
-  return flush_via != nullptr ? ibgda::flush(v, flush_via, flush_peer) : OK;
+  return flush_via != nullptr ? ibgda::flush_after_gets(v, flush_via, flush_peer, gets) : OK;
 }
 
 }  // namespace detail

@@ -10,7 +10,8 @@
 //   1. write the WQE segments (plain stores, write_* below);
 //   2. store_dbr_send_counter_release(): st.release.sys, so the WQE is visible before the new producer index;
 //   3. __threadfence_system(), then store_doorbell_mmio(): the NIC fetches the WQEs after it sees the doorbell.
-// The emulated NIC's engine thread pairs with step 2 through DoorbellRecordDescriptor.getSendCounterAcquire.
+// The emulated NIC's engine thread pairs with step 3 through DoorbellDescriptor.getDoorbellAcquire (it acts on the
+// doorbell, a stand-in page in mapped memory, and checks the doorbell record against it).
 //
 // Header-only, no dependency on other gda4j headers. Functions are __host__ __device__ where they only compute
 // or store plain bytes (so the host build can be checked against the Java encoder); the ordered stores and loads
@@ -367,14 +368,15 @@ GDA4J_MLX5_FN uint64_t doorbell_value(uint64_t pi, uint32_t qpn) {
 
 #if defined(__CUDACC__)
 // Publishes producer index pi: a release store at system scope, so the WQEs written before it are visible to the
-// NIC or to the emulated NIC's engine thread (which pairs with an acquire load of the same word) first.
+// NIC, which reads the record after the doorbell (the emulated engine checks that it covers the doorbell).
 __device__ __forceinline__ void store_dbr_send_counter_release(void *dbrec, uint64_t pi) {
     uint32_t *word = reinterpret_cast<uint32_t *>(static_cast<uint8_t *>(dbrec)
                                                   + DoorbellRecordDescriptor::SEND_COUNTER_OFFSET);
     asm volatile("st.release.sys.b32 [%0], %1;" ::"l"(word), "r"(dbr_send_counter(pi)) : "memory");
 }
 
-// Rings the NIC: one 8-byte MMIO store to the UAR/BlueFlame register (mlx5dv_qp.bf.reg, mapped into the GPU).
+// Rings the NIC: one 8-byte MMIO store to the UAR/BlueFlame register (mlx5dv_qp.bf.reg, mapped into the GPU), or to
+// the emulated NIC's stand-in page in mapped host memory (the same store: the engine polls that word).
 // Callers fence (__threadfence_system) after the doorbell record store and hold the QP's doorbell lock.
 __device__ __forceinline__ void store_doorbell_mmio(void *uar, uint64_t pi, uint32_t qpn) {
     asm volatile("st.mmio.relaxed.sys.global.b64 [%0], %1;" ::"l"(uar), "l"(doorbell_value(pi, qpn)) : "memory");

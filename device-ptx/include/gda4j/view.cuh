@@ -32,7 +32,7 @@
 // The version of every layout a kernel shares with the host (this view, the peer entries, the transports' device
 // handles). Bump it with any change to one of them: a kernel built against other headers is then refused when its
 // module is loaded (io.gda4j.world.DeviceViewDescriptor.VIEW_VERSION must match; a layout test checks that it does).
-#define GDA4J_VIEW_VERSION 1
+#define GDA4J_VIEW_VERSION 2
 
 namespace gda4j {
 
@@ -55,6 +55,10 @@ constexpr uint32_t TRANSPORT_SELF = 1;
 constexpr uint32_t TRANSPORT_P2P = 2;
 constexpr uint32_t TRANSPORT_IBGDA = 3;
 constexpr uint32_t TRANSPORT_PROXY = 4;
+// PeerEntry.handle of a P2P peer (io.gda4j.transport.P2pTransport.NO_NATIVE_ATOMICS): the link (PCIe without
+// CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED) does not carry atomics, so red.add.sys to the peer's memory is a
+// read and a write; SIGNAL_ADD and atomic_add to that peer fail with ERROR_NO_NATIVE_ATOMICS.
+constexpr uint64_t P2P_NO_NATIVE_ATOMICS = 1;
 
 // DeviceView.flags (io.gda4j.world.DeviceViewDescriptor.FLAG_*).
 constexpr uint32_t VIEW_FLAG_IBGDA = 2u;  // some peer is reached over IBGDA: quiet() drains its QPs
@@ -85,6 +89,7 @@ constexpr uint32_t ERROR_SQ_FULL = 11;       // no free send queue slot in time:
 constexpr uint32_t ERROR_POST_TIMEOUT = 12;  // posting or quiet stalled: expected = counter waited for, seen = counter reached
 constexpr uint32_t ERROR_INLINE_TOO_LARGE = 13;  // an inline payload above the QP's max_inline: expected = bytes, seen = max_inline
 constexpr uint32_t ERROR_SET_SIGNAL_RELAXED = 14;  // a SET signal over a NIC with relaxed ordering: cmp = QP number
+constexpr uint32_t ERROR_NO_NATIVE_ATOMICS = 15;   // an ADD over a p2p link without native peer atomics: offset = word
 
 // ErrorRecord.op: which device API call failed (io.gda4j.world.ErrorRecordDescriptor.Op).
 constexpr uint32_t OP_NONE = 0;
@@ -133,7 +138,8 @@ struct PeerEntry {
   uint32_t transport;
   int32_t rank;
   uint64_t peer_heap;        // P2P/SELF: the peer's heap base as this GPU addresses it
-  uint64_t handle;           // IBGDA: device QP; PROXY: the ProxyChannel (gda4j/proxy_fifo.cuh) in GPU memory
+  uint64_t handle;           // IBGDA: device QP; PROXY: the ProxyChannel (gda4j/proxy_fifo.cuh) in GPU memory;
+                             // P2P: flag bits (P2P_NO_NATIVE_ATOMICS)
   uint32_t rkey;
   uint32_t lkey;
   uint64_t peer_abort_flag;  // P2P/SELF: the peer's abort word, so a failing rank stops its peers' spins

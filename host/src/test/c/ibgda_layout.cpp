@@ -27,7 +27,7 @@ int main() {
   F(flush_qp, FLUSH_QP);
   F(flush_flag, FLUSH_FLAG);
   F(flush_rkey, FLUSH_RKEY);
-  F(null_lkey, NULL_LKEY);
+  F(discard_lkey, DISCARD_LKEY);
   F(max_inline, MAX_INLINE);
   F(peer, PEER);
   F(resv_head, RESV_HEAD);
@@ -35,12 +35,14 @@ int main() {
   F(prod_idx, PROD_IDX);
   F(db_lock, DB_LOCK);
   F(fetch_end, FETCH_END);
+  F(gets_posted, GETS_POSTED);
+  F(gets_flushed, GETS_FLUSHED);
+  F(discard_addr, DISCARD_ADDR);
   F(cons_head, CONS_HEAD);
   F(cq_ci, CQ_CI);
   F(poll_lock, POLL_LOCK);
   F(error, ERROR);
   P("LENGTH", sizeof(DeviceQp));
-  P("FLAG_DOORBELL_MEMORY", FLAG_DOORBELL_MEMORY);
   P("FLAG_FLUSH_ON_QUIET", FLAG_FLUSH_ON_QUIET);
   P("FLAG_RELAXED_ORDERING", FLAG_RELAXED_ORDERING);
   P("ERROR_SET", ERROR_SET);

@@ -2,7 +2,6 @@ package io.gda4j.ibgda;
 
 import io.gda4j.cuda.CudaContext;
 import io.gda4j.cuda.DeviceMemory;
-import io.gda4j.nic.DoorbellKind;
 import io.gda4j.nic.QpRings;
 import io.gda4j.world.InlineSlotDescriptor;
 
@@ -23,13 +22,16 @@ public final class DeviceQp implements AutoCloseable {
         this.qpn = qpn;
     }
 
-    /** What the GPU needs besides the rings: heap addressing, keys, flush, and a peer rank for error records. */
+    /**
+     * What the GPU needs besides the rings: heap addressing, keys, flush, where discarded fetched values go (the null
+     * MR: {@code discardAddr} 0; or a scratch word), and a peer rank for error records.
+     */
     public record Addressing(long localBase, long remoteBase, long heapSizeBytes, int lkey, int rkey,
-                             long flushQp, long flushFlag, int flushRkey, int nullLkey, boolean flushOnQuiet,
-                             boolean relaxedOrdering, int peer) {
+                             long flushQp, long flushFlag, int flushRkey, long discardAddr, int discardLkey,
+                             boolean flushOnQuiet, boolean relaxedOrdering, int peer) {
         /** For a QP that only the flush uses (and tests): no heap, no flush of its own. */
         public static Addressing none(int peer) {
-            return new Addressing(0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, peer);
+            return new Addressing(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, peer);
         }
     }
 
@@ -68,8 +70,7 @@ public final class DeviceQp implements AutoCloseable {
         b.putInt(DeviceQpDescriptor.SQ_WQEBBS_OFFSET, rings.sqWqebbs());
         b.putInt(DeviceQpDescriptor.CQE_COUNT_OFFSET, rings.cqeCount());
         b.putInt(DeviceQpDescriptor.QPN_OFFSET, rings.qpn());
-        int flags = (rings.doorbellKind() == DoorbellKind.MEMORY ? DeviceQpDescriptor.FLAG_DOORBELL_MEMORY : 0)
-                | (a.flushOnQuiet() && a.flushQp() != 0 ? DeviceQpDescriptor.FLAG_FLUSH_ON_QUIET : 0)
+        int flags = (a.flushOnQuiet() && a.flushQp() != 0 ? DeviceQpDescriptor.FLAG_FLUSH_ON_QUIET : 0)
                 | (a.relaxedOrdering() ? DeviceQpDescriptor.FLAG_RELAXED_ORDERING : 0);
         b.putInt(DeviceQpDescriptor.FLAGS_OFFSET, flags);
         b.putLong(DeviceQpDescriptor.LOCAL_BASE_OFFSET, a.localBase());
@@ -80,7 +81,8 @@ public final class DeviceQp implements AutoCloseable {
         b.putLong(DeviceQpDescriptor.FLUSH_QP_OFFSET, a.flushQp());
         b.putLong(DeviceQpDescriptor.FLUSH_FLAG_OFFSET, a.flushFlag());
         b.putInt(DeviceQpDescriptor.FLUSH_RKEY_OFFSET, a.flushRkey());
-        b.putInt(DeviceQpDescriptor.NULL_LKEY_OFFSET, a.nullLkey());
+        b.putInt(DeviceQpDescriptor.DISCARD_LKEY_OFFSET, a.discardLkey());
+        b.putLong(DeviceQpDescriptor.DISCARD_ADDR_OFFSET, a.discardAddr());
         b.putInt(DeviceQpDescriptor.MAX_INLINE_OFFSET, rings.maxInlineBytes());
         b.putInt(DeviceQpDescriptor.PEER_OFFSET, a.peer());
     }

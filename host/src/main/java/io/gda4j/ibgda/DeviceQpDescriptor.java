@@ -22,13 +22,17 @@ package io.gda4j.ibgda;
  *   +-----------------+-----------------+-----------------+--------+--------+
  *   96                104               112      116      120      124      128
  *   +-----------------+-----------------+--------+--------+--------+--------+
- *   | flush_qp        | flush_flag      |flush_rk|null_lk |max_inl | peer   |
+ *   | flush_qp        | flush_flag      |flush_rk|disc_lk |max_inl | peer   |
  *   +-----------------+-----------------+--------+--------+--------+--------+
- *  line 2: producer state (kernels only; zero at start)
- *   128               136               144               152      156      160               168 .. 192
- *   +-----------------+-----------------+-----------------+--------+--------+-----------------+---------+
- *   | resv_head       | ready_head      | prod_idx        | db_lock| resvd  | fetch_end       | reserved|
- *   +-----------------+-----------------+-----------------+--------+--------+-----------------+---------+
+ *  line 2: producer state (kernels only; zero at start), and discard_addr (host-written once)
+ *   128               136               144               152      156      160
+ *   +-----------------+-----------------+-----------------+--------+--------+
+ *   | resv_head       | ready_head      | prod_idx        | db_lock| resvd  |
+ *   +-----------------+-----------------+-----------------+--------+--------+
+ *   160               168               176               184               192
+ *   +-----------------+-----------------+-----------------+-----------------+
+ *   | fetch_end       | gets_posted     | gets_flushed    | discard_addr    |
+ *   +-----------------+-----------------+-----------------+-----------------+
  *  line 3: consumer state (kernels only; zero at start)
  *   192               200               208      212      216 .. 256
  *   +-----------------+-----------------+--------+--------+-----------+
@@ -41,21 +45,25 @@ package io.gda4j.ibgda;
  *       addresses them ({@code io.gda4j.nic.QpRings}); {@code sq_wqebbs} and {@code cqe_count} are powers of two.</li>
  *   <li>{@code wqe_sizes}: GPU memory, one byte per SQ slot: WQEBBs of the WQE that starts there, written by the
  *       poster, read when that WQE's CQE retires it (a CQE names only the WQE's first WQEBB).</li>
- *   <li>{@code flags}: {@link #FLAG_DOORBELL_MEMORY} (the doorbell is a memory word, not MMIO),
- *       {@link #FLAG_FLUSH_ON_QUIET} (quiet ends with the PCIe flush on {@code flush_qp}),
+ *   <li>{@code flags}: {@link #FLAG_FLUSH_ON_QUIET} (quiet ends with the PCIe flush on {@code flush_qp}),
  *       {@link #FLAG_RELAXED_ORDERING} (SET signals refused: they could overtake their data).</li>
  *   <li>{@code local_base}/{@code remote_base}: the NIC addresses of this rank's and the peer's heap (a heap offset
  *       {@code o} is {@code local_base + o} in a local data segment, {@code remote_base + o} in a raddr segment);
  *       {@code lkey}/{@code rkey} their keys; {@code heap_size_bytes} bounds both.</li>
  *   <li>{@code flush_qp}: the loopback QP's own DeviceQp (0: none); {@code flush_flag}: NIC address of the 8-byte
- *       GPU word its ATOMIC_FA targets, {@code flush_rkey} that word's rkey, {@code null_lkey} the null region's
- *       lkey for the discarded fetched value.</li>
+ *       GPU word its ATOMIC_FA targets, {@code flush_rkey} that word's rkey. {@code discard_lkey} and
+ *       {@code discard_addr}: where fetched values nobody reads go (ADD signals, the flush's atomic): the null MR
+ *       (address 0; nothing is written) where the flush is on and the NIC has one, else an 8-byte scratch MR of
+ *       the rank.</li>
  *   <li>{@code resv_head}: WQEBBs reserved (atomicAdd); {@code ready_head}: WQEBBs written and published in
  *       reservation order (CAS from the reservation's start to its end); {@code prod_idx}: the producer index last
  *       stored to the doorbell record (raised under {@code db_lock}); {@code fetch_end}: the counter after the last
  *       RDMA READ (or atomic whose fetched value lands in memory), raised with atomicMax: a WQE at or after it carries
  *       the mlx5 fence bit while {@code cons_head} is below it, so it cannot read memory the READ has not yet
- *       filled.</li>
+ *       filled. On a rank's flush QP only: {@code gets_posted} counts the rank's published gets (a release
+ *       atomicAdd after each get's publish) and {@code gets_flushed} the count the last completed flush covered;
+ *       quiet flushes only when a get was published since (signals' fetched values are discarded, so only READs
+ *       land data a kernel reads).</li>
  *   <li>{@code cons_head}: WQEBBs retired by CQEs (a slot {@code s} may be rewritten once
  *       {@code s < cons_head + sq_wqebbs}); {@code cq_ci}: CQEs consumed; both advanced under {@code poll_lock}.
  *       {@code error}: the QP's first failure, nonzero once an error CQE was seen ({@link #errorWord}) or a post
@@ -84,7 +92,7 @@ public final class DeviceQpDescriptor {
     public static final int FLUSH_QP_OFFSET = 96;
     public static final int FLUSH_FLAG_OFFSET = 104;
     public static final int FLUSH_RKEY_OFFSET = 112;
-    public static final int NULL_LKEY_OFFSET = 116;
+    public static final int DISCARD_LKEY_OFFSET = 116;
     public static final int MAX_INLINE_OFFSET = 120;
     public static final int PEER_OFFSET = 124;
 
@@ -93,6 +101,9 @@ public final class DeviceQpDescriptor {
     public static final int PROD_IDX_OFFSET = 144;
     public static final int DB_LOCK_OFFSET = 152;
     public static final int FETCH_END_OFFSET = 160;
+    public static final int GETS_POSTED_OFFSET = 168;
+    public static final int GETS_FLUSHED_OFFSET = 176;
+    public static final int DISCARD_ADDR_OFFSET = 184;
 
     public static final int CONS_HEAD_OFFSET = 192;
     public static final int CQ_CI_OFFSET = 200;
@@ -103,8 +114,7 @@ public final class DeviceQpDescriptor {
     public static final int LENGTH = 256;
     public static final int ALIGNMENT = 64;
 
-    /** {@code flags}: the doorbell register is pinned host memory (emulated NIC), rung with st.release.sys. */
-    public static final int FLAG_DOORBELL_MEMORY = 1;
+    // flags bit 0 is unused: every doorbell, a UAR's or the emulated NIC's stand-in page, is one st.mmio store.
     /** {@code flags}: quiet ends with the PCIe flush (ATOMIC_FA on {@code flush_qp}, null-MR local SGE). */
     public static final int FLAG_FLUSH_ON_QUIET = 1 << 1;
     /** {@code flags}: the NIC writes with relaxed ordering, so a SET signal (an 8-byte inline WRITE) could overtake

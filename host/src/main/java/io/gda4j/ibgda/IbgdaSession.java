@@ -14,6 +14,8 @@ import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.Rank;
 
+import jcuda.driver.CUdevice_attribute;
+
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -40,15 +42,30 @@ final class IbgdaSession {
     private boolean quiesced;
     private boolean closed;
 
-    /** A rank's NIC, its registrations on it and, when the flush is on, its loopback QP and flag. */
+    /** {@code CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER}: the GPU's own kernels see GPUDirect RDMA writes in order. */
+    static final int WRITES_ORDERING_OWNER = 100;
+
+    /**
+     * A rank's NIC and its registrations on it; its NIC words (64 bytes of GPU memory: the flush flag at 0, the
+     * scratch word for discarded fetched values at 8); and, when the flush is on, its loopback QP.
+     */
     private static final class RankState {
         Nic nic;
         boolean flushOnQuiet;
         NicMemory heap;
-        DeviceMemory flushFlag;
+        DeviceMemory words;
         NicMemory flushFlagRegion;
+        NicMemory scratchRegion;
         NicQp flushQp;
         DeviceQp flushDeviceQp;
+
+        long discardAddr() {
+            return scratchRegion == null ? 0 : scratchRegion.address();
+        }
+
+        int discardLkey() {
+            return scratchRegion == null ? nic.nullMemory().lkey() : scratchRegion.lkey();
+        }
     }
 
     IbgdaSession(IbgdaConfig config, RankNics nics) {
@@ -61,10 +78,37 @@ final class IbgdaSession {
         return nics.existing(rank);
     }
 
+    /**
+     * Whether quiet on {@code r}'s QPs, posted on {@code nic}, ends with the PCIe flush (after a get). Auto: where the
+     * NIC's writes may pass their CQE, unless the GPU orders GPUDirect RDMA writes for its own kernels
+     * ({@code CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING} at least OWNER; a real NIC's writes only: the
+     * emulated NIC's are CUDA copies, about which the attribute says nothing).
+     */
+    private boolean flushOnQuiet(Rank r, Nic nic) {
+        return switch (config.flush()) {
+            case ALWAYS -> true;
+            case NEVER -> false;
+            case AUTO -> nic.capabilities().writesMayPassCqe() && (nic instanceof EmulatedNic
+                    || r.context().device().attribute(CUdevice_attribute
+                    .CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING) < WRITES_ORDERING_OWNER);
+        };
+    }
+
     /** Whether quiet on {@code rank}'s QPs ends with the PCIe flush. */
-    synchronized boolean flushOnQuiet(Rank rank) {
+    synchronized boolean flushOnQuietOf(Rank rank) {
         RankState s = ranks.get(rank.rank());
         return s != null && s.flushOnQuiet;
+    }
+
+    /** One line: the flush and where discarded fetched values go for {@code r} (for labels and {@code info}). */
+    synchronized String describeFetchedValues(Rank r) {
+        RankState s = ranks.get(r.rank());
+        if (s == null) {
+            return "rank " + r.rank() + " has no IBGDA links";
+        }
+        return (s.flushOnQuiet ? "quiet ends with a PCIe flush after a get" : "no PCIe flush on quiet")
+                + "; discarded fetched values go to " + (s.scratchRegion == null ? "the null MR"
+                : "an 8-byte scratch MR");
     }
 
     synchronized PeerLink link(Rank local, Rank peer) {
@@ -90,9 +134,9 @@ final class IbgdaSession {
         DeviceQp dqp = DeviceQp.create(local.context(), qp.deviceRings(), new DeviceQp.Addressing(
                 mine.heap.address(), theirs.heap.address(), local.heapSizeBytes(), mine.heap.lkey(),
                 theirs.heap.rkey(), mine.flushDeviceQp == null ? 0 : mine.flushDeviceQp.address(),
-                mine.flushFlag == null ? 0 : mine.flushFlagRegion.address(),
-                mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.rkey(), mine.nic.nullMemory().lkey(),
-                mine.flushOnQuiet, mine.nic.capabilities().relaxedOrdering(), peer.rank()));
+                mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.address(),
+                mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.rkey(), mine.discardAddr(),
+                mine.discardLkey(), mine.flushOnQuiet, mine.nic.capabilities().relaxedOrdering(), peer.rank()));
         openLinks++;
         AutoCloseable resources = () -> closeLink(qp, dqp);
         return new PeerLink(TransportTag.IBGDA, 0, dqp.address(), theirs.heap.rkey(), mine.heap.lkey(), 0, resources);
@@ -110,19 +154,21 @@ final class IbgdaSession {
         }
         s = new RankState();
         s.nic = nics.of(r);
-        s.flushOnQuiet = switch (config.flush()) {
-            case ALWAYS -> true;
-            case NEVER -> false;
-            case AUTO -> s.nic.capabilities().writesMayPassCqe();
-        };
+        s.flushOnQuiet = flushOnQuiet(r, s.nic);
         Nic nic = s.nic;
         ranks.put(r.rank(), s);
         s.heap = nic.registerMemory(MemoryRegistration.deviceHeap(r.context(), r.heapBase(), r.heapSizeBytes(),
                 "rank " + r.rank() + " heap"));
+        s.words = r.context().allocate(64);
+        s.words.fill((byte) 0);
+        // The null MR drops fetched values without a PCIe write; it is needed only with the flush, and not every NIC
+        // has one (ibv_alloc_null_mr): elsewhere they land in a scratch word nobody reads.
+        if (!(s.flushOnQuiet && nic.capabilities().nullMemory())) {
+            s.scratchRegion = nic.registerMemory(new MemoryRegistration(r.context(), s.words.address() + 8, 8,
+                    MemoryKind.DEVICE, EnumSet.of(NicAccess.LOCAL_WRITE), "rank " + r.rank() + " discard scratch"));
+        }
         if (s.flushOnQuiet) {
-            s.flushFlag = r.context().allocate(64);
-            s.flushFlag.fill((byte) 0);
-            s.flushFlagRegion = nic.registerMemory(new MemoryRegistration(r.context(), s.flushFlag.address(), 8,
+            s.flushFlagRegion = nic.registerMemory(new MemoryRegistration(r.context(), s.words.address(), 8,
                     MemoryKind.DEVICE, EnumSet.of(NicAccess.LOCAL_WRITE, NicAccess.REMOTE_ATOMIC),
                     "rank " + r.rank() + " flush flag"));
             s.flushQp = nic.createLoopbackQp(QpSpec.of(r.context(), 64, "rank " + r.rank() + " PCIe flush"));
@@ -164,8 +210,11 @@ final class IbgdaSession {
                 run(failures, s.flushDeviceQp::close);
                 run(failures, s.flushQp::close);
                 run(failures, s.flushFlagRegion::close);
-                run(failures, s.flushFlag::close);
             }
+            if (s.scratchRegion != null) {
+                run(failures, s.scratchRegion::close);
+            }
+            run(failures, s.words::close);
             run(failures, s.heap::close);
         }
         ranks.clear();

@@ -86,10 +86,24 @@ public final class IbgdaTransport implements TransportProvider {
         return s == null ? Optional.empty() : s.nicOf(rank);
     }
 
-    /** Whether quiet on {@code rank}'s IBGDA QPs ends with the PCIe flush. */
+    /** Whether quiet on {@code rank}'s IBGDA QPs ends with the PCIe flush (after a get). */
     public static boolean flushesOnQuiet(Rank rank) {
         IbgdaSession s = SESSIONS.get(rank);
-        return s != null && s.flushOnQuiet(rank);
+        return s != null && s.flushOnQuietOf(rank);
+    }
+
+    /** One line: whether {@code rank}'s quiet flushes, and whether discarded fetched values use the null MR. */
+    public static String describeFetchedValues(Rank rank) {
+        IbgdaSession s = SESSIONS.get(rank);
+        return s == null ? "rank " + rank.rank() + " has no IBGDA links" : s.describeFetchedValues(rank);
+    }
+
+    /** The rule of {@link IbgdaConfig.Flush} and the discard MR, for {@code gda4j info} (no NIC is opened). */
+    public static String describeFlushRule() {
+        return "quiet ends with a PCIe flush (a loopback ATOMIC_FA) only after a get, and only where configured"
+                + " (auto: the NIC's writes may pass their CQE and the GPU does not order GPUDirect RDMA writes,"
+                + " CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING); fetched values nobody reads go to the"
+                + " null MR where the flush is on and the NIC has one, else to an 8-byte scratch MR per rank";
     }
 
     /** Why {@code --nic} resolves as it does here (never throws): for {@code gda4j info}. */

@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 
 /**
  * The 8-byte doorbell record of a QP: where software publishes how far it has written the queues. The NIC (or the
- * emulated NIC) reads it by DMA after a doorbell, or polls it.
+ * emulated NIC) reads it after a doorbell.
  *
  * <pre>{@code
  * byte:   0               1               2               3
@@ -35,9 +35,9 @@ public final class DoorbellRecordDescriptor {
     }
 
     /**
-     * Publishes producer index {@code pi}: a release store, so the WQEs written before it are visible first. Pairs
-     * with {@link #getSendCounterAcquire} on the emulated NIC's engine thread; the real NIC instead reads it after
-     * the doorbell write, which must follow this store.
+     * Publishes producer index {@code pi}: a release store, so the WQEs written before it are visible first. The NIC
+     * reads it after the doorbell write, which must follow this store; the emulated NIC's engine reads it
+     * ({@link #getSendCounterAcquire}) after each new doorbell and fails the QP if it does not cover the doorbell.
      */
     public static void putSendCounterRelease(ByteBuffer dbr, int dbrOffset, long pi) {
         BigEndian.putIntRelease(dbr, dbrOffset + SEND_COUNTER_OFFSET, sendCounter(pi));

@@ -145,8 +145,9 @@ public final class HostPoster {
     }
 
     /**
-     * Rings the doorbell for everything posted: release store of the doorbell record's send counter (pairs with the
-     * engine's acquire load, or is read by the NIC after the doorbell), then release store of the 8-byte doorbell.
+     * Rings the doorbell for everything posted: release store of the doorbell record's send counter (read by the NIC,
+     * or checked by the emulated engine, after the doorbell), then release store of the 8-byte doorbell (pairs with
+     * the engine's acquire load; the NIC acts on it).
      */
     public void ring() {
         if (rung == producer) {

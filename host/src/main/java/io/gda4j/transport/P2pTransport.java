@@ -9,9 +9,16 @@ import java.util.Optional;
  * Same-host direct loads and stores: the peer's heap is mapped into the local GPU's address space by CUDA peer
  * access (unified addressing makes the peer's device pointer valid here once access is enabled). Two ranks on
  * one GPU share its context and need nothing enabled.
+ *
+ * <p>Atomics: over a link without native peer atomics ({@code CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED} false,
+ * PCIe) a {@code red.add.sys} to the peer's memory is a read and a write, not atomic. Such a pair is still served
+ * (puts, SET signals, waits), but its peer entry carries {@link #NO_NATIVE_ATOMICS}, and the device refuses ADDs to it
+ * ({@code SIGNAL_ADD}, {@code atomic_add}: {@code ERROR_NO_NATIVE_ATOMICS}) instead of losing updates.
  */
 public final class P2pTransport implements TransportProvider {
     public static final String NAME = "p2p";
+    /** {@code PeerEntry.handle} bit of a P2P peer whose link has no native atomics ({@code P2P_NO_NATIVE_ATOMICS}). */
+    public static final long NO_NATIVE_ATOMICS = 1;
 
     @Override
     public String name() {
@@ -49,9 +56,16 @@ public final class P2pTransport implements TransportProvider {
 
     @Override
     public PeerLink connect(Rank local, Rank peer) {
-        if (local.device().ordinal() != peer.device().ordinal()) {
+        boolean sameGpu = local.device().ordinal() == peer.device().ordinal();
+        if (!sameGpu) {
             local.context().enablePeerAccess(peer.context());
         }
-        return new PeerLink(TransportTag.P2P, peer.heapBase(), 0, 0, 0, peer.abortFlagAddress(), null);
+        long flags = handleFlags(sameGpu, sameGpu || local.device().p2pNativeAtomics(peer.device()));
+        return new PeerLink(TransportTag.P2P, peer.heapBase(), flags, 0, 0, peer.abortFlagAddress(), null);
+    }
+
+    /** The peer entry's flag bits: {@link #NO_NATIVE_ATOMICS} for two GPUs whose link carries no atomics. */
+    static long handleFlags(boolean sameGpu, boolean nativeAtomics) {
+        return sameGpu || nativeAtomics ? 0 : NO_NATIVE_ATOMICS;
     }
 }

@@ -122,6 +122,14 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
                                 + " SignalOp.ADD (an RDMA atomic, which cannot pass the writes before it), or turn"
                                 + " relaxed ordering off (GDA4J_MLX5_RELAXED_ORDERING=false).",
                         where, offset, cmp);
+            case NO_NATIVE_ATOMICS:
+                return String.format(Locale.ROOT,
+                        "%s at heap offset 0x%x: the p2p link to rank %d has no native atomics (PCIe without"
+                                + " CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED; '*' in the peer matrix of gda4j"
+                                + " info), so an atomic add there would be a read and a write and lose concurrent"
+                                + " updates; nothing was written. Signal with SignalOp.SET, or reach that peer over"
+                                + " the proxy or ibgda transport (GDA4J_TRANSPORT).",
+                        where, offset, peer);
             case INLINE_TOO_LARGE:
                 return String.format(Locale.ROOT,
                         "%s at heap offset 0x%x: an inline payload of %d bytes exceeds the QP's max_inline of %d"

@@ -54,7 +54,9 @@ public final class ErrorRecordDescriptor {
         INLINE_TOO_LARGE(13),
         /** IBGDA: a SET signal over a NIC that writes with relaxed ordering (cmp = QP number): it could overtake
          * its data. */
-        SET_SIGNAL_RELAXED(14);
+        SET_SIGNAL_RELAXED(14),
+        /** P2P: an ADD (SIGNAL_ADD, atomic_add) to a peer whose link has no native atomics (PCIe), refused. */
+        NO_NATIVE_ATOMICS(15);
 
         private final int value;
 

@@ -74,7 +74,7 @@ class IbgdaConfigTest {
         QpRings rings = new QpRings(0x123456, 0x10000, 64, 0x20000, 0x20040, DoorbellKind.MEMORY, 0x30000, 128,
                 0x20080, 12);
         DeviceQp.Addressing a = new DeviceQp.Addressing(0x7000_0000L, 0x7100_0000L, 1 << 20, 0x1111, 0x2222,
-                0x9000, 0x9100, 0x3333, 0x4444, true, false, 1);
+                0x9000, 0x9100, 0x3333, 0x5500, 0x4444, true, false, 1);
         ByteBuffer b = ByteBuffer.allocate(DeviceQpDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DeviceQp.encode(b, rings, a, 0));
         assertTrue(e.getMessage().contains("inline payloads of 12 bytes") && e.getMessage().contains("needs 16"),
@@ -87,7 +87,7 @@ class IbgdaConfigTest {
         QpRings rings = new QpRings(0x123456, 0x10000, 64, 0x20000, 0x20040, DoorbellKind.MMIO, 0x30000, 128,
                 0x20080, 256);
         DeviceQp.Addressing a = new DeviceQp.Addressing(0x7000_0000L, 0x7100_0000L, 1 << 20, 0x1111, 0x2222,
-                0x9000, 0x9100, 0x3333, 0x4444, false, true, 1);
+                0x9000, 0x9100, 0x3333, 0x5500, 0x4444, false, true, 1);
         ByteBuffer b = ByteBuffer.allocate(DeviceQpDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         DeviceQp.encode(b, rings, a, 0);
         assertEquals(DeviceQpDescriptor.FLAG_RELAXED_ORDERING, b.getInt(DeviceQpDescriptor.FLAGS_OFFSET));
@@ -98,7 +98,7 @@ class IbgdaConfigTest {
         QpRings rings = new QpRings(0x123456, 0x10000, 64, 0x20000, 0x20040, DoorbellKind.MEMORY, 0x30000, 128,
                 0x20080, 256);
         DeviceQp.Addressing a = new DeviceQp.Addressing(0x7000_0000L, 0x7100_0000L, 1 << 20, 0x1111, 0x2222,
-                0x9000, 0x9100, 0x3333, 0x4444, true, false, 1);
+                0x9000, 0x9100, 0x3333, 0x5500, 0x4444, true, false, 1);
         ByteBuffer b = ByteBuffer.allocate(DeviceQpDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         DeviceQp.encode(b, rings, a, 0xabc00);
         assertEquals(0x10000, b.getLong(DeviceQpDescriptor.SQ_BUF_OFFSET));
@@ -110,7 +110,7 @@ class IbgdaConfigTest {
         assertEquals(64, b.getInt(DeviceQpDescriptor.SQ_WQEBBS_OFFSET));
         assertEquals(128, b.getInt(DeviceQpDescriptor.CQE_COUNT_OFFSET));
         assertEquals(0x123456, b.getInt(DeviceQpDescriptor.QPN_OFFSET));
-        assertEquals(DeviceQpDescriptor.FLAG_DOORBELL_MEMORY | DeviceQpDescriptor.FLAG_FLUSH_ON_QUIET,
+        assertEquals(DeviceQpDescriptor.FLAG_FLUSH_ON_QUIET,
                 b.getInt(DeviceQpDescriptor.FLAGS_OFFSET));
         assertEquals(0x7000_0000L, b.getLong(DeviceQpDescriptor.LOCAL_BASE_OFFSET));
         assertEquals(0x7100_0000L, b.getLong(DeviceQpDescriptor.REMOTE_BASE_OFFSET));
@@ -120,7 +120,8 @@ class IbgdaConfigTest {
         assertEquals(0x9000, b.getLong(DeviceQpDescriptor.FLUSH_QP_OFFSET));
         assertEquals(0x9100, b.getLong(DeviceQpDescriptor.FLUSH_FLAG_OFFSET));
         assertEquals(0x3333, b.getInt(DeviceQpDescriptor.FLUSH_RKEY_OFFSET));
-        assertEquals(0x4444, b.getInt(DeviceQpDescriptor.NULL_LKEY_OFFSET));
+        assertEquals(0x4444, b.getInt(DeviceQpDescriptor.DISCARD_LKEY_OFFSET));
+        assertEquals(0x5500, b.getLong(DeviceQpDescriptor.DISCARD_ADDR_OFFSET));
         assertEquals(256, b.getInt(DeviceQpDescriptor.MAX_INLINE_OFFSET));
         assertEquals(1, b.getInt(DeviceQpDescriptor.PEER_OFFSET));
         assertEquals(0, b.getLong(DeviceQpDescriptor.RESV_HEAD_OFFSET), "counters start at zero");

@@ -53,6 +53,15 @@ class ErrorRecordTest {
     }
 
     @Test
+    void noNativeAtomicsRecordSaysWhatToDoInstead() {
+        ErrorRecord r = ErrorRecord.decode(record(Code.NO_NATIVE_ATOMICS, Op.SIGNAL, 0x80, 1, 0, Cmp.EQ));
+        String m = r.describe(Duration.ofSeconds(1));
+        assertTrue(m.contains("p2p link to rank 0 has no native atomics"), m);
+        assertTrue(m.contains("NATIVE_ATOMIC_SUPPORTED") && m.contains("SignalOp.SET") && m.contains("GDA4J_TRANSPORT"),
+                m);
+    }
+
+    @Test
     void emptyRecordIsNoError() {
         ErrorRecord r = ErrorRecord.decode(ByteBuffer.allocate(64));
         assertFalse(r.isError());

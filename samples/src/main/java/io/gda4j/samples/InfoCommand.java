@@ -213,6 +213,9 @@ final class InfoCommand implements Command {
             out.printf(Locale.ROOT, "  %-8s %s%n", p.name(), what);
         }
         out.println();
+        out.println("IBGDA flush and fetched values");
+        out.println("  " + io.gda4j.ibgda.IbgdaTransport.describeFlushRule());
+        out.println();
         printGdrcopy(out);
         out.println();
         if (!cuda.available()) {

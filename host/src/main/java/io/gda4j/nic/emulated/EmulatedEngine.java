@@ -5,6 +5,7 @@ import io.gda4j.mlx5.CqeDescriptor;
 import io.gda4j.mlx5.CqeEncoder;
 import io.gda4j.mlx5.CqeOpcode;
 import io.gda4j.mlx5.CqeSyndrome;
+import io.gda4j.mlx5.DoorbellDescriptor;
 import io.gda4j.mlx5.DoorbellRecordDescriptor;
 import io.gda4j.mlx5.Mlx5Opcode;
 import io.gda4j.mlx5.WqeDecoder;
@@ -14,8 +15,8 @@ import io.gda4j.mlx5.WqeFields;
 import io.gda4j.nic.QpState;
 
 /**
- * The emulated NIC's engine: an agent whose {@link #doWork()} polls every QP's doorbell record and executes the WQEs
- * it newly covers, in order, through the QP's {@link QpExecutor}. One thread runs it ({@link EmulatedNic} starts it);
+ * The emulated NIC's engine: an agent whose {@link #doWork()} polls every QP's doorbell (the 8-byte word of the QP's
+ * doorbell page, a stand-in for the UAR register) and executes the WQEs it newly covers, in order, through the QP's {@link QpExecutor}. One thread runs it ({@link EmulatedNic} starts it);
  * tests may call {@link #doWork()} themselves instead.
  *
  * <p>Per WQE: decode with {@link WqeDecoder#decodeInto} (no allocation), check the keys, ranges and access rights
@@ -31,9 +32,21 @@ import io.gda4j.nic.QpState;
  * fills sends stale bytes unless it carries the fence bit. CQEs stay in posting order (those of WQEs that overtook
  * the READ wait behind its own).
  *
- * <p>Ordering: the doorbell record's send counter is read with an acquire load, pairing with the poster's release
- * store (GPU {@code st.release.sys}, or {@link DoorbellRecordDescriptor#putSendCounterRelease}), so the WQE bytes
- * below it are visible. The CQ doorbell record's consumer index is read with an acquire load, pairing with the
+ * <p>Writes may pass CQEs ({@link EmulatedNicConfig#writesPassCqe()}, a mode the flush tests use): an RDMA READ's
+ * data is held after its CQE is written, and lands when the NIC next executes an atomic or a WQE that reads local
+ * memory (the PCIe flush: a non-posted operation that earlier posted writes cannot be passed by), or after
+ * {@link #POSTED_WRITE_HOLD_NANOS} of idleness. The source is read when the data lands.
+ *
+ * <p>Doorbell: like a ConnectX, the engine acts on the doorbell write, not on the doorbell record: a record stored
+ * without a doorbell runs nothing. Each new doorbell word is checked ({@code acceptDoorbell}): its encoding and QP
+ * number, that its producer index neither goes backwards nor runs past the send queue, and that the doorbell record
+ * covers it (a doorbell rung before the record was stored). A bad doorbell is an error CQE on the QP's next WQE
+ * ({@link EmulatedFault#DOORBELL_MALFORMED} and its neighbours), and the QP stops. A doorbell rung before its WQE
+ * was written finds a stale slot, which the decoder rejects (WQE index or QP number mismatch, malformed).
+ *
+ * <p>Ordering: the doorbell is read with an acquire load, pairing with the poster's release store
+ * ({@link DoorbellDescriptor#putDoorbellRelease}) or the GPU's {@code fence.sc.sys} before its
+ * {@code st.mmio.relaxed.sys}; the poster stored the doorbell record and the WQE bytes before, so they are visible. The CQ doorbell record's consumer index is read with an acquire load, pairing with the
  * poster's release store, before a CQE slot is rewritten: a CQ that would overrun kills the QP, as on hardware.
  */
 public final class EmulatedEngine {
@@ -41,11 +54,16 @@ public final class EmulatedEngine {
     static final int BATCH = 64;
     /** Strict mode: how long a parked READ waits on an idle QP before its data lands anyway (a wire round trip). */
     static final long READ_LATENCY_NANOS = 50_000;
+    /** writesPassCqe mode: how long held READ data waits on an idle QP before it lands without a flush. */
+    static final long POSTED_WRITE_HOLD_NANOS = 1_000_000;
 
     private final EmulatedNic nic;
     private final RegistrationTable table;
     private final WqeFields wqe = new WqeFields();
     private final boolean strict;
+    private final boolean writesPassCqe;
+    /** writesPassCqe mode: READs whose data is held on some QP (0: nothing to land). */
+    private int heldTotal;
     private EmulatedFault fault;
     private String faultDetail;
 
@@ -60,6 +78,7 @@ public final class EmulatedEngine {
         this.nic = nic;
         this.table = table;
         this.strict = nic.config().strict();
+        this.writesPassCqe = nic.config().writesPassCqe();
     }
 
     /** One pass over every QP; returns the WQEs executed. Called by one thread at a time. */
@@ -87,18 +106,28 @@ public final class EmulatedEngine {
         if (qp.dead || qp.isClosed() || qp.state() == QpState.RESET) {
             return 0;
         }
-        int sendCounter = DoorbellRecordDescriptor.getSendCounterAcquire(qp.dbrec, 0);
+        long bell = DoorbellDescriptor.getDoorbellAcquire(qp.doorbell, 0);
+        if (bell != qp.doorbellSeen) {
+            qp.doorbellSeen = bell;
+            if (!acceptDoorbell(qp, bell)) {
+                return 1;
+            }
+        }
         long at = qp.consumed;
-        int pending = (sendCounter - (int) at) & DoorbellRecordDescriptor.COUNTER_MASK;
-        if (pending == 0) {
+        long target = qp.rungTo;
+        if (at == target) {
             if (qp.parkedLength >= 0 && System.nanoTime() - qp.parkedSinceNanos >= READ_LATENCY_NANOS) {
                 land(qp);
+                return 1;
+            }
+            if (qp.held > 0 && System.nanoTime() - qp.heldSinceNanos >= POSTED_WRITE_HOLD_NANOS) {
+                heldTotal -= qp.held;
+                landHeld(qp);
                 return 1;
             }
             return 0;
         }
         long start = System.nanoTime();
-        long target = at + pending;
         int done = 0;
         long moved = 0;
         while (at < target && done < BATCH && !qp.dead) {
@@ -120,6 +149,43 @@ public final class EmulatedEngine {
         return done;
     }
 
+    /**
+     * A new doorbell word. It must be {@code {BE32(pi << 8), BE32(qpn << 8)}} for this QP; its producer index must
+     * not go behind the last doorbell nor more than the send queue ahead of the executed WQEs; and the doorbell
+     * record, read after the doorbell (so at least what the poster stored before ringing), must cover it. Otherwise
+     * the QP fails with an error CQE on its next WQE and stops: which WQEs a bad doorbell meant is unknown.
+     */
+    private boolean acceptDoorbell(EmulatedQp qp, long bell) {
+        int pi = DoorbellDescriptor.producerIndex(bell);
+        long expected = DoorbellDescriptor.doorbellBigEndian(pi, qp.qpn());
+        if (bell != expected) {
+            return badDoorbell(qp, EmulatedFault.DOORBELL_MALFORMED, String.format("the doorbell reads 0x%016x (QP"
+                    + " 0x%06x, producer index %d); this QP's doorbell for that index is 0x%016x", bell,
+                    DoorbellDescriptor.qpn(bell), pi, expected));
+        }
+        long rung = qp.rungTo + ((pi - qp.rungTo) & DoorbellRecordDescriptor.COUNTER_MASK);
+        if (rung - qp.consumed > qp.sqWqebbs) {
+            return badDoorbell(qp, EmulatedFault.DOORBELL_OUT_OF_RANGE, String.format("producer index %d (mod 2^16)"
+                    + " after doorbells up to %d and %d WQEBBs executed; the send queue holds %d", pi, qp.rungTo,
+                    qp.consumed, qp.sqWqebbs));
+        }
+        int recorded = DoorbellRecordDescriptor.getSendCounterAcquire(qp.dbrec, 0);
+        if (((recorded - rung) & DoorbellRecordDescriptor.COUNTER_MASK) > qp.sqWqebbs) {
+            return badDoorbell(qp, EmulatedFault.DOORBELL_AHEAD_OF_RECORD, String.format("the doorbell names producer"
+                    + " index %d, the doorbell record's send counter is %d: store the record, then ring", pi,
+                    recorded));
+        }
+        qp.rungTo = rung;
+        return true;
+    }
+
+    private boolean badDoorbell(EmulatedQp qp, EmulatedFault why, String detail) {
+        WqeDecoder.decodeInto(qp.sq, qp.consumed, WqeDecoder.ANY_QPN, wqe);
+        fail(qp, qp.consumed, wqe.opcode(), why.syndrome(), why, detail);
+        qp.dead = true;
+        return false;
+    }
+
     private long lastBytes;
 
     /** Executes the WQE at {@code at}; returns the WQEBBs it occupies (at least 1, at most up to target). */
@@ -131,7 +197,7 @@ public final class EmulatedEngine {
             size = (int) (target - at);
             if (decoded == WqeFault.NONE) {
                 fail(qp, at, wqe.opcode(), EmulatedFault.PARTIAL_WQE.syndrome(), EmulatedFault.PARTIAL_WQE,
-                        "the doorbell record covers " + size + " of its " + wqe.wqebbs() + " WQEBBs");
+                        "the doorbell covers " + size + " of its " + wqe.wqebbs() + " WQEBBs");
                 return size;
             }
         }
@@ -142,6 +208,9 @@ public final class EmulatedEngine {
         fault = null;
         if (qp.parkedLength >= 0 && (wqe.fmCeSe() & WqeDescriptor.FM_CE_SE_FENCE) != 0) {
             land(qp); // the fence bit: this WQE waits for the earlier READ's data
+        }
+        if (heldTotal > 0 && readsLocalMemoryOrIsAtomic()) {
+            landAllHeld(qp); // the PCIe flush: a DMA read or an atomic does not pass earlier posted writes
         }
         try {
             switch (wqe.opcode()) {
@@ -255,6 +324,8 @@ public final class EmulatedEngine {
                 qp.parkedSrc = wqe.raddr();
                 qp.parkedLength = length;
                 qp.parkedSinceNanos = System.nanoTime();
+            } else if (writesPassCqe) {
+                hold(qp, wqe.addr(), wqe.raddr(), length);
             } else {
                 qp.executor.copy(wqe.addr(), wqe.raddr(), length);
             }
@@ -262,12 +333,76 @@ public final class EmulatedEngine {
         lastBytes = length;
     }
 
+    /** A WQE whose execution reads this NIC's local memory (a WRITE's source) or is an atomic. */
+    private boolean readsLocalMemoryOrIsAtomic() {
+        int op = wqe.opcode();
+        return op == Mlx5Opcode.ATOMIC_FA || op == Mlx5Opcode.ATOMIC_CS
+                || ((op == Mlx5Opcode.RDMA_WRITE || op == Mlx5Opcode.RDMA_WRITE_IMM) && !wqe.isInline());
+    }
+
+    /** writesPassCqe mode: READ data lands later than its CQE (whose store the caller queues as usual). */
+    private void hold(EmulatedQp qp, long dst, long src, long length) {
+        if (qp.held == qp.heldDst.length) {
+            heldTotal -= qp.held;
+            landHeld(qp);
+        }
+        if (qp.held == 0) {
+            qp.heldSinceNanos = System.nanoTime();
+        }
+        qp.heldDst[qp.held] = dst;
+        qp.heldSrc[qp.held] = src;
+        qp.heldLength[qp.held] = length;
+        qp.held++;
+        heldTotal++;
+    }
+
+    /** Issues {@code qp}'s held copies on its own executor, in posting order. */
+    private void landHeld(EmulatedQp qp) {
+        int n = qp.held;
+        qp.held = 0;
+        try {
+            for (int i = 0; i < n; i++) {
+                qp.executor.copy(qp.heldDst[i], qp.heldSrc[i], qp.heldLength[i]);
+            }
+        } catch (RuntimeException e) {
+            qp.dead = true;
+            qp.toError();
+            nic.recordFault(qp + ": held READ data could not land: " + e);
+        }
+    }
+
+    /**
+     * Every QP's held data lands before {@code current}'s next work: other QPs' copies run on their own executors,
+     * so those are drained (the engine waits) before {@code current} goes on.
+     */
+    private void landAllHeld(EmulatedQp current) {
+        for (EmulatedQp qp : nic.qpSnapshot()) {
+            if (qp.held > 0) {
+                landHeld(qp);
+                if (qp != current && !qp.dead) {
+                    try {
+                        qp.executor.drain();
+                    } catch (RuntimeException e) {
+                        qp.dead = true;
+                        qp.toError();
+                        nic.recordFault(qp + ": held READ data could not land: " + e);
+                    }
+                }
+            }
+        }
+        heldTotal = 0;
+    }
+
     /** The parked READ's data lands, then the CQEs held behind it are written in posting order. */
     private void land(EmulatedQp qp) {
         long length = qp.parkedLength;
         qp.parkedLength = -1;
         try {
-            qp.executor.copy(qp.parkedDst, qp.parkedSrc, length);
+            if (writesPassCqe) {
+                hold(qp, qp.parkedDst, qp.parkedSrc, length); // its CQE (below) is written before the data lands
+            } else {
+                qp.executor.copy(qp.parkedDst, qp.parkedSrc, length);
+            }
         } catch (RuntimeException e) {
             qp.deferred = 0;
             qp.dead = true;

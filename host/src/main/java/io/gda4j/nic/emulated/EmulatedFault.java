@@ -3,7 +3,7 @@ package io.gda4j.nic.emulated;
 import io.gda4j.mlx5.CqeSyndrome;
 
 /**
- * Why the emulated NIC failed a WQE: the {@code vendor_err_synd} byte of its error CQE (0xe1..0xe9, a range real
+ * Why the emulated NIC failed a WQE: the {@code vendor_err_synd} byte of its error CQE (0xe1..0xef, a range real
  * mlx5 firmware does not use for these), next to the mlx5 syndrome a real NIC would report for the same mistake.
  */
 public enum EmulatedFault {
@@ -28,9 +28,20 @@ public enum EmulatedFault {
     /** RDMA_WRITE_IMM consumes a receive WQE, and emulated QPs have no receive queue. */
     NO_RECEIVE_QUEUE(0xea, CqeSyndrome.RNR_RETRY_EXC, "WRITE_IMM needs a receive WQE; emulated QPs have none"),
     /** The doorbell record covers only part of this WQE's WQEBBs. */
-    PARTIAL_WQE(0xeb, CqeSyndrome.LOCAL_QP_OP, "the doorbell record ends inside the WQE"),
+    PARTIAL_WQE(0xeb, CqeSyndrome.LOCAL_QP_OP, "the doorbell ends inside the WQE"),
     /** The platform (CUDA) refused the operation. */
     EXECUTOR_FAILED(0xec, CqeSyndrome.REMOTE_OP, "the CUDA operation carrying out the WQE failed"),
+    /**
+     * The doorbell word is not {@code {BE32(pi << 8), BE32(qpn << 8)}} for this QP: another QP's number, opcode or ds
+     * bits set, the wrong byte order. The QP stops (a real NIC would ring another QP or drop it).
+     */
+    DOORBELL_MALFORMED(0xed, CqeSyndrome.LOCAL_QP_OP, "the doorbell is mis-encoded or names another QP"),
+    /** The doorbell's producer index goes backwards, or runs more than the send queue ahead of the executed WQEs. */
+    DOORBELL_OUT_OF_RANGE(0xee, CqeSyndrome.LOCAL_QP_OP,
+            "the doorbell's producer index goes backwards or runs past the send queue"),
+    /** The doorbell names WQEs the doorbell record does not cover yet: it was rung before the record was stored. */
+    DOORBELL_AHEAD_OF_RECORD(0xef, CqeSyndrome.LOCAL_QP_OP,
+            "the doorbell was rung before the doorbell record covered its WQEs"),
     /** Flushed after an earlier error on the QP. */
     FLUSHED(0x00, CqeSyndrome.WR_FLUSH, "flushed after an earlier error");
 

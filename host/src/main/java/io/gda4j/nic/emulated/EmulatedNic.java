@@ -117,6 +117,7 @@ public final class EmulatedNic implements Nic {
     public String description() {
         return "emulated NIC " + deviceName + " (software model: engine thread + " + platform.describe()
                 + ", idle " + config.idleStrategy() + (config.strict() ? ", strict" : ", lenient")
+                + (config.writesPassCqe() ? ", writes may pass CQEs" : "")
                 + "; not a real network)";
     }
 
@@ -126,7 +127,8 @@ public final class EmulatedNic implements Nic {
 
     @Override
     public NicCapabilities capabilities() {
-        return new NicCapabilities(1 << 15, 1 << 22, WqeDescriptor.MAX_INLINE_BYTES, true, true, false, false);
+        return new NicCapabilities(1 << 15, 1 << 22, WqeDescriptor.MAX_INLINE_BYTES, true, true,
+                config.writesPassCqe(), false);
     }
 
     @Override

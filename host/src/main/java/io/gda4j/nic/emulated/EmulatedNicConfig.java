@@ -3,8 +3,8 @@ package io.gda4j.nic.emulated;
 import io.gda4j.config.Setting;
 
 import java.util.List;
-import java.util.Map;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Properties;
 
 import org.agrona.concurrent.BackoffIdleStrategy;
@@ -15,14 +15,21 @@ import org.agrona.concurrent.IdleStrategy;
  * Settings of the emulated NIC, each with a system property, an environment variable and a default (a property beats
  * the environment, which beats the default: {@link Setting}).
  *
- * @param idleStrategy {@code spin} (default: lowest latency, one core busy while the NIC is open) or {@code backoff}
- * @param startEngine  whether the NIC runs its engine thread (tests drive {@link EmulatedEngine#doWork()} by hand)
- * @param strict       {@code true} (default): the NIC guarantees no more than a ConnectX does, so code that relies on
- *                     more fails a test: a WQE without the fence bit runs before an earlier RDMA READ's data has
- *                     landed ({@link EmulatedEngine}). {@code false}: every WQE completes in posting order (the
- *                     lenient model, for comparing against).
+ * @param idleStrategy  {@code spin} (default: lowest latency, one core busy while the NIC is open) or {@code backoff}
+ * @param startEngine   whether the NIC runs its engine thread (tests drive {@link EmulatedEngine#doWork()} by hand)
+ * @param strict        {@code true} (default): the NIC guarantees no more than a ConnectX does, so code that relies on
+ *                      more fails a test: a WQE without the fence bit runs before an earlier RDMA READ's data has
+ *                      landed ({@link EmulatedEngine}). {@code false}: every WQE completes in posting order (the
+ *                      lenient model, for comparing against).
+ * @param writesPassCqe {@code false} (default): a CQE is written after the data its WQE landed in local memory.
+ *                      {@code true}: like a NIC whose GPUDirect writes may pass their CQE (relaxed ordering, some
+ *                      PCIe platforms), an RDMA READ's data is held back after its CQE is written, until the NIC
+ *                      executes an atomic or a WQE that reads local memory (the PCIe flush: a non-posted operation
+ *                      that posted writes cannot be passed by) or the QP has been idle for a millisecond. The NIC then
+ *                      reports {@code writesMayPassCqe}, so {@code quiet} ends with the PCIe flush; without it a get
+ *                      returns stale bytes, and a test fails.
  */
-public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolean strict) {
+public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolean strict, boolean writesPassCqe) {
     public static final String IDLE_PROP_NAME = "gda4j.emulatedNic.idle";
     public static final String IDLE_ENV = "GDA4J_EMULATED_NIC_IDLE";
     /** Never yields the core: lowest latency, one core busy for as long as the NIC is open. */
@@ -36,27 +43,36 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
     public static final String STRICT_PROP_NAME = "gda4j.emulatedNic.strict";
     public static final String STRICT_ENV = "GDA4J_EMULATED_NIC_STRICT";
     public static final String STRICT_DEFAULT = "true";
+    public static final String WRITES_PASS_CQE_PROP_NAME = "gda4j.emulatedNic.writesPassCqe";
+    public static final String WRITES_PASS_CQE_ENV = "GDA4J_EMULATED_NIC_WRITES_PASS_CQE";
+    public static final String WRITES_PASS_CQE_DEFAULT = "false";
 
     public static final Setting<String> IDLE = Setting.of("emulated NIC engine idle", IDLE_PROP_NAME, IDLE_ENV,
             IDLE_DEFAULT, IDLE_SPIN + " (lowest latency, one core busy) or " + IDLE_BACKOFF, text -> {
                 newIdleStrategy(text); // validates
                 return text.strip().toLowerCase(Locale.ROOT);
             });
-
     public static final Setting<Boolean> STRICT = Setting.of("emulated NIC strict (no more than a ConnectX promises)",
-            STRICT_PROP_NAME, STRICT_ENV, STRICT_DEFAULT, "true or false", text -> {
-                String t = text.strip().toLowerCase(Locale.ROOT);
-                if (!t.equals("true") && !t.equals("false")) {
-                    throw new IllegalArgumentException("not true or false");
-                }
-                return Boolean.parseBoolean(t);
-            });
+            STRICT_PROP_NAME, STRICT_ENV, STRICT_DEFAULT, "true or false", EmulatedNicConfig::parseFlag);
+    public static final Setting<Boolean> WRITES_PASS_CQE = Setting.of("emulated NIC lets READ data land after its CQE",
+            WRITES_PASS_CQE_PROP_NAME, WRITES_PASS_CQE_ENV, WRITES_PASS_CQE_DEFAULT, "true or false",
+            EmulatedNicConfig::parseFlag);
 
     /** Every emulated NIC setting, in the order {@code gda4j info} prints them. */
-    public static final List<Setting<?>> SETTINGS = List.of(IDLE, STRICT);
+    public static final List<Setting<?>> SETTINGS = List.of(IDLE, STRICT, WRITES_PASS_CQE);
 
     public EmulatedNicConfig {
         newIdleStrategy(idleStrategy); // validates
+    }
+
+    /** A strict NIC (the default) whose CQEs follow their data. */
+    public EmulatedNicConfig(String idleStrategy, boolean startEngine) {
+        this(idleStrategy, startEngine, true);
+    }
+
+    /** CQEs follow their data (the default). */
+    public EmulatedNicConfig(String idleStrategy, boolean startEngine, boolean strict) {
+        this(idleStrategy, startEngine, strict, false);
     }
 
     /** A fresh Agrona idle strategy for the engine thread. */
@@ -76,9 +92,12 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
         }
     }
 
-    /** A strict NIC (the default). */
-    public EmulatedNicConfig(String idleStrategy, boolean startEngine) {
-        this(idleStrategy, startEngine, true);
+    private static boolean parseFlag(String text) {
+        String t = text.strip().toLowerCase(Locale.ROOT);
+        if (!t.equals("true") && !t.equals("false")) {
+            throw new IllegalArgumentException("not true or false");
+        }
+        return Boolean.parseBoolean(t);
     }
 
     public static EmulatedNicConfig resolve() {
@@ -87,6 +106,7 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
 
     /** @throws io.gda4j.config.SettingException naming the variable or property of a bad value */
     public static EmulatedNicConfig resolve(Properties props, Map<String, String> env) {
-        return new EmulatedNicConfig(IDLE.resolve(props, env), true, STRICT.resolve(props, env));
+        return new EmulatedNicConfig(IDLE.resolve(props, env), true, STRICT.resolve(props, env),
+                WRITES_PASS_CQE.resolve(props, env));
     }
 }

@@ -52,6 +52,10 @@ final class EmulatedQp implements NicQp {
 
     /** Engine thread only: the counter of the next WQEBB to execute. */
     long consumed;
+    /** Engine thread only: the doorbell word as last read (0: never rung; no valid doorbell is 0, qpns are not). */
+    long doorbellSeen;
+    /** Engine thread only: the counter the last valid doorbell named; WQEs below it may execute. */
+    long rungTo;
     /** Engine thread only: CQEs written (or queued) so far. */
     long cqProducer;
     /** Written by the engine, read by anyone: WQEs executed (including failed and flushed ones). */
@@ -69,6 +73,14 @@ final class EmulatedQp implements NicQp {
     final int[] deferredBytes;
     int deferred;
 
+    // Engine thread only, writesPassCqe mode: READ data whose CQE is written but which has not landed yet (copies
+    // not issued), in posting order, since heldSinceNanos.
+    final long[] heldDst;
+    final long[] heldSrc;
+    final long[] heldLength;
+    int held;
+    long heldSinceNanos;
+
     EmulatedQp(EmulatedNic nic, QpSpec spec, int qpn, EmulatedPlatform platform) {
         this.nic = nic;
         this.spec = spec;
@@ -79,6 +91,9 @@ final class EmulatedQp implements NicQp {
         this.deferredAt = new long[sqWqebbs];
         this.deferredOpcode = new int[sqWqebbs];
         this.deferredBytes = new int[sqWqebbs];
+        this.heldDst = new long[sqWqebbs];
+        this.heldSrc = new long[sqWqebbs];
+        this.heldLength = new long[sqWqebbs];
         long sqBytes = (long) sqWqebbs * WqeDescriptor.WQEBB_SIZE;
         long cqBytes = (long) cqeCount * CqeDescriptor.CQE_SIZE;
         this.cqOffset = sqBytes;

@@ -11,6 +11,7 @@ import io.gda4j.mlx5.CompletionErrorException;
 import io.gda4j.mlx5.CqeDecoder;
 import io.gda4j.mlx5.CqeSyndrome;
 import io.gda4j.mlx5.DecodedCqe;
+import io.gda4j.mlx5.DoorbellDescriptor;
 import io.gda4j.mlx5.DoorbellRecordDescriptor;
 import io.gda4j.mlx5.Mlx5Opcode;
 import io.gda4j.mlx5.WqeDescriptor;
@@ -271,6 +272,7 @@ class EmulatedEngineTest {
                     heapA, memA.lkey());
             sq.put(WqeDescriptor.segmentOffset(0, WqeDescriptor.ATOMIC_DATA_SEGMENT, r.sqWqebbs()) + 3, (byte) 4);
             DoorbellRecordDescriptor.putSendCounterRelease(new Pointer(r.dbrec()).getByteBuffer(0, 8), 0, 1);
+            DoorbellDescriptor.putDoorbellRelease(new Pointer(r.doorbell()).getByteBuffer(0, 8), 0, 1, r.qpn());
             nic.engine().doWork();
             DecodedCqe cqe = CqeDecoder.decode(new Pointer(r.cqBuf()).getByteBuffer(0, r.cqeCount() * 64L), 0);
             assertEquals(CqeSyndrome.LOCAL_LENGTH.code(), cqe.syndrome(), cqe.toString());
@@ -340,9 +342,11 @@ class EmulatedEngineTest {
             QpRings r = qps.first().hostRings();
             ByteBuffer sq = new Pointer(r.sqBuf()).getByteBuffer(0, (long) r.sqWqebbs() * 64);
             ByteBuffer dbr = new Pointer(r.dbrec()).getByteBuffer(0, 8);
+            ByteBuffer bell = new Pointer(r.doorbell()).getByteBuffer(0, 8);
             for (long i = 0; i < 40; i++) { // never consume a CQE, keep reusing slots
                 WqeEncoder.writeNop(sq, i, r.qpn(), WqeDescriptor.FM_CE_SE_CQ_UPDATE);
                 DoorbellRecordDescriptor.putSendCounterRelease(dbr, 0, i + 1);
+                DoorbellDescriptor.putDoorbellRelease(bell, 0, i + 1, r.qpn());
                 nic.engine().doWork();
             }
             assertEquals(QpState.ERROR, qps.first().state());

@@ -10,6 +10,7 @@ import io.gda4j.mlx5.CqeDecoder;
 import io.gda4j.mlx5.CqeOpcode;
 import io.gda4j.mlx5.CqeSyndrome;
 import io.gda4j.mlx5.DecodedCqe;
+import io.gda4j.mlx5.DoorbellDescriptor;
 import io.gda4j.mlx5.DoorbellRecordDescriptor;
 import io.gda4j.mlx5.WqeDescriptor;
 import io.gda4j.mlx5.WqeEncoder;
@@ -72,6 +73,7 @@ class EmulatedNicFuzzTest {
         ByteBuffer dbr = new Pointer(r.dbrec()).getByteBuffer(0, 8);
         ByteBuffer cq = new Pointer(r.cqBuf()).getByteBuffer(0, (long) r.cqeCount() * 64);
         DoorbellRecordDescriptor.putSendCounterRelease(dbr, 0, count);
+        DoorbellDescriptor.putDoorbellRelease(new Pointer(r.doorbell()).getByteBuffer(0, 8), 0, count, r.qpn());
         for (int i = 0; i < 8; i++) {
             nic.engine().doWork(); // must never throw
         }

@@ -9,6 +9,7 @@ import com.sun.jna.Pointer;
 
 import io.gda4j.mlx5.CqeDecoder;
 import io.gda4j.mlx5.DecodedCqe;
+import io.gda4j.mlx5.DoorbellDescriptor;
 import io.gda4j.mlx5.DoorbellRecordDescriptor;
 import io.gda4j.mlx5.Mlx5Opcode;
 import io.gda4j.mlx5.WqeDecoder;
@@ -108,6 +109,7 @@ class EmulatedNicStrictTest {
                             | (fenceBit ? WqeDescriptor.FM_CE_SE_FENCE : 0), heapB + 1024, memB.rkey(), heapA,
                     memA.lkey(), BYTES);
             DoorbellRecordDescriptor.putSendCounterRelease(new Pointer(r.dbrec()).getByteBuffer(0, 8), 0, 2);
+            DoorbellDescriptor.putDoorbellRelease(new Pointer(r.doorbell()).getByteBuffer(0, 8), 0, 2, r.qpn());
             ByteBuffer cq = new Pointer(r.cqBuf()).getByteBuffer(0, r.cqeCount() * 64L);
             long deadline = System.nanoTime() + TIMEOUT;
             while (CqeDecoder.poll(cq, 1) == CqeDecoder.EMPTY && System.nanoTime() < deadline) {
