@@ -49,6 +49,12 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#if defined(__CUDACC__)
+#define GDA4J_MOE_FN __host__ __device__ __forceinline__
+#else
+#define GDA4J_MOE_FN inline
+#endif
+
 namespace gda4j {
 namespace moe {
 
@@ -195,11 +201,11 @@ constexpr int32_t DTYPE_FP8_E4M3 = 1;
 // Signal words of the heap's signal section (io.gda4j.moe.MoeSizing: the same formulas).
 struct SignalIndex {
   int32_t channels, nranks;
-  int32_t dispatch_count(int parity, int c, int src) const { return (parity * channels + c) * nranks + src; }
-  int32_t dispatch_tail(int c, int src) const { return (2 * channels + c) * nranks + src; }
-  int32_t dispatch_credit(int c, int dst) const { return (3 * channels + c) * nranks + dst; }
-  int32_t combine_tail(int c, int src) const { return (4 * channels + c) * nranks + src; }
-  int32_t combine_credit(int c, int dst) const { return (5 * channels + c) * nranks + dst; }
+  GDA4J_MOE_FN int32_t dispatch_count(int parity, int c, int src) const { return (parity * channels + c) * nranks + src; }
+  GDA4J_MOE_FN int32_t dispatch_tail(int c, int src) const { return (2 * channels + c) * nranks + src; }
+  GDA4J_MOE_FN int32_t dispatch_credit(int c, int dst) const { return (3 * channels + c) * nranks + dst; }
+  GDA4J_MOE_FN int32_t combine_tail(int c, int src) const { return (4 * channels + c) * nranks + src; }
+  GDA4J_MOE_FN int32_t combine_credit(int c, int dst) const { return (5 * channels + c) * nranks + dst; }
 };
 
 // Channel state words in device memory (u64, cumulative over calls): which * (C * N) + c * N + peer.
