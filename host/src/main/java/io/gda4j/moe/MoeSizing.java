@@ -272,6 +272,27 @@ public final class MoeSizing {
         return (5 * config.numChannels() + channel) * worldSize + dest;
     }
 
+    /** A signal word by name: what it counts, its channel, and the peer on the other side. */
+    public record SignalWord(String counter, int channel, int peer) {
+    }
+
+    /**
+     * Which word lies at {@code offset} bytes into the signal section, or null when none does: how a device timeout
+     * on a heap offset becomes "waited for rank p's dispatch rows in channel c".
+     */
+    public SignalWord signalWord(long offset) {
+        if (offset < 0 || offset % 8 != 0 || offset / 8 >= signalWords) {
+            return null;
+        }
+        int w = (int) (offset / 8);
+        int peer = w % worldSize;
+        int rest = w / worldSize;
+        int channel = rest % config.numChannels();
+        String[] counters = {"dispatch count (even calls)", "dispatch count (odd calls)", "dispatch rows (tail)",
+                "dispatch credits", "combine rows (tail)", "combine credits"};
+        return new SignalWord(counters[rest / config.numChannels()], channel, peer);
+    }
+
     public int signalWords() {
         return signalWords;
     }
