@@ -1,5 +1,6 @@
 package io.gda4j.moe;
 
+import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.world.Rank;
 
@@ -23,6 +24,7 @@ public final class MoeSelfCheck implements AutoCloseable {
     private final DeviceMemory[] topk;
     private final DeviceMemory[] weights;
     private final DeviceMemory[] y;
+    private final CudaEvent[][] events;
 
     public MoeSelfCheck(MoeBuffer buffer) {
         this.buffer = buffer;
@@ -39,6 +41,7 @@ public final class MoeSelfCheck implements AutoCloseable {
         weights = new DeviceMemory[n];
         y = new DeviceMemory[n];
         long t = c.maxTokensPerRank();
+        events = new CudaEvent[n][3];
         for (Rank r : ranks) {
             int i = r.rank();
             x[i] = r.context().allocate(Math.max(16, t * s.payloadBytes()));
@@ -46,7 +49,66 @@ public final class MoeSelfCheck implements AutoCloseable {
             topk[i] = r.context().allocate(Math.max(16, t * 8L * c.topK()));
             weights[i] = r.context().allocate(Math.max(16, t * 4L * c.topK()));
             y[i] = r.context().allocate((long) s.maxRecvTokens() * s.combineRowBytes());
+            for (int e = 0; e < 3; e++) {
+                events[i][e] = r.context().createEvent();
+            }
         }
+    }
+
+    /** Event-timed dispatch and combine of one routing, per iteration the slowest rank's time. */
+    public record Timing(double[] dispatchMillis, double[] combineMillis, long[] recvBytesPerRank) {
+    }
+
+    /**
+     * Uploads routing {@code kind}, runs the layouts, then {@code warmup + iterations} dispatch + combine pairs on
+     * every rank, each timed with events on each rank's stream (from its dispatch launch to its end, so a rank that
+     * waits for a later-launched peer counts the wait). Outputs are not checked: run {@link #run} for that.
+     */
+    public Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
+        MoeConfig c = s.config();
+        int n = s.worldSize();
+        Random rnd = new Random(seed);
+        MoeHandle[] handles = new MoeHandle[n];
+        DeviceTensor[][] in = new DeviceTensor[n][];
+        for (int r = 0; r < n; r++) {
+            int[] idx = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
+            byte[] tk = longs(idx);
+            topk[r].copyFromHost(0, tk, 0, tk.length);
+            y[r].fill((byte) 0);
+            in[r] = new DeviceTensor[] {tensor(x[r], c.dtype(), tokens[r], c.hidden()),
+                    s.scalesPerRow() == 0 ? null : tensor(scales[r], ElementType.FP32, tokens[r], s.scalesPerRow()),
+                    tensor(topk[r], ElementType.INT64, tokens[r], c.topK()),
+                    tensor(weights[r], ElementType.FP32, tokens[r], c.topK()),
+                    tensor(y[r], ElementType.BF16, s.maxRecvTokens(), c.hidden())};
+            handles[r] = buffer.rank(r).layout(in[r][2]);
+        }
+        double[] dispatch = new double[iterations];
+        double[] combine = new double[iterations];
+        long[] recvBytes = new long[n];
+        for (int i = -warmup; i < iterations; i++) {
+            MoeDispatchResult[] d = new MoeDispatchResult[n];
+            for (int r = 0; r < n; r++) {
+                events[r][0].record(buffer.rank(r).stream());
+                d[r] = buffer.rank(r).dispatch(in[r][0], in[r][1], in[r][2], in[r][3], handles[r]);
+                events[r][1].record(buffer.rank(r).stream());
+            }
+            for (int r = 0; r < n; r++) {
+                buffer.rank(r).combine(in[r][4], d[r]);
+                events[r][2].record(buffer.rank(r).stream());
+            }
+            for (int r = 0; r < n; r++) {
+                buffer.rank(r).stream().synchronize();
+            }
+            buffer.checkErrors();
+            if (i >= 0) {
+                for (int r = 0; r < n; r++) {
+                    dispatch[i] = Math.max(dispatch[i], events[r][1].elapsedMillisSince(events[r][0]));
+                    combine[i] = Math.max(combine[i], events[r][2].elapsedMillisSince(events[r][1]));
+                    recvBytes[r] = (long) d[r].numRecvTokens() * (s.payloadBytes() + 4L * s.scalesPerRow());
+                }
+            }
+        }
+        return new Timing(dispatch, combine, recvBytes);
     }
 
     /** Token counts per rank for a case: rank 1 (when there is one) sends nothing, the last rank sends the maximum. */
@@ -212,6 +274,13 @@ public final class MoeSelfCheck implements AutoCloseable {
 
     @Override
     public void close() {
+        for (CudaEvent[] group : events) {
+            for (CudaEvent e : group) {
+                if (e != null) {
+                    e.close();
+                }
+            }
+        }
         for (DeviceMemory[] group : new DeviceMemory[][] {x, scales, topk, weights, y}) {
             for (DeviceMemory m : group) {
                 if (m != null) {
