@@ -36,7 +36,7 @@ public final class Main {
 
     Main() {
         for (Command c : new Command[] {new InfoCommand(), new LatencyCommand(), new BandwidthCommand(),
-            new CompareCommand(), new HostFlagCommand()}) {
+            new CompareCommand(), new HostFlagCommand(), new MoeCommand()}) {
             commands.put(c.name(), c);
         }
     }

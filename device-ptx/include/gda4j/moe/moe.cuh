@@ -1,0 +1,157 @@
+// gda4j/moe/moe.cuh: the pieces the MoE kernels (kernels/moe.cu) share: channel ranges, the rows' layout, warp
+// copies, and the two halves of a channel (a sender that writes only into slots the receiver granted, and a
+// receiver that grants them back). io.gda4j.moe's package docs describe the protocol; MoeSizing the memory.
+//
+// Counters (u64, cumulative over calls, so no reset races with a peer that is already in the next call):
+//   tail   at the receiver, per (channel, source): rows written into its ring; ADDed by the sender after the rows
+//          (put_signal over proxy/ibgda: ordered after the chunk's data; fence + signal over p2p)
+//   credit at the sender, per (channel, dest): rows the receiver has read; ADDed by the receiver after it read them
+//   sent / consumed in device memory: the same two counts as each side last left them
+// A sender may write row i (cumulative) into slot i % ring once credit >= i + 1 - ring.
+#pragma once
+#include <stdint.h>
+#include "../gda4j.cuh"
+#include "params.cuh"
+
+namespace gda4j {
+namespace moe {
+
+__device__ __forceinline__ int tokens_per_channel(int num_tokens, int channels) {
+  return (num_tokens + channels - 1) / channels;
+}
+__device__ __forceinline__ int channel_start(int num_tokens, int channels, int c) {
+  return min(c * tokens_per_channel(num_tokens, channels), num_tokens);
+}
+__device__ __forceinline__ int channel_end(int num_tokens, int channels, int c) {
+  return min((c + 1) * tokens_per_channel(num_tokens, channels), num_tokens);
+}
+
+__device__ __forceinline__ SignalIndex signal_index(const MoeParams* p) { return SignalIndex{p->num_channels, p->nranks}; }
+
+__device__ __forceinline__ uint64_t signal_offset(const MoeParams* p, int word) { return p->signals + 8ull * word; }
+
+__device__ __forceinline__ uint64_t* state_word(const MoeParams* p, int which, int c, int peer) {
+  return reinterpret_cast<uint64_t*>(p->state) + ((uint64_t)which * p->num_channels + c) * p->nranks + peer;
+}
+
+// Warp copy of `bytes` (a multiple of 16, both ends 16-byte aligned) as 16-byte vectors.
+__device__ __forceinline__ void warp_copy16(void* dst, const void* src, uint64_t bytes, uint32_t lane) {
+  int4* d = reinterpret_cast<int4*>(dst);
+  const int4* s = reinterpret_cast<const int4*>(src);
+  const uint64_t n = bytes / 16;
+  for (uint64_t i = lane; i < n; i += 32) d[i] = s[i];
+}
+
+// Warp copy of `words` 4-byte words.
+__device__ __forceinline__ void warp_copy4(void* dst, const void* src, uint64_t words, uint32_t lane) {
+  uint32_t* d = reinterpret_cast<uint32_t*>(dst);
+  const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
+  for (uint64_t i = lane; i < words; i += 32) d[i] = s[i];
+}
+
+__device__ __forceinline__ float bf16_to_float(uint16_t b) { return __uint_as_float((uint32_t)b << 16); }
+
+// Round to nearest even, NaN to 0x7fff: io.gda4j.moe.Bf16.fromFloat.
+__device__ __forceinline__ uint16_t float_to_bf16(float f) {
+  uint16_t r;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(f));
+  return r;
+}
+
+// Lane 0 waits until this rank's counter at `sig` reaches `want`; every lane gets the status and the value seen.
+// The wait time is added to wait_ns[peer] (readable from Java: which peer this rank waited for).
+__device__ __forceinline__ int warp_wait_counter(const Local& me, const MoeParams* prm, uint64_t sig, uint64_t want,
+                                                 int peer, uint64_t* seen) {
+  int st = OK;
+  uint64_t v = 0;
+  if (detail::lane_id() == 0) {
+    const uint64_t* word = reinterpret_cast<const uint64_t*>(me.heap + sig);
+    v = load_acquire_sys(word);
+    if (v < want) {
+      const uint64_t start = global_timer_ns();
+      st = wait_until(me, sig, CMP_GE, want, &v);
+      atomicAdd(reinterpret_cast<unsigned long long*>(prm->wait_ns) + peer,
+                (unsigned long long)(global_timer_ns() - start));
+    }
+  }
+  __syncwarp();
+  *seen = __shfl_sync(0xffffffffu, v, 0);
+  return __shfl_sync(0xffffffffu, st, 0);
+}
+
+// The sending half of a channel to one peer, driven by one warp. Rows are written where slot() says (the peer's
+// ring over p2p, the local staging copy otherwise) and announced in runs of at most chunk_tokens contiguous slots.
+struct ChannelSender {
+  Peer peer;
+  Local me;
+  const MoeParams* prm;
+  bool direct;
+  uint64_t ring_at_peer;    // heap offset of our ring at the peer
+  uint64_t stage;           // heap offset of the local staging copy of that ring
+  uint64_t tail_sig;        // heap offset of the tail word at the peer
+  uint64_t credit_sig;      // heap offset of the credit word here
+  uint32_t row_bytes;
+  uint32_t ring;
+  uint32_t chunk;
+  uint64_t sent;            // rows announced so far (cumulative)
+  uint32_t pending;         // rows written, not yet announced
+  uint64_t credit;          // last credit seen
+
+  // Where the next row goes; waits for a credit (announcing what is pending first, so the receiver can free slots).
+  __device__ __forceinline__ int next_row(char** dst) {
+    uint64_t pos = sent + pending;
+    if (pending > 0 && (pending == chunk || pos % ring == 0)) {
+      int st = flush();
+      if (st != OK) return st;
+    }
+    if (pos + 1 > credit + ring) {
+      if (pending > 0) {
+        int st = flush();
+        if (st != OK) return st;
+      }
+      int st = warp_wait_counter(me, prm, credit_sig, pos + 1 - ring, peer.rank, &credit);
+      if (st != OK) return st;
+    }
+    const uint64_t at = (uint64_t)(pos % ring) * row_bytes;
+    *dst = direct ? peer.heap + ring_at_peer + at : me.heap + stage + at;
+    return OK;
+  }
+
+  __device__ __forceinline__ void wrote_row() { ++pending; }
+
+  // Announces the pending rows: over p2p the rows are already there (a fence orders them before the tail); otherwise
+  // one put of the contiguous run from the staging copy, with the tail signalled after it.
+  __device__ __forceinline__ int flush() {
+    if (pending == 0) return OK;
+    const uint64_t first = (sent % ring) * row_bytes;
+    const uint64_t bytes = (uint64_t)pending * row_bytes;
+    int st = OK;
+    if (direct) {
+      __syncwarp();
+      if (detail::lane_id() == 0) {
+        fence(peer);
+        st = signal(peer, tail_sig, SIGNAL_ADD, pending);
+      }
+      st = __shfl_sync(0xffffffffu, st, 0);
+    } else {
+      // The staging rows were stored by every lane: make them visible system-wide before the copy engine or the NIC
+      // reads them.
+      __threadfence_system();
+      __syncwarp();
+      st = put_signal_warp(peer, ring_at_peer + first, stage + first, bytes, tail_sig, SIGNAL_ADD, pending);
+    }
+    sent += pending;
+    pending = 0;
+    return st;
+  }
+};
+
+// Grants `rows` read rows back to the sender (one thread; the reads are ordered before it by a barrier).
+__device__ __forceinline__ int grant(const Peer& sender, uint64_t credit_sig, uint64_t rows) {
+  int st = fence(sender);
+  if (st == OK) st = signal(sender, credit_sig, SIGNAL_ADD, rows);
+  return st;
+}
+
+}  // namespace moe
+}  // namespace gda4j

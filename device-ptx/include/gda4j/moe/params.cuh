@@ -1,0 +1,220 @@
+// gda4j/moe/params.cuh: the MoE parameter block, mirrored by io.gda4j.moe.MoeParamsDescriptor (same names, same
+// offsets; MoeParamsLayoutTest compiles this header with g++ and compares). Written once per rank by MoeBuffer; every
+// MoE kernel takes a pointer to it. Heap offsets address the symmetric heap; the u64 pointers point into the rank's
+// own device memory. Plain C++, so g++ can print it.
+//
+//       0  i32  magic
+//       4  i32  nranks
+//       8  i32  rank
+//      12  i32  hidden
+//      16  i32  dtype
+//      20  i32  top_k
+//      24  i32  num_experts
+//      28  i32  num_local_experts
+//      32  i32  num_channels
+//      36  i32  max_tokens
+//      40  i32  chunk_tokens
+//      44  i32  ring_tokens
+//      48  i32  payload_bytes
+//      52  i32  scales_per_row
+//      56  i32  scales_offset
+//      60  i32  meta_offset
+//      64  i32  dispatch_row_bytes
+//      68  i32  combine_row_bytes
+//      72  i32  combine_warps
+//      80  u64  dispatch_recv_ring  (heap offset)
+//      88  u64  dispatch_send_stage  (heap offset)
+//      96  u64  combine_recv_ring  (heap offset)
+//     104  u64  combine_send_stage  (heap offset)
+//     112  u64  signals  (heap offset)
+//     120  u64  token_slot  (device address)
+//     128  u64  channel_count  (device address)
+//     136  u64  tokens_per_rank  (device address)
+//     144  u64  tokens_per_expert  (device address)
+//     152  u64  layout_status  (device address)
+//     160  u64  state  (device address)
+//     168  u64  wait_ns  (device address)
+//     176  u64  recv_channel_offset  (device address)
+//     184  u64  recv_channel_count  (device address)
+//     192  u64  recv_total  (device address)
+//     200  u64  local_expert_counts  (device address)
+//     208  u64  recv_x  (device address)
+//     216  u64  recv_scales  (device address)
+//     224  u64  recv_topk_idx  (device address)
+//     232  u64  recv_topk_weights  (device address)
+//     240  u64  recv_src  (device address)
+//     248  u64  combined  (device address)
+//    256  (length)
+#pragma once
+#include <stdint.h>
+#include <stddef.h>
+
+#if defined(__CUDACC__)
+#define GDA4J_MOE_FN __host__ __device__ __forceinline__
+#else
+#define GDA4J_MOE_FN inline
+#endif
+
+namespace gda4j {
+namespace moe {
+
+struct MoeParams {
+  uint32_t magic;
+  int32_t nranks;
+  int32_t rank;
+  int32_t hidden;
+  int32_t dtype;
+  int32_t top_k;
+  int32_t num_experts;
+  int32_t num_local_experts;
+  int32_t num_channels;
+  int32_t max_tokens;
+  int32_t chunk_tokens;
+  int32_t ring_tokens;
+  int32_t payload_bytes;
+  int32_t scales_per_row;
+  int32_t scales_offset;
+  int32_t meta_offset;
+  int32_t dispatch_row_bytes;
+  int32_t combine_row_bytes;
+  int32_t combine_warps;
+  int32_t pad0;
+  uint64_t dispatch_recv_ring;
+  uint64_t dispatch_send_stage;
+  uint64_t combine_recv_ring;
+  uint64_t combine_send_stage;
+  uint64_t signals;
+  uint64_t token_slot;
+  uint64_t channel_count;
+  uint64_t tokens_per_rank;
+  uint64_t tokens_per_expert;
+  uint64_t layout_status;
+  uint64_t state;
+  uint64_t wait_ns;
+  uint64_t recv_channel_offset;
+  uint64_t recv_channel_count;
+  uint64_t recv_total;
+  uint64_t local_expert_counts;
+  uint64_t recv_x;
+  uint64_t recv_scales;
+  uint64_t recv_topk_idx;
+  uint64_t recv_topk_weights;
+  uint64_t recv_src;
+  uint64_t combined;
+};
+
+namespace MoeParamsDescriptor {
+constexpr uint32_t PARAMS_MAGIC = 0x31454f4du;
+constexpr uint32_t MAGIC_OFFSET = 0;
+constexpr uint32_t NRANKS_OFFSET = 4;
+constexpr uint32_t RANK_OFFSET = 8;
+constexpr uint32_t HIDDEN_OFFSET = 12;
+constexpr uint32_t DTYPE_OFFSET = 16;
+constexpr uint32_t TOP_K_OFFSET = 20;
+constexpr uint32_t NUM_EXPERTS_OFFSET = 24;
+constexpr uint32_t NUM_LOCAL_EXPERTS_OFFSET = 28;
+constexpr uint32_t NUM_CHANNELS_OFFSET = 32;
+constexpr uint32_t MAX_TOKENS_OFFSET = 36;
+constexpr uint32_t CHUNK_TOKENS_OFFSET = 40;
+constexpr uint32_t RING_TOKENS_OFFSET = 44;
+constexpr uint32_t PAYLOAD_BYTES_OFFSET = 48;
+constexpr uint32_t SCALES_PER_ROW_OFFSET = 52;
+constexpr uint32_t SCALES_OFFSET_OFFSET = 56;
+constexpr uint32_t META_OFFSET_OFFSET = 60;
+constexpr uint32_t DISPATCH_ROW_BYTES_OFFSET = 64;
+constexpr uint32_t COMBINE_ROW_BYTES_OFFSET = 68;
+constexpr uint32_t COMBINE_WARPS_OFFSET = 72;
+constexpr uint32_t PAD0_OFFSET = 76;
+constexpr uint32_t DISPATCH_RECV_RING_OFFSET = 80;
+constexpr uint32_t DISPATCH_SEND_STAGE_OFFSET = 88;
+constexpr uint32_t COMBINE_RECV_RING_OFFSET = 96;
+constexpr uint32_t COMBINE_SEND_STAGE_OFFSET = 104;
+constexpr uint32_t SIGNALS_OFFSET = 112;
+constexpr uint32_t TOKEN_SLOT_OFFSET = 120;
+constexpr uint32_t CHANNEL_COUNT_OFFSET = 128;
+constexpr uint32_t TOKENS_PER_RANK_OFFSET = 136;
+constexpr uint32_t TOKENS_PER_EXPERT_OFFSET = 144;
+constexpr uint32_t LAYOUT_STATUS_OFFSET = 152;
+constexpr uint32_t STATE_OFFSET = 160;
+constexpr uint32_t WAIT_NS_OFFSET = 168;
+constexpr uint32_t RECV_CHANNEL_OFFSET_OFFSET = 176;
+constexpr uint32_t RECV_CHANNEL_COUNT_OFFSET = 184;
+constexpr uint32_t RECV_TOTAL_OFFSET = 192;
+constexpr uint32_t LOCAL_EXPERT_COUNTS_OFFSET = 200;
+constexpr uint32_t RECV_X_OFFSET = 208;
+constexpr uint32_t RECV_SCALES_OFFSET = 216;
+constexpr uint32_t RECV_TOPK_IDX_OFFSET = 224;
+constexpr uint32_t RECV_TOPK_WEIGHTS_OFFSET = 232;
+constexpr uint32_t RECV_SRC_OFFSET = 240;
+constexpr uint32_t COMBINED_OFFSET = 248;
+constexpr uint32_t LENGTH = 256;
+}  // namespace MoeParamsDescriptor
+
+static_assert(offsetof(MoeParams, magic) == MoeParamsDescriptor::MAGIC_OFFSET, "magic");
+static_assert(offsetof(MoeParams, nranks) == MoeParamsDescriptor::NRANKS_OFFSET, "nranks");
+static_assert(offsetof(MoeParams, rank) == MoeParamsDescriptor::RANK_OFFSET, "rank");
+static_assert(offsetof(MoeParams, hidden) == MoeParamsDescriptor::HIDDEN_OFFSET, "hidden");
+static_assert(offsetof(MoeParams, dtype) == MoeParamsDescriptor::DTYPE_OFFSET, "dtype");
+static_assert(offsetof(MoeParams, top_k) == MoeParamsDescriptor::TOP_K_OFFSET, "top_k");
+static_assert(offsetof(MoeParams, num_experts) == MoeParamsDescriptor::NUM_EXPERTS_OFFSET, "num_experts");
+static_assert(offsetof(MoeParams, num_local_experts) == MoeParamsDescriptor::NUM_LOCAL_EXPERTS_OFFSET, "num_local_experts");
+static_assert(offsetof(MoeParams, num_channels) == MoeParamsDescriptor::NUM_CHANNELS_OFFSET, "num_channels");
+static_assert(offsetof(MoeParams, max_tokens) == MoeParamsDescriptor::MAX_TOKENS_OFFSET, "max_tokens");
+static_assert(offsetof(MoeParams, chunk_tokens) == MoeParamsDescriptor::CHUNK_TOKENS_OFFSET, "chunk_tokens");
+static_assert(offsetof(MoeParams, ring_tokens) == MoeParamsDescriptor::RING_TOKENS_OFFSET, "ring_tokens");
+static_assert(offsetof(MoeParams, payload_bytes) == MoeParamsDescriptor::PAYLOAD_BYTES_OFFSET, "payload_bytes");
+static_assert(offsetof(MoeParams, scales_per_row) == MoeParamsDescriptor::SCALES_PER_ROW_OFFSET, "scales_per_row");
+static_assert(offsetof(MoeParams, scales_offset) == MoeParamsDescriptor::SCALES_OFFSET_OFFSET, "scales_offset");
+static_assert(offsetof(MoeParams, meta_offset) == MoeParamsDescriptor::META_OFFSET_OFFSET, "meta_offset");
+static_assert(offsetof(MoeParams, dispatch_row_bytes) == MoeParamsDescriptor::DISPATCH_ROW_BYTES_OFFSET, "dispatch_row_bytes");
+static_assert(offsetof(MoeParams, combine_row_bytes) == MoeParamsDescriptor::COMBINE_ROW_BYTES_OFFSET, "combine_row_bytes");
+static_assert(offsetof(MoeParams, combine_warps) == MoeParamsDescriptor::COMBINE_WARPS_OFFSET, "combine_warps");
+static_assert(offsetof(MoeParams, pad0) == MoeParamsDescriptor::PAD0_OFFSET, "pad0");
+static_assert(offsetof(MoeParams, dispatch_recv_ring) == MoeParamsDescriptor::DISPATCH_RECV_RING_OFFSET, "dispatch_recv_ring");
+static_assert(offsetof(MoeParams, dispatch_send_stage) == MoeParamsDescriptor::DISPATCH_SEND_STAGE_OFFSET, "dispatch_send_stage");
+static_assert(offsetof(MoeParams, combine_recv_ring) == MoeParamsDescriptor::COMBINE_RECV_RING_OFFSET, "combine_recv_ring");
+static_assert(offsetof(MoeParams, combine_send_stage) == MoeParamsDescriptor::COMBINE_SEND_STAGE_OFFSET, "combine_send_stage");
+static_assert(offsetof(MoeParams, signals) == MoeParamsDescriptor::SIGNALS_OFFSET, "signals");
+static_assert(offsetof(MoeParams, token_slot) == MoeParamsDescriptor::TOKEN_SLOT_OFFSET, "token_slot");
+static_assert(offsetof(MoeParams, channel_count) == MoeParamsDescriptor::CHANNEL_COUNT_OFFSET, "channel_count");
+static_assert(offsetof(MoeParams, tokens_per_rank) == MoeParamsDescriptor::TOKENS_PER_RANK_OFFSET, "tokens_per_rank");
+static_assert(offsetof(MoeParams, tokens_per_expert) == MoeParamsDescriptor::TOKENS_PER_EXPERT_OFFSET, "tokens_per_expert");
+static_assert(offsetof(MoeParams, layout_status) == MoeParamsDescriptor::LAYOUT_STATUS_OFFSET, "layout_status");
+static_assert(offsetof(MoeParams, state) == MoeParamsDescriptor::STATE_OFFSET, "state");
+static_assert(offsetof(MoeParams, wait_ns) == MoeParamsDescriptor::WAIT_NS_OFFSET, "wait_ns");
+static_assert(offsetof(MoeParams, recv_channel_offset) == MoeParamsDescriptor::RECV_CHANNEL_OFFSET_OFFSET, "recv_channel_offset");
+static_assert(offsetof(MoeParams, recv_channel_count) == MoeParamsDescriptor::RECV_CHANNEL_COUNT_OFFSET, "recv_channel_count");
+static_assert(offsetof(MoeParams, recv_total) == MoeParamsDescriptor::RECV_TOTAL_OFFSET, "recv_total");
+static_assert(offsetof(MoeParams, local_expert_counts) == MoeParamsDescriptor::LOCAL_EXPERT_COUNTS_OFFSET, "local_expert_counts");
+static_assert(offsetof(MoeParams, recv_x) == MoeParamsDescriptor::RECV_X_OFFSET, "recv_x");
+static_assert(offsetof(MoeParams, recv_scales) == MoeParamsDescriptor::RECV_SCALES_OFFSET, "recv_scales");
+static_assert(offsetof(MoeParams, recv_topk_idx) == MoeParamsDescriptor::RECV_TOPK_IDX_OFFSET, "recv_topk_idx");
+static_assert(offsetof(MoeParams, recv_topk_weights) == MoeParamsDescriptor::RECV_TOPK_WEIGHTS_OFFSET, "recv_topk_weights");
+static_assert(offsetof(MoeParams, recv_src) == MoeParamsDescriptor::RECV_SRC_OFFSET, "recv_src");
+static_assert(offsetof(MoeParams, combined) == MoeParamsDescriptor::COMBINED_OFFSET, "combined");
+static_assert(sizeof(MoeParams) == MoeParamsDescriptor::LENGTH, "MoeParams length");
+
+// Element types (io.gda4j.moe.ElementType codes).
+constexpr int32_t DTYPE_BF16 = 0;
+constexpr int32_t DTYPE_FP8_E4M3 = 1;
+
+// Signal words of the heap's signal section (io.gda4j.moe.MoeSizing: the same formulas).
+struct SignalIndex {
+  int32_t channels, nranks;
+  GDA4J_MOE_FN int32_t dispatch_count(int parity, int c, int src) const { return (parity * channels + c) * nranks + src; }
+  GDA4J_MOE_FN int32_t dispatch_tail(int c, int src) const { return (2 * channels + c) * nranks + src; }
+  GDA4J_MOE_FN int32_t dispatch_credit(int c, int dst) const { return (3 * channels + c) * nranks + dst; }
+  GDA4J_MOE_FN int32_t combine_tail(int c, int src) const { return (4 * channels + c) * nranks + src; }
+  GDA4J_MOE_FN int32_t combine_credit(int c, int dst) const { return (5 * channels + c) * nranks + dst; }
+};
+
+// Channel state words in device memory (u64, cumulative over calls): which * (C * N) + c * N + peer.
+constexpr int32_t STATE_DISPATCH_SENT = 0;
+constexpr int32_t STATE_DISPATCH_CONSUMED = 1;
+constexpr int32_t STATE_COMBINE_SENT = 2;
+constexpr int32_t STATE_COMBINE_CONSUMED = 3;
+
+// Layout status: 0, or the first bad entry: token * top_k + slot + 1 in the low word, the value in the high word.
+
+}  // namespace moe
+}  // namespace gda4j

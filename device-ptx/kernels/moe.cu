@@ -1,0 +1,361 @@
+// MoE expert parallelism for large batches (io.gda4j.moe): layout, dispatch and combine. One thread block per
+// channel (a contiguous range of every rank's tokens); all blocks of all ranks must be resident at once, since they
+// wait for each other (MoeBuffer checks the grid against the GPU). gda4j/moe/moe.cuh has the channel protocol,
+// gda4j/moe/params.cuh the parameter block.
+#include <gda4j/gda4j.cuh>
+#include <gda4j/moe/moe.cuh>
+
+using namespace gda4j;
+using namespace gda4j::moe;
+
+// Zeroes n 32-bit words (counters the next kernel adds to).
+extern "C" __global__ void gda4j_moe_zero(int32_t* p, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = 0;
+}
+
+// Layout of this rank's top-k (num_tokens x top_k, int64, -1 = none). Grid: num_channels blocks. Writes, per token
+// and rank, the token's slot in its channel's stream to that rank (-1: not sent), per (channel, rank) counts, tokens
+// per rank and per expert (tokens_per_* zeroed before), and in layout_status the first entry outside
+// [-1, num_experts) as (token * top_k + slot + 1).
+extern "C" __global__ void __launch_bounds__(128) gda4j_moe_layout(const MoeParams* prm, const int64_t* topk,
+                                                                    int num_tokens) {
+  const int c = blockIdx.x;
+  const int n = prm->nranks, k = prm->top_k, experts = prm->num_experts, local = prm->num_local_experts;
+  const int t0 = channel_start(num_tokens, prm->num_channels, c);
+  const int t1 = channel_end(num_tokens, prm->num_channels, c);
+  int32_t* per_expert = reinterpret_cast<int32_t*>(prm->tokens_per_expert);
+  for (int i = t0 * k + threadIdx.x; i < t1 * k; i += blockDim.x) {
+    const int64_t e = topk[i];
+    if (e == -1) continue;
+    if (e < -1 || e >= experts) {
+      atomicCAS(reinterpret_cast<unsigned long long*>(prm->layout_status), 0ull, (unsigned long long)i + 1);
+      continue;
+    }
+    atomicAdd(per_expert + e, 1);
+  }
+  for (int r = threadIdx.x; r < n; r += blockDim.x) {
+    int32_t count = 0;
+    int32_t* slot = reinterpret_cast<int32_t*>(prm->token_slot);
+    for (int t = t0; t < t1; ++t) {
+      bool in = false;
+      for (int j = 0; j < k; ++j) {
+        const int64_t e = topk[(int64_t)t * k + j];
+        in |= e >= 0 && e < experts && e / local == r;
+      }
+      slot[(int64_t)t * n + r] = in ? count++ : -1;
+    }
+    reinterpret_cast<int32_t*>(prm->channel_count)[c * n + r] = count;
+    atomicAdd(reinterpret_cast<int32_t*>(prm->tokens_per_rank) + r, count);
+  }
+}
+
+namespace {
+
+__device__ __forceinline__ ChannelSender make_sender(const DeviceView* view, const MoeParams* prm, int c, int dest,
+                                                     bool dispatch) {
+  ChannelSender s;
+  const int me = prm->rank, n = prm->nranks;
+  const SignalIndex si = signal_index(prm);
+  s.peer = peer_of(view, dest);
+  s.me = local_of(view);
+  s.prm = prm;
+  s.direct = detail::is_direct(s.peer);
+  s.row_bytes = dispatch ? prm->dispatch_row_bytes : prm->combine_row_bytes;
+  s.ring = prm->ring_tokens;
+  s.chunk = prm->chunk_tokens;
+  const uint64_t ring_bytes = (uint64_t)s.ring * s.row_bytes;
+  s.ring_at_peer = (dispatch ? prm->dispatch_recv_ring : prm->combine_recv_ring) + (uint64_t)(c * n + me) * ring_bytes;
+  s.stage = (dispatch ? prm->dispatch_send_stage : prm->combine_send_stage) + (uint64_t)(c * n + dest) * ring_bytes;
+  s.tail_sig = signal_offset(prm, dispatch ? si.dispatch_tail(c, me) : si.combine_tail(c, me));
+  s.credit_sig = signal_offset(prm, dispatch ? si.dispatch_credit(c, dest) : si.combine_credit(c, dest));
+  s.sent = *state_word(prm, dispatch ? STATE_DISPATCH_SENT : STATE_COMBINE_SENT, c, dest);
+  s.pending = 0;
+  s.credit = 0;
+  return s;
+}
+
+// One warp: this channel's tokens for `dest`, in token order, as dispatch rows (payload, scales, meta).
+__device__ int dispatch_send(const DeviceView* view, const MoeParams* prm, int c, int dest, const char* x,
+                             const float* scales, const int64_t* topk, const float* weights, int num_tokens,
+                             uint64_t call_seq) {
+  const uint32_t lane = detail::lane_id();
+  const int n = prm->nranks, k = prm->top_k, me = prm->rank;
+  ChannelSender s = make_sender(view, prm, c, dest, true);
+  const int32_t count = reinterpret_cast<const int32_t*>(prm->channel_count)[c * n + dest];
+  int st = OK;
+  if (lane == 0) {
+    const uint64_t word = signal_offset(prm, signal_index(prm).dispatch_count((int)(call_seq & 1), c, me));
+    st = signal(s.peer, word, SIGNAL_SET, call_seq << 32 | (uint32_t)count);
+  }
+  st = __shfl_sync(0xffffffffu, st, 0);
+  if (st != OK) return st;
+  const int32_t* slot = reinterpret_cast<const int32_t*>(prm->token_slot);
+  const int t0 = channel_start(num_tokens, prm->num_channels, c);
+  const int t1 = channel_end(num_tokens, prm->num_channels, c);
+  for (int base = t0; base < t1; base += 32) {
+    const int t = base + (int)lane;
+    uint32_t mask = __ballot_sync(0xffffffffu, t < t1 && slot[(int64_t)t * n + dest] >= 0);
+    while (mask != 0) {
+      const int token = base + __ffs(mask) - 1;
+      mask &= mask - 1;
+      char* row;
+      st = s.next_row(&row);
+      if (st != OK) return st;
+      warp_copy16(row, x + (int64_t)token * prm->payload_bytes, prm->payload_bytes, lane);
+      if (prm->scales_per_row > 0) {
+        warp_copy4(row + prm->scales_offset, scales + (int64_t)token * prm->scales_per_row, prm->scales_per_row, lane);
+      }
+      int32_t* meta = reinterpret_cast<int32_t*>(row + prm->meta_offset);
+      if (lane == 0) {
+        meta[0] = token;
+        meta[1] = me;
+      }
+      if (lane < (uint32_t)k) {
+        meta[2 + lane] = (int32_t)topk[(int64_t)token * k + lane];
+        reinterpret_cast<float*>(meta + 2 + k)[lane] = weights[(int64_t)token * k + lane];
+      }
+      s.wrote_row();
+    }
+  }
+  st = s.flush();
+  if (lane == 0) *state_word(prm, STATE_DISPATCH_SENT, c, dest) = s.sent;
+  return st;
+}
+
+// One warp: the rows `src` sends this channel, copied out of the ring to the outputs at their (source, token) place.
+__device__ int dispatch_receive(const DeviceView* view, const MoeParams* prm, int c, int src, uint64_t call_seq) {
+  const uint32_t lane = detail::lane_id();
+  const int n = prm->nranks, channels = prm->num_channels, k = prm->top_k, me = prm->rank;
+  const int local = prm->num_local_experts;
+  const Local l = local_of(view);
+  const SignalIndex si = signal_index(prm);
+  const int parity = (int)(call_seq & 1);
+  const uint64_t want = call_seq << 32;
+  // Every (source, channel) count: this one's output place is after all sources before it and all channels of its
+  // source before it. Counts of a call are SET with the call's sequence in the high word (two buffers by parity:
+  // a peer is at most one call ahead).
+  int64_t base = 0, total = 0;
+  int32_t mine = 0;
+  int failed = 0;
+  for (int i = (int)lane; i < channels * n; i += 32) {
+    const int s2 = i / channels, c2 = i % channels;
+    uint64_t v = 0;
+    const uint64_t sig = signal_offset(prm, si.dispatch_count(parity, c2, s2));
+    const uint64_t start = global_timer_ns();
+    int st = wait_until(l, sig, CMP_GE, want, &v);
+    atomicAdd(reinterpret_cast<unsigned long long*>(prm->wait_ns) + s2, (unsigned long long)(global_timer_ns() - start));
+    if (st != OK) failed = 1;
+    const int32_t cnt = (int32_t)(uint32_t)v;
+    total += cnt;
+    if (s2 < src || (s2 == src && c2 < c)) base += cnt;
+    if (s2 == src && c2 == c) mine = cnt;
+  }
+  if (__any_sync(0xffffffffu, failed)) return ERR_TIMEOUT;
+  for (int o = 16; o > 0; o >>= 1) {
+    base += __shfl_xor_sync(0xffffffffu, base, o);
+    total += __shfl_xor_sync(0xffffffffu, total, o);
+    mine += __shfl_xor_sync(0xffffffffu, mine, o);
+  }
+  if (lane == 0) {
+    reinterpret_cast<int32_t*>(prm->recv_channel_offset)[c * n + src] = (int32_t)base;
+    reinterpret_cast<int32_t*>(prm->recv_channel_count)[c * n + src] = mine;
+    if (c == 0 && src == 0) *reinterpret_cast<int32_t*>(prm->recv_total) = (int32_t)total;
+  }
+  const Peer sender = peer_of(view, src);
+  const uint32_t row_bytes = prm->dispatch_row_bytes;
+  const uint32_t ring = prm->ring_tokens;
+  const char* ring_base = l.heap + prm->dispatch_recv_ring + (uint64_t)(c * n + src) * ring * row_bytes;
+  const uint64_t tail_sig = signal_offset(prm, si.dispatch_tail(c, src));
+  const uint64_t credit_sig = signal_offset(prm, si.dispatch_credit(c, me));
+  uint64_t* consumed_word = state_word(prm, STATE_DISPATCH_CONSUMED, c, src);
+  uint64_t head = *consumed_word;
+  char* out_x = reinterpret_cast<char*>(prm->recv_x);
+  float* out_scales = reinterpret_cast<float*>(prm->recv_scales);
+  int32_t* out_idx = reinterpret_cast<int32_t*>(prm->recv_topk_idx);
+  float* out_w = reinterpret_cast<float*>(prm->recv_topk_weights);
+  int32_t* out_src = reinterpret_cast<int32_t*>(prm->recv_src);
+  int32_t* expert_counts = reinterpret_cast<int32_t*>(prm->local_expert_counts);
+  int32_t done = 0;
+  while (done < mine) {
+    uint64_t tail;
+    int st = warp_wait_counter(l, prm, tail_sig, head + 1, src, &tail);
+    if (st != OK) return st;
+    const uint32_t avail = (uint32_t)min((uint64_t)(mine - done), tail - head);
+    for (uint32_t j = 0; j < avail; ++j) {
+      const char* row = ring_base + ((head + j) % ring) * row_bytes;
+      const int64_t at = base + done + j;
+      warp_copy16(out_x + at * prm->payload_bytes, row, prm->payload_bytes, lane);
+      if (prm->scales_per_row > 0) {
+        warp_copy4(out_scales + at * prm->scales_per_row, row + prm->scales_offset, prm->scales_per_row, lane);
+      }
+      const int32_t* meta = reinterpret_cast<const int32_t*>(row + prm->meta_offset);
+      if (lane == 0) {
+        out_src[2 * at] = meta[1];
+        out_src[2 * at + 1] = meta[0];
+      }
+      if (lane < (uint32_t)k) {
+        const int32_t e = meta[2 + lane];
+        const bool here = e >= 0 && e / local == me;
+        out_idx[at * k + lane] = here ? e - me * local : -1;
+        out_w[at * k + lane] = here ? reinterpret_cast<const float*>(meta + 2 + k)[lane] : 0.0f;
+        if (here) atomicAdd(expert_counts + (e - me * local), 1);
+      }
+    }
+    __syncwarp();
+    if (lane == 0) st = grant(sender, credit_sig, avail);
+    st = __shfl_sync(0xffffffffu, st, 0);
+    if (st != OK) return st;
+    head += avail;
+    done += (int32_t)avail;
+  }
+  if (lane == 0) *consumed_word = head;
+  return OK;
+}
+
+}  // namespace
+
+// Dispatch. Grid: num_channels blocks of 64 * nranks threads: warp r sends this channel's tokens to rank r, warp
+// nranks + s receives what rank s sends in this channel. local_expert_counts is zeroed before (gda4j_moe_zero).
+// `call_seq` counts this rank's dispatches from 1; every rank's n-th dispatch uses n.
+extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_dispatch(const DeviceView* view, const MoeParams* prm,
+                                                                       const char* x, const float* scales,
+                                                                       const int64_t* topk, const float* weights,
+                                                                       int num_tokens, uint64_t call_seq) {
+  const int warp = threadIdx.x / 32;
+  const int n = prm->nranks;
+  if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
+  if (warp < n) {
+    dispatch_send(view, prm, blockIdx.x, warp, x, scales, topk, weights, num_tokens, call_seq);
+  } else if (warp < 2 * n) {
+    dispatch_receive(view, prm, blockIdx.x, warp - n, call_seq);
+  }
+}
+
+namespace {
+
+// One warp: the rows this rank received from `dest` in this channel (contiguous in y), sent back in order.
+__device__ int combine_send(const DeviceView* view, const MoeParams* prm, int c, int dest, const uint16_t* y) {
+  const uint32_t lane = detail::lane_id();
+  const int n = prm->nranks;
+  ChannelSender s = make_sender(view, prm, c, dest, false);
+  const int32_t first = reinterpret_cast<const int32_t*>(prm->recv_channel_offset)[c * n + dest];
+  const int32_t count = reinterpret_cast<const int32_t*>(prm->recv_channel_count)[c * n + dest];
+  int st = OK;
+  for (int32_t i = 0; i < count; ++i) {
+    char* row;
+    st = s.next_row(&row);
+    if (st != OK) return st;
+    warp_copy16(row, y + (int64_t)(first + i) * prm->hidden, prm->combine_row_bytes, lane);
+    s.wrote_row();
+  }
+  st = s.flush();
+  if (lane == 0) *state_word(prm, STATE_COMBINE_SENT, c, dest) = s.sent;
+  return st;
+}
+
+__device__ __forceinline__ void receivers_barrier(int warps) {
+  asm volatile("bar.sync 1, %0;" ::"r"(warps * 32) : "memory");
+}
+
+// The combine_warps receiving warps of a block: each reduces one token at a time, summing its rows over the ranks in
+// increasing rank order in FP32 (acc = +0.0, then acc += row[r]) and rounding once to BF16: the order
+// io.gda4j.moe.MoeReference documents, so the result does not depend on which row arrived first.
+__device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int c, int wi, int num_tokens,
+                               uint16_t* out) {
+  constexpr int MAX_RANKS = 16;
+  __shared__ int32_t consumed[MAX_RANKS];
+  __shared__ int failed;
+  const uint32_t lane = detail::lane_id();
+  const int n = prm->nranks, warps = prm->combine_warps, hidden = prm->hidden, me = prm->rank;
+  const uint32_t ring = prm->ring_tokens, row_bytes = prm->combine_row_bytes;
+  const Local l = local_of(view);
+  const SignalIndex si = signal_index(prm);
+  if (wi == 0 && lane < (uint32_t)n) consumed[lane] = 0;
+  if (wi == 0 && lane == 0) failed = 0;
+  receivers_barrier(warps);
+  const int t0 = channel_start(num_tokens, prm->num_channels, c);
+  const int t1 = channel_end(num_tokens, prm->num_channels, c);
+  const int32_t* slots = reinterpret_cast<const int32_t*>(prm->token_slot);
+  int32_t granted = 0;  // by thread (wi 0, lane r): rows of rank r granted back so far
+  const int rounds = (t1 - t0 + warps - 1) / warps;
+  for (int round = 0; round < rounds; ++round) {
+    const int t = t0 + round * warps + wi;
+    if (t < t1 && failed == 0) {
+      int st = OK;
+      for (int r = 0; r < n && st == OK; ++r) {
+        const int32_t slot = slots[(int64_t)t * n + r];
+        if (slot < 0) continue;
+        const uint64_t head = *state_word(prm, STATE_COMBINE_CONSUMED, c, r);
+        uint64_t tail;
+        st = warp_wait_counter(l, prm, signal_offset(prm, si.combine_tail(c, r)), head + slot + 1, r, &tail);
+      }
+      if (st != OK) {
+        if (lane == 0) failed = 1;
+      } else {
+        for (int h = (int)lane * 8; h < hidden; h += 256) {
+          float acc[8];
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[e] = 0.0f;
+          for (int r = 0; r < n; ++r) {
+            const int32_t slot = slots[(int64_t)t * n + r];
+            if (slot < 0) continue;
+            const uint64_t head = *state_word(prm, STATE_COMBINE_CONSUMED, c, r);
+            const char* row = l.heap + prm->combine_recv_ring + (uint64_t)(c * n + r) * ring * row_bytes +
+                              ((head + slot) % ring) * row_bytes;
+            const uint4 v = *reinterpret_cast<const uint4*>(row + 2 * (uint64_t)h);
+            const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              acc[2 * e] += bf16_to_float((uint16_t)(w[e] & 0xffff));
+              acc[2 * e + 1] += bf16_to_float((uint16_t)(w[e] >> 16));
+            }
+          }
+          uint4 o;
+          o.x = float_to_bf16(acc[0]) | (uint32_t)float_to_bf16(acc[1]) << 16;
+          o.y = float_to_bf16(acc[2]) | (uint32_t)float_to_bf16(acc[3]) << 16;
+          o.z = float_to_bf16(acc[4]) | (uint32_t)float_to_bf16(acc[5]) << 16;
+          o.w = float_to_bf16(acc[6]) | (uint32_t)float_to_bf16(acc[7]) << 16;
+          *reinterpret_cast<uint4*>(out + (int64_t)t * hidden + h) = o;
+        }
+        __syncwarp();
+        if (lane < (uint32_t)n && slots[(int64_t)t * n + lane] >= 0) atomicAdd(&consumed[lane], 1);
+      }
+    }
+    receivers_barrier(warps);
+    if (wi == 0 && lane < (uint32_t)n && failed == 0) {
+      const int32_t now = *reinterpret_cast<volatile int32_t*>(&consumed[lane]);
+      if (now > granted) {
+        if (grant(peer_of(view, (int)lane), signal_offset(prm, si.combine_credit(c, me)), now - granted) != OK) {
+          failed = 1;
+        }
+        granted = now;
+      }
+    }
+  }
+  receivers_barrier(warps);
+  if (failed != 0) return ERR_TIMEOUT;
+  if (wi == 0 && lane < (uint32_t)n) {
+    const int32_t now = consumed[lane];
+    if (now > granted) grant(peer_of(view, (int)lane), signal_offset(prm, si.combine_credit(c, me)), now - granted);
+    *state_word(prm, STATE_COMBINE_CONSUMED, c, lane) += reinterpret_cast<const int32_t*>(prm->channel_count)[c * n + lane];
+  }
+  return OK;
+}
+
+}  // namespace
+
+// Combine. Grid: num_channels blocks of 32 * (nranks + combine_warps) threads: warp r returns to rank r the rows
+// this rank received from it in this channel (y, BF16, in dispatch's output order), the other warps reduce this
+// rank's tokens of the channel into `out` (num_tokens x hidden BF16). Needs the layout and the dispatch before it.
+extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_combine(const DeviceView* view, const MoeParams* prm,
+                                                                      const uint16_t* y, uint16_t* out,
+                                                                      int num_tokens) {
+  const int warp = threadIdx.x / 32;
+  const int n = prm->nranks;
+  if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
+  if (warp < n) {
+    combine_send(view, prm, blockIdx.x, warp, y);
+  } else if (warp < n + prm->combine_warps) {
+    combine_receive(view, prm, blockIdx.x, warp - n, num_tokens, out);
+  }
+}

@@ -1,0 +1,159 @@
+package io.gda4j.moe;
+
+import io.gda4j.cuda.CudaDevice;
+import io.gda4j.world.HeapBuffer;
+import io.gda4j.world.Rank;
+import io.gda4j.world.World;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Expert-parallel dispatch and combine for a world: the rings and counters in the symmetric heap, and per local rank
+ * its layout, channel state and output tensors in device memory. Everything is allocated and the kernels are loaded
+ * here, so the calls only launch kernels (ranks that share a GPU may not allocate or load while a kernel on it runs;
+ * see io.gda4j.world). Use one {@link MoeRank} per rank this process drives:
+ *
+ * <pre>{@code
+ * try (MoeBuffer moe = MoeBuffer.create(world, config)) {
+ *     for (Rank r : world.localRanks()) handles[r.rank()] = moe.rank(r.rank()).layout(topk[r.rank()]);
+ *     for (Rank r : world.localRanks()) out[r.rank()] = moe.rank(r.rank()).dispatch(x, null, topk, w, handles[r.rank()]);
+ *     ...
+ * }
+ * }</pre>
+ * Every rank must make the same sequence of dispatch and combine calls. The heap region stays reserved after
+ * {@link #close()} (the symmetric heap is a bump allocator); the device memory is freed.
+ */
+public final class MoeBuffer implements AutoCloseable {
+    /** The PTX module of the MoE kernels ({@code device-ptx/kernels/moe.cu}). */
+    public static final String MODULE = "moe";
+
+    private final World world;
+    private final MoeConfig config;
+    private final MoeSizing sizing;
+    private final HeapBuffer region;
+    private final Map<Integer, MoeRank> ranks = new HashMap<>();
+    private boolean closed;
+
+    private MoeBuffer(World world, MoeConfig config) {
+        this.world = world;
+        this.config = config;
+        this.sizing = config.sizing(world.size());
+        checkResidency(world, config);
+        world.loadModules(MODULE);
+        this.region = world.heap().allocate(sizing.heapBytes());
+        List<MoeRank> made = new ArrayList<>();
+        try {
+            for (Rank r : world.localRanks()) {
+                r.fillHeap(region.offset(), region.sizeBytes(), (byte) 0);
+                MoeRank m = new MoeRank(this, r);
+                made.add(m);
+                ranks.put(r.rank(), m);
+            }
+        } catch (RuntimeException e) {
+            for (MoeRank m : made) {
+                m.close();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Sizes and allocates the buffers of {@code config} in {@code world} (heap: {@link MoeSizing#heapBytes()} per
+     * rank), and loads the kernels. Call it before launching kernels that wait for each other.
+     *
+     * @throws IllegalArgumentException when the config does not fit the world (sizes, experts per rank, or more
+     *                                  blocks than can run at once on a GPU)
+     * @throws IllegalStateException    when the symmetric heap is too small (the message says how to raise it)
+     */
+    public static MoeBuffer create(World world, MoeConfig config) {
+        return new MoeBuffer(world, config);
+    }
+
+    /**
+     * The kernels of all ranks wait for each other, so every block of every rank on a GPU must be resident at once:
+     * refuse a grid that might not be (one block per SM at worst; with 1024-thread blocks that is what fits).
+     */
+    private static void checkResidency(World world, MoeConfig config) {
+        Map<Integer, Integer> perGpu = new HashMap<>();
+        Map<Integer, CudaDevice> devices = new HashMap<>();
+        for (Rank r : world.localRanks()) {
+            perGpu.merge(r.device().ordinal(), 1, Integer::sum);
+            devices.put(r.device().ordinal(), r.device());
+        }
+        for (Map.Entry<Integer, Integer> e : perGpu.entrySet()) {
+            int sms = devices.get(e.getKey()).multiprocessorCount();
+            long blocks = (long) e.getValue() * config.numChannels();
+            if (blocks > sms) {
+                throw new IllegalArgumentException("MoeConfig numChannels (" + config.numChannels() + ") x " + e.getValue()
+                        + " ranks on GPU " + e.getKey() + " = " + blocks + " blocks, more than its " + sms
+                        + " SMs can hold at once; their kernels wait for each other, so lower numChannels");
+            }
+        }
+    }
+
+    public World world() {
+        return world;
+    }
+
+    public MoeConfig config() {
+        return config;
+    }
+
+    public MoeSizing sizing() {
+        return sizing;
+    }
+
+    /** The heap region holding the rings and counters (the same offset on every rank). */
+    public HeapBuffer heapRegion() {
+        return region;
+    }
+
+    /** The calls of local rank {@code rank}. */
+    public MoeRank rank(int rank) {
+        MoeRank m = ranks.get(rank);
+        if (m == null) {
+            throw new IllegalArgumentException("rank " + rank + " is not driven by this process (world of " + world.size()
+                    + " ranks)");
+        }
+        if (closed) {
+            throw new IllegalStateException("this MoeBuffer is closed");
+        }
+        return m;
+    }
+
+    /**
+     * Throws the first device error of the world; a wait that timed out in a MoE kernel becomes a
+     * {@link MoeTimeoutException} naming the rank, the peer, the channel and the counter.
+     */
+    public void checkErrors() {
+        try {
+            world.checkErrors();
+        } catch (io.gda4j.world.DeviceWaitTimeoutException e) {
+            var rec = e.record();
+            MoeSizing.SignalWord w = rec == null ? null
+                    : sizing.signalWord(rec.offset() - region.offset() - sizing.signals());
+            if (w == null) {
+                throw e;
+            }
+            throw new MoeTimeoutException("rank " + rec.rank() + " waited for rank " + w.peer() + ": its " + w.counter()
+                    + " in channel " + w.channel() + " stayed at " + rec.seen() + ", expected at least " + rec.expected()
+                    + " after " + rec.elapsedNanos() / 1_000_000 + " ms; rank " + w.peer() + " is slow, failed, or never"
+                    + " joined this call (every rank must make the same dispatch/combine calls). " + e.getMessage(),
+                    rec.rank(), w.peer(), e);
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (MoeRank m : ranks.values()) {
+            m.close();
+        }
+    }
+}

@@ -1,0 +1,215 @@
+package io.gda4j.moe;
+
+import java.util.Objects;
+
+/**
+ * What a {@link MoeBuffer} is sized for: the hidden size and element type of the dispatched rows, the most tokens a
+ * rank sends in one call, the experts and top-k, and how the kernels split the work (channels = thread blocks per
+ * rank; ring and chunk sizes in tokens). Immutable; make one with {@link #builder()}.
+ *
+ * <p>{@link #sizing(int)} says what a world of a given size needs (heap bytes per rank, device bytes per rank) and
+ * refuses a configuration whose sizes overflow any index type the kernels use, naming the field.
+ */
+public final class MoeConfig {
+    /** Channels (FP32 scales) per scale of an FP8 row: DeepEP's per-128-channel quantisation. */
+    public static final int FP8_SCALE_BLOCK = 128;
+    /** The most experts a token may be routed to: one lane of a warp per top-k slot. */
+    public static final int MAX_TOP_K = 32;
+    /** The most ranks: a block has one sender and one receiver warp per rank (1024 threads). */
+    public static final int MAX_RANKS = 16;
+
+    private final int hidden;
+    private final ElementType dtype;
+    private final int maxTokensPerRank;
+    private final int numExperts;
+    private final int topK;
+    private final int numChannels;
+    private final int chunkTokens;
+    private final int ringTokens;
+    private final int combineWarps;
+
+    private MoeConfig(Builder b) {
+        this.hidden = b.hidden;
+        this.dtype = Objects.requireNonNull(b.dtype, "dtype");
+        this.maxTokensPerRank = b.maxTokensPerRank;
+        this.numExperts = b.numExperts;
+        this.topK = b.topK;
+        this.numChannels = b.numChannels;
+        this.chunkTokens = b.chunkTokens;
+        this.ringTokens = b.ringTokens;
+        this.combineWarps = b.combineWarps;
+        positive("hidden", hidden);
+        positive("maxTokensPerRank", maxTokensPerRank);
+        positive("numExperts", numExperts);
+        positive("numChannels", numChannels);
+        positive("chunkTokens", chunkTokens);
+        positive("ringTokens", ringTokens);
+        positive("combineWarps", combineWarps);
+        if (dtype != ElementType.BF16 && dtype != ElementType.FP8_E4M3) {
+            throw new IllegalArgumentException("MoeConfig dtype must be BF16 or FP8_E4M3, got " + dtype);
+        }
+        if (hidden % FP8_SCALE_BLOCK != 0) {
+            throw new IllegalArgumentException("MoeConfig hidden must be a multiple of " + FP8_SCALE_BLOCK
+                    + " (rows move as 16-byte vectors and FP8 scales cover 128 channels), got " + hidden);
+        }
+        if (topK < 1 || topK > MAX_TOP_K || topK > numExperts) {
+            throw new IllegalArgumentException("MoeConfig topK must be in 1.." + Math.min(MAX_TOP_K, numExperts)
+                    + " (at most numExperts and " + MAX_TOP_K + "), got " + topK);
+        }
+        if (chunkTokens > ringTokens) {
+            throw new IllegalArgumentException("MoeConfig chunkTokens (" + chunkTokens + ") must not exceed ringTokens ("
+                    + ringTokens + "): a chunk has to fit in the receiver's ring");
+        }
+        if (combineWarps > ringTokens) {
+            throw new IllegalArgumentException("MoeConfig combineWarps (" + combineWarps + ") must not exceed ringTokens ("
+                    + ringTokens + "): a combine round reads one row per warp from each ring before it grants credits");
+        }
+        if (combineWarps + MAX_RANKS > 32) {
+            throw new IllegalArgumentException("MoeConfig combineWarps must be at most " + (32 - MAX_RANKS)
+                    + " (a block holds 32 warps, " + MAX_RANKS + " of them senders), got " + combineWarps);
+        }
+    }
+
+    private static void positive(String field, int value) {
+        if (value <= 0) {
+            throw new IllegalArgumentException("MoeConfig " + field + " must be > 0, got " + value);
+        }
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** DeepEP's benchmark configuration: 4096 tokens per rank, hidden 7168, top-8 of 256 experts, BF16. */
+    public static Builder deepEpBuilder() {
+        return builder().hidden(7168).dtype(ElementType.BF16).maxTokensPerRank(4096).numExperts(256).topK(8);
+    }
+
+    public Builder toBuilder() {
+        return new Builder().hidden(hidden).dtype(dtype).maxTokensPerRank(maxTokensPerRank).numExperts(numExperts)
+                .topK(topK).numChannels(numChannels).chunkTokens(chunkTokens).ringTokens(ringTokens)
+                .combineWarps(combineWarps);
+    }
+
+    public int hidden() {
+        return hidden;
+    }
+
+    public ElementType dtype() {
+        return dtype;
+    }
+
+    public int maxTokensPerRank() {
+        return maxTokensPerRank;
+    }
+
+    public int numExperts() {
+        return numExperts;
+    }
+
+    public int topK() {
+        return topK;
+    }
+
+    /** Thread blocks per rank, one per channel (a contiguous range of each rank's tokens). */
+    public int numChannels() {
+        return numChannels;
+    }
+
+    /** The most rows one put carries over proxy/ibgda, and one tail signal announces. */
+    public int chunkTokens() {
+        return chunkTokens;
+    }
+
+    /** Rows of the receiver's ring per (channel, peer): the most rows a sender has in flight to it. */
+    public int ringTokens() {
+        return ringTokens;
+    }
+
+    /** Warps of a combine block that reduce tokens (each one token at a time). */
+    public int combineWarps() {
+        return combineWarps;
+    }
+
+    /** Experts held by each rank: experts are split evenly, rank r holds [r * n, (r + 1) * n). */
+    public int numLocalExperts(int worldSize) {
+        return numExperts / worldSize;
+    }
+
+    /**
+     * What a world of {@code worldSize} ranks needs. Throws IllegalArgumentException when the experts do not split
+     * evenly over the ranks, or when a size overflows the type the kernels index it with (the message names it).
+     */
+    public MoeSizing sizing(int worldSize) {
+        return new MoeSizing(this, worldSize);
+    }
+
+    @Override
+    public String toString() {
+        return "MoeConfig{hidden=" + hidden + ", dtype=" + dtype + ", maxTokensPerRank=" + maxTokensPerRank
+                + ", numExperts=" + numExperts + ", topK=" + topK + ", numChannels=" + numChannels + ", chunkTokens="
+                + chunkTokens + ", ringTokens=" + ringTokens + ", combineWarps=" + combineWarps + "}";
+    }
+
+    /** Defaults: BF16, 8 channels, chunks of 16 rows, rings of 64 rows, 8 combine warps. */
+    public static final class Builder {
+        private int hidden;
+        private ElementType dtype = ElementType.BF16;
+        private int maxTokensPerRank;
+        private int numExperts;
+        private int topK;
+        private int numChannels = 8;
+        private int chunkTokens = 16;
+        private int ringTokens = 64;
+        private int combineWarps = 8;
+
+        public Builder hidden(int v) {
+            hidden = v;
+            return this;
+        }
+
+        public Builder dtype(ElementType v) {
+            dtype = v;
+            return this;
+        }
+
+        public Builder maxTokensPerRank(int v) {
+            maxTokensPerRank = v;
+            return this;
+        }
+
+        public Builder numExperts(int v) {
+            numExperts = v;
+            return this;
+        }
+
+        public Builder topK(int v) {
+            topK = v;
+            return this;
+        }
+
+        public Builder numChannels(int v) {
+            numChannels = v;
+            return this;
+        }
+
+        public Builder chunkTokens(int v) {
+            chunkTokens = v;
+            return this;
+        }
+
+        public Builder ringTokens(int v) {
+            ringTokens = v;
+            return this;
+        }
+
+        public Builder combineWarps(int v) {
+            combineWarps = v;
+            return this;
+        }
+
+        public MoeConfig build() {
+            return new MoeConfig(this);
+        }
+    }
+}

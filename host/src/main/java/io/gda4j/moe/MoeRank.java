@@ -1,0 +1,353 @@
+package io.gda4j.moe;
+
+import io.gda4j.cuda.CudaEvent;
+import io.gda4j.cuda.CudaStream;
+import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.cuda.DevicePointer;
+import io.gda4j.cuda.Kernel;
+import io.gda4j.cuda.KernelArgs;
+import io.gda4j.cuda.MappedHostMemory;
+import io.gda4j.world.Rank;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * One rank's MoE calls, queued on the rank's stream: {@link #layout}, {@link #dispatch}, {@link #combine}. Inputs are
+ * checked on the host before anything is launched; outputs live in the {@link MoeBuffer} (valid until the next call
+ * of the same kind on this rank). {@link #lastEvent()} is recorded after each dispatch and combine, for other streams
+ * to wait on. Host reads (layout's check, the counts) copy through pinned memory on the rank's stream, so they wait
+ * for this rank's work only.
+ */
+public final class MoeRank implements AutoCloseable {
+    private static final int READBACK_BYTES = 1 << 20;
+    private static final int LAYOUT_THREADS = 128;
+
+    private final MoeBuffer buffer;
+    private final Rank rank;
+    private final MoeSizing s;
+    private final DeviceMemory memory;
+    private final MappedHostMemory readback;
+    private final CudaEvent done;
+    private final Kernel zero;
+    private final Kernel layoutKernel;
+    private final Kernel dispatchKernel;
+    private final Kernel combineKernel;
+    private long layoutGeneration;
+    private long dispatchGeneration;
+    private long dispatchSeq;
+
+    MoeRank(MoeBuffer buffer, Rank rank) {
+        this.buffer = buffer;
+        this.rank = rank;
+        this.s = buffer.sizing();
+        this.zero = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_zero");
+        this.layoutKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_layout");
+        this.dispatchKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_dispatch");
+        this.combineKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_combine");
+        for (int threads : new int[] {dispatchThreads(), combineThreads()}) {
+            int max = Math.min(dispatchKernel.maxThreadsPerBlock(), combineKernel.maxThreadsPerBlock());
+            if (threads > max) {
+                throw new IllegalArgumentException("MoE blocks of " + threads + " threads exceed the kernels' limit of " + max
+                        + " on " + rank.device() + "; use fewer combineWarps");
+            }
+        }
+        DeviceMemory m = rank.context().allocate(s.deviceBytes());
+        MappedHostMemory rb = null;
+        CudaEvent ev = null;
+        try {
+            m.fill((byte) 0);
+            rb = rank.context().allocateMappedHost(READBACK_BYTES);
+            ev = rank.context().createEvent();
+            m.copyFromHost(s.params(), params(m.address()));
+        } catch (RuntimeException e) {
+            if (ev != null) {
+                ev.close();
+            }
+            if (rb != null) {
+                rb.close();
+            }
+            m.close();
+            throw e;
+        }
+        this.memory = m;
+        this.readback = rb;
+        this.done = ev;
+    }
+
+    private int dispatchThreads() {
+        return 64 * s.worldSize();
+    }
+
+    private int combineThreads() {
+        return 32 * (s.worldSize() + s.config().combineWarps());
+    }
+
+    private ByteBuffer params(long base) {
+        MoeConfig c = s.config();
+        long heap = buffer.heapRegion().offset();
+        ByteBuffer b = ByteBuffer.allocateDirect(MoeParamsDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        b.putInt(MoeParamsDescriptor.MAGIC_OFFSET, MoeParamsDescriptor.PARAMS_MAGIC);
+        b.putInt(MoeParamsDescriptor.NRANKS_OFFSET, s.worldSize());
+        b.putInt(MoeParamsDescriptor.RANK_OFFSET, rank.rank());
+        b.putInt(MoeParamsDescriptor.HIDDEN_OFFSET, c.hidden());
+        b.putInt(MoeParamsDescriptor.DTYPE_OFFSET, c.dtype().code());
+        b.putInt(MoeParamsDescriptor.TOP_K_OFFSET, c.topK());
+        b.putInt(MoeParamsDescriptor.NUM_EXPERTS_OFFSET, c.numExperts());
+        b.putInt(MoeParamsDescriptor.NUM_LOCAL_EXPERTS_OFFSET, s.numLocalExperts());
+        b.putInt(MoeParamsDescriptor.NUM_CHANNELS_OFFSET, c.numChannels());
+        b.putInt(MoeParamsDescriptor.MAX_TOKENS_OFFSET, c.maxTokensPerRank());
+        b.putInt(MoeParamsDescriptor.CHUNK_TOKENS_OFFSET, c.chunkTokens());
+        b.putInt(MoeParamsDescriptor.RING_TOKENS_OFFSET, c.ringTokens());
+        b.putInt(MoeParamsDescriptor.PAYLOAD_BYTES_OFFSET, s.payloadBytes());
+        b.putInt(MoeParamsDescriptor.SCALES_PER_ROW_OFFSET, s.scalesPerRow());
+        b.putInt(MoeParamsDescriptor.SCALES_OFFSET_OFFSET, s.scalesOffset());
+        b.putInt(MoeParamsDescriptor.META_OFFSET_OFFSET, s.metaOffset());
+        b.putInt(MoeParamsDescriptor.DISPATCH_ROW_BYTES_OFFSET, s.dispatchRowBytes());
+        b.putInt(MoeParamsDescriptor.COMBINE_ROW_BYTES_OFFSET, s.combineRowBytes());
+        b.putInt(MoeParamsDescriptor.COMBINE_WARPS_OFFSET, c.combineWarps());
+        b.putLong(MoeParamsDescriptor.DISPATCH_RECV_RING_OFFSET, heap + s.dispatchRecvRing());
+        b.putLong(MoeParamsDescriptor.DISPATCH_SEND_STAGE_OFFSET, heap + s.dispatchSendStage());
+        b.putLong(MoeParamsDescriptor.COMBINE_RECV_RING_OFFSET, heap + s.combineRecvRing());
+        b.putLong(MoeParamsDescriptor.COMBINE_SEND_STAGE_OFFSET, heap + s.combineSendStage());
+        b.putLong(MoeParamsDescriptor.SIGNALS_OFFSET, heap + s.signals());
+        b.putLong(MoeParamsDescriptor.TOKEN_SLOT_OFFSET, base + s.tokenSlot());
+        b.putLong(MoeParamsDescriptor.CHANNEL_COUNT_OFFSET, base + s.channelCount());
+        b.putLong(MoeParamsDescriptor.TOKENS_PER_RANK_OFFSET, base + s.tokensPerRank());
+        b.putLong(MoeParamsDescriptor.TOKENS_PER_EXPERT_OFFSET, base + s.tokensPerExpert());
+        b.putLong(MoeParamsDescriptor.LAYOUT_STATUS_OFFSET, base + s.layoutStatus());
+        b.putLong(MoeParamsDescriptor.STATE_OFFSET, base + s.state());
+        b.putLong(MoeParamsDescriptor.WAIT_NS_OFFSET, base + s.waitNanos());
+        b.putLong(MoeParamsDescriptor.RECV_CHANNEL_OFFSET_OFFSET, base + s.recvChannelOffset());
+        b.putLong(MoeParamsDescriptor.RECV_CHANNEL_COUNT_OFFSET, base + s.recvChannelCount());
+        b.putLong(MoeParamsDescriptor.RECV_TOTAL_OFFSET, base + s.recvTotal());
+        b.putLong(MoeParamsDescriptor.LOCAL_EXPERT_COUNTS_OFFSET, base + s.localExpertCounts());
+        b.putLong(MoeParamsDescriptor.RECV_X_OFFSET, base + s.recvX());
+        b.putLong(MoeParamsDescriptor.RECV_SCALES_OFFSET, base + s.recvScales());
+        b.putLong(MoeParamsDescriptor.RECV_TOPK_IDX_OFFSET, base + s.recvTopkIdx());
+        b.putLong(MoeParamsDescriptor.RECV_TOPK_WEIGHTS_OFFSET, base + s.recvTopkWeights());
+        b.putLong(MoeParamsDescriptor.RECV_SRC_OFFSET, base + s.recvSrc());
+        b.putLong(MoeParamsDescriptor.COMBINED_OFFSET, base + s.combined());
+        return b;
+    }
+
+    public Rank rank() {
+        return rank;
+    }
+
+    public CudaStream stream() {
+        return rank.stream();
+    }
+
+    /** Recorded after the last dispatch or combine queued on this rank. */
+    public CudaEvent lastEvent() {
+        return done;
+    }
+
+    private DevicePointer at(long offset) {
+        return memory.pointer().plusBytes(offset);
+    }
+
+    private void zero(long offset, int words) {
+        if (words > 0) {
+            zero.launch(Math.max(1, Math.min(64, (words + 255) / 256)), 256, 0, rank.stream(),
+                    KernelArgs.create().pointer(at(offset)).i32(words));
+        }
+    }
+
+    /**
+     * The layout of this rank's top-k ({@code numTokens x topK} INT64, -1 = no expert), on the GPU. Waits for it (the
+     * step's one host synchronisation) and throws on an expert index outside [-1, numExperts) before any dispatch
+     * can use it.
+     */
+    public synchronized MoeHandle layout(DeviceTensor topkIdx) {
+        MoeConfig c = s.config();
+        topkIdx.require("topkIdx", ElementType.INT64, -1, c.topK());
+        int tokens = checkTokens(topkIdx.dim(0));
+        zero(s.tokensPerRank(), s.worldSize());
+        zero(s.tokensPerExpert(), c.numExperts());
+        zero(s.layoutStatus(), 4);
+        layoutKernel.launch(c.numChannels(), LAYOUT_THREADS, 0, rank.stream(), KernelArgs.create().pointer(at(s.params()))
+                .pointer(topkIdx.pointer()).i32(tokens));
+        ByteBuffer status = read(at(s.layoutStatus()), 8);
+        long bad = status.getLong(0);
+        if (bad != 0) {
+            long index = bad - 1;
+            long value = read(topkIdx.pointer().plusBytes(8 * index), 8).getLong(0);
+            throw MoeReference.badExpert((int) (index / c.topK()), (int) (index % c.topK()), value, c.numExperts());
+        }
+        int[] perRank = ints(read(at(s.tokensPerRank()), 4 * s.worldSize()), s.worldSize());
+        int[] perExpert = ints(read(at(s.tokensPerExpert()), 4 * c.numExperts()), c.numExperts());
+        layoutGeneration++;
+        return new MoeHandle(this, layoutGeneration, 0, tokens, perRank, perExpert);
+    }
+
+    private int checkTokens(long tokens) {
+        if (tokens > s.config().maxTokensPerRank()) {
+            throw new IllegalArgumentException(tokens + " tokens, more than the configured maxTokensPerRank ("
+                    + s.config().maxTokensPerRank() + "); make the MoeBuffer with a larger MoeConfig");
+        }
+        return (int) tokens;
+    }
+
+    private void requireLayout(MoeHandle h) {
+        if (h.owner() != this) {
+            throw new IllegalArgumentException("this handle belongs to rank " + h.owner().rank.rank() + ", not rank " + rank.rank());
+        }
+        if (h.layoutGeneration() != layoutGeneration) {
+            throw new IllegalStateException("this handle is stale: rank " + rank.rank() + " ran a newer layout since; use the"
+                    + " handle that layout returned");
+        }
+    }
+
+    /**
+     * Dispatch of this rank's tokens ({@code x}: {@code numTokens x hidden} of the config's type; {@code scales}:
+     * {@code numTokens x hidden/128} FP32 for FP8, null for BF16; {@code topkIdx} INT64 and {@code topkWeights} FP32,
+     * {@code numTokens x topK}, the same top-k the handle's layout saw). Queued on the rank's stream.
+     */
+    public synchronized MoeDispatchResult dispatch(DeviceTensor x, DeviceTensor scales, DeviceTensor topkIdx,
+                                                   DeviceTensor topkWeights, MoeHandle handle) {
+        MoeConfig c = s.config();
+        requireLayout(handle);
+        int tokens = handle.numTokens();
+        x.require("x", c.dtype(), tokens, c.hidden());
+        if (c.dtype() == ElementType.FP8_E4M3) {
+            if (scales == null) {
+                throw new IllegalArgumentException("an FP8 dispatch needs scales: " + tokens + " x " + s.scalesPerRow() + " FP32");
+            }
+            scales.require("scales", ElementType.FP32, tokens, s.scalesPerRow());
+        } else if (scales != null) {
+            throw new IllegalArgumentException("a BF16 dispatch takes no scales (pass null)");
+        }
+        topkIdx.require("topkIdx", ElementType.INT64, tokens, c.topK());
+        topkWeights.require("topkWeights", ElementType.FP32, tokens, c.topK());
+        zero(s.localExpertCounts(), s.numLocalExperts());
+        dispatchSeq++;
+        dispatchKernel.launch(c.numChannels(), dispatchThreads(), 0, rank.stream(), KernelArgs.create()
+                .pointer(rank.deviceView()).pointer(at(s.params())).pointer(x.pointer())
+                .address(scales == null ? 0 : scales.address()).pointer(topkIdx.pointer()).pointer(topkWeights.pointer())
+                .i32(tokens).u64(dispatchSeq));
+        done.record(rank.stream());
+        dispatchGeneration++;
+        return new MoeDispatchResult(this, handle.afterDispatch(dispatchGeneration), dispatchGeneration);
+    }
+
+    void requireCurrentDispatch(long generation, String what) {
+        if (generation != dispatchGeneration) {
+            throw new IllegalStateException(what + " of an older dispatch: rank " + rank.rank()
+                    + " dispatched again since, and the outputs are shared");
+        }
+    }
+
+    /**
+     * Combine of {@code y} ({@code rows x hidden} BF16, the rows in the order dispatch returned them; rows is at least
+     * the received count when that was read, else maxRecvTokens) back to the source ranks. Returns this rank's
+     * {@code numTokens x hidden} BF16 sums, in a tensor the buffer owns. Queued on the rank's stream.
+     */
+    public synchronized DeviceTensor combine(DeviceTensor y, MoeDispatchResult dispatched) {
+        MoeConfig c = s.config();
+        MoeHandle h = dispatched.handle();
+        requireLayout(h);
+        requireCurrentDispatch(h.dispatchGeneration(), "combine");
+        y.require("y", ElementType.BF16, -1, c.hidden());
+        int known = dispatched.knownRecvTokens();
+        long needed = known >= 0 ? known : s.maxRecvTokens();
+        if (y.dim(0) < needed) {
+            throw new IllegalArgumentException("y has " + y.dim(0) + " rows, the dispatch received " + (known >= 0
+                    ? known + "" : "up to " + needed + " (read numRecvTokens() to pass fewer)"));
+        }
+        DeviceTensor out = combined(h.numTokens());
+        combineKernel.launch(c.numChannels(), combineThreads(), 0, rank.stream(), KernelArgs.create()
+                .pointer(rank.deviceView()).pointer(at(s.params())).pointer(y.pointer()).pointer(out.pointer())
+                .i32(h.numTokens()));
+        done.record(rank.stream());
+        return out;
+    }
+
+    /** Nanoseconds this rank's kernels spent waiting for {@code peer}'s counters, summed over warps and calls. */
+    public long waitNanos(int peer) {
+        if (peer < 0 || peer >= s.worldSize()) {
+            throw new IllegalArgumentException("peer " + peer + " out of range 0.." + (s.worldSize() - 1));
+        }
+        return read(at(s.waitNanos() + 8L * peer), 8).getLong(0);
+    }
+
+    DeviceTensor recvX() {
+        return DeviceTensor.of(at(s.recvX()), s.recvScales() - s.recvX(), s.config().dtype(), s.maxRecvTokens(),
+                s.config().hidden());
+    }
+
+    DeviceTensor recvScales() {
+        return s.scalesPerRow() == 0 ? null : DeviceTensor.of(at(s.recvScales()), s.recvTopkIdx() - s.recvScales(),
+                ElementType.FP32, s.maxRecvTokens(), s.scalesPerRow());
+    }
+
+    DeviceTensor recvTopkIdx() {
+        return DeviceTensor.of(at(s.recvTopkIdx()), s.recvTopkWeights() - s.recvTopkIdx(), ElementType.INT32,
+                s.maxRecvTokens(), s.config().topK());
+    }
+
+    DeviceTensor recvTopkWeights() {
+        return DeviceTensor.of(at(s.recvTopkWeights()), s.recvSrc() - s.recvTopkWeights(), ElementType.FP32,
+                s.maxRecvTokens(), s.config().topK());
+    }
+
+    DeviceTensor recvSource() {
+        return DeviceTensor.of(at(s.recvSrc()), s.combined() - s.recvSrc(), ElementType.INT32, s.maxRecvTokens(), 2);
+    }
+
+    DeviceTensor localExpertCountsTensor() {
+        return DeviceTensor.of(at(s.localExpertCounts()), s.recvX() - s.localExpertCounts(), ElementType.INT32,
+                s.numLocalExperts());
+    }
+
+    private DeviceTensor combined(int tokens) {
+        return DeviceTensor.of(at(s.combined()), s.deviceBytes() - s.combined(), ElementType.BF16, tokens,
+                s.config().hidden());
+    }
+
+    int readRecvTotal() {
+        return read(at(s.recvTotal()), 4).getInt(0);
+    }
+
+    int[] readLocalExpertCounts() {
+        return ints(read(at(s.localExpertCounts()), 4 * s.numLocalExperts()), s.numLocalExperts());
+    }
+
+    /**
+     * Copies {@code dst.length} bytes of device memory at {@code address} to {@code dst} through pinned memory on the
+     * rank's stream: it waits for this rank's queued work, and for nothing else.
+     */
+    public synchronized void copyToHost(DevicePointer address, byte[] dst) {
+        for (int at = 0; at < dst.length; at += READBACK_BYTES) {
+            int n = Math.min(READBACK_BYTES, dst.length - at);
+            ByteBuffer b = read(address.plusBytes(at), n);
+            b.get(dst, at, n);
+        }
+    }
+
+    private ByteBuffer read(DevicePointer src, int bytes) {
+        rank.stream().copyAsync(readback.devicePointer(), src, bytes);
+        rank.stream().synchronize();
+        ByteBuffer view = readback.hostBuffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        view.limit(bytes);
+        ByteBuffer copy = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        copy.put(view).flip();
+        return copy;
+    }
+
+    private static int[] ints(ByteBuffer b, int n) {
+        int[] a = new int[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = b.getInt(4 * i);
+        }
+        return a;
+    }
+
+    @Override
+    public void close() {
+        done.close();
+        readback.close();
+        memory.close();
+    }
+}

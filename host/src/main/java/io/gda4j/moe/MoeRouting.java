@@ -1,0 +1,127 @@
+package io.gda4j.moe;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Random;
+
+/**
+ * Routings and inputs for tests and benchmarks: the cases the MoE tests name (uniform, one hot expert and one hot
+ * rank, -1 entries, all experts of a token on one rank, a rank with no tokens), and payload rows that carry their
+ * source rank and token index in their first 8 bytes, so a misrouted row is caught.
+ */
+public final class MoeRouting {
+    /** The routing cases. */
+    public enum Kind {
+        /** k distinct experts drawn uniformly. */
+        UNIFORM,
+        /** Most tokens pick expert 0 (a hot expert) and the rest pick experts of the last rank (a hot rank). */
+        SKEWED,
+        /** Like UNIFORM with about a third of the entries -1. */
+        WITH_NONE,
+        /** Every token's experts all lie on one rank (a different one per token). */
+        ONE_RANK_PER_TOKEN,
+        /** Every token picks experts of rank 0 only. */
+        ALL_TO_RANK_ZERO
+    }
+
+    private MoeRouting() {
+    }
+
+    /** {@code numTokens x topK} expert indices of one rank. */
+    public static int[] topk(Kind kind, int numTokens, int topK, int numExperts, int worldSize, Random rnd) {
+        int local = numExperts / worldSize;
+        int[] idx = new int[numTokens * topK];
+        for (int t = 0; t < numTokens; t++) {
+            int[] row = switch (kind) {
+                case UNIFORM, WITH_NONE -> distinct(rnd, topK, 0, numExperts);
+                case SKEWED -> skewedRow(rnd, topK, numExperts, local, worldSize);
+                case ONE_RANK_PER_TOKEN -> distinctOrNone(rnd, topK, rnd.nextInt(worldSize) * local, local);
+                case ALL_TO_RANK_ZERO -> distinctOrNone(rnd, topK, 0, local);
+            };
+            if (kind == Kind.WITH_NONE) {
+                for (int k = 0; k < topK; k++) {
+                    if (rnd.nextInt(3) == 0) {
+                        row[k] = -1;
+                    }
+                }
+            }
+            System.arraycopy(row, 0, idx, t * topK, topK);
+        }
+        return idx;
+    }
+
+    private static int[] skewedRow(Random rnd, int topK, int numExperts, int local, int worldSize) {
+        if (rnd.nextInt(4) != 0) {
+            int[] row = distinct(rnd, topK, 0, numExperts);
+            row[0] = 0;
+            for (int k = 1; k < topK; k++) {
+                if (row[k] == 0) {
+                    row[k] = -1;
+                }
+            }
+            return row;
+        }
+        return distinctOrNone(rnd, topK, (worldSize - 1) * local, local);
+    }
+
+    /** k distinct values of [from, from + range), or -1 where range is too small. */
+    private static int[] distinctOrNone(Random rnd, int k, int from, int range) {
+        int[] row = new int[k];
+        int[] pool = shuffled(rnd, range);
+        for (int i = 0; i < k; i++) {
+            row[i] = i < range ? from + pool[i] : -1;
+        }
+        return row;
+    }
+
+    private static int[] distinct(Random rnd, int k, int from, int range) {
+        return distinctOrNone(rnd, k, from, range);
+    }
+
+    private static int[] shuffled(Random rnd, int n) {
+        int[] a = new int[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = i;
+        }
+        for (int i = n - 1; i > 0; i--) {
+            int j = rnd.nextInt(i + 1);
+            int tmp = a[i];
+            a[i] = a[j];
+            a[j] = tmp;
+        }
+        return a;
+    }
+
+    /**
+     * An input of {@code numTokens} rows for rank {@code rank}: random payload bytes whose first 8 bytes are
+     * (int32 rank, int32 token), random FP8 scales where the config is FP8, weights in [0, 1).
+     */
+    public static MoeReference.Input input(MoeSizing sizing, int rank, int numTokens, int[] topk, Random rnd) {
+        int payload = sizing.payloadBytes();
+        byte[] x = new byte[numTokens * payload];
+        rnd.nextBytes(x);
+        ByteBuffer b = ByteBuffer.wrap(x).order(ByteOrder.LITTLE_ENDIAN);
+        for (int t = 0; t < numTokens; t++) {
+            b.putInt(t * payload, rank);
+            b.putInt(t * payload + 4, t);
+        }
+        float[] scales = new float[numTokens * sizing.scalesPerRow()];
+        for (int i = 0; i < scales.length; i++) {
+            scales[i] = rnd.nextFloat() + 0.5f;
+        }
+        float[] w = new float[topk.length];
+        for (int i = 0; i < w.length; i++) {
+            w[i] = rnd.nextFloat();
+        }
+        return new MoeReference.Input(numTokens, x, scales, topk, w);
+    }
+
+    /** {@code rows x hidden} finite BF16 values in [-4, 4): what an expert might return, for combine tests. */
+    public static short[] bf16Rows(int rows, int hidden, Random rnd) {
+        short[] y = new short[rows * hidden];
+        for (int i = 0; i < y.length; i++) {
+            y[i] = Bf16.fromFloat(rnd.nextFloat() * 8f - 4f);
+        }
+        return y;
+    }
+}

@@ -1,0 +1,292 @@
+package io.gda4j.moe;
+
+import io.gda4j.cuda.CudaEvent;
+import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.world.Rank;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * Runs layout, dispatch and combine on every rank of a world with generated routings and compares each output with
+ * {@link MoeReference}, bit for bit; the GPU tests and {@code gda4j moe --check} use it. Needs a world whose ranks
+ * are all local (a LocalWorld). Input memory is allocated here, before any kernel runs.
+ */
+public final class MoeSelfCheck implements AutoCloseable {
+    private final MoeBuffer buffer;
+    private final MoeSizing s;
+    private final List<Rank> ranks;
+    private final DeviceMemory[] x;
+    private final DeviceMemory[] scales;
+    private final DeviceMemory[] topk;
+    private final DeviceMemory[] weights;
+    private final DeviceMemory[] y;
+    private final CudaEvent[][] events;
+
+    public MoeSelfCheck(MoeBuffer buffer) {
+        this.buffer = buffer;
+        this.s = buffer.sizing();
+        this.ranks = buffer.world().localRanks();
+        if (ranks.size() != s.worldSize()) {
+            throw new IllegalArgumentException("the self-check drives every rank: it needs a world whose ranks are all local");
+        }
+        int n = s.worldSize();
+        MoeConfig c = s.config();
+        x = new DeviceMemory[n];
+        scales = new DeviceMemory[n];
+        topk = new DeviceMemory[n];
+        weights = new DeviceMemory[n];
+        y = new DeviceMemory[n];
+        long t = c.maxTokensPerRank();
+        events = new CudaEvent[n][3];
+        for (Rank r : ranks) {
+            int i = r.rank();
+            x[i] = r.context().allocate(Math.max(16, t * s.payloadBytes()));
+            scales[i] = r.context().allocate(Math.max(16, t * 4L * s.scalesPerRow()));
+            topk[i] = r.context().allocate(Math.max(16, t * 8L * c.topK()));
+            weights[i] = r.context().allocate(Math.max(16, t * 4L * c.topK()));
+            y[i] = r.context().allocate((long) s.maxRecvTokens() * s.combineRowBytes());
+            for (int e = 0; e < 3; e++) {
+                events[i][e] = r.context().createEvent();
+            }
+        }
+    }
+
+    /** Event-timed dispatch and combine of one routing, per iteration the slowest rank's time. */
+    public record Timing(double[] dispatchMillis, double[] combineMillis, long[] recvBytesPerRank) {
+    }
+
+    /**
+     * Uploads routing {@code kind}, runs the layouts, then {@code warmup + iterations} dispatch + combine pairs on
+     * every rank, each timed with events on each rank's stream (from its dispatch launch to its end, so a rank that
+     * waits for a later-launched peer counts the wait). Outputs are not checked: run {@link #run} for that.
+     */
+    public Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
+        MoeConfig c = s.config();
+        int n = s.worldSize();
+        Random rnd = new Random(seed);
+        MoeHandle[] handles = new MoeHandle[n];
+        DeviceTensor[][] in = new DeviceTensor[n][];
+        for (int r = 0; r < n; r++) {
+            int[] idx = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
+            byte[] tk = longs(idx);
+            topk[r].copyFromHost(0, tk, 0, tk.length);
+            y[r].fill((byte) 0);
+            in[r] = new DeviceTensor[] {tensor(x[r], c.dtype(), tokens[r], c.hidden()),
+                    s.scalesPerRow() == 0 ? null : tensor(scales[r], ElementType.FP32, tokens[r], s.scalesPerRow()),
+                    tensor(topk[r], ElementType.INT64, tokens[r], c.topK()),
+                    tensor(weights[r], ElementType.FP32, tokens[r], c.topK()),
+                    tensor(y[r], ElementType.BF16, s.maxRecvTokens(), c.hidden())};
+            handles[r] = buffer.rank(r).layout(in[r][2]);
+        }
+        double[] dispatch = new double[iterations];
+        double[] combine = new double[iterations];
+        long[] recvBytes = new long[n];
+        for (int i = -warmup; i < iterations; i++) {
+            MoeDispatchResult[] d = new MoeDispatchResult[n];
+            for (int r = 0; r < n; r++) {
+                events[r][0].record(buffer.rank(r).stream());
+                d[r] = buffer.rank(r).dispatch(in[r][0], in[r][1], in[r][2], in[r][3], handles[r]);
+                events[r][1].record(buffer.rank(r).stream());
+            }
+            for (int r = 0; r < n; r++) {
+                buffer.rank(r).combine(in[r][4], d[r]);
+                events[r][2].record(buffer.rank(r).stream());
+            }
+            for (int r = 0; r < n; r++) {
+                buffer.rank(r).stream().synchronize();
+            }
+            buffer.checkErrors();
+            if (i >= 0) {
+                for (int r = 0; r < n; r++) {
+                    dispatch[i] = Math.max(dispatch[i], events[r][1].elapsedMillisSince(events[r][0]));
+                    combine[i] = Math.max(combine[i], events[r][2].elapsedMillisSince(events[r][1]));
+                    recvBytes[r] = (long) d[r].numRecvTokens() * (s.payloadBytes() + 4L * s.scalesPerRow());
+                }
+            }
+        }
+        return new Timing(dispatch, combine, recvBytes);
+    }
+
+    /** Token counts per rank for a case: rank 1 (when there is one) sends nothing, the last rank sends the maximum. */
+    public static int[] tokenCounts(int worldSize, int maxTokens, Random rnd) {
+        int[] t = new int[worldSize];
+        for (int r = 0; r < worldSize; r++) {
+            t[r] = r == worldSize - 1 ? maxTokens : r == 1 ? 0 : 1 + rnd.nextInt(maxTokens);
+        }
+        return t;
+    }
+
+    /**
+     * One layout + dispatch + combine of routing {@code kind} with {@code tokens[r]} tokens on rank r, checked against
+     * the reference. Returns a 64-bit hash of every rank's outputs (received rows, top-k, weights, combined rows).
+     *
+     * @throws IllegalStateException naming the rank, the output and the first differing row where they differ
+     */
+    public long run(MoeRouting.Kind kind, long seed, int[] tokens) {
+        MoeConfig c = s.config();
+        int n = s.worldSize();
+        Random rnd = new Random(seed);
+        MoeReference.Input[] in = new MoeReference.Input[n];
+        for (int r = 0; r < n; r++) {
+            int[] idx = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
+            in[r] = MoeRouting.input(s, r, tokens[r], idx, rnd);
+            x[r].copyFromHost(0, in[r].x(), 0, in[r].x().length);
+            byte[] sc = floats(in[r].scales());
+            scales[r].copyFromHost(0, sc, 0, sc.length);
+            byte[] tk = longs(in[r].topkIdx());
+            topk[r].copyFromHost(0, tk, 0, tk.length);
+            byte[] w = floats(in[r].topkWeights());
+            weights[r].copyFromHost(0, w, 0, w.length);
+        }
+        MoeHandle[] handles = new MoeHandle[n];
+        for (int r = 0; r < n; r++) {
+            handles[r] = buffer.rank(r).layout(tensor(topk[r], ElementType.INT64, tokens[r], c.topK()));
+            MoeReference.Layout want = MoeReference.layout(in[r].topkIdx(), tokens[r], c.topK(), c.numExperts(), n,
+                    c.numChannels());
+            expect(Arrays.equals(want.tokensPerRank(), handles[r].tokensPerRank()), r, "tokens per rank", 0);
+            expect(Arrays.equals(want.tokensPerExpert(), handles[r].tokensPerExpert()), r, "tokens per expert", 0);
+        }
+        MoeDispatchResult[] got = new MoeDispatchResult[n];
+        for (int r = 0; r < n; r++) {
+            DeviceTensor sc = s.scalesPerRow() == 0 ? null : tensor(scales[r], ElementType.FP32, tokens[r], s.scalesPerRow());
+            got[r] = buffer.rank(r).dispatch(tensor(x[r], c.dtype(), tokens[r], c.hidden()), sc,
+                    tensor(topk[r], ElementType.INT64, tokens[r], c.topK()),
+                    tensor(weights[r], ElementType.FP32, tokens[r], c.topK()), handles[r]);
+        }
+        long hash = 0xcbf29ce484222325L;
+        MoeReference.Received[] want = new MoeReference.Received[n];
+        short[][] yRows = new short[n][];
+        for (int r = 0; r < n; r++) {
+            buffer.rank(r).stream().synchronize();
+        }
+        buffer.checkErrors();
+        for (int r = 0; r < n; r++) {
+            MoeRank m = buffer.rank(r);
+            want[r] = MoeReference.dispatch(s, in, r);
+            int count = got[r].numRecvTokens();
+            expect(count == want[r].count(), r, "received count " + count + " (reference " + want[r].count() + ")", 0);
+            byte[] gx = read(m, got[r].recvX(), (long) count * s.payloadBytes());
+            compareRows(r, "received rows", gx, want[r].x(), s.payloadBytes());
+            if (s.scalesPerRow() > 0) {
+                compareRows(r, "received scales", read(m, got[r].recvScales(), 4L * count * s.scalesPerRow()),
+                        floats(want[r].scales()), 4 * s.scalesPerRow());
+            }
+            compareRows(r, "received top-k", read(m, got[r].recvTopkIdx(), 4L * count * c.topK()),
+                    ints(want[r].topkIdx()), 4 * c.topK());
+            compareRows(r, "received weights", read(m, got[r].recvTopkWeights(), 4L * count * c.topK()),
+                    floats(want[r].topkWeights()), 4 * c.topK());
+            int[] src = new int[2 * count];
+            for (int i = 0; i < count; i++) {
+                src[2 * i] = want[r].srcRank()[i];
+                src[2 * i + 1] = want[r].srcToken()[i];
+            }
+            compareRows(r, "received sources", read(m, got[r].recvSource(), 8L * count), ints(src), 8);
+            expect(Arrays.equals(want[r].localExpertCounts(), got[r].localExpertCounts()), r, "local expert counts", 0);
+            hash = fnv(hash, gx);
+            yRows[r] = MoeRouting.bf16Rows(count, c.hidden(), rnd);
+            byte[] yb = shorts(yRows[r]);
+            y[r].copyFromHost(0, yb, 0, yb.length);
+        }
+        DeviceTensor[] out = new DeviceTensor[n];
+        for (int r = 0; r < n; r++) {
+            out[r] = buffer.rank(r).combine(tensor(y[r], ElementType.BF16, got[r].numRecvTokens(), c.hidden()), got[r]);
+        }
+        for (int r = 0; r < n; r++) {
+            buffer.rank(r).stream().synchronize();
+        }
+        buffer.checkErrors();
+        for (int r = 0; r < n; r++) {
+            byte[] gc = read(buffer.rank(r), out[r], (long) tokens[r] * s.combineRowBytes());
+            byte[] wc = shorts(MoeReference.combine(c.hidden(), want, yRows, r, tokens[r]));
+            compareRows(r, "combined rows", gc, wc, s.combineRowBytes());
+            hash = fnv(hash, gc);
+        }
+        return hash;
+    }
+
+    private static DeviceTensor tensor(DeviceMemory m, ElementType t, long rows, long cols) {
+        return DeviceTensor.of(m, t, rows, cols);
+    }
+
+    private static byte[] read(MoeRank m, DeviceTensor t, long bytes) {
+        byte[] b = new byte[Math.toIntExact(bytes)];
+        m.copyToHost(t.pointer(), b);
+        return b;
+    }
+
+    private static void compareRows(int rank, String what, byte[] got, byte[] want, int rowBytes) {
+        if (Arrays.equals(got, want)) {
+            return;
+        }
+        int i = Arrays.mismatch(got, want);
+        expect(false, rank, what + " differ from the reference (of " + want.length / Math.max(1, rowBytes) + " rows)",
+                rowBytes == 0 ? 0 : i / rowBytes);
+    }
+
+    private static void expect(boolean ok, int rank, String what, int row) {
+        if (!ok) {
+            throw new IllegalStateException("MoE self-check failed on rank " + rank + ": " + what + ", first at row " + row);
+        }
+    }
+
+    private static long fnv(long h, byte[] b) {
+        for (byte v : b) {
+            h = (h ^ (v & 0xff)) * 0x100000001b3L;
+        }
+        return h;
+    }
+
+    private static byte[] floats(float[] a) {
+        ByteBuffer b = ByteBuffer.allocate(4 * a.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (float f : a) {
+            b.putFloat(f);
+        }
+        return b.array();
+    }
+
+    private static byte[] ints(int[] a) {
+        ByteBuffer b = ByteBuffer.allocate(4 * a.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (int v : a) {
+            b.putInt(v);
+        }
+        return b.array();
+    }
+
+    private static byte[] longs(int[] a) {
+        ByteBuffer b = ByteBuffer.allocate(8 * a.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (int v : a) {
+            b.putLong(v);
+        }
+        return b.array();
+    }
+
+    private static byte[] shorts(short[] a) {
+        ByteBuffer b = ByteBuffer.allocate(2 * a.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (short v : a) {
+            b.putShort(v);
+        }
+        return b.array();
+    }
+
+    @Override
+    public void close() {
+        for (CudaEvent[] group : events) {
+            for (CudaEvent e : group) {
+                if (e != null) {
+                    e.close();
+                }
+            }
+        }
+        for (DeviceMemory[] group : new DeviceMemory[][] {x, scales, topk, weights, y}) {
+            for (DeviceMemory m : group) {
+                if (m != null) {
+                    m.close();
+                }
+            }
+        }
+    }
+}

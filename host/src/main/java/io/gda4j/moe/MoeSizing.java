@@ -1,0 +1,371 @@
+package io.gda4j.moe;
+
+/**
+ * The sizes and offsets a {@link MoeConfig} needs in a world of {@code worldSize} ranks, computed once with exact
+ * arithmetic: a size that overflows is refused with a message naming it (DeepEP's complaint: silent 32-bit
+ * overflow). Row counts and row lengths must fit the kernels' 32-bit ints; byte offsets are 64-bit everywhere.
+ *
+ * <p>A dispatched row (the unit of the dispatch rings):
+ * <pre>
+ *   0                      payload: hidden x element (BF16 2 B, FP8 1 B)
+ *   scalesOffset           FP8 only: hidden / 128 FP32 scales (16-byte aligned)
+ *   metaOffset             int32 source token, int32 source rank, int32 topk[K], float32 weights[K] (16-byte aligned)
+ *   dispatchRowBytes       = metaOffset + align16(8 + 8 K)
+ * </pre>
+ * A combined row is the BF16 hidden state alone ({@code combineRowBytes = 2 hidden}).
+ *
+ * <p>The heap region (one allocation, the same offsets on every rank; C channels, N ranks, R ring rows):
+ * <pre>
+ *   dispatchRecvRing    [C][N source][R][dispatchRowBytes]   written by the peers
+ *   dispatchSendStage   [C][N dest][R][dispatchRowBytes]     proxy/ibgda: rows packed here, then one put per run
+ *   combineRecvRing     [C][N source][R][combineRowBytes]
+ *   combineSendStage    [C][N dest][R][combineRowBytes]
+ *   signals (u64)       dispatchCount[2 parity][C][N source], dispatchTail[C][N source], dispatchCredit[C][N dest],
+ *                       combineTail[C][N source], combineCredit[C][N dest]
+ * </pre>
+ * Device memory of each rank (not in the heap; offsets from its start): see the {@code LOCAL_*} accessors.
+ */
+public final class MoeSizing {
+    private static final int ALIGN = 256;
+
+    private final MoeConfig config;
+    private final int worldSize;
+    private final int numLocalExperts;
+    private final int maxRecvTokens;
+    private final int payloadBytes;
+    private final int scalesPerRow;
+    private final int scalesOffset;
+    private final int metaOffset;
+    private final int dispatchRowBytes;
+    private final int combineRowBytes;
+    private final int signalWords;
+
+    // heap offsets, relative to the region's start
+    private final long dispatchRecvRing;
+    private final long dispatchSendStage;
+    private final long combineRecvRing;
+    private final long combineSendStage;
+    private final long signals;
+    private final long heapBytes;
+
+    // device memory offsets
+    private final long params;
+    private final long tokenSlot;
+    private final long channelCount;
+    private final long tokensPerRank;
+    private final long tokensPerExpert;
+    private final long layoutStatus;
+    private final long state;
+    private final long recvChannelOffset;
+    private final long recvChannelCount;
+    private final long recvTotal;
+    private final long localExpertCounts;
+    private final long recvX;
+    private final long recvScales;
+    private final long recvTopkIdx;
+    private final long recvTopkWeights;
+    private final long recvSrc;
+    private final long combined;
+    private final long waitNanos;
+    private final long deviceBytes;
+
+    MoeSizing(MoeConfig c, int worldSize) {
+        if (worldSize < 1 || worldSize > MoeConfig.MAX_RANKS) {
+            throw new IllegalArgumentException("MoE needs 1.." + MoeConfig.MAX_RANKS + " ranks, the world has " + worldSize);
+        }
+        if (c.numExperts() % worldSize != 0) {
+            throw new IllegalArgumentException("MoeConfig numExperts (" + c.numExperts() + ") must be a multiple of the world"
+                    + " size (" + worldSize + "): each rank holds the same number of experts");
+        }
+        this.config = c;
+        this.worldSize = worldSize;
+        this.numLocalExperts = c.numExperts() / worldSize;
+        this.maxRecvTokens = toInt("maxRecvTokens (worldSize x maxTokensPerRank)", mul("maxRecvTokens", worldSize, c.maxTokensPerRank()));
+        this.payloadBytes = toInt("payload bytes per row (hidden x element bytes)", mul("payload bytes", c.hidden(), c.dtype().bytes()));
+        this.scalesPerRow = c.dtype() == ElementType.FP8_E4M3 ? c.hidden() / MoeConfig.FP8_SCALE_BLOCK : 0;
+        this.scalesOffset = payloadBytes;
+        this.metaOffset = toInt("row meta offset", add("row meta offset", scalesOffset, align(4L * scalesPerRow, 16)));
+        this.dispatchRowBytes = toInt("dispatchRowBytes", add("dispatchRowBytes", metaOffset, align(8 + 8L * c.topK(), 16)));
+        this.combineRowBytes = toInt("combineRowBytes (2 x hidden)", mul("combineRowBytes", 2, c.hidden()));
+        long pairs = mul("channels x ranks", c.numChannels(), worldSize);
+        toInt("channels x ranks", pairs);
+        long ringRows = mul("ring rows per rank (channels x ranks x ringTokens)", pairs, c.ringTokens());
+        toInt("ring rows per rank (channels x ranks x ringTokens)", ringRows);
+        this.signalWords = toInt("signal words", mul("signal words", pairs, 6));
+
+        long at = 0;
+        dispatchRecvRing = at;
+        at = next(at, "dispatch receive ring bytes", mul("dispatch receive ring bytes", ringRows, dispatchRowBytes));
+        dispatchSendStage = at;
+        at = next(at, "dispatch send staging bytes", mul("dispatch send staging bytes", ringRows, dispatchRowBytes));
+        combineRecvRing = at;
+        at = next(at, "combine receive ring bytes", mul("combine receive ring bytes", ringRows, combineRowBytes));
+        combineSendStage = at;
+        at = next(at, "combine send staging bytes", mul("combine send staging bytes", ringRows, combineRowBytes));
+        signals = at;
+        heapBytes = next(at, "signal bytes", 8L * signalWords);
+
+        long d = 0;
+        params = d;
+        d = next(d, "params", MoeParamsDescriptor.LENGTH);
+        tokenSlot = d;
+        d = next(d, "token slots (maxTokensPerRank x ranks x 4)", mul("token slots", mul("token slots", c.maxTokensPerRank(), worldSize), 4));
+        channelCount = d;
+        d = next(d, "channel counts", 4 * pairs);
+        tokensPerRank = d;
+        d = next(d, "tokens per rank", 4L * worldSize);
+        tokensPerExpert = d;
+        d = next(d, "tokens per expert", 4L * c.numExperts());
+        layoutStatus = d;
+        d = next(d, "layout status", 16);
+        state = d;
+        d = next(d, "channel state", mul("channel state", pairs, 32));
+        waitNanos = d;
+        d = next(d, "wait time per peer", 8L * worldSize);
+        recvChannelOffset = d;
+        d = next(d, "receive channel offsets", 4 * pairs);
+        recvChannelCount = d;
+        d = next(d, "receive channel counts", 4 * pairs);
+        recvTotal = d;
+        d = next(d, "receive total", 16);
+        localExpertCounts = d;
+        d = next(d, "local expert counts", 4L * numLocalExperts);
+        recvX = d;
+        d = next(d, "received rows (maxRecvTokens x payload)", mul("received rows", maxRecvTokens, payloadBytes));
+        recvScales = d;
+        d = next(d, "received scales", mul("received scales", maxRecvTokens, 4L * scalesPerRow));
+        recvTopkIdx = d;
+        d = next(d, "received top-k indices", mul("received top-k indices", maxRecvTokens, 4L * c.topK()));
+        recvTopkWeights = d;
+        d = next(d, "received top-k weights", mul("received top-k weights", maxRecvTokens, 4L * c.topK()));
+        recvSrc = d;
+        d = next(d, "received sources", mul("received sources", maxRecvTokens, 8));
+        combined = d;
+        deviceBytes = next(d, "combined rows (maxTokensPerRank x 2 hidden)", mul("combined rows", c.maxTokensPerRank(), combineRowBytes));
+    }
+
+    private static long align(long v, long a) {
+        return Math.addExact(v, a - 1) & -a;
+    }
+
+    private static long mul(String what, long a, long b) {
+        try {
+            return Math.multiplyExact(a, b);
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("MoeConfig too large: " + what + " = " + a + " x " + b + " overflows 64 bits");
+        }
+    }
+
+    private static long add(String what, long a, long b) {
+        try {
+            return Math.addExact(a, b);
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("MoeConfig too large: " + what + " = " + a + " + " + b + " overflows 64 bits");
+        }
+    }
+
+    private static int toInt(String what, long v) {
+        if (v > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("MoeConfig too large: " + what + " = " + v + " exceeds " + Integer.MAX_VALUE
+                    + ", the largest 32-bit index the kernels use; lower the sizes that make it up");
+        }
+        return (int) v;
+    }
+
+    private static long next(long at, String what, long bytes) {
+        try {
+            return align(Math.addExact(at, bytes), ALIGN);
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("MoeConfig too large: " + what + " (" + bytes + " bytes) overflows 64 bits");
+        }
+    }
+
+    public MoeConfig config() {
+        return config;
+    }
+
+    public int worldSize() {
+        return worldSize;
+    }
+
+    public int numLocalExperts() {
+        return numLocalExperts;
+    }
+
+    /** Rows a rank can receive in one dispatch: every rank sending it every token. */
+    public int maxRecvTokens() {
+        return maxRecvTokens;
+    }
+
+    public int payloadBytes() {
+        return payloadBytes;
+    }
+
+    public int scalesPerRow() {
+        return scalesPerRow;
+    }
+
+    public int scalesOffset() {
+        return scalesOffset;
+    }
+
+    public int metaOffset() {
+        return metaOffset;
+    }
+
+    public int dispatchRowBytes() {
+        return dispatchRowBytes;
+    }
+
+    public int combineRowBytes() {
+        return combineRowBytes;
+    }
+
+    /** Symmetric-heap bytes per rank (256-byte aligned sections). */
+    public long heapBytes() {
+        return heapBytes;
+    }
+
+    /** Device bytes per rank outside the heap: layout, channel state and the output tensors. */
+    public long deviceBytes() {
+        return deviceBytes;
+    }
+
+    public long dispatchRecvRing() {
+        return dispatchRecvRing;
+    }
+
+    public long dispatchSendStage() {
+        return dispatchSendStage;
+    }
+
+    public long combineRecvRing() {
+        return combineRecvRing;
+    }
+
+    public long combineSendStage() {
+        return combineSendStage;
+    }
+
+    public long signals() {
+        return signals;
+    }
+
+    /** Index of a signal word within the signal section (the kernels compute the same in gda4j/moe/params.cuh). */
+    public int dispatchCountWord(int parity, int channel, int source) {
+        return (parity * config.numChannels() + channel) * worldSize + source;
+    }
+
+    public int dispatchTailWord(int channel, int source) {
+        return (2 * config.numChannels() + channel) * worldSize + source;
+    }
+
+    public int dispatchCreditWord(int channel, int dest) {
+        return (3 * config.numChannels() + channel) * worldSize + dest;
+    }
+
+    public int combineTailWord(int channel, int source) {
+        return (4 * config.numChannels() + channel) * worldSize + source;
+    }
+
+    public int combineCreditWord(int channel, int dest) {
+        return (5 * config.numChannels() + channel) * worldSize + dest;
+    }
+
+    /** A signal word by name: what it counts, its channel, and the peer on the other side. */
+    public record SignalWord(String counter, int channel, int peer) {
+    }
+
+    /**
+     * Which word lies at {@code offset} bytes into the signal section, or null when none does: how a device timeout
+     * on a heap offset becomes "waited for rank p's dispatch rows in channel c".
+     */
+    public SignalWord signalWord(long offset) {
+        if (offset < 0 || offset % 8 != 0 || offset / 8 >= signalWords) {
+            return null;
+        }
+        int w = (int) (offset / 8);
+        int peer = w % worldSize;
+        int rest = w / worldSize;
+        int channel = rest % config.numChannels();
+        String[] counters = {"dispatch count (even calls)", "dispatch count (odd calls)", "dispatch rows (tail)",
+                "dispatch credits", "combine rows (tail)", "combine credits"};
+        return new SignalWord(counters[rest / config.numChannels()], channel, peer);
+    }
+
+    public int signalWords() {
+        return signalWords;
+    }
+
+    public long params() {
+        return params;
+    }
+
+    public long tokenSlot() {
+        return tokenSlot;
+    }
+
+    public long channelCount() {
+        return channelCount;
+    }
+
+    public long tokensPerRank() {
+        return tokensPerRank;
+    }
+
+    public long tokensPerExpert() {
+        return tokensPerExpert;
+    }
+
+    public long layoutStatus() {
+        return layoutStatus;
+    }
+
+    public long state() {
+        return state;
+    }
+
+    public long waitNanos() {
+        return waitNanos;
+    }
+
+    public long recvChannelOffset() {
+        return recvChannelOffset;
+    }
+
+    public long recvChannelCount() {
+        return recvChannelCount;
+    }
+
+    public long recvTotal() {
+        return recvTotal;
+    }
+
+    public long localExpertCounts() {
+        return localExpertCounts;
+    }
+
+    public long recvX() {
+        return recvX;
+    }
+
+    public long recvScales() {
+        return recvScales;
+    }
+
+    public long recvTopkIdx() {
+        return recvTopkIdx;
+    }
+
+    public long recvTopkWeights() {
+        return recvTopkWeights;
+    }
+
+    public long recvSrc() {
+        return recvSrc;
+    }
+
+    public long combined() {
+        return combined;
+    }
+}

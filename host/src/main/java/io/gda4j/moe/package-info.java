@@ -1,0 +1,33 @@
+/**
+ * Expert-parallel MoE all-to-all for training and prefill (large batches), in DeepEP's shape:
+ * {@link io.gda4j.moe.MoeBuffer} (sized once from a {@link io.gda4j.moe.MoeConfig}, its rings in the symmetric heap),
+ * and per rank {@link io.gda4j.moe.MoeRank#layout}, {@link io.gda4j.moe.MoeRank#dispatch} and
+ * {@link io.gda4j.moe.MoeRank#combine}.
+ *
+ * <h2>What moves where</h2>
+ * A rank's tokens are split into {@code numChannels} contiguous ranges ({@link io.gda4j.moe.MoeChannels}); channel
+ * {@code c} is one thread block on every rank. Dispatch sends each token once to each rank that holds one of its
+ * experts (not once per expert), in token order, into the receiver's ring for (channel, source); the receiver copies
+ * the rows out in (source rank, token) order, so its output is sorted by source rank, then token. Combine sends each
+ * received row back along the same channel, and the source sums a token's rows over the ranks in increasing rank
+ * order, in FP32, rounding once to BF16 (round to nearest even): bitwise identical whatever the timing
+ * ({@link io.gda4j.moe.MoeReference} is that order, in Java).
+ *
+ * <h2>Flow control</h2>
+ * The receiver owns the rings and grants slots: a sender writes rows only into slots the receiver has freed
+ * (cumulative credit counters), so at most {@code ringTokens} rows per (channel, peer) are in flight and a slow
+ * receiver is never overrun. Over p2p the sender's warp stores each row straight into the peer's ring; over proxy and
+ * ibgda it packs rows into a local staging copy of the ring and sends each contiguous run with one put (one trigger
+ * or WQE per chunk, never per token). The tail counter is signalled after the data; credits are signalled after the
+ * rows were read. Every wait uses the world's runtime timeout; a timeout names the rank, the peer, the channel and
+ * the counters ({@link io.gda4j.moe.MoeTimeoutException}).
+ *
+ * <h2>Input checks</h2>
+ * Shapes, element types and buffer sizes are checked on the host before anything is launched. Expert indices are
+ * checked by the layout kernel on the GPU: {@code layout} waits for it and throws on an index outside
+ * {@code [-1, numExperts)} before any dispatch kernel can run (a dispatch takes the handle a layout returned). That
+ * wait is the one host synchronisation of a step; dispatch and combine are queued on the rank's stream without one,
+ * and reading the received counts ({@link io.gda4j.moe.MoeDispatchResult#numRecvTokens()}) is an explicit
+ * synchronisation.
+ */
+package io.gda4j.moe;

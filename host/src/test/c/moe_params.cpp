@@ -1,0 +1,64 @@
+// Prints gda4j/moe/params.cuh's MoeParams layout as "name value" lines; MoeParamsLayoutTest compares them with
+// io.gda4j.moe.MoeParamsDescriptor.
+#include <cstddef>
+#include <cstdio>
+#include "gda4j/moe/params.cuh"
+
+using namespace gda4j::moe;
+#define P(name, value) std::printf("%s %lld\n", name, (long long)(value))
+
+int main() {
+  P("MAGIC_OFFSET", offsetof(MoeParams, magic));
+  P("NRANKS_OFFSET", offsetof(MoeParams, nranks));
+  P("RANK_OFFSET", offsetof(MoeParams, rank));
+  P("HIDDEN_OFFSET", offsetof(MoeParams, hidden));
+  P("DTYPE_OFFSET", offsetof(MoeParams, dtype));
+  P("TOP_K_OFFSET", offsetof(MoeParams, top_k));
+  P("NUM_EXPERTS_OFFSET", offsetof(MoeParams, num_experts));
+  P("NUM_LOCAL_EXPERTS_OFFSET", offsetof(MoeParams, num_local_experts));
+  P("NUM_CHANNELS_OFFSET", offsetof(MoeParams, num_channels));
+  P("MAX_TOKENS_OFFSET", offsetof(MoeParams, max_tokens));
+  P("CHUNK_TOKENS_OFFSET", offsetof(MoeParams, chunk_tokens));
+  P("RING_TOKENS_OFFSET", offsetof(MoeParams, ring_tokens));
+  P("PAYLOAD_BYTES_OFFSET", offsetof(MoeParams, payload_bytes));
+  P("SCALES_PER_ROW_OFFSET", offsetof(MoeParams, scales_per_row));
+  P("SCALES_OFFSET_OFFSET", offsetof(MoeParams, scales_offset));
+  P("META_OFFSET_OFFSET", offsetof(MoeParams, meta_offset));
+  P("DISPATCH_ROW_BYTES_OFFSET", offsetof(MoeParams, dispatch_row_bytes));
+  P("COMBINE_ROW_BYTES_OFFSET", offsetof(MoeParams, combine_row_bytes));
+  P("COMBINE_WARPS_OFFSET", offsetof(MoeParams, combine_warps));
+  P("PAD0_OFFSET", offsetof(MoeParams, pad0));
+  P("DISPATCH_RECV_RING_OFFSET", offsetof(MoeParams, dispatch_recv_ring));
+  P("DISPATCH_SEND_STAGE_OFFSET", offsetof(MoeParams, dispatch_send_stage));
+  P("COMBINE_RECV_RING_OFFSET", offsetof(MoeParams, combine_recv_ring));
+  P("COMBINE_SEND_STAGE_OFFSET", offsetof(MoeParams, combine_send_stage));
+  P("SIGNALS_OFFSET", offsetof(MoeParams, signals));
+  P("TOKEN_SLOT_OFFSET", offsetof(MoeParams, token_slot));
+  P("CHANNEL_COUNT_OFFSET", offsetof(MoeParams, channel_count));
+  P("TOKENS_PER_RANK_OFFSET", offsetof(MoeParams, tokens_per_rank));
+  P("TOKENS_PER_EXPERT_OFFSET", offsetof(MoeParams, tokens_per_expert));
+  P("LAYOUT_STATUS_OFFSET", offsetof(MoeParams, layout_status));
+  P("STATE_OFFSET", offsetof(MoeParams, state));
+  P("WAIT_NS_OFFSET", offsetof(MoeParams, wait_ns));
+  P("RECV_CHANNEL_OFFSET_OFFSET", offsetof(MoeParams, recv_channel_offset));
+  P("RECV_CHANNEL_COUNT_OFFSET", offsetof(MoeParams, recv_channel_count));
+  P("RECV_TOTAL_OFFSET", offsetof(MoeParams, recv_total));
+  P("LOCAL_EXPERT_COUNTS_OFFSET", offsetof(MoeParams, local_expert_counts));
+  P("RECV_X_OFFSET", offsetof(MoeParams, recv_x));
+  P("RECV_SCALES_OFFSET", offsetof(MoeParams, recv_scales));
+  P("RECV_TOPK_IDX_OFFSET", offsetof(MoeParams, recv_topk_idx));
+  P("RECV_TOPK_WEIGHTS_OFFSET", offsetof(MoeParams, recv_topk_weights));
+  P("RECV_SRC_OFFSET", offsetof(MoeParams, recv_src));
+  P("COMBINED_OFFSET", offsetof(MoeParams, combined));
+  P("LENGTH", sizeof(MoeParams));
+  P("PARAMS_MAGIC", MoeParamsDescriptor::PARAMS_MAGIC);
+  P("DTYPE_BF16", DTYPE_BF16);
+  P("DTYPE_FP8_E4M3", DTYPE_FP8_E4M3);
+  SignalIndex s{3, 4};
+  P("DISPATCH_COUNT_1_2_3", s.dispatch_count(1, 2, 3));
+  P("DISPATCH_TAIL_2_1", s.dispatch_tail(2, 1));
+  P("DISPATCH_CREDIT_1_3", s.dispatch_credit(1, 3));
+  P("COMBINE_TAIL_0_2", s.combine_tail(0, 2));
+  P("COMBINE_CREDIT_2_3", s.combine_credit(2, 3));
+  return 0;
+}

@@ -1,0 +1,109 @@
+package io.gda4j.moe;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class MoeConfigTest {
+    private static MoeConfig.Builder small() {
+        return MoeConfig.builder().hidden(256).maxTokensPerRank(64).numExperts(8).topK(2).numChannels(2)
+                .chunkTokens(4).ringTokens(8).combineWarps(4);
+    }
+
+    @Test
+    void rowLayoutOfBf16AndFp8() {
+        MoeSizing bf16 = MoeConfig.deepEpBuilder().build().sizing(8);
+        assertEquals(14336, bf16.payloadBytes());
+        assertEquals(0, bf16.scalesPerRow());
+        assertEquals(14336, bf16.metaOffset());
+        assertEquals(14336 + 80, bf16.dispatchRowBytes(), "meta: 2 ints + 8 indices + 8 weights = 72, padded to 80");
+        assertEquals(32768, bf16.maxRecvTokens());
+        assertEquals(32, bf16.numLocalExperts());
+        MoeSizing fp8 = MoeConfig.deepEpBuilder().dtype(ElementType.FP8_E4M3).build().sizing(8);
+        assertEquals(7168, fp8.payloadBytes());
+        assertEquals(56, fp8.scalesPerRow());
+        assertEquals(7168 + 224, fp8.metaOffset());
+        assertEquals(7168 + 224 + 80, fp8.dispatchRowBytes());
+        assertEquals(2 * 7168, fp8.combineRowBytes(), "combine is BF16 whatever dispatch moves");
+    }
+
+    @Test
+    void heapSectionsFollowEachOtherAlignedAndHoldTheirRings() {
+        MoeSizing s = small().build().sizing(4);
+        long ringRows = 2L * 4 * 8;
+        assertEquals(0, s.dispatchRecvRing());
+        assertTrue(s.dispatchSendStage() >= ringRows * s.dispatchRowBytes());
+        assertTrue(s.combineRecvRing() >= s.dispatchSendStage() + ringRows * s.dispatchRowBytes());
+        assertTrue(s.combineSendStage() >= s.combineRecvRing() + ringRows * s.combineRowBytes());
+        assertTrue(s.signals() >= s.combineSendStage() + ringRows * s.combineRowBytes());
+        assertEquals(0, s.signals() % 256);
+        assertEquals(6 * 2 * 4, s.signalWords());
+        assertTrue(s.heapBytes() >= s.signals() + 8L * s.signalWords());
+        assertTrue(s.deviceBytes() >= s.combined() + 64L * 512);
+    }
+
+    @Test
+    void signalWordsAreDistinctAndInRange() {
+        MoeSizing s = small().build().sizing(4);
+        boolean[] seen = new boolean[s.signalWords()];
+        for (int c = 0; c < 2; c++) {
+            for (int r = 0; r < 4; r++) {
+                for (int w : new int[] {s.dispatchCountWord(0, c, r), s.dispatchCountWord(1, c, r), s.dispatchTailWord(c, r),
+                        s.dispatchCreditWord(c, r), s.combineTailWord(c, r), s.combineCreditWord(c, r)}) {
+                    assertTrue(!seen[w], "word " + w + " used twice");
+                    seen[w] = true;
+                }
+            }
+        }
+    }
+
+    @Test
+    void sizesThatOverflowAnIndexTypeAreRefusedNamingTheField() {
+        IllegalArgumentException recv = assertThrows(IllegalArgumentException.class,
+                () -> small().maxTokensPerRank(1 << 29).build().sizing(8));
+        assertTrue(recv.getMessage().contains("maxRecvTokens"), recv.getMessage());
+        IllegalArgumentException row = assertThrows(IllegalArgumentException.class,
+                () -> small().hidden(1 << 30).build().sizing(2));
+        assertTrue(row.getMessage().contains("payload bytes per row"), row.getMessage());
+        IllegalArgumentException ring = assertThrows(IllegalArgumentException.class,
+                () -> small().numExperts(16).numChannels(1 << 20).ringTokens(1 << 12).chunkTokens(1).build().sizing(16));
+        assertTrue(ring.getMessage().contains("ring rows"), ring.getMessage());
+        // a payload that just fits an int, plus the meta of top-32, does not
+        IllegalArgumentException meta = assertThrows(IllegalArgumentException.class,
+                () -> small().numExperts(32).topK(32).hidden((1 << 30) - 128).maxTokensPerRank(1).build().sizing(2));
+        assertTrue(meta.getMessage().contains("dispatchRowBytes"), meta.getMessage());
+    }
+
+    @Test
+    void inconsistentConfigurationsAreRefused() {
+        assertThrows(IllegalArgumentException.class, () -> small().hidden(200).build());
+        assertThrows(IllegalArgumentException.class, () -> small().topK(9).build());
+        assertThrows(IllegalArgumentException.class, () -> small().topK(0).build());
+        assertThrows(IllegalArgumentException.class, () -> small().chunkTokens(16).build());
+        assertThrows(IllegalArgumentException.class, () -> small().combineWarps(9).build());
+        assertThrows(IllegalArgumentException.class, () -> small().dtype(ElementType.FP32).build());
+        assertThrows(IllegalArgumentException.class, () -> small().maxTokensPerRank(0).build());
+        IllegalArgumentException split = assertThrows(IllegalArgumentException.class, () -> small().build().sizing(3));
+        assertTrue(split.getMessage().contains("multiple of the world size"), split.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> small().numExperts(32).build().sizing(32));
+    }
+
+    @Test
+    void channelsCoverTheTokensContiguously() {
+        for (int tokens : new int[] {0, 1, 7, 64, 65}) {
+            for (int channels : new int[] {1, 3, 8}) {
+                int next = 0;
+                for (int c = 0; c < channels; c++) {
+                    assertEquals(next, MoeChannels.start(tokens, channels, c));
+                    next = MoeChannels.end(tokens, channels, c);
+                    for (int t = MoeChannels.start(tokens, channels, c); t < next; t++) {
+                        assertEquals(c, MoeChannels.of(tokens, channels, t));
+                    }
+                }
+                assertEquals(tokens, next);
+            }
+        }
+    }
+}

@@ -1,0 +1,186 @@
+package io.gda4j.moe;
+
+import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.ibgda.IbgdaConfig;
+import io.gda4j.ibgda.IbgdaTransport;
+import io.gda4j.world.GpuWorlds;
+import io.gda4j.world.LocalWorld;
+import io.gda4j.world.WorldConfig;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.time.Duration;
+import java.util.Random;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Layout, dispatch and combine on the GPU against {@link MoeReference}, bit for bit ({@link MoeSelfCheck}): every
+ * routing case, top-k 1..8, hidden 2048/4096/7168, BF16 and FP8, 2 and 4 ranks sharing GPU 0, over p2p and over ibgda
+ * through the emulated NIC (the proxy transport: MoeProxyGpuTest in the proxy module). Rings are kept small (16 rows,
+ * chunks of 4) so the credits wrap many times per call.
+ */
+@Tag("gpu")
+@Timeout(300)
+class MoeGpuTest {
+    static LocalWorld world(int ranks, String transport, Duration timeout) {
+        GpuWorlds.assumeGpu();
+        WorldConfig wc = WorldConfig.builder().gpus(GpuWorlds.gpus(ranks, true)).heapSizeBytes(256L << 20)
+                .waitTimeout(timeout).transport(transport).build();
+        if (!transport.equals(IbgdaTransport.NAME)) {
+            return LocalWorld.create(wc);
+        }
+        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
+        try {
+            return LocalWorld.create(wc);
+        } finally {
+            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+        }
+    }
+
+    static MoeConfig config(int hidden, ElementType dtype, int topK, int maxTokens) {
+        return MoeConfig.builder().hidden(hidden).dtype(dtype).maxTokensPerRank(maxTokens).numExperts(32).topK(topK)
+                .numChannels(3).chunkTokens(4).ringTokens(16).combineWarps(4).build();
+    }
+
+    static Stream<Arguments> p2pCases() {
+        Stream.Builder<Arguments> b = Stream.builder();
+        int i = 0;
+        for (MoeRouting.Kind kind : MoeRouting.Kind.values()) {
+            for (int topK = 1; topK <= 8; topK++) {
+                int hidden = new int[] {2048, 4096, 7168}[i % 3];
+                ElementType dtype = i % 2 == 0 ? ElementType.BF16 : ElementType.FP8_E4M3;
+                b.add(Arguments.of(kind, topK, hidden, dtype, 2 + 2 * (i % 2)));
+                i++;
+            }
+        }
+        return b.build();
+    }
+
+    @ParameterizedTest(name = "p2p {0} top-{1} hidden {2} {3} {4} ranks")
+    @MethodSource("p2pCases")
+    void p2pMatchesTheReference(MoeRouting.Kind kind, int topK, int hidden, ElementType dtype, int ranks) {
+        try (LocalWorld w = world(ranks, "p2p", Duration.ofSeconds(20));
+             MoeBuffer moe = MoeBuffer.create(w, config(hidden, dtype, topK, 96));
+             MoeSelfCheck check = new MoeSelfCheck(moe)) {
+            Random rnd = new Random(kind.ordinal() * 31L + topK);
+            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 96, rnd));
+            // a second call on the same buffer: the cumulative counters and the count parity carry over
+            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 96, rnd));
+        }
+    }
+
+    @ParameterizedTest(name = "ibgda (emulated NIC) {0} {1} ranks")
+    @MethodSource("transportCases")
+    void ibgdaMatchesTheReference(ElementType dtype, int ranks) {
+        try (LocalWorld w = world(ranks, IbgdaTransport.NAME, Duration.ofSeconds(30));
+             MoeBuffer moe = MoeBuffer.create(w, config(2048, dtype, 4, 64));
+             MoeSelfCheck check = new MoeSelfCheck(moe)) {
+            Random rnd = new Random(ranks);
+            for (MoeRouting.Kind kind : new MoeRouting.Kind[] {MoeRouting.Kind.UNIFORM, MoeRouting.Kind.SKEWED}) {
+                check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 64, rnd));
+            }
+        }
+    }
+
+    static Stream<Arguments> transportCases() {
+        return Stream.of(Arguments.of(ElementType.BF16, 2), Arguments.of(ElementType.FP8_E4M3, 2),
+                Arguments.of(ElementType.BF16, 4));
+    }
+
+    /** The DeepEP shape at a size one GPU holds: 4096 tokens of hidden 7168, top-8 of 256, with deep rings. */
+    @Test
+    void deepEpShapeAtFullTokens() {
+        try (LocalWorld w = world(2, "p2p", Duration.ofSeconds(30));
+             MoeBuffer moe = MoeBuffer.create(w, MoeConfig.deepEpBuilder().numChannels(8).ringTokens(64).chunkTokens(16)
+                     .build());
+             MoeSelfCheck check = new MoeSelfCheck(moe)) {
+            check.run(MoeRouting.Kind.UNIFORM, 7, new int[] {4096, 4096});
+        }
+    }
+
+    @Test
+    @Timeout(600)
+    void aHundredRepetitionsGiveTheSameHash() {
+        try (LocalWorld w = world(4, "p2p", Duration.ofSeconds(20));
+             MoeBuffer moe = MoeBuffer.create(w, config(2048, ElementType.BF16, 8, 64));
+             MoeSelfCheck check = new MoeSelfCheck(moe)) {
+            int[] tokens = {64, 17, 0, 64};
+            long first = check.run(MoeRouting.Kind.SKEWED, 42, tokens);
+            for (int i = 1; i < 100; i++) {
+                assertEquals(first, check.run(MoeRouting.Kind.SKEWED, 42, tokens), "repetition " + i);
+            }
+        }
+    }
+
+    @Test
+    void badInputIsRefusedBeforeAnyDispatchKernel() {
+        try (LocalWorld w = world(2, "p2p", Duration.ofSeconds(10));
+             MoeBuffer moe = MoeBuffer.create(w, config(2048, ElementType.BF16, 2, 8));
+             DeviceMemory topk = w.rank(0).context().allocate(8 * 2 * 16);
+             DeviceMemory x = w.rank(0).context().allocate(2 * 2048 * 16)) {
+            long[] idx = {0, 1, 2, 32, 5, -1};   // token 1 slot 1 names expert 32 of 32
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(8 * idx.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            for (long v : idx) {
+                b.putLong(v);
+            }
+            topk.copyFromHost(0, b.array(), 0, b.capacity());
+            MoeRank r0 = moe.rank(0);
+            IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+                    () -> r0.layout(DeviceTensor.of(topk, ElementType.INT64, 3, 2)));
+            assertTrue(bad.getMessage().contains("topkIdx[1][1] = 32"), bad.getMessage());
+            IllegalArgumentException many = assertThrows(IllegalArgumentException.class,
+                    () -> r0.layout(DeviceTensor.of(topk, ElementType.INT64, 9, 2)));
+            assertTrue(many.getMessage().contains("maxTokensPerRank"), many.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> r0.layout(DeviceTensor.of(topk, ElementType.INT32, 3, 2)));
+            idx[3] = 3;
+            b.clear();
+            for (long v : idx) {
+                b.putLong(v);
+            }
+            topk.copyFromHost(0, b.array(), 0, b.capacity());
+            MoeHandle h = r0.layout(DeviceTensor.of(topk, ElementType.INT64, 3, 2));
+            DeviceTensor t = DeviceTensor.of(topk, ElementType.INT64, 3, 2);
+            DeviceTensor wts = DeviceTensor.of(x, ElementType.FP32, 3, 2);
+            assertThrows(IllegalArgumentException.class,
+                    () -> r0.dispatch(DeviceTensor.of(x, ElementType.FP8_E4M3, 3, 2048), null, t, wts, h), "wrong dtype");
+            assertThrows(IllegalArgumentException.class,
+                    () -> r0.dispatch(DeviceTensor.of(x, ElementType.BF16, 2, 2048), null, t, wts, h), "wrong token count");
+            assertThrows(IllegalArgumentException.class,
+                    () -> DeviceTensor.of(x, ElementType.BF16, 3, 16384), "a buffer too small");
+            r0.layout(t);
+            assertThrows(IllegalStateException.class,
+                    () -> r0.dispatch(DeviceTensor.of(x, ElementType.BF16, 3, 2048), null, t, wts, h), "a stale handle");
+            assertTrue(!w.rank(0).device().kernelsMayBeRunning(), "nothing but layouts ran");
+        }
+    }
+
+    /** Rank 1 never dispatches: rank 0 gives up after the world's timeout, naming rank 1, and nothing hangs. */
+    @Test
+    void aRankThatNeverJoinsMakesTheOthersTimeOutNamingIt() {
+        try (LocalWorld w = world(2, "p2p", Duration.ofSeconds(2));
+             MoeBuffer moe = MoeBuffer.create(w, config(2048, ElementType.BF16, 2, 16));
+             DeviceMemory topk = w.rank(0).context().allocate(8 * 2 * 16);
+             DeviceMemory x = w.rank(0).context().allocate(16 * 4096)) {
+            topk.fill((byte) 0);   // every token to expert 0 (rank 0) twice: fine for a layout
+            MoeRank r0 = moe.rank(0);
+            DeviceTensor t = DeviceTensor.of(topk, ElementType.INT64, 16, 2);
+            MoeHandle h = r0.layout(t);
+            r0.dispatch(DeviceTensor.of(x, ElementType.BF16, 16, 2048), null, t, DeviceTensor.of(x, ElementType.FP32, 16, 2), h);
+            r0.stream().synchronize();
+            MoeTimeoutException e = assertThrows(MoeTimeoutException.class, moe::checkErrors);
+            assertEquals(0, e.rank());
+            assertEquals(1, e.peer());
+            assertTrue(e.getMessage().contains("rank 0 waited for rank 1"), e.getMessage());
+            assertTrue(r0.waitNanos(1) > 1_000_000_000L, "the wait on rank 1 is accounted to rank 1");
+        }
+    }
+}

@@ -1,0 +1,189 @@
+package io.gda4j.samples;
+
+import io.gda4j.moe.ElementType;
+import io.gda4j.moe.MoeBuffer;
+import io.gda4j.moe.MoeConfig;
+import io.gda4j.moe.MoeRouting;
+import io.gda4j.moe.MoeSelfCheck;
+import io.gda4j.world.LocalWorld;
+import org.apache.commons.cli.CommandLine;
+import org.apache.commons.cli.Option;
+import org.apache.commons.cli.Options;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/** {@code gda4j moe}: expert-parallel dispatch and combine (io.gda4j.moe), timed per token count. */
+final class MoeCommand implements Command {
+    @Override
+    public String name() {
+        return "moe";
+    }
+
+    @Override
+    public String summary() {
+        return "MoE dispatch and combine: time and bandwidth per rank over a token sweep";
+    }
+
+    @Override
+    public String description() {
+        return "Every rank of the world dispatches TOKENS tokens of hidden size HIDDEN to top-K of EXPERTS experts "
+                + "(uniformly routed; experts split evenly over the ranks), then combines them back, with io.gda4j.moe. "
+                + "Each figure is over --iters timed pairs after --warmup: the median and p99 of the slowest rank's "
+                + "time, measured with CUDA events from its dispatch (or combine) launch to its end. Bandwidth is "
+                + "DeepEP's: the bytes a rank receives in dispatch (rows x hidden x element size, plus FP8 scales; "
+                + "for combine the BF16 rows it sends back), including its own rows, divided by the time; GB/s are "
+                + "10^9 bytes per second. --check first compares one dispatch and combine with the Java reference, "
+                + "bit for bit. The NCCL all-to-all-v baseline is not part of this command yet.";
+    }
+
+    @Override
+    public String examples() {
+        return "  gda4j moe                                   DeepEP's shape: 4096 tokens, hidden 7168, top-8 of 256, BF16 and FP8\n"
+                + "  gda4j moe --tokens 128:8192 --dtype bf16    a sweep\n"
+                + "  gda4j moe --gpus 0,0 --tokens 256 --check   a functional check on one GPU\n";
+    }
+
+    @Override
+    public Options options() {
+        Options o = new Options();
+        WorldOptions.addTo(o);
+        o.addOption(Option.builder().longOpt("tokens").hasArg().argName("LIST")
+                .desc("tokens per rank: a list 128,4096 or a doubling range 128:8192 (default 4096)").build());
+        o.addOption(Option.builder().longOpt("hidden").hasArg().argName("N").desc("hidden size (default 7168)").build());
+        o.addOption(Option.builder().longOpt("experts").hasArg().argName("N").desc("experts (default 256)").build());
+        o.addOption(Option.builder().longOpt("topk").hasArg().argName("K").desc("experts per token (default 8)").build());
+        o.addOption(Option.builder().longOpt("dtype").hasArg().argName("T")
+                .desc("dispatch element type: bf16, fp8 or both (default both); combine is BF16").build());
+        o.addOption(Option.builder().longOpt("channels").hasArg().argName("N")
+                .desc("thread blocks per rank (default 24, at most the SMs / ranks per GPU)").build());
+        o.addOption(Option.builder().longOpt("ring").hasArg().argName("ROWS").desc("ring rows per channel and peer (default 128)").build());
+        o.addOption(Option.builder().longOpt("chunk").hasArg().argName("ROWS").desc("rows per announced chunk (default 32)").build());
+        o.addOption(Option.builder().longOpt("iters").hasArg().argName("N").desc("timed iterations (default 20)").build());
+        o.addOption(Option.builder().longOpt("warmup").hasArg().argName("N").desc("untimed iterations first (default 3)").build());
+        o.addOption(Option.builder().longOpt("check").desc("compare with the Java reference first").build());
+        o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
+        return o;
+    }
+
+    static List<Integer> tokenList(String text) {
+        List<Integer> list = new ArrayList<>();
+        try {
+            if (text.contains(":")) {
+                String[] p = text.split(":");
+                int from = Integer.parseInt(p[0].trim());
+                int to = Integer.parseInt(p[1].trim());
+                if (from <= 0 || to < from) {
+                    throw new UsageException("--tokens range must be FROM:TO with 0 < FROM <= TO, got " + text);
+                }
+                for (long t = from; t <= to; t *= 2) {
+                    list.add((int) t);
+                }
+            } else {
+                for (String s : text.split(",")) {
+                    int t = Integer.parseInt(s.trim());
+                    if (t <= 0) {
+                        throw new UsageException("--tokens must be positive, got " + t);
+                    }
+                    list.add(t);
+                }
+            }
+        } catch (NumberFormatException e) {
+            throw new UsageException("--tokens expects numbers like 4096, 128,256 or 128:8192; got '" + text + "'");
+        }
+        return list;
+    }
+
+    static double percentile(double[] v, double p) {
+        double[] s = v.clone();
+        Arrays.sort(s);
+        return s[(int) Math.min(s.length - 1, Math.ceil(p * s.length) - 1)];
+    }
+
+    @Override
+    public int run(CommandLine cmd, PrintStream out, PrintStream err) {
+        WorldOptions w = WorldOptions.parse(cmd);
+        List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "4096"));
+        int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
+        String dtypeText = cmd.getOptionValue("dtype", "both").trim().toLowerCase(java.util.Locale.ROOT);
+        List<ElementType> dtypes = switch (dtypeText) {
+            case "bf16" -> List.of(ElementType.BF16);
+            case "fp8" -> List.of(ElementType.FP8_E4M3);
+            case "both" -> List.of(ElementType.BF16, ElementType.FP8_E4M3);
+            default -> throw new UsageException("--dtype must be bf16, fp8 or both, got " + dtypeText);
+        };
+        int iters = WorldOptions.intOption(cmd, "iters", 20);
+        int warmup = WorldOptions.intOption(cmd, "warmup", 3);
+        if (iters <= 0 || warmup < 0) {
+            throw new UsageException("--iters must be > 0 and --warmup >= 0");
+        }
+        List<MoeConfig> configs = new ArrayList<>();
+        try {
+            for (ElementType t : dtypes) {
+                configs.add(MoeConfig.builder().hidden(WorldOptions.intOption(cmd, "hidden", 7168)).dtype(t)
+                        .maxTokensPerRank(maxTokens).numExperts(WorldOptions.intOption(cmd, "experts", 256))
+                        .topK(WorldOptions.intOption(cmd, "topk", 8)).numChannels(WorldOptions.intOption(cmd, "channels", 24))
+                        .ringTokens(WorldOptions.intOption(cmd, "ring", 128)).chunkTokens(WorldOptions.intOption(cmd, "chunk", 32))
+                        .build());
+            }
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage(), e);
+        }
+        int ranks = w.gpus.size();
+        long heap = 0;
+        for (MoeConfig c : configs) {
+            try {
+                heap += c.sizing(ranks).heapBytes() + (1 << 20);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage(), e);
+            }
+        }
+        ResultTable table = new ResultTable("moe: dispatch and combine per rank, median and p99 of " + iters
+                + " (ms; GB/s = 10^9 B/s, DeepEP's definition)", List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms",
+                "dispatch_GBps", "combine_ms", "combine_p99_ms", "combine_GBps", "nccl"));
+        Progress progress = new Progress(err, tokens.size() * configs.size(), cmd.hasOption("quiet"));
+        try (LocalWorld world = w.open(heap)) {
+            List<MoeBuffer> buffers = new ArrayList<>();
+            try {
+                for (MoeConfig c : configs) {
+                    buffers.add(MoeBuffer.create(world, c));
+                }
+                for (MoeBuffer moe : buffers) {
+                    try (MoeSelfCheck run = new MoeSelfCheck(moe)) {
+                        if (cmd.hasOption("check")) {
+                            progress.step("check " + moe.config().dtype());
+                            run.run(MoeRouting.Kind.UNIFORM, 1, MoeSelfCheck.tokenCounts(ranks, maxTokens, new java.util.Random(1)));
+                        }
+                        for (int t : tokens) {
+                            progress.step(moe.config().dtype() + " " + t + " tokens");
+                            int[] perRank = new int[ranks];
+                            Arrays.fill(perRank, t);
+                            MoeSelfCheck.Timing timing = run.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
+                            double dMed = percentile(timing.dispatchMillis(), 0.5);
+                            double cMed = percentile(timing.combineMillis(), 0.5);
+                            long bytes = Arrays.stream(timing.recvBytesPerRank()).max().orElse(0);
+                            long combineBytes = bytes / moe.config().dtype().bytes() * 2;
+                            table.add(moe.config().dtype().name(), t, dMed, percentile(timing.dispatchMillis(), 0.99),
+                                    bytes / (dMed * 1e6), cMed, percentile(timing.combineMillis(), 0.99),
+                                    combineBytes / (cMed * 1e6), "not run");
+                        }
+                    }
+                }
+            } finally {
+                for (MoeBuffer b : buffers) {
+                    b.close();
+                }
+            }
+            progress.done();
+            table.note(ranks + " ranks on GPUs " + WorldOptions.join(w.gpus) + ", transport " + world.transport(0, 1)
+                    + (w.gpus.stream().distinct().count() < w.gpus.size()
+                    ? "; ranks share a GPU: a functional check, not GPU-to-GPU figures" : ""));
+            table.note("bandwidth: the slowest rank's received bytes (dispatch) or sent-back BF16 bytes (combine) / its time;"
+                    + " the NCCL all-to-all-v baseline is not implemented yet");
+        }
+        table.print(out, w.format);
+        return 0;
+    }
+}

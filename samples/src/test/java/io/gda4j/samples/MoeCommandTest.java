@@ -1,0 +1,41 @@
+package io.gda4j.samples;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class MoeCommandTest {
+    @Test
+    void tokenListsAndRanges() {
+        assertEquals(List.of(128, 256, 512, 1024, 2048, 4096, 8192), MoeCommand.tokenList("128:8192"));
+        assertEquals(List.of(4096, 100), MoeCommand.tokenList("4096, 100"));
+        assertThrows(UsageException.class, () -> MoeCommand.tokenList("0"));
+        assertThrows(UsageException.class, () -> MoeCommand.tokenList("8:4"));
+        assertThrows(UsageException.class, () -> MoeCommand.tokenList("many"));
+    }
+
+    @Test
+    void percentiles() {
+        double[] v = {5, 1, 4, 2, 3};
+        assertEquals(3, MoeCommand.percentile(v, 0.5));
+        assertEquals(5, MoeCommand.percentile(v, 0.99));
+    }
+
+    @Test
+    void helpTeachesTheBandwidthDefinition() {
+        CliRun r = CliRun.of("moe", "--help");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("DeepEP's"), r.out());
+        assertTrue(r.out().contains("--tokens"), r.out());
+    }
+
+    @Test
+    void badOptionsAreUsageErrors() {
+        assertEquals(2, CliRun.of("moe", "--dtype", "fp16").code());
+        assertEquals(2, CliRun.of("moe", "--topk", "0").code());
+    }
+}
