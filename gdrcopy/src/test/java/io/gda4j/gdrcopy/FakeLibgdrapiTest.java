@@ -117,7 +117,7 @@ class FakeLibgdrapiTest {
             Files.createFile(deviceNode);
         }
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        String output = run(dir, List.of(java, "-cp", System.getProperty("java.class.path"),
+        String output = run(dir, List.of(java, "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
                 "-D" + GdrcopyConfig.LIBRARY_PROP_NAME + "=" + library,
                 "-D" + GdrcopyConfig.DEVICE_PROP_NAME + "=" + deviceNode,
                 FakeLibgdrapiScenario.class.getName()));

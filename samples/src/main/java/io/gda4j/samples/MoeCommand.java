@@ -114,18 +114,15 @@ final class MoeCommand implements Command {
             case "both" -> List.of(ElementType.BF16, ElementType.FP8_E4M3);
             default -> throw new UsageException("--dtype must be bf16, fp8 or both, got " + dtypeText);
         };
-        int iters = WorldOptions.intOption(cmd, "iters", 20);
-        int warmup = WorldOptions.intOption(cmd, "warmup", 3);
-        if (iters <= 0 || warmup < 0) {
-            throw new UsageException("--iters must be > 0 and --warmup >= 0");
-        }
+        int iters = OptionValues.integer(cmd, "iters", 20, 1, 1_000_000);
+        int warmup = OptionValues.integer(cmd, "warmup", 3, 0, 1_000_000);
         List<MoeConfig> configs = new ArrayList<>();
         try {
             for (ElementType t : dtypes) {
-                configs.add(MoeConfig.builder().hidden(WorldOptions.intOption(cmd, "hidden", 7168)).dtype(t)
-                        .maxTokensPerRank(maxTokens).numExperts(WorldOptions.intOption(cmd, "experts", 256))
-                        .topK(WorldOptions.intOption(cmd, "topk", 8)).numChannels(WorldOptions.intOption(cmd, "channels", 24))
-                        .ringTokens(WorldOptions.intOption(cmd, "ring", 128)).chunkTokens(WorldOptions.intOption(cmd, "chunk", 32))
+                configs.add(MoeConfig.builder().hidden(OptionValues.integer(cmd, "hidden", 7168, 1, Integer.MAX_VALUE)).dtype(t)
+                        .maxTokensPerRank(maxTokens).numExperts(OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE))
+                        .topK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE)).numChannels(OptionValues.integer(cmd, "channels", 24, 1, Integer.MAX_VALUE))
+                        .ringTokens(OptionValues.integer(cmd, "ring", 128, 1, Integer.MAX_VALUE)).chunkTokens(OptionValues.integer(cmd, "chunk", 32, 1, Integer.MAX_VALUE))
                         .build());
             }
         } catch (IllegalArgumentException e) {

@@ -31,7 +31,9 @@ class SettingsCliTest {
      */
     static CliRun gda4j(List<String> env, List<String> properties, String... args)
             throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        // Native access enabled as the launcher does (JDK 17 accepts the option; JDK 22+ warns without it).
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED"));
         for (String p : properties) {
             command.add("-D" + p);
         }
