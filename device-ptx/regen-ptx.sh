@@ -32,6 +32,11 @@ regen() {
       fi
     done
     for f in "$root/$out"/*.ptx; do
+      # Names of anonymous-namespace statics carry a hash of the source's absolute path: such PTX differs per checkout.
+      if grep -q '_INTERNAL_' "$f"; then
+        echo "regen-ptx: $out/$(basename "$f") has path-dependent symbol names (_INTERNAL_...: a static __shared__ or" \
+             "__device__ variable in an anonymous namespace); put those functions in a named namespace" >&2; status=1
+      fi
       [ -f "$gen/$(basename "$f")" ] || { echo "regen-ptx: $out/$(basename "$f") has no $src/*.cu source" >&2; status=1; }
       ptxas -arch="$arch" "$f" -o /dev/null || { echo "regen-ptx: ptxas rejected $out/$(basename "$f")" >&2; status=1; }
     done
