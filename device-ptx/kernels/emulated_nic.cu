@@ -2,13 +2,19 @@
 // thread on the QP's stream so it runs after the WQEs before it and before the CQE store queued after it.
 #include <stdint.h>
 #include <gda4j/mlx5.cuh>
+#include <gda4j/memory_model.cuh>
 
 // Opcode 0 (not an mlx5 atomic) stores swap_add: the fallback for an 8-byte inline store where the driver refuses a
 // stream write to that address. ATOMIC_FA adds swap_add; ATOMIC_CS stores swap_add if the word equals compare. The old value goes to fetch_dst
 // (any alignment), or nowhere when fetch_dst is 0 (the null MR drops it). System scope: the target may be a peer
 // GPU's memory (peer access) or mapped host memory, and its owner may be polling it.
+//
+// split_ns > 0 (strict atomics, EmulatedNicConfig.strictAtomics): the atomic is what a NIC's atomic is to the GPU, a
+// read of the word, a pause (the PCIe round trip; here split_ns of spinning), and a write: a GPU atomic on the same
+// word in between is overwritten and lost. The engine chains these kernels NIC-wide (CudaPlatform), so NIC atomics
+// stay atomic with each other, as a responder NIC's are; only other writers of the word lose.
 extern "C" __global__ void gda4j_emulated_nic_atomic(uint32_t opcode, uint64_t target, uint64_t swap_add,
-                                                     uint64_t compare, uint64_t fetch_dst) {
+                                                     uint64_t compare, uint64_t fetch_dst, uint64_t split_ns) {
   unsigned long long* word = reinterpret_cast<unsigned long long*>(target);
   unsigned long long old;
   if (opcode == 0) {
@@ -16,7 +22,15 @@ extern "C" __global__ void gda4j_emulated_nic_atomic(uint32_t opcode, uint64_t t
     __threadfence_system();
     return;
   }
-  if (opcode == gda4j::mlx5::Mlx5Opcode::ATOMIC_FA) {
+  if (split_ns != 0) {
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(old) : "l"(word) : "memory");
+    const uint64_t start = gda4j::global_timer_ns();
+    while (gda4j::global_timer_ns() - start < split_ns) {
+    }
+    const bool writes = opcode == gda4j::mlx5::Mlx5Opcode::ATOMIC_FA || old == (unsigned long long)compare;
+    const unsigned long long now = opcode == gda4j::mlx5::Mlx5Opcode::ATOMIC_FA ? old + swap_add : swap_add;
+    if (writes) asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(word), "l"(now) : "memory");
+  } else if (opcode == gda4j::mlx5::Mlx5Opcode::ATOMIC_FA) {
     old = atomicAdd_system(word, (unsigned long long)swap_add);
   } else {
     old = atomicCAS_system(word, (unsigned long long)compare, (unsigned long long)swap_add);

@@ -224,3 +224,61 @@ extern "C" __global__ void gda4j_ibgda_get_quiet_read(const DeviceView* v, int p
   out[1] = st == OK ? *reinterpret_cast<const volatile unsigned long long*>(v->heap_base + dst_offset) : 0;
   out[0] = (unsigned long long)(long long)st;
 }
+
+// ---- atomics on one word (io.gda4j.ibgda.IbgdaAtomicsGpuTest) ----------------------------------------------------
+// One thread adds 1 to `target`'s word `counter_offset` `adds` times through the device API, rotating atomic_add,
+// signal ADD and put_signal ADD (8 bytes from data_offset), then quiet. From the target rank itself the adds are its
+// own: with IBGDA peers they go through its loopback QP, so every rank can add to one counter and the sum is exact.
+extern "C" __global__ void gda4j_ibgda_add_counter(const DeviceView* v, int target, uint64_t counter_offset,
+                                                   uint64_t data_offset, uint32_t adds, int* status_out) {
+  const Peer p = peer_of(v, target);
+  int st = OK;
+  for (uint32_t i = 0; i < adds && st == OK; ++i) {
+    if (i % 3 == 0) {
+      st = atomic_add(p, counter_offset, 1);
+    } else if (i % 3 == 1) {
+      st = signal(p, counter_offset, SIGNAL_ADD, 1);
+    } else {
+      st = put_signal(p, data_offset, data_offset, 8, counter_offset, SIGNAL_ADD, 1);
+    }
+  }
+  if (st == OK) st = quiet(v);
+  *status_out = st;
+}
+
+// Bypasses the device API's routing: this rank adds 1 to its own word `counter_offset` with plain GPU atomics
+// (atomicAdd_system) until its word `done_offset` reaches `peers` (each peer adds 1 there when its own adds are
+// complete), counting them into *raw_adds_out. Against NIC atomics that are a read and a write (the emulated NIC's
+// strict atomics, or a ConnectX), some of these adds are lost. Launch 1 thread.
+extern "C" __global__ void gda4j_ibgda_raw_add_until(const DeviceView* v, uint64_t counter_offset,
+                                                     uint64_t done_offset, uint64_t peers,
+                                                     unsigned long long* raw_adds_out, int* status_out) {
+  const Local me = local_of(v);
+  unsigned long long* counter = reinterpret_cast<unsigned long long*>(me.heap + counter_offset);
+  const uint64_t* done = reinterpret_cast<const uint64_t*>(me.heap + done_offset);
+  const uint64_t start = global_timer_ns();
+  unsigned long long n = 0;
+  int st = OK;
+  while (load_acquire_sys(done) < peers) {
+    atomicAdd_system(counter, 1ull);
+    ++n;
+    if ((n & 255) == 0 && global_timer_ns() - start > me.timeout_ns) {
+      st = fail(v, ERR_TIMEOUT, ERROR_WAIT_TIMEOUT, OP_WAIT_UNTIL, me.rank, done_offset, peers, load_acquire_sys(done));
+      break;
+    }
+  }
+  *raw_adds_out = n;
+  *status_out = st;
+}
+
+// A peer's side of that race: `adds` atomic_adds of 1 to `target`'s counter, quiet, then 1 added to its done word.
+extern "C" __global__ void gda4j_ibgda_add_then_done(const DeviceView* v, int target, uint64_t counter_offset,
+                                                     uint64_t done_offset, uint32_t adds, int* status_out) {
+  const Peer p = peer_of(v, target);
+  int st = OK;
+  for (uint32_t i = 0; i < adds && st == OK; ++i) st = atomic_add(p, counter_offset, 1);
+  if (st == OK) st = quiet(v);
+  if (st == OK) st = signal(p, done_offset, SIGNAL_ADD, 1);
+  if (st == OK) st = quiet(v);
+  *status_out = st;
+}

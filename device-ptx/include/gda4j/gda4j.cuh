@@ -18,6 +18,10 @@
 //    (an acquire) sees the signal sees the data.
 //  - signal and atomic_add are relaxed: they order nothing. To order a signal after earlier puts, call fence(peer)
 //    first (fence + relaxed store is a release), or use put_signal.
+//  - Atomics on one word go through one path (NVSHMEM's rule): a NIC's atomic is not atomic with GPU atomics on the
+//    same word. A rank with IBGDA links takes ADDs only through a NIC: its own SIGNAL_ADD / atomic_add / put_signal
+//    ADD to itself are ATOMIC_FAs on its loopback QP (complete at flush(self) or quiet), and an ADD to it from a p2p
+//    or proxy peer fails with ERROR_MIXED_ATOMICS. Do not add to such words with your own GPU atomics either.
 //  - put_inline carries up to 8 bytes inside a 16-byte slot with the sequence number in each half (inline_slot.cuh);
 //    wait_inline returns the value once both halves carry the same sequence, at or after the one waited for. No
 //    fence is needed: the fastest small message. A sender may overwrite the slot before the reader looked (the
@@ -91,15 +95,6 @@ __device__ __forceinline__ int check_put(const Peer& p, uint32_t op, uint64_t ds
   return st;
 }
 
-// A direct peer's word, and for an ADD a link whose red.add.sys is atomic: over PCIe without native peer atomics
-// (PeerEntry.handle bit P2P_NO_NATIVE_ATOMICS) it is a read and a write, so concurrent adds would be lost.
-__device__ __forceinline__ int check_signal(const Peer& p, uint32_t op, uint64_t sig, uint32_t sig_op) {
-  if (__builtin_expect(sig_op == SIGNAL_ADD && (p.handle & P2P_NO_NATIVE_ATOMICS) != 0, 0)) {
-    return fail(p.view, ERR_TRANSPORT, ERROR_NO_NATIVE_ATOMICS, op, p.rank, sig, SIGNAL_ADD, 0);
-  }
-  return check_word(p.view, p.heap_size, op, p.rank, sig);
-}
-
 }  // namespace detail
 }  // namespace gda4j
 
@@ -107,6 +102,61 @@ __device__ __forceinline__ int check_signal(const Peer& p, uint32_t op, uint64_t
 
 namespace gda4j {
 namespace detail {
+
+// ---- one path for the atomics on a word (NVSHMEM's rule). A NIC's atomic is a read and a write across PCIe, not
+// atomic with GPU atomics on the same word, so the words of a rank with IBGDA links (which its IBGDA peers add to)
+// take ADDs only through a NIC: the rank's own through its loopback QP, and a GPU ADD from a p2p or proxy peer is
+// refused (ERROR_MIXED_ATOMICS). The host marks such entries with PEER_NIC_ATOMICS (io.gda4j.world.AtomicRouting).
+
+// An ADD to an entry with flag bits: refused over a p2p link without native atomics (red.add.sys is then a read and a
+// write) or to a rank whose words get NIC atomics, unless it is this rank's own (then posted on its loopback QP).
+__device__ inline __noinline__ int check_flagged_add(GDA4J_PEER_PARAMS, uint32_t op, uint64_t sig) {
+  const Peer p = unpack(GDA4J_PEER_NAMES);
+  if ((p.handle & P2P_NO_NATIVE_ATOMICS) != 0) {
+    return fail(p.view, ERR_TRANSPORT, ERROR_NO_NATIVE_ATOMICS, op, p.rank, sig, SIGNAL_ADD, 0);
+  }
+  if (p.transport != TRANSPORT_SELF) {
+    return fail(p.view, ERR_TRANSPORT, ERROR_MIXED_ATOMICS, op, p.rank, sig, SIGNAL_ADD, p.transport);
+  }
+  if (!GDA4J_IBGDA_ENABLED) {  // built without the IBGDA branch: this rank's own ADDs have no NIC to go through
+    return fail(p.view, ERR_TRANSPORT, ERROR_UNSUPPORTED_TRANSPORT, op, p.rank, sig, TRANSPORT_IBGDA, p.transport);
+  }
+  return check_word(p.view, p.heap_size, op, p.rank, sig);
+}
+
+// A direct peer's word; an ADD to an entry with flag bits is checked out of line (check_flagged_add).
+__device__ __forceinline__ int check_signal(const Peer& p, uint32_t op, uint64_t sig, uint32_t sig_op) {
+  if (__builtin_expect(sig_op == SIGNAL_ADD && (p.handle & PEER_HANDLE_FLAGS) != 0, 0)) {
+    return check_flagged_add(GDA4J_PEER_FIELDS(p), op, sig);
+  }
+  return check_word(p.view, p.heap_size, op, p.rank, sig);
+}
+
+// After check_signal: an ADD that must go through this rank's loopback QP (only the SELF entry passes the check with
+// PEER_NIC_ATOMICS set).
+__device__ __forceinline__ bool add_via_nic(const Peer& p, uint32_t sig_op) {
+  return __builtin_expect(sig_op == SIGNAL_ADD && (p.handle & PEER_NIC_ATOMICS) != 0, 0);
+}
+
+__device__ __forceinline__ ibgda::DeviceQp* loopback_qp(uint64_t handle) {
+  return reinterpret_cast<ibgda::DeviceQp*>(handle & ~PEER_HANDLE_FLAGS);
+}
+
+// This rank's own ADD as an ATOMIC_FA on its loopback QP, posted by one thread of the scope after a barrier (so the
+// scope's earlier stores are ordered before it, as a release); relaxed otherwise, complete at flush(self) or quiet.
+__device__ inline __noinline__ int add_via_loopback(GDA4J_PEER_PARAMS, uint32_t op, uint64_t sig, uint64_t value,
+                                                    uint32_t scope) {
+  const Peer p = unpack(GDA4J_PEER_NAMES);
+  return ibgda_scoped(scope, [&] {
+    return ibgda::signal(p.view, loopback_qp(p.handle), p.rank, op, sig, SIGNAL_ADD, value);
+  });
+}
+
+// flush(self) where this rank's ADDs go through its loopback QP: they are complete once it is drained.
+__device__ inline __noinline__ int flush_loopback(GDA4J_PEER_PARAMS) {
+  const Peer p = unpack(GDA4J_PEER_NAMES);
+  return ibgda::drain(p.view, loopback_qp(p.handle), OP_FLUSH, p.rank);
+}
 
 // ---- indirect back ends, out of line: the direct path above them stays as small as it was. They take the handle's
 // fields as scalars and rebuild the Peer inside: passed as a struct (by reference or by value) it would make every
@@ -124,7 +174,12 @@ __device__ inline __noinline__ int put_indirect(GDA4J_PEER_PARAMS, uint32_t op, 
 __device__ inline __noinline__ int put_signal_indirect(GDA4J_PEER_PARAMS, uint64_t dst, uint64_t src, uint64_t bytes,
                                                        uint64_t sig, uint32_t sig_op, uint64_t value) {
   const Peer p = unpack(GDA4J_PEER_NAMES);
-  if (p.transport == TRANSPORT_PROXY) return proxy::put_signal(p, dst, src, bytes, sig, sig_op, value);
+  if (p.transport == TRANSPORT_PROXY) {
+    if (sig_op == SIGNAL_ADD && (p.handle & PEER_NIC_ATOMICS) != 0) {
+      return fail(p.view, ERR_TRANSPORT, ERROR_MIXED_ATOMICS, OP_PUT_SIGNAL, p.rank, sig, SIGNAL_ADD, p.transport);
+    }
+    return proxy::put_signal(p, dst, src, bytes, sig, sig_op, value);
+  }
   if (is_ibgda(p.transport)) return ibgda_put_signal(p, dst, src, bytes, sig, sig_op, value, IBGDA_SCOPE_THREAD);
   return fail_peer(GDA4J_PEER_FIELDS(p), OP_PUT_SIGNAL, dst);
 }
@@ -132,7 +187,13 @@ __device__ inline __noinline__ int put_signal_indirect(GDA4J_PEER_PARAMS, uint64
 __device__ inline __noinline__ int signal_indirect(GDA4J_PEER_PARAMS, uint32_t op, uint64_t sig, uint32_t sig_op,
                                                    uint64_t value) {
   const Peer p = unpack(GDA4J_PEER_NAMES);
-  if (p.transport == TRANSPORT_PROXY) return proxy::signal(p, op, sig, sig_op, value);
+  if (p.transport == TRANSPORT_PROXY) {
+    // The proxy adds with a GPU atomic (a kernel on its stream): refused where the target's words get NIC atomics.
+    if (sig_op == SIGNAL_ADD && (p.handle & PEER_NIC_ATOMICS) != 0) {
+      return fail(p.view, ERR_TRANSPORT, ERROR_MIXED_ATOMICS, op, p.rank, sig, SIGNAL_ADD, p.transport);
+    }
+    return proxy::signal(p, op, sig, sig_op, value);
+  }
   if (is_ibgda(p.transport)) return ibgda_signal(p, op, sig, sig_op, value);
   return fail_peer(GDA4J_PEER_FIELDS(p), op, sig);
 }
@@ -281,8 +342,12 @@ __device__ __forceinline__ int signal(const Peer& p, uint64_t sig_offset, uint32
     return detail::signal_indirect(GDA4J_PEER_FIELDS(p), OP_SIGNAL, sig_offset, op, value);
   }
   int st = detail::check_signal(p, OP_SIGNAL, sig_offset, op);
-  if (st == OK) detail::signal_relaxed(p, sig_offset, op, value);
-  return st;
+  if (st != OK) return st;
+  if (detail::add_via_nic(p, op)) {
+    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_SIGNAL, sig_offset, value, detail::IBGDA_SCOPE_THREAD);
+  }
+  detail::signal_relaxed(p, sig_offset, op, value);
+  return OK;
 }
 
 // ---- atomic_add: relaxed atomic add on the peer's 64-bit word (an alias of signal ADD for direct peers; other
@@ -292,8 +357,12 @@ __device__ __forceinline__ int atomic_add(const Peer& p, uint64_t offset, uint64
     return detail::signal_indirect(GDA4J_PEER_FIELDS(p), OP_ATOMIC_ADD, offset, SIGNAL_ADD, value);
   }
   int st = detail::check_signal(p, OP_ATOMIC_ADD, offset, SIGNAL_ADD);
-  if (st == OK) red_add_relaxed_sys(detail::peer_word(p, offset), value);
-  return st;
+  if (st != OK) return st;
+  if (detail::add_via_nic(p, SIGNAL_ADD)) {
+    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_ATOMIC_ADD, offset, value, detail::IBGDA_SCOPE_THREAD);
+  }
+  red_add_relaxed_sys(detail::peer_word(p, offset), value);
+  return OK;
 }
 
 // ---- put_signal: the data, then the signal, released after the data (the whole scope's data).
@@ -307,6 +376,9 @@ __device__ __forceinline__ int put_signal(const Peer& p, uint64_t dst_offset, ui
   if (st == OK) st = detail::check_signal(p, OP_PUT_SIGNAL, sig_offset, op);
   if (st != OK) return st;
   detail::copy(p, dst_offset, src_offset, bytes, 0, 1);
+  if (detail::add_via_nic(p, op)) {
+    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_PUT_SIGNAL, sig_offset, value, detail::IBGDA_SCOPE_THREAD);
+  }
   detail::signal_release(p, sig_offset, op, value);
   return OK;
 }
@@ -321,6 +393,9 @@ __device__ __forceinline__ int put_signal_warp(const Peer& p, uint64_t dst_offse
   if (st != OK) return st;
   uint32_t lane = detail::lane_id();
   detail::copy(p, dst_offset, src_offset, bytes, lane, 32);
+  if (detail::add_via_nic(p, op)) {
+    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_PUT_SIGNAL, sig_offset, value, detail::IBGDA_SCOPE_WARP);
+  }
   // The warp barrier makes every lane's stores visible to lane 0, whose release then covers them (cumulativity).
   __syncwarp();
   if (lane == 0) detail::signal_release(p, sig_offset, op, value);
@@ -338,6 +413,9 @@ __device__ __forceinline__ int put_signal_block(const Peer& p, uint64_t dst_offs
   if (st != OK) return st;
   uint32_t t = detail::block_thread_id();
   detail::copy(p, dst_offset, src_offset, bytes, t, detail::block_thread_count());
+  if (detail::add_via_nic(p, op)) {
+    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_PUT_SIGNAL, sig_offset, value, detail::IBGDA_SCOPE_BLOCK);
+  }
   // bar.sync orders the block's stores before thread 0's release at system scope.
   __syncthreads();
   if (t == 0) detail::signal_release(p, sig_offset, op, value);
@@ -377,6 +455,9 @@ __device__ __forceinline__ int fence(const Peer& p) {
 __device__ __forceinline__ int flush(const Peer& p) {
   if (__builtin_expect(!detail::is_direct(p), 0)) return detail::flush_indirect(GDA4J_PEER_FIELDS(p));
   fence_acq_rel_sys();
+  if (__builtin_expect(p.transport == TRANSPORT_SELF && (p.handle & PEER_NIC_ATOMICS) != 0, 0)) {
+    return detail::flush_loopback(GDA4J_PEER_FIELDS(p));  // this rank's own ADDs went through its loopback QP
+  }
   return OK;
 }
 

@@ -83,7 +83,7 @@ __device__ inline __noinline__ int ibgda_put_inline(const Peer& p, uint64_t slot
   return ibgda::put_inline(p.view, ibgda_qp(p), p.rank, slot, value, seq);
 }
 
-// Every IBGDA peer's QP drained, then one PCIe flush where configured and a get was published since the last one
+// Every IBGDA peer's QP and this rank's loopback QP (its own ADDs) drained, then one PCIe flush where configured and a get was published since the last one
 // (the flush covers every QP of the NIC, so once is enough). Reads the view: quiet is not a hot-loop call.
 __device__ inline __noinline__ int ibgda_quiet_all(const DeviceView* v) {
   const ibgda::DeviceQp* flush_via = nullptr;
@@ -102,6 +102,10 @@ __device__ inline __noinline__ int ibgda_quiet_all(const DeviceView* v) {
     const PeerEntry& e = v->peers[r];
     if (e.transport == TRANSPORT_IBGDA && e.handle != 0) {
       int st = ibgda::drain(v, reinterpret_cast<ibgda::DeviceQp*>(e.handle), OP_QUIET, r);
+      if (st != OK) return st;
+    } else if (e.transport == TRANSPORT_SELF && (e.handle & PEER_NIC_ATOMICS) != 0) {
+      // This rank's own ADDs, posted on its loopback QP (gda4j.cuh, "one path for the atomics on a word").
+      int st = ibgda::drain(v, reinterpret_cast<ibgda::DeviceQp*>(e.handle & ~PEER_HANDLE_FLAGS), OP_QUIET, r);
       if (st != OK) return st;
     }
   }

@@ -32,7 +32,10 @@ namespace proxy {
 constexpr uint32_t ROOM_POLL_BATCH = 4;
 constexpr uint32_t DONE_POLL_BATCH = 64;
 
-__device__ __forceinline__ ProxyChannel* channel_of(const Peer& p) { return reinterpret_cast<ProxyChannel*>(p.handle); }
+// The handle's low bits are flags (PEER_HANDLE_FLAGS), the rest the channel's address.
+__device__ __forceinline__ ProxyChannel* channel_of(const Peer& p) {
+  return reinterpret_cast<ProxyChannel*>(p.handle & ~PEER_HANDLE_FLAGS);
+}
 
 __device__ __forceinline__ const ProxyControl* control_of(const ProxyChannel* ch) {
   return reinterpret_cast<const ProxyControl*>(__ldg(reinterpret_cast<const unsigned long long*>(&ch->control)));

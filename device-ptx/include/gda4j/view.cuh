@@ -32,7 +32,7 @@
 // The version of every layout a kernel shares with the host (this view, the peer entries, the transports' device
 // handles). Bump it with any change to one of them: a kernel built against other headers is then refused when its
 // module is loaded (io.gda4j.world.DeviceViewDescriptor.VIEW_VERSION must match; a layout test checks that it does).
-#define GDA4J_VIEW_VERSION 2
+#define GDA4J_VIEW_VERSION 3
 
 namespace gda4j {
 
@@ -59,6 +59,14 @@ constexpr uint32_t TRANSPORT_PROXY = 4;
 // CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED) does not carry atomics, so red.add.sys to the peer's memory is a
 // read and a write; SIGNAL_ADD and atomic_add to that peer fail with ERROR_NO_NATIVE_ATOMICS.
 constexpr uint64_t P2P_NO_NATIVE_ATOMICS = 1;
+// PeerEntry.handle bit (io.gda4j.world.AtomicRouting.PEER_NIC_ATOMICS): the peer's words receive NIC atomics (it has
+// IBGDA links), and NIC atomics are not atomic with GPU atomics on the same word, so every ADD to it must go through a
+// NIC: on the SELF entry the rest of the handle (handle & ~PEER_HANDLE_FLAGS) is this rank's loopback DeviceQp, on
+// which its own SIGNAL_ADD / atomic_add are posted as ATOMIC_FA; on a P2P or PROXY entry (a GPU atomic) an ADD fails
+// with ERROR_MIXED_ATOMICS. SET signals are plain writes and go the usual way.
+constexpr uint64_t PEER_NIC_ATOMICS = 2;
+// The flag bits of PeerEntry.handle; the rest is an address (DeviceQp, ProxyChannel: aligned) or 0.
+constexpr uint64_t PEER_HANDLE_FLAGS = 3;
 
 // DeviceView.flags (io.gda4j.world.DeviceViewDescriptor.FLAG_*).
 constexpr uint32_t VIEW_FLAG_IBGDA = 2u;  // some peer is reached over IBGDA: quiet() drains its QPs
@@ -90,6 +98,7 @@ constexpr uint32_t ERROR_POST_TIMEOUT = 12;  // posting or quiet stalled: expect
 constexpr uint32_t ERROR_INLINE_TOO_LARGE = 13;  // an inline payload above the QP's max_inline: expected = bytes, seen = max_inline
 constexpr uint32_t ERROR_SET_SIGNAL_RELAXED = 14;  // a SET signal over a NIC with relaxed ordering: cmp = QP number
 constexpr uint32_t ERROR_NO_NATIVE_ATOMICS = 15;   // an ADD over a p2p link without native peer atomics: offset = word
+constexpr uint32_t ERROR_MIXED_ATOMICS = 16;  // a GPU ADD (p2p, proxy) to a rank whose words get NIC atomics: offset = word
 
 // ErrorRecord.op: which device API call failed (io.gda4j.world.ErrorRecordDescriptor.Op).
 constexpr uint32_t OP_NONE = 0;
@@ -139,7 +148,8 @@ struct PeerEntry {
   int32_t rank;
   uint64_t peer_heap;        // P2P/SELF: the peer's heap base as this GPU addresses it
   uint64_t handle;           // IBGDA: device QP; PROXY: the ProxyChannel (gda4j/proxy_fifo.cuh) in GPU memory;
-                             // P2P: flag bits (P2P_NO_NATIVE_ATOMICS)
+                             // SELF: the loopback DeviceQp; with flag bits PEER_HANDLE_FLAGS (P2P_NO_NATIVE_ATOMICS,
+                             // PEER_NIC_ATOMICS)
   uint32_t rkey;
   uint32_t lkey;
   uint64_t peer_abort_flag;  // P2P/SELF: the peer's abort word, so a failing rank stops its peers' spins

@@ -47,7 +47,9 @@ final class IbgdaSession {
 
     /**
      * A rank's NIC and its registrations on it; its NIC words (64 bytes of GPU memory: the flush flag at 0, the
-     * scratch word for discarded fetched values at 8); and, when the flush is on, its loopback QP.
+     * scratch word for discarded fetched values at 8); and its loopback QP, which carries the rank's own ADDs to its
+     * heap (atomics on one word go through one path: {@link io.gda4j.world.AtomicRouting}) and, when the flush is
+     * on, the PCIe flush.
      */
     private static final class RankState {
         Nic nic;
@@ -56,8 +58,8 @@ final class IbgdaSession {
         DeviceMemory words;
         NicMemory flushFlagRegion;
         NicMemory scratchRegion;
-        NicQp flushQp;
-        DeviceQp flushDeviceQp;
+        NicQp loopbackQp;
+        DeviceQp loopbackDeviceQp;
 
         long discardAddr() {
             return scratchRegion == null ? 0 : scratchRegion.address();
@@ -133,13 +135,19 @@ final class IbgdaSession {
         NicQp qp = local.rank() == lo ? pair.first() : pair.second();
         DeviceQp dqp = DeviceQp.create(local.context(), qp.deviceRings(), new DeviceQp.Addressing(
                 mine.heap.address(), theirs.heap.address(), local.heapSizeBytes(), mine.heap.lkey(),
-                theirs.heap.rkey(), mine.flushDeviceQp == null ? 0 : mine.flushDeviceQp.address(),
+                theirs.heap.rkey(), mine.flushOnQuiet ? mine.loopbackDeviceQp.address() : 0,
                 mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.address(),
                 mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.rkey(), mine.discardAddr(),
                 mine.discardLkey(), mine.flushOnQuiet, mine.nic.capabilities().relaxedOrdering(), peer.rank()));
         openLinks++;
         AutoCloseable resources = () -> closeLink(qp, dqp);
         return new PeerLink(TransportTag.IBGDA, 0, dqp.address(), theirs.heap.rkey(), mine.heap.lkey(), 0, resources);
+    }
+
+    /** The GPU address of {@code rank}'s loopback DeviceQp (its own ADDs), or 0 when it has no IBGDA link. */
+    synchronized long loopbackAtomicsQp(Rank rank) {
+        RankState s = ranks.get(rank.rank());
+        return s == null || s.loopbackDeviceQp == null ? 0 : s.loopbackDeviceQp.address();
     }
 
     private QpSpec spec(Rank poster, Rank target) {
@@ -171,9 +179,14 @@ final class IbgdaSession {
             s.flushFlagRegion = nic.registerMemory(new MemoryRegistration(r.context(), s.words.address(), 8,
                     MemoryKind.DEVICE, EnumSet.of(NicAccess.LOCAL_WRITE, NicAccess.REMOTE_ATOMIC),
                     "rank " + r.rank() + " flush flag"));
-            s.flushQp = nic.createLoopbackQp(QpSpec.of(r.context(), 64, "rank " + r.rank() + " PCIe flush"));
-            s.flushDeviceQp = DeviceQp.create(r.context(), s.flushQp.deviceRings(), DeviceQp.Addressing.none(r.rank()));
         }
+        // Its IBGDA peers add to its words with NIC atomics, so its own ADDs must be NIC atomics too: ATOMIC_FAs on
+        // this QP, which targets the rank's own heap (local and remote base are both its heap).
+        s.loopbackQp = nic.createLoopbackQp(new QpSpec(r.context(), config.sqWqebbs(), config.sqWqebbs(),
+                QpSpec.DEFAULT_MAX_INLINE_BYTES, "rank " + r.rank() + " loopback (own ADDs, PCIe flush)"));
+        s.loopbackDeviceQp = DeviceQp.create(r.context(), s.loopbackQp.deviceRings(), new DeviceQp.Addressing(
+                s.heap.address(), s.heap.address(), r.heapSizeBytes(), s.heap.lkey(), s.heap.rkey(), 0, 0, 0,
+                s.discardAddr(), s.discardLkey(), false, nic.capabilities().relaxedOrdering(), r.rank()));
         return s;
     }
 
@@ -206,9 +219,13 @@ final class IbgdaSession {
         }
         pairs.clear();
         for (RankState s : ranks.values()) {
-            if (s.flushDeviceQp != null) {
-                run(failures, s.flushDeviceQp::close);
-                run(failures, s.flushQp::close);
+            if (s.loopbackDeviceQp != null) {
+                run(failures, s.loopbackDeviceQp::close);
+            }
+            if (s.loopbackQp != null) {
+                run(failures, s.loopbackQp::close);
+            }
+            if (s.flushFlagRegion != null) {
                 run(failures, s.flushFlagRegion::close);
             }
             if (s.scratchRegion != null) {

@@ -80,6 +80,12 @@ public final class IbgdaTransport implements TransportProvider {
         return session.link(local, peer);
     }
 
+    /** {@code local}'s loopback QP, on which its own ADDs go ({@link io.gda4j.world.AtomicRouting}); 0 without links. */
+    @Override
+    public synchronized long loopbackAtomicsQp(Rank local) {
+        return session == null ? 0 : session.loopbackAtomicsQp(local);
+    }
+
     /** The NIC serving {@code rank}'s IBGDA links, if it has any (for labels such as "emulated NIC" and stats). */
     public static Optional<Nic> nicOf(Rank rank) {
         IbgdaSession s = SESSIONS.get(rank);

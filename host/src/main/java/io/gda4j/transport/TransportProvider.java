@@ -23,4 +23,14 @@ public interface TransportProvider {
 
     /** Connects {@code local} to {@code peer}; called only when {@link #unavailableReason} is empty. */
     PeerLink connect(Rank local, Rank peer);
+
+    /**
+     * Where {@code local}'s own ADDs must go because this transport's NIC adds to its words: the GPU address of a
+     * loopback {@code DeviceQp} on {@code local}'s NIC (aligned: the peer entry keeps flags in its low bits), or 0
+     * where this transport adds with GPU atomics or has no link to {@code local} ({@link io.gda4j.world.AtomicRouting}).
+     * Asked once every pair is connected.
+     */
+    default long loopbackAtomicsQp(Rank local) {
+        return 0;
+    }
 }

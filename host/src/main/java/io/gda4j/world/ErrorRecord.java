@@ -1,5 +1,6 @@
 package io.gda4j.world;
 
+import io.gda4j.transport.TransportTag;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.ErrorRecordDescriptor.Op;
 
@@ -130,6 +131,13 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
                                 + " updates; nothing was written. Signal with SignalOp.SET, or reach that peer over"
                                 + " the proxy or ibgda transport (GDA4J_TRANSPORT).",
                         where, offset, peer);
+            case MIXED_ATOMICS:
+                return String.format(Locale.ROOT,
+                        "%s at heap offset 0x%x: rank %d has IBGDA links, so its words get NIC atomics, and a GPU"
+                                + " atomic add over %s would not be atomic with them (updates would be lost);"
+                                + " nothing was added. Atomics on one word go through one path: reach rank %d over"
+                                + " ibgda for adds (GDA4J_TRANSPORT=ibgda), or signal it with SignalOp.SET.",
+                        where, offset, peer, cmp == TransportTag.PROXY.code() ? "the proxy" : "p2p", peer);
             case INLINE_TOO_LARGE:
                 return String.format(Locale.ROOT,
                         "%s at heap offset 0x%x: an inline payload of %d bytes exceeds the QP's max_inline of %d"

@@ -56,7 +56,10 @@ public final class ErrorRecordDescriptor {
          * its data. */
         SET_SIGNAL_RELAXED(14),
         /** P2P: an ADD (SIGNAL_ADD, atomic_add) to a peer whose link has no native atomics (PCIe), refused. */
-        NO_NATIVE_ATOMICS(15);
+        NO_NATIVE_ATOMICS(15),
+        /** An ADD by a GPU atomic (p2p, proxy) to a rank whose words get NIC atomics (it has IBGDA links), refused:
+         * the two are not atomic with each other ({@link AtomicRouting}); cmp = the peer's transport. */
+        MIXED_ATOMICS(16);
 
         private final int value;
 

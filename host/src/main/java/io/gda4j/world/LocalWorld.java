@@ -103,6 +103,7 @@ public final class LocalWorld implements World {
                     tags[local.rank()][peer.rank()] = link.tag();
                 }
             }
+            AtomicRouting.apply(ranks, providers);
             for (Rank r : ranks) {
                 r.writeDeviceView(config.waitTimeout().toNanos());
             }

@@ -49,6 +49,8 @@ class DeviceViewLayoutTest {
         same("HEADER_LENGTH", DeviceViewDescriptor.HEADER_LENGTH);
         same("VIEW_FLAG_PROXY_PEERS", DeviceViewDescriptor.VIEW_FLAG_PROXY_PEERS);
         same("P2P_NO_NATIVE_ATOMICS", io.gda4j.transport.P2pTransport.NO_NATIVE_ATOMICS);
+        same("PEER_NIC_ATOMICS", AtomicRouting.PEER_NIC_ATOMICS);
+        same("PEER_HANDLE_FLAGS", AtomicRouting.PEER_HANDLE_FLAGS);
         same("PEER_TRANSPORT_OFFSET", DeviceViewDescriptor.PEER_TRANSPORT_OFFSET);
         same("PEER_RANK_OFFSET", DeviceViewDescriptor.PEER_RANK_OFFSET);
         same("PEER_HEAP_OFFSET", DeviceViewDescriptor.PEER_HEAP_OFFSET);

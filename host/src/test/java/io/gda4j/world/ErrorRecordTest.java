@@ -62,6 +62,15 @@ class ErrorRecordTest {
     }
 
     @Test
+    void mixedAtomicsRecordStatesTheRuleAndTheWayOut() {
+        ByteBuffer b = record(Code.MIXED_ATOMICS, Op.ATOMIC_ADD, 0x80, 1, 0, Cmp.EQ);
+        b.putInt(ErrorRecordDescriptor.CMP_OFFSET, io.gda4j.transport.TransportTag.PROXY.code());
+        String m = ErrorRecord.decode(b).describe(Duration.ofSeconds(1));
+        assertTrue(m.contains("rank 0 has IBGDA links") && m.contains("over the proxy"), m);
+        assertTrue(m.contains("GDA4J_TRANSPORT=ibgda") && m.contains("SignalOp.SET"), m);
+    }
+
+    @Test
     void emptyRecordIsNoError() {
         ErrorRecord r = ErrorRecord.decode(ByteBuffer.allocate(64));
         assertFalse(r.isError());

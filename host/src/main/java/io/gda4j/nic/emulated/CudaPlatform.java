@@ -19,6 +19,7 @@ public final class CudaPlatform implements EmulatedPlatform {
     static final String MODULE = "emulated_nic";
 
     private final Map<CudaContext, PtxModule> modules = new IdentityHashMap<>();
+    private final AtomicChain atomics = new AtomicChain();
 
     @Override
     public RingMemory allocateRings(QpSpec spec, long sizeBytes) {
@@ -60,7 +61,8 @@ public final class CudaPlatform implements EmulatedPlatform {
             module = spec.gpu().loadModule(MODULE);
             modules.put(spec.gpu(), module);
         }
-        return new CudaQpExecutor(spec.gpu(), module.function(CudaQpExecutor.ATOMIC_KERNEL), rings.deviceAddress());
+        return new CudaQpExecutor(spec.gpu(), module.function(CudaQpExecutor.ATOMIC_KERNEL), rings.deviceAddress(),
+                atomics, atomics.eventOf(spec.gpu()));
     }
 
     @Override
@@ -101,6 +103,15 @@ public final class CudaPlatform implements EmulatedPlatform {
             }
         }
         modules.clear();
+        try {
+            atomics.close();
+        } catch (RuntimeException e) {
+            if (first == null) {
+                first = e;
+            } else {
+                first.addSuppressed(e);
+            }
+        }
         if (first != null) {
             throw first;
         }

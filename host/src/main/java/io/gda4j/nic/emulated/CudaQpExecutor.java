@@ -7,6 +7,7 @@ import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Kernel;
 
 import jcuda.Pointer;
+import jcuda.driver.CUevent;
 import jcuda.driver.CUresult;
 import jcuda.driver.JCudaDriver;
 
@@ -32,15 +33,24 @@ final class CudaQpExecutor implements QpExecutor {
     private final long[] swapAddArg = new long[1];
     private final long[] compareArg = new long[1];
     private final long[] fetchArg = new long[1];
+    private final long[] splitArg = new long[1];
     private final Pointer atomicParams;
+    private final AtomicChain chain;
+    private final CUevent atomicDone;
 
-    CudaQpExecutor(CudaContext context, Kernel atomic, long ringDeviceAddress) {
+    /**
+     * @param chain      the NIC's order of split atomics, shared by every executor of the platform
+     * @param atomicDone an event of {@code context} ({@link AtomicChain#eventOf}) that marks this executor's atomics
+     */
+    CudaQpExecutor(CudaContext context, Kernel atomic, long ringDeviceAddress, AtomicChain chain, CUevent atomicDone) {
         this.context = context;
         this.stream = context.createStream();
         this.atomic = atomic;
         this.ringDeviceAddress = ringDeviceAddress;
+        this.chain = chain;
+        this.atomicDone = atomicDone;
         this.atomicParams = Pointer.to(Pointer.to(opcodeArg), Pointer.to(targetArg), Pointer.to(swapAddArg),
-                Pointer.to(compareArg), Pointer.to(fetchArg));
+                Pointer.to(compareArg), Pointer.to(fetchArg), Pointer.to(splitArg));
     }
 
     @Override
@@ -75,23 +85,35 @@ final class CudaQpExecutor implements QpExecutor {
             }
             kernelStores = true;
         }
-        atomic(STORE, dst, value, 0, 0);
+        atomic(STORE, dst, value, 0, 0, 0);
     }
 
     /** The helper kernel's opcode for a plain 8-byte store (not an mlx5 opcode). */
     static final int STORE = 0;
     private boolean kernelStores;
 
+    /**
+     * Split atomics ({@code splitNanos > 0}) run one at a time NIC-wide: each waits for the NIC's previous one
+     * ({@link AtomicChain}), since the streams of different QPs run concurrently and a NIC's atomics are atomic with
+     * each other; only other writers of the word (GPU atomics) can fall between a read and its write.
+     */
     @Override
-    public void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst) {
+    public void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst, long splitNanos) {
         opcodeArg[0] = opcode;
         targetArg[0] = target;
         swapAddArg[0] = swapAdd;
         compareArg[0] = compare;
         fetchArg[0] = fetchDst;
+        splitArg[0] = splitNanos;
         context.makeCurrent();
+        if (splitNanos > 0) {
+            chain.waitForPrevious(stream.handle(), target);
+        }
         check(JCudaDriver.cuLaunchKernel(atomic.handle(), 1, 1, 1, 1, 1, 1, 0, stream.handle(), atomicParams, null),
                 "cuLaunchKernel(" + ATOMIC_KERNEL + ")", target);
+        if (splitNanos > 0) {
+            chain.markLast(atomicDone, stream.handle(), target);
+        }
     }
 
     @Override
@@ -118,7 +140,7 @@ final class CudaQpExecutor implements QpExecutor {
         }
     }
 
-    private static void check(int result, String call, long address) {
+    static void check(int result, String call, long address) {
         if (result != CUresult.CUDA_SUCCESS) {
             Cuda.check(result, call + " at 0x" + Long.toHexString(address) + " (emulated NIC)");
         }

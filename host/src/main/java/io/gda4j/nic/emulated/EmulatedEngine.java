@@ -37,6 +37,11 @@ import io.gda4j.nic.QpState;
  * memory (the PCIe flush: a non-posted operation that earlier posted writes cannot be passed by), or after
  * {@link #POSTED_WRITE_HOLD_NANOS} of idleness. The source is read when the data lands.
  *
+ * <p>Strict atomics ({@link EmulatedNicConfig#strictAtomics()}, the default): an ATOMIC_FA / ATOMIC_CS is a read,
+ * a pause and a write of the target word ({@link QpExecutor#atomic}), as a NIC's atomic on GPU memory is: atomic
+ * with this NIC's other atomics, not with GPU atomics on the same word, so code that mixes the two on one word loses
+ * updates here as it would on hardware (the device API keeps them apart: {@code io.gda4j.world.AtomicRouting}).
+ *
  * <p>Doorbell: like a ConnectX, the engine acts on the doorbell write, not on the doorbell record: a record stored
  * without a doorbell runs nothing. Each new doorbell word is checked ({@code acceptDoorbell}): its encoding and QP
  * number, that its producer index neither goes backwards nor runs past the send queue, and that the doorbell record
@@ -62,6 +67,7 @@ public final class EmulatedEngine {
     private final WqeFields wqe = new WqeFields();
     private final boolean strict;
     private final boolean writesPassCqe;
+    private final long atomicSplitNanos;
     /** writesPassCqe mode: READs whose data is held on some QP (0: nothing to land). */
     private int heldTotal;
     private EmulatedFault fault;
@@ -79,6 +85,7 @@ public final class EmulatedEngine {
         this.table = table;
         this.strict = nic.config().strict();
         this.writesPassCqe = nic.config().writesPassCqe();
+        this.atomicSplitNanos = nic.config().atomicSplitNanos();
     }
 
     /** One pass over every QP; returns the WQEs executed. Called by one thread at a time. */
@@ -436,7 +443,8 @@ public final class EmulatedEngine {
         if (local == null) {
             return;
         }
-        qp.executor.atomic(wqe.opcode(), wqe.raddr(), wqe.swapAdd(), wqe.compare(), local.isNull() ? 0 : wqe.addr());
+        qp.executor.atomic(wqe.opcode(), wqe.raddr(), wqe.swapAdd(), wqe.compare(), local.isNull() ? 0 : wqe.addr(),
+                atomicSplitNanos);
         lastBytes = 8;
     }
 

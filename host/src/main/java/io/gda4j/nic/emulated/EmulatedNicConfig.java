@@ -28,8 +28,14 @@ import org.agrona.concurrent.IdleStrategy;
  *                      that posted writes cannot be passed by) or the QP has been idle for a millisecond. The NIC then
  *                      reports {@code writesMayPassCqe}, so {@code quiet} ends with the PCIe flush; without it a get
  *                      returns stale bytes, and a test fails.
+ * @param strictAtomics {@code true} (default): an ATOMIC_FA or ATOMIC_CS is what a NIC's atomic is to GPU memory, a
+ *                      read, a pause of {@link #ATOMIC_SPLIT_NANOS} and a write, so a GPU atomic on the same word in
+ *                      between is lost (NIC atomics stay atomic with each other); a counter that IBGDA peers and the
+ *                      GPU add to loses updates, as on a ConnectX. {@code false}: a system-scope GPU atomic, which
+ *                      hides that (the lenient model).
  */
-public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolean strict, boolean writesPassCqe) {
+public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolean strict, boolean writesPassCqe,
+                                boolean strictAtomics) {
     public static final String IDLE_PROP_NAME = "gda4j.emulatedNic.idle";
     public static final String IDLE_ENV = "GDA4J_EMULATED_NIC_IDLE";
     /** Never yields the core: lowest latency, one core busy for as long as the NIC is open. */
@@ -46,6 +52,14 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
     public static final String WRITES_PASS_CQE_PROP_NAME = "gda4j.emulatedNic.writesPassCqe";
     public static final String WRITES_PASS_CQE_ENV = "GDA4J_EMULATED_NIC_WRITES_PASS_CQE";
     public static final String WRITES_PASS_CQE_DEFAULT = "false";
+    public static final String STRICT_ATOMICS_PROP_NAME = "gda4j.emulatedNic.strictAtomics";
+    public static final String STRICT_ATOMICS_ENV = "GDA4J_EMULATED_NIC_STRICT_ATOMICS";
+    public static final String STRICT_ATOMICS_DEFAULT = "true";
+    /**
+     * Strict atomics: the pause between an atomic's read and its write, about a PCIe round trip (a ConnectX's atomic
+     * on GPU memory is a non-posted read, then a posted write, some microseconds apart under load).
+     */
+    public static final long ATOMIC_SPLIT_NANOS = 2_000;
 
     public static final Setting<String> IDLE = Setting.of("emulated NIC engine idle", IDLE_PROP_NAME, IDLE_ENV,
             IDLE_DEFAULT, IDLE_SPIN + " (lowest latency, one core busy) or " + IDLE_BACKOFF, text -> {
@@ -58,8 +72,13 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
             WRITES_PASS_CQE_PROP_NAME, WRITES_PASS_CQE_ENV, WRITES_PASS_CQE_DEFAULT, "true or false",
             EmulatedNicConfig::parseFlag);
 
+    public static final Setting<Boolean> STRICT_ATOMICS = Setting.of(
+            "emulated NIC atomics are a read, a pause and a write (not atomic with GPU atomics)",
+            STRICT_ATOMICS_PROP_NAME, STRICT_ATOMICS_ENV, STRICT_ATOMICS_DEFAULT, "true or false",
+            EmulatedNicConfig::parseFlag);
+
     /** Every emulated NIC setting, in the order {@code gda4j info} prints them. */
-    public static final List<Setting<?>> SETTINGS = List.of(IDLE, STRICT, WRITES_PASS_CQE);
+    public static final List<Setting<?>> SETTINGS = List.of(IDLE, STRICT, WRITES_PASS_CQE, STRICT_ATOMICS);
 
     public EmulatedNicConfig {
         newIdleStrategy(idleStrategy); // validates
@@ -73,6 +92,16 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
     /** CQEs follow their data (the default). */
     public EmulatedNicConfig(String idleStrategy, boolean startEngine, boolean strict) {
         this(idleStrategy, startEngine, strict, false);
+    }
+
+    /** Strict atomics (the default). */
+    public EmulatedNicConfig(String idleStrategy, boolean startEngine, boolean strict, boolean writesPassCqe) {
+        this(idleStrategy, startEngine, strict, writesPassCqe, true);
+    }
+
+    /** The pause the engine asks of each atomic: {@link #ATOMIC_SPLIT_NANOS} with strict atomics, else 0. */
+    public long atomicSplitNanos() {
+        return strictAtomics ? ATOMIC_SPLIT_NANOS : 0;
     }
 
     /** A fresh Agrona idle strategy for the engine thread. */
@@ -107,6 +136,6 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
     /** @throws io.gda4j.config.SettingException naming the variable or property of a bad value */
     public static EmulatedNicConfig resolve(Properties props, Map<String, String> env) {
         return new EmulatedNicConfig(IDLE.resolve(props, env), true, STRICT.resolve(props, env),
-                WRITES_PASS_CQE.resolve(props, env));
+                WRITES_PASS_CQE.resolve(props, env), STRICT_ATOMICS.resolve(props, env));
     }
 }

@@ -25,8 +25,13 @@ public interface QpExecutor extends AutoCloseable {
      * An 8-byte atomic at {@code target} (8-byte aligned): {@code ATOMIC_FA} adds {@code swapAdd}, {@code ATOMIC_CS}
      * swaps in {@code swapAdd} if the word equals {@code compare}; the old value is stored at {@code fetchDst}, or
      * dropped when {@code fetchDst} is 0 (the null region). {@code opcode} is the mlx5 opcode.
+     *
+     * <p>{@code splitNanos} 0: one atomic operation of the memory (atomic with every other writer). Above 0 (strict
+     * atomics): as a NIC does it, a read of the word, a pause of {@code splitNanos}, then a write, so another writer's
+     * update in between is lost; atomics of this NIC (every executor of one platform) must still be atomic with
+     * each other, as a responder NIC's are.
      */
-    void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst);
+    void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst, long splitNanos);
 
     /**
      * Publishes a CQE: an 8-byte store of {@code tailBigEndian} (the CQE's last 8 bytes as a long whose big-endian

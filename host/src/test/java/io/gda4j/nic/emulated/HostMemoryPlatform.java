@@ -21,12 +21,15 @@ import java.util.List;
  */
 final class HostMemoryPlatform implements EmulatedPlatform {
     private static final VarHandle LONG_BE = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+    static final VarHandle LONG_NATIVE = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
     /** Ranges executors may write: [start, end). */
     private final List<long[]> writable = new ArrayList<>();
     private final List<Memory> keepAlive = new ArrayList<>();
     final List<String> violations = new ArrayList<>();
     long operations;
+    /** Atomics the engine asked to split (strict atomics). */
+    long splitAtomics;
 
     /** Host memory of {@code bytes}, 64-byte aligned, zeroed; its address stands for a GPU address. */
     synchronized long allocate(long bytes) {
@@ -109,15 +112,30 @@ final class HostMemoryPlatform implements EmulatedPlatform {
             }
 
             @Override
-            public void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst) {
+            public void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst, long splitNanos) {
                 operations++;
+                splitAtomics += splitNanos > 0 ? 1 : 0;
                 checkWrite(target, 8, "atomic");
                 Pointer p = new Pointer(target);
-                long old = p.getLong(0);
-                if (opcode == Mlx5Opcode.ATOMIC_FA) {
-                    p.setLong(0, old + swapAdd);
-                } else if (old == compare) {
-                    p.setLong(0, swapAdd);
+                long old;
+                if (splitNanos == 0) {
+                    // One atomic of the memory (what atomicAdd_system is on the GPU): atomic with every writer.
+                    ByteBuffer word = p.getByteBuffer(0, 8).order(ByteOrder.nativeOrder());
+                    old = opcode == Mlx5Opcode.ATOMIC_FA ? (long) LONG_NATIVE.getAndAdd(word, 0, swapAdd)
+                            : (long) LONG_NATIVE.compareAndExchange(word, 0, compare, swapAdd);
+                } else {
+                    // A read and a write on the (single) engine thread: atomic with this NIC's other atomics, but a
+                    // concurrent writer (a test's CPU atomics, standing for the GPU's) falling in between is lost.
+                    old = p.getLong(0);
+                    long until = System.nanoTime() + splitNanos;
+                    while (System.nanoTime() < until) {
+                        Thread.onSpinWait();
+                    }
+                    if (opcode == Mlx5Opcode.ATOMIC_FA) {
+                        p.setLong(0, old + swapAdd);
+                    } else if (old == compare) {
+                        p.setLong(0, swapAdd);
+                    }
                 }
                 if (fetchDst != 0) {
                     checkWrite(fetchDst, 8, "atomic fetch");

@@ -1,0 +1,72 @@
+package io.gda4j.nic.emulated;
+
+import io.gda4j.cuda.Cuda;
+import io.gda4j.cuda.CudaContext;
+
+import java.util.IdentityHashMap;
+import java.util.Map;
+
+import jcuda.driver.CUevent;
+import jcuda.driver.CUevent_flags;
+import jcuda.driver.CUresult;
+import jcuda.driver.CUstream;
+import jcuda.driver.JCudaDriver;
+
+/**
+ * The order of one emulated NIC's split atomics (strict atomics: a read, a pause, a write). Each QP executes on its
+ * own CUDA stream and streams run concurrently, but a responder NIC's atomics are atomic with each other: so each
+ * split atomic's stream first waits for the NIC's previous one ({@code cuStreamWaitEvent}, across contexts and GPUs
+ * alike), and then marks itself as the previous one with its context's event. The chain adds an order between QPs that
+ * a NIC does not promise, only between atomics. Used by the engine thread alone; one event per context.
+ */
+final class AtomicChain implements AutoCloseable {
+    private final Map<CudaContext, CUevent> events = new IdentityHashMap<>();
+    private CUevent last;
+
+    /** The event of {@code context} that marks its executors' atomics (made once; timing off, it is only waited on). */
+    synchronized CUevent eventOf(CudaContext context) {
+        CUevent e = events.get(context);
+        if (e == null) {
+            context.makeCurrent();
+            e = new CUevent();
+            Cuda.check(JCudaDriver.cuEventCreate(e, CUevent_flags.CU_EVENT_DISABLE_TIMING),
+                    "cuEventCreate (emulated NIC atomics)");
+            events.put(context, e);
+        }
+        return e;
+    }
+
+    /** Queues on {@code stream} a wait for the NIC's previous split atomic (a wait captures the event as it is now). */
+    void waitForPrevious(CUstream stream, long target) {
+        if (last != null) {
+            CudaQpExecutor.check(JCudaDriver.cuStreamWaitEvent(stream, last, 0), "cuStreamWaitEvent", target);
+        }
+    }
+
+    /** Records {@code event} (its stream's context's) after the atomic just queued on {@code stream}. */
+    void markLast(CUevent event, CUstream stream, long target) {
+        CudaQpExecutor.check(JCudaDriver.cuEventRecord(event, stream), "cuEventRecord", target);
+        last = event;
+    }
+
+    @Override
+    public synchronized void close() {
+        RuntimeException first = null;
+        for (Map.Entry<CudaContext, CUevent> e : events.entrySet()) {
+            if (e.getKey().isClosed()) {
+                continue;
+            }
+            e.getKey().makeCurrent();
+            int result = JCudaDriver.cuEventDestroy(e.getValue());
+            if (result != CUresult.CUDA_SUCCESS && result != CUresult.CUDA_ERROR_DEINITIALIZED && first == null) {
+                first = new IllegalStateException("cuEventDestroy (emulated NIC atomics) failed: "
+                        + CUresult.stringFor(result));
+            }
+        }
+        events.clear();
+        last = null;
+        if (first != null) {
+            throw first;
+        }
+    }
+}
