@@ -171,6 +171,36 @@ public final class MoeNcclBaseline implements AutoCloseable {
         return new Timing(d, cm);
     }
 
+    /**
+     * One exchange of {@code plan} with {@code data[r]} (rank r's packed send buffer) as input; returns each rank's
+     * received bytes ({@code plan.recvTotal(r)} of them). For checks, not timing.
+     */
+    byte[][] exchange(AllToAllV plan, byte[][] data) {
+        int n = s.worldSize();
+        long[] sendAt = new long[n];
+        long[] recvAt = new long[n];
+        CUstream[] streams = new CUstream[n];
+        for (Rank r : ranks) {
+            int i = r.rank();
+            if (data[i].length != plan.sendTotal(i) || plan.recvTotal(i) > recv[i].sizeBytes()) {
+                throw new IllegalArgumentException("rank " + i + ": " + data[i].length + " bytes to send, the plan sends "
+                        + plan.sendTotal(i) + " and receives " + plan.recvTotal(i));
+            }
+            send[i].copyFromHost(0, data[i], 0, data[i].length);
+            sendAt[i] = send[i].address();
+            recvAt[i] = recv[i].address();
+            streams[i] = r.stream().handle();
+        }
+        plan.launch(comms, sendAt, recvAt, streams);
+        byte[][] got = new byte[n][];
+        for (Rank r : ranks) {
+            r.stream().synchronize();
+            got[r.rank()] = new byte[Math.toIntExact(plan.recvTotal(r.rank()))];
+            recv[r.rank()].copyToHost(0, got[r.rank()], 0, got[r.rank()].length);
+        }
+        return got;
+    }
+
     @Override
     public void close() {
         RuntimeException failure = null;
