@@ -49,7 +49,11 @@ extern "C" __global__ void __launch_bounds__(128) gda4j_moe_layout(const MoePara
   }
 }
 
-namespace {
+// The helpers live in a named namespace, not an anonymous one: nvcc names internal-linkage symbols (here the
+// shared arrays of combine_receive) after a hash of the source's absolute path, so the committed PTX would differ in
+// every checkout.
+namespace gda4j {
+namespace moe {
 
 __device__ __forceinline__ ChannelSender make_sender(const DeviceView* view, const MoeParams* prm, int c, int dest,
                                                      bool dispatch) {
@@ -212,7 +216,8 @@ __device__ int dispatch_receive(const DeviceView* view, const MoeParams* prm, in
   return OK;
 }
 
-}  // namespace
+}  // namespace moe
+}  // namespace gda4j
 
 // Dispatch. Grid: num_channels blocks of 64 * nranks threads: warp r sends this channel's tokens to rank r, warp
 // nranks + s receives what rank s sends in this channel. local_expert_counts is zeroed before (gda4j_moe_zero).
@@ -231,7 +236,8 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_dispatch(const Devi
   }
 }
 
-namespace {
+namespace gda4j {
+namespace moe {
 
 // One warp: the rows this rank received from `dest` in this channel (contiguous in y), sent back in order.
 __device__ int combine_send(const DeviceView* view, const MoeParams* prm, int c, int dest, const uint16_t* y) {
@@ -342,7 +348,8 @@ __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int
   return OK;
 }
 
-}  // namespace
+}  // namespace moe
+}  // namespace gda4j
 
 // Combine. Grid: num_channels blocks of 32 * (nranks + combine_warps) threads: warp r returns to rank r the rows
 // this rank received from it in this channel (y, BF16, in dispatch's output order), the other warps reduce this
