@@ -162,6 +162,23 @@ public final class CudaContext implements AutoCloseable {
         return adopt(new CudaStream(this, stream, label == null ? "" : label));
     }
 
+    /**
+     * Streams created here and still open. The driver spreads a context's streams over a few hardware work queues
+     * ({@code CUDA_DEVICE_MAX_CONNECTIONS}, 8 unless set); streams that share one are served in order, so kernels
+     * that wait for each other's streams must count them (io.gda4j.moe.MoeBuffer does).
+     */
+    public int openStreams() {
+        synchronized (children) {
+            int n = 0;
+            for (AutoCloseable c : children) {
+                if (c instanceof CudaStream) {
+                    n++;
+                }
+            }
+            return n;
+        }
+    }
+
     /** Creates an event with default flags, so {@link CudaEvent#elapsedMillisSince(CudaEvent)} works. */
     public CudaEvent createEvent() {
         makeCurrent();

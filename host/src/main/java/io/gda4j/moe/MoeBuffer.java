@@ -1,14 +1,19 @@
 package io.gda4j.moe;
 
+import io.gda4j.cuda.CudaContext;
 import io.gda4j.cuda.CudaDevice;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Expert-parallel dispatch and combine for a world: the rings and counters in the symmetric heap, and per local rank
@@ -64,8 +69,9 @@ public final class MoeBuffer implements AutoCloseable {
      * Sizes and allocates the buffers of {@code config} in {@code world} (heap: {@link MoeSizing#heapBytes()} per
      * rank), and loads the kernels. Call it before launching kernels that wait for each other.
      *
-     * @throws IllegalArgumentException when the config does not fit the world (sizes, experts per rank, or more
-     *                                  blocks than can run at once on a GPU)
+     * @throws IllegalArgumentException when the config does not fit the world (sizes, experts per rank, more blocks
+     *                                  than can run at once on a GPU, or more streams on a GPU than it has hardware
+     *                                  work queues: the message says what to set)
      * @throws IllegalStateException    when the symmetric heap is too small (the message says how to raise it)
      */
     public static MoeBuffer create(World world, MoeConfig config) {
@@ -74,7 +80,9 @@ public final class MoeBuffer implements AutoCloseable {
 
     /**
      * The kernels of all ranks wait for each other, so every block of every rank on a GPU must be resident at once:
-     * refuse a grid that might not be (one block per SM at worst; with 1024-thread blocks that is what fits).
+     * refuse a grid that might not be (one block per SM at worst; with 1024-thread blocks that is what fits), counted
+     * over all the ranks sharing the GPU. They also wait for the transports' streams, so each stream on the GPU needs
+     * a hardware work queue of its own ({@link #queueProblem}).
      */
     private static void checkResidency(World world, MoeConfig config) {
         Map<Integer, Integer> perGpu = new HashMap<>();
@@ -82,6 +90,10 @@ public final class MoeBuffer implements AutoCloseable {
         for (Rank r : world.localRanks()) {
             perGpu.merge(r.device().ordinal(), 1, Integer::sum);
             devices.put(r.device().ordinal(), r.device());
+        }
+        String queues = queueProblem(world);
+        if (queues != null) {
+            throw new IllegalArgumentException(queues);
         }
         for (Map.Entry<Integer, Integer> e : perGpu.entrySet()) {
             int sms = devices.get(e.getKey()).multiprocessorCount();
@@ -92,6 +104,33 @@ public final class MoeBuffer implements AutoCloseable {
                         + " SMs can hold at once; their kernels wait for each other, so lower numChannels");
             }
         }
+    }
+
+    /**
+     * Why the streams of a GPU of this world could share hardware work queues (see {@link WorkQueueBudget}), or null.
+     * Counts every open stream of the ranks' contexts on each GPU: the ranks' own and those the transports made.
+     */
+    static String queueProblem(World world) {
+        Map<Integer, Set<CudaContext>> contexts = new TreeMap<>();
+        Map<Integer, Integer> ranks = new HashMap<>();
+        for (Rank r : world.localRanks()) {
+            int gpu = r.device().ordinal();
+            contexts.computeIfAbsent(gpu, g -> Collections.newSetFromMap(new IdentityHashMap<>())).add(r.context());
+            ranks.merge(gpu, 1, Integer::sum);
+        }
+        String env = System.getenv(WorkQueueBudget.ENV);
+        for (Map.Entry<Integer, Set<CudaContext>> e : contexts.entrySet()) {
+            int streams = 0;
+            for (CudaContext c : e.getValue()) {
+                streams += c.openStreams();
+            }
+            String p = WorkQueueBudget.problem(e.getKey(), ranks.get(e.getKey()), streams,
+                    WorkQueueBudget.connections(env), env);
+            if (p != null) {
+                return p;
+            }
+        }
+        return null;
     }
 
     public World world() {

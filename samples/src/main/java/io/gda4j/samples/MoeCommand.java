@@ -3,8 +3,11 @@ package io.gda4j.samples;
 import io.gda4j.moe.ElementType;
 import io.gda4j.moe.MoeBuffer;
 import io.gda4j.moe.MoeConfig;
+import io.gda4j.moe.MoeNcclBaseline;
 import io.gda4j.moe.MoeRouting;
 import io.gda4j.moe.MoeSelfCheck;
+import io.gda4j.nccl.LibNccl;
+import io.gda4j.nccl.NcclComms;
 import io.gda4j.world.LocalWorld;
 import org.apache.commons.cli.CommandLine;
 import org.apache.commons.cli.Option;
@@ -36,7 +39,12 @@ final class MoeCommand implements Command {
                 + "DeepEP's: the bytes a rank receives in dispatch (rows x hidden x element size, plus FP8 scales; "
                 + "for combine the BF16 rows it sends back), including its own rows, divided by the time; GB/s are "
                 + "10^9 bytes per second. --check first compares one dispatch and combine with the Java reference, "
-                + "bit for bit. The NCCL all-to-all-v baseline is not part of this command yet.";
+                + "bit for bit. The nccl columns time NCCL's all-to-all-v of the same routing (grouped ncclSend/ncclRecv, "
+                + "one communicator per rank, on the ranks' streams, the same events): dispatch moves each row's payload "
+                + "and FP8 scales to every rank holding one of its experts, combine moves BF16 rows back; buffers are "
+                + "packed beforehand and packing is not timed. x_nccl is NCCL's median time over gda4j's (above 1: "
+                + "gda4j is faster). NCCL is loaded from " + LibNccl.LIBRARY_ENV + " or the usual places (a Python "
+                + "environment's nvidia/nccl/lib); without it, or with ranks sharing a GPU, the columns say why.";
     }
 
     @Override
@@ -96,6 +104,14 @@ final class MoeCommand implements Command {
         return list;
     }
 
+    /** What the nccl column says when NCCL cannot run: the reason's first clause. */
+    static String ncclColumn(String reason) {
+        int cut = reason.indexOf(':');
+        int paren = reason.indexOf(" (");
+        int end = paren >= 0 && (cut < 0 || paren < cut) ? paren : cut;
+        return end < 0 ? reason : reason.substring(0, end);
+    }
+
     static double percentile(double[] v, double p) {
         double[] s = v.clone();
         Arrays.sort(s);
@@ -139,16 +155,19 @@ final class MoeCommand implements Command {
         }
         ResultTable table = new ResultTable("moe: dispatch and combine per rank, median and p99 of " + iters
                 + " (ms; GB/s = 10^9 B/s, DeepEP's definition)", List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms",
-                "dispatch_GBps", "combine_ms", "combine_p99_ms", "combine_GBps", "nccl"));
+                "dispatch_GBps", "combine_ms", "combine_p99_ms", "combine_GBps", "nccl_dispatch_ms", "nccl_dispatch_p99_ms",
+                "dispatch_x_nccl", "nccl_combine_ms", "nccl_combine_p99_ms", "combine_x_nccl"));
         Progress progress = new Progress(err, tokens.size() * configs.size(), cmd.hasOption("quiet"));
         try (LocalWorld world = w.open(heap)) {
             List<MoeBuffer> buffers = new ArrayList<>();
+            String ncclMissing = MoeNcclBaseline.unavailableReason(world);
             try {
                 for (MoeConfig c : configs) {
                     buffers.add(MoeBuffer.create(world, c));
                 }
                 for (MoeBuffer moe : buffers) {
-                    try (MoeSelfCheck run = new MoeSelfCheck(moe)) {
+                    try (MoeSelfCheck run = new MoeSelfCheck(moe);
+                         MoeNcclBaseline nccl = ncclMissing == null ? new MoeNcclBaseline(moe) : null) {
                         if (cmd.hasOption("check")) {
                             progress.step("check " + moe.config().dtype());
                             run.run(MoeRouting.Kind.UNIFORM, 1, MoeSelfCheck.tokenCounts(ranks, maxTokens, new java.util.Random(1)));
@@ -162,9 +181,19 @@ final class MoeCommand implements Command {
                             double cMed = percentile(timing.combineMillis(), 0.5);
                             long bytes = Arrays.stream(timing.recvBytesPerRank()).max().orElse(0);
                             long combineBytes = bytes / moe.config().dtype().bytes() * 2;
-                            table.add(moe.config().dtype().name(), t, dMed, percentile(timing.dispatchMillis(), 0.99),
-                                    bytes / (dMed * 1e6), cMed, percentile(timing.combineMillis(), 0.99),
-                                    combineBytes / (cMed * 1e6), "not run");
+                            List<Object> row = new ArrayList<>(List.of(moe.config().dtype().name(), t, dMed,
+                                    percentile(timing.dispatchMillis(), 0.99), bytes / (dMed * 1e6), cMed,
+                                    percentile(timing.combineMillis(), 0.99), combineBytes / (cMed * 1e6)));
+                            if (nccl != null) {
+                                MoeNcclBaseline.Timing base = nccl.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
+                                double nd = percentile(base.dispatchMillis(), 0.5);
+                                double nc = percentile(base.combineMillis(), 0.5);
+                                row.addAll(List.of(nd, percentile(base.dispatchMillis(), 0.99), nd / dMed, nc,
+                                        percentile(base.combineMillis(), 0.99), nc / cMed));
+                            } else {
+                                row.addAll(List.of(ncclColumn(ncclMissing), "-", "-", "-", "-", "-"));
+                            }
+                            table.add(row.toArray());
                         }
                     }
                 }
@@ -177,8 +206,10 @@ final class MoeCommand implements Command {
             table.note(ranks + " ranks on GPUs " + WorldOptions.join(w.gpus) + ", transport " + world.transport(0, 1)
                     + (w.gpus.stream().distinct().count() < w.gpus.size()
                     ? "; ranks share a GPU: a functional check, not GPU-to-GPU figures" : ""));
-            table.note("bandwidth: the slowest rank's received bytes (dispatch) or sent-back BF16 bytes (combine) / its time;"
-                    + " the NCCL all-to-all-v baseline is not implemented yet");
+            table.note("bandwidth: the slowest rank's received bytes (dispatch) or sent-back BF16 bytes (combine) / its time");
+            table.note(ncclMissing == null ? "nccl: NCCL " + NcclComms.version() + " from " + LibNccl.loadedFrom()
+                    + ", all-to-all-v of the same routing; x_nccl = NCCL median / gda4j median"
+                    : "nccl: not run: " + ncclMissing);
         }
         table.print(out, w.format);
         return 0;

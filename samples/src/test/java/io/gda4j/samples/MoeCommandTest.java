@@ -26,11 +26,19 @@ class MoeCommandTest {
     }
 
     @Test
+    void theNcclColumnSaysWhyInAFewWords() {
+        assertEquals("NCCL not found", MoeCommand.ncclColumn("NCCL not found (tried libnccl.so.2: cannot open); set X"));
+        assertEquals("NCCL needs one GPU per rank",
+                MoeCommand.ncclColumn("NCCL needs one GPU per rank: ranks 0 and 1 share GPU 0"));
+    }
+
+    @Test
     void helpTeachesTheBandwidthDefinition() {
         CliRun r = CliRun.of("moe", "--help");
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("DeepEP's"), r.out());
         assertTrue(r.out().contains("--tokens"), r.out());
+        assertTrue(r.out().contains("GDA4J_NCCL_LIBRARY"), r.out());
     }
 
     @Test

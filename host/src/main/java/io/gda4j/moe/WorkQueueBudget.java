@@ -1,0 +1,63 @@
+package io.gda4j.moe;
+
+import java.util.Locale;
+
+/**
+ * Whether a GPU's streams each get a hardware work queue of their own, which the MoE kernels need.
+ *
+ * <p>The CUDA driver gives a context {@code CUDA_DEVICE_MAX_CONNECTIONS} work queues (8 unless the variable is set
+ * before the context is created; at most 32) and maps every stream onto one of them. A queue is served in order: an
+ * operation that must wait for a kernel of its own stream (an event record, the next kernel) holds up everything
+ * queued behind it, whichever stream it came from. The MoE kernels of ranks that share a GPU, and the copies and
+ * signals that the host-driven transports (proxy, emulated NIC) queue on their own streams, wait for each other. Once
+ * a transport's stream shares a queue with a rank's stream holding an event record behind that rank's dispatch, the
+ * transport's next signal waits for the dispatch to end and the dispatch waits for the signal: a deadlock, seen as a
+ * counter that stays at 0 (issue 9: 4 ranks on one GPU over the proxy, 8 rank streams + 12 channel streams).
+ */
+final class WorkQueueBudget {
+    static final String ENV = "CUDA_DEVICE_MAX_CONNECTIONS";
+    static final int DEFAULT_CONNECTIONS = 8;
+    static final int MAX_CONNECTIONS = 32;
+
+    private WorkQueueBudget() {
+    }
+
+    /** The work queues a context gets for a value of {@value #ENV} (null: unset), as the driver reads it. */
+    static int connections(String envValue) {
+        if (envValue == null || envValue.isBlank()) {
+            return DEFAULT_CONNECTIONS;
+        }
+        try {
+            int v = Integer.parseInt(envValue.trim());
+            return v < 1 ? DEFAULT_CONNECTIONS : Math.min(v, MAX_CONNECTIONS);
+        } catch (NumberFormatException e) {
+            return DEFAULT_CONNECTIONS;
+        }
+    }
+
+    /** The work queues of contexts created by this process (its {@value #ENV}). */
+    static int connections() {
+        return connections(System.getenv(ENV));
+    }
+
+    /**
+     * Why {@code streams} open streams on GPU {@code gpu} (with {@code ranks} ranks on it) cannot each have a queue
+     * of their own, or null when they can.
+     */
+    static String problem(int gpu, int ranks, int streams, int connections, String envValue) {
+        if (streams <= connections) {
+            return null;
+        }
+        String now = envValue == null || envValue.isBlank() ? "unset, so " + DEFAULT_CONNECTIONS : "'" + envValue.trim()
+                + "', so " + connections;
+        String remedy = streams <= MAX_CONNECTIONS
+                ? "set " + ENV + "=" + MAX_CONNECTIONS + " in the environment before the JVM starts"
+                : "put fewer ranks on GPU " + gpu + " (even " + ENV + "=" + MAX_CONNECTIONS + " is too few)";
+        return String.format(Locale.ROOT, "GPU %d has %d CUDA streams (the work and control streams of its %d rank%s and"
+                + " the transports' copy and signal streams), more than the %d hardware work queues its context has (%s"
+                + " is %s). Streams that share a queue run in order, so a transport's signal could wait behind a rank's"
+                + " work queued after its MoE kernel, which waits for that signal: a deadlock. To fix it, %s, or use the"
+                + " p2p transport between ranks on one GPU.", gpu, streams, ranks, ranks == 1 ? "" : "s", connections,
+                ENV, now, remedy);
+    }
+}

@@ -1,0 +1,153 @@
+package io.gda4j.nccl;
+
+import com.sun.jna.Native;
+import com.sun.jna.NativeLibrary;
+
+import io.gda4j.config.Setting;
+
+import java.io.File;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * JNA direct mapping of the struct-free part of NCCL ({@code libnccl.so.2}): communicators and {@code cudaStream_t}
+ * are {@code long} handles, {@code size_t} counts are {@code long}s (LP64 only), results are {@code ncclResult_t}
+ * ints (0 = ncclSuccess). Only what an all-to-all-v needs: version, {@code ncclCommInitAll}, group start/end,
+ * send/recv, destroy, error strings.
+ *
+ * <p>Where the library comes from: {@value #LIBRARY_PROP_NAME}, else {@value #LIBRARY_ENV}, else the first of
+ * {@code libnccl.so.2} on the loader's path and the {@code nvidia/nccl/lib} folder of the Python environments pip
+ * installs the {@code nvidia-nccl-cu12} wheel into ({@code $VIRTUAL_ENV}, {@code $CONDA_PREFIX}, the user's and the
+ * system's site-packages). Loading never throws: when it is missing {@link #isAvailable()} is false and
+ * {@link #unavailableReason()} says why.
+ */
+public final class LibNccl {
+    public static final String LIBRARY_PROP_NAME = "gda4j.nccl.library";
+    public static final String LIBRARY_ENV = "GDA4J_NCCL_LIBRARY";
+    public static final String LIBRARY_DEFAULT = "libnccl.so.2";
+
+    public static final Setting<String> LIBRARY_SETTING = Setting.of("libnccl to load", LIBRARY_PROP_NAME, LIBRARY_ENV,
+            LIBRARY_DEFAULT, "a library name or path for JNA, e.g. " + LIBRARY_DEFAULT
+                    + " (the default also looks in Python environments' nvidia/nccl/lib)", text -> text);
+
+    /** {@code ncclResult_t ncclSuccess}. */
+    public static final int NCCL_SUCCESS = 0;
+    /** {@code ncclDataType_t ncclUint8}: counts are bytes. */
+    public static final int NCCL_UINT8 = 1;
+
+    private static final String LIBRARY_NAME = LIBRARY_SETTING.resolve();
+    private static final String LOADED_FROM;
+    private static final String UNAVAILABLE_REASON;
+
+    static {
+        String loaded = null;
+        List<String> tried = new ArrayList<>();
+        String firstFailure = null;
+        for (String candidate : candidates(LIBRARY_NAME, System.getenv(), System.getProperty("user.home", ""))) {
+            try {
+                NativeLibrary library = NativeLibrary.getInstance(candidate);
+                Native.register(LibNccl.class, library);
+                loaded = candidate;
+                break;
+            } catch (LinkageError | RuntimeException e) {
+                tried.add(candidate);
+                if (firstFailure == null) {
+                    firstFailure = firstLine(e);
+                }
+            }
+        }
+        LOADED_FROM = loaded;
+        UNAVAILABLE_REASON = loaded != null ? null : "NCCL not found (tried " + String.join(", ", tried) + ": "
+                + firstFailure + "); set " + LIBRARY_ENV + " to the path of libnccl.so.2";
+    }
+
+    private LibNccl() {
+    }
+
+    /**
+     * Where to look, in order: {@code configured} alone when it is not the default name, else the default name and
+     * {@code libnccl.so.2} in each Python environment's {@code site-packages/nvidia/nccl/lib} that exists.
+     */
+    static List<String> candidates(String configured, java.util.Map<String, String> env, String home) {
+        List<String> list = new ArrayList<>();
+        list.add(configured);
+        if (!LIBRARY_DEFAULT.equals(configured)) {
+            return list;
+        }
+        List<File> prefixes = new ArrayList<>();
+        for (String var : new String[] {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
+            String v = env.get(var);
+            if (v != null && !v.isBlank()) {
+                prefixes.add(new File(v, "lib"));
+            }
+        }
+        if (!home.isEmpty()) {
+            prefixes.add(new File(home, ".local/lib"));
+        }
+        prefixes.add(new File("/usr/local/lib"));
+        prefixes.add(new File("/usr/lib"));
+        for (File lib : prefixes) {
+            File[] pythons = lib.listFiles((dir, name) -> name.startsWith("python3"));
+            if (pythons == null) {
+                continue;
+            }
+            java.util.Arrays.sort(pythons);
+            for (File py : pythons) {
+                for (String packages : new String[] {"site-packages", "dist-packages"}) {
+                    File so = new File(py, packages + "/nvidia/nccl/lib/" + LIBRARY_DEFAULT);
+                    if (so.isFile()) {
+                        list.add(so.getPath());
+                    }
+                }
+            }
+        }
+        return list;
+    }
+
+    private static String firstLine(Throwable e) {
+        String m = String.valueOf(e.getMessage());
+        int nl = m.indexOf('\n');
+        return nl < 0 ? m : m.substring(0, nl);
+    }
+
+    /** The configured name ({@link #LIBRARY_PROP_NAME}, else {@link #LIBRARY_ENV}, else the default). */
+    public static String libraryName() {
+        return LIBRARY_NAME;
+    }
+
+    /** The name or path that loaded, or null. */
+    public static String loadedFrom() {
+        return LOADED_FROM;
+    }
+
+    /** Whether the library loaded and every function below was found. */
+    public static boolean isAvailable() {
+        return UNAVAILABLE_REASON == null;
+    }
+
+    /** Why NCCL cannot be used ("NCCL not found ..."), or null when it can. */
+    public static String unavailableReason() {
+        return UNAVAILABLE_REASON;
+    }
+
+    /** {@code ncclGetVersion(int *version)}: e.g. 22105 for 2.21.5. */
+    public static native int ncclGetVersion(int[] version);
+
+    /** {@code ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)}: one communicator per device. */
+    public static native int ncclCommInitAll(long[] comms, int ndev, int[] devlist);
+
+    public static native int ncclGroupStart();
+
+    public static native int ncclGroupEnd();
+
+    /** {@code ncclSend(const void *sendbuff, size_t count, ncclDataType_t, int peer, ncclComm_t, cudaStream_t)}. */
+    public static native int ncclSend(long sendbuff, long count, int datatype, int peer, long comm, long stream);
+
+    /** {@code ncclRecv(void *recvbuff, size_t count, ncclDataType_t, int peer, ncclComm_t, cudaStream_t)}. */
+    public static native int ncclRecv(long recvbuff, long count, int datatype, int peer, long comm, long stream);
+
+    public static native int ncclCommDestroy(long comm);
+
+    /** {@code const char *ncclGetErrorString(ncclResult_t)}: a static string. */
+    public static native String ncclGetErrorString(int result);
+}

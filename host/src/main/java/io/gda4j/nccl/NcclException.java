@@ -1,0 +1,33 @@
+package io.gda4j.nccl;
+
+/** An NCCL call that returned something other than ncclSuccess, with NCCL's own words for it. */
+public final class NcclException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    private final int result;
+
+    public NcclException(int result, String call) {
+        super(call + " failed: ncclResult_t " + result + " (" + describe(result) + ")");
+        this.result = result;
+    }
+
+    /** The {@code ncclResult_t}. */
+    public int result() {
+        return result;
+    }
+
+    static String describe(int result) {
+        try {
+            return LibNccl.ncclGetErrorString(result);
+        } catch (LinkageError e) {
+            return "no error string: " + LibNccl.unavailableReason();
+        }
+    }
+
+    /** Throws unless {@code result} is ncclSuccess. */
+    static void check(int result, String call) {
+        if (result != LibNccl.NCCL_SUCCESS) {
+            throw new NcclException(result, call);
+        }
+    }
+}
