@@ -55,6 +55,19 @@ public final class Cuda {
         }
     }
 
+    /**
+     * The hardware work queues each context gets ({@code CUDA_DEVICE_MAX_CONNECTIONS}: the user's value, else 32 set
+     * by gda4j before the driver started; see {@link DriverEnvironment}). Streams beyond it share queues.
+     */
+    public static int deviceMaxConnections() {
+        return DriverEnvironment.applyBeforeDriverStarts().queues();
+    }
+
+    /** Where {@link #deviceMaxConnections()} came from, e.g. "CUDA_DEVICE_MAX_CONNECTIONS=32 (set by gda4j: ...)". */
+    public static String deviceMaxConnectionsSource() {
+        return DriverEnvironment.applyBeforeDriverStarts().source();
+    }
+
     /** The number of visible GPUs; 0 when CUDA is unavailable (never throws). */
     public static int deviceCount() {
         return status().deviceCount();
@@ -101,6 +114,8 @@ public final class Cuda {
 
     private static CudaStatus probe() {
         int driverVersion = 0;
+        // Before the first driver call: the driver reads it when it starts (see DriverEnvironment).
+        DriverEnvironment.applyBeforeDriverStarts();
         try {
             int[] out = {0};
             // The first touch of JCudaDriver loads libJCudaDriver, which links against libcuda.so.1.

@@ -118,14 +118,16 @@ public final class MoeBuffer implements AutoCloseable {
             contexts.computeIfAbsent(gpu, g -> Collections.newSetFromMap(new IdentityHashMap<>())).add(r.context());
             ranks.merge(gpu, 1, Integer::sum);
         }
-        String env = System.getenv(WorkQueueBudget.ENV);
+        // Java's environment copy does not show what gda4j set for the driver: ask the CUDA layer.
+        int connections = io.gda4j.cuda.Cuda.deviceMaxConnections();
+        String env = Integer.toString(connections);
         for (Map.Entry<Integer, Set<CudaContext>> e : contexts.entrySet()) {
             int streams = 0;
             for (CudaContext c : e.getValue()) {
                 streams += c.openStreams();
             }
             String p = WorkQueueBudget.problem(e.getKey(), ranks.get(e.getKey()), streams,
-                    WorkQueueBudget.connections(env), env);
+                    connections, env);
             if (p != null) {
                 return p;
             }

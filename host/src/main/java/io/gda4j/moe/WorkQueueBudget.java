@@ -5,8 +5,9 @@ import java.util.Locale;
 /**
  * Whether a GPU's streams each get a hardware work queue of their own, which the MoE kernels need.
  *
- * <p>The CUDA driver gives a context {@code CUDA_DEVICE_MAX_CONNECTIONS} work queues (8 unless the variable is set
- * before the context is created; at most 32) and maps every stream onto one of them. A queue is served in order: an
+ * <p>The CUDA driver gives a context {@code CUDA_DEVICE_MAX_CONNECTIONS} work queues (its default is 8; gda4j sets 32,
+ * the most, when the environment does not set it: io.gda4j.cuda.DriverEnvironment) and maps every stream onto one of
+ * them. A queue is served in order: an
  * operation that must wait for a kernel of its own stream (an event record, the next kernel) holds up everything
  * queued behind it, whichever stream it came from. The MoE kernels of ranks that share a GPU, and the copies and
  * signals that the host-driven transports (proxy, emulated NIC) queue on their own streams, wait for each other. Once
@@ -35,9 +36,9 @@ final class WorkQueueBudget {
         }
     }
 
-    /** The work queues of contexts created by this process (its {@value #ENV}). */
+    /** The work queues of contexts created by this process (its {@value #ENV}, or 32 that gda4j set). */
     static int connections() {
-        return connections(System.getenv(ENV));
+        return io.gda4j.cuda.Cuda.deviceMaxConnections();
     }
 
     /**
