@@ -61,6 +61,9 @@ class IbgdaFlushGpuTest {
         try (DeviceMemory out = r0.context().allocate(16)) {
             for (int round = 0; round < ROUNDS; round++) {
                 byte fresh = (byte) (0x40 + round);
+                // Without the flush the previous round's READ data may still be held: it lands after 1 ms of
+                // idleness, and would otherwise land on this round's buffer (seen as the previous round's bytes).
+                settle(5);
                 r0.fillHeap(buf.offset(), 8, (byte) 0x11);
                 r1.fillHeap(buf.offset() + 64, 8, fresh);
                 out.fill((byte) 0);
@@ -99,6 +102,14 @@ class IbgdaFlushGpuTest {
             int stale = staleRounds(w);
             assertTrue(stale > 0, "the emulated NIC delivered every READ's data before its CQE: its writes-pass-CQE"
                     + " mode does not exercise the flush");
+        }
+    }
+
+    private static void settle(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
