@@ -140,6 +140,8 @@ final class InfoCommand implements Command {
         out.println("CUDA");
         if (cuda.available()) {
             out.println("  driver        CUDA " + Cuda.driverVersionString() + " (driver API), " + cuda.deviceCount() + " GPU(s)");
+            out.println("  work queues   " + Cuda.deviceMaxConnections() + " per context: "
+                    + Cuda.deviceMaxConnectionsSource());
             for (int i = 0; i < cuda.deviceCount(); i++) {
                 gpus.add(Cuda.device(i));
             }
