@@ -29,7 +29,13 @@ final class LaunchTracker {
         for (Map.Entry<CudaStream, Long> entry : launches.entrySet()) {
             CudaStream stream = entry.getKey();
             Long seen = entry.getValue();
-            if (stream.isClosed() || stream.context().isClosed() || stream.isComplete()) {
+            boolean done;
+            try {
+                done = stream.isClosed() || stream.context().isClosed() || stream.isComplete();
+            } catch (IllegalStateException closedMeanwhile) {
+                done = true; // closed between the check and the query: its work is no longer wanted
+            }
+            if (done) {
                 launches.remove(stream, seen);
             } else {
                 return stream;
