@@ -244,7 +244,13 @@ class ProxyServiceTest {
                 // drain
             }
         }
-        for (int round = 0; round < 3; round++) {
+        // A loop that allocates per cycle allocates in every window; what a JIT recompilation or a lazily
+        // initialised class allocates once (seen on JDK 25: 144 bytes in one window) does not repeat. So the claim
+        // is: among several windows of 20000 cycles, most allocate nothing at all.
+        int windows = 6;
+        int clean = 0;
+        List<Long> seen = new ArrayList<>();
+        for (int round = 0; round < windows; round++) {
             // Producer work happens outside the measured window; the window holds doWork only.
             for (Rig r : rigs) {
                 r.push(12);
@@ -256,8 +262,13 @@ class ProxyServiceTest {
             }
             long allocated = mx.getThreadAllocatedBytes(id) - before;
             assertEquals(36, work);
-            assertEquals(0, allocated, "doWork allocated " + allocated + " bytes in 20000 cycles");
+            seen.add(allocated);
+            if (allocated == 0) {
+                clean++;
+            }
         }
+        assertTrue(clean >= windows - 2, "doWork allocated in " + (windows - clean) + " of " + windows
+                + " windows of 20000 cycles (bytes per window: " + seen + "): the polling loop allocates");
     }
 
     @Test
