@@ -42,14 +42,14 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
     public static final Setting<NicChoice> NIC = Setting.of("IBGDA NIC", NIC_PROP_NAME, NIC_ENV, NIC_DEFAULT,
             "auto (mlx5 if an RDMA device exists, else emulated), mlx5 or emulated", NicChoice::parse)
             .displayedAs(NicChoice::word).withNote("--nic overrides it");
-    public static final Setting<String> NIC_DEVICE = Setting.of("RDMA device (and port) of each local rank",
+    public static final Setting<String> NIC_DEVICE = Setting.of("RDMA device (and port) per rank",
             NicPlacement.NIC_DEVICE_PROP_NAME, NicPlacement.NIC_DEVICE_ENV, NicPlacement.NIC_DEVICE_DEFAULT,
             "an RDMA device such as mlx5_0 (or mlx5_0:2 for its port 2), one for all local ranks or a comma list with"
                     + " one per local rank; unset means the closest to each GPU", text -> {
                 NicPlacement.parse(text, NicPlacement.GDR_LEVEL_DEFAULT); // validates
                 return text.strip();
-            }).displayedAs(d -> d.isEmpty() ? "auto (closest to each GPU)" : d);
-    public static final Setting<PathType> GDR_LEVEL = Setting.of("farthest GPU-NIC path for GPUDirect RDMA",
+            }).displayedAs(d -> d.isEmpty() ? "auto (closest)" : d);
+    public static final Setting<PathType> GDR_LEVEL = Setting.of("farthest GPU-NIC path for GDR",
             NicPlacement.GDR_LEVEL_PROP_NAME, NicPlacement.GDR_LEVEL_ENV, NicPlacement.GDR_LEVEL_DEFAULT,
             "PIX, PXB, PHB, NODE or SYS (nearest first, as nvidia-smi topo -m prints them)",
             text -> PathType.parse(text, NicPlacement.GDR_LEVEL_ENV));

@@ -66,14 +66,14 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
                 newIdleStrategy(text); // validates
                 return text.strip().toLowerCase(Locale.ROOT);
             });
-    public static final Setting<Boolean> STRICT = Setting.of("emulated NIC strict (no more than a ConnectX promises)",
+    public static final Setting<Boolean> STRICT = Setting.of("emulated NIC strict ordering",
             STRICT_PROP_NAME, STRICT_ENV, STRICT_DEFAULT, "true or false", EmulatedNicConfig::parseFlag);
-    public static final Setting<Boolean> WRITES_PASS_CQE = Setting.of("emulated NIC lets READ data land after its CQE",
+    public static final Setting<Boolean> WRITES_PASS_CQE = Setting.of("emulated NIC writes pass CQE",
             WRITES_PASS_CQE_PROP_NAME, WRITES_PASS_CQE_ENV, WRITES_PASS_CQE_DEFAULT, "true or false",
             EmulatedNicConfig::parseFlag);
 
     public static final Setting<Boolean> STRICT_ATOMICS = Setting.of(
-            "emulated NIC atomics are a read, a pause and a write (not atomic with GPU atomics)",
+            "emulated NIC strict atomics",
             STRICT_ATOMICS_PROP_NAME, STRICT_ATOMICS_ENV, STRICT_ATOMICS_DEFAULT, "true or false",
             EmulatedNicConfig::parseFlag);
 
