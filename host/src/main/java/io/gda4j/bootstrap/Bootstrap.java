@@ -54,6 +54,9 @@ public final class Bootstrap implements AutoCloseable {
     /** How long a connection may take to say hello before the root drops it. */
     private static final long HELLO_TIMEOUT_MILLIS = 5_000;
     private static final long CONNECT_RETRY_MILLIS = 100;
+    /** A rank waits this much longer than the root (to join, in a collective), so that the root's message naming
+     *  the missing ranks reaches it before its own, vaguer, timeout. */
+    private static final long MEMBER_GRACE_MILLIS = 2_000;
     private static final long MONITOR_TICK_MILLIS = 50;
     private static final int FRAME_OVERHEAD_BYTES = 64;
 
@@ -328,8 +331,9 @@ public final class Bootstrap implements AutoCloseable {
             links[0] = link;
             link.send(HELLO, BootstrapFrameDescriptor.hello(rank, size, config.jobToken()));
             boolean welcomed = false;
+            long readyDeadline = deadline + TimeUnit.MILLISECONDS.toNanos(MEMBER_GRACE_MILLIS);
             while (true) {
-                long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                long left = TimeUnit.NANOSECONDS.toMillis(readyDeadline - System.nanoTime());
                 if (left <= 0) {
                     throw new SocketTimeoutException();
                 }
@@ -351,7 +355,7 @@ public final class Bootstrap implements AutoCloseable {
             s.setSoTimeout(0);
         } catch (SocketTimeoutException e) {
             throw new BootstrapException("rank " + rank + ": the world was not complete within "
-                    + config.joinTimeoutMillis() + " ms (the root names the missing ranks in its own error)", e);
+                    + (config.joinTimeoutMillis() + MEMBER_GRACE_MILLIS) + " ms (the root names the missing ranks in its own error)", e);
         } catch (IOException e) {
             throw new BootstrapException("rank " + rank + " lost the root at " + root + " while joining: "
                     + e.getMessage(), e);
@@ -430,7 +434,8 @@ public final class Bootstrap implements AutoCloseable {
             }
         }
         try {
-            return done.get(config.collectiveTimeoutMillis(), TimeUnit.MILLISECONDS);
+            long limitMillis = config.collectiveTimeoutMillis() + (rank == 0 ? 0 : MEMBER_GRACE_MILLIS);
+            return done.get(limitMillis, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             String missing;
             synchronized (lock) {
@@ -441,7 +446,8 @@ public final class Bootstrap implements AutoCloseable {
                     ? new BootstrapException(kindName(kind) + " #" + seq + ": rank(s) " + missing
                     + " did not arrive within " + config.collectiveTimeoutMillis() + " ms")
                     : new BootstrapException("rank " + rank + ": " + kindName(kind) + " #" + seq
-                    + " got no answer from the root within " + config.collectiveTimeoutMillis()
+                    + " got no answer from the root within "
+                    + (config.collectiveTimeoutMillis() + MEMBER_GRACE_MILLIS)
                     + " ms (the root names the ranks that did not arrive)");
             failWorld(failed);
             throw failed;
