@@ -37,6 +37,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * The bootstrap of a world of many processes: a star of TCP connections with rank 0 (the root) at the centre.
@@ -59,6 +61,8 @@ public final class Bootstrap implements AutoCloseable {
     private static final long MEMBER_GRACE_MILLIS = 2_000;
     private static final long MONITOR_TICK_MILLIS = 50;
     private static final int FRAME_OVERHEAD_BYTES = 64;
+    /** Hellos being read at once: a flood of stray connections beyond this is closed unread. */
+    private static final int MAX_PENDING_HELLOS = 64;
 
     private final BootstrapConfig config;
     private final int rank;
@@ -67,11 +71,13 @@ public final class Bootstrap implements AutoCloseable {
     private final Object lock = new Object();
     /** Root: links[r] to rank r (links[0] null). Member: links[0] to the root. */
     private final Link[] links;
-    private final long[] lastHeardNanos;
+    /** Written by each connection's reader, read by the heartbeat thread. */
+    private final AtomicLongArray lastHeardNanos;
     private final boolean[] reportedDead;
     private final List<Thread> threads = new ArrayList<>();
     private final Map<Long, Round> rounds = new HashMap<>();
     private final Map<Long, CompletableFuture<byte[][]>> pending = new HashMap<>();
+    private final AtomicInteger pendingHellos = new AtomicInteger();
     private ServerSocket server;
     private int joined;
     private boolean complete;
@@ -85,7 +91,7 @@ public final class Bootstrap implements AutoCloseable {
         this.size = config.worldSize();
         this.listener = listener;
         this.links = new Link[size];
-        this.lastHeardNanos = new long[size];
+        this.lastHeardNanos = new AtomicLongArray(size);
         this.reportedDead = new boolean[size];
     }
 
@@ -186,7 +192,7 @@ public final class Bootstrap implements AutoCloseable {
             complete = true;
             long now = System.nanoTime();
             for (int r = 1; r < size; r++) {
-                lastHeardNanos[r] = now;
+                lastHeardNanos.set(r, now);
             }
         }
         for (int r = 1; r < size; r++) {
@@ -212,7 +218,21 @@ public final class Bootstrap implements AutoCloseable {
             } catch (IOException e) {
                 return; // closed
             }
-            startThread("hello", () -> handshake(s));
+            if (pendingHellos.incrementAndGet() > MAX_PENDING_HELLOS) {
+                pendingHellos.decrementAndGet();
+                closeQuietly(s);
+                continue;
+            }
+            // not tracked for close(): a hello thread ends by itself within the hello timeout
+            Thread hello = new Thread(() -> {
+                try {
+                    handshake(s);
+                } finally {
+                    pendingHellos.decrementAndGet();
+                }
+            }, "gda4j-bootstrap-r0-hello");
+            hello.setDaemon(true);
+            hello.start();
         }
     }
 
@@ -362,7 +382,7 @@ public final class Bootstrap implements AutoCloseable {
         }
         synchronized (lock) {
             complete = true;
-            lastHeardNanos[0] = System.nanoTime();
+            lastHeardNanos.set(0, System.nanoTime());
         }
         startThread("read-root", () -> readLoop(0, link));
         startThread("heartbeat", this::heartbeatLoop);
@@ -378,14 +398,12 @@ public final class Bootstrap implements AutoCloseable {
 
     /** The contributions of one collective at the root, until every rank has given its part. */
     private final class Round {
-        final long seq;
         final byte kind;
         final byte[][] parts = new byte[size][];
         final CompletableFuture<byte[][]> done = new CompletableFuture<>();
         int arrived;
 
-        Round(long seq, byte kind) {
-            this.seq = seq;
+        Round(byte kind) {
             this.kind = kind;
         }
 
@@ -461,7 +479,7 @@ public final class Bootstrap implements AutoCloseable {
 
     /** Root, under the lock: records rank r's part; the caller sends the results when the round is full. */
     private Round contribute(int r, long seq, byte kind, byte[] part) {
-        Round round = rounds.computeIfAbsent(seq, k -> new Round(seq, kind));
+        Round round = rounds.computeIfAbsent(seq, k -> new Round(kind));
         if (round.kind != kind) {
             failWorld(new BootstrapException("rank " + r + " entered " + kindName(kind) + " #" + seq
                     + " while another rank entered " + kindName(round.kind) + " #" + seq
@@ -522,7 +540,7 @@ public final class Bootstrap implements AutoCloseable {
                 }
                 return;
             }
-            lastHeardNanos[peer] = System.nanoTime();
+            lastHeardNanos.set(peer, System.nanoTime());
             if (!onFrame(peer, f)) {
                 return;
             }
@@ -597,7 +615,7 @@ public final class Bootstrap implements AutoCloseable {
                 int dead = b.getInt();
                 byte[] why = new byte[b.remaining()];
                 b.get(why);
-                peerDied(dead, new String(why, StandardCharsets.UTF_8) + " (told by the root)");
+                peerDied(dead, new String(why, StandardCharsets.UTF_8) + ", as the root saw it");
                 return true;
             case FAIL:
                 if (rank == 0) {
@@ -640,7 +658,7 @@ public final class Bootstrap implements AutoCloseable {
                         continue;
                     }
                 }
-                long silent = now - lastHeardNanos[r];
+                long silent = now - lastHeardNanos.get(r);
                 if (silent > deadNanos) {
                     peerDied(r, "silent for " + TimeUnit.NANOSECONDS.toMillis(silent) + " ms (no heartbeat within "
                             + config.deadAfterMillis() + " ms)");
@@ -759,7 +777,11 @@ public final class Bootstrap implements AutoCloseable {
                 // nothing to do: the port is released either way
             }
         }
-        for (Thread t : threads) {
+        List<Thread> started;
+        synchronized (threads) {
+            started = new ArrayList<>(threads);
+        }
+        for (Thread t : started) {
             if (t != Thread.currentThread()) {
                 try {
                     t.join(1_000);

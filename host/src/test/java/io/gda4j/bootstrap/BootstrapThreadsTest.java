@@ -333,13 +333,37 @@ class BootstrapThreadsTest {
                     BootstrapFrameDescriptor.hello(1, size, TOKEN)));
             BootstrapFrameDescriptor.read(s.getInputStream(), 64);
             BootstrapFrameDescriptor.read(s.getInputStream(), 64);
-            DataOutputStream out = new DataOutputStream(s.getOutputStream());
-            out.writeInt(1 << 20); // a 1 MiB frame announced to a root that accepts 16-byte contributions
-            out.flush();
             try (Bootstrap b = root.get(10, TimeUnit.SECONDS)) {
+                DataOutputStream out = new DataOutputStream(s.getOutputStream());
+                out.writeInt(1 << 20); // a 1 MiB frame announced to a root that accepts 16-byte contributions
+                out.flush();
                 PeerFailedException e = assertThrows(PeerFailedException.class, b::barrier);
                 assertTrue(e.getMessage().contains("limit"), e.getMessage());
             }
         }
+    }
+
+    @Test
+    void aSilentRootIsDeclaredDeadByItsRanks() throws Exception {
+        ServerSocket server = listen();
+        BootstrapConfig c = new BootstrapConfig(1, 2, new InetSocketAddress("127.0.0.1", server.getLocalPort()),
+                TOKEN, 10_000, 30_000, 100, 600, 1024);
+        LinkedBlockingQueue<String> heard = new LinkedBlockingQueue<>();
+        Future<Bootstrap> member = pool.submit(() -> Bootstrap.join(c, (rank, why) -> heard.add(rank + ":" + why)));
+        // the root by hand: welcomes rank 1, says the world is ready, then never speaks again (a stopped process)
+        try (Socket s = server.accept()) {
+            assertEquals(BootstrapFrameDescriptor.HELLO, BootstrapFrameDescriptor.read(s.getInputStream(), 1024).type());
+            s.getOutputStream().write(frame(BootstrapFrameDescriptor.WELCOME, new byte[0]));
+            s.getOutputStream().write(frame(BootstrapFrameDescriptor.READY, new byte[0]));
+            try (Bootstrap b = member.get(10, TimeUnit.SECONDS)) {
+                PeerFailedException e = assertThrows(PeerFailedException.class, b::barrier);
+                assertEquals(0, e.deadRank());
+                assertTrue(e.getMessage().contains("rank 0 failed: silent for"), e.getMessage());
+                String h = heard.poll(5, TimeUnit.SECONDS);
+                assertNotNull(h);
+                assertTrue(h.startsWith("0:silent for"), h);
+            }
+        }
+        server.close();
     }
 }
