@@ -1,0 +1,846 @@
+package io.gda4j.bootstrap;
+
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.COLLECTIVE;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.FAIL;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.GOODBYE;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HEARTBEAT;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_LIMIT_BYTES;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.KIND_ALL_GATHER;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.KIND_BARRIER;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.PEER_FAILED;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.READY;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.REFUSE;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.RESULT;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.WELCOME;
+
+import io.gda4j.bootstrap.BootstrapFrameDescriptor.Frame;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.StringJoiner;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * The bootstrap of a world of many processes: a star of TCP connections with rank 0 (the root) at the centre.
+ * Every rank connects to the root and says hello (magic, version, job token, rank, world size); the root refuses a
+ * wrong hello on that connection alone, so a stray client or another job's process never disturbs the job. When all
+ * ranks have joined, {@link #allGather} and {@link #barrier} run over the same connections, the root relaying.
+ *
+ * <p>Heartbeats flow both ways every {@link BootstrapConfig#heartbeatIntervalMillis()}; a peer silent for
+ * {@link BootstrapConfig#deadAfterMillis()} or whose connection closes is dead: the root tells the survivors, the
+ * {@link PeerFailureListener} hears of it once per rank, and every pending and later call throws a
+ * {@link PeerFailedException} naming it. Collectives are called by one thread at a time per process, in the same
+ * order in every process (as in MPI); they are not thread-safe.
+ */
+public final class Bootstrap implements AutoCloseable {
+    /** How long a connection may take to say hello before the root drops it. */
+    private static final long HELLO_TIMEOUT_MILLIS = 5_000;
+    private static final long CONNECT_RETRY_MILLIS = 100;
+    /** A rank waits this much longer than the root (to join, in a collective), so that the root's message naming
+     *  the missing ranks reaches it before its own, vaguer, timeout. */
+    private static final long MEMBER_GRACE_MILLIS = 2_000;
+    private static final long MONITOR_TICK_MILLIS = 50;
+    private static final int FRAME_OVERHEAD_BYTES = 64;
+    /** Hellos being read at once: a flood of stray connections beyond this is closed unread. */
+    private static final int MAX_PENDING_HELLOS = 64;
+
+    private final BootstrapConfig config;
+    private final int rank;
+    private final int size;
+    private final PeerFailureListener listener;
+    private final Object lock = new Object();
+    /** Root: links[r] to rank r (links[0] null). Member: links[0] to the root. */
+    private final Link[] links;
+    /** Written by each connection's reader, read by the heartbeat thread. */
+    private final AtomicLongArray lastHeardNanos;
+    private final boolean[] reportedDead;
+    private final List<Thread> threads = new ArrayList<>();
+    private final Map<Long, Round> rounds = new HashMap<>();
+    private final Map<Long, CompletableFuture<byte[][]>> pending = new HashMap<>();
+    private final AtomicInteger pendingHellos = new AtomicInteger();
+    private ServerSocket server;
+    private int joined;
+    private boolean complete;
+    private long nextSeq;
+    private volatile BootstrapException failure;
+    private volatile boolean closing;
+
+    private Bootstrap(BootstrapConfig config, PeerFailureListener listener) {
+        this.config = config;
+        this.rank = config.rank();
+        this.size = config.worldSize();
+        this.listener = listener;
+        this.links = new Link[size];
+        this.lastHeardNanos = new AtomicLongArray(size);
+        this.reportedDead = new boolean[size];
+    }
+
+    /**
+     * Joins the world: rank 0 listens at the root's port and waits for every rank; the others connect (retrying
+     * until the root listens) and wait until the world is complete.
+     *
+     * @throws BootstrapException refused, or not complete within the join timeout (naming the missing ranks)
+     */
+    public static Bootstrap join(BootstrapConfig config, PeerFailureListener listener) {
+        if (config.rank() == 0) {
+            ServerSocket s;
+            try {
+                s = new ServerSocket();
+                s.setReuseAddress(true);
+                s.bind(new InetSocketAddress(config.root().getPort()));
+            } catch (IOException e) {
+                throw new BootstrapException("rank 0 cannot listen on port " + config.root().getPort() + " for the "
+                        + "bootstrap (" + e.getMessage() + "): choose a free port in " + LaunchEnvironment.GDA4J_ROOT,
+                        e);
+            }
+            return join(config, listener, s);
+        }
+        Bootstrap b = new Bootstrap(config, listener);
+        try {
+            b.joinAsMember();
+        } catch (RuntimeException e) {
+            b.close();
+            throw e;
+        }
+        return b;
+    }
+
+    /** The root on a socket the caller bound (a test's ephemeral port). */
+    static Bootstrap join(BootstrapConfig config, PeerFailureListener listener, ServerSocket bound) {
+        Bootstrap b = new Bootstrap(config, listener);
+        b.server = bound;
+        try {
+            b.joinAsRoot();
+        } catch (RuntimeException e) {
+            b.close();
+            throw e;
+        }
+        return b;
+    }
+
+    public int rank() {
+        return rank;
+    }
+
+    public int worldSize() {
+        return size;
+    }
+
+    /** Every rank's bytes, in rank order, the same in every process. */
+    public byte[][] allGather(byte[] mine) {
+        if (mine.length > config.maxMessageBytes()) {
+            throw new IllegalArgumentException("all-gather of " + mine.length + " bytes: the bootstrap carries at most "
+                    + config.maxMessageBytes() + " per rank (BootstrapConfig.maxMessageBytes)");
+        }
+        return collective(KIND_ALL_GATHER, mine.clone());
+    }
+
+    /** Returns when every rank has entered the barrier. */
+    public void barrier() {
+        collective(KIND_BARRIER, new byte[0]);
+    }
+
+    /** The failure that ended this world, or null while it is healthy. */
+    public BootstrapException failure() {
+        return failure;
+    }
+
+    // ---- joining ----------------------------------------------------------------------------------------------
+
+    private void joinAsRoot() {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.joinTimeoutMillis());
+        startThread("accept", this::acceptLoop);
+        synchronized (lock) {
+            while (joined < size - 1) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    StringJoiner missing = new StringJoiner(", ");
+                    for (int r = 1; r < size; r++) {
+                        if (links[r] == null) {
+                            missing.add(Integer.toString(r));
+                        }
+                    }
+                    BootstrapException e = new BootstrapException("bootstrap at port " + server.getLocalPort()
+                            + ": rank(s) " + missing + " did not arrive within " + config.joinTimeoutMillis()
+                            + " ms (" + joined + " of " + (size - 1) + " joined): are those processes running, with "
+                            + "the same root address and job token?");
+                    failWorld(e);
+                    throw e;
+                }
+                waitOn(left);
+            }
+            complete = true;
+            long now = System.nanoTime();
+            for (int r = 1; r < size; r++) {
+                lastHeardNanos.set(r, now);
+            }
+        }
+        for (int r = 1; r < size; r++) {
+            Link l = links[r];
+            try {
+                l.socket.setSoTimeout(0);
+                l.send(READY, new byte[0]);
+            } catch (IOException e) {
+                peerDied(r, "connection lost while starting: " + e.getMessage());
+            }
+            int peer = r;
+            startThread("read-r" + r, () -> readLoop(peer, l));
+        }
+        startThread("heartbeat", this::heartbeatLoop);
+        throwIfFailed();
+    }
+
+    private void acceptLoop() {
+        while (!closing) {
+            Socket s;
+            try {
+                s = server.accept();
+            } catch (IOException e) {
+                return; // closed
+            }
+            if (pendingHellos.incrementAndGet() > MAX_PENDING_HELLOS) {
+                pendingHellos.decrementAndGet();
+                closeQuietly(s);
+                continue;
+            }
+            // not tracked for close(): a hello thread ends by itself within the hello timeout
+            Thread hello = new Thread(() -> {
+                try {
+                    handshake(s);
+                } finally {
+                    pendingHellos.decrementAndGet();
+                }
+            }, "gda4j-bootstrap-r0-hello");
+            hello.setDaemon(true);
+            hello.start();
+        }
+    }
+
+    /** One connection's hello at the root: registered, or refused with a reason and closed. */
+    private void handshake(Socket s) {
+        Link link;
+        try {
+            s.setTcpNoDelay(true);
+            s.setSoTimeout((int) Math.min(HELLO_TIMEOUT_MILLIS, config.joinTimeoutMillis()));
+            link = new Link(s);
+        } catch (IOException e) {
+            closeQuietly(s);
+            return;
+        }
+        try {
+            Frame f = BootstrapFrameDescriptor.read(link.in, HELLO_LIMIT_BYTES);
+            String why = checkHello(f);
+            if (why == null) {
+                ByteBuffer b = f.buffer();
+                int peer = b.getInt(6);
+                synchronized (lock) {
+                    if (complete || closing) {
+                        why = "the world of " + size + " is already complete";
+                    } else if (links[peer] != null) {
+                        why = "rank " + peer + " has already joined: is the same rank started twice?";
+                    } else {
+                        links[peer] = link;
+                        joined++;
+                        link.send(WELCOME, new byte[0]);
+                        lock.notifyAll();
+                        return;
+                    }
+                }
+            }
+            refuse(link, why);
+        } catch (SocketTimeoutException e) {
+            refuse(link, "no hello within " + Math.min(HELLO_TIMEOUT_MILLIS, config.joinTimeoutMillis()) + " ms");
+        } catch (IOException e) {
+            refuse(link, e.getMessage());
+        }
+    }
+
+    /** Null when the hello is good, else why not. */
+    private String checkHello(Frame f) {
+        if (f.type() != HELLO || f.body().length < 16) {
+            return "the first frame is not a gda4j hello";
+        }
+        ByteBuffer b = f.buffer();
+        int magic = b.getInt();
+        short version = b.getShort();
+        int peer = b.getInt();
+        int peerSize = b.getInt();
+        int tokenLength = b.getShort() & 0xffff;
+        if (magic != BootstrapFrameDescriptor.MAGIC) {
+            return "not a gda4j bootstrap hello (magic " + Integer.toHexString(magic) + ")";
+        }
+        if (version != BootstrapFrameDescriptor.VERSION) {
+            return "bootstrap protocol version " + version + ", the root speaks " + BootstrapFrameDescriptor.VERSION
+                    + ": use the same gda4j in every process";
+        }
+        if (tokenLength != b.remaining()) {
+            return "a hello whose token length does not match its frame";
+        }
+        byte[] token = new byte[tokenLength];
+        b.get(token);
+        if (!MessageDigest.isEqual(token, config.jobToken().getBytes(StandardCharsets.UTF_8))) {
+            return "wrong job token: this process belongs to another job (check " + LaunchEnvironment.GDA4J_JOB_TOKEN
+                    + " or the launcher's job id)";
+        }
+        if (peerSize != size) {
+            return "world size " + peerSize + " but the root's world has " + size + " ranks";
+        }
+        if (peer < 1 || peer >= size) {
+            return "rank " + peer + " is not a non-root rank of a world of " + size;
+        }
+        return null;
+    }
+
+    private static void refuse(Link link, String why) {
+        try {
+            link.send(REFUSE, BootstrapFrameDescriptor.text(why));
+        } catch (IOException e) {
+            // the stray is gone already: nothing to tell it
+        }
+        closeQuietly(link.socket);
+    }
+
+    private void joinAsMember() {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.joinTimeoutMillis());
+        InetSocketAddress root = config.root();
+        Socket s = null;
+        IOException last = null;
+        while (s == null) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (left <= 0) {
+                throw new BootstrapException("rank " + rank + " could not reach the root at " + root + " within "
+                        + config.joinTimeoutMillis() + " ms (" + (last == null ? "no answer" : last.getMessage())
+                        + "): is rank 0 running and is the address right?", last);
+            }
+            Socket attempt = new Socket();
+            try {
+                InetSocketAddress resolved = root.isUnresolved()
+                        ? new InetSocketAddress(root.getHostString(), root.getPort()) : root;
+                attempt.connect(resolved, (int) Math.max(1, left));
+                s = attempt;
+            } catch (IOException e) {
+                last = e;
+                closeQuietly(attempt);
+                sleep(CONNECT_RETRY_MILLIS); // the root may not listen yet
+            }
+        }
+        Link link;
+        try {
+            s.setTcpNoDelay(true);
+            link = new Link(s);
+            links[0] = link;
+            link.send(HELLO, BootstrapFrameDescriptor.hello(rank, size, config.jobToken()));
+            boolean welcomed = false;
+            long readyDeadline = deadline + TimeUnit.MILLISECONDS.toNanos(MEMBER_GRACE_MILLIS);
+            while (true) {
+                long left = TimeUnit.NANOSECONDS.toMillis(readyDeadline - System.nanoTime());
+                if (left <= 0) {
+                    throw new SocketTimeoutException();
+                }
+                s.setSoTimeout((int) left);
+                Frame f = BootstrapFrameDescriptor.read(link.in, welcomed ? replyLimit() : HELLO_LIMIT_BYTES);
+                if (f.type() == REFUSE) {
+                    throw new BootstrapException("the root at " + root + " refused rank " + rank + ": " + f.text());
+                } else if (f.type() == FAIL) {
+                    throw new BootstrapException(f.text());
+                } else if (f.type() == WELCOME) {
+                    welcomed = true;
+                } else if (f.type() == READY && welcomed) {
+                    break;
+                } else {
+                    throw new BootstrapException("the root at " + root + " answered rank " + rank
+                            + " with frame type " + f.type() + ": is it a gda4j bootstrap of the same version?");
+                }
+            }
+            s.setSoTimeout(0);
+        } catch (SocketTimeoutException e) {
+            throw new BootstrapException("rank " + rank + ": the world was not complete within "
+                    + (config.joinTimeoutMillis() + MEMBER_GRACE_MILLIS) + " ms (the root names the missing ranks in its own error)", e);
+        } catch (IOException e) {
+            throw new BootstrapException("rank " + rank + " lost the root at " + root + " while joining: "
+                    + e.getMessage(), e);
+        }
+        synchronized (lock) {
+            complete = true;
+            lastHeardNanos.set(0, System.nanoTime());
+        }
+        startThread("read-root", () -> readLoop(0, link));
+        startThread("heartbeat", this::heartbeatLoop);
+    }
+
+    /** The largest frame the root may send a rank: a full all-gather result. */
+    private int replyLimit() {
+        return (int) Math.min(Integer.MAX_VALUE,
+                (long) size * (config.maxMessageBytes() + 4L) + FRAME_OVERHEAD_BYTES);
+    }
+
+    // ---- collectives ------------------------------------------------------------------------------------------
+
+    /** The contributions of one collective at the root, until every rank has given its part. */
+    private final class Round {
+        final byte kind;
+        final byte[][] parts = new byte[size][];
+        final CompletableFuture<byte[][]> done = new CompletableFuture<>();
+        int arrived;
+
+        Round(byte kind) {
+            this.kind = kind;
+        }
+
+        String missing() {
+            StringJoiner j = new StringJoiner(", ");
+            for (int r = 0; r < size; r++) {
+                if (parts[r] == null) {
+                    j.add(Integer.toString(r));
+                }
+            }
+            return j.toString();
+        }
+    }
+
+    private static String kindName(byte kind) {
+        return kind == KIND_BARRIER ? "barrier" : "all-gather";
+    }
+
+    private byte[][] collective(byte kind, byte[] mine) {
+        throwIfFailed();
+        long seq;
+        CompletableFuture<byte[][]> done;
+        byte[][] result = null;
+        synchronized (lock) {
+            seq = ++nextSeq;
+            if (rank == 0) {
+                Round round = contribute(0, seq, kind, mine);
+                done = round.done;
+                if (round.arrived == size) {
+                    result = round.parts;
+                }
+            } else {
+                done = new CompletableFuture<>();
+                pending.put(seq, done);
+            }
+        }
+        throwIfFailed(); // a failure between the check and the registration did not see this call
+        if (result != null) {
+            sendResults(seq, result);
+            done.complete(result);
+        } else if (rank != 0) {
+            try {
+                links[0].send(COLLECTIVE, BootstrapFrameDescriptor.collective(seq, kind, mine));
+            } catch (IOException e) {
+                peerDied(0, "connection to the root lost: " + e.getMessage());
+            }
+        }
+        try {
+            long limitMillis = config.collectiveTimeoutMillis() + (rank == 0 ? 0 : MEMBER_GRACE_MILLIS);
+            return done.get(limitMillis, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            String missing;
+            synchronized (lock) {
+                Round round = rounds.get(seq);
+                missing = round == null ? null : round.missing();
+            }
+            BootstrapException failed = rank == 0
+                    ? new BootstrapException(kindName(kind) + " #" + seq + ": rank(s) " + missing
+                    + " did not arrive within " + config.collectiveTimeoutMillis() + " ms")
+                    : new BootstrapException("rank " + rank + ": " + kindName(kind) + " #" + seq
+                    + " got no answer from the root within "
+                    + (config.collectiveTimeoutMillis() + MEMBER_GRACE_MILLIS)
+                    + " ms (the root names the ranks that did not arrive)");
+            failWorld(failed);
+            throw failed;
+        } catch (ExecutionException e) {
+            throw rethrown(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BootstrapException("rank " + rank + ": interrupted in " + kindName(kind) + " #" + seq, e);
+        }
+    }
+
+    /** Root, under the lock: records rank r's part; the caller sends the results when the round is full. */
+    private Round contribute(int r, long seq, byte kind, byte[] part) {
+        Round round = rounds.computeIfAbsent(seq, k -> new Round(kind));
+        if (round.kind != kind) {
+            failWorld(new BootstrapException("rank " + r + " entered " + kindName(kind) + " #" + seq
+                    + " while another rank entered " + kindName(round.kind) + " #" + seq
+                    + ": every process must call the same collectives in the same order"));
+            return round;
+        }
+        if (round.parts[r] != null) {
+            failWorld(new BootstrapException("rank " + r + " sent " + kindName(kind) + " #" + seq + " twice"));
+            return round;
+        }
+        round.parts[r] = part;
+        if (++round.arrived == size) {
+            rounds.remove(seq);
+        }
+        return round;
+    }
+
+    /** Root: the full round goes to every rank; whoever filled the round then completes the root's own call. */
+    private void sendResults(long seq, byte[][] parts) {
+        byte[] body = BootstrapFrameDescriptor.result(seq, parts);
+        for (int r = 1; r < size; r++) {
+            try {
+                links[r].send(RESULT, body);
+            } catch (IOException e) {
+                peerDied(r, "connection lost: " + e.getMessage());
+            }
+        }
+    }
+
+    private RuntimeException rethrown(Throwable cause) {
+        // a fresh exception so that the stack shows the caller's collective, the cause the first sighting
+        if (cause instanceof PeerFailedException p) {
+            PeerFailedException e = new PeerFailedException(p.deadRank(), p.getMessage());
+            e.initCause(p);
+            return e;
+        }
+        return new BootstrapException(cause.getMessage(), cause);
+    }
+
+    private void throwIfFailed() {
+        BootstrapException f = failure;
+        if (f != null) {
+            throw rethrown(f);
+        }
+    }
+
+    // ---- connections, heartbeats and failures -----------------------------------------------------------------
+
+    private void readLoop(int peer, Link link) {
+        int limit = rank == 0 ? config.maxMessageBytes() + FRAME_OVERHEAD_BYTES : replyLimit();
+        while (true) {
+            Frame f;
+            try {
+                f = BootstrapFrameDescriptor.read(link.in, limit);
+            } catch (IOException e) {
+                if (!closing) {
+                    peerDied(peer, "connection lost: " + e.getMessage());
+                }
+                return;
+            }
+            lastHeardNanos.set(peer, System.nanoTime());
+            if (!onFrame(peer, f)) {
+                return;
+            }
+        }
+    }
+
+    /** False when the connection is finished with. */
+    private boolean onFrame(int peer, Frame f) {
+        ByteBuffer b = f.buffer();
+        switch (f.type()) {
+            case HEARTBEAT:
+                return true;
+            case GOODBYE:
+                synchronized (lock) {
+                    reportedDead[peer] = true; // left, not dead: no listener call, no later death notice
+                }
+                if (!closing) {
+                    failWorld(new BootstrapException("rank " + peer + " closed its bootstrap; rank " + rank
+                            + " cannot run collectives without it"));
+                }
+                return false;
+            case COLLECTIVE:
+                if (rank != 0 || f.body().length < 9) {
+                    break;
+                }
+                long seq = b.getLong();
+                byte kind = b.get();
+                byte[] part = new byte[b.remaining()];
+                b.get(part);
+                byte[][] full = null;
+                Round round;
+                synchronized (lock) {
+                    if (failure != null) {
+                        return true; // the rank has been told with a FAIL or PEER_FAILED
+                    }
+                    round = contribute(peer, seq, kind, part);
+                    if (round.arrived == size) {
+                        full = round.parts;
+                    }
+                }
+                if (full != null) {
+                    sendResults(seq, full);
+                    round.done.complete(full);
+                }
+                return true;
+            case RESULT:
+                if (rank == 0) {
+                    break;
+                }
+                long rseq = b.getLong();
+                int count = b.getInt();
+                if (count != size) {
+                    break;
+                }
+                byte[][] parts = new byte[count][];
+                for (int r = 0; r < count; r++) {
+                    parts[r] = new byte[b.getInt()];
+                    b.get(parts[r]);
+                }
+                CompletableFuture<byte[][]> waiting;
+                synchronized (lock) {
+                    waiting = pending.remove(rseq);
+                }
+                if (waiting != null) {
+                    waiting.complete(parts);
+                }
+                return true;
+            case PEER_FAILED:
+                if (rank == 0) {
+                    break;
+                }
+                int dead = b.getInt();
+                byte[] why = new byte[b.remaining()];
+                b.get(why);
+                peerDied(dead, new String(why, StandardCharsets.UTF_8) + ", as the root saw it");
+                return true;
+            case FAIL:
+                if (rank == 0) {
+                    break;
+                }
+                failWorld(new BootstrapException(f.text()));
+                return true;
+            default:
+                break;
+        }
+        peerDied(peer, "sent an unexpected frame of type " + f.type() + ": not the same gda4j version?");
+        return false;
+    }
+
+    private void heartbeatLoop() {
+        long intervalNanos = TimeUnit.MILLISECONDS.toNanos(config.heartbeatIntervalMillis());
+        long deadNanos = TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis());
+        long lastSent = 0;
+        byte[] empty = new byte[0];
+        while (!closing) {
+            long now = System.nanoTime();
+            boolean send = now - lastSent >= intervalNanos;
+            if (send) {
+                lastSent = now;
+            }
+            for (int r = 0; r < size; r++) {
+                Link l = links[r];
+                boolean live;
+                synchronized (lock) {
+                    live = l != null && !reportedDead[r];
+                }
+                if (!live) {
+                    continue;
+                }
+                if (send) {
+                    try {
+                        l.send(HEARTBEAT, empty);
+                    } catch (IOException e) {
+                        peerDied(r, "connection lost: " + e.getMessage());
+                        continue;
+                    }
+                }
+                long silent = now - lastHeardNanos.get(r);
+                if (silent > deadNanos) {
+                    peerDied(r, "silent for " + TimeUnit.NANOSECONDS.toMillis(silent) + " ms (no heartbeat within "
+                            + config.deadAfterMillis() + " ms)");
+                }
+            }
+            sleep(MONITOR_TICK_MILLIS);
+        }
+    }
+
+    /** Rank {@code dead} is gone: once per rank, tell the listener, (root) tell the survivors, fail every call. */
+    private void peerDied(int dead, String why) {
+        PeerFailedException e;
+        synchronized (lock) {
+            if (closing || reportedDead[dead]) {
+                return;
+            }
+            reportedDead[dead] = true;
+            e = new PeerFailedException(dead, "rank " + dead + " failed: " + why + " (seen by rank " + rank + ")");
+        }
+        if (rank == 0) {
+            Link l = links[dead];
+            if (l != null) {
+                closeQuietly(l.socket);
+            }
+            byte[] notice = BootstrapFrameDescriptor.peerFailed(dead, why);
+            for (int r = 1; r < size; r++) {
+                Link other = links[r];
+                if (r != dead && other != null) {
+                    try {
+                        other.send(PEER_FAILED, notice);
+                    } catch (IOException ignored) {
+                        // that rank's own reader or heartbeat finds it dead
+                    }
+                }
+            }
+        }
+        failLocally(e);
+        try {
+            listener.onPeerFailure(dead, why);
+        } catch (RuntimeException ignored) {
+            // a listener's bug must not stop failure handling of the other ranks
+        }
+    }
+
+    /** Ends the world with {@code e}; the root tells every rank. */
+    private void failWorld(BootstrapException e) {
+        boolean first = failLocally(e);
+        if (first && rank == 0) {
+            byte[] text = BootstrapFrameDescriptor.text(e.getMessage());
+            for (int r = 1; r < size; r++) {
+                Link l = links[r];
+                if (l != null) {
+                    try {
+                        l.send(FAIL, text);
+                    } catch (IOException ignored) {
+                        // that rank is dead or gone: its own failure handling applies
+                    }
+                }
+            }
+        }
+    }
+
+    private boolean failLocally(BootstrapException e) {
+        List<CompletableFuture<byte[][]>> waiting = new ArrayList<>();
+        boolean first;
+        synchronized (lock) {
+            first = failure == null;
+            if (first) {
+                failure = e;
+            }
+            waiting.addAll(pending.values());
+            pending.clear();
+            for (Round r : rounds.values()) {
+                waiting.add(r.done);
+            }
+            rounds.clear();
+            lock.notifyAll();
+        }
+        for (CompletableFuture<byte[][]> f : waiting) {
+            f.completeExceptionally(failure);
+        }
+        return first;
+    }
+
+    /** Says goodbye to the live peers and closes every connection; returns at once when peers are dead. */
+    @Override
+    public void close() {
+        synchronized (lock) {
+            if (closing) {
+                return;
+            }
+            closing = true;
+            lock.notifyAll();
+        }
+        for (int r = 0; r < size; r++) {
+            Link l = links[r];
+            boolean dead;
+            synchronized (lock) {
+                dead = reportedDead[r];
+            }
+            if (l != null) {
+                if (!dead) {
+                    try {
+                        l.send(GOODBYE, new byte[0]);
+                    } catch (IOException ignored) {
+                        // dead already: closing it is all that is left
+                    }
+                }
+                closeQuietly(l.socket);
+            }
+        }
+        if (server != null) {
+            try {
+                server.close();
+            } catch (IOException ignored) {
+                // nothing to do: the port is released either way
+            }
+        }
+        List<Thread> started;
+        synchronized (threads) {
+            started = new ArrayList<>(threads);
+        }
+        for (Thread t : started) {
+            if (t != Thread.currentThread()) {
+                try {
+                    t.join(1_000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    private void startThread(String name, Runnable body) {
+        Thread t = new Thread(body, "gda4j-bootstrap-r" + rank + "-" + name);
+        t.setDaemon(true); // a bootstrap never keeps a finished JVM alive
+        synchronized (threads) {
+            threads.add(t);
+        }
+        t.start();
+    }
+
+    private void waitOn(long nanos) {
+        try {
+            TimeUnit.NANOSECONDS.timedWait(lock, nanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BootstrapException("rank " + rank + ": interrupted while joining", e);
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // closing: nothing more to do
+        }
+    }
+
+    /** One TCP connection: buffered streams, writes serialised (the heartbeat thread shares it). */
+    private static final class Link {
+        final Socket socket;
+        final InputStream in;
+        private final OutputStream out;
+
+        Link(Socket socket) throws IOException {
+            this.socket = socket;
+            this.in = new BufferedInputStream(socket.getInputStream());
+            this.out = new BufferedOutputStream(socket.getOutputStream());
+        }
+
+        synchronized void send(byte type, byte[] body) throws IOException {
+            BootstrapFrameDescriptor.write(out, type, body);
+        }
+    }
+}

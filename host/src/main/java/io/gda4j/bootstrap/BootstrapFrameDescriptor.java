@@ -1,0 +1,151 @@
+package io.gda4j.bootstrap;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The bootstrap's frames on the TCP connection between a rank and the root; all integers big-endian.
+ *
+ * <pre>
+ *  0          4      5
+ *  +----------+------+------------------------------+
+ *  | length   | type | body (length - 1 bytes)      |   length: int32, counts type and body, at most a limit
+ *  +----------+------+------------------------------+
+ *
+ *  HELLO body (rank to root, the first frame; at most HELLO_LIMIT_BYTES):
+ *  0        4         6      10          14          16
+ *  +--------+---------+------+-----------+-----------+---------------+
+ *  | magic  | version | rank | worldSize | tokenLen  | token (UTF-8) |
+ *  +--------+---------+------+-----------+-----------+---------------+
+ *
+ *  COLLECTIVE body (rank to root):  seq int64 | kind int8 | contribution bytes
+ *  RESULT body (root to rank):      seq int64 | count int32 | count x (length int32 | bytes), in rank order
+ *  PEER_FAILED body (root to rank): rank int32 | reason (UTF-8)
+ *  REFUSE, FAIL body:               reason (UTF-8)
+ *  WELCOME, READY, HEARTBEAT, GOODBYE: no body
+ * </pre>
+ */
+public final class BootstrapFrameDescriptor {
+    /** "GDA4": a stray client is refused on its first four bytes. */
+    public static final int MAGIC = 0x47444134;
+    public static final short VERSION = 1;
+
+    public static final int LENGTH_OFFSET = 0;
+    public static final int TYPE_OFFSET = 4;
+    public static final int BODY_OFFSET = 5;
+
+    /** A hello is small: anything longer before authentication is refused unread. */
+    public static final int HELLO_LIMIT_BYTES = 1024;
+    public static final int MAX_TOKEN_BYTES = 512;
+
+    public static final byte HELLO = 1;
+    public static final byte WELCOME = 2;
+    public static final byte REFUSE = 3;
+    public static final byte READY = 4;
+    public static final byte COLLECTIVE = 5;
+    public static final byte RESULT = 6;
+    public static final byte HEARTBEAT = 7;
+    public static final byte PEER_FAILED = 8;
+    public static final byte FAIL = 9;
+    public static final byte GOODBYE = 10;
+
+    /** Collective kinds: every rank must enter the same kind at the same sequence number. */
+    public static final byte KIND_ALL_GATHER = 1;
+    public static final byte KIND_BARRIER = 2;
+
+    private BootstrapFrameDescriptor() {
+    }
+
+    /** One frame read off a connection. */
+    public record Frame(byte type, byte[] body) {
+        public ByteBuffer buffer() {
+            return ByteBuffer.wrap(body);
+        }
+
+        public String text() {
+            return new String(body, StandardCharsets.UTF_8);
+        }
+    }
+
+    /** Reads one frame; refuses a length outside 1..limitBytes before reading the body. */
+    public static Frame read(InputStream in, int limitBytes) throws IOException {
+        DataInputStream data = new DataInputStream(in);
+        int length;
+        try {
+            length = data.readInt();
+        } catch (EOFException e) {
+            throw new EOFException("connection closed");
+        }
+        if (length < 1 || length > limitBytes) {
+            throw new FrameException("a frame of " + Integer.toUnsignedString(length) + " bytes (limit " + limitBytes
+                    + "): not a gda4j bootstrap peer, or a message over the limit");
+        }
+        byte type = data.readByte();
+        byte[] body = new byte[length - 1];
+        data.readFully(body);
+        return new Frame(type, body);
+    }
+
+    /** Writes one frame and flushes; callers serialise writers of one connection. */
+    public static void write(OutputStream out, byte type, byte[] body) throws IOException {
+        DataOutputStream data = new DataOutputStream(out);
+        data.writeInt(1 + body.length);
+        data.writeByte(type);
+        data.write(body);
+        data.flush();
+    }
+
+    public static byte[] hello(int rank, int worldSize, String token) {
+        byte[] t = token.getBytes(StandardCharsets.UTF_8);
+        if (t.length > MAX_TOKEN_BYTES) {
+            throw new IllegalArgumentException("job token of " + t.length + " bytes: at most " + MAX_TOKEN_BYTES);
+        }
+        return ByteBuffer.allocate(16 + t.length).putInt(MAGIC).putShort(VERSION).putInt(rank).putInt(worldSize)
+                .putShort((short) t.length).put(t).array();
+    }
+
+    public static byte[] collective(long seq, byte kind, byte[] contribution) {
+        return ByteBuffer.allocate(9 + contribution.length).putLong(seq).put(kind).put(contribution).array();
+    }
+
+    public static byte[] result(long seq, byte[][] parts) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        DataOutputStream data = new DataOutputStream(bytes);
+        try {
+            data.writeLong(seq);
+            data.writeInt(parts.length);
+            for (byte[] p : parts) {
+                data.writeInt(p.length);
+                data.write(p);
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException(e); // a ByteArrayOutputStream does not throw
+        }
+        return bytes.toByteArray();
+    }
+
+    public static byte[] peerFailed(int rank, String reason) {
+        byte[] r = text(reason);
+        return ByteBuffer.allocate(4 + r.length).putInt(rank).put(r).array();
+    }
+
+    public static byte[] text(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A frame that breaks the protocol: the connection is dropped with this reason. */
+    public static final class FrameException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        public FrameException(String message) {
+            super(message);
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package io.gda4j.bootstrap;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.util.StringJoiner;
+
+/**
+ * A rank in its own JVM for {@link BootstrapProcessesTest}; talks to the test by lines on stdout.
+ * Arguments: rank size port token mode. Rank 0 is given port 0, binds an ephemeral port and prints {@code PORT p}.
+ * Modes: {@code gather} (all-gathers and barriers, prints what it got, exits 0) and {@code survive:V} (a barrier,
+ * {@code READY}, then rank V sleeps until killed and the others enter a barrier that V never enters: they print
+ * {@code DETECTED} when it fails).
+ */
+public final class BootstrapChild {
+    private BootstrapChild() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rank = Integer.parseInt(args[0]);
+        int size = Integer.parseInt(args[1]);
+        int port = Integer.parseInt(args[2]);
+        String token = args[3];
+        String mode = args[4];
+        PeerFailureListener listener = (dead, why) -> say("LISTENER " + rank + " dead=" + dead + " " + why);
+        Bootstrap b;
+        if (rank == 0) {
+            ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+            say("PORT " + server.getLocalPort());
+            BootstrapConfig c = BootstrapConfig.of(0, size, new InetSocketAddress("127.0.0.1",
+                    server.getLocalPort()), token).withTimeouts(30_000, 60_000);
+            b = Bootstrap.join(c, listener, server);
+        } else {
+            b = Bootstrap.join(BootstrapConfig.of(rank, size, new InetSocketAddress("127.0.0.1", port), token)
+                    .withTimeouts(30_000, 60_000), listener);
+        }
+        if (mode.equals("gather")) {
+            for (int round = 0; round < 3; round++) {
+                byte[][] all = b.allGather(("r" + rank + "x" + round).getBytes(StandardCharsets.UTF_8));
+                StringJoiner j = new StringJoiner(",");
+                for (byte[] part : all) {
+                    j.add(new String(part, StandardCharsets.UTF_8));
+                }
+                say("GATHER " + rank + " " + j);
+                b.barrier();
+            }
+            say("DONE " + rank);
+            b.close();
+            System.exit(0);
+        }
+        int victim = Integer.parseInt(mode.substring(mode.indexOf(':') + 1));
+        b.barrier();
+        say("READY " + rank);
+        if (rank == victim) {
+            Thread.sleep(Long.MAX_VALUE); // waits for its SIGKILL
+        }
+        try {
+            b.barrier(); // the killed rank never enters: only its death ends this call
+            say("ERROR " + rank + " the barrier completed without the killed rank");
+        } catch (PeerFailedException e) {
+            say("DETECTED " + rank + " dead=" + e.deadRank() + " " + e.getMessage());
+        }
+        long start = System.nanoTime();
+        b.close();
+        say("CLOSED " + rank + " in " + (System.nanoTime() - start) / 1_000_000 + " ms");
+        System.exit(0);
+    }
+
+    private static synchronized void say(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+}
