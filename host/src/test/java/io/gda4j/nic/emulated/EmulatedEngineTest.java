@@ -27,7 +27,6 @@ import io.gda4j.nic.QpRings;
 import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.QpState;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -42,37 +41,13 @@ import java.util.concurrent.TimeoutException;
  * The emulated NIC's engine on host memory (no CUDA): every opcode, every fault class with the syndrome and the
  * exception text, the error state with WR_FLUSH, null-region semantics, ring and 16-bit counter wrap, CQ overrun.
  */
-class EmulatedEngineTest {
+class EmulatedEngineTest extends TwoHeapNicTest {
     static final long TIMEOUT = TimeUnit.SECONDS.toNanos(10);
-    static final int REGION = 4096;
 
-    HostMemoryPlatform platform;
-    EmulatedNic nic;
-    long heapA;
-    long heapB;
-    NicMemory memA;
-    NicMemory memB;
 
     @BeforeEach
     void open() {
-        platform = new HostMemoryPlatform();
-        nic = new EmulatedNic(platform, new EmulatedNicConfig("backoff", false));
-        heapA = platform.allocate(REGION);
-        heapB = platform.allocate(REGION);
-        platform.allowWrites(heapA, REGION);
-        platform.allowWrites(heapB, REGION);
-        memA = nic.registerMemory(new MemoryRegistration(null, heapA, REGION, MemoryKind.DEVICE, NicAccess.HEAP, "A"));
-        memB = nic.registerMemory(new MemoryRegistration(null, heapB, REGION, MemoryKind.DEVICE, NicAccess.HEAP, "B"));
-    }
-
-    @AfterEach
-    void close() {
-        nic.close();
-        assertTrue(platform.violations.isEmpty(), platform.violations.toString());
-    }
-
-    QpPair pair(int sqWqebbs) {
-        return nic.createConnectedPair(QpSpec.of(null, sqWqebbs, "a->b"), QpSpec.of(null, sqWqebbs, "b->a"));
+        open(new EmulatedNicConfig("backoff", false));
     }
 
     /** Rings, runs the engine until quiet, then reaps (so failures surface as exceptions). */

@@ -15,7 +15,6 @@ import io.gda4j.nic.NicQp;
 import io.gda4j.nic.QpPair;
 import io.gda4j.nic.QpSpec;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;
@@ -30,35 +29,13 @@ import java.util.concurrent.TimeoutException;
  * value dropped), at a WRITE that reads local memory, or after the hold time on an idle QP. In the default mode the
  * data is there by the CQE. Strict and lenient READ execution both.
  */
-class EmulatedNicFlushTest {
+class EmulatedNicFlushTest extends TwoHeapNicTest {
     static final long TIMEOUT = TimeUnit.SECONDS.toNanos(10);
-    static final int REGION = 4096;
     static final int BYTES = 64;
 
-    HostMemoryPlatform platform;
-    EmulatedNic nic;
-    long heapA;
-    long heapB;
-    NicMemory memA;
-    NicMemory memB;
 
     void open(boolean strict, boolean writesPassCqe) {
-        platform = new HostMemoryPlatform();
-        nic = new EmulatedNic(platform, new EmulatedNicConfig("backoff", false, strict, writesPassCqe));
-        heapA = platform.allocate(REGION);
-        heapB = platform.allocate(REGION);
-        platform.allowWrites(heapA, REGION);
-        platform.allowWrites(heapB, REGION);
-        memA = nic.registerMemory(new MemoryRegistration(null, heapA, REGION, MemoryKind.DEVICE, NicAccess.HEAP, "A"));
-        memB = nic.registerMemory(new MemoryRegistration(null, heapB, REGION, MemoryKind.DEVICE, NicAccess.HEAP, "B"));
-    }
-
-    @AfterEach
-    void close() {
-        if (nic != null) {
-            nic.close();
-            assertTrue(platform.violations.isEmpty(), platform.violations.toString());
-        }
+        open(new EmulatedNicConfig("backoff", false, strict, writesPassCqe));
     }
 
     static void fill(long address, byte value) {

@@ -25,7 +25,6 @@ import io.gda4j.nic.QpPair;
 import io.gda4j.nic.QpRings;
 import io.gda4j.nic.QpSpec;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
@@ -41,39 +40,17 @@ import java.util.concurrent.TimeoutException;
  * READ fills sends stale bytes), the fence bit makes it wait, CQEs stay in posting order either way; the host poster
  * sets the fence bit after a READ or an atomic, and refuses inline payloads above the QP's limit.
  */
-class EmulatedNicStrictTest {
+class EmulatedNicStrictTest extends TwoHeapNicTest {
     static final long TIMEOUT = TimeUnit.SECONDS.toNanos(10);
-    static final int REGION = 4096;
     static final int BYTES = 64;
 
-    HostMemoryPlatform platform;
-    EmulatedNic nic;
-    long heapA;
-    long heapB;
-    NicMemory memA;
-    NicMemory memB;
 
     void open(boolean strict) {
-        platform = new HostMemoryPlatform();
-        nic = new EmulatedNic(platform, new EmulatedNicConfig("backoff", false, strict));
-        heapA = platform.allocate(REGION);
-        heapB = platform.allocate(REGION);
-        platform.allowWrites(heapA, REGION);
-        platform.allowWrites(heapB, REGION);
-        memA = nic.registerMemory(new MemoryRegistration(null, heapA, REGION, MemoryKind.DEVICE, NicAccess.HEAP, "A"));
-        memB = nic.registerMemory(new MemoryRegistration(null, heapB, REGION, MemoryKind.DEVICE, NicAccess.HEAP, "B"));
-    }
-
-    @AfterEach
-    void close() {
-        if (nic != null) {
-            nic.close();
-            assertTrue(platform.violations.isEmpty(), platform.violations.toString());
-        }
+        open(new EmulatedNicConfig("backoff", false, strict));
     }
 
     QpPair pair() {
-        return nic.createConnectedPair(QpSpec.of(null, 64, "a->b"), QpSpec.of(null, 64, "b->a"));
+        return pair(64);
     }
 
     static void fill(long address, byte value) {
