@@ -63,6 +63,14 @@ public final class Cuda {
         return DriverEnvironment.applyBeforeDriverStarts().queues();
     }
 
+    /**
+     * The hardware work queues the driver makes of a {@code CUDA_DEVICE_MAX_CONNECTIONS} value: 1 to 32; its default,
+     * 8, for null, blank or anything it cannot read.
+     */
+    public static int maxConnectionsFor(String value) {
+        return DriverEnvironment.parse(value);
+    }
+
     /** Where {@link #deviceMaxConnections()} came from, e.g. "CUDA_DEVICE_MAX_CONNECTIONS=32 (set by gda4j: ...)". */
     public static String deviceMaxConnectionsSource() {
         return DriverEnvironment.applyBeforeDriverStarts().source();

@@ -60,8 +60,11 @@ final class DriverEnvironment {
         return chosen;
     }
 
-    /** The queues the driver makes of {@code value}: 1..32, the default for anything it cannot read. */
+    /** The queues the driver makes of {@code value}: 1..32, the default for unset or anything it cannot read. */
     static int parse(String value) {
+        if (value == null || value.isBlank()) {
+            return DEFAULT_MAX_CONNECTIONS;
+        }
         try {
             int v = Integer.parseInt(value.strip());
             return v < 1 ? DEFAULT_MAX_CONNECTIONS : Math.min(v, MAX_MAX_CONNECTIONS);

@@ -1,5 +1,7 @@
 package io.gda4j.moe;
 
+import io.gda4j.cuda.Cuda;
+
 import java.util.Locale;
 
 /**
@@ -17,28 +19,21 @@ import java.util.Locale;
  */
 final class WorkQueueBudget {
     static final String ENV = "CUDA_DEVICE_MAX_CONNECTIONS";
-    static final int DEFAULT_CONNECTIONS = 8;
-    static final int MAX_CONNECTIONS = 32;
+    /** The driver's facts, read through its parser (io.gda4j.cuda keeps them): the default, and the ceiling. */
+    static final int DEFAULT_CONNECTIONS = Cuda.maxConnectionsFor(null);
+    static final int MAX_CONNECTIONS = Cuda.maxConnectionsFor(Integer.toString(Integer.MAX_VALUE));
 
     private WorkQueueBudget() {
     }
 
     /** The work queues a context gets for a value of {@value #ENV} (null: unset), as the driver reads it. */
     static int connections(String envValue) {
-        if (envValue == null || envValue.isBlank()) {
-            return DEFAULT_CONNECTIONS;
-        }
-        try {
-            int v = Integer.parseInt(envValue.trim());
-            return v < 1 ? DEFAULT_CONNECTIONS : Math.min(v, MAX_CONNECTIONS);
-        } catch (NumberFormatException e) {
-            return DEFAULT_CONNECTIONS;
-        }
+        return Cuda.maxConnectionsFor(envValue);
     }
 
     /** The work queues of contexts created by this process (its {@value #ENV}, or 32 that gda4j set). */
     static int connections() {
-        return io.gda4j.cuda.Cuda.deviceMaxConnections();
+        return Cuda.deviceMaxConnections();
     }
 
     /**
