@@ -14,6 +14,7 @@ import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
 import io.gda4j.world.ErrorRecord;
 import io.gda4j.world.ErrorRecordDescriptor;
+import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.Rank;
@@ -40,7 +41,7 @@ class IbgdaOrderingGpuTest {
 
     static LocalWorld p2pWorld() {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
-        List<Integer> gpus = Cuda.deviceCount() >= 2 ? List.of(0, 1) : List.of(0, 0);
+        List<Integer> gpus = GpuWorlds.gpus(2, false);
         return LocalWorld.create(WorldConfig.builder().gpus(gpus).heapSizeBytes(HEAP)
                 .waitTimeout(Duration.ofSeconds(20)).transport("p2p").build());
     }
@@ -128,7 +129,7 @@ class IbgdaOrderingGpuTest {
     @Test
     void aFailedReservationFailsLaterPostsAtOnceNamingTheFirstFailure() {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
-        List<Integer> gpus = Cuda.deviceCount() >= 2 ? List.of(0, 1) : List.of(0, 0);
+        List<Integer> gpus = GpuWorlds.gpus(2, false);
         Duration timeout = Duration.ofSeconds(4);
         System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
         LocalWorld w;

@@ -29,7 +29,7 @@ public final class GpuWorlds {
         if (configured.size() >= 2) {
             return configured;
         }
-        return Cuda.deviceCount() >= 2 ? List.of(0, 1) : List.of(0, 0);
+        return gpus(2, false);
     }
 
     /** {@code ranks} ranks spread over the visible GPUs round-robin, or all on GPU 0 when {@code shareOneGpu}. */
