@@ -30,6 +30,12 @@ final class HostMemoryPlatform implements EmulatedPlatform {
     long operations;
     /** Atomics the engine asked to split (strict atomics). */
     long splitAtomics;
+    /**
+     * Another writer's access to the target word, run where it can interleave with a NIC atomic: in the pause of a
+     * split atomic, or just before an unsplit one. Null: none. Tests set it to race the NIC deterministically instead
+     * of hoping a thread gets scheduled inside a pause of a few hundred nanoseconds.
+     */
+    volatile java.util.function.LongConsumer interleavedWriter;
 
     /** Host memory of {@code bytes}, 64-byte aligned, zeroed; its address stands for a GPU address. */
     synchronized long allocate(long bytes) {
@@ -118,7 +124,11 @@ final class HostMemoryPlatform implements EmulatedPlatform {
                 checkWrite(target, 8, "atomic");
                 Pointer p = new Pointer(target);
                 long old;
+                java.util.function.LongConsumer other = interleavedWriter;
                 if (splitNanos == 0) {
+                    if (other != null) {
+                        other.accept(target);
+                    }
                     // One atomic of the memory (what atomicAdd_system is on the GPU): atomic with every writer.
                     ByteBuffer word = p.getByteBuffer(0, 8).order(ByteOrder.nativeOrder());
                     old = opcode == Mlx5Opcode.ATOMIC_FA ? (long) LONG_NATIVE.getAndAdd(word, 0, swapAdd)
@@ -130,6 +140,9 @@ final class HostMemoryPlatform implements EmulatedPlatform {
                     long until = System.nanoTime() + splitNanos;
                     while (System.nanoTime() < until) {
                         Thread.onSpinWait();
+                    }
+                    if (other != null) {
+                        other.accept(target);
                     }
                     if (opcode == Mlx5Opcode.ATOMIC_FA) {
                         p.setLong(0, old + swapAdd);
