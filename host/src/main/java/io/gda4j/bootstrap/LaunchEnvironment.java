@@ -73,6 +73,22 @@ public record LaunchEnvironment(int rank, int worldSize, int localRank, int loca
         return parse(System.getenv());
     }
 
+    /**
+     * Whether a launcher started this process: {@code GDA4J_LAUNCHER} is set, or some launcher's rank variable
+     * ({@code RANK}, {@code OMPI_COMM_WORLD_RANK}, {@code SLURM_PROCID}, {@code GDA4J_RANK}) or world-size variable is.
+     * A shell inside {@code salloc} (SLURM_NTASKS without SLURM_PROCID) is not. {@link #parse} says whether what
+     * was started is complete.
+     */
+    public static boolean started(Map<String, String> env) {
+        for (String var : List.of(GDA4J_LAUNCHER, RANK, WORLD_SIZE, OMPI_RANK, OMPI_SIZE, SLURM_PROCID, GDA4J_RANK,
+                GDA4J_WORLD_SIZE)) {
+            if (value(env, var) != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** One launcher's view of rank and size, and the variable names it came from (for messages). */
     private record Ranks(Launcher launcher, int rank, int size, int localRank, int localSize, String rankVar,
                          String sizeVar) {

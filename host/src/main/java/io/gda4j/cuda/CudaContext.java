@@ -133,6 +133,21 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
+     * Maps another process's device allocation, published as a CUDA IPC handle ({@link DeviceMemory#exportIpcHandle}),
+     * into this context; closing this context (or the returned mapping) unmaps it.
+     *
+     * @param handle    the {@link IpcMemory#HANDLE_BYTES} bytes of the exporter's handle
+     * @param sizeBytes the allocation's size, as the exporter published it
+     * @param label     what the memory is, for messages ("rank 1's heap")
+     */
+    public IpcMemory openIpcMemory(byte[] handle, long sizeBytes, String label) {
+        requirePositiveSize(sizeBytes, "IPC memory");
+        makeCurrent();
+        device.requireNoRunningKernels("mapping " + label + " (cuIpcOpenMemHandle)");
+        return adopt(IpcMemory.open(this, handle, sizeBytes, label));
+    }
+
+    /**
      * Reads the native-order 64-bit word at {@code address}, wherever this GPU can address it (device memory of any
      * allocation, mapped host memory, peer memory with access enabled): a synchronous 8-byte {@code cuMemcpyDtoH}.
      * It does not wait for work on non-blocking streams, so it sees what has landed when it runs.

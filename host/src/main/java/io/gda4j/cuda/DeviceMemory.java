@@ -167,6 +167,15 @@ public final class DeviceMemory implements AutoCloseable {
                 "cuPointerSetAttribute(SYNC_MEMOPS = 1, " + this + ")");
     }
 
+    /**
+     * This allocation's CUDA IPC handle ({@code cuIpcGetMemHandle}, {@link IpcMemory#HANDLE_BYTES} bytes), for another
+     * process of this host to map it with {@link CudaContext#openIpcMemory}.
+     */
+    public byte[] exportIpcHandle() {
+        bind();
+        return IpcMemory.export(this);
+    }
+
     /** Whether {@link #close()} has been called. */
     public boolean isClosed() {
         return closed.get();

@@ -65,7 +65,7 @@ public final class P2pTransport implements TransportProvider {
     }
 
     /** The peer entry's flag bits: {@link #NO_NATIVE_ATOMICS} for two GPUs whose link carries no atomics. */
-    static long handleFlags(boolean sameGpu, boolean nativeAtomics) {
+    public static long handleFlags(boolean sameGpu, boolean nativeAtomics) {
         return sameGpu || nativeAtomics ? 0 : NO_NATIVE_ATOMICS;
     }
 }

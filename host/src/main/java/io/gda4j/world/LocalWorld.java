@@ -2,7 +2,6 @@ package io.gda4j.world;
 
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaContext;
-import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.CudaStatus;
 import io.gda4j.cuda.ModuleImage;
 import io.gda4j.transport.PeerLink;
@@ -10,16 +9,11 @@ import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.TransportTag;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.ServiceLoader;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 
 /**
@@ -28,24 +22,19 @@ import java.util.stream.Collectors;
  * through the shared context, and they share its modules (see the package docs for what that asks of callers).
  */
 public final class LocalWorld implements World {
-    /** How long close() waits, beyond the device wait timeout, for aborted kernels to return before freeing. */
-    private static final long CLOSE_DRAIN_EXTRA_NANOS = TimeUnit.SECONDS.toNanos(5);
-    /** Aborted kernels return within microseconds; polling every 100 us costs nothing and adds little to close. */
-    private static final long DRAIN_POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
-
     private final WorldConfig config;
     private final SymmetricHeap heap;
     private final List<Rank> ranks;
     private final TransportTag[][] transports;
-    private final ModuleTable modules;
+    private final LocalRanks local;
     private boolean closed;
 
     private LocalWorld(WorldConfig config, List<Rank> ranks, TransportTag[][] transports, ModuleTable modules) {
         this.config = config;
         this.heap = new SymmetricHeap(config.heapSizeBytes());
-        this.ranks = Collections.unmodifiableList(ranks);
+        this.local = new LocalRanks(ranks, config, modules);
+        this.ranks = local.list();
         this.transports = transports;
-        this.modules = modules;
     }
 
     /** Builds a world from the resolved configuration (system properties, environment, defaults). */
@@ -200,54 +189,17 @@ public final class LocalWorld implements World {
 
     @Override
     public void checkErrors() {
-        DeviceErrorException secondary = null;
-        for (Rank r : ranks) {
-            ErrorRecord rec = r.readErrorRecord();
-            if (rec.isError()) {
-                String msg = rec.describe(config.waitTimeout()) + transportProblems();
-                throw rec.code().isTimeout()
-                        ? new DeviceWaitTimeoutException(msg, rec)
-                        : new DeviceErrorException(msg, rec);
-            }
-            if (secondary == null && r.abortRaised()) {
-                secondary = new DeviceErrorException("rank " + r.rank()
-                        + " stopped because its abort flag was raised (by the host, by a failing transport or by a rank"
-                        + " whose record was cleared)" + transportProblems(), null);
-            }
-        }
-        if (secondary != null) {
-            throw secondary;
-        }
-    }
-
-    /**
-     * What the links report about themselves (a dead proxy thread, a QP in error), as a sentence to append to a
-     * device error: the device only knows that a wait ran out, the host knows who should have answered.
-     */
-    private String transportProblems() {
-        List<String> problems = new ArrayList<>();
-        for (Rank r : ranks) {
-            for (String p : r.linkProblems()) {
-                if (!problems.contains(p)) {
-                    problems.add(p);
-                }
-            }
-        }
-        return problems.isEmpty() ? "" : " Transport problems: " + String.join("; ", problems) + ".";
+        local.checkErrors("");
     }
 
     @Override
     public void clearErrors() {
-        for (Rank r : ranks) {
-            r.clearErrors();
-        }
+        local.clearErrors();
     }
 
     @Override
     public void abort() {
-        for (Rank r : ranks) {
-            r.raiseAbort();
-        }
+        local.abort();
     }
 
     @Override
@@ -259,53 +211,13 @@ public final class LocalWorld implements World {
 
     @Override
     public void loadModules(ModuleImage... images) {
-        for (ModuleImage image : images) {
-            for (Rank r : firstRankPerGpu().values()) {
-                modules.module(r.context(), image);
-            }
-        }
-    }
-
-    /** The first local rank on each GPU, in GPU order of appearance: whose context loads that GPU's modules. */
-    private Map<Integer, Rank> firstRankPerGpu() {
-        Map<Integer, Rank> first = new LinkedHashMap<>();
-        for (Rank r : ranks) {
-            first.putIfAbsent(r.device().ordinal(), r);
-        }
-        return first;
+        local.loadModules(images);
     }
 
     /**
-     * Stops the world's kernels before anything is freed: freeing memory or unloading a module waits for kernels
-     * running in the context, and a kernel still waiting for a peer would make that wait last until its timeout.
-     * When a kernel still runs, every abort flag is raised (spinning device calls return within microseconds) and
-     * close waits, at most the device wait timeout plus 5 s, for the kernels to return.
-     *
-     * @return a sentence for the close failure when kernels still ran after the wait, else null
+     * Stops the world's kernels (raising every abort flag if one still runs, see {@link LocalRanks#stopRunningKernels})
+     * before the modules are unloaded and the ranks closed.
      */
-    private String stopRunningKernels() {
-        List<CudaDevice> devices = new ArrayList<>();
-        for (Rank r : firstRankPerGpu().values()) {
-            devices.add(r.device());
-        }
-        if (devices.stream().noneMatch(CudaDevice::kernelsMayBeRunning)) {
-            return null;
-        }
-        abort();
-        long deadline = System.nanoTime() + config.waitTimeout().toNanos() + CLOSE_DRAIN_EXTRA_NANOS;
-        while (devices.stream().anyMatch(CudaDevice::kernelsMayBeRunning)) {
-            if (System.nanoTime() - deadline > 0) {
-                return "kernels still ran on " + devices.stream().filter(CudaDevice::kernelsMayBeRunning)
-                        .map(CudaDevice::toString).collect(Collectors.joining(", "))
-                        + " after the abort flags were raised and close waited " + TimeUnit.NANOSECONDS.toMillis(
-                        config.waitTimeout().toNanos() + CLOSE_DRAIN_EXTRA_NANOS) + " ms: a kernel that does not poll"
-                        + " the abort flag keeps its memory in use";
-            }
-            LockSupport.parkNanos(DRAIN_POLL_NANOS);
-        }
-        return null;
-    }
-
     @Override
     public synchronized void close() {
         if (closed) {
@@ -313,30 +225,11 @@ public final class LocalWorld implements World {
         }
         closed = true;
         RuntimeException first = null;
-        String stillRunning = stopRunningKernels();
+        String stillRunning = local.stopRunningKernels();
         if (stillRunning != null) {
             first = new IllegalStateException("closing the world: " + stillRunning);
         }
-        try {
-            modules.close();
-        } catch (RuntimeException e) {
-            if (first == null) {
-                first = e;
-            } else {
-                first.addSuppressed(e);
-            }
-        }
-        for (int i = ranks.size() - 1; i >= 0; i--) {
-            try {
-                ranks.get(i).close();
-            } catch (RuntimeException e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
+        first = local.close(first);
         if (first != null) {
             throw first;
         }

@@ -1,0 +1,166 @@
+package io.gda4j.world;
+
+import io.gda4j.cuda.CudaDevice;
+import io.gda4j.cuda.ModuleImage;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
+
+/**
+ * The ranks one process drives and what every kind of world does with them alike: read their error records, raise
+ * and lower their abort flags, load modules once per GPU, and stop their kernels before anything is freed.
+ */
+final class LocalRanks {
+    /** How long a drain waits, beyond the device wait timeout, for aborted kernels to return before freeing. */
+    private static final long CLOSE_DRAIN_EXTRA_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** Aborted kernels return within microseconds; polling every 100 us costs nothing and adds little to close. */
+    private static final long DRAIN_POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
+
+    private final List<Rank> ranks;
+    private final WorldConfig config;
+    private final ModuleTable modules;
+
+    LocalRanks(List<Rank> ranks, WorldConfig config, ModuleTable modules) {
+        this.ranks = Collections.unmodifiableList(new ArrayList<>(ranks));
+        this.config = config;
+        this.modules = modules;
+    }
+
+    List<Rank> list() {
+        return ranks;
+    }
+
+    /**
+     * Throws the first device error recorded on these ranks (a {@link DeviceWaitTimeoutException} for timeouts), else
+     * a {@link DeviceErrorException} when an abort flag is raised.
+     *
+     * @param context a sentence to append to the message (what the host knows: a dead proxy, a dead peer), or ""
+     */
+    void checkErrors(String context) {
+        DeviceErrorException secondary = null;
+        for (Rank r : ranks) {
+            ErrorRecord rec = r.readErrorRecord();
+            if (rec.isError()) {
+                String msg = rec.describe(config.waitTimeout()) + transportProblems() + context;
+                throw rec.code().isTimeout()
+                        ? new DeviceWaitTimeoutException(msg, rec)
+                        : new DeviceErrorException(msg, rec);
+            }
+            if (secondary == null && r.abortRaised()) {
+                secondary = new DeviceErrorException("rank " + r.rank()
+                        + " stopped because its abort flag was raised (by the host, by a failing transport or by a rank"
+                        + " whose record was cleared)" + transportProblems() + context, null);
+            }
+        }
+        if (secondary != null) {
+            throw secondary;
+        }
+    }
+
+    /**
+     * What the links report about themselves (a dead proxy thread, a QP in error), as a sentence to append to a
+     * device error: the device only knows that a wait ran out, the host knows who should have answered.
+     */
+    private String transportProblems() {
+        List<String> problems = new ArrayList<>();
+        for (Rank r : ranks) {
+            for (String p : r.linkProblems()) {
+                if (!problems.contains(p)) {
+                    problems.add(p);
+                }
+            }
+        }
+        return problems.isEmpty() ? "" : " Transport problems: " + String.join("; ", problems) + ".";
+    }
+
+    void clearErrors() {
+        for (Rank r : ranks) {
+            r.clearErrors();
+        }
+    }
+
+    void abort() {
+        for (Rank r : ranks) {
+            r.raiseAbort();
+        }
+    }
+
+    void loadModules(ModuleImage... images) {
+        for (ModuleImage image : images) {
+            for (Rank r : firstRankPerGpu().values()) {
+                modules.module(r.context(), image);
+            }
+        }
+    }
+
+    /** The first rank on each GPU, in GPU order of appearance: whose context loads that GPU's modules. */
+    private Map<Integer, Rank> firstRankPerGpu() {
+        Map<Integer, Rank> first = new LinkedHashMap<>();
+        for (Rank r : ranks) {
+            first.putIfAbsent(r.device().ordinal(), r);
+        }
+        return first;
+    }
+
+    /**
+     * Stops these ranks' kernels before anything is freed: freeing memory or unloading a module waits for kernels
+     * running in the context, and a kernel still waiting for a peer would make that wait last until its timeout.
+     * When a kernel still runs, every abort flag is raised (spinning device calls return within microseconds) and
+     * this waits, at most the device wait timeout plus 5 s, for the kernels to return.
+     *
+     * @return a sentence for the close failure when kernels still ran after the wait, else null
+     */
+    String stopRunningKernels() {
+        List<CudaDevice> devices = new ArrayList<>();
+        for (Rank r : firstRankPerGpu().values()) {
+            devices.add(r.device());
+        }
+        if (devices.stream().noneMatch(CudaDevice::kernelsMayBeRunning)) {
+            return null;
+        }
+        abort();
+        long deadline = System.nanoTime() + config.waitTimeout().toNanos() + CLOSE_DRAIN_EXTRA_NANOS;
+        while (devices.stream().anyMatch(CudaDevice::kernelsMayBeRunning)) {
+            if (System.nanoTime() - deadline > 0) {
+                return "kernels still ran on " + devices.stream().filter(CudaDevice::kernelsMayBeRunning)
+                        .map(CudaDevice::toString).collect(Collectors.joining(", "))
+                        + " after the abort flags were raised and close waited " + TimeUnit.NANOSECONDS.toMillis(
+                        config.waitTimeout().toNanos() + CLOSE_DRAIN_EXTRA_NANOS) + " ms: a kernel that does not poll"
+                        + " the abort flag keeps its memory in use";
+            }
+            LockSupport.parkNanos(DRAIN_POLL_NANOS);
+        }
+        return null;
+    }
+
+    /**
+     * Unloads the modules, then closes the ranks newest first; failures are added to {@code first} (or become it).
+     *
+     * @return the first failure, with the later ones suppressed, or null
+     */
+    RuntimeException close(RuntimeException first) {
+        first = collect(first, modules::close);
+        for (int i = ranks.size() - 1; i >= 0; i--) {
+            first = collect(first, ranks.get(i)::close);
+        }
+        return first;
+    }
+
+    static RuntimeException collect(RuntimeException first, Runnable step) {
+        try {
+            step.run();
+        } catch (RuntimeException e) {
+            if (first == null) {
+                return e;
+            }
+            first.addSuppressed(e);
+        }
+        return first;
+    }
+}

@@ -1,0 +1,36 @@
+package io.gda4j.world;
+
+import io.gda4j.bootstrap.PeerFailureListener;
+
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * What a multi-process world does when the bootstrap finds a peer dead: remember the first one, and stop this
+ * process's kernels at once by raising the abort flags (a kernel waiting for the dead peer would otherwise spin until
+ * its timeout). Runs on the bootstrap's watcher thread, so it makes no CUDA call and never blocks: raising a flag is
+ * one store into pinned host memory.
+ */
+final class PeerFailures implements PeerFailureListener {
+    /** The first dead rank, why, and when it was found. */
+    record Failure(int rank, String why, long detectedAtNanos) {
+    }
+
+    private final AtomicReference<Failure> first = new AtomicReference<>();
+    private final Runnable abort;
+
+    /** @param abort raises the abort flags of every local rank; must not block */
+    PeerFailures(Runnable abort) {
+        this.abort = abort;
+    }
+
+    @Override
+    public void onPeerFailure(int rank, String why) {
+        first.compareAndSet(null, new Failure(rank, why, System.nanoTime()));
+        abort.run();
+    }
+
+    /** The first failure, or null while every peer is alive. */
+    Failure first() {
+        return first.get();
+    }
+}

@@ -1,0 +1,91 @@
+package io.gda4j.world;
+
+import io.gda4j.transport.P2pTransport;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Supplier;
+
+/**
+ * How one process of a multi-process world reaches each peer, decided from the published {@link PeerCard}s alone,
+ * before any CUDA call is made on a peer's behalf: a pure function, so every refusal is tested on a machine with no
+ * GPU. A world that cannot connect every pair is refused at creation, with all the reasons at once.
+ */
+final class ProcessRoutes {
+    /** How the local rank reaches one peer. */
+    enum Route {
+        /** The rank itself. */
+        SELF,
+        /** Another process on the same GPU: its heap mapped by CUDA IPC, the GPU's own atomics. */
+        IPC_SAME_GPU,
+        /** Another process on another GPU of this host: its heap mapped by CUDA IPC over NVLink or PCIe. */
+        IPC_PEER_GPU
+    }
+
+    private ProcessRoutes() {
+    }
+
+    /**
+     * The route from {@code local} to every rank.
+     *
+     * @param cards      every rank's card, indexed by rank
+     * @param local      this process's rank
+     * @param transport  the configured transport ({@code auto}, {@code p2p}, ...)
+     * @param rdmaStatus what this host offers for RDMA (a sentence), asked only when a peer is on another host
+     * @throws WorldSetupException listing every pair that cannot be connected, and what to do
+     */
+    static Route[] plan(List<PeerCard> cards, int local, String transport, Supplier<String> rdmaStatus) {
+        int n = cards.size();
+        PeerCard me = cards.get(local);
+        List<String> problems = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            PeerCard c = cards.get(r);
+            if (c.rank() != r || c.worldSize() != n) {
+                problems.add(String.format(Locale.ROOT, "the card at position %d says rank %d of %d, in a world of %d",
+                        r, c.rank(), c.worldSize(), n));
+            } else if (c.heapBytes() != me.heapBytes()) {
+                problems.add(String.format(Locale.ROOT, "%s has a heap of %d bytes but rank %d has %d: the heap is "
+                        + "symmetric, set the same %s in every process", c.describe(), c.heapBytes(), local,
+                        me.heapBytes(), WorldConfig.HEAP_SIZE_ENV));
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new WorldSetupException("the processes of this job do not describe one world: "
+                    + String.join("; ", problems));
+        }
+        boolean p2pAllowed = WorldConfig.TRANSPORT_AUTO.equalsIgnoreCase(transport)
+                || P2pTransport.NAME.equalsIgnoreCase(transport);
+        Route[] routes = new Route[n];
+        List<Integer> otherHosts = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            PeerCard peer = cards.get(r);
+            if (r == local) {
+                routes[r] = Route.SELF;
+            } else if (!me.sameHost(peer)) {
+                otherHosts.add(r);
+            } else if (!p2pAllowed) {
+                problems.add("rank " + r + ": transport " + transport + " does not connect processes yet");
+            } else if (peer.heapHandle() == null) {
+                problems.add(peer.describe() + " exported no heap handle");
+            } else {
+                routes[r] = me.sameGpu(peer) ? Route.IPC_SAME_GPU : Route.IPC_PEER_GPU;
+            }
+        }
+        if (!otherHosts.isEmpty()) {
+            PeerCard first = cards.get(otherHosts.get(0));
+            problems.add(String.format(Locale.ROOT, "%d rank%s run%s on other hosts than %s (first: %s). Ranks on "
+                    + "different hosts reach each other only over ibgda, through an RDMA NIC; this host: %s. gda4j "
+                    + "does not connect processes on different hosts yet (the ibgda QP exchange over the bootstrap "
+                    + "is not built): run the job's processes on one host",
+                    otherHosts.size(), otherHosts.size() == 1 ? "" : "s", otherHosts.size() == 1 ? "s" : "",
+                    me.describe(), first.describe(), rdmaStatus.get()));
+        }
+        if (!problems.isEmpty()) {
+            throw new WorldSetupException("rank " + local + " cannot reach every peer: " + String.join("; ", problems)
+                    + (p2pAllowed ? "" : ". Between processes of one host only p2p (CUDA IPC) is built: use "
+                    + WorldConfig.TRANSPORT_ENV + "=auto or p2p, or drive every GPU from one JVM (LocalWorld)"));
+        }
+        return routes;
+    }
+}

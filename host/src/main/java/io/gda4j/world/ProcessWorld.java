@@ -1,0 +1,345 @@
+package io.gda4j.world;
+
+import io.gda4j.bootstrap.Bootstrap;
+import io.gda4j.bootstrap.BootstrapConfig;
+import io.gda4j.bootstrap.BootstrapException;
+import io.gda4j.bootstrap.LaunchEnvironment;
+import io.gda4j.bootstrap.PeerFailedException;
+import io.gda4j.cuda.Cuda;
+import io.gda4j.cuda.CudaContext;
+import io.gda4j.cuda.CudaDevice;
+import io.gda4j.cuda.CudaStatus;
+import io.gda4j.cuda.IpcMemory;
+import io.gda4j.cuda.ModuleImage;
+import io.gda4j.transport.P2pTransport;
+import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.TransportTag;
+import io.gda4j.verbs.Verbs;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * A world of one rank per process, started by a launcher (torchrun, mpirun, srun, or {@code GDA4J_*} variables; see
+ * {@link LaunchEnvironment}). Each process drives one GPU; the processes meet on the {@link Bootstrap} at the root's
+ * address, publish a {@link PeerCard} each, and map each other's heaps by CUDA IPC, so kernels written for a
+ * {@link LocalWorld} run unchanged over p2p.
+ *
+ * <h2>What is built</h2>
+ * Processes of one host, over p2p (CUDA IPC heaps), on one GPU or several. Proxy and ibgda between processes, and
+ * processes on different hosts, are refused at creation with the reason ({@link ProcessRoutes}).
+ *
+ * <h2>Failures</h2>
+ * The bootstrap watches every process (heartbeats; a killed process is found within {@link
+ * BootstrapConfig#DEFAULT_DEAD_AFTER_MILLIS} ms, or at once when its connection drops). When a peer dies, this
+ * process's abort flag is raised (spinning kernels return ERR_ABORTED within microseconds) and {@link #checkErrors()}
+ * throws a {@link RankDiedException} naming the dead rank. {@link #close()} then frees without waiting for the dead.
+ * A device error here stops this process's kernels only: peers' abort words are not mapped across processes, so their
+ * kernels stop at their own timeout.
+ *
+ * <h2>Closing</h2>
+ * A process must not free its heap while a peer may still write to it or keep it mapped: {@code close()} stops the
+ * local kernels, meets every peer in a barrier, unmaps the peers' heaps, meets them again, and only then frees.
+ * When a peer is dead the barriers are skipped.
+ */
+public final class ProcessWorld implements World {
+    private final WorldConfig config;
+    private final SymmetricHeap heap;
+    private final Rank rank;
+    private final LocalRanks local;
+    private final List<PeerCard> cards;
+    private final Bootstrap bootstrap;
+    private final PeerFailures failures;
+    private final List<IpcMemory> mappings;
+    private boolean closed;
+
+    private ProcessWorld(WorldConfig config, Rank rank, LocalRanks local, List<PeerCard> cards, Bootstrap bootstrap,
+                         PeerFailures failures, List<IpcMemory> mappings) {
+        this.config = config;
+        this.heap = new SymmetricHeap(config.heapSizeBytes());
+        this.rank = rank;
+        this.local = local;
+        this.cards = List.copyOf(cards);
+        this.bootstrap = bootstrap;
+        this.failures = failures;
+        this.mappings = mappings;
+    }
+
+    /** Joins the world that this process's launcher started, with the resolved configuration. */
+    public static ProcessWorld create() {
+        return create(WorldConfig.resolve(), LaunchEnvironment.fromSystem());
+    }
+
+    /**
+     * Joins the world of {@code env}: picks this process's GPU, allocates its heap, meets every process on the
+     * bootstrap, maps the peers' heaps and writes the device view. Returns once every process has done the same.
+     *
+     * @throws WorldSetupException when CUDA or the GPU is missing, or a pair cannot be connected (with every reason)
+     * @throws BootstrapException  when a process does not arrive in time (naming it) or presents another job's token
+     */
+    public static ProcessWorld create(WorldConfig config, LaunchEnvironment env) {
+        CudaStatus status = Cuda.status();
+        if (!status.available()) {
+            throw new WorldSetupException("a gda4j world needs a CUDA GPU: " + status.reason());
+        }
+        int gpu = gpuOf(config, env, Cuda.deviceCount());
+        ModuleTable modules = new ModuleTable();
+        CudaContext ctx = Cuda.device(gpu).primaryContext();
+        Rank rank;
+        try {
+            rank = new Rank(env.rank(), env.worldSize(), ctx, config.heapSizeBytes(), modules);
+        } catch (RuntimeException e) {
+            ctx.close();
+            throw e;
+        }
+        LocalRanks local = new LocalRanks(List.of(rank), config, modules);
+        PeerFailures failures = new PeerFailures(local::abort);
+        Bootstrap bootstrap = null;
+        List<IpcMemory> mappings = new ArrayList<>();
+        try {
+            bootstrap = Bootstrap.join(BootstrapConfig.of(env), failures);
+            CudaDevice device = rank.device();
+            PeerCard mine = new PeerCard(env.rank(), env.worldSize(), ProcessHandle.current().pid(),
+                    rank.heapSizeBytes(), PeerCard.localHostId(), rank.heapMemory().exportIpcHandle(), device.uuid(),
+                    device.pciBusId(), PeerCard.localHostName());
+            byte[][] published = bootstrap.allGather(mine.encode());
+            List<PeerCard> cards = new ArrayList<>();
+            for (int r = 0; r < published.length; r++) {
+                cards.add(PeerCard.decode(r, published[r]));
+            }
+            ProcessRoutes.Route[] routes = ProcessRoutes.plan(cards, env.rank(), config.transport(),
+                    () -> Verbs.status().sentence());
+            for (int p = 0; p < routes.length; p++) {
+                rank.setLink(p, link(rank, cards.get(p), routes[p], mappings));
+            }
+            rank.writeDeviceView(config.waitTimeout().toNanos());
+            // Every process has mapped every peer before any of them returns: a kernel launched after create() never
+            // writes into a heap whose owner has not finished setting up.
+            bootstrap.barrier();
+            return new ProcessWorld(config, rank, local, cards, bootstrap, failures, mappings);
+        } catch (RuntimeException e) {
+            // Peers may hold our heap mapped already; telling them (the bootstrap closes) makes them fail too, and a
+            // mapping of freed memory is harmless to a process that no longer launches kernels on it.
+            for (IpcMemory m : mappings) {
+                LocalRanks.collect(e, m::close);
+            }
+            LocalRanks.collect(e, modules::close);
+            LocalRanks.collect(e, rank::close);
+            if (bootstrap != null) {
+                bootstrap.close();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * This process's GPU: {@code GDA4J_GPUS} indexed by the local rank when set (one entry per process of this host;
+     * a GPU may repeat), else the GPU numbered as the local rank, else GPU 0 when the process sees a single GPU (a
+     * launcher that gives each process its own {@code CUDA_VISIBLE_DEVICES}).
+     */
+    static int gpuOf(WorldConfig config, LaunchEnvironment env, int visible) {
+        List<Integer> gpus = config.gpus();
+        int gpu;
+        if (!gpus.isEmpty()) {
+            if (gpus.size() != env.localWorldSize()) {
+                throw new WorldSetupException(String.format(Locale.ROOT, "%s lists %d GPU%s but %d processes of this "
+                        + "job run on this host: list one GPU per process, in local-rank order (a GPU may repeat: "
+                        + "%s=0,0 puts two processes on GPU 0)", WorldConfig.GPUS_ENV, gpus.size(),
+                        gpus.size() == 1 ? "" : "s", env.localWorldSize(), WorldConfig.GPUS_ENV));
+            }
+            gpu = gpus.get(env.localRank());
+        } else if (env.localRank() < visible) {
+            gpu = env.localRank();
+        } else if (visible == 1) {
+            gpu = 0;
+        } else {
+            throw new WorldSetupException(String.format(Locale.ROOT, "local rank %d has no GPU of its own: this "
+                    + "process sees %d GPUs and %d processes run on this host. Start at most %d processes per host, "
+                    + "or set %s (one GPU per process; %s=0,0 puts two on GPU 0)", env.localRank(), visible,
+                    env.localWorldSize(), visible, WorldConfig.GPUS_ENV, WorldConfig.GPUS_ENV));
+        }
+        if (gpu >= visible) {
+            throw new WorldSetupException(String.format(Locale.ROOT, "local rank %d needs GPU %d but this process sees "
+                    + "%d GPU%s (CUDA_VISIBLE_DEVICES may hide the others)", env.localRank(), gpu, visible,
+                    visible == 1 ? "" : "s"));
+        }
+        return gpu;
+    }
+
+    private static PeerLink link(Rank rank, PeerCard peer, ProcessRoutes.Route route, List<IpcMemory> mappings) {
+        if (route == ProcessRoutes.Route.SELF) {
+            return new PeerLink(TransportTag.SELF, rank.heapBase(), 0, 0, 0, rank.abortFlagAddress(), null);
+        }
+        IpcMemory heap = rank.context().openIpcMemory(peer.heapHandle(), peer.heapBytes(), peer.describe() + "'s heap");
+        mappings.add(heap);
+        boolean sameGpu = route == ProcessRoutes.Route.IPC_SAME_GPU;
+        long flags = P2pTransport.handleFlags(sameGpu, sameGpu || nativeAtomicsTo(rank.device(), peer));
+        // The peer's abort word is pinned host memory of its process and cannot be mapped here: its kernels learn of
+        // a failure here from their own timeout, or from the bootstrap when this process dies.
+        return new PeerLink(TransportTag.P2P, heap.address(), flags, 0, 0, 0, heap);
+    }
+
+    /**
+     * Whether this GPU's link to the peer's GPU carries atomics. Only a GPU this process can see can be asked; one
+     * hidden by CUDA_VISIBLE_DEVICES is taken to have none, so ADDs to it are refused rather than possibly lost.
+     */
+    private static boolean nativeAtomicsTo(CudaDevice mine, PeerCard peer) {
+        for (int g = 0; g < Cuda.deviceCount(); g++) {
+            CudaDevice d = Cuda.device(g);
+            if (d.uuid().equals(peer.gpuUuid())) {
+                return mine.p2pNativeAtomics(d);
+            }
+        }
+        return false;
+    }
+
+    /** The bootstrap this world was built on: a barrier and an all-gather of small byte arrays for the user. */
+    public Bootstrap bootstrap() {
+        return bootstrap;
+    }
+
+    /** Every process's card, in rank order (host, GPU, pid: for messages and reports). */
+    public List<PeerCard> cards() {
+        return cards;
+    }
+
+    @Override
+    public int size() {
+        return cards.size();
+    }
+
+    @Override
+    public List<Rank> localRanks() {
+        return local.list();
+    }
+
+    @Override
+    public Rank rank(int r) {
+        if (r == rank.rank()) {
+            return rank;
+        }
+        if (r < 0 || r >= size()) {
+            throw new IllegalArgumentException("rank " + r + " out of range: the world has ranks 0.." + (size() - 1));
+        }
+        throw new IllegalArgumentException(cards.get(r).describe() + " runs in another process: this process drives "
+                + "rank " + rank.rank() + " (World.localRanks())");
+    }
+
+    @Override
+    public SymmetricHeap heap() {
+        return heap;
+    }
+
+    @Override
+    public WorldConfig config() {
+        return config;
+    }
+
+    /** Every pair of a process world is p2p (the only route it builds); a rank reaches itself as SELF. */
+    @Override
+    public TransportTag transport(int from, int to) {
+        for (int r : new int[] {from, to}) {
+            if (r < 0 || r >= size()) {
+                throw new IllegalArgumentException("rank " + r + " out of range: the world has ranks 0.."
+                        + (size() - 1));
+            }
+        }
+        return from == to ? TransportTag.SELF : TransportTag.P2P;
+    }
+
+    /**
+     * Throws a {@link RankDiedException} naming the first dead rank when the bootstrap found one (the device's
+     * record, usually ERR_ABORTED, is attached), else the first device error as {@link World#checkErrors()}.
+     */
+    @Override
+    public void checkErrors() {
+        PeerFailures.Failure dead = failures.first();
+        if (dead != null) {
+            ErrorRecord rec = rank.readErrorRecord();
+            throw new RankDiedException(dead.rank(), cards.get(dead.rank()).describe() + " died or stopped answering ("
+                    + dead.why() + "); rank " + rank.rank() + "'s kernels were stopped through its abort flag"
+                    + (rec.isError() ? " (device record: " + rec.describe(config.waitTimeout()) + ")" : "")
+                    + ". The world cannot continue: close it", rec.isError() ? rec : null);
+        }
+        local.checkErrors("");
+    }
+
+    /** The first dead rank the bootstrap reported, if any. */
+    public Optional<Integer> deadRank() {
+        PeerFailures.Failure f = failures.first();
+        return f == null ? Optional.empty() : Optional.of(f.rank());
+    }
+
+    @Override
+    public void clearErrors() {
+        if (failures.first() != null) {
+            throw new IllegalStateException("rank " + failures.first().rank() + " died: a world with a dead rank "
+                    + "cannot run again; close it");
+        }
+        local.clearErrors();
+    }
+
+    @Override
+    public void abort() {
+        local.abort();
+    }
+
+    @Override
+    public void loadModules(String... names) {
+        for (String name : names) {
+            loadModules(ModuleImage.resource(name));
+        }
+    }
+
+    @Override
+    public void loadModules(ModuleImage... images) {
+        local.loadModules(images);
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        RuntimeException first = null;
+        String stillRunning = local.stopRunningKernels();
+        if (stillRunning != null) {
+            first = new IllegalStateException("closing the world: " + stillRunning);
+        }
+        first = meetPeers(first, "every process has stopped its kernels");
+        for (IpcMemory m : mappings) {
+            first = LocalRanks.collect(first, m::close);
+        }
+        first = meetPeers(first, "every process has unmapped its peers' heaps");
+        first = local.close(first);
+        bootstrap.close();
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /** A close barrier, skipped once a peer is dead (the dead neither write nor map anything any more). */
+    private RuntimeException meetPeers(RuntimeException first, String what) {
+        if (failures.first() != null || bootstrap.failure() != null) {
+            return first;
+        }
+        return LocalRanks.collect(first, () -> {
+            try {
+                bootstrap.barrier();
+            } catch (PeerFailedException e) {
+                // A peer died while we waited: it maps and writes nothing any more, so freeing is safe.
+            } catch (BootstrapException e) {
+                throw new IllegalStateException("closing the world: waiting until " + what + ": " + e.getMessage()
+                        + "; freed anyway", e);
+            }
+        });
+    }
+
+    @Override
+    public String toString() {
+        return "ProcessWorld[rank " + rank.rank() + " of " + size() + ", " + rank + "]";
+    }
+}
