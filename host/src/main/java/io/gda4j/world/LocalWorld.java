@@ -202,6 +202,11 @@ public final class LocalWorld implements World {
         local.abort();
     }
 
+    /** Every rank is in this process: nothing to wait for. */
+    @Override
+    public void barrier() {
+    }
+
     @Override
     public void loadModules(String... names) {
         for (String name : names) {

@@ -287,6 +287,11 @@ public final class ProcessWorld implements World {
     }
 
     @Override
+    public void barrier() {
+        bootstrap.barrier();
+    }
+
+    @Override
     public void loadModules(String... names) {
         for (String name : names) {
             loadModules(ModuleImage.resource(name));

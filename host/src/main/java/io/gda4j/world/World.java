@@ -38,6 +38,15 @@ public interface World extends AutoCloseable {
     void abort();
 
     /**
+     * A host barrier: returns when every process of the world has called it. Between two GPU steps that reset heap
+     * words a peer writes, it keeps one process's reset from landing after the peer's next write. A world in one
+     * process returns at once.
+     *
+     * @throws io.gda4j.bootstrap.BootstrapException when a process died or did not arrive in time (naming it)
+     */
+    void barrier();
+
+    /**
      * Loads the toolkit modules {@code names} ({@code io/gda4j/ptx/<name>.ptx}) on every GPU of the local ranks, with
      * all their kernels, unless already loaded. Call it before launching kernels that wait for each other: loading a
      * module waits for kernels running on that GPU, so it is refused once one may run (see the package docs).
