@@ -5,6 +5,8 @@ import io.gda4j.nic.Nic;
 import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.EngineStats;
 import io.gda4j.transport.TransportTag;
+import io.gda4j.world.PeerCard;
+import io.gda4j.world.ProcessWorld;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 
@@ -16,6 +18,14 @@ final class Describe {
     }
 
     static String pair(World world, int rank, int peer) {
+        if (world instanceof ProcessWorld pw) {
+            PeerCard a = pw.cards().get(rank);
+            PeerCard b = pw.cards().get(peer);
+            String shared = a.sameGpu(b)
+                    ? " (both processes on one GPU, time-sliced: a functional check, not a GPU-to-GPU figure)" : "";
+            return String.format(Locale.ROOT, "%s -> %s over %s between processes (heaps mapped by CUDA IPC)%s",
+                    a.describe(), b.describe(), world.transport(rank, peer).name().toLowerCase(Locale.ROOT), shared);
+        }
         Rank a = world.rank(rank);
         Rank b = world.rank(peer);
         String transport = world.transport(rank, peer).name().toLowerCase(Locale.ROOT);
@@ -44,6 +54,9 @@ final class Describe {
 
     /** The emulated NIC's engine counters, or null when the pair does not run on it. */
     static EngineStats engineStats(World world, int rank) {
+        if (PingPong.localOrNull(world, rank) == null) {
+            return null; // another process drives it, and a process world has no emulated NIC
+        }
         return IbgdaTransport.nicOf(world.rank(rank)).filter(n -> n instanceof EmulatedNic)
                 .map(n -> ((EmulatedNic) n).stats()).orElse(null);
     }

@@ -2,8 +2,8 @@ package io.gda4j.samples;
 
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.ByteSize;
-import io.gda4j.world.LocalWorld;
 import io.gda4j.world.Scope;
+import io.gda4j.world.World;
 import org.apache.commons.cli.CommandLine;
 import org.apache.commons.cli.Option;
 import org.apache.commons.cli.Options;
@@ -107,7 +107,9 @@ final class LatencyCommand implements Command {
         long maxBytes = modes.contains(PingPong.Mode.PUT_SIGNAL) ? sizes.get(sizes.size() - 1) : 16;
 
         ResultTable table;
-        try (LocalWorld world = w.open(PingPong.heapBytes(maxBytes))) {
+        boolean measuring;
+        try (World world = w.openWorld(PingPong.heapBytes(maxBytes))) {
+            measuring = PingPong.localOrNull(world, w.rank) != null;
             // Emulated NIC figures carry the label in every row too, so a CSV (which has no notes) says it.
             List<String> columns = new ArrayList<>(List.of("mode", "scope", "size", "bytes", "iters", "min_us",
                     "median_us", "p99_us", "max_us"));
@@ -129,13 +131,17 @@ final class LatencyCommand implements Command {
                 modes.remove(PingPong.Mode.PUT_INLINE);
                 table.note("put_inline left out: it needs direct stores (p2p), which the proxy transport does not offer");
             }
-            run(world, w, modes, sizes, scopes, iters, warmup, blockThreads, maxBytes, fifo, table, cmd.hasOption("quiet"), err);
+            // In a multi-process world only the measuring rank's process reports; its peers answer silently.
+            run(world, w, modes, sizes, scopes, iters, warmup, blockThreads, maxBytes, fifo, table,
+                    cmd.hasOption("quiet") || !measuring, err);
         }
-        table.print(out, w.format);
+        if (measuring) {
+            table.print(out, w.format);
+        }
         return 0;
     }
 
-    private static void run(LocalWorld world, WorldOptions w, List<PingPong.Mode> modes, List<Long> sizes,
+    private static void run(World world, WorldOptions w, List<PingPong.Mode> modes, List<Long> sizes,
                             List<Scope> scopes, int iters, int warmup, int blockThreads, long maxBytes, boolean fifo,
                             ResultTable table, boolean quiet, PrintStream err) {
         List<Object[]> cases = new ArrayList<>();
@@ -162,6 +168,9 @@ final class LatencyCommand implements Command {
                 int wu = (int) Math.min(warmup, Math.max(10, (long) warmup * n / iters));
                 progress.step(mode.label + (scoped ? " " + scope.label() + " " + ByteSize.format(bytes) : ""));
                 LatencyStats s = pp.run(mode, bytes, scope, blockThreads, wu, n);
+                if (s == null) {
+                    continue; // another process measures
+                }
                 Object[] row = {mode.label, scoped ? scope.label() : "thread", bytes == 0 ? "-" : ByteSize.format(bytes),
                     bytes, n, s.minNanos() / 1e3, s.medianNanos() / 1e3, s.p99Nanos() / 1e3, s.maxNanos() / 1e3,
                     "emulated NIC"};

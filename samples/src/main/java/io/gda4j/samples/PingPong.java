@@ -1,6 +1,7 @@
 package io.gda4j.samples;
 
 import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.Rank;
@@ -11,6 +12,10 @@ import io.gda4j.world.World;
  * Device-side ping-pong between two ranks (kernel {@code gda4j_pingpong}): the measuring rank sends round i and
  * waits for the echo; the peer waits and echoes. Each round trip is timed on the GPU with %globaltimer, so the
  * numbers contain no launch or host overhead.
+ *
+ * <p>In a multi-process world each process drives the ranks it holds: it resets and launches only those, and a host
+ * barrier between the resets and the launches keeps one process's reset from wiping the other's first round. Only
+ * the process of the measuring rank gets statistics.
  */
 final class PingPong implements AutoCloseable {
     static final String MODULE = "bench";
@@ -52,6 +57,7 @@ final class PingPong implements AutoCloseable {
     }
 
     private final World world;
+    /** The measuring rank and its peer, each null when another process drives it. */
     private final Rank rank;
     private final Rank peer;
     private final HeapBuffer data;
@@ -59,6 +65,11 @@ final class PingPong implements AutoCloseable {
     private final HeapBuffer signal;
     private final DeviceMemory rtt;
     private final int maxIterations;
+    /** The pair's rank numbers, known in every process. */
+    private final Pair pair;
+
+    private record Pair(int rank, int peer) {
+    }
 
     /** The benchmark module for this pair: IBGDA peers need the build with the IBGDA branch. */
     static String module(World world, int rank, int peer) {
@@ -67,16 +78,27 @@ final class PingPong implements AutoCloseable {
 
     PingPong(World world, int rank, int peer, long maxBytes, int maxIterations) {
         this.world = world;
-        this.rank = world.rank(rank);
-        this.peer = world.rank(peer);
+        this.pair = new Pair(rank, peer);
+        this.rank = localOrNull(world, rank);
+        this.peer = localOrNull(world, peer);
         this.maxIterations = maxIterations;
         this.data = world.heap().allocate(Math.max(maxBytes, 16));
         this.src = world.heap().allocate(Math.max(maxBytes, 16));
         this.signal = world.heap().allocateSignals(1);
-        this.rtt = this.rank.context().allocate(4L * maxIterations);
+        this.rtt = this.rank == null ? null : this.rank.context().allocate(4L * maxIterations);
         // Both ranks' kernels are loaded before either runs: with both ranks on one GPU, a load behind the
         // responder's spinning kernel would be refused (it could never finish).
         world.loadModules(module(world, rank, peer), module(world, peer, rank));
+    }
+
+    /** Rank {@code r} when this process drives it, else null. */
+    static Rank localOrNull(World world, int r) {
+        for (Rank x : world.localRanks()) {
+            if (x.rank() == r) {
+                return x;
+            }
+        }
+        return null;
     }
 
     /** Heap bytes a ping-pong of up to {@code maxBytes} needs. */
@@ -84,27 +106,38 @@ final class PingPong implements AutoCloseable {
         return 2 * (Math.max(maxBytes, 16) + 256) + 4096;
     }
 
-    /** Runs warm-up plus {@code iterations} round trips and returns their statistics. */
+    /**
+     * Runs warm-up plus {@code iterations} round trips; returns their statistics, or null in a process that does not
+     * drive the measuring rank.
+     */
     LatencyStats run(Mode mode, long bytes, Scope scope, int blockThreads, int warmup, int iterations) {
         if (iterations > maxIterations) {
             throw new IllegalArgumentException("at most " + maxIterations + " iterations");
         }
+        Rank[] local = rank == null ? new Rank[] {peer} : peer == null ? new Rank[] {rank} : new Rank[] {peer, rank};
         // Fresh signal words (and inline slot) each run: rounds count up from 1 again.
-        for (Rank r : new Rank[] {rank, peer}) {
+        for (Rank r : local) {
             r.writeHeapLong(signal.word(0), 0);
             r.writeHeapLong(signal.word(1), 0);
+            r.scratch().writeLong(0, 0);
         }
-        rank.scratch().writeLong(0, 0);
-        peer.scratch().writeLong(0, 0);
+        world.barrier();
         int threads = mode == Mode.PUT_SIGNAL ? scope.launchThreads(blockThreads) : 1;
         // The responder starts first so it is already spinning when round 1 arrives.
-        launch(peer, rank.rank(), mode, bytes, scope, threads, warmup, iterations, false);
-        launch(rank, peer.rank(), mode, bytes, scope, threads, warmup, iterations, true);
-        rank.stream().synchronize();
-        peer.stream().synchronize();
+        for (Rank r : local) {
+            boolean initiator = r == rank;
+            launch(r, initiator ? pair.peer : pair.rank, mode, bytes, scope, threads, warmup, iterations, initiator);
+        }
+        for (Rank r : local) {
+            r.stream().synchronize();
+        }
         world.checkErrors();
-        checkStatus(rank);
-        checkStatus(peer);
+        for (Rank r : local) {
+            checkStatus(r);
+        }
+        if (rank == null) {
+            return null;
+        }
         int[] nanos = new int[iterations];
         byte[] raw = new byte[4 * iterations];
         rtt.copyToHost(0, raw, 0, raw.length);
@@ -117,7 +150,8 @@ final class PingPong implements AutoCloseable {
         r.kernel(module(world, r.rank(), to), mode.kernel(scope)).launch(1, threads, 0, r.stream(), KernelArgs.create()
                 .pointer(r.deviceView()).i32(to).i64(data.offset()).i64(src.offset()).i64(bytes)
                 .i64(signal.word(0)).i64(1).u32(warmup).u32(iterations).i32(initiator ? 1 : 0)
-                .pointer(rtt.pointer()).pointer(r.scratch().pointer()));
+                // Only the initiator writes round-trip times; the responder may run where rtt does not exist.
+                .pointer(initiator ? rtt.pointer() : DevicePointer.of(0)).pointer(r.scratch().pointer()));
     }
 
     private static void checkStatus(Rank r) {
@@ -132,6 +166,8 @@ final class PingPong implements AutoCloseable {
 
     @Override
     public void close() {
-        rtt.close();
+        if (rtt != null) {
+            rtt.close();
+        }
     }
 }

@@ -1,13 +1,18 @@
 package io.gda4j.samples;
 
+import io.gda4j.bootstrap.BootstrapException;
+import io.gda4j.bootstrap.LaunchEnvironment;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaStatus;
 import io.gda4j.ibgda.IbgdaConfig;
 import io.gda4j.nic.NicChoice;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.world.LocalWorld;
+import io.gda4j.world.ProcessWorld;
+import io.gda4j.world.World;
 import io.gda4j.world.WorldConfig;
 import io.gda4j.world.WorldSetupException;
+import io.gda4j.world.Worlds;
 import org.apache.commons.cli.CommandLine;
 import org.apache.commons.cli.Option;
 import org.apache.commons.cli.Options;
@@ -16,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * Options every two-rank benchmark shares (transport, GPUs, the pair, timeout, output format), their validation,
@@ -30,9 +36,12 @@ final class WorldOptions {
     final ResultTable.Format format;
     /** The --nic choice, or null to keep the configured one (GDA4J_NIC / -Dgda4j.nic). */
     final NicChoice nic;
+    /** The launch this process is one process of (torchrun, mpirun, srun, GDA4J_*), or null when it runs alone. */
+    final LaunchEnvironment launch;
 
     private WorldOptions(String transport, List<Integer> gpus, int rank, int peer, Duration timeout, ResultTable.Format format,
-                         NicChoice nic) {
+                         NicChoice nic, LaunchEnvironment launch) {
+        this.launch = launch;
         this.transport = transport;
         this.gpus = gpus;
         this.rank = rank;
@@ -57,7 +66,9 @@ final class WorldOptions {
                         + " labelled as such").build());
         o.addOption(Option.builder().longOpt("gpus").hasArg().argName("LIST")
                 .desc("GPU of each rank, e.g. 0,1 (default 0,1). Listing a GPU twice puts two ranks on it: "
-                        + "useful to test on one GPU, not for timings").build());
+                        + "useful to test on one GPU, not for timings. Under a launcher (torchrun, mpirun, srun): the "
+                        + "GPU of each process of this host, in local-rank order (default: the local rank's GPU)")
+                .build());
         o.addOption(Option.builder().longOpt("rank").hasArg().argName("R").desc("the measuring rank (default 0)").build());
         o.addOption(Option.builder().longOpt("peer").hasArg().argName("P").desc("the other rank (default 1)").build());
         o.addOption(Option.builder().longOpt("timeout-ms").hasArg().argName("MS")
@@ -89,7 +100,18 @@ final class WorldOptions {
     }
 
     static WorldOptions parse(CommandLine cmd) {
+        return parse(cmd, System.getenv());
+    }
+
+    /** Parses with {@code environment} standing for the process's (a launcher's variables make a process world). */
+    static WorldOptions parse(CommandLine cmd, Map<String, String> environment) {
         WorldConfig env = WorldConfig.resolve();
+        LaunchEnvironment launch;
+        try {
+            launch = Worlds.launchOf(environment).orElse(null);
+        } catch (BootstrapException e) {
+            throw new UsageException(e.getMessage(), e);
+        }
         String transport = checkTransport(cmd.getOptionValue("transport", env.transport()));
         List<Integer> gpus;
         if (cmd.hasOption("gpus")) {
@@ -100,16 +122,22 @@ final class WorldOptions {
             } catch (IllegalArgumentException e) {
                 throw new UsageException("--gpus: " + e.getMessage(), e);
             }
+        } else if (launch != null) {
+            gpus = env.gpus(); // empty: each process takes its local rank's GPU (ProcessWorld)
         } else {
             gpus = env.gpus().isEmpty() ? List.of(0, 1) : env.gpus();
         }
-        if (gpus.size() < 2) {
+        if (launch == null && gpus.size() < 2) {
             throw new UsageException("a two-rank benchmark needs at least two ranks: list two GPUs, e.g. --gpus 0,1");
         }
         int rank = OptionValues.integer(cmd, "rank", 0, 0, Integer.MAX_VALUE);
         int peer = OptionValues.integer(cmd, "peer", 1, 0, Integer.MAX_VALUE);
         for (int r : new int[] {rank, peer}) {
-            if (r < 0 || r >= gpus.size()) {
+            if (launch != null && r >= launch.worldSize()) {
+                throw new UsageException("rank " + r + " out of range: the launcher started " + launch.worldSize()
+                        + " processes, ranks 0.." + (launch.worldSize() - 1));
+            }
+            if (launch == null && r >= gpus.size()) {
                 throw new UsageException("rank " + r + " out of range: GPUs " + join(gpus) + " make ranks 0.."
                         + (gpus.size() - 1));
             }
@@ -131,12 +159,12 @@ final class WorldOptions {
                 throw new UsageException(e.getMessage(), e);
             }
         }
-        return new WorldOptions(transport, gpus, rank, peer, Duration.ofMillis(timeoutMs), format, nic);
+        return new WorldOptions(transport, gpus, rank, peer, Duration.ofMillis(timeoutMs), format, nic, launch);
     }
 
     /** The same options with another transport (compare opens one world per transport). */
     WorldOptions withTransport(String other) {
-        return new WorldOptions(other, gpus, rank, peer, timeout, format, nic);
+        return new WorldOptions(other, gpus, rank, peer, timeout, format, nic, launch);
     }
 
     /** Opens the world; turns "no GPU" and "too few GPUs" into usage errors (exit 2) with the reason. */
@@ -146,6 +174,24 @@ final class WorldOptions {
 
     /** Opens the world with {@code transportName} instead of the parsed one (compare runs several). */
     LocalWorld open(long heapBytes, String transportName) {
+        if (launch != null) {
+            throw new UsageException("this command does not run under a launcher yet (" + launch.launcher().word()
+                    + " started this process as rank " + launch.rank() + " of " + launch.worldSize() + "): run it as "
+                    + "one process, which drives every GPU of --gpus itself. gda4j latency runs under torchrun, "
+                    + "mpirun and srun");
+        }
+        return (LocalWorld) openWorld(heapBytes, transportName);
+    }
+
+    /**
+     * Opens the world of this process: a {@link ProcessWorld} (this process's rank only) when a launcher started it,
+     * else a {@link LocalWorld} of the listed GPUs; a setup failure is a usage error (exit 2) with its reason.
+     */
+    World openWorld(long heapBytes) {
+        return openWorld(heapBytes, transport);
+    }
+
+    private World openWorld(long heapBytes, String transportName) {
         CudaStatus status = Cuda.status();
         if (!status.available()) {
             throw new UsageException("this command needs a CUDA GPU: " + status.reason() + " (gda4j info shows what is missing)");
@@ -156,8 +202,9 @@ final class WorldOptions {
             System.setProperty(IbgdaConfig.NIC_PROP_NAME, nic.word());
         }
         try {
-            return LocalWorld.create(WorldConfig.resolve().toBuilder().gpus(gpus).transport(transportName)
-                    .waitTimeout(timeout).heapSizeBytes(rounded).build());
+            WorldConfig config = WorldConfig.resolve().toBuilder().gpus(gpus).transport(transportName)
+                    .waitTimeout(timeout).heapSizeBytes(rounded).build();
+            return launch != null ? ProcessWorld.create(config, launch) : LocalWorld.create(config);
         } catch (WorldSetupException e) {
             throw new UsageException(e.getMessage(), e);
         }
