@@ -186,7 +186,8 @@ public record PeerCard(int rank, int worldSize, long pid, long heapBytes, byte[]
     @Override
     public boolean equals(Object o) {
         return o instanceof PeerCard c && rank == c.rank && worldSize == c.worldSize && pid == c.pid
-                && heapBytes == c.heapBytes && Arrays.equals(hostId, c.hostId) && Arrays.equals(heapHandle, c.heapHandle)
+                && heapBytes == c.heapBytes && Arrays.equals(hostId, c.hostId)
+                && Arrays.equals(heapHandle, c.heapHandle)
                 && gpuUuid.equals(c.gpuUuid) && gpuPciBusId.equals(c.gpuPciBusId) && hostName.equals(c.hostName);
     }
 

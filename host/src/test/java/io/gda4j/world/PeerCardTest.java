@@ -40,12 +40,14 @@ class PeerCardTest {
         assertEquals(8, b.getInt(PeerCardDescriptor.WORLD_SIZE_OFFSET));
         assertEquals(123456789L, b.getLong(PeerCardDescriptor.PID_OFFSET));
         assertEquals(64L << 20, b.getLong(PeerCardDescriptor.HEAP_BYTES_OFFSET));
-        assertArrayEquals(PeerCard.hostId("node7", "b"), Arrays.copyOfRange(b.array(), PeerCardDescriptor.HOST_ID_OFFSET,
+        assertArrayEquals(PeerCard.hostId("node7", "b"), Arrays.copyOfRange(b.array(),
+                PeerCardDescriptor.HOST_ID_OFFSET,
                 PeerCardDescriptor.HOST_ID_OFFSET + PeerCardDescriptor.HOST_ID_BYTES));
         assertArrayEquals(handle(7), Arrays.copyOfRange(b.array(), PeerCardDescriptor.HEAP_HANDLE_OFFSET,
                 PeerCardDescriptor.HEAP_HANDLE_OFFSET + PeerCardDescriptor.HEAP_HANDLE_BYTES));
         assertEquals(8, b.getShort(PeerCardDescriptor.STRINGS_OFFSET));
-        assertEquals("GPU-aaaa", new String(b.array(), PeerCardDescriptor.STRINGS_OFFSET + 2, 8, StandardCharsets.UTF_8));
+        assertEquals("GPU-aaaa",
+                new String(b.array(), PeerCardDescriptor.STRINGS_OFFSET + 2, 8, StandardCharsets.UTF_8));
         assertEquals(PeerCardDescriptor.STRINGS_OFFSET + 6 + 8 + 12 + 5, b.capacity());
         assertEquals(c, PeerCard.decode(3, c.encode()));
     }
@@ -95,8 +97,10 @@ class PeerCardTest {
     @Test
     void hostIdsSeparateHostNamesAndBoots() {
         assertArrayEquals(PeerCard.hostId("a", "boot"), PeerCard.hostId("a", "boot"));
-        assertFalse(Arrays.equals(PeerCard.hostId("a", "boot"), PeerCard.hostId("b", "boot")), "containers of one machine");
-        assertFalse(Arrays.equals(PeerCard.hostId("a", "boot"), PeerCard.hostId("a", "boot2")), "machines sharing a name");
+        assertFalse(Arrays.equals(PeerCard.hostId("a", "boot"), PeerCard.hostId("b", "boot")),
+                "containers of one machine");
+        assertFalse(Arrays.equals(PeerCard.hostId("a", "boot"), PeerCard.hostId("a", "boot2")),
+                "machines sharing a name");
         assertFalse(Arrays.equals(PeerCard.hostId("ab", "c"), PeerCard.hostId("a", "bc")), "the separator counts");
         assertArrayEquals(PeerCard.localHostId(), PeerCard.localHostId());
         assertTrue(card(0, 2, "h", "GPU-1").sameHost(card(1, 2, "h", "GPU-2")));
