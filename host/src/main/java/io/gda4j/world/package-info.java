@@ -1,7 +1,9 @@
 /**
- * Worlds of ranks: {@link io.gda4j.world.World} and {@link io.gda4j.world.LocalWorld}, each rank's GPU context,
- * symmetric heap and device view ({@link io.gda4j.world.Rank}), device errors, and {@link io.gda4j.world.DeviceOps}
- * for single device calls from the host.
+ * Worlds of ranks: {@link io.gda4j.world.World}, {@link io.gda4j.world.LocalWorld} (every rank in this JVM) and
+ * {@link io.gda4j.world.ProcessWorld} (one rank per process, started by a launcher), chosen by
+ * {@link io.gda4j.world.Worlds#create()}; each rank's GPU context, symmetric heap and device view
+ * ({@link io.gda4j.world.Rank}), device errors, and {@link io.gda4j.world.DeviceOps} for single device calls from the
+ * host.
  *
  * <h2>Ranks that share a GPU</h2>
  * Listing a GPU twice ({@code --gpus 0,0}) puts two ranks on it: the way to test on a one-GPU machine. Those ranks
