@@ -55,7 +55,10 @@ final class LatencyCommand implements Command {
                 + "  gda4j latency --mode put_signal --sizes 8,4k,64k --scopes warp --csv\n"
                 + "  gda4j latency --mode put_inline              8 bytes without a fence\n"
                 + "  gda4j latency --transport proxy --mode put_signal --sizes 8 --scopes thread\n"
-                + "  gda4j latency --transport proxy --mode fifo  the trigger FIFO round trip alone\n";
+                + "  gda4j latency --transport proxy --mode fifo  the trigger FIFO round trip alone\n"
+                + "  torchrun --no-python --nproc-per-node 2 ./gda4j latency\n"
+                + "                                              one process per GPU (mpirun and srun alike; rank 0\n"
+                + "                                              prints; see README, Many processes)\n";
     }
 
     @Override
