@@ -76,7 +76,7 @@ public final class IpcMemory implements AutoCloseable {
      * The 64 bytes inside a JCuda handle. JCuda keeps them in a private field that its native code reads and writes
      * by name, with no accessor; this is the one place that reaches into it.
      */
-    private static byte[] handleBytes(CUipcMemHandle handle) {
+    static byte[] handleBytes(CUipcMemHandle handle) {
         try {
             Field f = CUipcMemHandle.class.getDeclaredField("reserved");
             f.setAccessible(true);
