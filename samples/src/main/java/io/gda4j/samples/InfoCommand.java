@@ -1,5 +1,6 @@
 package io.gda4j.samples;
 
+import io.gda4j.bootstrap.BootstrapException;
 import io.gda4j.config.Setting;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaDevice;
@@ -22,6 +23,7 @@ import io.gda4j.verbs.VerbsStatus;
 import io.gda4j.world.ByteSize;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
+import io.gda4j.world.Worlds;
 import org.apache.commons.cli.CommandLine;
 import org.apache.commons.cli.Options;
 
@@ -31,6 +33,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * {@code gda4j info}: what this machine offers gda4j (CUDA, GPUs, peer access, RDMA, gdrcopy), which transports
@@ -87,6 +90,20 @@ final class InfoCommand implements Command {
         out.print(onceEach(sections.toString(StandardCharsets.UTF_8),
                 List.of(cuda.available() ? "" : cuda.reason(), verbs.sentence()), List.of("CUDA", "RDMA")));
         return 0;
+    }
+
+    /** Which world this process would open: one process of a launch (which, rank, root), or a local world. */
+    static String describeLaunch(Map<String, String> env) {
+        try {
+            return Worlds.launchOf(env).map(l -> String.format(Locale.ROOT, "%s started this process as rank %d of "
+                    + "%d (local %d of %d on this host); the bootstrap root is %s:%d: a ProcessWorld, one rank here",
+                    l.launcher().word(), l.rank(), l.worldSize(), l.localRank(), l.localWorldSize(),
+                    l.root().getHostString(), l.root().getPort()))
+                    .orElse("no launcher (or a launch of one process): a LocalWorld, every GPU of --gpus or "
+                            + WorldConfig.GPUS_ENV + " in this process");
+        } catch (BootstrapException e) {
+            return "the launcher's environment is unusable: " + e.getMessage();
+        }
     }
 
     /** The first line after the version: what this machine can run, and any bad setting. */
@@ -214,6 +231,9 @@ final class InfoCommand implements Command {
             }
             out.printf(Locale.ROOT, "  %-8s %s%n", p.name(), what);
         }
+        out.println();
+        out.println("Launch (which world gda4j latency and Worlds.create() open)");
+        out.println("  " + describeLaunch(System.getenv()));
         out.println();
         out.println("IBGDA flush and fetched values");
         out.println("  " + io.gda4j.ibgda.IbgdaTransport.describeFlushRule());

@@ -89,4 +89,15 @@ class InfoCommandTest {
         Files.writeString(dir.resolve("numa_node"), "0\n");
         return dir;
     }
+
+    @Test
+    void theLaunchLineSaysWhichWorldThisProcessWouldOpen() {
+        assertTrue(InfoCommand.describeLaunch(java.util.Map.of()).startsWith("no launcher"));
+        String torchrun = InfoCommand.describeLaunch(WorldOptionsLaunchTest.TORCHRUN_RANK1);
+        assertTrue(torchrun.contains("torchrun started this process as rank 1 of 2")
+                && torchrun.contains("127.0.0.1:29501"), torchrun);
+        String broken = InfoCommand.describeLaunch(java.util.Map.of("RANK", "0", "WORLD_SIZE", "2"));
+        assertTrue(broken.startsWith("the launcher's environment is unusable") && broken.contains("LOCAL_RANK"), broken);
+        assertTrue(CliRun.of("info").out().contains("Launch (which world"), "info prints the section");
+    }
 }
