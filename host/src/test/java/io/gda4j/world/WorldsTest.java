@@ -100,4 +100,16 @@ class WorldsTest {
         assertFalse(watcher.isAlive());
         assertEquals(List.of("watcher"), threads);
     }
+
+    @Test
+    void withoutAGpuAProcessWorldIsRefusedBeforeItJoinsTheBootstrap() {
+        org.junit.jupiter.api.Assumptions.assumeFalse(io.gda4j.cuda.Cuda.status().available(),
+                "this machine has a GPU: the refusal is for machines without one");
+        // Port 1 is never listened on here: an attempt to join would fail differently (or hang until its timeout).
+        Map<String, String> env = Map.of("GDA4J_RANK", "1", "GDA4J_WORLD_SIZE", "2", "GDA4J_ROOT", "127.0.0.1:1",
+                "GDA4J_JOB_TOKEN", "t");
+        WorldSetupException e = assertThrows(WorldSetupException.class,
+                () -> Worlds.create(WorldConfig.builder().build(), env));
+        assertTrue(e.getMessage().contains("needs a CUDA GPU"), e.getMessage());
+    }
 }
