@@ -8,6 +8,9 @@ import io.gda4j.world.Rank;
 import io.gda4j.world.Scope;
 import io.gda4j.world.World;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * Device-side ping-pong between two ranks (kernel {@code gda4j_pingpong}): the measuring rank sends round i and
  * waits for the echo; the peer waits and echoes. Each round trip is timed on the GPU with %globaltimer, so the
@@ -65,11 +68,9 @@ final class PingPong implements AutoCloseable {
     private final HeapBuffer signal;
     private final DeviceMemory rtt;
     private final int maxIterations;
-    /** The pair's rank numbers, known in every process. */
-    private final Pair pair;
-
-    private record Pair(int rank, int peer) {
-    }
+    /** The pair's rank numbers, known in every process (also one that drives neither and only meets the barrier). */
+    private final int rankNumber;
+    private final int peerNumber;
 
     /** The benchmark module for this pair: IBGDA peers need the build with the IBGDA branch. */
     static String module(World world, int rank, int peer) {
@@ -78,7 +79,8 @@ final class PingPong implements AutoCloseable {
 
     PingPong(World world, int rank, int peer, long maxBytes, int maxIterations) {
         this.world = world;
-        this.pair = new Pair(rank, peer);
+        this.rankNumber = rank;
+        this.peerNumber = peer;
         this.rank = localOrNull(world, rank);
         this.peer = localOrNull(world, peer);
         this.maxIterations = maxIterations;
@@ -114,7 +116,13 @@ final class PingPong implements AutoCloseable {
         if (iterations > maxIterations) {
             throw new IllegalArgumentException("at most " + maxIterations + " iterations");
         }
-        Rank[] local = rank == null ? new Rank[] {peer} : peer == null ? new Rank[] {rank} : new Rank[] {peer, rank};
+        // The responder first, so that it is already spinning when round 1 arrives.
+        List<Rank> local = new ArrayList<>();
+        for (Rank r : new Rank[] {peer, rank}) {
+            if (r != null) {
+                local.add(r);
+            }
+        }
         // Fresh signal words (and inline slot) each run: rounds count up from 1 again.
         for (Rank r : local) {
             r.writeHeapLong(signal.word(0), 0);
@@ -123,10 +131,9 @@ final class PingPong implements AutoCloseable {
         }
         world.barrier();
         int threads = mode == Mode.PUT_SIGNAL ? scope.launchThreads(blockThreads) : 1;
-        // The responder starts first so it is already spinning when round 1 arrives.
         for (Rank r : local) {
             boolean initiator = r == rank;
-            launch(r, initiator ? pair.peer : pair.rank, mode, bytes, scope, threads, warmup, iterations, initiator);
+            launch(r, initiator ? peerNumber : rankNumber, mode, bytes, scope, threads, warmup, iterations, initiator);
         }
         for (Rank r : local) {
             r.stream().synchronize();
