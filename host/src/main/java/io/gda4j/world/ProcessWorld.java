@@ -292,13 +292,6 @@ public final class ProcessWorld implements World {
     }
 
     @Override
-    public void loadModules(String... names) {
-        for (String name : names) {
-            loadModules(ModuleImage.resource(name));
-        }
-    }
-
-    @Override
     public void loadModules(ModuleImage... images) {
         local.loadModules(images);
     }

@@ -53,7 +53,11 @@ public interface World extends AutoCloseable {
      *
      * @throws io.gda4j.cuda.ContextBusyException when a GPU that still lacks a module runs a kernel
      */
-    void loadModules(String... names);
+    default void loadModules(String... names) {
+        for (String name : names) {
+            loadModules(ModuleImage.resource(name));
+        }
+    }
 
     /** Loads your own modules on every GPU of the local ranks, as {@link #loadModules(String...)}. */
     void loadModules(ModuleImage... images);

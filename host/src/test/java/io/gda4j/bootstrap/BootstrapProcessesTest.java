@@ -4,14 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
@@ -25,75 +21,20 @@ import org.junit.jupiter.params.provider.ValueSource;
 class BootstrapProcessesTest {
     private static final int SIZE = 3;
     private static final long DETECTION_LIMIT_MILLIS = 10_000;
-    private final List<Child> children = new ArrayList<>();
+    private final List<ChildJvm> children = new ArrayList<>();
 
-    /** One child and the lines it printed, each stamped with the parent's clock when it arrived. */
-    private record Line(String text, long arrivedNanos) {
-    }
-
-    private static final class Child {
-        final int rank;
-        final Process process;
-        final LinkedBlockingQueue<Line> lines = new LinkedBlockingQueue<>();
-        final StringBuilder transcript = new StringBuilder();
-
-        Child(int rank, Process process) {
-            this.rank = rank;
-            this.process = process;
-            Thread t = new Thread(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                        StandardCharsets.UTF_8))) {
-                    for (String s; (s = r.readLine()) != null; ) {
-                        synchronized (transcript) {
-                            transcript.append(s).append('\n');
-                        }
-                        lines.add(new Line(s, System.nanoTime()));
-                    }
-                } catch (IOException e) {
-                    // the process ended
-                }
-            }, "child-" + rank + "-stdout");
-            t.setDaemon(true);
-            t.start();
-        }
-
-        /** The next line starting with {@code prefix}, failing after {@code seconds} with what the child said. */
-        Line await(String prefix, long seconds) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-            while (true) {
-                Line l = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                if (l == null) {
-                    String said;
-                    synchronized (transcript) {
-                        said = transcript.toString();
-                    }
-                    throw new AssertionError("rank " + rank + " printed no '" + prefix + "' within " + seconds
-                            + " s; its output:\n" + said);
-                }
-                if (l.text().startsWith(prefix)) {
-                    return l;
-                }
-            }
-        }
-    }
-
-    private Child start(int rank, int port, String mode) throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xmx64m",
-                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                BootstrapChild.class.getName(), Integer.toString(rank), Integer.toString(SIZE),
-                Integer.toString(port), "test-job", mode);
-        pb.redirectErrorStream(true);
-        Child c = new Child(rank, pb.start());
+    private ChildJvm start(int rank, int port, String mode) throws IOException {
+        ChildJvm c = ChildJvm.start(rank, "64m", BootstrapChild.class.getName(), List.of(Integer.toString(rank),
+                Integer.toString(SIZE), Integer.toString(port), "test-job", mode), Map.of(), List.of());
         children.add(c);
         return c;
     }
 
     /** Rank 0 first (it prints its ephemeral port), then the others at that port. */
-    private List<Child> world(String mode) throws Exception {
-        Child root = start(0, 0, mode);
+    private List<ChildJvm> world(String mode) throws Exception {
+        ChildJvm root = start(0, 0, mode);
         int port = Integer.parseInt(root.await("PORT ", 30).text().substring(5).strip());
-        List<Child> all = new ArrayList<>(List.of(root));
+        List<ChildJvm> all = new ArrayList<>(List.of(root));
         for (int r = 1; r < SIZE; r++) {
             all.add(start(r, port, mode));
         }
@@ -102,15 +43,15 @@ class BootstrapProcessesTest {
 
     @AfterEach
     void killLeftovers() {
-        for (Child c : children) {
+        for (ChildJvm c : children) {
             c.process.destroyForcibly();
         }
     }
 
     @Test
     void threeProcessesAgreeOnAllGathersAndBarriers() throws Exception {
-        List<Child> all = world("gather");
-        for (Child c : all) {
+        List<ChildJvm> all = world("gather");
+        for (ChildJvm c : all) {
             for (int round = 0; round < 3; round++) {
                 String line = c.await("GATHER ", 60).text();
                 assertEquals("GATHER " + c.rank + " r0x" + round + ",r1x" + round + ",r2x" + round, line);
@@ -124,26 +65,26 @@ class BootstrapProcessesTest {
     @ParameterizedTest(name = "rank {0} killed")
     @ValueSource(ints = {2, 0})
     void aRankKilledWithSigkillIsDetectedByEverySurvivorWithinTenSeconds(int victim) throws Exception {
-        List<Child> all = world("survive:" + victim);
-        for (Child c : all) {
+        List<ChildJvm> all = world("survive:" + victim);
+        for (ChildJvm c : all) {
             c.await("READY ", 60);
         }
         // the survivors are inside a barrier the victim never enters (its collective limit is 60 s)
         Thread.sleep(200);
         long killedAt = System.nanoTime();
         all.get(victim).process.destroyForcibly(); // SIGKILL: no goodbye, no shutdown hook
-        for (Child c : all) {
+        for (ChildJvm c : all) {
             if (c.rank == victim) {
                 continue;
             }
-            Line detected = c.await("DETECTED ", DETECTION_LIMIT_MILLIS / 1000 + 5);
+            ChildJvm.Line detected = c.await("DETECTED ", DETECTION_LIMIT_MILLIS / 1000 + 5);
             long millis = TimeUnit.NANOSECONDS.toMillis(detected.arrivedNanos() - killedAt);
             System.out.println("rank " + c.rank + " detected the SIGKILL of rank " + victim + " in " + millis
                     + " ms: " + detected.text());
             assertTrue(detected.text().startsWith("DETECTED " + c.rank + " dead=" + victim + " rank " + victim
                     + " failed"), detected.text());
             assertTrue(millis < DETECTION_LIMIT_MILLIS, "detected after " + millis + " ms");
-            Line closed = c.await("CLOSED ", 15);
+            ChildJvm.Line closed = c.await("CLOSED ", 15);
             assertNotNull(closed);
             assertTrue(c.process.waitFor(15, TimeUnit.SECONDS), "rank " + c.rank + " exits after close()");
             assertEquals(0, c.process.exitValue());

@@ -1,0 +1,99 @@
+package io.gda4j.bootstrap;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A rank in a child JVM of this test's class path, talking to the test by lines on stdout (stderr merged), each line
+ * stamped with the parent's clock when it arrived: for tests of worlds of many processes.
+ */
+public final class ChildJvm {
+    /** A line the child printed and when it reached the parent. */
+    public record Line(String text, long arrivedNanos) {
+    }
+
+    public final int rank;
+    public final Process process;
+    private final LinkedBlockingQueue<Line> lines = new LinkedBlockingQueue<>();
+    private final StringBuilder transcript = new StringBuilder();
+    /** Lines that mean the child failed: await stops at them instead of waiting out its time. */
+    private final List<String> failurePrefixes;
+
+    private ChildJvm(int rank, Process process, List<String> failurePrefixes) {
+        this.rank = rank;
+        this.process = process;
+        this.failurePrefixes = failurePrefixes;
+        Thread t = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                    StandardCharsets.UTF_8))) {
+                for (String s; (s = r.readLine()) != null; ) {
+                    synchronized (transcript) {
+                        transcript.append(s).append('\n');
+                    }
+                    lines.add(new Line(s, System.nanoTime()));
+                }
+            } catch (IOException e) {
+                // the process ended
+            }
+        }, "child-" + rank + "-stdout");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /**
+     * Starts {@code mainClass} with {@code args} in a JVM with native access and {@code maxHeap}.
+     *
+     * @param environment variables to set (a null value removes the variable)
+     */
+    public static ChildJvm start(int rank, String maxHeap, String mainClass, List<String> args,
+                                 Map<String, String> environment, List<String> failurePrefixes) throws IOException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx" + maxHeap,
+                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), mainClass));
+        command.addAll(args);
+        ProcessBuilder pb = new ProcessBuilder(command);
+        environment.forEach((k, v) -> {
+            if (v == null) {
+                pb.environment().remove(k);
+            } else {
+                pb.environment().put(k, v);
+            }
+        });
+        pb.redirectErrorStream(true);
+        return new ChildJvm(rank, pb.start(), failurePrefixes);
+    }
+
+    /** The next line starting with {@code prefix}; fails after {@code seconds}, or at a failure line, with the output. */
+    public Line await(String prefix, long seconds) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (true) {
+            Line l = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (l == null) {
+                throw new AssertionError("rank " + rank + " printed no '" + prefix + "' within " + seconds
+                        + " s; its output:\n" + transcript());
+            }
+            if (l.text().startsWith(prefix)) {
+                return l;
+            }
+            for (String bad : failurePrefixes) {
+                if (l.text().startsWith(bad)) {
+                    throw new AssertionError("rank " + rank + ": " + l.text() + "\nits output:\n" + transcript());
+                }
+            }
+        }
+    }
+
+    public String transcript() {
+        synchronized (transcript) {
+            return transcript.toString();
+        }
+    }
+}
