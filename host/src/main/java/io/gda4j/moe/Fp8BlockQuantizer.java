@@ -2,8 +2,8 @@ package io.gda4j.moe;
 
 /**
  * The low-latency dispatch's cast of BF16 rows to FP8 e4m3 with one FP32 scale per 128 channels, exactly as the
- * kernel does it ({@code gda4j/moe/ll.cuh}, {@code ll_quantize_block}; the two comments state the same contract), so
- * Java and CUDA agree bit for bit. For each block of {@value MoeConfig#FP8_SCALE_BLOCK} channels of a row:
+ * kernel does it ({@code gda4j/moe/fp8_block.cuh}; the two comments state the same contract, and
+ * Fp8BlockNvccGoldenTest runs that header's functions against this class), so Java and CUDA agree bit for bit. For each block of {@value MoeConfig#FP8_SCALE_BLOCK} channels of a row:
  * <ol>
  *   <li>{@code amax} = the largest {@code |x|} of the block, each BF16 value widened exactly to FP32, starting from
  *       +0 and ignoring NaN (CUDA's {@code fmaxf}; the order does not matter, a maximum is exact);</li>
