@@ -2,7 +2,7 @@ package io.gda4j.moe;
 
 /**
  * The low-latency MoE parameter block: one per rank, in device memory, written once when the
- * {@code MoeLowLatencyBuffer} is made; every low-latency kernel takes its address. The CUDA struct
+ * {@link MoeLowLatencyBuffer} is made; every low-latency kernel takes its address. The CUDA struct
  * {@code gda4j::moe::LlParams} ({@code gda4j/moe/ll_params.cuh}) has the same fields under the same names (checked
  * by MoeLowLatencyParamsLayoutTest). Little-endian; {@link MoeLowLatencySizing} describes what the offsets point at:
  * <pre>
