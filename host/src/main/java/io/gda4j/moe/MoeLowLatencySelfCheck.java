@@ -90,6 +90,77 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
         }
     }
 
+    /**
+     * Event-timed calls, per iteration the slowest rank's time (ms): the whole dispatch and combine, and their send
+     * and receive halves (made with the split, events between the halves on each rank's stream; a receive half
+     * includes the wait for the slowest peer).
+     */
+    public record Timing(double[] dispatchMillis, double[] combineMillis, double[] dispatchSendMillis,
+                         double[] dispatchReceiveMillis, double[] combineSendMillis, double[] combineReceiveMillis) {
+    }
+
+    /**
+     * Uploads routing {@code kind}, then runs {@code warmup + iterations} dispatch + combine pairs on every rank with
+     * the send/receive split, timed with events on each rank's stream. Outputs are not checked: run {@link #run}.
+     */
+    public Timing time(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
+        prepare(kind, seed, tokens);
+        io.gda4j.cuda.CudaEvent[][] ev = new io.gda4j.cuda.CudaEvent[n][5];
+        try {
+            for (int r = 0; r < n; r++) {
+                for (int e = 0; e < 5; e++) {
+                    ev[r][e] = buffer.rank(r).rank().context().createEvent();
+                }
+            }
+            double[][] t = new double[6][iterations];
+            for (int i = -warmup; i < iterations; i++) {
+                MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[n];
+                MoeLowLatencyCombine[] c = new MoeLowLatencyCombine[n];
+                for (int r = 0; r < n; r++) {
+                    MoeLowLatencyRank m = buffer.rank(r);
+                    ev[r][0].record(m.stream());
+                    d[r] = m.dispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), true);
+                    ev[r][1].record(m.stream());
+                }
+                for (int r = 0; r < n; r++) {
+                    d[r].receive();
+                    ev[r][2].record(buffer.rank(r).stream());
+                }
+                for (int r = 0; r < n; r++) {
+                    c[r] = buffer.rank(r).combine(y(r), topkIdx(r, tokens[r]), topkWeights(r, tokens[r]), d[r], true);
+                    ev[r][3].record(buffer.rank(r).stream());
+                }
+                for (int r = 0; r < n; r++) {
+                    c[r].receive();
+                    ev[r][4].record(buffer.rank(r).stream());
+                }
+                for (int r = 0; r < n; r++) {
+                    buffer.rank(r).stream().synchronize();
+                }
+                buffer.checkErrors();
+                if (i >= 0) {
+                    for (int r = 0; r < n; r++) {
+                        t[0][i] = Math.max(t[0][i], ev[r][2].elapsedMillisSince(ev[r][0]));
+                        t[1][i] = Math.max(t[1][i], ev[r][4].elapsedMillisSince(ev[r][2]));
+                        t[2][i] = Math.max(t[2][i], ev[r][1].elapsedMillisSince(ev[r][0]));
+                        t[3][i] = Math.max(t[3][i], ev[r][2].elapsedMillisSince(ev[r][1]));
+                        t[4][i] = Math.max(t[4][i], ev[r][3].elapsedMillisSince(ev[r][2]));
+                        t[5][i] = Math.max(t[5][i], ev[r][4].elapsedMillisSince(ev[r][3]));
+                    }
+                }
+            }
+            return new Timing(t[0], t[1], t[2], t[3], t[4], t[5]);
+        } finally {
+            for (io.gda4j.cuda.CudaEvent[] group : ev) {
+                for (io.gda4j.cuda.CudaEvent e : group) {
+                    if (e != null) {
+                        e.close();
+                    }
+                }
+            }
+        }
+    }
+
     /** Rank r's inputs as tensors: x, topkIdx, topkWeights, y. */
     public DeviceTensor x(int r, int tokens) {
         return DeviceTensor.of(x[r], ElementType.BF16, tokens, s.config().hidden());
