@@ -77,6 +77,9 @@ __device__ __forceinline__ int signal_count(const DeviceView* view, const LlBuff
                                             int32_t rows) {
   const LlParams* p = b.p;
   const Peer peer = peer_of(view, expert / p->num_local_experts);
+  // Orders this thread's send_done atomic (which saw every other warp's rows out) before the signal's own path: a
+  // proxy or ibgda signal claims its FIFO/queue slot with another atomic, which must come after those warps' claims.
+  __threadfence_system();
   int st = fence(peer);
   if (st == OK) {
     st = signal(peer, b.dispatch_count(expert % p->num_local_experts, p->rank), SIGNAL_SET, seq << 32 | (uint32_t)rows);
