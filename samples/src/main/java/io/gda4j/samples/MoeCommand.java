@@ -5,6 +5,7 @@ import io.gda4j.moe.MoeBuffer;
 import io.gda4j.moe.MoeConfig;
 import io.gda4j.moe.MoeLowLatencyBuffer;
 import io.gda4j.moe.MoeLowLatencyConfig;
+import io.gda4j.moe.MoeLowLatencyNcclBaseline;
 import io.gda4j.moe.MoeLowLatencyRouting;
 import io.gda4j.moe.MoeLowLatencySelfCheck;
 import io.gda4j.moe.MoeNcclBaseline;
@@ -53,8 +54,9 @@ final class MoeCommand implements Command {
                 + "into an expert-major buffer, FP8 cast on the fly by default, no host synchronisation): per token "
                 + "count the median and p99 per call of dispatch and combine and of their send and receive halves "
                 + "(made with the send/receive split; a receive half includes the wait for the slowest peer); tokens "
-                + "default to 128, --dtype to fp8, --pow2-scales rounds FP8 scales up to powers of two (UE8M0). The "
-                + "NCCL baseline is not yet implemented for this mode (the table says so).";
+                + "default to 128, --dtype to fp8, --pow2-scales rounds FP8 scales up to powers of two (UE8M0). Its "
+                + "nccl columns time NCCL's all-to-all-v of the same routing with one row per (token, expert), as the "
+                + "low-latency dispatch moves them.";
     }
 
     @Override
@@ -190,9 +192,11 @@ final class MoeCommand implements Command {
         }
         ResultTable table = new ResultTable("moe --mode low-latency: per call, the slowest rank, median and p99 of "
                 + iters + " (ms)", List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms", "combine_ms",
-                "combine_p99_ms", "dispatch_send_ms", "dispatch_recv_ms", "combine_send_ms", "combine_recv_ms"));
+                "combine_p99_ms", "dispatch_send_ms", "dispatch_recv_ms", "combine_send_ms", "combine_recv_ms",
+                "nccl_dispatch_ms", "nccl_dispatch_p99_ms", "nccl_combine_ms", "nccl_combine_p99_ms"));
         Progress progress = new Progress(err, tokens.size() * configs.size(), cmd.hasOption("quiet"));
         try (LocalWorld world = w.open(heap)) {
+            String ncclMissing = MoeNcclBaseline.unavailableReason(world);
             List<MoeLowLatencyBuffer> buffers = new ArrayList<>();
             try {
                 for (MoeLowLatencyConfig c : configs) {
@@ -200,7 +204,8 @@ final class MoeCommand implements Command {
                 }
                 for (MoeLowLatencyBuffer ll : buffers) {
                     String name = ll.config().dispatchType().name() + (ll.config().powerOfTwoScales() ? "/UE8M0" : "");
-                    try (MoeLowLatencySelfCheck run = new MoeLowLatencySelfCheck(ll)) {
+                    try (MoeLowLatencySelfCheck run = new MoeLowLatencySelfCheck(ll);
+                         MoeLowLatencyNcclBaseline nccl = ncclMissing == null ? new MoeLowLatencyNcclBaseline(ll) : null) {
                         if (cmd.hasOption("check")) {
                             progress.step("check " + name);
                             run.run(MoeLowLatencyRouting.Kind.SKEWED, 1,
@@ -212,13 +217,23 @@ final class MoeCommand implements Command {
                             Arrays.fill(perRank, t);
                             MoeLowLatencySelfCheck.Timing timing = run.time(MoeLowLatencyRouting.Kind.UNIFORM, 7, perRank,
                                     warmup, iters);
-                            table.add(name, t, percentile(timing.dispatchMillis(), 0.5),
+                            List<Object> row = new ArrayList<>(List.of(name, t, percentile(timing.dispatchMillis(), 0.5),
                                     percentile(timing.dispatchMillis(), 0.99), percentile(timing.combineMillis(), 0.5),
                                     percentile(timing.combineMillis(), 0.99),
                                     percentile(timing.dispatchSendMillis(), 0.5),
                                     percentile(timing.dispatchReceiveMillis(), 0.5),
                                     percentile(timing.combineSendMillis(), 0.5),
-                                    percentile(timing.combineReceiveMillis(), 0.5));
+                                    percentile(timing.combineReceiveMillis(), 0.5)));
+                            if (nccl != null) {
+                                MoeNcclBaseline.Timing base = nccl.time(MoeLowLatencyRouting.Kind.UNIFORM, 7, perRank,
+                                        warmup, iters);
+                                row.addAll(List.of(percentile(base.dispatchMillis(), 0.5),
+                                        percentile(base.dispatchMillis(), 0.99), percentile(base.combineMillis(), 0.5),
+                                        percentile(base.combineMillis(), 0.99)));
+                            } else {
+                                row.addAll(List.of(ncclColumn(ncclMissing), "-", "-", "-"));
+                            }
+                            table.add(row.toArray());
                         }
                     }
                 }
@@ -232,7 +247,8 @@ final class MoeCommand implements Command {
                     + (w.gpus.stream().distinct().count() < w.gpus.size()
                     ? "; ranks share a GPU: a functional check, not GPU-to-GPU figures" : ""));
             table.note("send/recv columns: medians of the halves made with the send/receive split");
-            table.note("nccl: not run: the NCCL baseline of the low-latency routing is not implemented yet");
+            table.note(ncclMissing == null ? "nccl: NCCL " + NcclComms.version() + " from " + LibNccl.loadedFrom()
+                    + ", all-to-all-v of the same routing, one row per (token, expert)" : "nccl: not run: " + ncclMissing);
         }
         table.print(out, w.format);
         return 0;
