@@ -2,7 +2,9 @@ package io.gda4j.moe;
 
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.ibgda.IbgdaTransport;
+import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
+import io.gda4j.world.WorldConfig;
 
 import jcuda.driver.CUgraph;
 import jcuda.driver.CUgraphExec;
@@ -72,12 +74,17 @@ class MoeLowLatencyGpuTest {
         }
     }
 
+    /** DeepEP's row shape (hidden 7168, top-8, FP8) at 1..512 tokens; the heap sized from the config. */
     @ParameterizedTest(name = "{0} tokens per rank")
     @ValueSource(ints = {1, 2, 31, 128, 512})
     void oneTo512Tokens(int tokens) {
-        try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, MoeLowLatencyConfig.builder().hidden(7168)
-                     .maxTokensPerRank(512).numExperts(16).topK(8).dispatchType(ElementType.FP8_E4M3).build());
+        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(7168).maxTokensPerRank(512).numExperts(16)
+                .topK(8).dispatchType(ElementType.FP8_E4M3).build();
+        GpuWorlds.assumeGpu();
+        try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus(2, true))
+                .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(20))
+                .transport("p2p").build());
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
              MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
             check.run(MoeLowLatencyRouting.Kind.UNIFORM, tokens, new int[] {tokens, tokens}, false);
         }
