@@ -19,8 +19,8 @@
 using namespace gda4j;
 using namespace gda4j::moe;
 
-// Warps per block of the token-parallel kernels (dispatch send, combine receive).
-constexpr int LL_TOKEN_WARPS = 8;
+// Warps per block of the token-parallel kernels (dispatch send, combine receive): ll_params.cuh, shared with Java.
+constexpr int LL_TOKEN_WARPS = (int)MoeLowLatencyParamsDescriptor::TOKEN_WARPS;
 
 // Route of this rank's top-k (num_tokens x top_k, int64; -1 = none), on one block: raises seq[buf]; for each
 // (token, k) the row's slot in its expert's range for this source (route_slot; -1 for -1, repeats and bad entries),

@@ -131,6 +131,9 @@ constexpr uint32_t RECV_COUNT_SRC_OFFSET = 208;
 constexpr uint32_t RECV_COUNT_OFFSET = 216;
 constexpr uint32_t COMBINED_OFFSET = 224;
 constexpr uint32_t LENGTH = 232;
+// Warps per block of the token-parallel kernels (dispatch send, combine receive): one token per warp. The host sizes
+// their grids with it.
+constexpr uint32_t TOKEN_WARPS = 8;
 }  // namespace MoeLowLatencyParamsDescriptor
 
 static_assert(offsetof(LlParams, magic) == MoeLowLatencyParamsDescriptor::MAGIC_OFFSET, "magic");

@@ -46,6 +46,7 @@ int main() {
   P("COMBINED_OFFSET", offsetof(LlParams, combined));
   P("LENGTH", sizeof(LlParams));
   P("PARAMS_MAGIC", MoeLowLatencyParamsDescriptor::PARAMS_MAGIC);
+  P("TOKEN_WARPS", MoeLowLatencyParamsDescriptor::TOKEN_WARPS);
   P("LL_SRC_INTS", LL_SRC_INTS);
   // 4 ranks, 3 local experts each (12 experts)
   const LlSignalIndex si{3, 4, 12};

@@ -85,6 +85,8 @@ public final class MoeLowLatencyParamsDescriptor {
     public static final int RECV_COUNT_OFFSET = 216;
     public static final int COMBINED_OFFSET = 224;
     public static final int LENGTH = 232;
+    /** Warps per block of the token-parallel kernels (dispatch send, combine receive): one token per warp. */
+    public static final int TOKEN_WARPS = 8;
 
     private MoeLowLatencyParamsDescriptor() {
     }

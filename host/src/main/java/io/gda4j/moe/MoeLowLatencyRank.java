@@ -29,7 +29,7 @@ import java.nio.ByteOrder;
 public final class MoeLowLatencyRank implements AutoCloseable {
     private static final int READBACK_BYTES = 64 * 1024;
     private static final int ROUTE_THREADS = 1024;
-    private static final int TOKEN_WARPS = 8;   // moe_ll.cu LL_TOKEN_WARPS
+    private static final int TOKEN_WARPS = MoeLowLatencyParamsDescriptor.TOKEN_WARPS;
     private static final int RECV_THREADS = 256;
     private static final int COMBINE_SEND_THREADS = 1024;
 
