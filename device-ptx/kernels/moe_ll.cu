@@ -312,6 +312,9 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
         failed = ll_wait(l, p, b.combine_flag((int)e), seq, (int)(e / p->num_local_experts), &v) != OK;
       }
     }
+    // The warp barrier orders each waiting lane's acquire before every lane's loads of the rows (as in moe.cuh's
+    // warp_wait_counter); the vote alone orders no memory.
+    __syncwarp();
     if (__any_sync(0xffffffffu, failed)) return;
     uint16_t* out = b.combined() + (int64_t)t * hidden;
     for (int h = (int)lane * 8; h < hidden; h += 256) {
