@@ -233,14 +233,14 @@ public final class MoeSelfCheck implements AutoCloseable {
         }
     }
 
-    private static long fnv(long h, byte[] b) {
+    static long fnv(long h, byte[] b) {
         for (byte v : b) {
             h = (h ^ (v & 0xff)) * 0x100000001b3L;
         }
         return h;
     }
 
-    private static byte[] floats(float[] a) {
+    static byte[] floats(float[] a) {
         ByteBuffer b = ByteBuffer.allocate(4 * a.length).order(ByteOrder.LITTLE_ENDIAN);
         for (float f : a) {
             b.putFloat(f);
@@ -248,7 +248,7 @@ public final class MoeSelfCheck implements AutoCloseable {
         return b.array();
     }
 
-    private static byte[] ints(int[] a) {
+    static byte[] ints(int[] a) {
         ByteBuffer b = ByteBuffer.allocate(4 * a.length).order(ByteOrder.LITTLE_ENDIAN);
         for (int v : a) {
             b.putInt(v);
@@ -256,7 +256,7 @@ public final class MoeSelfCheck implements AutoCloseable {
         return b.array();
     }
 
-    private static byte[] longs(int[] a) {
+    static byte[] longs(int[] a) {
         ByteBuffer b = ByteBuffer.allocate(8 * a.length).order(ByteOrder.LITTLE_ENDIAN);
         for (int v : a) {
             b.putLong(v);
@@ -264,7 +264,7 @@ public final class MoeSelfCheck implements AutoCloseable {
         return b.array();
     }
 
-    private static byte[] shorts(short[] a) {
+    static byte[] shorts(short[] a) {
         ByteBuffer b = ByteBuffer.allocate(2 * a.length).order(ByteOrder.LITTLE_ENDIAN);
         for (short v : a) {
             b.putShort(v);

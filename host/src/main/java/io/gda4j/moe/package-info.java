@@ -29,5 +29,12 @@
  * wait is the one host synchronisation of a step; dispatch and combine are queued on the rank's stream without one,
  * and reading the received counts ({@link io.gda4j.moe.MoeDispatchResult#numRecvTokens()}) is an explicit
  * synchronisation.
+ *
+ * <h2>Low latency (decoding)</h2>
+ * {@link io.gda4j.moe.MoeLowLatencyBuffer} (sized from a {@link io.gda4j.moe.MoeLowLatencyConfig}) sends each token
+ * once to each distinct expert of its top-k into an expert-major buffer, BF16 or FP8 cast on the fly
+ * ({@link io.gda4j.moe.Fp8BlockQuantizer}), with no host synchronisation and two alternating buffers; the layout and
+ * the combine order are {@link io.gda4j.moe.MoeLowLatencyReference}'s. Each call can be split into a send and a
+ * receive half.
  */
 package io.gda4j.moe;

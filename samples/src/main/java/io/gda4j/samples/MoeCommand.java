@@ -3,6 +3,11 @@ package io.gda4j.samples;
 import io.gda4j.moe.ElementType;
 import io.gda4j.moe.MoeBuffer;
 import io.gda4j.moe.MoeConfig;
+import io.gda4j.moe.MoeLowLatencyBuffer;
+import io.gda4j.moe.MoeLowLatencyConfig;
+import io.gda4j.moe.MoeLowLatencyNcclBaseline;
+import io.gda4j.moe.MoeLowLatencyRouting;
+import io.gda4j.moe.MoeLowLatencySelfCheck;
 import io.gda4j.moe.MoeNcclBaseline;
 import io.gda4j.moe.MoeRouting;
 import io.gda4j.moe.MoeSelfCheck;
@@ -44,14 +49,22 @@ final class MoeCommand implements Command {
                 + "and FP8 scales to every rank holding one of its experts, combine moves BF16 rows back; buffers are "
                 + "packed beforehand and packing is not timed. x_nccl is NCCL's median time over gda4j's (above 1: "
                 + "gda4j is faster). NCCL is loaded from " + LibNccl.LIBRARY_ENV + " or the usual places (a Python "
-                + "environment's nvidia/nccl/lib); without it, or with ranks sharing a GPU, the columns say why.";
+                + "environment's nvidia/nccl/lib); without it, or with ranks sharing a GPU, the columns say why. "
+                + "--mode low-latency times the decoding calls instead (MoeLowLatencyBuffer: each token once per expert "
+                + "into an expert-major buffer, FP8 cast on the fly by default, no host synchronisation): per token "
+                + "count the median and p99 per call of dispatch and combine and of their send and receive halves "
+                + "(made with the send/receive split; a receive half includes the wait for the slowest peer); tokens "
+                + "default to 128, --dtype to fp8, --pow2-scales rounds FP8 scales up to powers of two (UE8M0). Its "
+                + "nccl columns time NCCL's all-to-all-v of the same routing with one row per (token, expert), as the "
+                + "low-latency dispatch moves them.";
     }
 
     @Override
     public String examples() {
         return "  gda4j moe                                   DeepEP's shape: 4096 tokens, hidden 7168, top-8 of 256, BF16 and FP8\n"
                 + "  gda4j moe --tokens 128:8192 --dtype bf16    a sweep\n"
-                + "  gda4j moe --gpus 0,0 --tokens 256 --check   a functional check on one GPU\n";
+                + "  gda4j moe --gpus 0,0 --tokens 256 --check   a functional check on one GPU\n"
+                + "  gda4j moe --mode low-latency --tokens 1:512  decoding: DeepEP's low-latency shape, a sweep\n";
     }
 
     @Override
@@ -71,6 +84,10 @@ final class MoeCommand implements Command {
         o.addOption(Option.builder().longOpt("chunk").hasArg().argName("ROWS").desc("rows per announced chunk (default 32)").build());
         o.addOption(Option.builder().longOpt("iters").hasArg().argName("N").desc("timed iterations (default 20)").build());
         o.addOption(Option.builder().longOpt("warmup").hasArg().argName("N").desc("untimed iterations first (default 3)").build());
+        o.addOption(Option.builder().longOpt("mode").hasArg().argName("M")
+                .desc("high-throughput (default: dispatch/combine for large batches) or low-latency (decoding)").build());
+        o.addOption(Option.builder().longOpt("pow2-scales")
+                .desc("low-latency FP8: scales rounded up to powers of two (UE8M0)").build());
         o.addOption(Option.builder().longOpt("check").desc("compare with the Java reference first").build());
         o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
         return o;
@@ -118,8 +135,130 @@ final class MoeCommand implements Command {
         return s[(int) Math.min(s.length - 1, Math.ceil(p * s.length) - 1)];
     }
 
+    /** The --mode value: true for low-latency. */
+    static boolean lowLatency(CommandLine cmd) {
+        String mode = cmd.getOptionValue("mode", "high-throughput").trim().toLowerCase(java.util.Locale.ROOT);
+        return switch (mode) {
+            case "high-throughput" -> false;
+            case "low-latency" -> true;
+            default -> throw new UsageException("--mode must be high-throughput or low-latency, got " + mode);
+        };
+    }
+
+    /** The low-latency configs the options ask for (one per dispatch type), checked before any world is opened. */
+    static List<MoeLowLatencyConfig> lowLatencyConfigs(CommandLine cmd, int maxTokens) {
+        String dtypeText = cmd.getOptionValue("dtype", "fp8").trim().toLowerCase(java.util.Locale.ROOT);
+        List<ElementType> dtypes = switch (dtypeText) {
+            case "bf16" -> List.of(ElementType.BF16);
+            case "fp8" -> List.of(ElementType.FP8_E4M3);
+            case "both" -> List.of(ElementType.BF16, ElementType.FP8_E4M3);
+            default -> throw new UsageException("--dtype must be bf16, fp8 or both, got " + dtypeText);
+        };
+        boolean pow2 = cmd.hasOption("pow2-scales");
+        if (pow2 && !dtypes.contains(ElementType.FP8_E4M3)) {
+            throw new UsageException("--pow2-scales applies to FP8 dispatch: use --dtype fp8 or both");
+        }
+        List<MoeLowLatencyConfig> configs = new ArrayList<>();
+        try {
+            for (ElementType t : dtypes) {
+                configs.add(MoeLowLatencyConfig.builder()
+                        .hidden(OptionValues.integer(cmd, "hidden", 7168, 1, Integer.MAX_VALUE))
+                        .maxTokensPerRank(maxTokens)
+                        .numExperts(OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE))
+                        .topK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE))
+                        .dispatchType(t).powerOfTwoScales(pow2 && t == ElementType.FP8_E4M3).build());
+            }
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage(), e);
+        }
+        return configs;
+    }
+
+    private int runLowLatency(CommandLine cmd, PrintStream out, PrintStream err) {
+        List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "128"));
+        int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
+        List<MoeLowLatencyConfig> configs = lowLatencyConfigs(cmd, maxTokens);
+        int iters = OptionValues.integer(cmd, "iters", 20, 1, 1_000_000);
+        int warmup = OptionValues.integer(cmd, "warmup", 3, 0, 1_000_000);
+        WorldOptions w = WorldOptions.parse(cmd);
+        int ranks = w.gpus.size();
+        long heap = 0;
+        for (MoeLowLatencyConfig c : configs) {
+            try {
+                heap += c.sizing(ranks).heapBytes() + (1 << 20);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage(), e);
+            }
+        }
+        ResultTable table = new ResultTable("moe --mode low-latency: per call, the slowest rank, median and p99 of "
+                + iters + " (ms)", List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms", "combine_ms",
+                "combine_p99_ms", "dispatch_send_ms", "dispatch_recv_ms", "combine_send_ms", "combine_recv_ms",
+                "nccl_dispatch_ms", "nccl_dispatch_p99_ms", "nccl_combine_ms", "nccl_combine_p99_ms"));
+        Progress progress = new Progress(err, tokens.size() * configs.size(), cmd.hasOption("quiet"));
+        try (LocalWorld world = w.open(heap)) {
+            String ncclMissing = MoeNcclBaseline.unavailableReason(world);
+            List<MoeLowLatencyBuffer> buffers = new ArrayList<>();
+            try {
+                for (MoeLowLatencyConfig c : configs) {
+                    buffers.add(MoeLowLatencyBuffer.create(world, c));
+                }
+                for (MoeLowLatencyBuffer ll : buffers) {
+                    String name = ll.config().dispatchType().name() + (ll.config().powerOfTwoScales() ? "/UE8M0" : "");
+                    try (MoeLowLatencySelfCheck run = new MoeLowLatencySelfCheck(ll);
+                         MoeLowLatencyNcclBaseline nccl = ncclMissing == null ? new MoeLowLatencyNcclBaseline(ll) : null) {
+                        if (cmd.hasOption("check")) {
+                            progress.step("check " + name);
+                            run.run(MoeLowLatencyRouting.Kind.SKEWED, 1,
+                                    MoeSelfCheck.tokenCounts(ranks, maxTokens, new java.util.Random(1)), true);
+                        }
+                        for (int t : tokens) {
+                            progress.step(name + " " + t + " tokens");
+                            int[] perRank = new int[ranks];
+                            Arrays.fill(perRank, t);
+                            MoeLowLatencySelfCheck.Timing timing = run.time(MoeLowLatencyRouting.Kind.UNIFORM, 7, perRank,
+                                    warmup, iters);
+                            List<Object> row = new ArrayList<>(List.of(name, t, percentile(timing.dispatchMillis(), 0.5),
+                                    percentile(timing.dispatchMillis(), 0.99), percentile(timing.combineMillis(), 0.5),
+                                    percentile(timing.combineMillis(), 0.99),
+                                    percentile(timing.dispatchSendMillis(), 0.5),
+                                    percentile(timing.dispatchReceiveMillis(), 0.5),
+                                    percentile(timing.combineSendMillis(), 0.5),
+                                    percentile(timing.combineReceiveMillis(), 0.5)));
+                            if (nccl != null) {
+                                MoeNcclBaseline.Timing base = nccl.time(MoeLowLatencyRouting.Kind.UNIFORM, 7, perRank,
+                                        warmup, iters);
+                                row.addAll(List.of(percentile(base.dispatchMillis(), 0.5),
+                                        percentile(base.dispatchMillis(), 0.99), percentile(base.combineMillis(), 0.5),
+                                        percentile(base.combineMillis(), 0.99)));
+                            } else {
+                                row.addAll(List.of(ncclColumn(ncclMissing), "-", "-", "-"));
+                            }
+                            table.add(row.toArray());
+                        }
+                    }
+                }
+            } finally {
+                for (MoeLowLatencyBuffer b : buffers) {
+                    b.close();
+                }
+            }
+            progress.done();
+            table.note(ranks + " ranks on GPUs " + WorldOptions.join(w.gpus) + ", transport " + world.transport(0, 1)
+                    + (w.gpus.stream().distinct().count() < w.gpus.size()
+                    ? "; ranks share a GPU: a functional check, not GPU-to-GPU figures" : ""));
+            table.note("send/recv columns: medians of the halves made with the send/receive split");
+            table.note(ncclMissing == null ? "nccl: NCCL " + NcclComms.version() + " from " + LibNccl.loadedFrom()
+                    + ", all-to-all-v of the same routing, one row per (token, expert)" : "nccl: not run: " + ncclMissing);
+        }
+        table.print(out, w.format);
+        return 0;
+    }
+
     @Override
     public int run(CommandLine cmd, PrintStream out, PrintStream err) {
+        if (lowLatency(cmd)) {
+            return runLowLatency(cmd, out, err);
+        }
         WorldOptions w = WorldOptions.parse(cmd);
         List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "4096"));
         int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);

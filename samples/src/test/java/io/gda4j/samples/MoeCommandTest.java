@@ -46,4 +46,22 @@ class MoeCommandTest {
         assertEquals(2, CliRun.of("moe", "--dtype", "fp16").code());
         assertEquals(2, CliRun.of("moe", "--topk", "0").code());
     }
+
+    @Test
+    void lowLatencyModeIsDocumentedAndItsOptionsCheckedBeforeAnyGpuWork() {
+        CliRun help = CliRun.of("moe", "--help");
+        assertTrue(help.out().contains("--mode low-latency"), help.out());
+        assertTrue(help.out().contains("UE8M0"), help.out());
+        CliRun mode = CliRun.of("moe", "--mode", "fast");
+        assertEquals(2, mode.code());
+        assertTrue(mode.err().contains("high-throughput or low-latency"), mode.err());
+        CliRun hidden = CliRun.of("moe", "--mode", "low-latency", "--hidden", "100");
+        assertEquals(2, hidden.code());
+        assertTrue(hidden.err().contains("multiple of 128"), hidden.err());
+        CliRun pow2 = CliRun.of("moe", "--mode", "low-latency", "--dtype", "bf16", "--pow2-scales");
+        assertEquals(2, pow2.code());
+        assertTrue(pow2.err().contains("--pow2-scales applies to FP8"), pow2.err());
+        assertEquals(2, CliRun.of("moe", "--mode", "low-latency", "--dtype", "fp16").code());
+        assertEquals(2, CliRun.of("moe", "--mode", "low-latency", "--topk", "33").code());
+    }
 }

@@ -1,0 +1,112 @@
+// gda4j/moe/ll.cuh: what the low-latency MoE kernels (kernels/moe_ll.cu) share: the addresses of a buffer's
+// sections and signal words (io.gda4j.moe.MoeLowLatencySizing draws the layout), and the warp-wide FP8 cast.
+//
+// Counters and flags (u64 in the heap, SET, never reset: a call's words carry its sequence number, so a stale value
+// from an older call on the same buffer is simply too small):
+//   dispatchCount[buffer][local expert][source]  at the expert's rank; SET by the source to (seq << 32 | rows) after
+//                                                its last row to that expert (fence, then the signal)
+//   combineFlag[buffer][expert]                   at the source; SET to seq by the expert's rank after its rows
+// seq[buffer] lives in the rank's device memory and is raised by the route kernel of each dispatch on that buffer,
+// so a CUDA graph replaying dispatch and combine uses a new sequence number each time without the host.
+#pragma once
+#include <stdint.h>
+#include "../gda4j.cuh"
+#include "moe.cuh"
+#include "ll_params.cuh"
+#include "fp8_block.cuh"
+
+namespace gda4j {
+namespace moe {
+
+constexpr int32_t LL_DTYPE_FP8_E4M3 = DTYPE_FP8_E4M3;  // io.gda4j.moe.ElementType codes (params.cuh)
+
+// One buffer of one rank: heap offsets (valid on every rank) and this rank's device state.
+struct LlBuffer {
+  const LlParams* p;
+  int buf;
+
+  __device__ __forceinline__ uint64_t heap(uint64_t section) const {
+    return p->region + (uint64_t)buf * p->buffer_bytes + section;
+  }
+  // Row index of slot `slot` of local expert `le` in the expert-major receive layout.
+  __device__ __forceinline__ uint64_t row(int le, int slot) const { return (uint64_t)le * p->slots_per_expert + slot; }
+  __device__ __forceinline__ uint64_t recv_x(uint64_t row) const { return heap(p->recv_x) + row * p->payload_bytes; }
+  __device__ __forceinline__ uint64_t recv_scales(uint64_t row) const {
+    return heap(p->recv_scales) + row * 4ull * p->scales_per_row;
+  }
+  __device__ __forceinline__ uint64_t recv_src(uint64_t row) const { return heap(p->recv_src) + row * 4ull * LL_SRC_INTS; }
+  __device__ __forceinline__ uint64_t combine_recv(int token, int k) const {
+    return heap(p->combine_recv) + ((uint64_t)token * p->top_k + k) * 2ull * p->hidden;
+  }
+  __device__ __forceinline__ uint64_t send_x(int token) const { return heap(p->send_x) + (uint64_t)token * p->payload_bytes; }
+  __device__ __forceinline__ uint64_t send_scales(int token) const {
+    return heap(p->send_scales) + (uint64_t)token * 4ull * p->scales_per_row;
+  }
+  __device__ __forceinline__ uint64_t send_src(int token, int k) const {
+    return heap(p->send_src) + ((uint64_t)token * p->top_k + k) * 4ull * LL_SRC_INTS;
+  }
+  __device__ __forceinline__ uint64_t combine_send(uint64_t row) const {
+    return heap(p->combine_send) + row * 2ull * p->hidden;
+  }
+  __device__ __forceinline__ uint64_t dispatch_count(int le, int src) const {
+    const LlSignalIndex si{p->num_local_experts, p->nranks, p->num_experts};
+    return p->signals + 8ull * si.dispatch_count(buf, le, src);
+  }
+  __device__ __forceinline__ uint64_t combine_flag(int expert) const {
+    const LlSignalIndex si{p->num_local_experts, p->nranks, p->num_experts};
+    return p->signals + 8ull * si.combine_flag(buf, expert);
+  }
+  __device__ __forceinline__ char* state() const { return reinterpret_cast<char*>(p->buffer_state + buf * p->state_bytes); }
+  __device__ __forceinline__ int32_t* route_slot() const { return reinterpret_cast<int32_t*>(state() + p->route_slot); }
+  __device__ __forceinline__ int32_t* send_count() const { return reinterpret_cast<int32_t*>(state() + p->send_count); }
+  __device__ __forceinline__ int32_t* send_done() const { return reinterpret_cast<int32_t*>(state() + p->send_done); }
+  __device__ __forceinline__ int32_t* recv_count_src() const {
+    return reinterpret_cast<int32_t*>(state() + p->recv_count_src);
+  }
+  __device__ __forceinline__ int32_t* recv_count() const { return reinterpret_cast<int32_t*>(state() + p->recv_count); }
+  __device__ __forceinline__ uint16_t* combined() const { return reinterpret_cast<uint16_t*>(state() + p->combined); }
+  __device__ __forceinline__ uint64_t* seq() const { return reinterpret_cast<uint64_t*>(p->seq) + buf; }
+  __device__ __forceinline__ uint64_t* status() const { return reinterpret_cast<uint64_t*>(p->status) + buf; }
+};
+
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// The warp's share of one 128-channel block: lane l holds channels 4l .. 4l + 3 (BF16, little-endian in `v`).
+// Returns the four FP8 codes (channel 4l in the low byte) and the block's scale (the same in every lane): steps 1-5
+// of fp8_block.cuh, with step 1 as a butterfly of fmaxf (exact in any order).
+__device__ __forceinline__ uint32_t warp_quantize_block(uint2 v, bool power_of_two, float* scale_out) {
+  const uint16_t x[4] = {(uint16_t)(v.x & 0xffff), (uint16_t)(v.x >> 16), (uint16_t)(v.y & 0xffff),
+                         (uint16_t)(v.y >> 16)};
+  float amax = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) amax = fmaxf(amax, fabsf(ll_bf16_to_float(x[i])));
+  amax = warp_max(amax);
+  const float scale = ll_block_scale(amax, power_of_two);
+  *scale_out = scale;
+  uint32_t q = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) q |= (uint32_t)ll_quantize(x[i], scale) << (8 * i);
+  return q;
+}
+
+// Lane 0's wait for this rank's word at `sig` to reach `want`, the time added to wait_ns[peer]; one thread.
+__device__ __forceinline__ int ll_wait(const Local& me, const LlParams* p, uint64_t sig, uint64_t want, int peer,
+                                       uint64_t* seen) {
+  const uint64_t* word = reinterpret_cast<const uint64_t*>(me.heap + sig);
+  uint64_t v = load_acquire_sys(word);
+  int st = OK;
+  if (v < want) {
+    const uint64_t start = global_timer_ns();
+    st = wait_until(me, sig, CMP_GE, want, &v);
+    atomicAdd(reinterpret_cast<unsigned long long*>(p->wait_ns) + peer,
+              (unsigned long long)(global_timer_ns() - start));
+  }
+  *seen = v;
+  return st;
+}
+
+}  // namespace moe
+}  // namespace gda4j

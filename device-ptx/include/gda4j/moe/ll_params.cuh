@@ -1,0 +1,192 @@
+// gda4j/moe/ll_params.cuh: the low-latency MoE parameter block, mirrored by io.gda4j.moe.MoeLowLatencyParamsDescriptor
+// (same names, same offsets; MoeLowLatencyParamsLayoutTest compiles this header with g++ and compares). Written once
+// per rank by MoeLowLatencyBuffer; io.gda4j.moe.MoeLowLatencySizing describes the memory the offsets point at. Plain
+// C++, so g++ can print it.
+//
+//        0  i32  magic
+//        4  i32  nranks
+//        8  i32  rank
+//       12  i32  hidden
+//       16  i32  dtype
+//       20  i32  top_k
+//       24  i32  num_experts
+//       28  i32  num_local_experts
+//       32  i32  max_tokens
+//       36  i32  slots_per_expert
+//       40  i32  payload_bytes
+//       44  i32  scales_per_row
+//       48  i32  power_of_two_scales
+//       52  i32  pad0
+//       56  u64  region  (heap offset of buffer 0)
+//       64  u64  buffer_bytes  (heap bytes of a buffer)
+//       72  u64  recv_x  (offset in a buffer)
+//       80  u64  recv_scales  (offset in a buffer)
+//       88  u64  recv_src  (offset in a buffer)
+//       96  u64  combine_recv  (offset in a buffer)
+//      104  u64  send_x  (offset in a buffer)
+//      112  u64  send_scales  (offset in a buffer)
+//      120  u64  send_src  (offset in a buffer)
+//      128  u64  combine_send  (offset in a buffer)
+//      136  u64  signals  (heap offset)
+//      144  u64  status  (device address)
+//      152  u64  seq  (device address)
+//      160  u64  wait_ns  (device address)
+//      168  u64  buffer_state  (device address of buffer 0's state)
+//      176  u64  state_bytes  (bytes of a buffer's state)
+//      184  u64  route_slot  (offset in a state)
+//      192  u64  send_count  (offset in a state)
+//      200  u64  send_done  (offset in a state)
+//      208  u64  recv_count_src  (offset in a state)
+//      216  u64  recv_count  (offset in a state)
+//      224  u64  combined  (offset in a state)
+//      232  (length)
+#pragma once
+#include <stdint.h>
+#include <stddef.h>
+
+#if defined(__CUDACC__)
+#define GDA4J_LL_FN __host__ __device__ __forceinline__
+#else
+#define GDA4J_LL_FN inline
+#endif
+
+namespace gda4j {
+namespace moe {
+
+struct LlParams {
+  uint32_t magic;
+  int32_t nranks;
+  int32_t rank;
+  int32_t hidden;
+  int32_t dtype;
+  int32_t top_k;
+  int32_t num_experts;
+  int32_t num_local_experts;
+  int32_t max_tokens;
+  int32_t slots_per_expert;
+  int32_t payload_bytes;
+  int32_t scales_per_row;
+  int32_t power_of_two_scales;
+  int32_t pad0;
+  uint64_t region;
+  uint64_t buffer_bytes;
+  uint64_t recv_x;
+  uint64_t recv_scales;
+  uint64_t recv_src;
+  uint64_t combine_recv;
+  uint64_t send_x;
+  uint64_t send_scales;
+  uint64_t send_src;
+  uint64_t combine_send;
+  uint64_t signals;
+  uint64_t status;
+  uint64_t seq;
+  uint64_t wait_ns;
+  uint64_t buffer_state;
+  uint64_t state_bytes;
+  uint64_t route_slot;
+  uint64_t send_count;
+  uint64_t send_done;
+  uint64_t recv_count_src;
+  uint64_t recv_count;
+  uint64_t combined;
+};
+
+namespace MoeLowLatencyParamsDescriptor {
+constexpr uint32_t PARAMS_MAGIC = 0x314c4f4du;
+constexpr uint32_t MAGIC_OFFSET = 0;
+constexpr uint32_t NRANKS_OFFSET = 4;
+constexpr uint32_t RANK_OFFSET = 8;
+constexpr uint32_t HIDDEN_OFFSET = 12;
+constexpr uint32_t DTYPE_OFFSET = 16;
+constexpr uint32_t TOP_K_OFFSET = 20;
+constexpr uint32_t NUM_EXPERTS_OFFSET = 24;
+constexpr uint32_t NUM_LOCAL_EXPERTS_OFFSET = 28;
+constexpr uint32_t MAX_TOKENS_OFFSET = 32;
+constexpr uint32_t SLOTS_PER_EXPERT_OFFSET = 36;
+constexpr uint32_t PAYLOAD_BYTES_OFFSET = 40;
+constexpr uint32_t SCALES_PER_ROW_OFFSET = 44;
+constexpr uint32_t POWER_OF_TWO_SCALES_OFFSET = 48;
+constexpr uint32_t PAD0_OFFSET = 52;
+constexpr uint32_t REGION_OFFSET = 56;
+constexpr uint32_t BUFFER_BYTES_OFFSET = 64;
+constexpr uint32_t RECV_X_OFFSET = 72;
+constexpr uint32_t RECV_SCALES_OFFSET = 80;
+constexpr uint32_t RECV_SRC_OFFSET = 88;
+constexpr uint32_t COMBINE_RECV_OFFSET = 96;
+constexpr uint32_t SEND_X_OFFSET = 104;
+constexpr uint32_t SEND_SCALES_OFFSET = 112;
+constexpr uint32_t SEND_SRC_OFFSET = 120;
+constexpr uint32_t COMBINE_SEND_OFFSET = 128;
+constexpr uint32_t SIGNALS_OFFSET = 136;
+constexpr uint32_t STATUS_OFFSET = 144;
+constexpr uint32_t SEQ_OFFSET = 152;
+constexpr uint32_t WAIT_NS_OFFSET = 160;
+constexpr uint32_t BUFFER_STATE_OFFSET = 168;
+constexpr uint32_t STATE_BYTES_OFFSET = 176;
+constexpr uint32_t ROUTE_SLOT_OFFSET = 184;
+constexpr uint32_t SEND_COUNT_OFFSET = 192;
+constexpr uint32_t SEND_DONE_OFFSET = 200;
+constexpr uint32_t RECV_COUNT_SRC_OFFSET = 208;
+constexpr uint32_t RECV_COUNT_OFFSET = 216;
+constexpr uint32_t COMBINED_OFFSET = 224;
+constexpr uint32_t LENGTH = 232;
+// Warps per block of the token-parallel kernels (dispatch send, combine receive): one token per warp. The host sizes
+// their grids with it.
+constexpr uint32_t TOKEN_WARPS = 8;
+}  // namespace MoeLowLatencyParamsDescriptor
+
+static_assert(offsetof(LlParams, magic) == MoeLowLatencyParamsDescriptor::MAGIC_OFFSET, "magic");
+static_assert(offsetof(LlParams, nranks) == MoeLowLatencyParamsDescriptor::NRANKS_OFFSET, "nranks");
+static_assert(offsetof(LlParams, rank) == MoeLowLatencyParamsDescriptor::RANK_OFFSET, "rank");
+static_assert(offsetof(LlParams, hidden) == MoeLowLatencyParamsDescriptor::HIDDEN_OFFSET, "hidden");
+static_assert(offsetof(LlParams, dtype) == MoeLowLatencyParamsDescriptor::DTYPE_OFFSET, "dtype");
+static_assert(offsetof(LlParams, top_k) == MoeLowLatencyParamsDescriptor::TOP_K_OFFSET, "top_k");
+static_assert(offsetof(LlParams, num_experts) == MoeLowLatencyParamsDescriptor::NUM_EXPERTS_OFFSET, "num_experts");
+static_assert(offsetof(LlParams, num_local_experts) == MoeLowLatencyParamsDescriptor::NUM_LOCAL_EXPERTS_OFFSET, "num_local_experts");
+static_assert(offsetof(LlParams, max_tokens) == MoeLowLatencyParamsDescriptor::MAX_TOKENS_OFFSET, "max_tokens");
+static_assert(offsetof(LlParams, slots_per_expert) == MoeLowLatencyParamsDescriptor::SLOTS_PER_EXPERT_OFFSET, "slots_per_expert");
+static_assert(offsetof(LlParams, payload_bytes) == MoeLowLatencyParamsDescriptor::PAYLOAD_BYTES_OFFSET, "payload_bytes");
+static_assert(offsetof(LlParams, scales_per_row) == MoeLowLatencyParamsDescriptor::SCALES_PER_ROW_OFFSET, "scales_per_row");
+static_assert(offsetof(LlParams, power_of_two_scales) == MoeLowLatencyParamsDescriptor::POWER_OF_TWO_SCALES_OFFSET, "power_of_two_scales");
+static_assert(offsetof(LlParams, pad0) == MoeLowLatencyParamsDescriptor::PAD0_OFFSET, "pad0");
+static_assert(offsetof(LlParams, region) == MoeLowLatencyParamsDescriptor::REGION_OFFSET, "region");
+static_assert(offsetof(LlParams, buffer_bytes) == MoeLowLatencyParamsDescriptor::BUFFER_BYTES_OFFSET, "buffer_bytes");
+static_assert(offsetof(LlParams, recv_x) == MoeLowLatencyParamsDescriptor::RECV_X_OFFSET, "recv_x");
+static_assert(offsetof(LlParams, recv_scales) == MoeLowLatencyParamsDescriptor::RECV_SCALES_OFFSET, "recv_scales");
+static_assert(offsetof(LlParams, recv_src) == MoeLowLatencyParamsDescriptor::RECV_SRC_OFFSET, "recv_src");
+static_assert(offsetof(LlParams, combine_recv) == MoeLowLatencyParamsDescriptor::COMBINE_RECV_OFFSET, "combine_recv");
+static_assert(offsetof(LlParams, send_x) == MoeLowLatencyParamsDescriptor::SEND_X_OFFSET, "send_x");
+static_assert(offsetof(LlParams, send_scales) == MoeLowLatencyParamsDescriptor::SEND_SCALES_OFFSET, "send_scales");
+static_assert(offsetof(LlParams, send_src) == MoeLowLatencyParamsDescriptor::SEND_SRC_OFFSET, "send_src");
+static_assert(offsetof(LlParams, combine_send) == MoeLowLatencyParamsDescriptor::COMBINE_SEND_OFFSET, "combine_send");
+static_assert(offsetof(LlParams, signals) == MoeLowLatencyParamsDescriptor::SIGNALS_OFFSET, "signals");
+static_assert(offsetof(LlParams, status) == MoeLowLatencyParamsDescriptor::STATUS_OFFSET, "status");
+static_assert(offsetof(LlParams, seq) == MoeLowLatencyParamsDescriptor::SEQ_OFFSET, "seq");
+static_assert(offsetof(LlParams, wait_ns) == MoeLowLatencyParamsDescriptor::WAIT_NS_OFFSET, "wait_ns");
+static_assert(offsetof(LlParams, buffer_state) == MoeLowLatencyParamsDescriptor::BUFFER_STATE_OFFSET, "buffer_state");
+static_assert(offsetof(LlParams, state_bytes) == MoeLowLatencyParamsDescriptor::STATE_BYTES_OFFSET, "state_bytes");
+static_assert(offsetof(LlParams, route_slot) == MoeLowLatencyParamsDescriptor::ROUTE_SLOT_OFFSET, "route_slot");
+static_assert(offsetof(LlParams, send_count) == MoeLowLatencyParamsDescriptor::SEND_COUNT_OFFSET, "send_count");
+static_assert(offsetof(LlParams, send_done) == MoeLowLatencyParamsDescriptor::SEND_DONE_OFFSET, "send_done");
+static_assert(offsetof(LlParams, recv_count_src) == MoeLowLatencyParamsDescriptor::RECV_COUNT_SRC_OFFSET, "recv_count_src");
+static_assert(offsetof(LlParams, recv_count) == MoeLowLatencyParamsDescriptor::RECV_COUNT_OFFSET, "recv_count");
+static_assert(offsetof(LlParams, combined) == MoeLowLatencyParamsDescriptor::COMBINED_OFFSET, "combined");
+static_assert(sizeof(LlParams) == MoeLowLatencyParamsDescriptor::LENGTH, "LlParams length");
+
+// Ints of a row's source record (io.gda4j.moe.MoeLowLatencySizing.SRC_INTS): source rank, source token, top-k slot, 0.
+constexpr int32_t LL_SRC_INTS = 4;
+
+// Signal words of the low-latency heap signal section (io.gda4j.moe.MoeLowLatencySizing: the same formulas).
+struct LlSignalIndex {
+  int32_t num_local_experts, nranks, num_experts;
+  GDA4J_LL_FN int32_t dispatch_count(int buffer, int local_expert, int src) const {
+    return (buffer * num_local_experts + local_expert) * nranks + src;
+  }
+  GDA4J_LL_FN int32_t combine_flag(int buffer, int expert) const {
+    return 2 * num_local_experts * nranks + buffer * num_experts + expert;
+  }
+};
+
+}  // namespace moe
+}  // namespace gda4j

@@ -1,0 +1,344 @@
+// MoE expert parallelism for decoding (io.gda4j.moe, low latency): route, dispatch (send, receive), combine (send,
+// receive). Each half is its own kernel, so the host can return after the sends and receive later (the
+// send/receive split); no kernel waits for the host and none reads host memory, so a CUDA graph can hold them.
+// gda4j/moe/ll.cuh has the buffer layout and the counters; io.gda4j.moe.MoeLowLatencyReference is what they must
+// produce, bit for bit.
+//
+// Ordering (DESIGN.md's per-transport rules):
+//  - a row to an expert: over p2p the warp stores it into the peer's heap; over proxy/ibgda it is cast into this
+//    rank's staging copy and put (one put for the payload, one for the scales, one for the source record);
+//  - the count of an expert is SET after the rows: each warp, after its row's stores (or puts), makes them visible
+//    (__syncwarp, then a system fence by lane 0) and counts the row done on this GPU; the warp that completes the
+//    count calls fence(peer) (p2p: a system fence; proxy/ibgda: in-order channels) and then signals, so a receiver
+//    that acquires the count sees every row;
+//  - combine: the block of a local expert stores/puts all its rows, then (bar.sync) one thread per source rank
+//    fences and SETs the expert's flag at that rank.
+#include <gda4j/gda4j.cuh>
+#include <gda4j/moe/ll.cuh>
+
+using namespace gda4j;
+using namespace gda4j::moe;
+
+// Warps per block of the token-parallel kernels (dispatch send, combine receive): ll_params.cuh, shared with Java.
+constexpr int LL_TOKEN_WARPS = (int)MoeLowLatencyParamsDescriptor::TOKEN_WARPS;
+
+// Route of this rank's top-k (num_tokens x top_k, int64; -1 = none), on one block: raises seq[buf]; for each
+// (token, k) the row's slot in its expert's range for this source (route_slot; -1 for -1, repeats and bad entries),
+// rows per expert (send_count), send_done zeroed, and status[buf] = 0 or 1 + the first entry outside
+// [-1, num_experts). Bad entries are then treated as -1, so every rank still completes the call (the host reports
+// the status). A warp per expert scans the tokens in order: the n-th token naming expert e gets slot n.
+extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const LlParams* p, int buf, const int64_t* topk,
+                                                                       int num_tokens) {
+  if (p->magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  __shared__ unsigned long long bad;
+  const LlBuffer b{p, buf};
+  const int k_count = p->top_k, experts = p->num_experts;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  if (threadIdx.x == 0) {
+    bad = ~0ull;
+    *b.seq() += 1;
+  }
+  int32_t* slot = b.route_slot();
+  for (int i = threadIdx.x; i < experts; i += blockDim.x) b.send_done()[i] = 0;
+  for (int i = threadIdx.x; i < num_tokens * k_count; i += blockDim.x) {
+    slot[i] = -1;
+    const int64_t e = topk[i];
+    if (e < -1 || e >= experts) atomicMin(&bad, (unsigned long long)i);
+  }
+  __syncthreads();
+  for (int e = warp; e < experts; e += warps) {
+    int running = 0;
+    for (int base = 0; base < num_tokens; base += 32) {
+      const int t = base + lane;
+      int first = -1;
+      if (t < num_tokens) {
+        for (int k = 0; k < k_count; ++k) {
+          if (topk[(int64_t)t * k_count + k] == e) {
+            first = k;
+            break;
+          }
+        }
+      }
+      const uint32_t mask = __ballot_sync(0xffffffffu, first >= 0);
+      if (first >= 0) slot[(int64_t)t * k_count + first] = running + __popc(mask & ((1u << lane) - 1));
+      running += __popc(mask);
+    }
+    if (lane == 0) b.send_count()[e] = running;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) *b.status() = bad == ~0ull ? 0 : bad + 1;
+}
+
+// A named namespace, not an anonymous one (see moe.cu: PTX free of path-dependent names).
+namespace moe_ll_kernels {
+
+// One thread: the count of `expert` from this rank, once its rows are out.
+__device__ __forceinline__ int signal_count(const DeviceView* view, const LlBuffer& b, int expert, uint64_t seq,
+                                            int32_t rows) {
+  const LlParams* p = b.p;
+  const Peer peer = peer_of(view, expert / p->num_local_experts);
+  // Orders this thread's send_done atomic (which saw every other warp's rows out) before the signal's own path: a
+  // proxy or ibgda signal claims its FIFO/queue slot with another atomic, which must come after those warps' claims.
+  __threadfence_system();
+  int st = fence(peer);
+  if (st == OK) {
+    st = signal(peer, b.dispatch_count(expert % p->num_local_experts, p->rank), SIGNAL_SET, seq << 32 | (uint32_t)rows);
+  }
+  return st;
+}
+
+// One warp: token t to each distinct expert of its top-k.
+__device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint16_t* x, const int64_t* topk, int t,
+                          uint64_t seq) {
+  const LlParams* p = b.p;
+  const uint32_t lane = detail::lane_id();
+  const int k_count = p->top_k, local = p->num_local_experts, me = p->rank, hidden = p->hidden;
+  const bool fp8 = p->dtype == LL_DTYPE_FP8_E4M3;
+  const bool pow2 = p->power_of_two_scales != 0;
+  // Lane k < top_k: its entry's expert, slot, and (for a p2p/self peer) the peer's heap.
+  int expert = -1, slot = -1;
+  char* direct_heap = nullptr;
+  if (lane < (uint32_t)k_count) {
+    slot = b.route_slot()[(int64_t)t * k_count + lane];
+    if (slot >= 0) {
+      expert = (int)topk[(int64_t)t * k_count + lane];
+      const Peer peer = peer_of(view, expert / local);
+      if (detail::is_direct(peer)) direct_heap = peer.heap;
+    }
+  }
+  const uint32_t dests = __ballot_sync(0xffffffffu, slot >= 0);
+  const bool staged = __any_sync(0xffffffffu, slot >= 0 && direct_heap == nullptr);
+  const Local l = local_of(view);
+  const int groups = hidden / LL_SCALE_BLOCK;
+  const uint16_t* row = x + (int64_t)t * hidden;
+  for (int g = 0; g < groups; ++g) {
+    const uint2 v = *reinterpret_cast<const uint2*>(row + g * LL_SCALE_BLOCK + lane * 4);
+    uint32_t q = 0;
+    float scale = 0.0f;
+    if (fp8) q = warp_quantize_block(v, pow2, &scale);
+    for (uint32_t m = dests; m != 0; m &= m - 1) {
+      const int d = __ffs(m) - 1;
+      char* heap = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(direct_heap), d));
+      if (heap == nullptr) continue;
+      const int e = __shfl_sync(0xffffffffu, expert, d);
+      const int s = __shfl_sync(0xffffffffu, slot, d);
+      const uint64_t r = b.row(e % local, me * p->max_tokens + s);
+      if (fp8) {
+        reinterpret_cast<uint32_t*>(heap + b.recv_x(r) + g * LL_SCALE_BLOCK)[lane] = q;
+        if (lane == 0) reinterpret_cast<float*>(heap + b.recv_scales(r))[g] = scale;
+      } else {
+        reinterpret_cast<uint2*>(heap + b.recv_x(r) + 2 * g * LL_SCALE_BLOCK)[lane] = v;
+      }
+    }
+    if (staged) {
+      if (fp8) {
+        reinterpret_cast<uint32_t*>(l.heap + b.send_x(t) + g * LL_SCALE_BLOCK)[lane] = q;
+        if (lane == 0) reinterpret_cast<float*>(l.heap + b.send_scales(t))[g] = scale;
+      } else {
+        reinterpret_cast<uint2*>(l.heap + b.send_x(t) + 2 * g * LL_SCALE_BLOCK)[lane] = v;
+      }
+    }
+  }
+  // Source records: (source rank, token, top-k slot, 0), written by the entry's own lane.
+  if (slot >= 0) {
+    const int4 rec = make_int4(me, t, (int)lane, 0);
+    const uint64_t r = b.row(expert % local, me * p->max_tokens + slot);
+    if (direct_heap != nullptr) {
+      *reinterpret_cast<int4*>(direct_heap + b.recv_src(r)) = rec;
+    } else {
+      *reinterpret_cast<int4*>(l.heap + b.send_src(t, lane)) = rec;
+    }
+  }
+  if (staged) {
+    // The staging rows were stored by every lane: visible system-wide before the copy engine or the NIC reads them.
+    __threadfence_system();
+  }
+  __syncwarp();
+  int st = OK;
+  for (uint32_t m = dests; m != 0 && st == OK; m &= m - 1) {
+    const int d = __ffs(m) - 1;
+    const int e = __shfl_sync(0xffffffffu, expert, d);
+    const int s = __shfl_sync(0xffffffffu, slot, d);
+    const bool direct = __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(direct_heap), d) != 0;
+    if (!direct) {
+      const Peer peer = peer_of(view, e / local);
+      const uint64_t r = b.row(e % local, me * p->max_tokens + s);
+      st = put_warp(peer, b.recv_x(r), b.send_x(t), p->payload_bytes);
+      if (st == OK && fp8) st = put_warp(peer, b.recv_scales(r), b.send_scales(t), 4ull * p->scales_per_row);
+      if (st == OK) st = put_warp(peer, b.recv_src(r), b.send_src(t, d), 4ull * LL_SRC_INTS);
+    }
+    // Count the row done; the warp completing the expert's count signals it (ordering: see the file comment).
+    if (lane == 0 && st == OK) {
+      __threadfence_system();
+      const int32_t done = atomicAdd(b.send_done() + e, 1) + 1;
+      const int32_t rows = b.send_count()[e];
+      if (done == rows) st = signal_count(view, b, e, seq, rows);
+    }
+    st = __shfl_sync(0xffffffffu, st, 0);
+  }
+  return st;
+}
+
+}  // namespace moe_ll_kernels
+using namespace moe_ll_kernels;
+
+// Dispatch, send half. Grid: max(1, ceil(num_tokens / LL_TOKEN_WARPS)) blocks of 32 * LL_TOKEN_WARPS threads; after
+// gda4j_moe_ll_route on the same stream. Warp w sends token w (one warp per token, DeepEP's shape); experts this
+// rank sends no row get their zero count from the first threads.
+extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_dispatch_send(
+    const DeviceView* view, const LlParams* p, int buf, const uint16_t* x, const int64_t* topk, int num_tokens) {
+  if (p->magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  const LlBuffer b{p, buf};
+  const uint64_t seq = *b.seq();
+  const int threads = gridDim.x * blockDim.x;
+  int failed = 0;
+  for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < p->num_experts && !failed; e += threads) {
+    if (b.send_count()[e] == 0) failed = signal_count(view, b, e, seq, 0) != OK;
+  }
+  // Warp-uniform from here on: send_token's shuffles need every lane.
+  if (__any_sync(0xffffffffu, failed)) return;
+  const int warps = threads / 32;
+  for (int t = (blockIdx.x * blockDim.x + threadIdx.x) / 32; t < num_tokens; t += warps) {
+    if (send_token(view, b, x, topk, t, seq) != OK) return;
+  }
+}
+
+// Dispatch, receive half. Grid: ceil(num_local_experts / 8) blocks of 256 threads; warp le waits, lane s for
+// source s, until source s's count of the call arrived, then writes recv_count_src[le][s] and recv_count[le].
+extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_dispatch_recv(const DeviceView* view, const LlParams* p,
+                                                                              int buf) {
+  if (p->magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  const LlBuffer b{p, buf};
+  const int le = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31, n = p->nranks;
+  if (le >= p->num_local_experts) return;
+  const uint64_t seq = *b.seq();
+  const Local l = local_of(view);
+  int32_t rows = 0;
+  int failed = 0;
+  if (lane < n) {
+    uint64_t v = 0;
+    failed = ll_wait(l, p, b.dispatch_count(le, lane), seq << 32, lane, &v) != OK;
+    rows = (int32_t)(uint32_t)v;
+    b.recv_count_src()[le * n + lane] = failed ? 0 : rows;
+  }
+  if (__any_sync(0xffffffffu, failed)) return;
+  for (int o = 16; o > 0; o >>= 1) rows += __shfl_xor_sync(0xffffffffu, rows, o);
+  if (lane == 0) b.recv_count()[le] = rows;
+}
+
+// Combine, send half. Grid: num_local_experts blocks of 1024 threads; after the dispatch's receive half. Block le
+// returns each received row of its expert (y: [num_local_experts][slots][hidden] BF16, the dispatch's layout) to its
+// source, into (token, top-k slot) of the source's combine buffer; then thread s SETs the expert's flag at rank s.
+extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_combine_send(const DeviceView* view, const LlParams* p,
+                                                                              int buf, const uint16_t* y) {
+  if (p->magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  constexpr int MAX_RANKS = 16;
+  __shared__ int32_t first_row[MAX_RANKS + 1];
+  __shared__ int failed;
+  const LlBuffer b{p, buf};
+  const int le = blockIdx.x, n = p->nranks, hidden = p->hidden;
+  const uint32_t lane = detail::lane_id();
+  const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const uint64_t seq = *b.seq();
+  const Local l = local_of(view);
+  if (threadIdx.x == 0) {
+    failed = 0;
+    first_row[0] = 0;
+    for (int s = 0; s < n; ++s) first_row[s + 1] = first_row[s] + b.recv_count_src()[le * n + s];
+  }
+  __syncthreads();
+  const uint64_t row_bytes = 2ull * hidden;
+  for (int j = warp; j < first_row[n]; j += warps) {
+    int s = 0;
+    while (j >= first_row[s + 1]) ++s;
+    const uint64_t r = b.row(le, s * p->max_tokens + (j - first_row[s]));
+    const int32_t* rec = reinterpret_cast<const int32_t*>(l.heap + b.recv_src(r));
+    const int token = rec[1], k = rec[2];
+    const Peer peer = peer_of(view, s);
+    const uint16_t* src = y + r * hidden;
+    int st = OK;
+    if (detail::is_direct(peer)) {
+      for (uint64_t i = lane; i < row_bytes / 16; i += 32) {
+        reinterpret_cast<int4*>(peer.heap + b.combine_recv(token, k))[i] = reinterpret_cast<const int4*>(src)[i];
+      }
+    } else {
+      for (uint64_t i = lane; i < row_bytes / 16; i += 32) {
+        reinterpret_cast<int4*>(l.heap + b.combine_send(r))[i] = reinterpret_cast<const int4*>(src)[i];
+      }
+      __threadfence_system();
+      __syncwarp();
+      st = put_warp(peer, b.combine_recv(token, k), b.combine_send(r), row_bytes);
+    }
+    if (st != OK && lane == 0) failed = 1;
+  }
+  __syncthreads();
+  if (failed == 0 && threadIdx.x < (unsigned)n) {
+    const Peer peer = peer_of(view, threadIdx.x);
+    if (fence(peer) == OK) signal(peer, b.combine_flag(p->rank * p->num_local_experts + le), SIGNAL_SET, seq);
+  }
+}
+
+// Combine, receive half. Grid: max(1, ceil(num_tokens / LL_TOKEN_WARPS)) blocks of 32 * LL_TOKEN_WARPS threads. Warp
+// t waits for the flags of token t's experts, then sums: acc = +0; for k = 0 .. top_k - 1 (skipping -1 and bad
+// entries) acc = fma(weight[t][k], float(row(t, first k with that expert)[h]), acc); out = bf16_rn(acc): the order
+// io.gda4j.moe.MoeLowLatencyReference documents.
+extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_combine_recv(
+    const DeviceView* view, const LlParams* p, int buf, const int64_t* topk, const float* weights, int num_tokens) {
+  if (p->magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  const LlBuffer b{p, buf};
+  const uint32_t lane = detail::lane_id();
+  const int k_count = p->top_k, experts = p->num_experts, hidden = p->hidden;
+  const uint64_t seq = *b.seq();
+  const Local l = local_of(view);
+  const int warps = gridDim.x * blockDim.x / 32;
+  for (int t = (blockIdx.x * blockDim.x + threadIdx.x) / 32; t < num_tokens; t += warps) {
+    int64_t e = -1;
+    int first = -1;
+    float w = 0.0f;
+    int failed = 0;
+    if (lane < (uint32_t)k_count) {
+      e = topk[(int64_t)t * k_count + lane];
+      if (e >= 0 && e < experts) {
+        first = (int)lane;
+        for (int j = 0; j < (int)lane; ++j) {
+          if (topk[(int64_t)t * k_count + j] == e) {
+            first = j;
+            break;
+          }
+        }
+        w = weights[(int64_t)t * k_count + lane];
+        uint64_t v;
+        failed = ll_wait(l, p, b.combine_flag((int)e), seq, (int)(e / p->num_local_experts), &v) != OK;
+      }
+    }
+    // The warp barrier orders each waiting lane's acquire before every lane's loads of the rows (as in moe.cuh's
+    // warp_wait_counter); the vote alone orders no memory.
+    __syncwarp();
+    if (__any_sync(0xffffffffu, failed)) return;
+    uint16_t* out = b.combined() + (int64_t)t * hidden;
+    for (int h = (int)lane * 8; h < hidden; h += 256) {
+      float acc[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) acc[i] = 0.0f;
+      for (int k = 0; k < k_count; ++k) {
+        const int f = __shfl_sync(0xffffffffu, first, k);
+        const float wk = __shfl_sync(0xffffffffu, w, k);
+        if (f < 0) continue;
+        const uint4 v = *reinterpret_cast<const uint4*>(l.heap + b.combine_recv(t, f) + 2ull * h);
+        const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          acc[2 * i] = __fmaf_rn(wk, ll_bf16_to_float((uint16_t)(words[i] & 0xffff)), acc[2 * i]);
+          acc[2 * i + 1] = __fmaf_rn(wk, ll_bf16_to_float((uint16_t)(words[i] >> 16)), acc[2 * i + 1]);
+        }
+      }
+      uint4 o;
+      o.x = float_to_bf16(acc[0]) | (uint32_t)float_to_bf16(acc[1]) << 16;
+      o.y = float_to_bf16(acc[2]) | (uint32_t)float_to_bf16(acc[3]) << 16;
+      o.z = float_to_bf16(acc[4]) | (uint32_t)float_to_bf16(acc[5]) << 16;
+      o.w = float_to_bf16(acc[6]) | (uint32_t)float_to_bf16(acc[7]) << 16;
+      *reinterpret_cast<uint4*>(out + h) = o;
+    }
+  }
+}

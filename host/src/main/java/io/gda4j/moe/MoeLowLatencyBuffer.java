@@ -1,0 +1,140 @@
+package io.gda4j.moe;
+
+import io.gda4j.world.HeapBuffer;
+import io.gda4j.world.Rank;
+import io.gda4j.world.World;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Low-latency (decoding) dispatch and combine for a world: two alternating buffers and the counters in the symmetric
+ * heap, and per local rank its route state and outputs in device memory. Everything is allocated and the kernels are
+ * loaded here, so the calls only launch kernels: no host synchronisation, CUDA-graph safe. Use one
+ * {@link MoeLowLatencyRank} per rank this process drives; every rank must make the same sequence of calls.
+ *
+ * <pre>{@code
+ * try (MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(world, MoeLowLatencyConfig.deepEpBuilder().build())) {
+ *     MoeLowLatencyRank r = ll.rank(rank);
+ *     MoeLowLatencyDispatch d = r.dispatch(x, topkIdx, false);     // d.recvX(): [L][S][hidden], d.counts()
+ *     ... experts compute y ([L][S][hidden] BF16) from d.recvX() ...
+ *     DeviceTensor out = r.combine(y, topkIdx, topkWeights, d, false).output();
+ * }
+ * }</pre>
+ * The heap region stays reserved after {@link #close()} (the symmetric heap is a bump allocator); the device memory is
+ * freed.
+ */
+public final class MoeLowLatencyBuffer implements AutoCloseable {
+    /** The PTX module of the low-latency kernels ({@code device-ptx/kernels/moe_ll.cu}). */
+    public static final String MODULE = "moe_ll";
+
+    private final World world;
+    private final MoeLowLatencyConfig config;
+    private final MoeLowLatencySizing sizing;
+    private final HeapBuffer region;
+    private final Map<Integer, MoeLowLatencyRank> ranks = new HashMap<>();
+    private boolean closed;
+
+    private MoeLowLatencyBuffer(World world, MoeLowLatencyConfig config) {
+        this.world = world;
+        this.config = config;
+        this.sizing = config.sizing(world.size());
+        String queues = MoeBuffer.queueProblem(world);
+        if (queues != null) {
+            throw new IllegalArgumentException(queues);
+        }
+        world.loadModules(MODULE);
+        this.region = world.heap().allocate(sizing.heapBytes());
+        List<MoeLowLatencyRank> made = new ArrayList<>();
+        try {
+            for (Rank r : world.localRanks()) {
+                r.fillHeap(region.offset(), region.sizeBytes(), (byte) 0);
+                MoeLowLatencyRank m = new MoeLowLatencyRank(this, r);
+                made.add(m);
+                ranks.put(r.rank(), m);
+            }
+        } catch (RuntimeException e) {
+            for (MoeLowLatencyRank m : made) {
+                m.close();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Sizes and allocates the buffers of {@code config} in {@code world} ({@link MoeLowLatencySizing#heapBytes()} of
+     * heap per rank) and loads the kernels.
+     *
+     * @throws IllegalArgumentException when the config does not fit the world (the message says what to change)
+     * @throws IllegalStateException    when the symmetric heap is too small (the message says how to raise it)
+     */
+    public static MoeLowLatencyBuffer create(World world, MoeLowLatencyConfig config) {
+        return new MoeLowLatencyBuffer(world, config);
+    }
+
+    public World world() {
+        return world;
+    }
+
+    public MoeLowLatencyConfig config() {
+        return config;
+    }
+
+    public MoeLowLatencySizing sizing() {
+        return sizing;
+    }
+
+    /** The heap region holding both buffers and the counters (the same offset on every rank). */
+    public HeapBuffer heapRegion() {
+        return region;
+    }
+
+    /** The calls of local rank {@code rank}. */
+    public MoeLowLatencyRank rank(int rank) {
+        MoeLowLatencyRank m = ranks.get(rank);
+        if (m == null) {
+            throw new IllegalArgumentException("rank " + rank + " is not driven by this process (world of " + world.size()
+                    + " ranks)");
+        }
+        if (closed) {
+            throw new IllegalStateException("this MoeLowLatencyBuffer is closed");
+        }
+        return m;
+    }
+
+    /**
+     * Throws the first device error of the world; a wait that timed out in a low-latency kernel becomes a
+     * {@link MoeTimeoutException} naming the rank, the peer it waited for and the counter.
+     */
+    public void checkErrors() {
+        try {
+            world.checkErrors();
+        } catch (io.gda4j.world.DeviceWaitTimeoutException e) {
+            var rec = e.record();
+            MoeLowLatencySizing.SignalWord w = rec == null ? null
+                    : sizing.signalWord(rec.offset() - region.offset() - sizing.signals());
+            if (w == null) {
+                throw e;
+            }
+            throw new MoeTimeoutException("rank " + rec.rank() + " waited for rank " + w.peer() + ": its " + w.counter()
+                    + " (expert " + w.expert() + ", buffer " + w.buffer() + ") stayed at 0x" + Long.toHexString(rec.seen())
+                    + ", expected at least 0x" + Long.toHexString(rec.expected()) + " after "
+                    + rec.elapsedNanos() / 1_000_000 + " ms; rank " + w.peer() + " is slow, failed, or never joined this"
+                    + " call (every rank must make the same low-latency dispatch/combine calls). " + e.getMessage(),
+                    rec.rank(), w.peer(), e);
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (MoeLowLatencyRank m : ranks.values()) {
+            m.close();
+        }
+    }
+}

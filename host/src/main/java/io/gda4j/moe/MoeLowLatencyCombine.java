@@ -1,0 +1,55 @@
+package io.gda4j.moe;
+
+/**
+ * What a low-latency combine queued: after {@link #receive()} (queued already unless the combine was made with
+ * {@code returnAfterSend}), {@link #output()} is this rank's {@code numTokens x hidden} BF16 result, in a tensor the
+ * {@link MoeLowLatencyBuffer} owns: valid until the next combine on the same buffer (two calls later).
+ */
+public final class MoeLowLatencyCombine {
+    private final MoeLowLatencyRank rank;
+    private final AlternatingBuffers.Ticket ticket;
+    private final int numTokens;
+    private final DeviceTensor topkIdx;
+    private final DeviceTensor topkWeights;
+    private boolean received;
+
+    MoeLowLatencyCombine(MoeLowLatencyRank rank, AlternatingBuffers.Ticket ticket, int numTokens, DeviceTensor topkIdx,
+                         DeviceTensor topkWeights) {
+        this.rank = rank;
+        this.ticket = ticket;
+        this.numTokens = numTokens;
+        this.topkIdx = topkIdx;
+        this.topkWeights = topkWeights;
+    }
+
+    AlternatingBuffers.Ticket ticket() {
+        return ticket;
+    }
+
+    int numTokens() {
+        return numTokens;
+    }
+
+    DeviceTensor topkIdx() {
+        return topkIdx;
+    }
+
+    DeviceTensor topkWeights() {
+        return topkWeights;
+    }
+
+    /** The receive half: queues the wait for the experts' rows and the weighted sum. Frees the call's buffer. */
+    public synchronized void receive() {
+        rank.receiveCombine(this);
+        received = true;
+    }
+
+    /** {@code numTokens x hidden} BF16; throws before {@link #receive()} was queued. */
+    public synchronized DeviceTensor output() {
+        if (!received) {
+            throw new IllegalStateException("the combine of dispatch #" + ticket.call() + " was made with"
+                    + " returnAfterSend: call receive() first");
+        }
+        return rank.combined(ticket.buffer(), numTokens);
+    }
+}

@@ -1,0 +1,153 @@
+package io.gda4j.moe;
+
+import java.util.Objects;
+
+/**
+ * What a low-latency (decoding) dispatch/combine is sized for: the hidden size, the most tokens a rank sends in one
+ * call, the experts and top-k, and the dispatched element type: BF16, or FP8 e4m3 cast on the fly with one FP32 scale
+ * per 128 channels ({@link Fp8BlockQuantizer}), optionally with power-of-two (UE8M0) scales. Immutable; make one with
+ * {@link #builder()}; {@link #sizing(int)} gives the sizes in a world and refuses overflowing ones.
+ */
+public final class MoeLowLatencyConfig {
+    private final int hidden;
+    private final int maxTokensPerRank;
+    private final int numExperts;
+    private final int topK;
+    private final ElementType dispatchType;
+    private final boolean powerOfTwoScales;
+
+    private MoeLowLatencyConfig(Builder b) {
+        this.hidden = b.hidden;
+        this.maxTokensPerRank = b.maxTokensPerRank;
+        this.numExperts = b.numExperts;
+        this.topK = b.topK;
+        this.dispatchType = Objects.requireNonNull(b.dispatchType, "dispatchType");
+        this.powerOfTwoScales = b.powerOfTwoScales;
+        positive("hidden", hidden);
+        positive("maxTokensPerRank", maxTokensPerRank);
+        positive("numExperts", numExperts);
+        if (dispatchType != ElementType.BF16 && dispatchType != ElementType.FP8_E4M3) {
+            throw new IllegalArgumentException("MoeLowLatencyConfig dispatchType must be BF16 or FP8_E4M3, got "
+                    + dispatchType);
+        }
+        if (powerOfTwoScales && dispatchType != ElementType.FP8_E4M3) {
+            throw new IllegalArgumentException("MoeLowLatencyConfig powerOfTwoScales applies to FP8 dispatch only;"
+                    + " set dispatchType(FP8_E4M3) or leave it off");
+        }
+        if (hidden % MoeConfig.FP8_SCALE_BLOCK != 0) {
+            throw new IllegalArgumentException("MoeLowLatencyConfig hidden must be a multiple of "
+                    + MoeConfig.FP8_SCALE_BLOCK + " (a warp casts and moves 128 channels at a time; FP8 scales cover"
+                    + " 128 channels), got " + hidden);
+        }
+        if (topK < 1 || topK > MoeConfig.MAX_TOP_K || topK > numExperts) {
+            throw new IllegalArgumentException("MoeLowLatencyConfig topK must be in 1.."
+                    + Math.min(MoeConfig.MAX_TOP_K, numExperts) + " (at most numExperts and " + MoeConfig.MAX_TOP_K
+                    + ", one lane per top-k slot), got " + topK);
+        }
+    }
+
+    private static void positive(String field, int value) {
+        if (value <= 0) {
+            throw new IllegalArgumentException("MoeLowLatencyConfig " + field + " must be > 0, got " + value);
+        }
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** DeepEP's low-latency benchmark: 128 tokens per rank, hidden 7168, top-8 of 256 experts, FP8 dispatch. */
+    public static Builder deepEpBuilder() {
+        return builder().hidden(7168).maxTokensPerRank(128).numExperts(256).topK(8).dispatchType(ElementType.FP8_E4M3);
+    }
+
+    public Builder toBuilder() {
+        return new Builder().hidden(hidden).maxTokensPerRank(maxTokensPerRank).numExperts(numExperts).topK(topK)
+                .dispatchType(dispatchType).powerOfTwoScales(powerOfTwoScales);
+    }
+
+    public int hidden() {
+        return hidden;
+    }
+
+    public int maxTokensPerRank() {
+        return maxTokensPerRank;
+    }
+
+    public int numExperts() {
+        return numExperts;
+    }
+
+    public int topK() {
+        return topK;
+    }
+
+    /** The element type rows arrive in: BF16, or FP8_E4M3 with scales. Combine is always BF16. */
+    public ElementType dispatchType() {
+        return dispatchType;
+    }
+
+    /** FP8 only: scales rounded up to powers of two (UE8M0), see {@link Fp8BlockQuantizer}. */
+    public boolean powerOfTwoScales() {
+        return powerOfTwoScales;
+    }
+
+    /**
+     * What a world of {@code worldSize} ranks needs. Throws IllegalArgumentException when the experts do not split
+     * evenly over the ranks or a size overflows the type the kernels index it with (the message names it).
+     */
+    public MoeLowLatencySizing sizing(int worldSize) {
+        return new MoeLowLatencySizing(this, worldSize);
+    }
+
+    @Override
+    public String toString() {
+        return "MoeLowLatencyConfig{hidden=" + hidden + ", maxTokensPerRank=" + maxTokensPerRank + ", numExperts="
+                + numExperts + ", topK=" + topK + ", dispatchType=" + dispatchType + ", powerOfTwoScales="
+                + powerOfTwoScales + "}";
+    }
+
+    /** Defaults: BF16 dispatch, no power-of-two scales. */
+    public static final class Builder {
+        private int hidden;
+        private int maxTokensPerRank;
+        private int numExperts;
+        private int topK;
+        private ElementType dispatchType = ElementType.BF16;
+        private boolean powerOfTwoScales;
+
+        public Builder hidden(int v) {
+            hidden = v;
+            return this;
+        }
+
+        public Builder maxTokensPerRank(int v) {
+            maxTokensPerRank = v;
+            return this;
+        }
+
+        public Builder numExperts(int v) {
+            numExperts = v;
+            return this;
+        }
+
+        public Builder topK(int v) {
+            topK = v;
+            return this;
+        }
+
+        public Builder dispatchType(ElementType v) {
+            dispatchType = v;
+            return this;
+        }
+
+        public Builder powerOfTwoScales(boolean v) {
+            powerOfTwoScales = v;
+            return this;
+        }
+
+        public MoeLowLatencyConfig build() {
+            return new MoeLowLatencyConfig(this);
+        }
+    }
+}

@@ -1,0 +1,328 @@
+package io.gda4j.moe;
+
+import io.gda4j.cuda.CudaEvent;
+import io.gda4j.cuda.CudaStream;
+import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.cuda.DevicePointer;
+import io.gda4j.cuda.Kernel;
+import io.gda4j.cuda.KernelArgs;
+import io.gda4j.cuda.MappedHostMemory;
+import io.gda4j.world.Rank;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * One rank's low-latency calls, queued on the rank's stream with no host synchronisation:
+ * {@link #dispatch} and {@link #combine}, each optionally split into a send half (returns once the sends are queued)
+ * and a receive half ({@code receive()} on what it returned), so the caller can overlap its own work with the
+ * transfer. Dispatch number i takes buffer i % 2 and holds it until combined or released: a third dispatch while the
+ * first is held throws before any kernel is queued ({@link AlternatingBuffers}).
+ *
+ * <p>Checked on the host before anything is queued: element types, shapes, the token count (at most
+ * maxTokensPerRank), the buffer state. Expert indices live on the GPU and are checked there (the host cannot read
+ * them without a synchronisation): the route kernel records the first entry outside [-1, numExperts) and treats every
+ * such entry as -1, so all ranks still complete the call; {@link MoeLowLatencyDispatch#checkRouting()} and
+ * {@link MoeLowLatencyBuffer#checkErrors()} (host synchronisations) throw naming it. Callers whose indices are on
+ * the host can check them first with {@link MoeLowLatencyReference#route}.
+ */
+public final class MoeLowLatencyRank implements AutoCloseable {
+    private static final int READBACK_BYTES = 64 * 1024;
+    private static final int ROUTE_THREADS = 1024;
+    private static final int TOKEN_WARPS = MoeLowLatencyParamsDescriptor.TOKEN_WARPS;
+    private static final int RECV_THREADS = 256;
+    private static final int COMBINE_SEND_THREADS = 1024;
+
+    private final MoeLowLatencyBuffer buffer;
+    private final Rank rank;
+    private final MoeLowLatencySizing s;
+    private final DeviceMemory memory;
+    private final MappedHostMemory readback;
+    private final CudaEvent done;
+    private final Kernel route;
+    private final Kernel dispatchSend;
+    private final Kernel dispatchRecv;
+    private final Kernel combineSend;
+    private final Kernel combineRecv;
+    private final AlternatingBuffers buffers = new AlternatingBuffers();
+
+    MoeLowLatencyRank(MoeLowLatencyBuffer buffer, Rank rank) {
+        this.buffer = buffer;
+        this.rank = rank;
+        this.s = buffer.sizing();
+        String m = MoeLowLatencyBuffer.MODULE;
+        this.route = rank.kernel(m, "gda4j_moe_ll_route");
+        this.dispatchSend = rank.kernel(m, "gda4j_moe_ll_dispatch_send");
+        this.dispatchRecv = rank.kernel(m, "gda4j_moe_ll_dispatch_recv");
+        this.combineSend = rank.kernel(m, "gda4j_moe_ll_combine_send");
+        this.combineRecv = rank.kernel(m, "gda4j_moe_ll_combine_recv");
+        for (Kernel k : new Kernel[] {route, combineSend}) {
+            if (k.maxThreadsPerBlock() < ROUTE_THREADS) {
+                throw new IllegalStateException("the low-latency kernels need 1024-thread blocks, " + rank.device()
+                        + " allows " + k.maxThreadsPerBlock());
+            }
+        }
+        DeviceMemory mem = rank.context().allocate(s.deviceBytes());
+        MappedHostMemory rb = null;
+        CudaEvent ev = null;
+        try {
+            mem.fill((byte) 0);
+            rb = rank.context().allocateMappedHost(READBACK_BYTES);
+            ev = rank.context().createEvent();
+            mem.copyFromHost(s.params(), params(mem.address()));
+        } catch (RuntimeException e) {
+            if (ev != null) {
+                ev.close();
+            }
+            if (rb != null) {
+                rb.close();
+            }
+            mem.close();
+            throw e;
+        }
+        this.memory = mem;
+        this.readback = rb;
+        this.done = ev;
+    }
+
+    private ByteBuffer params(long base) {
+        MoeLowLatencyConfig c = s.config();
+        long heap = buffer.heapRegion().offset();
+        ByteBuffer b = ByteBuffer.allocateDirect(MoeLowLatencyParamsDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        b.putInt(MoeLowLatencyParamsDescriptor.MAGIC_OFFSET, MoeLowLatencyParamsDescriptor.PARAMS_MAGIC);
+        b.putInt(MoeLowLatencyParamsDescriptor.NRANKS_OFFSET, s.worldSize());
+        b.putInt(MoeLowLatencyParamsDescriptor.RANK_OFFSET, rank.rank());
+        b.putInt(MoeLowLatencyParamsDescriptor.HIDDEN_OFFSET, c.hidden());
+        b.putInt(MoeLowLatencyParamsDescriptor.DTYPE_OFFSET, c.dispatchType().code());
+        b.putInt(MoeLowLatencyParamsDescriptor.TOP_K_OFFSET, c.topK());
+        b.putInt(MoeLowLatencyParamsDescriptor.NUM_EXPERTS_OFFSET, c.numExperts());
+        b.putInt(MoeLowLatencyParamsDescriptor.NUM_LOCAL_EXPERTS_OFFSET, s.numLocalExperts());
+        b.putInt(MoeLowLatencyParamsDescriptor.MAX_TOKENS_OFFSET, c.maxTokensPerRank());
+        b.putInt(MoeLowLatencyParamsDescriptor.SLOTS_PER_EXPERT_OFFSET, s.slotsPerExpert());
+        b.putInt(MoeLowLatencyParamsDescriptor.PAYLOAD_BYTES_OFFSET, s.payloadBytes());
+        b.putInt(MoeLowLatencyParamsDescriptor.SCALES_PER_ROW_OFFSET, s.scalesPerRow());
+        b.putInt(MoeLowLatencyParamsDescriptor.POWER_OF_TWO_SCALES_OFFSET, c.powerOfTwoScales() ? 1 : 0);
+        b.putLong(MoeLowLatencyParamsDescriptor.REGION_OFFSET, heap);
+        b.putLong(MoeLowLatencyParamsDescriptor.BUFFER_BYTES_OFFSET, s.bufferBytes());
+        b.putLong(MoeLowLatencyParamsDescriptor.RECV_X_OFFSET, s.recvX(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.RECV_SCALES_OFFSET, s.recvScales(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.RECV_SRC_OFFSET, s.recvSrc(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.COMBINE_RECV_OFFSET, s.combineRecv(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.SEND_X_OFFSET, s.sendX(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.SEND_SCALES_OFFSET, s.sendScales(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.SEND_SRC_OFFSET, s.sendSrc(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.COMBINE_SEND_OFFSET, s.combineSend(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.SIGNALS_OFFSET, heap + s.signals());
+        b.putLong(MoeLowLatencyParamsDescriptor.STATUS_OFFSET, base + s.status());
+        b.putLong(MoeLowLatencyParamsDescriptor.SEQ_OFFSET, base + s.seq());
+        b.putLong(MoeLowLatencyParamsDescriptor.WAIT_NS_OFFSET, base + s.waitNanos());
+        b.putLong(MoeLowLatencyParamsDescriptor.BUFFER_STATE_OFFSET, base + s.bufferState(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.STATE_BYTES_OFFSET, s.stateBytes());
+        b.putLong(MoeLowLatencyParamsDescriptor.ROUTE_SLOT_OFFSET, s.routeSlot());
+        b.putLong(MoeLowLatencyParamsDescriptor.SEND_COUNT_OFFSET, s.sendCount());
+        b.putLong(MoeLowLatencyParamsDescriptor.SEND_DONE_OFFSET, s.sendDone());
+        b.putLong(MoeLowLatencyParamsDescriptor.RECV_COUNT_SRC_OFFSET, s.recvCountSrc());
+        b.putLong(MoeLowLatencyParamsDescriptor.RECV_COUNT_OFFSET, s.recvCount());
+        b.putLong(MoeLowLatencyParamsDescriptor.COMBINED_OFFSET, s.combined());
+        return b;
+    }
+
+    public Rank rank() {
+        return rank;
+    }
+
+    public MoeLowLatencyBuffer buffer() {
+        return buffer;
+    }
+
+    public CudaStream stream() {
+        return rank.stream();
+    }
+
+    /** Recorded after the last half of any call queued on this rank. */
+    public CudaEvent lastEvent() {
+        return done;
+    }
+
+    private DevicePointer at(long offset) {
+        return memory.pointer().plusBytes(offset);
+    }
+
+    private static int tokenBlocks(int tokens) {
+        return Math.max(1, (tokens + TOKEN_WARPS - 1) / TOKEN_WARPS);
+    }
+
+    /**
+     * Dispatch of this rank's tokens: {@code x} is {@code numTokens x hidden} BF16 (cast to FP8 on the fly when the
+     * config says so), {@code topkIdx} {@code numTokens x topK} INT64 (-1 = none). Each token goes once to each
+     * distinct expert of its top-k ({@link MoeLowLatencyReference} has the layout). With {@code returnAfterSend} only
+     * the send half is queued: call {@link MoeLowLatencyDispatch#receive()} before using the outputs.
+     *
+     * @throws IllegalArgumentException for a wrong type or shape, or more tokens than maxTokensPerRank
+     * @throws IllegalStateException    when this dispatch's buffer is still held by the dispatch two calls back
+     */
+    public synchronized MoeLowLatencyDispatch dispatch(DeviceTensor x, DeviceTensor topkIdx, boolean returnAfterSend) {
+        MoeLowLatencyConfig c = s.config();
+        x.require("x", ElementType.BF16, -1, c.hidden());
+        MoeLowLatencyReference.checkTokens(x.dim(0), c.maxTokensPerRank());
+        int tokens = (int) x.dim(0);
+        topkIdx.require("topkIdx", ElementType.INT64, tokens, c.topK());
+        AlternatingBuffers.Ticket t = buffers.dispatch();
+        int b = t.buffer();
+        route.launch(1, ROUTE_THREADS, 0, rank.stream(), KernelArgs.create().pointer(at(s.params())).i32(b)
+                .pointer(topkIdx.pointer()).i32(tokens));
+        dispatchSend.launch(tokenBlocks(tokens), 32 * TOKEN_WARPS, 0, rank.stream(), KernelArgs.create()
+                .pointer(rank.deviceView()).pointer(at(s.params())).i32(b).pointer(x.pointer())
+                .pointer(topkIdx.pointer()).i32(tokens));
+        MoeLowLatencyDispatch d = new MoeLowLatencyDispatch(this, t, tokens);
+        if (!returnAfterSend) {
+            d.receive();
+        } else {
+            done.record(rank.stream());
+        }
+        return d;
+    }
+
+    synchronized void receiveDispatch(MoeLowLatencyDispatch d) {
+        buffers.receive(d.ticket());
+        dispatchRecv.launch(Math.max(1, (s.numLocalExperts() * 32 + RECV_THREADS - 1) / RECV_THREADS), RECV_THREADS, 0,
+                rank.stream(), KernelArgs.create().pointer(rank.deviceView()).pointer(at(s.params()))
+                        .i32(d.ticket().buffer()));
+        done.record(rank.stream());
+    }
+
+    synchronized void release(MoeLowLatencyDispatch d) {
+        buffers.release(d.ticket());
+    }
+
+    /**
+     * Combine of {@code y} ({@code [numLocalExperts][slots][hidden]} BF16, the layout {@code dispatched} delivered)
+     * back to the sources: this rank gets {@code numTokens x hidden} BF16, token t the sum over its top-k, in
+     * increasing k, of {@code topkWeights[t][k] * y_row} (FP32 fma, one rounding to BF16 at the end). {@code topkIdx}
+     * and {@code topkWeights} ({@code numTokens x topK}, INT64 and FP32) must be the routing {@code dispatched} sent.
+     * With {@code returnAfterSend} only the send half is queued: call {@link MoeLowLatencyCombine#receive()}.
+     */
+    public synchronized MoeLowLatencyCombine combine(DeviceTensor y, DeviceTensor topkIdx, DeviceTensor topkWeights,
+                                                     MoeLowLatencyDispatch dispatched, boolean returnAfterSend) {
+        MoeLowLatencyConfig c = s.config();
+        if (dispatched.rankCalls() != this) {
+            throw new IllegalArgumentException("this dispatch belongs to rank " + dispatched.rankCalls().rank.rank()
+                    + ", not rank " + rank.rank());
+        }
+        y.require("y", ElementType.BF16, s.numLocalExperts(), s.slotsPerExpert(), c.hidden());
+        int tokens = dispatched.numTokens();
+        topkIdx.require("topkIdx", ElementType.INT64, tokens, c.topK());
+        topkWeights.require("topkWeights", ElementType.FP32, tokens, c.topK());
+        buffers.combineSend(dispatched.ticket());
+        int b = dispatched.ticket().buffer();
+        combineSend.launch(s.numLocalExperts(), COMBINE_SEND_THREADS, 0, rank.stream(), KernelArgs.create()
+                .pointer(rank.deviceView()).pointer(at(s.params())).i32(b).pointer(y.pointer()));
+        MoeLowLatencyCombine r = new MoeLowLatencyCombine(this, dispatched.ticket(), tokens, topkIdx, topkWeights);
+        if (!returnAfterSend) {
+            r.receive();
+        } else {
+            done.record(rank.stream());
+        }
+        return r;
+    }
+
+    synchronized void receiveCombine(MoeLowLatencyCombine r) {
+        buffers.combineReceive(r.ticket());
+        combineRecv.launch(tokenBlocks(r.numTokens()), 32 * TOKEN_WARPS, 0, rank.stream(), KernelArgs.create()
+                .pointer(rank.deviceView()).pointer(at(s.params())).i32(r.ticket().buffer())
+                .pointer(r.topkIdx().pointer()).pointer(r.topkWeights().pointer()).i32(r.numTokens()));
+        done.record(rank.stream());
+    }
+
+    synchronized AlternatingBuffers.State state(AlternatingBuffers.Ticket t) {
+        return buffers.state(t);
+    }
+
+    // ---- tensors over buffer b
+
+    private DeviceTensor heapTensor(long offset, long bytes, ElementType type, long... shape) {
+        return DeviceTensor.of(DevicePointer.of(rank.heapBase() + buffer.heapRegion().offset() + offset), bytes, type,
+                shape);
+    }
+
+    DeviceTensor recvX(int b) {
+        return heapTensor(s.recvX(b), s.recvXBytes(), s.config().dispatchType(), s.numLocalExperts(),
+                s.slotsPerExpert(), s.config().hidden());
+    }
+
+    DeviceTensor recvScales(int b) {
+        return s.scalesPerRow() == 0 ? null : heapTensor(s.recvScales(b), s.recvScalesBytes(), ElementType.FP32,
+                s.numLocalExperts(), s.slotsPerExpert(), s.scalesPerRow());
+    }
+
+    DeviceTensor recvSource(int b) {
+        return heapTensor(s.recvSrc(b), s.recvSrcBytes(), ElementType.INT32, s.numLocalExperts(), s.slotsPerExpert(),
+                MoeLowLatencySizing.SRC_INTS);
+    }
+
+    DeviceTensor countsPerSource(int b) {
+        return DeviceTensor.of(at(s.bufferState(b) + s.recvCountSrc()), 4L * s.numLocalExperts() * s.worldSize(),
+                ElementType.INT32, s.numLocalExperts(), s.worldSize());
+    }
+
+    DeviceTensor counts(int b) {
+        return DeviceTensor.of(at(s.bufferState(b) + s.recvCount()), 4L * s.numLocalExperts(), ElementType.INT32,
+                s.numLocalExperts());
+    }
+
+    DeviceTensor combined(int b, int tokens) {
+        return DeviceTensor.of(at(s.bufferState(b) + s.combined()), s.stateBytes() - s.combined(), ElementType.BF16,
+                tokens, s.config().hidden());
+    }
+
+    /** Waits for this rank's queued work and returns the routing status of buffer b (0, or 1 + the bad entry). */
+    long readStatus(int b) {
+        return read(at(s.status() + 8L * b), 8).getLong(0);
+    }
+
+    int[] readInts(DeviceTensor t, int n) {
+        ByteBuffer bb = read(t.pointer(), 4 * n);
+        int[] a = new int[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = bb.getInt(4 * i);
+        }
+        return a;
+    }
+
+    /** Nanoseconds this rank's low-latency kernels spent waiting for {@code peer}, summed over lanes and calls. */
+    public long waitNanos(int peer) {
+        if (peer < 0 || peer >= s.worldSize()) {
+            throw new IllegalArgumentException("peer " + peer + " out of range 0.." + (s.worldSize() - 1));
+        }
+        return read(at(s.waitNanos() + 8L * peer), 8).getLong(0);
+    }
+
+    /**
+     * Copies {@code dst.length} bytes at {@code address} to {@code dst} through pinned memory on the rank's stream: it
+     * waits for this rank's queued work, and for nothing else.
+     */
+    public synchronized void copyToHost(DevicePointer address, byte[] dst) {
+        int chunk = READBACK_BYTES;
+        for (int at = 0; at < dst.length; at += chunk) {
+            int n = Math.min(chunk, dst.length - at);
+            read(address.plusBytes(at), n).get(dst, at, n);
+        }
+    }
+
+    private synchronized ByteBuffer read(DevicePointer src, int bytes) {
+        rank.stream().copyAsync(readback.devicePointer(), src, bytes);
+        rank.stream().synchronize();
+        ByteBuffer view = readback.hostBuffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        view.limit(bytes);
+        ByteBuffer copy = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        copy.put(view).flip();
+        return copy;
+    }
+
+    @Override
+    public void close() {
+        done.close();
+        readback.close();
+        memory.close();
+    }
+}

@@ -1,0 +1,321 @@
+package io.gda4j.moe;
+
+import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.world.Rank;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * Runs low-latency dispatch and combine on every rank of a world with generated routings and rows and compares every
+ * output with {@link MoeLowLatencyReference}, bit for bit (valid slots only: the others hold stale data by design).
+ * Needs a world whose ranks are all local (a LocalWorld). Input memory is allocated here, before any kernel runs.
+ * The GPU tests and {@code gda4j moe --mode low-latency --check} use it.
+ */
+public final class MoeLowLatencySelfCheck implements AutoCloseable {
+    private final MoeLowLatencyBuffer buffer;
+    private final MoeLowLatencySizing s;
+    private final int n;
+    private final DeviceMemory[] x;
+    private final DeviceMemory[] topk;
+    private final DeviceMemory[] weights;
+    private final DeviceMemory[] y;
+
+    public MoeLowLatencySelfCheck(MoeLowLatencyBuffer buffer) {
+        this.buffer = buffer;
+        this.s = buffer.sizing();
+        List<Rank> ranks = buffer.world().localRanks();
+        this.n = s.worldSize();
+        if (ranks.size() != n) {
+            throw new IllegalArgumentException("the self-check drives every rank: it needs a world whose ranks are all local");
+        }
+        MoeLowLatencyConfig c = s.config();
+        long t = c.maxTokensPerRank();
+        x = new DeviceMemory[n];
+        topk = new DeviceMemory[n];
+        weights = new DeviceMemory[n];
+        y = new DeviceMemory[n];
+        for (Rank r : ranks) {
+            int i = r.rank();
+            x[i] = r.context().allocate(t * 2L * c.hidden());
+            topk[i] = r.context().allocate(t * 8L * c.topK());
+            weights[i] = r.context().allocate(t * 4L * c.topK());
+            y[i] = r.context().allocate((long) s.numLocalExperts() * s.slotsPerExpert() * 2L * c.hidden());
+        }
+    }
+
+    /** One routing's inputs on every rank, uploaded; {@link #expect} checks outputs against them. */
+    public record Case(int[] tokens, MoeLowLatencyReference.Input[] inputs, float[][] weights, short[][] y) {
+    }
+
+    /**
+     * Generates routing {@code kind} with {@code tokens[r]} tokens on rank r (and wide-range rows, weights, expert
+     * outputs y for every slot) and uploads it into this check's device tensors. Synchronous copies: call it while no
+     * kernel of these ranks runs (before a graph replay, for instance).
+     */
+    public Case prepare(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens) {
+        MoeLowLatencyConfig c = s.config();
+        Random rnd = new Random(seed);
+        MoeLowLatencyReference.Input[] in = new MoeLowLatencyReference.Input[n];
+        float[][] w = new float[n][];
+        short[][] ys = new short[n][];
+        for (int r = 0; r < n; r++) {
+            int[] idx = MoeLowLatencyRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
+            in[r] = new MoeLowLatencyReference.Input(tokens[r], MoeLowLatencyRouting.rows(tokens[r], c.hidden(), rnd), idx);
+            w[r] = MoeLowLatencyRouting.weights(idx, rnd);
+            ys[r] = MoeRouting.bf16Rows(s.numLocalExperts() * s.slotsPerExpert(), c.hidden(), rnd);
+            upload(x[r], MoeSelfCheck.shorts(in[r].x()));
+            upload(topk[r], MoeSelfCheck.longs(idx));
+            upload(weights[r], MoeSelfCheck.floats(w[r]));
+            upload(y[r], MoeSelfCheck.shorts(ys[r]));
+        }
+        return new Case(tokens.clone(), in, w, ys);
+    }
+
+    /** Overwrites rank r's uploaded top-k with {@code idx} (bad entries included: for tests of the device check). */
+    public void overwriteTopk(int r, long[] idx) {
+        ByteBuffer b = ByteBuffer.allocate(8 * idx.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (long v : idx) {
+            b.putLong(v);
+        }
+        upload(topk[r], b.array());
+    }
+
+    private static void upload(DeviceMemory m, byte[] b) {
+        if (b.length > 0) {
+            m.copyFromHost(0, b, 0, b.length);
+        }
+    }
+
+    /**
+     * Event-timed calls, per iteration the slowest rank's time (ms): the whole dispatch and combine, and their send
+     * and receive halves (made with the split, events between the halves on each rank's stream; a receive half
+     * includes the wait for the slowest peer).
+     */
+    public record Timing(double[] dispatchMillis, double[] combineMillis, double[] dispatchSendMillis,
+                         double[] dispatchReceiveMillis, double[] combineSendMillis, double[] combineReceiveMillis) {
+    }
+
+    /**
+     * Uploads routing {@code kind}, then runs {@code warmup + iterations} dispatch + combine pairs on every rank with
+     * the send/receive split, timed with events on each rank's stream. Outputs are not checked: run {@link #run}.
+     */
+    public Timing time(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
+        prepare(kind, seed, tokens);
+        io.gda4j.cuda.CudaEvent[][] ev = new io.gda4j.cuda.CudaEvent[n][5];
+        try {
+            for (int r = 0; r < n; r++) {
+                for (int e = 0; e < 5; e++) {
+                    ev[r][e] = buffer.rank(r).rank().context().createEvent();
+                }
+            }
+            double[][] t = new double[6][iterations];
+            for (int i = -warmup; i < iterations; i++) {
+                MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[n];
+                MoeLowLatencyCombine[] c = new MoeLowLatencyCombine[n];
+                for (int r = 0; r < n; r++) {
+                    MoeLowLatencyRank m = buffer.rank(r);
+                    ev[r][0].record(m.stream());
+                    d[r] = m.dispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), true);
+                    ev[r][1].record(m.stream());
+                }
+                for (int r = 0; r < n; r++) {
+                    d[r].receive();
+                    ev[r][2].record(buffer.rank(r).stream());
+                }
+                for (int r = 0; r < n; r++) {
+                    c[r] = buffer.rank(r).combine(y(r), topkIdx(r, tokens[r]), topkWeights(r, tokens[r]), d[r], true);
+                    ev[r][3].record(buffer.rank(r).stream());
+                }
+                for (int r = 0; r < n; r++) {
+                    c[r].receive();
+                    ev[r][4].record(buffer.rank(r).stream());
+                }
+                for (int r = 0; r < n; r++) {
+                    buffer.rank(r).stream().synchronize();
+                }
+                buffer.checkErrors();
+                if (i >= 0) {
+                    for (int r = 0; r < n; r++) {
+                        t[0][i] = Math.max(t[0][i], ev[r][2].elapsedMillisSince(ev[r][0]));
+                        t[1][i] = Math.max(t[1][i], ev[r][4].elapsedMillisSince(ev[r][2]));
+                        t[2][i] = Math.max(t[2][i], ev[r][1].elapsedMillisSince(ev[r][0]));
+                        t[3][i] = Math.max(t[3][i], ev[r][2].elapsedMillisSince(ev[r][1]));
+                        t[4][i] = Math.max(t[4][i], ev[r][3].elapsedMillisSince(ev[r][2]));
+                        t[5][i] = Math.max(t[5][i], ev[r][4].elapsedMillisSince(ev[r][3]));
+                    }
+                }
+            }
+            return new Timing(t[0], t[1], t[2], t[3], t[4], t[5]);
+        } finally {
+            for (io.gda4j.cuda.CudaEvent[] group : ev) {
+                for (io.gda4j.cuda.CudaEvent e : group) {
+                    if (e != null) {
+                        e.close();
+                    }
+                }
+            }
+        }
+    }
+
+    /** Rank r's inputs as tensors: x, topkIdx, topkWeights, y. */
+    public DeviceTensor x(int r, int tokens) {
+        return DeviceTensor.of(x[r], ElementType.BF16, tokens, s.config().hidden());
+    }
+
+    public DeviceTensor topkIdx(int r, int tokens) {
+        return DeviceTensor.of(topk[r], ElementType.INT64, tokens, s.config().topK());
+    }
+
+    public DeviceTensor topkWeights(int r, int tokens) {
+        return DeviceTensor.of(weights[r], ElementType.FP32, tokens, s.config().topK());
+    }
+
+    public DeviceTensor y(int r) {
+        return DeviceTensor.of(y[r], ElementType.BF16, s.numLocalExperts(), s.slotsPerExpert(), s.config().hidden());
+    }
+
+    /**
+     * Dispatch and combine of one prepared case on every rank; with {@code split} every rank first queues its send
+     * half and then its receive half (both calls). Checks everything and returns a hash of every rank's outputs.
+     *
+     * @throws IllegalStateException naming the rank, the output and the first differing row where they differ
+     */
+    public long run(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, boolean split) {
+        Case c = prepare(kind, seed, tokens);
+        MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[n];
+        for (int r = 0; r < n; r++) {
+            d[r] = buffer.rank(r).dispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), split);
+        }
+        if (split) {
+            for (int r = 0; r < n; r++) {
+                d[r].receive();
+            }
+        }
+        MoeLowLatencyCombine[] out = new MoeLowLatencyCombine[n];
+        int[] buffers = new int[n];
+        for (int r = 0; r < n; r++) {
+            d[r].checkRouting();   // also the host sync that lets the reads below see this call's buffer
+            buffers[r] = d[r].buffer();
+        }
+        long hash = expectDispatch(c, buffers);
+        for (int r = 0; r < n; r++) {
+            out[r] = buffer.rank(r).combine(y(r), topkIdx(r, tokens[r]), topkWeights(r, tokens[r]), d[r], split);
+        }
+        if (split) {
+            for (int r = 0; r < n; r++) {
+                out[r].receive();
+            }
+        }
+        DeviceTensor[] o = new DeviceTensor[n];
+        for (int r = 0; r < n; r++) {
+            o[r] = out[r].output();
+        }
+        return expectCombine(c, o, hash);
+    }
+
+    /**
+     * Checks every rank's dispatch outputs in buffer {@code buffers[r]} against the case (after the calls completed:
+     * it synchronizes every rank's stream and throws the world's device errors first). Returns their hash.
+     */
+    public long expectDispatch(Case c, int[] buffers) {
+        MoeLowLatencyConfig cfg = s.config();
+        for (int r = 0; r < n; r++) {
+            buffer.rank(r).stream().synchronize();
+        }
+        buffer.checkErrors();
+        long hash = 0xcbf29ce484222325L;
+        int rows = s.numLocalExperts() * s.slotsPerExpert();
+        for (int r = 0; r < n; r++) {
+            MoeLowLatencyRank m = buffer.rank(r);
+            MoeLowLatencyReference.Received want = MoeLowLatencyReference.dispatch(s, c.inputs(), r);
+            int b = buffers[r];
+            int[] perSource = m.readInts(m.countsPerSource(b), s.numLocalExperts() * n);
+            expect(Arrays.equals(want.countPerSource(), perSource), r, "rows per (expert, source) "
+                    + Arrays.toString(perSource) + ", reference " + Arrays.toString(want.countPerSource()), 0);
+            expect(Arrays.equals(want.count(), m.readInts(m.counts(b), s.numLocalExperts())), r, "rows per expert", 0);
+            byte[] gx = read(m, m.recvX(b), (long) rows * s.payloadBytes());
+            byte[] gs = s.scalesPerRow() == 0 ? new byte[0] : read(m, m.recvScales(b), 4L * rows * s.scalesPerRow());
+            byte[] gsrc = read(m, m.recvSource(b), 4L * rows * MoeLowLatencySizing.SRC_INTS);
+            byte[] ws = MoeSelfCheck.floats(want.scales());
+            byte[] wsrc = MoeSelfCheck.ints(want.src());
+            for (int row = 0; row < rows; row++) {
+                if (!want.valid(row / s.slotsPerExpert(), row % s.slotsPerExpert())) {
+                    continue;
+                }
+                compare(r, "received rows", gx, want.x(), row, s.payloadBytes());
+                compare(r, "received scales", gs, ws, row, 4 * s.scalesPerRow());
+                compare(r, "source records", gsrc, wsrc, row, 4 * MoeLowLatencySizing.SRC_INTS);
+                hash = MoeSelfCheck.fnv(hash, Arrays.copyOfRange(gx, row * s.payloadBytes(), (row + 1) * s.payloadBytes()));
+                hash = MoeSelfCheck.fnv(hash, Arrays.copyOfRange(gs, row * 4 * s.scalesPerRow(),
+                        (row + 1) * 4 * s.scalesPerRow()));
+            }
+            if (cfg.dispatchType() == ElementType.FP8_E4M3) {
+                hash = MoeSelfCheck.fnv(hash, new byte[] {1});
+            }
+        }
+        return hash;
+    }
+
+    /** Checks every rank's combine output {@code out[r]} against the case; returns {@code hash} extended with them. */
+    public long expectCombine(Case c, DeviceTensor[] out, long hash) {
+        MoeLowLatencyConfig cfg = s.config();
+        for (int r = 0; r < n; r++) {
+            buffer.rank(r).stream().synchronize();
+        }
+        buffer.checkErrors();
+        for (int r = 0; r < n; r++) {
+            int tokens = c.tokens()[r];
+            byte[] got = read(buffer.rank(r), out[r], 2L * tokens * cfg.hidden());
+            byte[] want = MoeSelfCheck.shorts(MoeLowLatencyReference.combine(s, r, c.inputs()[r].topkIdx(),
+                    c.weights()[r], tokens, c.y()));
+            for (int t = 0; t < tokens; t++) {
+                compare(r, "combined rows", got, want, t, 2 * cfg.hidden());
+            }
+            hash = MoeSelfCheck.fnv(hash, got);
+        }
+        return hash;
+    }
+
+    private static byte[] read(MoeLowLatencyRank m, DeviceTensor t, long bytes) {
+        byte[] b = new byte[Math.toIntExact(bytes)];
+        m.copyToHost(t.pointer(), b);
+        return b;
+    }
+
+    private static void compare(int rank, String what, byte[] got, byte[] want, int row, int rowBytes) {
+        if (rowBytes == 0) {
+            return;
+        }
+        int from = row * rowBytes;
+        if (!Arrays.equals(got, from, from + rowBytes, want, from, from + rowBytes)) {
+            ByteBuffer g = ByteBuffer.wrap(got, from, rowBytes).order(ByteOrder.LITTLE_ENDIAN);
+            int at = Arrays.mismatch(Arrays.copyOfRange(got, from, from + rowBytes),
+                    Arrays.copyOfRange(want, from, from + rowBytes));
+            expect(false, rank, what + " differ from the reference at byte " + at + " (got 0x"
+                    + Integer.toHexString(g.get(from + at) & 0xff) + ", want 0x" + Integer.toHexString(want[from + at] & 0xff)
+                    + ")", row);
+        }
+    }
+
+    private static void expect(boolean ok, int rank, String what, int row) {
+        if (!ok) {
+            throw new IllegalStateException("low-latency MoE self-check failed on rank " + rank + ": " + what
+                    + ", at row " + row);
+        }
+    }
+
+    @Override
+    public void close() {
+        for (DeviceMemory[] group : new DeviceMemory[][] {x, topk, weights, y}) {
+            for (DeviceMemory m : group) {
+                if (m != null) {
+                    m.close();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,367 @@
+package io.gda4j.moe;
+
+/**
+ * The sizes and offsets a {@link MoeLowLatencyConfig} needs in a world of {@code worldSize} ranks, computed once with
+ * exact arithmetic: a size that overflows is refused with a message naming it. Row and slot counts must fit the
+ * kernels' 32-bit ints; byte offsets are 64-bit everywhere.
+ *
+ * <p>Receive layout, expert-major: local expert {@code e} owns {@code S = worldSize x maxTokensPerRank} slots, and
+ * within them source rank {@code s} owns {@code [s maxTokensPerRank, (s + 1) maxTokensPerRank)}, filled from its
+ * start in the source's token order ({@link MoeLowLatencyReference}). The place of a row is a function of the
+ * routing alone, never of timing: the layout is deterministic. Slots past a source's count hold stale data.
+ *
+ * <p>The heap region (one allocation, the same offsets on every rank; L local experts, S slots each, T =
+ * maxTokensPerRank, K = topK, P = payload bytes of a row, G = hidden / 128 scales of an FP8 row, 0 for BF16), two
+ * buffers that alternate between calls, then the signal words:
+ * <pre>
+ *   buffer b (b = 0, 1) at b x bufferBytes:
+ *     recvX         [L][S][P]            written by the peers' dispatch (the dispatch's x output)
+ *     recvScales    [L][S][G] f32        FP8 only
+ *     recvSrc       [L][S][4] i32        (source rank, source token, top-k slot, 0) of each row
+ *     combineRecv   [T][K][hidden] bf16  written by the peers' combine: token t's row from the expert of slot k
+ *     sendX         [T][P]               proxy/ibgda: the cast rows, put from here
+ *     sendScales    [T][G] f32
+ *     sendSrc       [T][K][4] i32
+ *     combineSend   [L][S][hidden] bf16  proxy/ibgda: y rows, put from here
+ *   signals (u64) at 2 x bufferBytes:
+ *     dispatchCount [2 buffer][L][N source]   SET by the source after its rows: call sequence &lt;&lt; 32 | rows
+ *     combineFlag   [2 buffer][numExperts]    SET by the expert's rank after its rows: call sequence
+ * </pre>
+ * Device memory of each rank (outside the heap; offsets from its start):
+ * <pre>
+ *   params        MoeLowLatencyParamsDescriptor
+ *   status        [2] u64   per buffer: 0, or the first bad top-k entry (token x K + slot + 1) of the last dispatch
+ *   seq           [2] u64   per buffer: call sequence, raised by each dispatch on the GPU (CUDA graphs replay it)
+ *   waitNanos     [N] u64   time spent waiting for each peer
+ *   buffer b at bufferState + b x stateBytes:
+ *     routeSlot     [T][K] i32   slot of (token, k) in its expert's range at the receiver; -1: none or a repeat
+ *     sendCount     [numExperts] i32   rows this rank sends to each expert
+ *     sendDone      [numExperts] i32   rows whose data is out (the last writer signals the count)
+ *     recvCountSrc  [L][N] i32   rows received per (local expert, source)
+ *     recvCount     [L] i32      rows received per local expert
+ *     combined      [T][hidden] bf16   the combine's output
+ * </pre>
+ */
+public final class MoeLowLatencySizing {
+    private static final int ALIGN = 256;
+    /** Ints of a row's source record: source rank, source token, top-k slot, 0. */
+    public static final int SRC_INTS = 4;
+
+    private final MoeLowLatencyConfig config;
+    private final int worldSize;
+    private final int numLocalExperts;
+    private final int slotsPerExpert;
+    private final int payloadBytes;
+    private final int scalesPerRow;
+
+    private final long recvX;
+    private final long recvScales;
+    private final long recvSrc;
+    private final long combineRecv;
+    private final long sendX;
+    private final long sendScales;
+    private final long sendSrc;
+    private final long combineSend;
+    private final long bufferBytes;
+    private final long signals;
+    private final int signalWords;
+    private final long heapBytes;
+
+    private final long params;
+    private final long status;
+    private final long seq;
+    private final long waitNanos;
+    private final long bufferState;
+    private final long routeSlot;
+    private final long sendCount;
+    private final long sendDone;
+    private final long recvCountSrc;
+    private final long recvCount;
+    private final long combined;
+    private final long stateBytes;
+    private final long deviceBytes;
+
+    MoeLowLatencySizing(MoeLowLatencyConfig c, int worldSize) {
+        if (worldSize < 1 || worldSize > MoeConfig.MAX_RANKS) {
+            throw new IllegalArgumentException("MoE needs 1.." + MoeConfig.MAX_RANKS + " ranks, the world has " + worldSize);
+        }
+        if (c.numExperts() % worldSize != 0) {
+            throw new IllegalArgumentException("MoeLowLatencyConfig numExperts (" + c.numExperts() + ") must be a"
+                    + " multiple of the world size (" + worldSize + "): each rank holds the same number of experts");
+        }
+        this.config = c;
+        this.worldSize = worldSize;
+        this.numLocalExperts = c.numExperts() / worldSize;
+        int t = c.maxTokensPerRank();
+        int k = c.topK();
+        this.slotsPerExpert = toInt("slots per expert (worldSize x maxTokensPerRank)", mul("slots per expert", worldSize, t));
+        toInt("received rows (numExperts x maxTokensPerRank)", mul("received rows", c.numExperts(), t));
+        this.payloadBytes = toInt("payload bytes per row", mul("payload bytes per row", c.hidden(),
+                c.dispatchType().bytes()));
+        this.scalesPerRow = c.dispatchType() == ElementType.FP8_E4M3 ? c.hidden() / MoeConfig.FP8_SCALE_BLOCK : 0;
+        long rows = mul("received rows", numLocalExperts, slotsPerExpert);
+        toInt("received rows per rank (local experts x slots)", rows);
+        toInt("top-k entries (maxTokensPerRank x topK)", mul("top-k entries", t, k));
+
+        long at = 0;
+        recvX = at;
+        at = next(at, "recvX bytes", mul("recvX bytes", rows, payloadBytes));
+        recvScales = at;
+        at = next(at, "recvScales bytes", mul("recvScales bytes", rows, 4L * scalesPerRow));
+        recvSrc = at;
+        at = next(at, "recvSrc bytes", mul("recvSrc bytes", rows, 4L * SRC_INTS));
+        combineRecv = at;
+        at = next(at, "combineRecv bytes", mul("combineRecv bytes", mul("combineRecv rows", t, k), 2L * c.hidden()));
+        sendX = at;
+        at = next(at, "sendX bytes", mul("sendX bytes", t, payloadBytes));
+        sendScales = at;
+        at = next(at, "sendScales bytes", mul("sendScales bytes", t, 4L * scalesPerRow));
+        sendSrc = at;
+        at = next(at, "sendSrc bytes", mul("sendSrc bytes", mul("sendSrc rows", t, k), 4L * SRC_INTS));
+        combineSend = at;
+        bufferBytes = next(at, "combineSend bytes", mul("combineSend bytes", rows, 2L * c.hidden()));
+        signals = mul("two buffers", 2, bufferBytes);
+        signalWords = toInt("signal words", add("signal words", mul("dispatch counts", 2L * numLocalExperts, worldSize),
+                2L * c.numExperts()));
+        heapBytes = next(signals, "signal bytes", 8L * signalWords);
+
+        long d = 0;
+        params = d;
+        d = next(d, "params", MoeLowLatencyParamsDescriptor.LENGTH);
+        status = d;
+        d = next(d, "status", 16);
+        seq = d;
+        d = next(d, "seq", 16);
+        waitNanos = d;
+        d = next(d, "wait time per peer", 8L * worldSize);
+        bufferState = d;
+        long s = 0;
+        routeSlot = s;
+        s = next(s, "routeSlot", mul("routeSlot", t, 4L * k));
+        sendCount = s;
+        s = next(s, "sendCount", 4L * c.numExperts());
+        sendDone = s;
+        s = next(s, "sendDone", 4L * c.numExperts());
+        recvCountSrc = s;
+        s = next(s, "recvCountSrc", 4L * numLocalExperts * worldSize);
+        recvCount = s;
+        s = next(s, "recvCount", 4L * numLocalExperts);
+        combined = s;
+        stateBytes = next(s, "combined rows (maxTokensPerRank x 2 hidden)", mul("combined", t, 2L * c.hidden()));
+        deviceBytes = add("device bytes", bufferState, mul("device state of two buffers", 2, stateBytes));
+    }
+
+    private static long align(long v) {
+        return Math.addExact(v, ALIGN - 1) & -ALIGN;
+    }
+
+    private static long mul(String what, long a, long b) {
+        try {
+            return Math.multiplyExact(a, b);
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("MoeLowLatencyConfig too large: " + what + " = " + a + " x " + b
+                    + " overflows 64 bits");
+        }
+    }
+
+    private static long add(String what, long a, long b) {
+        try {
+            return Math.addExact(a, b);
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("MoeLowLatencyConfig too large: " + what + " = " + a + " + " + b
+                    + " overflows 64 bits");
+        }
+    }
+
+    private static int toInt(String what, long v) {
+        if (v > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("MoeLowLatencyConfig too large: " + what + " = " + v + " exceeds "
+                    + Integer.MAX_VALUE + ", the largest 32-bit index the kernels use; lower the sizes that make it up");
+        }
+        return (int) v;
+    }
+
+    private static long next(long at, String what, long bytes) {
+        try {
+            return align(Math.addExact(at, bytes));
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("MoeLowLatencyConfig too large: " + what + " (" + bytes
+                    + " bytes) overflows 64 bits");
+        }
+    }
+
+    public MoeLowLatencyConfig config() {
+        return config;
+    }
+
+    public int worldSize() {
+        return worldSize;
+    }
+
+    public int numLocalExperts() {
+        return numLocalExperts;
+    }
+
+    /** Slots of each local expert: worldSize x maxTokensPerRank. */
+    public int slotsPerExpert() {
+        return slotsPerExpert;
+    }
+
+    public int payloadBytes() {
+        return payloadBytes;
+    }
+
+    public int scalesPerRow() {
+        return scalesPerRow;
+    }
+
+    /** Symmetric-heap bytes per rank: two buffers and the signal words. */
+    public long heapBytes() {
+        return heapBytes;
+    }
+
+    public long bufferBytes() {
+        return bufferBytes;
+    }
+
+    /** Device bytes per rank outside the heap. */
+    public long deviceBytes() {
+        return deviceBytes;
+    }
+
+    /** Heap offset (from the region's start) of a section of buffer {@code b}. */
+    public long recvX(int b) {
+        return b * bufferBytes + recvX;
+    }
+
+    public long recvScales(int b) {
+        return b * bufferBytes + recvScales;
+    }
+
+    public long recvSrc(int b) {
+        return b * bufferBytes + recvSrc;
+    }
+
+    public long combineRecv(int b) {
+        return b * bufferBytes + combineRecv;
+    }
+
+    public long sendX(int b) {
+        return b * bufferBytes + sendX;
+    }
+
+    public long sendScales(int b) {
+        return b * bufferBytes + sendScales;
+    }
+
+    public long sendSrc(int b) {
+        return b * bufferBytes + sendSrc;
+    }
+
+    public long combineSend(int b) {
+        return b * bufferBytes + combineSend;
+    }
+
+    /** Bytes between recvX and recvScales, etc.: what each section may hold. */
+    long recvXBytes() {
+        return recvScales - recvX;
+    }
+
+    long recvScalesBytes() {
+        return recvSrc - recvScales;
+    }
+
+    long recvSrcBytes() {
+        return combineRecv - recvSrc;
+    }
+
+    public long signals() {
+        return signals;
+    }
+
+    public int signalWords() {
+        return signalWords;
+    }
+
+    /** Index of the dispatch count word of (buffer, local expert, source) in the signal section (ll.cuh: the same). */
+    public int dispatchCountWord(int buffer, int localExpert, int source) {
+        return (buffer * numLocalExperts + localExpert) * worldSize + source;
+    }
+
+    /** Index of the combine flag word of (buffer, global expert). */
+    public int combineFlagWord(int buffer, int expert) {
+        return 2 * numLocalExperts * worldSize + buffer * config.numExperts() + expert;
+    }
+
+    /** A signal word by name: what it counts, the buffer, and the peer whose write it waits for. */
+    public record SignalWord(String counter, int buffer, int peer, int expert) {
+    }
+
+    /** Which word lies at {@code offset} bytes into the signal section, or null when none does. */
+    public SignalWord signalWord(long offset) {
+        if (offset < 0 || offset % 8 != 0 || offset / 8 >= signalWords) {
+            return null;
+        }
+        int w = (int) (offset / 8);
+        int counts = 2 * numLocalExperts * worldSize;
+        if (w < counts) {
+            int source = w % worldSize;
+            int rest = w / worldSize;
+            return new SignalWord("low-latency dispatch count", rest / numLocalExperts, source,
+                    rest % numLocalExperts);
+        }
+        w -= counts;
+        int expert = w % config.numExperts();
+        return new SignalWord("low-latency combine flag", w / config.numExperts(), expert / numLocalExperts, expert);
+    }
+
+    public long params() {
+        return params;
+    }
+
+    public long status() {
+        return status;
+    }
+
+    public long seq() {
+        return seq;
+    }
+
+    public long waitNanos() {
+        return waitNanos;
+    }
+
+    /** Device offset of buffer {@code b}'s state block. */
+    public long bufferState(int b) {
+        return bufferState + b * stateBytes;
+    }
+
+    public long stateBytes() {
+        return stateBytes;
+    }
+
+    /** Offsets within a buffer's state block. */
+    public long routeSlot() {
+        return routeSlot;
+    }
+
+    public long sendCount() {
+        return sendCount;
+    }
+
+    public long sendDone() {
+        return sendDone;
+    }
+
+    public long recvCountSrc() {
+        return recvCountSrc;
+    }
+
+    public long recvCount() {
+        return recvCount;
+    }
+
+    public long combined() {
+        return combined;
+    }
+}

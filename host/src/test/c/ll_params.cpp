@@ -1,0 +1,56 @@
+// Prints gda4j/moe/ll_params.cuh's LlParams layout and signal-word formulas as "name value" lines;
+// MoeLowLatencyParamsLayoutTest compares them with io.gda4j.moe.MoeLowLatencyParamsDescriptor and MoeLowLatencySizing.
+#include <cstddef>
+#include <cstdio>
+#include "gda4j/moe/ll_params.cuh"
+
+using namespace gda4j::moe;
+#define P(name, value) std::printf("%s %lld\n", name, (long long)(value))
+
+int main() {
+  P("MAGIC_OFFSET", offsetof(LlParams, magic));
+  P("NRANKS_OFFSET", offsetof(LlParams, nranks));
+  P("RANK_OFFSET", offsetof(LlParams, rank));
+  P("HIDDEN_OFFSET", offsetof(LlParams, hidden));
+  P("DTYPE_OFFSET", offsetof(LlParams, dtype));
+  P("TOP_K_OFFSET", offsetof(LlParams, top_k));
+  P("NUM_EXPERTS_OFFSET", offsetof(LlParams, num_experts));
+  P("NUM_LOCAL_EXPERTS_OFFSET", offsetof(LlParams, num_local_experts));
+  P("MAX_TOKENS_OFFSET", offsetof(LlParams, max_tokens));
+  P("SLOTS_PER_EXPERT_OFFSET", offsetof(LlParams, slots_per_expert));
+  P("PAYLOAD_BYTES_OFFSET", offsetof(LlParams, payload_bytes));
+  P("SCALES_PER_ROW_OFFSET", offsetof(LlParams, scales_per_row));
+  P("POWER_OF_TWO_SCALES_OFFSET", offsetof(LlParams, power_of_two_scales));
+  P("PAD0_OFFSET", offsetof(LlParams, pad0));
+  P("REGION_OFFSET", offsetof(LlParams, region));
+  P("BUFFER_BYTES_OFFSET", offsetof(LlParams, buffer_bytes));
+  P("RECV_X_OFFSET", offsetof(LlParams, recv_x));
+  P("RECV_SCALES_OFFSET", offsetof(LlParams, recv_scales));
+  P("RECV_SRC_OFFSET", offsetof(LlParams, recv_src));
+  P("COMBINE_RECV_OFFSET", offsetof(LlParams, combine_recv));
+  P("SEND_X_OFFSET", offsetof(LlParams, send_x));
+  P("SEND_SCALES_OFFSET", offsetof(LlParams, send_scales));
+  P("SEND_SRC_OFFSET", offsetof(LlParams, send_src));
+  P("COMBINE_SEND_OFFSET", offsetof(LlParams, combine_send));
+  P("SIGNALS_OFFSET", offsetof(LlParams, signals));
+  P("STATUS_OFFSET", offsetof(LlParams, status));
+  P("SEQ_OFFSET", offsetof(LlParams, seq));
+  P("WAIT_NS_OFFSET", offsetof(LlParams, wait_ns));
+  P("BUFFER_STATE_OFFSET", offsetof(LlParams, buffer_state));
+  P("STATE_BYTES_OFFSET", offsetof(LlParams, state_bytes));
+  P("ROUTE_SLOT_OFFSET", offsetof(LlParams, route_slot));
+  P("SEND_COUNT_OFFSET", offsetof(LlParams, send_count));
+  P("SEND_DONE_OFFSET", offsetof(LlParams, send_done));
+  P("RECV_COUNT_SRC_OFFSET", offsetof(LlParams, recv_count_src));
+  P("RECV_COUNT_OFFSET", offsetof(LlParams, recv_count));
+  P("COMBINED_OFFSET", offsetof(LlParams, combined));
+  P("LENGTH", sizeof(LlParams));
+  P("PARAMS_MAGIC", MoeLowLatencyParamsDescriptor::PARAMS_MAGIC);
+  P("TOKEN_WARPS", MoeLowLatencyParamsDescriptor::TOKEN_WARPS);
+  P("LL_SRC_INTS", LL_SRC_INTS);
+  // 4 ranks, 3 local experts each (12 experts)
+  const LlSignalIndex si{3, 4, 12};
+  P("DISPATCH_COUNT_1_2_3", si.dispatch_count(1, 2, 3));
+  P("COMBINE_FLAG_1_7", si.combine_flag(1, 7));
+  return 0;
+}

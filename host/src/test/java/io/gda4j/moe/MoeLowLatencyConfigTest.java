@@ -1,0 +1,74 @@
+package io.gda4j.moe;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** MoeLowLatencyConfig's checks and MoeLowLatencySizing's sizes, offsets and overflow refusals. */
+class MoeLowLatencyConfigTest {
+    private static String refused(MoeLowLatencyConfig.Builder b) {
+        return assertThrows(IllegalArgumentException.class, b::build).getMessage();
+    }
+
+    @Test
+    void badConfigsAreRefusedNamingTheField() {
+        MoeLowLatencyConfig ok = MoeLowLatencyConfig.deepEpBuilder().build();
+        assertTrue(refused(ok.toBuilder().hidden(7000)).contains("multiple of 128"));
+        assertTrue(refused(ok.toBuilder().topK(33)).contains("topK"));
+        assertTrue(refused(ok.toBuilder().numExperts(4).topK(5)).contains("topK"));
+        assertTrue(refused(ok.toBuilder().maxTokensPerRank(0)).contains("maxTokensPerRank"));
+        assertTrue(refused(ok.toBuilder().dispatchType(ElementType.FP32)).contains("BF16 or FP8_E4M3"));
+        assertTrue(refused(ok.toBuilder().dispatchType(ElementType.BF16).powerOfTwoScales(true)).contains("FP8"));
+        String uneven = assertThrows(IllegalArgumentException.class, () -> ok.sizing(3)).getMessage();
+        assertTrue(uneven.contains("multiple of the world size"), uneven);
+        assertThrows(IllegalArgumentException.class, () -> ok.sizing(32));
+    }
+
+    @Test
+    void deepEpShapeSizes() {
+        MoeLowLatencySizing s = MoeLowLatencyConfig.deepEpBuilder().build().sizing(8);
+        assertEquals(32, s.numLocalExperts());
+        assertEquals(8 * 128, s.slotsPerExpert());
+        assertEquals(7168, s.payloadBytes());
+        assertEquals(56, s.scalesPerRow());
+        long rows = 32L * 1024;
+        assertEquals(0, s.recvX(0));
+        assertEquals(rows * 7168, s.recvScales(0));
+        assertEquals(rows * 7168 + rows * 224, s.recvSrc(0));
+        assertEquals(s.bufferBytes() + s.recvSrc(0), s.recvSrc(1));
+        assertTrue(s.combineSend(1) + rows * 2 * 7168 <= s.signals());
+        assertEquals(2 * 32 * 8 + 2 * 256, s.signalWords());
+        assertTrue(s.heapBytes() >= s.signals() + 8L * s.signalWords() && s.heapBytes() % 256 == 0);
+        for (long off : new long[] {s.recvX(1), s.recvScales(1), s.recvSrc(1), s.combineRecv(1), s.sendX(1),
+                s.sendScales(1), s.sendSrc(1), s.combineSend(1), s.bufferState(1), s.combined()}) {
+            assertEquals(0, off % 256, "sections are 256-byte aligned");
+        }
+        assertTrue(s.bufferState(1) + s.stateBytes() <= s.deviceBytes());
+    }
+
+    @Test
+    void signalWordsNameTheirPeer() {
+        MoeLowLatencySizing s = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(4).numExperts(12).topK(2)
+                .build().sizing(4);
+        assertEquals(23, s.dispatchCountWord(1, 2, 3));
+        assertEquals(43, s.combineFlagWord(1, 7));
+        MoeLowLatencySizing.SignalWord d = s.signalWord(8L * s.dispatchCountWord(1, 2, 3));
+        assertEquals(new MoeLowLatencySizing.SignalWord("low-latency dispatch count", 1, 3, 2), d);
+        MoeLowLatencySizing.SignalWord f = s.signalWord(8L * s.combineFlagWord(1, 7));
+        assertEquals(new MoeLowLatencySizing.SignalWord("low-latency combine flag", 1, 2, 7), f);
+        assertEquals(null, s.signalWord(8L * s.signalWords()));
+        assertEquals(null, s.signalWord(4));
+    }
+
+    @Test
+    void overflowingSizesAreRefusedNamingTheQuantity() {
+        String slots = assertThrows(IllegalArgumentException.class, () -> MoeLowLatencyConfig.builder().hidden(128)
+                .maxTokensPerRank(Integer.MAX_VALUE / 2).numExperts(16).topK(1).build().sizing(4)).getMessage();
+        assertTrue(slots.contains("slots per expert"), slots);
+        String bytes = assertThrows(IllegalArgumentException.class, () -> MoeLowLatencyConfig.builder()
+                .hidden(1 << 30).maxTokensPerRank(1 << 20).numExperts(1 << 10).topK(1).build().sizing(1)).getMessage();
+        assertTrue(bytes.contains("too large"), bytes);
+    }
+}

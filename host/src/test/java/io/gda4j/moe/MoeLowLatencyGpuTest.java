@@ -1,0 +1,275 @@
+package io.gda4j.moe;
+
+import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.ibgda.IbgdaTransport;
+import io.gda4j.world.GpuWorlds;
+import io.gda4j.world.LocalWorld;
+import io.gda4j.world.WorldConfig;
+
+import jcuda.driver.CUgraph;
+import jcuda.driver.CUgraphExec;
+import jcuda.driver.CUstreamCaptureMode;
+import jcuda.driver.JCudaDriver;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Low-latency dispatch and combine on the GPU against {@link MoeLowLatencyReference}, bit for bit
+ * ({@link MoeLowLatencySelfCheck}): every routing case (skewed, -1 entries, every token on one expert, repeated
+ * experts), BF16, FP8 and FP8 with power-of-two scales, with and without the send/receive split, 2 and 4 ranks sharing
+ * GPU 0, 1..512 tokens, over p2p and over ibgda through the emulated NIC (proxy: MoeLowLatencyProxyGpuTest in the
+ * proxy module); CUDA-graph capture with 100 replays of new data; 100 repetitions with one hash; bad input refused
+ * before any kernel; a missing peer named by the timeout.
+ */
+@Tag("gpu")
+@Timeout(300)
+class MoeLowLatencyGpuTest {
+    static MoeLowLatencyConfig config(ElementType type, boolean pow2, int topK, int maxTokens) {
+        return MoeLowLatencyConfig.builder().hidden(2048).maxTokensPerRank(maxTokens).numExperts(32).topK(topK)
+                .dispatchType(type).powerOfTwoScales(pow2).build();
+    }
+
+    static Stream<Arguments> p2pCases() {
+        List<Arguments> a = new ArrayList<>();
+        int i = 0;
+        for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
+            for (int variant = 0; variant < 3; variant++) {
+                ElementType type = variant == 0 ? ElementType.BF16 : ElementType.FP8_E4M3;
+                a.add(Arguments.of(kind, type, variant == 2, 2 + 2 * (i % 2), 1 + (i * 3) % 8, i % 2 == 1));
+                i++;
+            }
+        }
+        return a.stream();
+    }
+
+    @ParameterizedTest(name = "p2p {0} {1} pow2 {2} {3} ranks top-{4} split {5}")
+    @MethodSource("p2pCases")
+    void p2pMatchesTheReference(MoeLowLatencyRouting.Kind kind, ElementType type, boolean pow2, int ranks, int topK,
+                                boolean split) {
+        try (LocalWorld w = MoeGpuTest.world(ranks, "p2p", Duration.ofSeconds(20));
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(type, pow2, topK, 64));
+             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+            Random rnd = new Random(kind.ordinal() * 31L + topK);
+            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 64, rnd), split);
+            // the next call takes the other buffer; the one after, the first again (sequence numbers carry over)
+            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 64, rnd), !split);
+            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 64, rnd), split);
+        }
+    }
+
+    /** DeepEP's row shape (hidden 7168, top-8, FP8) at 1..512 tokens; the heap sized from the config. */
+    @ParameterizedTest(name = "{0} tokens per rank")
+    @ValueSource(ints = {1, 2, 31, 128, 512})
+    void oneTo512Tokens(int tokens) {
+        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(7168).maxTokensPerRank(512).numExperts(16)
+                .topK(8).dispatchType(ElementType.FP8_E4M3).build();
+        GpuWorlds.assumeGpu();
+        try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus(2, true))
+                .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(20))
+                .transport("p2p").build());
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
+             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+            check.run(MoeLowLatencyRouting.Kind.UNIFORM, tokens, new int[] {tokens, tokens}, false);
+        }
+    }
+
+    @ParameterizedTest(name = "ibgda (emulated NIC) {0} {1} ranks")
+    @MethodSource("transportCases")
+    void ibgdaMatchesTheReference(ElementType type, int ranks) {
+        try (LocalWorld w = MoeGpuTest.world(ranks, IbgdaTransport.NAME, Duration.ofSeconds(30))) {
+            String tooFewQueues = MoeBuffer.queueProblem(w);
+            if (tooFewQueues != null) {
+                IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                        () -> MoeLowLatencyBuffer.create(w, config(type, false, 4, 32)).close());
+                assertEquals(tooFewQueues, refused.getMessage());
+                return;
+            }
+            try (MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(type, false, 4, 32));
+                 MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+                Random rnd = new Random(ranks);
+                for (MoeLowLatencyRouting.Kind kind : new MoeLowLatencyRouting.Kind[] {MoeLowLatencyRouting.Kind.SKEWED,
+                        MoeLowLatencyRouting.Kind.ONE_EXPERT, MoeLowLatencyRouting.Kind.REPEATS}) {
+                    check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 32, rnd), kind.ordinal() % 2 == 0);
+                }
+            }
+        }
+    }
+
+    static Stream<Arguments> transportCases() {
+        return Stream.of(Arguments.of(ElementType.BF16, 2), Arguments.of(ElementType.FP8_E4M3, 2),
+                Arguments.of(ElementType.FP8_E4M3, 4));
+    }
+
+    /** Two dispatches outstanding (send the next batch before combining this one), in both orders of receive. */
+    @Test
+    void twoOutstandingDispatchesAndAThirdRefused() {
+        try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, false, 4, 16));
+             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+            int[] tokens = {16, 9};
+            MoeLowLatencySelfCheck.Case c0 = check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 1, tokens);
+            MoeLowLatencyDispatch[] d0 = new MoeLowLatencyDispatch[2];
+            for (int r = 0; r < 2; r++) {
+                d0[r] = ll.rank(r).dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), true);
+            }
+            for (int r = 0; r < 2; r++) {
+                ll.rank(r).stream().synchronize();   // the sends read the inputs; the next prepare overwrites them
+            }
+            MoeLowLatencySelfCheck.Case c1 = check.prepare(MoeLowLatencyRouting.Kind.SKEWED, 2, tokens);
+            MoeLowLatencyDispatch[] d1 = new MoeLowLatencyDispatch[2];
+            for (int r = 0; r < 2; r++) {
+                d1[r] = ll.rank(r).dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), true);
+            }
+            for (int r = 0; r < 2; r++) {
+                int rr = r;
+                IllegalStateException third = assertThrows(IllegalStateException.class,
+                        () -> ll.rank(rr).dispatch(check.x(rr, tokens[rr]), check.topkIdx(rr, tokens[rr]), true));
+                assertTrue(third.getMessage().contains("dispatch #0"), third.getMessage());
+                d1[r].receive();
+                d0[r].receive();
+            }
+            check.expectDispatch(c1, new int[] {1, 1});
+            check.expectDispatch(c0, new int[] {0, 0});
+            for (int r = 0; r < 2; r++) {
+                d0[r].release();
+                d1[r].release();
+            }
+        }
+    }
+
+    @Test
+    @Timeout(600)
+    void aHundredRepetitionsGiveTheSameHash() {
+        try (LocalWorld w = MoeGpuTest.world(4, "p2p", Duration.ofSeconds(20));
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, true, 8, 64));
+             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+            int[] tokens = {64, 17, 0, 64};
+            long first = check.run(MoeLowLatencyRouting.Kind.SKEWED, 42, tokens, false);
+            for (int i = 1; i < 100; i++) {
+                assertEquals(first, check.run(MoeLowLatencyRouting.Kind.SKEWED, 42, tokens, i % 2 == 0), "repetition " + i);
+            }
+        }
+    }
+
+    /**
+     * Dispatch + combine of every rank captured in one CUDA graph per rank, replayed 100 times with new inputs each
+     * time (same shapes): the sequence numbers live on the GPU, so each replay is a new call to the peers.
+     */
+    @Test
+    @Timeout(600)
+    void aCapturedGraphReplays100TimesWithNewData() {
+        try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, false, 8, 32));
+             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+            int[] tokens = {32, 20};
+            CUgraphExec[] exec = new CUgraphExec[2];
+            DeviceTensor[] out = new DeviceTensor[2];
+            int[] buffers = new int[2];
+            for (int r = 0; r < 2; r++) {
+                MoeLowLatencyRank m = ll.rank(r);
+                m.rank().context().makeCurrent();
+                JCudaDriver.cuStreamBeginCapture(m.stream().handle(), CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+                MoeLowLatencyDispatch d = m.dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), false);
+                buffers[r] = d.buffer();
+                out[r] = m.combine(check.y(r), check.topkIdx(r, tokens[r]), check.topkWeights(r, tokens[r]), d, false)
+                        .output();
+                CUgraph graph = new CUgraph();
+                JCudaDriver.cuStreamEndCapture(m.stream().handle(), graph);
+                exec[r] = new CUgraphExec();
+                JCudaDriver.cuGraphInstantiate(exec[r], graph, 0);
+                JCudaDriver.cuGraphDestroy(graph);
+            }
+            assertFalse(w.rank(0).device().kernelsMayBeRunning(), "capture queued nothing");
+            try {
+                for (int i = 0; i < 100; i++) {
+                    MoeLowLatencySelfCheck.Case c = check.prepare(MoeLowLatencyRouting.Kind.values()[i % 7], i, tokens);
+                    for (int r = 0; r < 2; r++) {
+                        JCudaDriver.cuGraphLaunch(exec[r], ll.rank(r).stream().handle());
+                    }
+                    long h = check.expectDispatch(c, buffers);
+                    check.expectCombine(c, out, h);
+                }
+            } finally {
+                for (CUgraphExec e : exec) {
+                    JCudaDriver.cuGraphExecDestroy(e);
+                }
+            }
+        }
+    }
+
+    @Test
+    void badInputIsRefusedBeforeAnyKernel() {
+        try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(10));
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, false, 2, 8));
+             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll);
+             DeviceMemory big = w.rank(0).context().allocate(16L * 2048 * 2)) {
+            MoeLowLatencyRank r0 = ll.rank(0);
+            IllegalArgumentException many = assertThrows(IllegalArgumentException.class, () -> r0.dispatch(
+                    DeviceTensor.of(big, ElementType.BF16, 9, 2048), DeviceTensor.of(big, ElementType.INT64, 9, 2), false));
+            assertTrue(many.getMessage().contains("maxTokensPerRank = 8"), many.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> r0.dispatch(DeviceTensor.of(big, ElementType.FP8_E4M3, 4,
+                    2048), check.topkIdx(0, 4), false), "x must be BF16");
+            assertThrows(IllegalArgumentException.class, () -> r0.dispatch(check.x(0, 4), check.topkIdx(0, 3), false),
+                    "top-k rows must match the tokens");
+            assertThrows(IllegalArgumentException.class, () -> r0.dispatch(check.x(0, 4),
+                    DeviceTensor.of(big, ElementType.INT32, 4, 2), false), "top-k must be INT64");
+            assertFalse(w.rank(0).device().kernelsMayBeRunning(), "nothing ran");
+        }
+    }
+
+    /** An index out of range cannot be seen without a host sync: the call completes, and the check names it. */
+    @Test
+    void anExpertIndexOutOfRangeIsNamedAndTreatedAsNone() {
+        try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(10));
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.BF16, false, 2, 8));
+             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+            int[] tokens = {3, 3};
+            check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 3, tokens);
+            long[] idx = {0, 1, 2, 32, 5, -1};   // token 1 slot 1 names expert 32 of 32
+            check.overwriteTopk(0, idx);
+            MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[2];
+            for (int r = 0; r < 2; r++) {
+                d[r] = ll.rank(r).dispatch(check.x(r, 3), check.topkIdx(r, 3), false);
+            }
+            IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, d[0]::checkRouting);
+            assertTrue(bad.getMessage().contains("topkIdx[1][1]"), bad.getMessage());
+            d[1].checkRouting();
+            ll.checkErrors();
+        }
+    }
+
+    /** Rank 1 never dispatches: rank 0's receive gives up after the world's timeout, naming rank 1. */
+    @Test
+    void aRankThatNeverJoinsIsNamedByTheTimeout() {
+        try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(2));
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.BF16, false, 2, 8));
+             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+            check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 4, new int[] {8, 8});
+            MoeLowLatencyRank r0 = ll.rank(0);
+            r0.dispatch(check.x(0, 8), check.topkIdx(0, 8), false);
+            r0.stream().synchronize();
+            MoeTimeoutException e = assertThrows(MoeTimeoutException.class, ll::checkErrors);
+            assertEquals(0, e.rank());
+            assertEquals(1, e.peer());
+            assertTrue(e.getMessage().contains("rank 0 waited for rank 1"), e.getMessage());
+            assertTrue(r0.waitNanos(1) > 1_000_000_000L, "the wait is accounted to rank 1");
+        }
+    }
+}

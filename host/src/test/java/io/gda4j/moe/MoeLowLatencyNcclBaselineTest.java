@@ -1,0 +1,50 @@
+package io.gda4j.moe;
+
+import io.gda4j.nccl.AllToAllV;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** The low-latency NCCL baseline moves exactly the rows the reference dispatch delivers, and each back. */
+class MoeLowLatencyNcclBaselineTest {
+    @ParameterizedTest
+    @EnumSource(MoeLowLatencyRouting.Kind.class)
+    void planRowsAreTheReferencesRows(MoeLowLatencyRouting.Kind kind) {
+        int n = 4;
+        MoeLowLatencyConfig c = MoeLowLatencyConfig.builder().hidden(256).maxTokensPerRank(20).numExperts(16).topK(4)
+                .dispatchType(ElementType.FP8_E4M3).build();
+        MoeLowLatencySizing s = c.sizing(n);
+        Random rnd = new Random(kind.ordinal());
+        int[] tokens = MoeSelfCheck.tokenCounts(n, 20, rnd);
+        int[][] topk = new int[n][];
+        MoeLowLatencyReference.Input[] in = new MoeLowLatencyReference.Input[n];
+        for (int r = 0; r < n; r++) {
+            topk[r] = MoeLowLatencyRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
+            in[r] = new MoeLowLatencyReference.Input(tokens[r], MoeLowLatencyRouting.rows(tokens[r], c.hidden(), rnd),
+                    topk[r]);
+        }
+        AllToAllV dispatch = MoeLowLatencyNcclBaseline.dispatchPlan(s, topk, tokens);
+        AllToAllV combine = MoeLowLatencyNcclBaseline.combinePlan(s, topk, tokens);
+        long row = s.payloadBytes() + 4L * s.scalesPerRow();
+        for (int r = 0; r < n; r++) {
+            MoeLowLatencyReference.Received got = MoeLowLatencyReference.dispatch(s, in, r);
+            long rows = 0;
+            for (int v : got.count()) {
+                rows += v;
+            }
+            assertEquals(rows * row, dispatch.recvTotal(r), "rank " + r + " receives the reference's rows");
+            assertEquals(rows * 2L * c.hidden(), combine.sendTotal(r), "and sends each back in BF16");
+            for (int src = 0; src < n; src++) {
+                long fromSrc = 0;
+                for (int e = 0; e < s.numLocalExperts(); e++) {
+                    fromSrc += got.countPerSource()[e * n + src];
+                }
+                assertEquals(fromSrc * row, dispatch.recvBytes()[r][src], "rank " + r + " from " + src);
+            }
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package io.gda4j.moe;
+
+import io.gda4j.world.HeaderValues;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+/** MoeLowLatencyParamsDescriptor against gda4j/moe/ll_params.cuh, field by field, and both signal-word formulas. */
+class MoeLowLatencyParamsLayoutTest {
+    @Test
+    void javaAndCudaAgree(@TempDir Path dir) throws Exception {
+        Map<String, Long> h = HeaderValues.of("ll_params.cpp", dir);
+        int checked = 0;
+        for (Field f : MoeLowLatencyParamsDescriptor.class.getDeclaredFields()) {
+            if (Modifier.isStatic(f.getModifiers()) && f.getType() == int.class) {
+                Long value = h.get(f.getName());
+                assertNotNull(value, "ll_params.cuh does not print " + f.getName());
+                assertEquals(value.longValue(), f.getInt(null), f.getName());
+                checked++;
+            }
+        }
+        assertEquals(h.size() - 3, checked, "every printed offset has a Java twin");
+        assertEquals(MoeLowLatencySizing.SRC_INTS, h.get("LL_SRC_INTS"));
+        MoeLowLatencySizing s = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(4).numExperts(12).topK(2)
+                .build().sizing(4);
+        assertEquals(s.dispatchCountWord(1, 2, 3), h.get("DISPATCH_COUNT_1_2_3"));
+        assertEquals(s.combineFlagWord(1, 7), h.get("COMBINE_FLAG_1_7"));
+    }
+}

@@ -1,0 +1,59 @@
+package io.gda4j.moe;
+
+import io.gda4j.cuda.Cuda;
+import io.gda4j.proxy.ProxyTransport;
+import io.gda4j.transport.TransportTag;
+import io.gda4j.world.LocalWorld;
+import io.gda4j.world.WorldConfig;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.time.Duration;
+import java.util.Collections;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Low-latency dispatch and combine over the host proxy (rows cast into the staging copy, a put each for payload,
+ * scales and source record, the count signalled after them in the channel's order), against the reference bit for
+ * bit; ranks share GPU 0. p2p and ibgda: MoeLowLatencyGpuTest in the host module. As in MoeProxyGpuTest, 4 ranks need
+ * CUDA_DEVICE_MAX_CONNECTIONS=32; without it the case checks that the buffer is refused with what to set.
+ */
+@Tag("gpu")
+@Timeout(300)
+class MoeLowLatencyProxyGpuTest {
+    @ParameterizedTest(name = "proxy {0} {1} ranks top-{2} split {3}")
+    @CsvSource({"BF16, 2, 8, false", "FP8_E4M3, 2, 3, true", "FP8_E4M3, 4, 8, false"})
+    void proxyMatchesTheReference(ElementType type, int ranks, int topK, boolean split) {
+        assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
+        assumeTrue(Cuda.deviceCount() > 0, "no CUDA device visible");
+        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(2048).maxTokensPerRank(32).numExperts(32)
+                .topK(topK).dispatchType(type).build();
+        try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(ranks, 0))
+                .heapSizeBytes(256L << 20).waitTimeout(Duration.ofSeconds(30)).transport(ProxyTransport.NAME).build())) {
+            assertEquals(TransportTag.PROXY, w.transport(0, 1));
+            String tooFewQueues = MoeBuffer.queueProblem(w);
+            if (tooFewQueues != null) {
+                IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                        () -> MoeLowLatencyBuffer.create(w, config).close());
+                assertEquals(tooFewQueues, refused.getMessage());
+                assertTrue(refused.getMessage().contains("CUDA_DEVICE_MAX_CONNECTIONS"), refused.getMessage());
+                return;
+            }
+            try (MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
+                 MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+                Random rnd = new Random(ranks * 10L + topK);
+                for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
+                    check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 32, rnd), split);
+                }
+            }
+        }
+    }
+}
