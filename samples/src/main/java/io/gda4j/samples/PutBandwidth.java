@@ -16,11 +16,17 @@ import java.util.Arrays;
  * {@code gda4j_put_bandwidth}), and {@code cuMemcpyPeerAsync} between the same two heap buffers as the reference.
  * Each measurement is timed with CUDA events around {@code iterations} back-to-back copies; the reported figure is
  * the median of {@code repetitions} measurements.
+ *
+ * <p>In a multi-process world only the process of the sending rank measures; the peer's heap is then mapped by CUDA
+ * IPC, and the copy-engine reference is {@code cuMemcpyDtoDAsync} into that mapping (the same copy engine path,
+ * without the peer's context, which lives in another process). Construct it in the sender's process only.
  */
 final class PutBandwidth implements AutoCloseable {
     private final World world;
     private final Rank rank;
+    /** The receiving rank, or null when another process drives it. */
     private final Rank peer;
+    private final int peerNumber;
     private final HeapBuffer src;
     private final HeapBuffer dst;
     private final CudaEvent start;
@@ -30,7 +36,8 @@ final class PutBandwidth implements AutoCloseable {
     PutBandwidth(World world, int rank, int peer, long maxBytes) {
         this.world = world;
         this.rank = world.rank(rank);
-        this.peer = world.rank(peer);
+        this.peerNumber = peer;
+        this.peer = PingPong.localOrNull(world, peer);
         this.src = world.heap().allocate(maxBytes);
         this.dst = world.heap().allocate(maxBytes);
         this.start = this.rank.context().createEvent();
@@ -69,7 +76,7 @@ final class PutBandwidth implements AutoCloseable {
     double put(long bytes, int blocks, int threads, long chunkBytes, int iterations, int repetitions) {
         CudaStream s = rank.stream();
         rank.scratch().writeLong(0, 0);
-        KernelArgs args = KernelArgs.create().pointer(rank.deviceView()).i32(peer.rank()).i64(dst.offset())
+        KernelArgs args = KernelArgs.create().pointer(rank.deviceView()).i32(peerNumber).i64(dst.offset())
                 .i64(src.offset()).i64(bytes).i64(chunkBytes).u32(iterations).pointer(rank.scratch().pointer());
         kernel.launch(blocks, threads, 0, s, args); // warm-up
         double[] gbps = new double[repetitions];
@@ -89,17 +96,27 @@ final class PutBandwidth implements AutoCloseable {
         return median(gbps);
     }
 
-    /** cuMemcpyPeerAsync bandwidth in GB/s between the same buffers. */
+    /**
+     * Copy-engine bandwidth in GB/s between the same buffers: cuMemcpyPeerAsync, or cuMemcpyDtoDAsync into the
+     * IPC-mapped heap when the peer lives in another process.
+     */
     double copyEngine(long bytes, int iterations, int repetitions) {
         CudaStream s = rank.stream();
-        DevicePointer to = DevicePointer.of(peer.heapBase() + dst.offset());
         DevicePointer from = DevicePointer.of(rank.heapBase() + src.offset());
-        s.copyPeerAsync(to, peer.context(), from, rank.context(), bytes); // warm-up
+        Runnable copy;
+        if (peer != null) {
+            DevicePointer to = DevicePointer.of(peer.heapBase() + dst.offset());
+            copy = () -> s.copyPeerAsync(to, peer.context(), from, rank.context(), bytes);
+        } else {
+            DevicePointer to = DevicePointer.of(rank.link(peerNumber).peerHeap() + dst.offset());
+            copy = () -> s.copyAsync(to, from, bytes);
+        }
+        copy.run(); // warm-up
         double[] gbps = new double[repetitions];
         for (int rep = 0; rep < repetitions; rep++) {
             start.record(s);
             for (int i = 0; i < iterations; i++) {
-                s.copyPeerAsync(to, peer.context(), from, rank.context(), bytes);
+                copy.run();
             }
             stop.record(s);
             stop.synchronize();

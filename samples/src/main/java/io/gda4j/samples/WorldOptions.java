@@ -177,8 +177,8 @@ final class WorldOptions {
         if (launch != null) {
             throw new UsageException("this command does not run under a launcher yet (" + launch.launcher().word()
                     + " started this process as rank " + launch.rank() + " of " + launch.worldSize() + "): run it as "
-                    + "one process, which drives every GPU of --gpus itself. gda4j latency runs under torchrun, "
-                    + "mpirun and srun");
+                    + "one process, which drives every GPU of --gpus itself. gda4j latency and gda4j bandwidth run "
+                    + "under torchrun, mpirun and srun");
         }
         return (LocalWorld) openWorld(heapBytes, transportName);
     }

@@ -23,14 +23,36 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@code gda4j latency} as two processes started the way a launcher starts them (one rank each, both on GPU 0): rank
- * 0's process prints the table, rank 1's prints nothing on stdout, both exit 0.
+ * {@code gda4j latency} and {@code gda4j bandwidth} as two processes started the way a launcher starts them (one rank
+ * each, both on GPU 0): rank 0's process prints the table, rank 1's prints nothing on stdout, both exit 0.
  */
 @Tag("gpu")
 @Timeout(240)
-class LatencyProcessesGpuTest {
+class CommandsAcrossProcessesGpuTest {
     @Test
     void twoProcessesPingPongAndRankZeroReports() throws Exception {
+        String[] out = acrossTwoProcesses("latency", "--mode", "signal,put_signal", "--sizes", "8,64k", "--scopes",
+                "warp", "--iters", "200", "--warmup", "20", "--gpus", "0,0", "--csv");
+        System.out.println("gda4j latency across two processes on GPU 0 (rank 0's output):\n" + out[0]);
+        assertTrue(out[0].startsWith("mode,scope,size,bytes,iters,min_us,median_us,p99_us,max_us"), out[0]);
+        assertEquals(4, out[0].strip().split("\n").length,
+                "a header and three rows (signal; put_signal 8 B and 64 KiB): " + out[0]);
+        assertTrue(out[0].contains("signal,thread") && out[0].contains("put_signal,warp,64 KiB"), out[0]);
+        assertEquals("", out[1], "rank 1 answers silently");
+    }
+
+    @Test
+    void twoProcessesPutBandwidthAndRankZeroReports() throws Exception {
+        String[] out = acrossTwoProcesses("bandwidth", "--sizes", "64k,1m", "--reps", "3", "--iters", "20", "--gpus",
+                "0,0", "--csv");
+        System.out.println("gda4j bandwidth across two processes on GPU 0 (rank 0's output):\n" + out[0]);
+        assertTrue(out[0].startsWith("size,bytes,put_GBps,memcpyPeer_GBps,ratio"), out[0]);
+        assertEquals(3, out[0].strip().split("\n").length, "a header and two rows: " + out[0]);
+        assertEquals("", out[1], "rank 1 answers silently");
+    }
+
+    /** Runs {@code gda4j args} as ranks 0 and 1 of a two-process launch; returns their stdout once both exit 0. */
+    private static String[] acrossTwoProcesses(String... args) throws Exception {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
         int port;
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
@@ -40,10 +62,10 @@ class LatencyProcessesGpuTest {
         List<Process> ps = new ArrayList<>();
         try {
             for (int r = 0; r < 2; r++) {
-                ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-cp",
-                        System.getProperty("java.class.path"), Main.class.getName(), "latency", "--mode",
-                        "signal,put_signal", "--sizes", "8,64k", "--scopes", "warp", "--iters", "200", "--warmup",
-                        "20", "--gpus", "0,0", "--csv");
+                List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
+                        "-Xmx256m", "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+                command.addAll(List.of(args));
+                ProcessBuilder pb = new ProcessBuilder(command);
                 Map<String, String> env = pb.environment();
                 for (String v : List.of("RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")) {
                     env.remove(v);
@@ -51,12 +73,11 @@ class LatencyProcessesGpuTest {
                 env.put(LaunchEnvironment.GDA4J_RANK, Integer.toString(r));
                 env.put(LaunchEnvironment.GDA4J_WORLD_SIZE, "2");
                 env.put(LaunchEnvironment.GDA4J_ROOT, "127.0.0.1:" + port);
-                env.put(LaunchEnvironment.GDA4J_JOB_TOKEN, "latency-test-" + port);
+                env.put(LaunchEnvironment.GDA4J_JOB_TOKEN, "cli-test-" + port);
                 env.remove(WorldConfig.GPUS_ENV);
                 ps.add(pb.start());
             }
             String[] out = new String[2];
-            String[] err = new String[2];
             for (int r = 0; r < 2; r++) {
                 Process p = ps.get(r);
                 // Drain both streams on threads: a full pipe would stall the child.
@@ -68,15 +89,9 @@ class LatencyProcessesGpuTest {
                 to.join(5_000);
                 te.join(5_000);
                 out[r] = o.toString();
-                err[r] = e.toString();
-                assertEquals(0, p.exitValue(), "rank " + r + " exit code; stdout:\n" + out[r] + "\nstderr:\n" + err[r]);
+                assertEquals(0, p.exitValue(), "rank " + r + " exit code; stdout:\n" + out[r] + "\nstderr:\n" + e);
             }
-            System.out.println("gda4j latency across two processes on GPU 0 (rank 0's output):\n" + out[0]);
-            assertTrue(out[0].startsWith("mode,scope,size,bytes,iters,min_us,median_us,p99_us,max_us"), out[0]);
-            assertEquals(4, out[0].strip().split("\n").length,
-                    "a header and three rows (signal; put_signal 8 B and 64 KiB): " + out[0]);
-            assertTrue(out[0].contains("signal,thread") && out[0].contains("put_signal,warp,64 KiB"), out[0]);
-            assertEquals("", out[1], "rank 1 answers silently");
+            return out;
         } finally {
             for (Process p : ps) {
                 p.destroyForcibly();
