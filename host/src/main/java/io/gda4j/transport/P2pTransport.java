@@ -64,8 +64,25 @@ public final class P2pTransport implements TransportProvider {
         return new PeerLink(TransportTag.P2P, peer.heapBase(), flags, 0, 0, peer.abortFlagAddress(), null);
     }
 
+    /** Across processes the peer heap is mapped by CUDA IPC already; stores to it need nothing more. */
+    @Override
+    public Optional<String> unavailableAcrossProcesses(Rank local, RemotePeer peer) {
+        return Optional.empty();
+    }
+
+    /**
+     * The peer's heap as the world mapped it. The peer's abort word is pinned host memory of its process and cannot
+     * be mapped here: its kernels learn of a failure here from their own timeout, or from the bootstrap when this
+     * process dies.
+     */
+    @Override
+    public PeerLink connectAcrossProcesses(Rank local, RemotePeer peer) {
+        return new PeerLink(TransportTag.P2P, peer.heapAddress(), handleFlags(peer.sameGpu(), peer.nativeAtomics()), 0,
+                0, 0, null);
+    }
+
     /** The peer entry's flag bits: {@link #NO_NATIVE_ATOMICS} for two GPUs whose link carries no atomics. */
-    public static long handleFlags(boolean sameGpu, boolean nativeAtomics) {
+    static long handleFlags(boolean sameGpu, boolean nativeAtomics) {
         return sameGpu || nativeAtomics ? 0 : NO_NATIVE_ATOMICS;
     }
 }

@@ -33,4 +33,17 @@ public interface TransportProvider {
     default long loopbackAtomicsQp(Rank local) {
         return 0;
     }
+
+    /**
+     * Why this transport cannot connect {@code local} to {@code peer}, a rank of another process on this host, or
+     * empty when it can. Never throws. By default a transport does not connect processes.
+     */
+    default Optional<String> unavailableAcrossProcesses(Rank local, RemotePeer peer) {
+        return Optional.of("transport " + name() + " does not connect processes yet");
+    }
+
+    /** Connects {@code local} to {@code peer} in another process; called only when the reason above is empty. */
+    default PeerLink connectAcrossProcesses(Rank local, RemotePeer peer) {
+        throw new UnsupportedOperationException("transport " + name() + " does not connect processes");
+    }
 }

@@ -1,16 +1,20 @@
 package io.gda4j.world;
 
-import io.gda4j.transport.P2pTransport;
+import io.gda4j.transport.TransportProvider;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
+import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * How one process of a multi-process world reaches each peer, decided from the published {@link PeerCard}s alone,
- * before any CUDA call is made on a peer's behalf: a pure function, so every refusal is tested on a machine with no
- * GPU. A world that cannot connect every pair is refused at creation, with all the reasons at once.
+ * before any CUDA call is made on a peer's behalf, and which transport serves a pair: pure functions, so every
+ * refusal is tested on a machine with no GPU. A world that cannot connect every pair is refused at creation, with
+ * all the reasons at once.
  */
 final class ProcessRoutes {
     /** How the local rank reaches one peer. */
@@ -31,11 +35,10 @@ final class ProcessRoutes {
      *
      * @param cards      every rank's card, indexed by rank
      * @param local      this process's rank
-     * @param transport  the configured transport ({@code auto}, {@code p2p}, ...)
      * @param rdmaStatus what this host offers for RDMA (a sentence), asked only when a peer is on another host
      * @throws WorldSetupException listing every pair that cannot be connected, and what to do
      */
-    static Route[] plan(List<PeerCard> cards, int local, String transport, Supplier<String> rdmaStatus) {
+    static Route[] plan(List<PeerCard> cards, int local, Supplier<String> rdmaStatus) {
         int n = cards.size();
         PeerCard me = cards.get(local);
         List<String> problems = new ArrayList<>();
@@ -54,8 +57,6 @@ final class ProcessRoutes {
             throw new WorldSetupException("the processes of this job do not describe one world: "
                     + String.join("; ", problems));
         }
-        boolean p2pAllowed = WorldConfig.TRANSPORT_AUTO.equalsIgnoreCase(transport)
-                || P2pTransport.NAME.equalsIgnoreCase(transport);
         Route[] routes = new Route[n];
         List<Integer> otherHosts = new ArrayList<>();
         for (int r = 0; r < n; r++) {
@@ -64,8 +65,6 @@ final class ProcessRoutes {
                 routes[r] = Route.SELF;
             } else if (!me.sameHost(peer)) {
                 otherHosts.add(r);
-            } else if (!p2pAllowed) {
-                problems.add("rank " + r + ": transport " + transport + " does not connect processes yet");
             } else if (peer.heapHandle() == null) {
                 problems.add(peer.describe() + " exported no heap handle");
             } else {
@@ -82,10 +81,40 @@ final class ProcessRoutes {
                     me.describe(), first.describe(), rdmaStatus.get()));
         }
         if (!problems.isEmpty()) {
-            throw new WorldSetupException("rank " + local + " cannot reach every peer: " + String.join("; ", problems)
-                    + (p2pAllowed ? "" : ". Between processes of one host only p2p (CUDA IPC) is built: use "
-                    + WorldConfig.TRANSPORT_ENV + "=auto or p2p, or drive every GPU from one JVM (LocalWorld)"));
+            throw new WorldSetupException("rank " + local + " cannot reach every peer: " + String.join("; ", problems));
         }
         return routes;
+    }
+
+    /**
+     * The transport that connects a pair of processes: for {@code auto} the first of {@code providers} (in
+     * auto-preference order) that can, else the one named.
+     *
+     * @param unavailable why a provider cannot connect this pair across processes (empty: it can)
+     * @throws WorldSetupException naming the pair and every provider's reason
+     */
+    static TransportProvider choose(String wanted, List<TransportProvider> providers, String pair,
+                                    Function<TransportProvider, Optional<String>> unavailable) {
+        boolean auto = WorldConfig.TRANSPORT_AUTO.equalsIgnoreCase(wanted);
+        List<String> reasons = new ArrayList<>();
+        for (TransportProvider p : providers) {
+            if (auto || p.name().equalsIgnoreCase(wanted)) {
+                Optional<String> why = unavailable.apply(p);
+                if (why.isEmpty()) {
+                    return p;
+                }
+                reasons.add(why.get());
+            }
+        }
+        if (!auto && reasons.isEmpty()) {
+            throw new WorldSetupException("unknown transport '" + wanted + "': available here are auto, "
+                    + providers.stream().map(TransportProvider::name).collect(Collectors.joining(", ")));
+        }
+        String across = providers.stream().filter(p -> unavailable.apply(p).isEmpty()).map(TransportProvider::name)
+                .collect(Collectors.joining(", "));
+        throw new WorldSetupException("no transport connects " + pair + ": " + String.join("; ", reasons)
+                + (across.isEmpty() ? "" : ". Between these processes " + across + " can: set "
+                + WorldConfig.TRANSPORT_ENV + "=auto or one of them")
+                + ", or drive every GPU from one JVM (LocalWorld), where every transport works");
     }
 }

@@ -11,8 +11,9 @@ import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.CudaStatus;
 import io.gda4j.cuda.IpcMemory;
 import io.gda4j.cuda.ModuleImage;
-import io.gda4j.transport.P2pTransport;
 import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.RemotePeer;
+import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.verbs.Verbs;
 
@@ -28,8 +29,10 @@ import java.util.Optional;
  * {@link LocalWorld} run unchanged over p2p.
  *
  * <h2>What is built</h2>
- * Processes of one host, over p2p (CUDA IPC heaps), on one GPU or several. Proxy and ibgda between processes, and
- * processes on different hosts, are refused at creation with the reason ({@link ProcessRoutes}).
+ * Processes of one host, on one GPU or several: every peer heap is mapped by CUDA IPC and handed to the transport of
+ * the pair ({@link TransportProvider#connectAcrossProcesses}): p2p stores into it, the proxy's copy engine copies
+ * into it. ibgda between processes, and processes on different hosts, are refused at creation with the reason
+ * ({@link ProcessRoutes}).
  *
  * <h2>Failures</h2>
  * The bootstrap watches every process (heartbeats; a killed process is found within {@link
@@ -109,10 +112,10 @@ public final class ProcessWorld implements World {
             for (int r = 0; r < published.length; r++) {
                 cards.add(PeerCard.decode(r, published[r]));
             }
-            ProcessRoutes.Route[] routes = ProcessRoutes.plan(cards, env.rank(), config.transport(),
-                    () -> Verbs.status().sentence());
+            ProcessRoutes.Route[] routes = ProcessRoutes.plan(cards, env.rank(), () -> Verbs.status().sentence());
+            List<TransportProvider> providers = LocalWorld.providers();
             for (int p = 0; p < routes.length; p++) {
-                rank.setLink(p, link(rank, cards.get(p), routes[p], mappings));
+                rank.setLink(p, link(rank, cards.get(p), routes[p], config.transport(), providers, mappings));
             }
             rank.writeDeviceView(config.waitTimeout().toNanos());
             // Every process has mapped every peer before any of them returns: a kernel launched after create() never
@@ -168,17 +171,23 @@ public final class ProcessWorld implements World {
         return gpu;
     }
 
-    private static PeerLink link(Rank rank, PeerCard peer, ProcessRoutes.Route route, List<IpcMemory> mappings) {
+    /**
+     * The link to {@code peer}: itself, or the peer's heap mapped by CUDA IPC and handed to the transport that
+     * serves the pair ({@code auto}: the first in preference order that connects processes).
+     */
+    private static PeerLink link(Rank rank, PeerCard peer, ProcessRoutes.Route route, String transport,
+                                 List<TransportProvider> providers, List<IpcMemory> mappings) {
         if (route == ProcessRoutes.Route.SELF) {
             return new PeerLink(TransportTag.SELF, rank.heapBase(), 0, 0, 0, rank.abortFlagAddress(), null);
         }
         IpcMemory heap = rank.context().openIpcMemory(peer.heapHandle(), peer.heapBytes(), peer.describe() + "'s heap");
         mappings.add(heap);
         boolean sameGpu = route == ProcessRoutes.Route.IPC_SAME_GPU;
-        long flags = P2pTransport.handleFlags(sameGpu, sameGpu || nativeAtomicsTo(rank.device(), peer));
-        // The peer's abort word is pinned host memory of its process and cannot be mapped here: its kernels learn of
-        // a failure here from their own timeout, or from the bootstrap when this process dies.
-        return new PeerLink(TransportTag.P2P, heap.address(), flags, 0, 0, 0, heap);
+        RemotePeer remote = new RemotePeer(peer.rank(), heap.address(), peer.heapBytes(), sameGpu,
+                sameGpu || nativeAtomicsTo(rank.device(), peer), peer.describe());
+        TransportProvider p = ProcessRoutes.choose(transport, providers, "rank " + rank.rank() + " to "
+                + peer.describe(), provider -> provider.unavailableAcrossProcesses(rank, remote));
+        return p.connectAcrossProcesses(rank, remote);
     }
 
     /**
@@ -237,7 +246,11 @@ public final class ProcessWorld implements World {
         return config;
     }
 
-    /** Every pair of a process world is p2p (the only route it builds); a rank reaches itself as SELF. */
+    /**
+     * The transport of a pair. For pairs from this process's rank, what its links use; for pairs between other
+     * processes, what they chose by the same rule (the configured transport, or under {@code auto} the first that
+     * connects processes of one host), which is what this rank uses towards them. A rank reaches itself as SELF.
+     */
     @Override
     public TransportTag transport(int from, int to) {
         for (int r : new int[] {from, to}) {
@@ -246,7 +259,15 @@ public final class ProcessWorld implements World {
                         + (size() - 1));
             }
         }
-        return from == to ? TransportTag.SELF : TransportTag.P2P;
+        if (from == to) {
+            return TransportTag.SELF;
+        }
+        if (from == rank.rank()) {
+            return rank.transportTo(to);
+        }
+        // Every process applies the same rule with the same transports: the pair (from, to) uses what this rank
+        // uses towards `from` (the rule does not depend on which two processes of the host are asked).
+        return rank.transportTo(from);
     }
 
     /**

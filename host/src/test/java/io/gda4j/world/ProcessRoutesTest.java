@@ -2,13 +2,20 @@ package io.gda4j.world;
 
 import static io.gda4j.world.PeerCardTest.card;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gda4j.transport.P2pTransport;
+import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.RemotePeer;
+import io.gda4j.transport.TransportProvider;
+import io.gda4j.transport.TransportTag;
 import io.gda4j.verbs.Verbs;
 import io.gda4j.world.ProcessRoutes.Route;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
@@ -21,9 +28,9 @@ class ProcessRoutesTest {
     void processesOfOneHostMapEachOthersHeapsOnOneGpuOrSeveral() {
         List<PeerCard> cards = List.of(card(0, 3, "h", "GPU-a"), card(1, 3, "h", "GPU-a"), card(2, 3, "h", "GPU-b"));
         assertArrayEquals(new Route[] {Route.SELF, Route.IPC_SAME_GPU, Route.IPC_PEER_GPU},
-                ProcessRoutes.plan(cards, 0, "auto", () -> NO_NIC));
+                ProcessRoutes.plan(cards, 0, () -> NO_NIC));
         assertArrayEquals(new Route[] {Route.IPC_PEER_GPU, Route.IPC_PEER_GPU, Route.SELF},
-                ProcessRoutes.plan(cards, 2, "p2p", () -> NO_NIC));
+                ProcessRoutes.plan(cards, 2, () -> NO_NIC));
     }
 
     @Test
@@ -31,7 +38,7 @@ class ProcessRoutesTest {
         AtomicInteger asked = new AtomicInteger();
         List<PeerCard> cards = List.of(card(0, 3, "node1", "GPU-a"), card(1, 3, "node1", "GPU-b"),
                 card(2, 3, "node2", "GPU-a"));
-        WorldSetupException e = assertThrows(WorldSetupException.class, () -> ProcessRoutes.plan(cards, 0, "auto",
+        WorldSetupException e = assertThrows(WorldSetupException.class, () -> ProcessRoutes.plan(cards, 0,
                 () -> {
                     asked.incrementAndGet();
                     return NO_NIC;
@@ -42,7 +49,7 @@ class ProcessRoutesTest {
         assertTrue(m.contains("run the job's processes on one host"), m);
         assertTrue(asked.get() == 1, "the RDMA status is asked once");
         ProcessRoutes.plan(cards.subList(0, 2).stream().map(c -> card(c.rank(), 2, "node1", c.gpuUuid())).toList(), 0,
-                "auto", () -> {
+                () -> {
                     throw new AssertionError("RDMA is not asked about when every peer is on this host");
                 });
     }
@@ -52,19 +59,90 @@ class ProcessRoutesTest {
         List<PeerCard> cards = List.of(card(0, 2, "node1", "GPU-a"), card(1, 2, "node2", "GPU-a"));
         String status = Verbs.status().sentence();
         WorldSetupException e = assertThrows(WorldSetupException.class,
-                () -> ProcessRoutes.plan(cards, 1, "auto", () -> Verbs.status().sentence()));
+                () -> ProcessRoutes.plan(cards, 1, () -> Verbs.status().sentence()));
         assertTrue(e.getMessage().contains(status), e.getMessage());
     }
 
+    /** A provider that connects processes or not, as told; only its name and that answer matter here. */
+    static TransportProvider provider(String name, int preference, String whyNot) {
+        return new TransportProvider() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public TransportTag tag() {
+                return TransportTag.P2P;
+            }
+
+            @Override
+            public int autoPreference() {
+                return preference;
+            }
+
+            @Override
+            public Optional<String> unavailableReason(Rank local, Rank peer) {
+                return Optional.empty();
+            }
+
+            @Override
+            public PeerLink connect(Rank local, Rank peer) {
+                throw new AssertionError("not connected in this test");
+            }
+
+            @Override
+            public String toString() {
+                return whyNot == null ? "" : whyNot;
+            }
+        };
+    }
+
+    static final List<TransportProvider> PROVIDERS = List.of(provider("p2p", 0, null),
+            provider("ibgda", 10, "transport ibgda does not connect processes yet"), provider("proxy", 20, null));
+
+    static Optional<String> why(TransportProvider p) {
+        return p.toString().isEmpty() ? Optional.empty() : Optional.of(p.toString());
+    }
+
     @Test
-    void proxyAndIbgdaBetweenProcessesAreRefusedWithWhatToUseInstead() {
-        List<PeerCard> cards = List.of(card(0, 2, "h", "GPU-a"), card(1, 2, "h", "GPU-b"));
-        for (String t : new String[] {"proxy", "ibgda"}) {
-            WorldSetupException e = assertThrows(WorldSetupException.class,
-                    () -> ProcessRoutes.plan(cards, 0, t, () -> NO_NIC));
-            assertTrue(e.getMessage().contains("transport " + t + " does not connect processes yet"), e.getMessage());
-            assertTrue(e.getMessage().contains(WorldConfig.TRANSPORT_ENV + "=auto or p2p"), e.getMessage());
+    void autoTakesTheFirstTransportThatConnectsProcessesAndANamedOneIsTakenAsNamed() {
+        assertEquals("p2p", ProcessRoutes.choose("auto", PROVIDERS, "pair", ProcessRoutesTest::why).name());
+        assertEquals("proxy", ProcessRoutes.choose("auto", PROVIDERS.subList(1, 3), "pair", ProcessRoutesTest::why)
+                .name(), "ibgda cannot, so auto goes on to the proxy");
+        assertEquals("proxy", ProcessRoutes.choose("PROXY", PROVIDERS, "pair", ProcessRoutesTest::why).name());
+    }
+
+    @Test
+    void aTransportThatCannotConnectProcessesIsRefusedNamingThoseThatCan() {
+        WorldSetupException e = assertThrows(WorldSetupException.class,
+                () -> ProcessRoutes.choose("ibgda", PROVIDERS, "rank 0 to rank 1 (pid 7)", ProcessRoutesTest::why));
+        assertTrue(e.getMessage().startsWith("no transport connects rank 0 to rank 1 (pid 7): transport ibgda does not"
+                + " connect processes yet"), e.getMessage());
+        assertTrue(e.getMessage().contains("p2p, proxy can: set " + WorldConfig.TRANSPORT_ENV + "=auto"),
+                e.getMessage());
+        WorldSetupException unknown = assertThrows(WorldSetupException.class,
+                () -> ProcessRoutes.choose("carrier-pigeon", PROVIDERS, "pair", ProcessRoutesTest::why));
+        assertTrue(unknown.getMessage().contains("available here are auto, p2p, ibgda, proxy"), unknown.getMessage());
+    }
+
+    @Test
+    void theRealTransportsSayWhetherTheyConnectProcesses() {
+        List<String> names = new java.util.ArrayList<>();
+        for (TransportProvider p : LocalWorld.providers()) {
+            names.add(p.name());
         }
+        assertTrue(names.contains("p2p"), names.toString());
+        RemotePeer peer = new RemotePeer(1, 1L << 40, 1 << 20, true, true, "rank 1");
+        TransportProvider p2p = LocalWorld.providers().stream().filter(p -> p.name().equals("p2p")).findFirst()
+                .orElseThrow();
+        assertTrue(p2p.unavailableAcrossProcesses(null, peer).isEmpty(), "p2p stores into the mapped heap");
+        PeerLink link = p2p.connectAcrossProcesses(null, peer);
+        assertEquals(TransportTag.P2P, link.tag());
+        assertEquals(1L << 40, link.peerHeap());
+        assertEquals(0, link.peerAbortFlag(), "the peer's abort word is not mapped across processes");
+        assertEquals(P2pTransport.NO_NATIVE_ATOMICS, p2p.connectAcrossProcesses(null,
+                new RemotePeer(1, 1L << 40, 1 << 20, false, false, "rank 1")).handle());
     }
 
     @Test
@@ -72,15 +150,15 @@ class ProcessRoutesTest {
         PeerCard big = new PeerCard(1, 2, 7, 2 << 20, PeerCard.hostId("h", "boot-1"), PeerCardTest.handle(1), "GPU-b",
                 "bus", "h");
         WorldSetupException heap = assertThrows(WorldSetupException.class,
-                () -> ProcessRoutes.plan(List.of(card(0, 2, "h", "GPU-a"), big), 0, "auto", () -> NO_NIC));
+                () -> ProcessRoutes.plan(List.of(card(0, 2, "h", "GPU-a"), big), 0, () -> NO_NIC));
         assertTrue(heap.getMessage().contains("symmetric") && heap.getMessage().contains(WorldConfig.HEAP_SIZE_ENV),
                 heap.getMessage());
         WorldSetupException size = assertThrows(WorldSetupException.class, () -> ProcessRoutes.plan(
-                List.of(card(0, 2, "h", "GPU-a"), card(1, 3, "h", "GPU-b")), 0, "auto", () -> NO_NIC));
+                List.of(card(0, 2, "h", "GPU-a"), card(1, 3, "h", "GPU-b")), 0, () -> NO_NIC));
         assertTrue(size.getMessage().contains("says rank 1 of 3, in a world of 2"), size.getMessage());
         PeerCard unexported = new PeerCard(1, 2, 7, 1 << 20, PeerCard.hostId("h", "boot-1"), null, "GPU-b", "bus", "h");
         WorldSetupException handle = assertThrows(WorldSetupException.class,
-                () -> ProcessRoutes.plan(List.of(card(0, 2, "h", "GPU-a"), unexported), 0, "auto", () -> NO_NIC));
+                () -> ProcessRoutes.plan(List.of(card(0, 2, "h", "GPU-a"), unexported), 0, () -> NO_NIC));
         assertTrue(handle.getMessage().contains("exported no heap handle"), handle.getMessage());
     }
 }

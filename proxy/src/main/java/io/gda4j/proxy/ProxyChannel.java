@@ -11,12 +11,14 @@ import static io.gda4j.proxy.TriggerFifoDescriptor.CHANNEL_RANK_OFFSET;
 import static io.gda4j.proxy.TriggerFifoDescriptor.CHANNEL_RING_OFFSET;
 import static io.gda4j.proxy.TriggerFifoDescriptor.RING_OFFSET;
 
+import io.gda4j.cuda.CudaContext;
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.transport.LinkHealth;
 import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.Rank;
 
@@ -35,8 +37,7 @@ import java.util.function.Consumer;
  */
 public final class ProxyChannel implements AutoCloseable, LinkHealth {
     private final String name;
-    private final Rank local;
-    private final Rank peer;
+    private final PeerSide peer;
     private final ProxyService service;
     private final boolean peerStreamSignals;
     private final List<AutoCloseable> resources;
@@ -46,11 +47,34 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
     private final Consumer<ProxyChannel> onClosed;
     private boolean closed;
 
-    private ProxyChannel(String name, Rank local, Rank peer, ProxyService service, boolean peerStreamSignals,
+    /**
+     * What the channel needs of its peer, whether the peer is a rank of this process or one in another process whose
+     * heap the world mapped by CUDA IPC.
+     *
+     * @param rank      the peer's rank
+     * @param heapBase  its heap as the local GPU addresses it
+     * @param heapBytes its heap size
+     * @param sameGpu   whether it is on the local rank's GPU
+     * @param inProcess the peer as a rank of this process, or null when it lives in another process (then its
+     *                  context, streams and abort word are out of reach: signals take the direct path)
+     */
+    private record PeerSide(int rank, long heapBase, long heapBytes, boolean sameGpu, Rank inProcess) {
+        static PeerSide of(Rank local, Rank peer) {
+            return new PeerSide(peer.rank(), peer.heapBase(), peer.heapSizeBytes(),
+                    local.device().ordinal() == peer.device().ordinal(), peer);
+        }
+
+        void raiseAbort() {
+            if (inProcess != null) {
+                inProcess.raiseAbort();
+            }
+        }
+    }
+
+    private ProxyChannel(String name, PeerSide peer, ProxyService service, boolean peerStreamSignals,
                          List<AutoCloseable> resources, MappedHostMemory fifoMemory, DeviceMemory deviceChannel,
                          Channel channel, Consumer<ProxyChannel> onClosed) {
         this.name = name;
-        this.local = local;
         this.peer = peer;
         this.service = service;
         this.peerStreamSignals = peerStreamSignals;
@@ -71,13 +95,31 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
      */
     static ProxyChannel open(Rank local, Rank peer, ProxyService service, ProxyConfig config, boolean peerStreamSignals,
                              Consumer<ProxyChannel> onClosed) {
+        return open(local, PeerSide.of(local, peer), service, config, peerStreamSignals, onClosed);
+    }
+
+    /**
+     * Builds the channel {@code local -> peer} to a rank of another process: the copy engine copies into the peer's
+     * heap as the world mapped it by CUDA IPC, and signals are written from this process's stream (direct path).
+     */
+    static ProxyChannel openAcrossProcesses(Rank local, RemotePeer peer, ProxyService service, ProxyConfig config,
+                                            Consumer<ProxyChannel> onClosed) {
+        return open(local, new PeerSide(peer.rank(), peer.heapAddress(), peer.heapBytes(), peer.sameGpu(), null),
+                service, config, false, onClosed);
+    }
+
+    private static ProxyChannel open(Rank local, PeerSide peer, ProxyService service, ProxyConfig config,
+                                     boolean peerStreamSignals, Consumer<ProxyChannel> onClosed) {
+        if (peerStreamSignals && peer.inProcess() == null) {
+            throw new IllegalArgumentException("peer-stream signals need the peer's context in this process");
+        }
         String name = "rank " + local.rank() + " -> rank " + peer.rank();
         int depth = config.fifoDepth();
         List<AutoCloseable> resources = new ArrayList<>();
         try {
-            boolean sameGpu = local.device().ordinal() == peer.device().ordinal();
-            if (!peerStreamSignals && !sameGpu) {
-                local.context().enablePeerAccess(peer.context());
+            // Across processes the IPC mapping enabled peer access already (lazily, by the driver).
+            if (!peerStreamSignals && !peer.sameGpu() && peer.inProcess() != null) {
+                local.context().enablePeerAccess(peer.inProcess().context());
             }
             MappedHostMemory fifoMemory = add(resources, local.context().allocateMappedHost(
                     TriggerFifoDescriptor.regionBytes(depth)));
@@ -98,14 +140,17 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
             CudaEvent copiesDone = null;
             CudaEvent signalsDone = null;
             if (peerStreamSignals) {
-                signalStream = add(resources, peer.context().createStream());
+                signalStream = add(resources, peer.inProcess().context().createStream());
                 copiesDone = add(resources, local.context().createOrderingEvent());
-                signalsDone = add(resources, peer.context().createOrderingEvent());
+                signalsDone = add(resources, peer.inProcess().context().createOrderingEvent());
             }
-            Rank signaller = peerStreamSignals ? peer : local;
+            Rank signaller = peerStreamSignals ? peer.inProcess() : local;
+            // Across processes the peer's context is out of reach; the direct path never uses it (copies and
+            // signals run on the local stream into the mapped heap), so the local context stands in.
+            CudaContext peerContext = peer.inProcess() != null ? peer.inProcess().context() : local.context();
             CopyEngineHandler handler = new CopyEngineHandler(name, local.heapBase(), peer.heapBase(),
-                    Math.min(local.heapSizeBytes(), peer.heapSizeBytes()), local.context().handle(),
-                    peer.context().handle(), stream.handle(), peerStreamSignals,
+                    Math.min(local.heapSizeBytes(), peer.heapBytes()), local.context().handle(),
+                    peerContext.handle(), stream.handle(), peerStreamSignals,
                     signalStream == null ? null : signalStream.handle(),
                     copiesDone == null ? null : copiesDone.handle(), signalsDone == null ? null : signalsDone.handle(),
                     signaller.kernel(CopyEngineHandler.MODULE, CopyEngineHandler.ATOMIC_ADD_KERNEL).handle(),
@@ -117,7 +162,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
                 local.raiseAbort();
                 peer.raiseAbort();
             });
-            ProxyChannel pc = new ProxyChannel(name, local, peer, service, peerStreamSignals, resources, fifoMemory,
+            ProxyChannel pc = new ProxyChannel(name, peer, service, peerStreamSignals, resources, fifoMemory,
                     deviceChannel, channel, onClosed);
             service.add(channel, local.rank());
             return pc;
@@ -134,9 +179,9 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
 
     /** The PeerEntry contents of this link: tag PROXY, handle = the device channel object. */
     PeerLink link() {
-        boolean sameGpu = local.device().ordinal() == peer.device().ordinal();
-        // The peer's abort word is reachable only with peer access (or on the same GPU).
-        long peerAbort = sameGpu || !peerStreamSignals ? peer.abortFlagAddress() : 0;
+        // The peer's abort word is reachable only with peer access (or on the same GPU), and only in this process.
+        long peerAbort = peer.inProcess() == null ? 0
+                : peer.sameGpu() || !peerStreamSignals ? peer.inProcess().abortFlagAddress() : 0;
         return new PeerLink(TransportTag.PROXY, 0, deviceChannel.address(), 0, 0, peerAbort, this);
     }
 

@@ -179,7 +179,8 @@ final class LatencyCommand implements Command {
                     "emulated NIC"};
                 table.add(engineBefore != null ? row : java.util.Arrays.copyOf(row, row.length - 1));
             }
-            if (fifo) {
+            // The FIFO figures involve the measuring rank and its proxy thread only, not the peer's process.
+            if (fifo && PingPong.localOrNull(world, w.rank) != null) {
                 try (FifoRoundTrip f = new FifoRoundTrip(world, w.rank, w.peer, iters)) {
                     progress.step("fifo round trip");
                     LatencyStats s = f.roundTrips(warmup, iters);

@@ -23,8 +23,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@code gda4j latency} and {@code gda4j bandwidth} as two processes started the way a launcher starts them (one rank
- * each, both on GPU 0): rank 0's process prints the table, rank 1's prints nothing on stdout, both exit 0.
+ * {@code gda4j latency} (over p2p and over the proxy) and {@code gda4j bandwidth} as two processes started the way a
+ * launcher starts them (one rank each, both on GPU 0): rank 0's process prints the table, rank 1's prints nothing on
+ * stdout, both exit 0.
  */
 @Tag("gpu")
 @Timeout(240)
@@ -38,6 +39,16 @@ class CommandsAcrossProcessesGpuTest {
         assertEquals(4, out[0].strip().split("\n").length,
                 "a header and three rows (signal; put_signal 8 B and 64 KiB): " + out[0]);
         assertTrue(out[0].contains("signal,thread") && out[0].contains("put_signal,warp,64 KiB"), out[0]);
+        assertEquals("", out[1], "rank 1 answers silently");
+    }
+
+    @Test
+    void twoProcessesPingPongOverTheProxyIntoTheMappedHeap() throws Exception {
+        String[] out = acrossTwoProcesses("latency", "--transport", "proxy", "--mode", "signal,put_signal", "--sizes",
+                "8,64k", "--scopes", "thread", "--iters", "200", "--warmup", "20", "--gpus", "0,0", "--csv");
+        System.out.println("gda4j latency over the proxy across two processes on GPU 0 (rank 0's output):\n" + out[0]);
+        assertEquals(4, out[0].strip().split("\n").length, "a header and three rows: " + out[0]);
+        assertTrue(out[0].contains("put_signal,thread,64 KiB"), out[0]);
         assertEquals("", out[1], "rank 1 answers silently");
     }
 

@@ -1,0 +1,45 @@
+package io.gda4j.proxy;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gda4j.transport.RemotePeer;
+
+import java.util.Optional;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Whether the proxy connects a rank of another process, decided without a GPU: it does (copies into the IPC-mapped
+ * heap, signals on the direct path), except with the peer-stream signal path, which needs the peer's context.
+ */
+class ProxyAcrossProcessesTest {
+    static final RemotePeer PEER = new RemotePeer(1, 1L << 40, 64L << 20, false, true, "rank 1 (pid 7 on h)");
+
+    @AfterEach
+    void clear() {
+        System.clearProperty(ProxyConfig.SIGNAL_PATH_PROP_NAME);
+    }
+
+    @Test
+    void theProxyConnectsProcessesOnTheDirectSignalPath() {
+        assertTrue(new ProxyTransport().unavailableAcrossProcesses(null, PEER).isEmpty());
+        System.setProperty(ProxyConfig.SIGNAL_PATH_PROP_NAME, "direct");
+        assertTrue(new ProxyTransport().unavailableAcrossProcesses(null, PEER).isEmpty());
+    }
+
+    @Test
+    void thePeerStreamSignalPathIsRefusedSayingWhatToSet() {
+        System.setProperty(ProxyConfig.SIGNAL_PATH_PROP_NAME, "peer-stream");
+        Optional<String> why = new ProxyTransport().unavailableAcrossProcesses(null, PEER);
+        assertTrue(why.isPresent() && why.get().contains("another process")
+                && why.get().contains(ProxyConfig.SIGNAL_PATH_ENV), why.toString());
+    }
+
+    @Test
+    void aHeapBeyondWhatATriggerAddressesIsRefused() {
+        RemotePeer huge = new RemotePeer(1, 1L << 40, TriggerFifoDescriptor.FIELD_LIMIT + 1, false, true, "rank 1");
+        Optional<String> why = new ProxyTransport().unavailableAcrossProcesses(null, huge);
+        assertTrue(why.isPresent() && why.get().contains("larger than a proxy trigger can address"), why.toString());
+    }
+}
