@@ -74,6 +74,8 @@ public final class Bootstrap implements AutoCloseable {
     /** Written by each connection's reader, read by the heartbeat thread. */
     private final AtomicLongArray lastHeardNanos;
     private final boolean[] reportedDead;
+    /** Root: ranks that said goodbye; a collective that would need one of them fails (under lock). */
+    private final boolean[] left;
     private final List<Thread> threads = new ArrayList<>();
     private final Map<Long, Round> rounds = new HashMap<>();
     private final Map<Long, CompletableFuture<byte[][]>> pending = new HashMap<>();
@@ -93,6 +95,7 @@ public final class Bootstrap implements AutoCloseable {
         this.links = new Link[size];
         this.lastHeardNanos = new AtomicLongArray(size);
         this.reportedDead = new boolean[size];
+        this.left = new boolean[size];
     }
 
     /**
@@ -480,6 +483,12 @@ public final class Bootstrap implements AutoCloseable {
     /** Root, under the lock: records rank r's part; the caller sends the results when the round is full. */
     private Round contribute(int r, long seq, byte kind, byte[] part) {
         Round round = rounds.computeIfAbsent(seq, k -> new Round(kind));
+        for (int gone = 0; gone < size; gone++) {
+            if (left[gone] && round.parts[gone] == null) {
+                failWorld(leftWorld(gone));
+                return round;
+            }
+        }
         if (round.kind != kind) {
             failWorld(new BootstrapException("rank " + r + " entered " + kindName(kind) + " #" + seq
                     + " while another rank entered " + kindName(round.kind) + " #" + seq
@@ -495,6 +504,21 @@ public final class Bootstrap implements AutoCloseable {
             rounds.remove(seq);
         }
         return round;
+    }
+
+    /** Root, under the lock: whether an unfinished round still lacks rank {@code r}'s part. */
+    private boolean roundWaitsFor(int r) {
+        for (Round round : rounds.values()) {
+            if (round.parts[r] == null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private BootstrapException leftWorld(int gone) {
+        return new BootstrapException("rank " + gone + " closed its bootstrap; rank " + rank
+                + " cannot run collectives without it");
     }
 
     /** Root: the full round goes to every rank; whoever filled the round then completes the root's own call. */
@@ -554,12 +578,18 @@ public final class Bootstrap implements AutoCloseable {
             case HEARTBEAT:
                 return true;
             case GOODBYE:
+                boolean waitedFor;
                 synchronized (lock) {
                     reportedDead[peer] = true; // left, not dead: no listener call, no later death notice
+                    left[peer] = true;
+                    waitedFor = rank != 0 || roundWaitsFor(peer);
                 }
-                if (!closing) {
-                    failWorld(new BootstrapException("rank " + peer + " closed its bootstrap; rank " + rank
-                            + " cannot run collectives without it"));
+                // At the root, a rank that leaves right after the last collective must not fail that collective
+                // for the others: its RESULT frames may still be on their way (sent by another thread), and a FAIL
+                // now could overtake them. Only a round that still waits for the leaver fails now; a later one fails
+                // when it starts (contribute). A member hears the root's goodbye after every RESULT (one connection).
+                if (!closing && waitedFor) {
+                    failWorld(leftWorld(peer));
                 }
                 return false;
             case COLLECTIVE:
