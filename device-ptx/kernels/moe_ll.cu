@@ -12,7 +12,8 @@
 //    count calls fence(peer) (p2p: a system fence; proxy/ibgda: in-order channels) and then signals, so a receiver
 //    that acquires the count sees every row;
 //  - combine: the block of a local expert stores/puts all its rows, then (bar.sync) one thread per source rank
-//    fences and SETs the expert's flag at that rank.
+//    fences and SETs the expert's flag at that rank. The combine's receive half waits for every expert's flag, so
+//    it is a barrier over all ranks: a rank's next use of a buffer follows every rank's receive of the previous one.
 #include <gda4j/gda4j.cuh>
 #include <gda4j/moe/ll.cuh>
 
@@ -279,9 +280,10 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_combine_send(con
   }
 }
 
-// Combine, receive half. Grid: max(1, ceil(num_tokens / LL_TOKEN_WARPS)) blocks of 32 * LL_TOKEN_WARPS threads. Warp
-// t waits for the flags of token t's experts, then sums: acc = +0; for k = 0 .. top_k - 1 (skipping -1 and bad
-// entries) acc = fma(weight[t][k], float(row(t, first k with that expert)[h]), acc); out = bf16_rn(acc): the order
+// Combine, receive half. Grid: max(1, ceil(num_tokens / LL_TOKEN_WARPS)) blocks of 32 * LL_TOKEN_WARPS threads. The
+// grid first waits for every expert's flag (a barrier over all ranks, see below); warp t waits for the flags of token
+// t's experts, then sums: acc = +0; for k = 0 .. top_k - 1 (skipping -1 and bad entries)
+// acc = fma(weight[t][k], float(row(t, first k with that expert)[h]), acc); out = bf16_rn(acc): the order
 // io.gda4j.moe.MoeLowLatencyReference documents.
 extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_combine_recv(
     const DeviceView* view, const LlParams* p, int buf, const int64_t* topk, const float* weights, int num_tokens) {
@@ -291,7 +293,20 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
   const int k_count = p->top_k, experts = p->num_experts, hidden = p->hidden;
   const uint64_t seq = *b.seq();
   const Local l = local_of(view);
-  const int warps = gridDim.x * blockDim.x / 32;
+  // Every expert's flag of this call, not only those of this rank's tokens (DeepEP's combine waits for all of them
+  // too): every rank SETs its flags after its combine send half, which comes after its dispatch receive half, so
+  // once this kernel is done every rank is done with this call's buffer. Without it a rank whose tokens never meet
+  // some rank R's experts could run its next dispatch on this buffer (two calls on; one call on under a CUDA graph
+  // that replays one buffer) while R has yet to receive this one: R would take the newer count as this call's and
+  // return rows into a combine buffer already in use again.
+  const int threads = gridDim.x * blockDim.x;
+  int barrier_failed = 0;
+  for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < experts && !barrier_failed; e += threads) {
+    uint64_t v;
+    barrier_failed = ll_wait(l, p, b.combine_flag(e), seq, e / p->num_local_experts, &v) != OK;
+  }
+  if (__any_sync(0xffffffffu, barrier_failed)) return;
+  const int warps = threads / 32;
   for (int t = (blockIdx.x * blockDim.x + threadIdx.x) / 32; t < num_tokens; t += warps) {
     int64_t e = -1;
     int first = -1;
@@ -317,14 +332,18 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
     __syncwarp();
     if (__any_sync(0xffffffffu, failed)) return;
     uint16_t* out = b.combined() + (int64_t)t * hidden;
-    for (int h = (int)lane * 8; h < hidden; h += 256) {
+    // Warp-uniform trip count: the shuffles below need all 32 lanes, and hidden is a multiple of 128, not of 256,
+    // so in the last round of an odd number of 128-channel groups only lanes 0..15 have channels.
+    for (int h0 = 0; h0 < hidden; h0 += 256) {
+      const int h = h0 + (int)lane * 8;
+      const bool mine = h < hidden;
       float acc[8];
 #pragma unroll
       for (int i = 0; i < 8; ++i) acc[i] = 0.0f;
       for (int k = 0; k < k_count; ++k) {
         const int f = __shfl_sync(0xffffffffu, first, k);
         const float wk = __shfl_sync(0xffffffffu, w, k);
-        if (f < 0) continue;
+        if (f < 0 || !mine) continue;
         const uint4 v = *reinterpret_cast<const uint4*>(l.heap + b.combine_recv(t, f) + 2ull * h);
         const uint32_t words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -338,7 +357,7 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
       o.y = float_to_bf16(acc[2]) | (uint32_t)float_to_bf16(acc[3]) << 16;
       o.z = float_to_bf16(acc[4]) | (uint32_t)float_to_bf16(acc[5]) << 16;
       o.w = float_to_bf16(acc[6]) | (uint32_t)float_to_bf16(acc[7]) << 16;
-      *reinterpret_cast<uint4*>(out + h) = o;
+      if (mine) *reinterpret_cast<uint4*>(out + h) = o;
     }
   }
 }

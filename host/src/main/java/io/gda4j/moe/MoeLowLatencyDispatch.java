@@ -51,7 +51,13 @@ public final class MoeLowLatencyDispatch {
         rank.receiveDispatch(this);
     }
 
-    /** Frees this call's buffer without a combine (after a receive). Every rank must be done reading it too. */
+    /**
+     * Frees this call's buffer without a combine (after a receive). Every rank must be done reading it too, and every
+     * rank's receive of it must have run: nothing on the GPU waits for the other ranks here (a combine's receive half
+     * does, a barrier over all ranks), so a rank that released this call may reach the dispatch that reuses its buffer
+     * two calls later while a slower rank has yet to receive this one, which would then take that newer call's count.
+     * Synchronise the ranks (a host synchronisation or a collective) before that dispatch.
+     */
     public void release() {
         rank.release(this);
     }

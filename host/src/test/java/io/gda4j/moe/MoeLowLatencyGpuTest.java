@@ -34,9 +34,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Low-latency dispatch and combine on the GPU against {@link MoeLowLatencyReference}, bit for bit
  * ({@link MoeLowLatencySelfCheck}): every routing case (skewed, -1 entries, every token on one expert, repeated
  * experts), BF16, FP8 and FP8 with power-of-two scales, with and without the send/receive split, 2 and 4 ranks sharing
- * GPU 0, 1..512 tokens, over p2p and over ibgda through the emulated NIC (proxy: MoeLowLatencyProxyGpuTest in the
- * proxy module); CUDA-graph capture with 100 replays of new data; 100 repetitions with one hash; bad input refused
- * before any kernel; a missing peer named by the timeout.
+ * GPU 0, 1..512 tokens, hidden 384 (an odd number of 128-channel blocks), over p2p and over ibgda through the emulated
+ * NIC (proxy: MoeLowLatencyProxyGpuTest in the proxy module); CUDA-graph capture with 100 replays of new data; 100
+ * repetitions with one hash; bad input refused before any kernel; a missing peer named by the timeout, in the dispatch
+ * and in the combine (a barrier over all ranks).
  */
 @Tag("gpu")
 @Timeout(300)
@@ -87,6 +88,23 @@ class MoeLowLatencyGpuTest {
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
              MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
             check.run(MoeLowLatencyRouting.Kind.UNIFORM, tokens, new int[] {tokens, tokens}, false);
+        }
+    }
+
+    /**
+     * hidden = 3 x 128: the combine's last round of 256 channels has channels for lanes 0..15 only (its shuffles
+     * once ran in that divergent loop), and the dispatch casts an odd number of FP8 blocks.
+     */
+    @ParameterizedTest(name = "hidden 384 {0}")
+    @ValueSource(strings = {"BF16", "FP8_E4M3"})
+    void aHiddenSizeOfAnOddNumberOf128ChannelBlocks(ElementType type) {
+        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(384).maxTokensPerRank(16).numExperts(8)
+                .topK(3).dispatchType(type).build();
+        try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
+             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+            check.run(MoeLowLatencyRouting.Kind.REPEATS, 5, new int[] {16, 11}, false);
+            check.run(MoeLowLatencyRouting.Kind.SKEWED, 6, new int[] {7, 16}, true);
         }
     }
 
@@ -252,6 +270,33 @@ class MoeLowLatencyGpuTest {
             assertTrue(bad.getMessage().contains("topkIdx[1][1]"), bad.getMessage());
             d[1].checkRouting();
             ll.checkErrors();
+        }
+    }
+
+    /**
+     * The combine's receive half is a barrier over all ranks (what makes reusing a buffer two calls later safe): rank
+     * 0, whose tokens all went to its own experts, still waits for rank 1's combine, and names it when it never comes.
+     */
+    @Test
+    void theCombineWaitsForEveryRankEvenOneItSentNothingTo() {
+        try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(2));
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.BF16, false, 2, 8));
+             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+            int[] tokens = {2, 2};
+            check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 5, tokens);
+            check.overwriteTopk(0, new long[] {0, -1, 1, 0});   // experts 0..15 live on rank 0
+            check.overwriteTopk(1, new long[] {2, 3, 4, -1});
+            MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[2];
+            for (int r = 0; r < 2; r++) {
+                d[r] = ll.rank(r).dispatch(check.x(r, 2), check.topkIdx(r, 2), false);
+            }
+            MoeLowLatencyRank r0 = ll.rank(0);
+            r0.combine(check.y(0), check.topkIdx(0, 2), check.topkWeights(0, 2), d[0], false);
+            r0.stream().synchronize();
+            MoeTimeoutException e = assertThrows(MoeTimeoutException.class, ll::checkErrors);
+            assertEquals(0, e.rank());
+            assertEquals(1, e.peer());
+            assertTrue(e.getMessage().contains("combine flag"), e.getMessage());
         }
     }
 
