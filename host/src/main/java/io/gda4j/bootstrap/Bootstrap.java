@@ -735,7 +735,15 @@ public final class Bootstrap implements AutoCloseable {
 
     /** Ends the world with {@code e}; the root tells every rank. */
     private void failWorld(BootstrapException e) {
-        boolean first = failLocally(e);
+        boolean first;
+        synchronized (lock) {
+            first = failure == null;
+            if (first) {
+                failure = e;
+            }
+        }
+        // The ranks are told before this process's own waiting calls fail: a caller woken by the failure may close
+        // the bootstrap at once, and its GOODBYE must not reach a rank ahead of the FAIL that explains it.
         if (first && rank == 0) {
             byte[] text = BootstrapFrameDescriptor.text(e.getMessage());
             for (int r = 1; r < size; r++) {
@@ -749,6 +757,7 @@ public final class Bootstrap implements AutoCloseable {
                 }
             }
         }
+        failLocally(e);
     }
 
     private boolean failLocally(BootstrapException e) {
