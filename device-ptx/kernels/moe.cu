@@ -217,13 +217,23 @@ __device__ int dispatch_receive(const DeviceView* view, const MoeParams* prm, in
 }  // namespace moe_kernels
 using namespace moe_kernels;
 
+// One thread: the next dispatch's sequence number (the word starts at 0). Launched before every dispatch on the
+// same stream, so a CUDA graph that captured both makes a new call on every replay; a number passed from the host
+// would be captured once and replayed stale, and the peers would take old counts for new ones.
+extern "C" __global__ void gda4j_moe_next_call(uint64_t* call_seq_word) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) *call_seq_word += 1;
+}
+
 // Dispatch. Grid: num_channels blocks of 64 * nranks threads: warp r sends this channel's tokens to rank r, warp
 // nranks + s receives what rank s sends in this channel. local_expert_counts is zeroed before (gda4j_moe_zero).
-// `call_seq` counts this rank's dispatches from 1; every rank's n-th dispatch uses n.
+// `*call_seq_word` (raised by gda4j_moe_next_call just before, in stream order) counts this rank's dispatches from 1;
+// every rank's n-th dispatch uses n.
 extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_dispatch(const DeviceView* view, const MoeParams* prm,
                                                                        const char* x, const float* scales,
                                                                        const int64_t* topk, const float* weights,
-                                                                       int num_tokens, uint64_t call_seq) {
+                                                                       int num_tokens,
+                                                                       const uint64_t* call_seq_word) {
+  const uint64_t call_seq = *call_seq_word;
   const int warp = threadIdx.x / 32;
   const int n = prm->nranks;
   if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;

@@ -30,18 +30,19 @@ public final class MoeRank implements AutoCloseable {
     private final MappedHostMemory readback;
     private final CudaEvent done;
     private final Kernel zero;
+    private final Kernel nextCall;
     private final Kernel layoutKernel;
     private final Kernel dispatchKernel;
     private final Kernel combineKernel;
     private long layoutGeneration;
     private long dispatchGeneration;
-    private long dispatchSeq;
 
     MoeRank(MoeBuffer buffer, Rank rank) {
         this.buffer = buffer;
         this.rank = rank;
         this.s = buffer.sizing();
         this.zero = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_zero");
+        this.nextCall = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_next_call");
         this.layoutKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_layout");
         this.dispatchKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_dispatch");
         this.combineKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_combine");
@@ -222,11 +223,13 @@ public final class MoeRank implements AutoCloseable {
         topkIdx.require("topkIdx", ElementType.INT64, tokens, c.topK());
         topkWeights.require("topkWeights", ElementType.FP32, tokens, c.topK());
         zero(s.localExpertCounts(), s.numLocalExperts());
-        dispatchSeq++;
+        // The sequence number is raised on the GPU, not passed by value: a captured graph then makes a new call on
+        // every replay.
+        nextCall.launch(1, 1, 0, rank.stream(), KernelArgs.create().pointer(at(s.callSeq())));
         dispatchKernel.launch(c.numChannels(), dispatchThreads(), 0, rank.stream(), KernelArgs.create()
                 .pointer(rank.deviceView()).pointer(at(s.params())).pointer(x.pointer())
                 .address(scales == null ? 0 : scales.address()).pointer(topkIdx.pointer()).pointer(topkWeights.pointer())
-                .i32(tokens).u64(dispatchSeq));
+                .i32(tokens).pointer(at(s.callSeq())));
         done.record(rank.stream());
         dispatchGeneration++;
         return new MoeDispatchResult(this, handle.afterDispatch(dispatchGeneration), dispatchGeneration);

@@ -10,6 +10,13 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
+import jcuda.driver.CUgraph;
+import jcuda.driver.CUgraphExec;
+import jcuda.driver.CUresult;
+import jcuda.driver.CUstream;
+import jcuda.driver.CUstreamCaptureMode;
+import jcuda.driver.JCudaDriver;
+
 /**
  * Runs layout, dispatch and combine on every rank of a world with generated routings and compares each output with
  * {@link MoeReference}, bit for bit; the GPU tests and {@code gda4j moe --check} use it. Needs a world whose ranks
@@ -133,14 +140,7 @@ public final class MoeSelfCheck implements AutoCloseable {
         MoeReference.Input[] in = new MoeReference.Input[n];
         for (int r = 0; r < n; r++) {
             int[] idx = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
-            in[r] = MoeRouting.input(s, r, tokens[r], idx, rnd);
-            x[r].copyFromHost(0, in[r].x(), 0, in[r].x().length);
-            byte[] sc = floats(in[r].scales());
-            scales[r].copyFromHost(0, sc, 0, sc.length);
-            byte[] tk = longs(in[r].topkIdx());
-            topk[r].copyFromHost(0, tk, 0, tk.length);
-            byte[] w = floats(in[r].topkWeights());
-            weights[r].copyFromHost(0, w, 0, w.length);
+            in[r] = upload(r, MoeRouting.input(s, r, tokens[r], idx, rnd));
         }
         MoeHandle[] handles = new MoeHandle[n];
         for (int r = 0; r < n; r++) {
@@ -165,28 +165,9 @@ public final class MoeSelfCheck implements AutoCloseable {
         }
         buffer.checkErrors();
         for (int r = 0; r < n; r++) {
-            MoeRank m = buffer.rank(r);
             want[r] = MoeReference.dispatch(s, in, r);
             int count = got[r].numRecvTokens();
-            expect(count == want[r].count(), r, "received count " + count + " (reference " + want[r].count() + ")", 0);
-            byte[] gx = read(m, got[r].recvX(), (long) count * s.payloadBytes());
-            compareRows(r, "received rows", gx, want[r].x(), s.payloadBytes());
-            if (s.scalesPerRow() > 0) {
-                compareRows(r, "received scales", read(m, got[r].recvScales(), 4L * count * s.scalesPerRow()),
-                        floats(want[r].scales()), 4 * s.scalesPerRow());
-            }
-            compareRows(r, "received top-k", read(m, got[r].recvTopkIdx(), 4L * count * c.topK()),
-                    ints(want[r].topkIdx()), 4 * c.topK());
-            compareRows(r, "received weights", read(m, got[r].recvTopkWeights(), 4L * count * c.topK()),
-                    floats(want[r].topkWeights()), 4 * c.topK());
-            int[] src = new int[2 * count];
-            for (int i = 0; i < count; i++) {
-                src[2 * i] = want[r].srcRank()[i];
-                src[2 * i + 1] = want[r].srcToken()[i];
-            }
-            compareRows(r, "received sources", read(m, got[r].recvSource(), 8L * count), ints(src), 8);
-            expect(Arrays.equals(want[r].localExpertCounts(), got[r].localExpertCounts()), r, "local expert counts", 0);
-            hash = fnv(hash, gx);
+            hash = fnv(hash, checkDispatch(r, got[r], want[r]));
             yRows[r] = MoeRouting.bf16Rows(count, c.hidden(), rnd);
             byte[] yb = shorts(yRows[r]);
             y[r].copyFromHost(0, yb, 0, yb.length);
@@ -200,12 +181,142 @@ public final class MoeSelfCheck implements AutoCloseable {
         }
         buffer.checkErrors();
         for (int r = 0; r < n; r++) {
-            byte[] gc = read(buffer.rank(r), out[r], (long) tokens[r] * s.combineRowBytes());
-            byte[] wc = shorts(MoeReference.combine(c.hidden(), want, yRows, r, tokens[r]));
-            compareRows(r, "combined rows", gc, wc, s.combineRowBytes());
-            hash = fnv(hash, gc);
+            hash = fnv(hash, checkCombine(r, out[r], want, yRows, tokens[r]));
         }
         return hash;
+    }
+
+    /** Copies one rank's inputs to its device buffers; returns them. */
+    private MoeReference.Input upload(int r, MoeReference.Input in) {
+        x[r].copyFromHost(0, in.x(), 0, in.x().length);
+        byte[] sc = floats(in.scales());
+        scales[r].copyFromHost(0, sc, 0, sc.length);
+        byte[] tk = longs(in.topkIdx());
+        topk[r].copyFromHost(0, tk, 0, tk.length);
+        byte[] w = floats(in.topkWeights());
+        weights[r].copyFromHost(0, w, 0, w.length);
+        return in;
+    }
+
+    /** Compares rank r's dispatch outputs with the reference; returns the received rows (for the hash). */
+    private byte[] checkDispatch(int r, MoeDispatchResult got, MoeReference.Received want) {
+        MoeConfig c = s.config();
+        MoeRank m = buffer.rank(r);
+        int count = got.numRecvTokens();
+        expect(count == want.count(), r, "received count " + count + " (reference " + want.count() + ")", 0);
+        byte[] gx = read(m, got.recvX(), (long) count * s.payloadBytes());
+        compareRows(r, "received rows", gx, want.x(), s.payloadBytes());
+        if (s.scalesPerRow() > 0) {
+            compareRows(r, "received scales", read(m, got.recvScales(), 4L * count * s.scalesPerRow()),
+                    floats(want.scales()), 4 * s.scalesPerRow());
+        }
+        compareRows(r, "received top-k", read(m, got.recvTopkIdx(), 4L * count * c.topK()),
+                ints(want.topkIdx()), 4 * c.topK());
+        compareRows(r, "received weights", read(m, got.recvTopkWeights(), 4L * count * c.topK()),
+                floats(want.topkWeights()), 4 * c.topK());
+        int[] src = new int[2 * count];
+        for (int i = 0; i < count; i++) {
+            src[2 * i] = want.srcRank()[i];
+            src[2 * i + 1] = want.srcToken()[i];
+        }
+        compareRows(r, "received sources", read(m, got.recvSource(), 8L * count), ints(src), 8);
+        expect(Arrays.equals(want.localExpertCounts(), got.localExpertCounts()), r, "local expert counts", 0);
+        return gx;
+    }
+
+    /** Compares rank r's combined rows with the reference sum; returns them (for the hash). */
+    private byte[] checkCombine(int r, DeviceTensor out, MoeReference.Received[] want, short[][] yRows, int tokens) {
+        byte[] gc = read(buffer.rank(r), out, (long) tokens * s.combineRowBytes());
+        byte[] wc = shorts(MoeReference.combine(s.config().hidden(), want, yRows, r, tokens));
+        compareRows(r, "combined rows", gc, wc, s.combineRowBytes());
+        return gc;
+    }
+
+    /**
+     * Dispatch and combine of every rank captured once in a CUDA graph per rank (with {@code y} of maxRecvTokens
+     * rows, as a captured combine must take), then replayed {@code replays} times with new tokens, weights and
+     * expert outputs each time (the routing stays: a new routing needs a new layout, which synchronises with the
+     * host); every replay is compared with the reference. Returns the hash of the last replay's outputs.
+     */
+    public long runCaptured(MoeRouting.Kind kind, long seed, int[] tokens, int replays) {
+        MoeConfig c = s.config();
+        int n = s.worldSize();
+        Random rnd = new Random(seed);
+        int[][] idx = new int[n][];
+        MoeReference.Input[] in = new MoeReference.Input[n];
+        MoeHandle[] handles = new MoeHandle[n];
+        for (int r = 0; r < n; r++) {
+            idx[r] = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
+            in[r] = upload(r, MoeRouting.input(s, r, tokens[r], idx[r], rnd));
+            handles[r] = buffer.rank(r).layout(tensor(topk[r], ElementType.INT64, tokens[r], c.topK()));
+        }
+        MoeDispatchResult[] got = new MoeDispatchResult[n];
+        DeviceTensor[] out = new DeviceTensor[n];
+        CUgraphExec[] exec = new CUgraphExec[n];
+        try {
+            for (int r = 0; r < n; r++) {
+                MoeRank m = buffer.rank(r);
+                m.rank().context().makeCurrent();
+                CUstream stream = m.stream().handle();
+                check(JCudaDriver.cuStreamBeginCapture(stream, CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                        "cuStreamBeginCapture", r);
+                DeviceTensor sc = s.scalesPerRow() == 0 ? null
+                        : tensor(scales[r], ElementType.FP32, tokens[r], s.scalesPerRow());
+                got[r] = m.dispatch(tensor(x[r], c.dtype(), tokens[r], c.hidden()), sc,
+                        tensor(topk[r], ElementType.INT64, tokens[r], c.topK()),
+                        tensor(weights[r], ElementType.FP32, tokens[r], c.topK()), handles[r]);
+                out[r] = m.combine(tensor(y[r], ElementType.BF16, s.maxRecvTokens(), c.hidden()), got[r]);
+                CUgraph graph = new CUgraph();
+                check(JCudaDriver.cuStreamEndCapture(stream, graph), "cuStreamEndCapture", r);
+                exec[r] = new CUgraphExec();
+                check(JCudaDriver.cuGraphInstantiate(exec[r], graph, 0), "cuGraphInstantiate", r);
+                JCudaDriver.cuGraphDestroy(graph);
+            }
+            long hash = 0;
+            for (int replay = 0; replay < replays; replay++) {
+                short[][] yRows = new short[n][];
+                for (int r = 0; r < n; r++) {
+                    in[r] = upload(r, MoeRouting.input(s, r, tokens[r], idx[r], rnd));
+                    // Expert outputs for every row dispatch can deliver; the reference reads the first `count`.
+                    short[] rows = MoeRouting.bf16Rows(s.maxRecvTokens(), c.hidden(), rnd);
+                    byte[] yb = shorts(rows);
+                    y[r].copyFromHost(0, yb, 0, yb.length);
+                    yRows[r] = rows;
+                }
+                for (int r = 0; r < n; r++) {
+                    buffer.rank(r).rank().context().makeCurrent();
+                    check(JCudaDriver.cuGraphLaunch(exec[r], buffer.rank(r).stream().handle()), "cuGraphLaunch", r);
+                }
+                for (int r = 0; r < n; r++) {
+                    buffer.rank(r).stream().synchronize();
+                }
+                buffer.checkErrors();
+                hash = 0xcbf29ce484222325L;
+                MoeReference.Received[] want = new MoeReference.Received[n];
+                short[][] used = new short[n][];
+                for (int r = 0; r < n; r++) {
+                    want[r] = MoeReference.dispatch(s, in, r);
+                    hash = fnv(hash, checkDispatch(r, got[r], want[r]));
+                    used[r] = Arrays.copyOf(yRows[r], want[r].count() * c.hidden());
+                }
+                for (int r = 0; r < n; r++) {
+                    hash = fnv(hash, checkCombine(r, out[r], want, used, tokens[r]));
+                }
+            }
+            return hash;
+        } finally {
+            for (CUgraphExec e : exec) {
+                if (e != null) {
+                    JCudaDriver.cuGraphExecDestroy(e);
+                }
+            }
+        }
+    }
+
+    private static void check(int result, String call, int rank) {
+        if (result != CUresult.CUDA_SUCCESS) {
+            throw new IllegalStateException(call + " on rank " + rank + " failed: " + CUresult.stringFor(result));
+        }
     }
 
     private static DeviceTensor tensor(DeviceMemory m, ElementType t, long rows, long cols) {

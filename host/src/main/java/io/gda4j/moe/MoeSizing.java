@@ -55,6 +55,8 @@ public final class MoeSizing {
     private final long tokensPerRank;
     private final long tokensPerExpert;
     private final long layoutStatus;
+    /** The dispatch sequence number, raised on the GPU before each dispatch (so graph replays are new calls). */
+    private final long callSeq;
     private final long state;
     private final long recvChannelOffset;
     private final long recvChannelCount;
@@ -118,6 +120,8 @@ public final class MoeSizing {
         d = next(d, "tokens per expert", 4L * c.numExperts());
         layoutStatus = d;
         d = next(d, "layout status", 16);
+        callSeq = d;
+        d = next(d, "dispatch sequence number", 8);
         state = d;
         d = next(d, "channel state", mul("channel state", pairs, 32));
         waitNanos = d;
@@ -319,6 +323,10 @@ public final class MoeSizing {
 
     public long layoutStatus() {
         return layoutStatus;
+    }
+
+    public long callSeq() {
+        return callSeq;
     }
 
     public long state() {

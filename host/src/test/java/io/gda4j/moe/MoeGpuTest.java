@@ -131,6 +131,23 @@ class MoeGpuTest {
         }
     }
 
+    /**
+     * Dispatch + combine captured in one CUDA graph per rank and replayed 100 times with new tokens, weights and
+     * expert outputs: the dispatch sequence number is raised on the GPU, so each replay is a new call to the peers
+     * (a number passed from the host would be replayed stale and the peers would take old counts for new ones).
+     */
+    @Test
+    @Timeout(600)
+    void aCapturedDispatchAndCombineReplay100TimesWithNewData() {
+        try (LocalWorld w = world(2, "p2p", Duration.ofSeconds(20));
+             MoeBuffer moe = MoeBuffer.create(w, config(2048, ElementType.FP8_E4M3, 8, 64));
+             MoeSelfCheck check = new MoeSelfCheck(moe)) {
+            check.runCaptured(MoeRouting.Kind.SKEWED, 11, new int[] {64, 23}, 100);
+            // the eager path still works after the graphs (the sequence word carried on)
+            check.run(MoeRouting.Kind.UNIFORM, 12, new int[] {40, 64});
+        }
+    }
+
     @Test
     void badInputIsRefusedBeforeAnyDispatchKernel() {
         try (LocalWorld w = world(2, "p2p", Duration.ofSeconds(10));
