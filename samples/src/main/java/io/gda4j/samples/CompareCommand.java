@@ -2,8 +2,8 @@ package io.gda4j.samples;
 
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.ByteSize;
-import io.gda4j.world.LocalWorld;
 import io.gda4j.world.Scope;
+import io.gda4j.world.World;
 import org.apache.commons.cli.CommandLine;
 import org.apache.commons.cli.Option;
 import org.apache.commons.cli.Options;
@@ -104,7 +104,9 @@ final class CompareCommand implements Command {
         }
         WorldOptions w = WorldOptions.parse(cmd);
         List<String> transports = new ArrayList<>();
-        for (String t : OptionValues.list("transports", cmd.getOptionValue("transports", defaultTransports()), false)) {
+        // A launched process compares what connects processes (ibgda's emulated NIC lives in one process).
+        String defaults = w.launch != null ? WorldOptions.transportNamesAcrossProcesses() : defaultTransports();
+        for (String t : OptionValues.list("transports", cmd.getOptionValue("transports", defaults), false)) {
             transports.add(WorldOptions.checkTransport(t));
         }
         List<Long> sizeList = SizeList.parse(cmd.getOptionValue("sizes", "8:256m"), 1, MAX_BYTES);
@@ -139,10 +141,12 @@ final class CompareCommand implements Command {
         long maxBytes = sizes[sizes.length - 1];
         CompareResults results = new CompareResults(transports, sizes);
         int steps = transports.size() * sizes.length * ((latency ? 1 : 0) + (bandwidth ? 1 : 0));
-        Progress progress = new Progress(err, steps, cmd.hasOption("quiet"));
+        // Under a launcher only the measuring rank's process (one rank per process) reports; the others answer.
+        boolean measuring = w.launch == null || w.launch.rank() == w.rank;
+        Progress progress = new Progress(err, steps, cmd.hasOption("quiet") || !measuring);
         for (int t = 0; t < transports.size(); t++) {
             String name = transports.get(t);
-            try (LocalWorld world = w.open(PingPong.heapBytes(maxBytes) + PutBandwidth.heapBytes(maxBytes), name)) {
+            try (World world = w.openWorld(PingPong.heapBytes(maxBytes) + PutBandwidth.heapBytes(maxBytes), name)) {
                 TransportTag tag = world.transport(w.rank, w.peer);
                 boolean indirect = tag == TransportTag.PROXY || tag == TransportTag.IBGDA;
                 String emulated = Describe.engineStats(world, w.rank) != null ? EMULATED_SUFFIX : "";
@@ -158,11 +162,18 @@ final class CompareCommand implements Command {
                             int n = latencyIterations(iters, sizes[i]);
                             int wu = (int) Math.min(warmup, Math.max(5, (long) warmup * n / iters));
                             LatencyStats s = pp.run(PingPong.Mode.PUT_SIGNAL, sizes[i], scope, blockThreads, wu, n);
-                            results.rttMicros[t][i] = s.medianMicros();
+                            if (s != null) {
+                                results.rttMicros[t][i] = s.medianMicros();
+                            }
                         }
                     }
                 }
-                if (bandwidth) {
+                if (bandwidth && !measuring) {
+                    // The sender measures; this process meets it after every size, as gda4j bandwidth does.
+                    for (int i = 0; i < sizes.length; i++) {
+                        world.barrier();
+                    }
+                } else if (bandwidth) {
                     try (PutBandwidth bw = new PutBandwidth(world, w.rank, w.peer, maxBytes)) {
                         int blocks = indirect ? 1 : 2 * world.rank(w.rank).device().multiprocessorCount();
                         for (int i = 0; i < sizes.length; i++) {
@@ -173,10 +184,14 @@ final class CompareCommand implements Command {
                             if (t == 0) {
                                 results.memcpyPeerGbps[i] = bw.copyEngine(sizes[i], n, reps);
                             }
+                            world.barrier();
                         }
                     }
                 }
             }
+        }
+        if (!measuring) {
+            return 0;
         }
         progress.done();
         results.notes.add("latency: put_signal " + scope.label() + " scope, median of up to " + iters

@@ -85,6 +85,22 @@ final class WorldOptions {
         return String.join(", ", names);
     }
 
+    /**
+     * The transports on the class path that connect ranks of different processes of one host (what a launched
+     * process can compare), in auto-preference order, e.g. "p2p,proxy".
+     */
+    static String transportNamesAcrossProcesses() {
+        // The answer depends on the transport and its settings, not on the pair: a stand-in peer asks the question.
+        io.gda4j.transport.RemotePeer any = new io.gda4j.transport.RemotePeer(1, 0, 1 << 20, false, false, "a peer");
+        List<String> names = new ArrayList<>();
+        for (TransportProvider p : LocalWorld.providers()) {
+            if (p.unavailableAcrossProcesses(null, any).isEmpty()) {
+                names.add(p.name());
+            }
+        }
+        return String.join(",", names);
+    }
+
     /** Checks a transport name against auto and the providers on the class path; returns it in lower case. */
     static String checkTransport(String name) {
         String transport = name.strip().toLowerCase(Locale.ROOT);
@@ -177,7 +193,7 @@ final class WorldOptions {
         if (launch != null) {
             throw new UsageException("this command does not run under a launcher yet (" + launch.launcher().word()
                     + " started this process as rank " + launch.rank() + " of " + launch.worldSize() + "): run it as "
-                    + "one process, which drives every GPU of --gpus itself. gda4j latency and gda4j bandwidth run "
+                    + "one process, which drives every GPU of --gpus itself. gda4j latency, bandwidth and compare run "
                     + "under torchrun, mpirun and srun");
         }
         return (LocalWorld) openWorld(heapBytes, transportName);
@@ -191,7 +207,8 @@ final class WorldOptions {
         return openWorld(heapBytes, transport);
     }
 
-    private World openWorld(long heapBytes, String transportName) {
+    /** {@link #openWorld(long)} with {@code transportName} instead of the parsed one (compare runs several). */
+    World openWorld(long heapBytes, String transportName) {
         CudaStatus status = Cuda.status();
         if (!status.available()) {
             throw new UsageException("this command needs a CUDA GPU: " + status.reason() + " (gda4j info shows what is missing)");

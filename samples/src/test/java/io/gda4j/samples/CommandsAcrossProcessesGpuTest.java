@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@code gda4j latency} (over p2p and over the proxy) and {@code gda4j bandwidth} as two processes started the way a
- * launcher starts them (one rank each, both on GPU 0): rank 0's process prints the table, rank 1's prints nothing on
+ * {@code gda4j latency} (over p2p and over the proxy), {@code gda4j bandwidth} and {@code gda4j compare} as two
+ * processes started the way a launcher starts them (one rank each, both on GPU 0): rank 0's process prints the table, rank 1's prints nothing on
  * stdout, both exit 0.
  */
 @Tag("gpu")
@@ -59,6 +59,17 @@ class CommandsAcrossProcessesGpuTest {
         System.out.println("gda4j bandwidth across two processes on GPU 0 (rank 0's output):\n" + out[0]);
         assertTrue(out[0].startsWith("size,bytes,put_GBps,memcpyPeer_GBps,ratio"), out[0]);
         assertEquals(3, out[0].strip().split("\n").length, "a header and two rows: " + out[0]);
+        assertEquals("", out[1], "rank 1 answers silently");
+    }
+
+    @Test
+    void twoProcessesCompareTheTransportsThatConnectProcesses() throws Exception {
+        String[] out = acrossTwoProcesses("compare", "--sizes", "8,64k", "--iters", "100", "--reps", "2", "--gpus",
+                "0,0", "--csv");
+        System.out.println("gda4j compare across two processes on GPU 0 (rank 0's output):\n" + out[0]);
+        String header = out[0].lines().findFirst().orElse("");
+        assertTrue(header.contains("p2p") && header.contains("proxy") && !header.contains("ibgda"), header);
+        assertEquals(3, out[0].strip().split("\n").length, "a header and two sizes: " + out[0]);
         assertEquals("", out[1], "rank 1 answers silently");
     }
 

@@ -56,7 +56,13 @@ class WorldOptionsLaunchTest {
         WorldOptions w = WorldOptions.parse(latency(), TORCHRUN_RANK1);
         UsageException e = assertThrows(UsageException.class, () -> w.open(1 << 20));
         assertTrue(e.getMessage().contains("does not run under a launcher yet")
-                && e.getMessage().contains("rank 1 of 2") && e.getMessage().contains("gda4j latency and gda4j bandwidth run under"),
+                && e.getMessage().contains("rank 1 of 2") && e.getMessage().contains("gda4j latency, bandwidth and compare run under"),
                 e.getMessage());
+    }
+
+    @Test
+    void aLaunchedCompareDefaultsToTheTransportsThatConnectProcesses() {
+        String across = WorldOptions.transportNamesAcrossProcesses();
+        assertTrue(across.startsWith("p2p") && across.contains("proxy") && !across.contains("ibgda"), across);
     }
 }
