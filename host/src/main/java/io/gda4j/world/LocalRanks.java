@@ -140,11 +140,16 @@ final class LocalRanks {
     }
 
     /**
-     * Unloads the modules, then closes the ranks newest first; failures are added to {@code first} (or become it).
+     * Closes every rank's links, unloads the modules, then closes the ranks newest first; failures are added to
+     * {@code first} (or become it). Every link goes before any heap or module: draining a proxy link copies into
+     * the peer's heap and may launch the proxy module's atomic-add kernel.
      *
      * @return the first failure, with the later ones suppressed, or null
      */
     RuntimeException close(RuntimeException first) {
+        for (int i = ranks.size() - 1; i >= 0; i--) {
+            first = ranks.get(i).closeLinks(first);
+        }
         first = collect(first, modules::close);
         for (int i = ranks.size() - 1; i >= 0; i--) {
             first = collect(first, ranks.get(i)::close);

@@ -17,6 +17,8 @@ final class PeerFailures implements PeerFailureListener {
 
     private final AtomicReference<Failure> first = new AtomicReference<>();
     private final Runnable abort;
+    /** Set before the abort words are freed; guarded by this object's lock, with the abort call. */
+    private boolean stopped;
 
     /** @param abort raises the abort flags of every local rank; must not block */
     PeerFailures(Runnable abort) {
@@ -26,7 +28,19 @@ final class PeerFailures implements PeerFailureListener {
     @Override
     public void onPeerFailure(int rank, String why) {
         first.compareAndSet(null, new Failure(rank, why, System.nanoTime()));
-        abort.run();
+        synchronized (this) {
+            if (!stopped) {
+                abort.run();
+            }
+        }
+    }
+
+    /**
+     * No abort flag is raised once this returns: the world calls it before it frees the flags, since the bootstrap
+     * may still report a peer's death until it is closed itself. Failures are still remembered.
+     */
+    synchronized void stop() {
+        stopped = true;
     }
 
     /** The first failure, or null while every peer is alive. */

@@ -44,7 +44,8 @@ import java.util.Optional;
  *
  * <h2>Closing</h2>
  * A process must not free its heap while a peer may still write to it or keep it mapped: {@code close()} stops the
- * local kernels, meets every peer in a barrier, unmaps the peers' heaps, meets them again, and only then frees.
+ * local kernels, closes its links (a proxy link drains what its thread still copies into a peer's heap), meets every
+ * peer in a barrier, unmaps the peers' heaps, meets them again, and only then frees.
  * When a peer is dead the barriers are skipped.
  */
 public final class ProcessWorld implements World {
@@ -55,11 +56,12 @@ public final class ProcessWorld implements World {
     private final List<PeerCard> cards;
     private final Bootstrap bootstrap;
     private final PeerFailures failures;
-    private final List<IpcMemory> mappings;
+    /** The peers' heaps mapped here, by rank (null for this process's own rank). */
+    private final IpcMemory[] mappings;
     private boolean closed;
 
     private ProcessWorld(WorldConfig config, Rank rank, LocalRanks local, List<PeerCard> cards, Bootstrap bootstrap,
-                         PeerFailures failures, List<IpcMemory> mappings) {
+                         PeerFailures failures, IpcMemory[] mappings) {
         this.config = config;
         this.heap = new SymmetricHeap(config.heapSizeBytes());
         this.rank = rank;
@@ -100,7 +102,7 @@ public final class ProcessWorld implements World {
         LocalRanks local = new LocalRanks(List.of(rank), config, modules);
         PeerFailures failures = new PeerFailures(local::abort);
         Bootstrap bootstrap = null;
-        List<IpcMemory> mappings = new ArrayList<>();
+        IpcMemory[] mappings = new IpcMemory[env.worldSize()];
         try {
             bootstrap = Bootstrap.join(BootstrapConfig.of(env), failures);
             CudaDevice device = rank.device();
@@ -124,9 +126,14 @@ public final class ProcessWorld implements World {
             return new ProcessWorld(config, rank, local, cards, bootstrap, failures, mappings);
         } catch (RuntimeException e) {
             // Peers may hold our heap mapped already; telling them (the bootstrap closes) makes them fail too, and a
-            // mapping of freed memory is harmless to a process that no longer launches kernels on it.
+            // mapping of freed memory is harmless to a process that no longer launches kernels on it. The links go
+            // before the mappings they copy into; a peer found dead from now on must not touch the freed abort word.
+            failures.stop();
+            rank.closeLinks(e);
             for (IpcMemory m : mappings) {
-                LocalRanks.collect(e, m::close);
+                if (m != null) {
+                    LocalRanks.collect(e, m::close);
+                }
             }
             LocalRanks.collect(e, modules::close);
             LocalRanks.collect(e, rank::close);
@@ -176,12 +183,12 @@ public final class ProcessWorld implements World {
      * serves the pair ({@code auto}: the first in preference order that connects processes).
      */
     private static PeerLink link(Rank rank, PeerCard peer, ProcessRoutes.Route route, String transport,
-                                 List<TransportProvider> providers, List<IpcMemory> mappings) {
+                                 List<TransportProvider> providers, IpcMemory[] mappings) {
         if (route == ProcessRoutes.Route.SELF) {
             return new PeerLink(TransportTag.SELF, rank.heapBase(), 0, 0, 0, rank.abortFlagAddress(), null);
         }
         IpcMemory heap = rank.context().openIpcMemory(peer.heapHandle(), peer.heapBytes(), peer.describe() + "'s heap");
-        mappings.add(heap);
+        mappings[peer.rank()] = heap;
         boolean sameGpu = route == ProcessRoutes.Route.IPC_SAME_GPU;
         RemotePeer remote = new RemotePeer(peer.rank(), heap.address(), peer.heapBytes(), sameGpu,
                 sameGpu || nativeAtomicsTo(rank.device(), peer), peer.describe());
@@ -202,6 +209,21 @@ public final class ProcessWorld implements World {
             }
         }
         return false;
+    }
+
+    /**
+     * Where this process's GPU addresses the heap of {@code peer}, a rank of another process (its CUDA IPC mapping):
+     * for host-issued copies into it ({@code cuMemcpyDtoDAsync}), whatever transport the pair's kernels use (a proxy
+     * link's peer entry carries no heap address).
+     */
+    public long peerHeapAddress(int peer) {
+        if (peer < 0 || peer >= size()) {
+            throw new IllegalArgumentException("rank " + peer + " out of range: the world has ranks 0.." + (size() - 1));
+        }
+        if (peer == rank.rank()) {
+            return rank.heapBase();
+        }
+        return mappings[peer].address();
     }
 
     /** The bootstrap this world was built on: a barrier and an all-gather of small byte arrays for the user. */
@@ -328,11 +350,19 @@ public final class ProcessWorld implements World {
         if (stillRunning != null) {
             first = new IllegalStateException("closing the world: " + stillRunning);
         }
-        first = meetPeers(first, "every process has stopped its kernels");
+        // The links before the first barrier: a proxy link drains its channel, so the copies and signals its proxy
+        // thread still had queued into a peer's heap complete here, before the peer may free that heap and before
+        // the mapping they write through goes (cuIpcCloseMemHandle does not wait for work in flight).
+        first = rank.closeLinks(first);
+        first = meetPeers(first, "every process has stopped writing into its peers' heaps");
         for (IpcMemory m : mappings) {
-            first = LocalRanks.collect(first, m::close);
+            if (m != null) {
+                first = LocalRanks.collect(first, m::close);
+            }
         }
         first = meetPeers(first, "every process has unmapped its peers' heaps");
+        // From here a peer found dead must not raise the abort word that the ranks free below.
+        failures.stop();
         first = local.close(first);
         bootstrap.close();
         if (first != null) {

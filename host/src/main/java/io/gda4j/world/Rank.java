@@ -308,16 +308,29 @@ public final class Rank implements AutoCloseable {
         heap.writeLong(offset, value);
     }
 
+    /**
+     * Closes the links to the peers, newest first, ahead of the rank: a proxy link drains its channel, so when this
+     * returns nothing of this rank's still writes into a peer's heap (a process world unmaps the peers' heaps only
+     * after that). Kernels must be stopped first. The links are gone afterwards ({@link #transportTo} says NONE).
+     *
+     * @param first a failure so far (the new ones are added to it), or null
+     * @return the first failure, with the later ones suppressed, or null
+     */
+    synchronized RuntimeException closeLinks(RuntimeException first) {
+        for (int p = links.length - 1; p >= 0; p--) {
+            first = closeCollecting(links[p], first);
+            links[p] = null;
+        }
+        return first;
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
-        RuntimeException first = null;
-        for (int p = links.length - 1; p >= 0; p--) {
-            first = closeCollecting(links[p], first);
-        }
+        RuntimeException first = closeLinks(null);
         first = closeCollecting(abortWord, first);
         first = closeCollecting(controlReadback, first);
         first = closeCollecting(scratch, first);

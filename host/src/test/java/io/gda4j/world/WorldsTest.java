@@ -91,6 +91,19 @@ class WorldsTest {
     }
 
     @Test
+    void afterStopADeathIsRememberedButRaisesNoAbortFlag() {
+        // A world stops the listener before it frees the abort words: the bootstrap may report a death until it is
+        // closed itself, and raising a freed word would store into unmapped pinned memory.
+        AtomicInteger raised = new AtomicInteger();
+        PeerFailures f = new PeerFailures(raised::incrementAndGet);
+        f.onPeerFailure(2, "connection lost");
+        f.stop();
+        f.onPeerFailure(3, "connection lost");
+        assertEquals(1, raised.get());
+        assertEquals(2, f.first().rank());
+    }
+
+    @Test
     void theBootstrapsListenerRunsOnItsWatcherThreadWithoutBlocking() throws Exception {
         List<String> threads = new ArrayList<>();
         PeerFailures f = new PeerFailures(() -> threads.add(Thread.currentThread().getName()));

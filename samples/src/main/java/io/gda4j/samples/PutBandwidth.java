@@ -6,6 +6,7 @@ import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.world.HeapBuffer;
+import io.gda4j.world.ProcessWorld;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 
@@ -108,7 +109,8 @@ final class PutBandwidth implements AutoCloseable {
             DevicePointer to = DevicePointer.of(peer.heapBase() + dst.offset());
             copy = () -> s.copyPeerAsync(to, peer.context(), from, rank.context(), bytes);
         } else {
-            DevicePointer to = DevicePointer.of(rank.link(peerNumber).peerHeap() + dst.offset());
+            // The mapping itself: a proxy link's peer entry carries no heap address.
+            DevicePointer to = DevicePointer.of(((ProcessWorld) world).peerHeapAddress(peerNumber) + dst.offset());
             copy = () -> s.copyAsync(to, from, bytes);
         }
         copy.run(); // warm-up

@@ -73,6 +73,18 @@ class CommandsAcrossProcessesGpuTest {
         assertEquals("", out[1], "rank 1 answers silently");
     }
 
+    @Test
+    void twoProcessesPutBandwidthOverTheProxyCopiesIntoTheMappedHeap() throws Exception {
+        // The copy-engine column copies into the peer's heap as mapped by CUDA IPC; a proxy link's peer entry has no
+        // heap address, so this case fails if the reference copied to the link's address instead.
+        String[] out = acrossTwoProcesses("bandwidth", "--transport", "proxy", "--sizes", "64k,1m", "--reps", "3",
+                "--iters", "20", "--gpus", "0,0", "--csv");
+        System.out.println("gda4j bandwidth over the proxy across two processes on GPU 0 (rank 0's output):\n"
+                + out[0]);
+        assertEquals(3, out[0].strip().split("\n").length, "a header and two rows: " + out[0]);
+        assertEquals("", out[1], "rank 1 answers silently");
+    }
+
     /** Runs {@code gda4j args} as ranks 0 and 1 of a two-process launch; returns their stdout once both exit 0. */
     private static String[] acrossTwoProcesses(String... args) throws Exception {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
@@ -99,19 +111,40 @@ class CommandsAcrossProcessesGpuTest {
                 env.remove(WorldConfig.GPUS_ENV);
                 ps.add(pb.start());
             }
-            String[] out = new String[2];
+            // Every child's streams are drained from the start: a child whose pipe fills stalls, and the other waits
+            // for it at the next barrier.
+            StringBuilder[] o = new StringBuilder[2];
+            StringBuilder[] e = new StringBuilder[2];
+            List<Thread> drains = new ArrayList<>();
             for (int r = 0; r < 2; r++) {
-                Process p = ps.get(r);
-                // Drain both streams on threads: a full pipe would stall the child.
-                StringBuilder o = new StringBuilder();
-                StringBuilder e = new StringBuilder();
-                Thread to = drain(p.getInputStream(), o);
-                Thread te = drain(p.getErrorStream(), e);
-                assertTrue(p.waitFor(200, TimeUnit.SECONDS), "rank " + r + " finished");
-                to.join(5_000);
-                te.join(5_000);
-                out[r] = o.toString();
-                assertEquals(0, p.exitValue(), "rank " + r + " exit code; stdout:\n" + out[r] + "\nstderr:\n" + e);
+                o[r] = new StringBuilder();
+                e[r] = new StringBuilder();
+                drains.add(drain(ps.get(r).getInputStream(), o[r]));
+                drains.add(drain(ps.get(r).getErrorStream(), e[r]));
+            }
+            boolean[] finished = new boolean[2];
+            for (int r = 0; r < 2; r++) {
+                finished[r] = ps.get(r).waitFor(200, TimeUnit.SECONDS);
+                if (!finished[r]) {
+                    break;
+                }
+            }
+            for (Process p : ps) {
+                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+            for (Thread t : drains) {
+                t.join(5_000);
+            }
+            String[] out = new String[2];
+            StringBuilder both = new StringBuilder();
+            for (int r = 0; r < 2; r++) {
+                out[r] = o[r].toString();
+                both.append("\nrank ").append(r).append(" stdout:\n").append(out[r]).append("\nrank ").append(r)
+                        .append(" stderr:\n").append(e[r]);
+            }
+            for (int r = 0; r < 2; r++) {
+                assertTrue(finished[r], "rank " + r + " finished within 200 s" + both);
+                assertEquals(0, ps.get(r).exitValue(), "rank " + r + " exit code" + both);
             }
             return out;
         } finally {
