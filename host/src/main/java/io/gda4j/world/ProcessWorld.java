@@ -355,8 +355,20 @@ public final class ProcessWorld implements World {
         // the mapping they write through goes (cuIpcCloseMemHandle does not wait for work in flight).
         first = rank.closeLinks(first);
         first = meetPeers(first, "every process has stopped writing into its peers' heaps");
+        boolean peerDied = failures.first() != null;
         for (IpcMemory m : mappings) {
-            if (m != null) {
+            if (m == null) {
+                continue;
+            }
+            if (peerDied) {
+                // A dead exporter's memory may be gone already and the driver may refuse to unmap it; nothing here
+                // uses it any more, so a failure to unmap it is not worth failing close for.
+                try {
+                    m.close();
+                } catch (RuntimeException ignored) {
+                    // best effort, see above
+                }
+            } else {
                 first = LocalRanks.collect(first, m::close);
             }
         }
