@@ -1,5 +1,6 @@
 package io.gda4j.bootstrap;
 
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.ABORT;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.COLLECTIVE;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.FAIL;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.GOODBYE;
@@ -161,6 +162,38 @@ public final class Bootstrap implements AutoCloseable {
     /** Returns when every rank has entered the barrier. */
     public void barrier() {
         collective(KIND_BARRIER, new byte[0]);
+    }
+
+    /**
+     * Tells every other rank that this one stopped its kernels (a device error, or the host's abort), so they can
+     * stop theirs instead of waiting for their timeout: they hear it through
+     * {@link PeerFailureListener#onPeerAbort}. Collectives go on working. Best effort: a rank that is gone misses it.
+     */
+    public void announceAbort(String why) {
+        byte[] notice = BootstrapFrameDescriptor.abort(rank, why);
+        if (rank == 0) {
+            relayAbort(0, notice);
+        } else if (links[0] != null) {
+            try {
+                links[0].send(ABORT, notice);
+            } catch (IOException e) {
+                peerDied(0, "connection to the root lost: " + e.getMessage());
+            }
+        }
+    }
+
+    /** Root: sends an abort notice to every rank but its origin. */
+    private void relayAbort(int origin, byte[] notice) {
+        for (int r = 1; r < size; r++) {
+            Link l = links[r];
+            if (r != origin && l != null) {
+                try {
+                    l.send(ABORT, notice);
+                } catch (IOException ignored) {
+                    // that rank is dead or gone: its own failure handling applies
+                }
+            }
+        }
     }
 
     /** The failure that ended this world, or null while it is healthy. */
@@ -636,6 +669,25 @@ public final class Bootstrap implements AutoCloseable {
                 }
                 if (waiting != null) {
                     waiting.complete(parts);
+                }
+                return true;
+            case ABORT:
+                if (f.body().length < 4) {
+                    break;
+                }
+                int origin = b.getInt();
+                byte[] reason = new byte[b.remaining()];
+                b.get(reason);
+                if (rank == 0) {
+                    if (origin != peer) {
+                        break; // a rank announces only its own abort
+                    }
+                    relayAbort(origin, f.body());
+                }
+                try {
+                    listener.onPeerAbort(origin, new String(reason, StandardCharsets.UTF_8));
+                } catch (RuntimeException ignored) {
+                    // a listener's bug must not stop this connection's reader
                 }
                 return true;
             case PEER_FAILED:

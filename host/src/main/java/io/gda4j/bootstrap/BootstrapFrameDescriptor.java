@@ -28,6 +28,7 @@ import java.nio.charset.StandardCharsets;
  *  COLLECTIVE body (rank to root):  seq int64 | kind int8 | contribution bytes
  *  RESULT body (root to rank):      seq int64 | count int32 | count x (length int32 | bytes), in rank order
  *  PEER_FAILED body (root to rank): rank int32 | reason (UTF-8)
+ *  ABORT body (both ways):          rank int32 | reason (UTF-8)   a rank stopped its kernels; the root relays it
  *  REFUSE, FAIL body:               reason (UTF-8)
  *  WELCOME, READY, HEARTBEAT, GOODBYE: no body
  * </pre>
@@ -55,6 +56,7 @@ public final class BootstrapFrameDescriptor {
     public static final byte PEER_FAILED = 8;
     public static final byte FAIL = 9;
     public static final byte GOODBYE = 10;
+    public static final byte ABORT = 11;
 
     /** Collective kinds: every rank must enter the same kind at the same sequence number. */
     public static final byte KIND_ALL_GATHER = 1;
@@ -129,6 +131,10 @@ public final class BootstrapFrameDescriptor {
             throw new IllegalStateException(e); // a ByteArrayOutputStream does not throw
         }
         return bytes.toByteArray();
+    }
+
+    public static byte[] abort(int rank, String reason) {
+        return peerFailed(rank, reason);
     }
 
     public static byte[] peerFailed(int rank, String reason) {

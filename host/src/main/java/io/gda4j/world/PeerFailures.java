@@ -5,9 +5,9 @@ import io.gda4j.bootstrap.PeerFailureListener;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * What a multi-process world does when the bootstrap finds a peer dead: remember the first one, and stop this
- * process's kernels at once by raising the abort flags (a kernel waiting for the dead peer would otherwise spin until
- * its timeout). Runs on the bootstrap's watcher thread, so it makes no CUDA call and never blocks: raising a flag is
+ * What a multi-process world does when the bootstrap finds a peer dead, or hears that a live peer stopped its kernels
+ * (a device error there, or the host's abort): remember the first one, and stop this process's kernels at once by
+ * raising the abort flags (a kernel waiting for that peer would otherwise spin until its timeout). Runs on the bootstrap's watcher thread, so it makes no CUDA call and never blocks: raising a flag is
  * one store into pinned host memory.
  */
 final class PeerFailures implements PeerFailureListener {
@@ -16,6 +16,7 @@ final class PeerFailures implements PeerFailureListener {
     }
 
     private final AtomicReference<Failure> first = new AtomicReference<>();
+    private final AtomicReference<Failure> firstAbort = new AtomicReference<>();
     private final Runnable abort;
     /** Set before the abort words are freed; guarded by this object's lock, with the abort call. */
     private boolean stopped;
@@ -28,10 +29,18 @@ final class PeerFailures implements PeerFailureListener {
     @Override
     public void onPeerFailure(int rank, String why) {
         first.compareAndSet(null, new Failure(rank, why, System.nanoTime()));
-        synchronized (this) {
-            if (!stopped) {
-                abort.run();
-            }
+        raise();
+    }
+
+    @Override
+    public void onPeerAbort(int rank, String why) {
+        firstAbort.compareAndSet(null, new Failure(rank, why, System.nanoTime()));
+        raise();
+    }
+
+    private synchronized void raise() {
+        if (!stopped) {
+            abort.run();
         }
     }
 
@@ -46,5 +55,15 @@ final class PeerFailures implements PeerFailureListener {
     /** The first failure, or null while every peer is alive. */
     Failure first() {
         return first.get();
+    }
+
+    /** The first abort a live peer announced since the errors were last cleared, or null. */
+    Failure firstAbort() {
+        return firstAbort.get();
+    }
+
+    /** Forgets the announced aborts (the world's errors were cleared); deaths stay. */
+    void clearAborts() {
+        firstAbort.set(null);
     }
 }

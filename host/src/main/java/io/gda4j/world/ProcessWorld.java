@@ -39,8 +39,9 @@ import java.util.Optional;
  * BootstrapConfig#DEFAULT_DEAD_AFTER_MILLIS} ms, or at once when its connection drops). When a peer dies, this
  * process's abort flag is raised (spinning kernels return ERR_ABORTED within microseconds) and {@link #checkErrors()}
  * throws a {@link RankDiedException} naming the dead rank. {@link #close()} then frees without waiting for the dead.
- * A device error here stops this process's kernels only: peers' abort words are not mapped across processes, so their
- * kernels stop at their own timeout.
+ * Peers' abort words are not mapped across processes, so a device error here reaches them through the bootstrap:
+ * {@link #checkErrors()} (and {@link #abort()}) announce it, their abort flags are raised, and their kernels waiting
+ * for this rank stop at once instead of at their timeout; their {@code checkErrors()} names this rank.
  *
  * <h2>Closing</h2>
  * A process must not free its heap while a peer may still write to it or keep it mapped: {@code close()} stops the
@@ -59,6 +60,8 @@ public final class ProcessWorld implements World {
     /** The peers' heaps mapped here, by rank (null for this process's own rank). */
     private final IpcMemory[] mappings;
     private boolean closed;
+    /** Whether this rank's current error (or abort) was announced to the other processes; reset by clearErrors. */
+    private boolean announced;
 
     private ProcessWorld(WorldConfig config, Rank rank, LocalRanks local, List<PeerCard> cards, Bootstrap bootstrap,
                          PeerFailures failures, IpcMemory[] mappings) {
@@ -294,19 +297,40 @@ public final class ProcessWorld implements World {
 
     /**
      * Throws a {@link RankDiedException} naming the first dead rank when the bootstrap found one (the device's
-     * record, usually ERR_ABORTED, is attached), else the first device error as {@link World#checkErrors()}.
+     * record, usually ERR_ABORTED, is attached); else the first device error of this rank, as
+     * {@link World#checkErrors()}, after telling the other processes so that their kernels waiting for this rank stop
+     * now; else, when a live peer announced that it stopped its kernels, a {@link DeviceErrorException} naming it.
      */
     @Override
     public void checkErrors() {
         PeerFailures.Failure dead = failures.first();
+        ErrorRecord rec = rank.readErrorRecord();
         if (dead != null) {
-            ErrorRecord rec = rank.readErrorRecord();
             throw new RankDiedException(dead.rank(), cards.get(dead.rank()).describe() + " died or stopped answering ("
                     + dead.why() + "); rank " + rank.rank() + "'s kernels were stopped through its abort flag"
                     + (rec.isError() ? " (device record: " + rec.describe(config.waitTimeout()) + ")" : "")
                     + ". The world cannot continue: close it", rec.isError() ? rec : null);
         }
+        if (rec.isError()) {
+            announce("its kernels stopped: " + rec.describe(config.waitTimeout()));
+        } else {
+            PeerFailures.Failure peerAbort = failures.firstAbort();
+            if (peerAbort != null && rank.abortRaised()) {
+                throw new DeviceErrorException(cards.get(peerAbort.rank()).describe() + " stopped its kernels ("
+                        + peerAbort.why() + "), and rank " + rank.rank() + "'s were stopped through its abort flag so"
+                        + " that none waits for it until the timeout. Fix that rank's error; clearErrors() in every"
+                        + " process lets the world run again", null);
+            }
+        }
         local.checkErrors("");
+    }
+
+    /** Tells the other processes, once per error, that this rank's kernels stopped (see Bootstrap#announceAbort). */
+    private synchronized void announce(String why) {
+        if (!announced) {
+            announced = true;
+            bootstrap.announceAbort("rank " + rank.rank() + ": " + why);
+        }
     }
 
     /** The first dead rank the bootstrap reported, if any. */
@@ -315,6 +339,7 @@ public final class ProcessWorld implements World {
         return f == null ? Optional.empty() : Optional.of(f.rank());
     }
 
+    /** Clears this process's error record and abort flag, and forgets the aborts peers announced; not a death. */
     @Override
     public void clearErrors() {
         if (failures.first() != null) {
@@ -322,11 +347,17 @@ public final class ProcessWorld implements World {
                     + "cannot run again; close it");
         }
         local.clearErrors();
+        failures.clearAborts();
+        synchronized (this) {
+            announced = false;
+        }
     }
 
+    /** Raises this process's abort flags and tells the other processes, whose kernels then stop too. */
     @Override
     public void abort() {
         local.abort();
+        announce("World.abort() was called");
     }
 
     @Override

@@ -404,4 +404,65 @@ class BootstrapThreadsTest {
             }
         }
     }
+
+    /**
+     * An abort announced by a member reaches every other rank (through the root) and one announced by the root
+     * reaches every member, with the origin and the reason; the world's collectives go on working.
+     */
+    @Test
+    void anAnnouncedAbortReachesEveryOtherRankAndTheWorldGoesOn() throws Exception {
+        int size = 3;
+        ServerSocket server = listen();
+        List<java.util.concurrent.LinkedBlockingQueue<String>> heard = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+            heard.add(new java.util.concurrent.LinkedBlockingQueue<>());
+        }
+        List<Future<String>> ranks = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+            int rank = r;
+            PeerFailureListener listener = new PeerFailureListener() {
+                @Override
+                public void onPeerFailure(int dead, String why) {
+                    heard.get(rank).add("dead " + dead);
+                }
+
+                @Override
+                public void onPeerAbort(int origin, String why) {
+                    heard.get(rank).add("abort " + origin + " " + why);
+                }
+            };
+            ranks.add(pool.submit(() -> {
+                BootstrapConfig c = config(rank, size, server);
+                try (Bootstrap b = rank == 0 ? Bootstrap.join(c, listener, server) : Bootstrap.join(c, listener)) {
+                    b.barrier();
+                    if (rank == 2) {
+                        b.announceAbort("device error on rank 2");
+                    }
+                    b.barrier();
+                    if (rank == 0) {
+                        b.announceAbort("host abort on rank 0");
+                    }
+                    byte[][] all = b.allGather(new byte[] {(byte) rank});
+                    b.barrier();
+                    return "gathered " + all.length;
+                }
+            }));
+        }
+        for (int r = 0; r < size; r++) {
+            assertEquals("gathered 3", ranks.get(r).get(30, TimeUnit.SECONDS), "rank " + r);
+        }
+        for (int r = 0; r < size; r++) {
+            List<String> got = new ArrayList<>();
+            heard.get(r).drainTo(got);
+            List<String> want = new ArrayList<>();
+            if (r != 2) {
+                want.add("abort 2 device error on rank 2");
+            }
+            if (r != 0) {
+                want.add("abort 0 host abort on rank 0");
+            }
+            assertEquals(want.size(), got.size(), "rank " + r + " heard " + got);
+            assertTrue(got.containsAll(want), "rank " + r + " heard " + got + ", wanted " + want);
+        }
+    }
 }

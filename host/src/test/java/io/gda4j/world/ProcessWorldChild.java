@@ -11,6 +11,9 @@ import java.util.Arrays;
  * <li>{@code survive:V}: after the world is up every rank prints {@code READY}; rank V sleeps until it is killed, the
  *     others wait on the GPU for a signal that only V would send, and print {@code DIED rank dead ms} when the wait
  *     ends with the {@link RankDiedException} (ms: from the wait's start).</li>
+ * <li>{@code abort:V}: after {@code READY} the others wait on the GPU for a signal nobody sends; rank V sleeps 1 s and
+ *     calls {@link World#abort()}; the others print {@code STOPPED rank ms message} when their wait ends with a
+ *     {@link DeviceErrorException}, and every rank clears its errors and meets the others again.</li>
  * </ul>
  */
 public final class ProcessWorldChild {
@@ -63,29 +66,55 @@ public final class ProcessWorldChild {
                     say("OK " + me);
                 }
                 world.barrier();
-                return;
-            }
-            int victim = Integer.parseInt(mode.substring(mode.indexOf(':') + 1));
-            world.barrier();
-            say("READY " + me);
-            if (me == victim) {
-                Thread.sleep(Long.MAX_VALUE); // waits for its SIGKILL
-            }
-            long start = System.nanoTime();
-            try {
-                ops.waitUntil(me, setWord, Cmp.GE, 1);
-                say("ERROR " + me + " the wait ended without the signal");
-            } catch (RankDiedException e) {
-                say("DIED " + me + " " + e.deadRank() + " " + (System.nanoTime() - start) / 1_000_000 + " "
-                        + e.getMessage());
+            } else {
+                aborts(world, ops, me, setWord, mode);
             }
         } catch (Throwable t) {
             say("FAILED " + t);
             t.printStackTrace(System.out);
             System.exit(3);
         }
+        // Printed once close() has returned: the world's close barriers and frees are part of what is tested.
         say("CLOSED");
         System.exit(0);
+    }
+
+    /** The survive:V and abort:V modes. */
+    private static void aborts(World world, DeviceOps ops, int me, long setWord, String mode) throws Exception {
+        int victim = Integer.parseInt(mode.substring(mode.indexOf(':') + 1));
+        world.barrier();
+        say("READY " + me);
+        if (mode.startsWith("abort:")) {
+            if (me == victim) {
+                Thread.sleep(1000); // the others' waits are spinning by now
+                world.abort();
+                world.clearErrors();
+            } else {
+                long start = System.nanoTime();
+                try {
+                    ops.waitUntil(me, setWord, Cmp.GE, 1);
+                    say("ERROR " + me + " the wait ended without the signal");
+                } catch (DeviceErrorException e) {
+                    say("STOPPED " + me + " " + (System.nanoTime() - start) / 1_000_000 + " " + e.getMessage());
+                }
+                world.clearErrors();
+            }
+            world.barrier();
+            say("AGAIN " + me);
+            world.barrier();
+            return;
+        }
+        if (me == victim) {
+            Thread.sleep(Long.MAX_VALUE); // waits for its SIGKILL
+        }
+        long start = System.nanoTime();
+        try {
+            ops.waitUntil(me, setWord, Cmp.GE, 1);
+            say("ERROR " + me + " the wait ended without the signal");
+        } catch (RankDiedException e) {
+            say("DIED " + me + " " + e.deadRank() + " " + (System.nanoTime() - start) / 1_000_000 + " "
+                    + e.getMessage());
+        }
     }
 
     static synchronized void say(String line) {

@@ -124,4 +124,27 @@ class ProcessWorldGpuTest {
         assertTrue(all.get(1).process.waitFor(30, TimeUnit.SECONDS), "the survivor's close() completes");
         assertEquals(0, all.get(1).process.exitValue());
     }
+
+    @Test
+    void anAbortInOneProcessStopsTheOthersGpuWaitsAtOnceAndTheWorldRunsAgain() throws Exception {
+        // A minute of wait timeout: only the announced abort can end the waits in time.
+        List<ChildJvm> all = world(3, "0,0,0", "abort:1", 60_000);
+        for (ChildJvm c : all) {
+            c.await("READY ", 120);
+        }
+        for (int r : new int[] {0, 2}) {
+            ChildJvm.Line stopped = all.get(r).await("STOPPED " + r + " ", 60);
+            String[] parts = stopped.text().split(" ", 4);
+            long millis = Long.parseLong(parts[2]);
+            System.out.println("rank " + r + "'s GPU wait ended " + millis + " ms after it began: " + parts[3]);
+            assertTrue(millis < 10_000, "stopped after " + millis + " ms");
+            assertTrue(parts[3].contains("rank 1 (pid") && parts[3].contains("World.abort() was called"), parts[3]);
+        }
+        for (ChildJvm c : all) {
+            c.await("AGAIN " + c.rank, 60);
+            c.await("CLOSED", 60);
+            assertTrue(c.process.waitFor(30, TimeUnit.SECONDS), "rank " + c.rank + " exits");
+            assertEquals(0, c.process.exitValue());
+        }
+    }
 }

@@ -125,4 +125,20 @@ class WorldsTest {
                 () -> Worlds.create(WorldConfig.builder().build(), env));
         assertTrue(e.getMessage().contains("needs a CUDA GPU"), e.getMessage());
     }
+
+    @Test
+    void anAbortAnnouncedByALivePeerRaisesTheFlagsAndIsForgottenWhenErrorsAreCleared() {
+        AtomicInteger raised = new AtomicInteger();
+        PeerFailures f = new PeerFailures(raised::incrementAndGet);
+        f.onPeerAbort(1, "rank 1: its kernels stopped: timeout");
+        f.onPeerAbort(2, "World.abort() was called");
+        assertEquals(1, f.firstAbort().rank());
+        assertEquals(null, f.first(), "an abort is not a death");
+        assertEquals(2, raised.get());
+        f.clearAborts();
+        assertEquals(null, f.firstAbort());
+        f.stop();
+        f.onPeerAbort(3, "late");
+        assertEquals(2, raised.get(), "no flag is raised once the world frees them");
+    }
 }
