@@ -39,15 +39,13 @@ final class LocalRanks {
     /**
      * Throws the first device error recorded on these ranks (a {@link DeviceWaitTimeoutException} for timeouts), else
      * a {@link DeviceErrorException} when an abort flag is raised.
-     *
-     * @param context a sentence to append to the message (what the host knows: a dead proxy, a dead peer), or ""
      */
-    void checkErrors(String context) {
+    void checkErrors() {
         DeviceErrorException secondary = null;
         for (Rank r : ranks) {
             ErrorRecord rec = r.readErrorRecord();
             if (rec.isError()) {
-                String msg = rec.describe(config.waitTimeout()) + transportProblems() + context;
+                String msg = rec.describe(config.waitTimeout()) + transportProblems();
                 throw rec.code().isTimeout()
                         ? new DeviceWaitTimeoutException(msg, rec)
                         : new DeviceErrorException(msg, rec);
@@ -55,7 +53,7 @@ final class LocalRanks {
             if (secondary == null && r.abortRaised()) {
                 secondary = new DeviceErrorException("rank " + r.rank()
                         + " stopped because its abort flag was raised (by the host, by a failing transport or by a rank"
-                        + " whose record was cleared)" + transportProblems() + context, null);
+                        + " whose record was cleared)" + transportProblems(), null);
             }
         }
         if (secondary != null) {

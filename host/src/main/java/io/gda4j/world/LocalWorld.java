@@ -189,7 +189,7 @@ public final class LocalWorld implements World {
 
     @Override
     public void checkErrors() {
-        local.checkErrors("");
+        local.checkErrors();
     }
 
     @Override

@@ -322,7 +322,7 @@ public final class ProcessWorld implements World {
                         + " process lets the world run again", null);
             }
         }
-        local.checkErrors("");
+        local.checkErrors();
     }
 
     /** Tells the other processes, once per error, that this rank's kernels stopped (see Bootstrap#announceAbort). */
