@@ -181,6 +181,7 @@ final class MoeCommand implements Command {
         int iters = OptionValues.integer(cmd, "iters", 20, 1, 1_000_000);
         int warmup = OptionValues.integer(cmd, "warmup", 3, 0, 1_000_000);
         WorldOptions w = WorldOptions.parse(cmd);
+        w.requireOneProcess();
         int ranks = w.gpus.size();
         long heap = 0;
         for (MoeLowLatencyConfig c : configs) {
@@ -260,6 +261,7 @@ final class MoeCommand implements Command {
             return runLowLatency(cmd, out, err);
         }
         WorldOptions w = WorldOptions.parse(cmd);
+        w.requireOneProcess();
         List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "4096"));
         int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
         String dtypeText = cmd.getOptionValue("dtype", "both").trim().toLowerCase(java.util.Locale.ROOT);

@@ -190,13 +190,21 @@ final class WorldOptions {
 
     /** Opens the world with {@code transportName} instead of the parsed one (compare runs several). */
     LocalWorld open(long heapBytes, String transportName) {
+        requireOneProcess();
+        return (LocalWorld) openWorld(heapBytes, transportName);
+    }
+
+    /**
+     * Refuses a launched process, for commands that drive every GPU from one process: call it before anything that
+     * reads the GPU list, which a launched process leaves to its local rank.
+     */
+    void requireOneProcess() {
         if (launch != null) {
             throw new UsageException("this command does not run under a launcher yet (" + launch.launcher().word()
                     + " started this process as rank " + launch.rank() + " of " + launch.worldSize() + "): run it as "
                     + "one process, which drives every GPU of --gpus itself. gda4j latency, bandwidth and compare run "
                     + "under torchrun, mpirun and srun");
         }
-        return (LocalWorld) openWorld(heapBytes, transportName);
     }
 
     /**

@@ -65,4 +65,13 @@ class WorldOptionsLaunchTest {
         String across = WorldOptions.transportNamesAcrossProcesses();
         assertTrue(across.startsWith("p2p") && across.contains("proxy") && !across.contains("ibgda"), across);
     }
+
+    @Test
+    void gda4jMoeUnderALauncherSaysItRunsAsOneProcess() {
+        // Through the CLI: the refusal must come before any check of the (empty) GPU list.
+        UsageException e = assertThrows(UsageException.class, () -> WorldOptions.parse(
+                new DefaultParser().parse(new MoeCommand().options(), new String[0]), TORCHRUN_RANK1)
+                .requireOneProcess());
+        assertTrue(e.getMessage().contains("does not run under a launcher yet"), e.getMessage());
+    }
 }
