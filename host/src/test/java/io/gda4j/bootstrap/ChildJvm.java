@@ -20,10 +20,13 @@ public final class ChildJvm {
     public record Line(String text, long arrivedNanos) {
     }
 
+    private static final long EXIT_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+
     public final int rank;
     public final Process process;
     private final LinkedBlockingQueue<Line> lines = new LinkedBlockingQueue<>();
     private final StringBuilder transcript = new StringBuilder();
+    private final Thread reader;
     /** Lines that mean the child failed: await stops at them instead of waiting out its time. */
     private final List<String> failurePrefixes;
 
@@ -31,7 +34,7 @@ public final class ChildJvm {
         this.rank = rank;
         this.process = process;
         this.failurePrefixes = failurePrefixes;
-        Thread t = new Thread(() -> {
+        this.reader = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
                     StandardCharsets.UTF_8))) {
                 for (String s; (s = r.readLine()) != null; ) {
@@ -44,8 +47,8 @@ public final class ChildJvm {
                 // the process ended
             }
         }, "child-" + rank + "-stdout");
-        t.setDaemon(true);
-        t.start();
+        reader.setDaemon(true);
+        reader.start();
     }
 
     /**
@@ -74,11 +77,27 @@ public final class ChildJvm {
     /** The next line starting with {@code prefix}; fails after {@code seconds}, or at a failure line, with the output. */
     public Line await(String prefix, long seconds) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        boolean exited = false;
         while (true) {
-            Line l = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            if (l == null) {
+            // Short polls, so that a child that died (a crash, a missing class) fails the test at once instead of
+            // after the whole wait: GPU time is scarce.
+            Line l = lines.poll(Math.min(EXIT_POLL_NANOS, Math.max(0, deadline - System.nanoTime())),
+                    TimeUnit.NANOSECONDS);
+            if (l == null && exited) {
+                throw new AssertionError("rank " + rank + " exited with " + process.exitValue() + " without printing '"
+                        + prefix + "'; its output:\n" + transcript());
+            }
+            if (l == null && !process.isAlive()) {
+                exited = true;
+                reader.join(2_000); // its last lines reach the queue before the next poll
+                continue;
+            }
+            if (l == null && System.nanoTime() - deadline >= 0) {
                 throw new AssertionError("rank " + rank + " printed no '" + prefix + "' within " + seconds
                         + " s; its output:\n" + transcript());
+            }
+            if (l == null) {
+                continue;
             }
             if (l.text().startsWith(prefix)) {
                 return l;
