@@ -1,12 +1,7 @@
 package io.gda4j.moe;
 
-import io.gda4j.cuda.CudaEvent;
-import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.nccl.AllToAllV;
-import io.gda4j.nccl.NcclComms;
 import io.gda4j.world.Rank;
-
-import jcuda.driver.CUstream;
 
 import java.util.List;
 
@@ -19,16 +14,12 @@ import java.util.List;
  */
 public final class MoeLowLatencyNcclBaseline implements AutoCloseable {
     private final MoeLowLatencySizing s;
-    private final List<Rank> ranks;
-    private final NcclComms comms;
-    private final DeviceMemory[] send;
-    private final DeviceMemory[] recv;
-    private final CudaEvent[][] events;
+    private final NcclExchangeRig rig;
 
     /** Communicators over the buffer's world (all ranks local, one GPU each) and buffers for its config. */
     public MoeLowLatencyNcclBaseline(MoeLowLatencyBuffer buffer) {
         this.s = buffer.sizing();
-        this.ranks = buffer.world().localRanks();
+        List<Rank> ranks = buffer.world().localRanks();
         int n = s.worldSize();
         if (ranks.size() != n) {
             throw new IllegalArgumentException("the NCCL baseline drives every rank: it needs a world whose ranks are all local");
@@ -36,29 +27,7 @@ public final class MoeLowLatencyNcclBaseline implements AutoCloseable {
         MoeLowLatencyConfig c = s.config();
         // A rank sends or receives at most maxTokensPerRank rows per expert it sends to or holds.
         long rows = (long) c.maxTokensPerRank() * Math.max(c.topK(), s.numLocalExperts()) * n;
-        long bytes = Math.max(16, rows * Math.max(dispatchRowBytes(s), 2L * c.hidden()));
-        send = new DeviceMemory[n];
-        recv = new DeviceMemory[n];
-        events = new CudaEvent[n][3];
-        NcclComms made = null;
-        try {
-            int[] devices = new int[n];
-            for (Rank r : ranks) {
-                int i = r.rank();
-                devices[i] = r.device().ordinal();
-                send[i] = r.context().allocate(bytes);
-                recv[i] = r.context().allocate(bytes);
-                send[i].fill((byte) 0x3c);
-                for (int e = 0; e < 3; e++) {
-                    events[i][e] = r.context().createEvent();
-                }
-            }
-            made = NcclComms.initAll(devices);
-        } catch (RuntimeException e) {
-            close();
-            throw e;
-        }
-        this.comms = made;
+        this.rig = new NcclExchangeRig(ranks, Math.max(16, rows * Math.max(dispatchRowBytes(s), 2L * c.hidden())));
     }
 
     /** Bytes of a dispatched row: the payload and the FP8 scales. */
@@ -108,69 +77,11 @@ public final class MoeLowLatencyNcclBaseline implements AutoCloseable {
         for (int r = 0; r < n; r++) {
             topk[r] = MoeLowLatencyRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
         }
-        AllToAllV dispatch = dispatchPlan(s, topk, tokens);
-        AllToAllV combine = combinePlan(s, topk, tokens);
-        long[] sendAt = new long[n];
-        long[] recvAt = new long[n];
-        CUstream[] streams = new CUstream[n];
-        for (Rank r : ranks) {
-            sendAt[r.rank()] = send[r.rank()].address();
-            recvAt[r.rank()] = recv[r.rank()].address();
-            streams[r.rank()] = r.stream().handle();
-        }
-        double[] d = new double[iterations];
-        double[] cm = new double[iterations];
-        for (int i = -warmup; i < iterations; i++) {
-            for (Rank r : ranks) {
-                events[r.rank()][0].record(r.stream());
-            }
-            dispatch.launch(comms, sendAt, recvAt, streams);
-            for (Rank r : ranks) {
-                events[r.rank()][1].record(r.stream());
-            }
-            combine.launch(comms, recvAt, sendAt, streams);
-            for (Rank r : ranks) {
-                events[r.rank()][2].record(r.stream());
-            }
-            for (Rank r : ranks) {
-                r.stream().synchronize();
-            }
-            if (i >= 0) {
-                for (int r = 0; r < n; r++) {
-                    d[i] = Math.max(d[i], events[r][1].elapsedMillisSince(events[r][0]));
-                    cm[i] = Math.max(cm[i], events[r][2].elapsedMillisSince(events[r][1]));
-                }
-            }
-        }
-        return new MoeNcclBaseline.Timing(d, cm);
+        return rig.time(dispatchPlan(s, topk, tokens), combinePlan(s, topk, tokens), warmup, iterations);
     }
 
     @Override
     public void close() {
-        RuntimeException failure = null;
-        if (comms != null) {
-            try {
-                comms.close();
-            } catch (RuntimeException e) {
-                failure = e;
-            }
-        }
-        for (CudaEvent[] group : events) {
-            for (CudaEvent e : group) {
-                if (e != null) {
-                    e.close();
-                }
-            }
-        }
-        for (DeviceMemory[] group : new DeviceMemory[][] {send, recv}) {
-            for (DeviceMemory m : group) {
-                if (m != null) {
-                    m.close();
-                }
-            }
-        }
-        if (failure != null) {
-            throw failure;
-        }
+        rig.close();
     }
 }
