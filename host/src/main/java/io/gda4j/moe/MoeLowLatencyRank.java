@@ -2,11 +2,9 @@ package io.gda4j.moe;
 
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.CudaStream;
-import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.KernelArgs;
-import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.world.Rank;
 
 import java.nio.ByteBuffer;
@@ -36,8 +34,8 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     private final MoeLowLatencyBuffer buffer;
     private final Rank rank;
     private final MoeLowLatencySizing s;
-    private final DeviceMemory memory;
-    private final MappedHostMemory readback;
+    private final MoeRankMemory memory;
+    /** Recorded after each call (memory.done()). */
     private final CudaEvent done;
     private final Kernel route;
     private final Kernel dispatchSend;
@@ -62,27 +60,8 @@ public final class MoeLowLatencyRank implements AutoCloseable {
                         + " allows " + k.maxThreadsPerBlock());
             }
         }
-        DeviceMemory mem = rank.context().allocate(s.deviceBytes());
-        MappedHostMemory rb = null;
-        CudaEvent ev = null;
-        try {
-            mem.fill((byte) 0);
-            rb = rank.context().allocateMappedHost(READBACK_BYTES);
-            ev = rank.context().createEvent();
-            mem.copyFromHost(s.params(), params(mem.address()));
-        } catch (RuntimeException e) {
-            if (ev != null) {
-                ev.close();
-            }
-            if (rb != null) {
-                rb.close();
-            }
-            mem.close();
-            throw e;
-        }
-        this.memory = mem;
-        this.readback = rb;
-        this.done = ev;
+        this.memory = new MoeRankMemory(rank, s.deviceBytes(), READBACK_BYTES, s.params(), this::params);
+        this.done = memory.done();
     }
 
     private ByteBuffer params(long base) {
@@ -145,7 +124,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     }
 
     private DevicePointer at(long offset) {
-        return memory.pointer().plusBytes(offset);
+        return memory.at(offset);
     }
 
     private static int tokenBlocks(int tokens) {
@@ -301,28 +280,16 @@ public final class MoeLowLatencyRank implements AutoCloseable {
      * Copies {@code dst.length} bytes at {@code address} to {@code dst} through pinned memory on the rank's stream: it
      * waits for this rank's queued work, and for nothing else.
      */
-    public synchronized void copyToHost(DevicePointer address, byte[] dst) {
-        int chunk = READBACK_BYTES;
-        for (int at = 0; at < dst.length; at += chunk) {
-            int n = Math.min(chunk, dst.length - at);
-            read(address.plusBytes(at), n).get(dst, at, n);
-        }
+    public void copyToHost(DevicePointer address, byte[] dst) {
+        memory.copyToHost(address, dst);
     }
 
-    private synchronized ByteBuffer read(DevicePointer src, int bytes) {
-        rank.stream().copyAsync(readback.devicePointer(), src, bytes);
-        rank.stream().synchronize();
-        ByteBuffer view = readback.hostBuffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        view.limit(bytes);
-        ByteBuffer copy = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
-        copy.put(view).flip();
-        return copy;
+    private ByteBuffer read(DevicePointer src, int bytes) {
+        return memory.read(src, bytes);
     }
 
     @Override
     public void close() {
-        done.close();
-        readback.close();
         memory.close();
     }
 }

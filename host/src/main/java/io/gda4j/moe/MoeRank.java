@@ -2,11 +2,9 @@ package io.gda4j.moe;
 
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.CudaStream;
-import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.KernelArgs;
-import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.world.Rank;
 
 import java.nio.ByteBuffer;
@@ -26,8 +24,8 @@ public final class MoeRank implements AutoCloseable {
     private final MoeBuffer buffer;
     private final Rank rank;
     private final MoeSizing s;
-    private final DeviceMemory memory;
-    private final MappedHostMemory readback;
+    private final MoeRankMemory memory;
+    /** Recorded after each call (memory.done()). */
     private final CudaEvent done;
     private final Kernel zero;
     private final Kernel nextCall;
@@ -53,27 +51,8 @@ public final class MoeRank implements AutoCloseable {
                         + " on " + rank.device() + "; use fewer combineWarps");
             }
         }
-        DeviceMemory m = rank.context().allocate(s.deviceBytes());
-        MappedHostMemory rb = null;
-        CudaEvent ev = null;
-        try {
-            m.fill((byte) 0);
-            rb = rank.context().allocateMappedHost(READBACK_BYTES);
-            ev = rank.context().createEvent();
-            m.copyFromHost(s.params(), params(m.address()));
-        } catch (RuntimeException e) {
-            if (ev != null) {
-                ev.close();
-            }
-            if (rb != null) {
-                rb.close();
-            }
-            m.close();
-            throw e;
-        }
-        this.memory = m;
-        this.readback = rb;
-        this.done = ev;
+        this.memory = new MoeRankMemory(rank, s.deviceBytes(), READBACK_BYTES, s.params(), this::params);
+        this.done = memory.done();
     }
 
     private int dispatchThreads() {
@@ -146,7 +125,7 @@ public final class MoeRank implements AutoCloseable {
     }
 
     private DevicePointer at(long offset) {
-        return memory.pointer().plusBytes(offset);
+        return memory.at(offset);
     }
 
     private void zero(long offset, int words) {
@@ -321,22 +300,12 @@ public final class MoeRank implements AutoCloseable {
      * Copies {@code dst.length} bytes of device memory at {@code address} to {@code dst} through pinned memory on the
      * rank's stream: it waits for this rank's queued work, and for nothing else.
      */
-    public synchronized void copyToHost(DevicePointer address, byte[] dst) {
-        for (int at = 0; at < dst.length; at += READBACK_BYTES) {
-            int n = Math.min(READBACK_BYTES, dst.length - at);
-            ByteBuffer b = read(address.plusBytes(at), n);
-            b.get(dst, at, n);
-        }
+    public void copyToHost(DevicePointer address, byte[] dst) {
+        memory.copyToHost(address, dst);
     }
 
     private ByteBuffer read(DevicePointer src, int bytes) {
-        rank.stream().copyAsync(readback.devicePointer(), src, bytes);
-        rank.stream().synchronize();
-        ByteBuffer view = readback.hostBuffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        view.limit(bytes);
-        ByteBuffer copy = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
-        copy.put(view).flip();
-        return copy;
+        return memory.read(src, bytes);
     }
 
     private static int[] ints(ByteBuffer b, int n) {
@@ -349,8 +318,6 @@ public final class MoeRank implements AutoCloseable {
 
     @Override
     public void close() {
-        done.close();
-        readback.close();
         memory.close();
     }
 }

@@ -1,0 +1,91 @@
+package io.gda4j.moe;
+
+import io.gda4j.cuda.CudaEvent;
+import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.cuda.DevicePointer;
+import io.gda4j.cuda.MappedHostMemory;
+import io.gda4j.world.Rank;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.function.LongFunction;
+
+/**
+ * What each MoE rank (high-throughput and low-latency alike) owns beside its kernels: its device memory (zeroed, the
+ * params block written at its offset), pinned memory that host reads go through on the rank's stream, and the event
+ * recorded after each call.
+ */
+final class MoeRankMemory implements AutoCloseable {
+    private final Rank rank;
+    private final DeviceMemory memory;
+    private final MappedHostMemory readback;
+    private final CudaEvent done;
+
+    /**
+     * @param params the params block for a memory at the given base address, written at {@code paramsOffset}
+     */
+    MoeRankMemory(Rank rank, long deviceBytes, int readbackBytes, long paramsOffset, LongFunction<ByteBuffer> params) {
+        this.rank = rank;
+        DeviceMemory m = rank.context().allocate(deviceBytes);
+        MappedHostMemory rb = null;
+        CudaEvent ev = null;
+        try {
+            m.fill((byte) 0);
+            rb = rank.context().allocateMappedHost(readbackBytes);
+            ev = rank.context().createEvent();
+            m.copyFromHost(paramsOffset, params.apply(m.address()));
+        } catch (RuntimeException e) {
+            if (ev != null) {
+                ev.close();
+            }
+            if (rb != null) {
+                rb.close();
+            }
+            m.close();
+            throw e;
+        }
+        this.memory = m;
+        this.readback = rb;
+        this.done = ev;
+    }
+
+    /** The device address {@code offset} bytes into the memory. */
+    DevicePointer at(long offset) {
+        return memory.pointer().plusBytes(offset);
+    }
+
+    /** Recorded after each call queued on the rank. */
+    CudaEvent done() {
+        return done;
+    }
+
+    /**
+     * Copies {@code dst.length} bytes at {@code address} to {@code dst} through the pinned memory on the rank's stream:
+     * it waits for this rank's queued work, and for nothing else.
+     */
+    synchronized void copyToHost(DevicePointer address, byte[] dst) {
+        int chunk = Math.toIntExact(readback.sizeBytes());
+        for (int at = 0; at < dst.length; at += chunk) {
+            int n = Math.min(chunk, dst.length - at);
+            read(address.plusBytes(at), n).get(dst, at, n);
+        }
+    }
+
+    /** {@code bytes} (at most the pinned memory's size) at {@code src}, read as {@link #copyToHost} does. */
+    synchronized ByteBuffer read(DevicePointer src, int bytes) {
+        rank.stream().copyAsync(readback.devicePointer(), src, bytes);
+        rank.stream().synchronize();
+        ByteBuffer view = readback.hostBuffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        view.limit(bytes);
+        ByteBuffer copy = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        copy.put(view).flip();
+        return copy;
+    }
+
+    @Override
+    public void close() {
+        done.close();
+        readback.close();
+        memory.close();
+    }
+}
