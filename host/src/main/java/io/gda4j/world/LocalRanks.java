@@ -112,9 +112,9 @@ final class LocalRanks {
      * When a kernel still runs, every abort flag is raised (spinning device calls return within microseconds) and
      * this waits, at most the device wait timeout plus 5 s, for the kernels to return.
      *
-     * @return a sentence for the close failure when kernels still ran after the wait, else null
+     * @return the close failure when kernels still ran after the wait, else null
      */
-    String stopRunningKernels() {
+    RuntimeException stopRunningKernels() {
         List<CudaDevice> devices = new ArrayList<>();
         for (Rank r : firstRankPerGpu().values()) {
             devices.add(r.device());
@@ -126,11 +126,12 @@ final class LocalRanks {
         long deadline = System.nanoTime() + config.waitTimeout().toNanos() + CLOSE_DRAIN_EXTRA_NANOS;
         while (devices.stream().anyMatch(CudaDevice::kernelsMayBeRunning)) {
             if (System.nanoTime() - deadline > 0) {
-                return "kernels still ran on " + devices.stream().filter(CudaDevice::kernelsMayBeRunning)
-                        .map(CudaDevice::toString).collect(Collectors.joining(", "))
+                return new IllegalStateException("closing the world: kernels still ran on " + devices.stream()
+                        .filter(CudaDevice::kernelsMayBeRunning).map(CudaDevice::toString)
+                        .collect(Collectors.joining(", "))
                         + " after the abort flags were raised and close waited " + TimeUnit.NANOSECONDS.toMillis(
                         config.waitTimeout().toNanos() + CLOSE_DRAIN_EXTRA_NANOS) + " ms: a kernel that does not poll"
-                        + " the abort flag keeps its memory in use";
+                        + " the abort flag keeps its memory in use");
             }
             LockSupport.parkNanos(DRAIN_POLL_NANOS);
         }

@@ -222,11 +222,7 @@ public final class LocalWorld implements World {
             return;
         }
         closed = true;
-        RuntimeException first = null;
-        String stillRunning = local.stopRunningKernels();
-        if (stillRunning != null) {
-            first = new IllegalStateException("closing the world: " + stillRunning);
-        }
+        RuntimeException first = local.stopRunningKernels();
         first = local.close(first);
         if (first != null) {
             throw first;

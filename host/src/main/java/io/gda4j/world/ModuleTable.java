@@ -76,15 +76,7 @@ final class ModuleTable implements AutoCloseable {
         loaded.clear();
         RuntimeException first = null;
         for (PtxModule m : all) {
-            try {
-                m.close();
-            } catch (RuntimeException e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
+            first = LocalRanks.collect(first, m::close);
         }
         if (first != null) {
             throw first;

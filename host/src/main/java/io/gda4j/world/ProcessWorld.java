@@ -376,11 +376,7 @@ public final class ProcessWorld implements World {
             return;
         }
         closed = true;
-        RuntimeException first = null;
-        String stillRunning = local.stopRunningKernels();
-        if (stillRunning != null) {
-            first = new IllegalStateException("closing the world: " + stillRunning);
-        }
+        RuntimeException first = local.stopRunningKernels();
         // The links before the first barrier: a proxy link drains its channel, so the copies and signals its proxy
         // thread still had queued into a peer's heap complete here, before the peer may free that heap and before
         // the mapping they write through goes (cuIpcCloseMemHandle does not wait for work in flight).
