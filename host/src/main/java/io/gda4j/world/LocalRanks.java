@@ -41,23 +41,30 @@ final class LocalRanks {
      * a {@link DeviceErrorException} when an abort flag is raised.
      */
     void checkErrors() {
-        DeviceErrorException secondary = null;
         for (Rank r : ranks) {
-            ErrorRecord rec = r.readErrorRecord();
-            if (rec.isError()) {
-                String msg = rec.describe(config.waitTimeout()) + transportProblems();
-                throw rec.code().isTimeout()
-                        ? new DeviceWaitTimeoutException(msg, rec)
-                        : new DeviceErrorException(msg, rec);
-            }
-            if (secondary == null && r.abortRaised()) {
-                secondary = new DeviceErrorException("rank " + r.rank()
+            throwIfError(r.readErrorRecord());
+        }
+        throwIfAborted();
+    }
+
+    /** Throws {@code rec} as the exception {@link #checkErrors()} gives for it, when it holds an error. */
+    void throwIfError(ErrorRecord rec) {
+        if (rec.isError()) {
+            String msg = rec.describe(config.waitTimeout()) + transportProblems();
+            throw rec.code().isTimeout()
+                    ? new DeviceWaitTimeoutException(msg, rec)
+                    : new DeviceErrorException(msg, rec);
+        }
+    }
+
+    /** Throws when a rank's abort flag is raised (its kernels stopped without a record of their own). */
+    void throwIfAborted() {
+        for (Rank r : ranks) {
+            if (r.abortRaised()) {
+                throw new DeviceErrorException("rank " + r.rank()
                         + " stopped because its abort flag was raised (by the host, by a failing transport or by a rank"
                         + " whose record was cleared)" + transportProblems(), null);
             }
-        }
-        if (secondary != null) {
-            throw secondary;
         }
     }
 

@@ -313,16 +313,16 @@ public final class ProcessWorld implements World {
         }
         if (rec.isError()) {
             announce("its kernels stopped: " + rec.describe(config.waitTimeout()));
-        } else {
-            PeerFailures.Failure peerAbort = failures.firstAbort();
-            if (peerAbort != null && rank.abortRaised()) {
-                throw new DeviceErrorException(cards.get(peerAbort.rank()).describe() + " stopped its kernels ("
-                        + peerAbort.why() + "), and rank " + rank.rank() + "'s were stopped through its abort flag so"
-                        + " that none waits for it until the timeout. Fix that rank's error; clearErrors() in every"
-                        + " process lets the world run again", null);
-            }
+            local.throwIfError(rec);
         }
-        local.checkErrors();
+        PeerFailures.Failure peerAbort = failures.firstAbort();
+        if (peerAbort != null && rank.abortRaised()) {
+            throw new DeviceErrorException(cards.get(peerAbort.rank()).describe() + " stopped its kernels ("
+                    + peerAbort.why() + "), and rank " + rank.rank() + "'s were stopped through its abort flag so"
+                    + " that none waits for it until the timeout. Fix that rank's error; clearErrors() in every"
+                    + " process lets the world run again", null);
+        }
+        local.throwIfAborted();
     }
 
     /** Tells the other processes, once per error, that this rank's kernels stopped (see Bootstrap#announceAbort). */
