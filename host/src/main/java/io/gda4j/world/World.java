@@ -4,6 +4,7 @@ import io.gda4j.cuda.ModuleImage;
 import io.gda4j.transport.TransportTag;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * N ranks, one GPU each, addressed by rank number. A process drives the ranks in {@link #localRanks()}: all of them
@@ -16,6 +17,16 @@ public interface World extends AutoCloseable {
 
     /** The ranks this process drives, in rank order. */
     List<Rank> localRanks();
+
+    /** Rank {@code rank} when this process drives it; empty when another process does (or it is out of range). */
+    default Optional<Rank> localRank(int rank) {
+        for (Rank r : localRanks()) {
+            if (r.rank() == rank) {
+                return Optional.of(r);
+            }
+        }
+        return Optional.empty();
+    }
 
     /** A rank this process drives; throws IllegalArgumentException for a rank out of range or not local. */
     Rank rank(int rank);

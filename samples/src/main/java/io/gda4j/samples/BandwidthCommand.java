@@ -92,7 +92,7 @@ final class BandwidthCommand implements Command {
         Progress progress = new Progress(err, sizes.size(), cmd.hasOption("quiet"));
         ResultTable table;
         try (World world = w.openWorld(PutBandwidth.heapBytes(maxBytes))) {
-            if (PingPong.localOrNull(world, w.rank) == null) {
+            if (world.localRank(w.rank).isEmpty()) {
                 // Another process sends; this one keeps its heap mapped and meets the sender after every size, so
                 // no host wait (the close barrier included) spans the whole sweep.
                 for (int i = 0; i < sizes.size(); i++) {
@@ -148,7 +148,7 @@ final class BandwidthCommand implements Command {
         if (engine != null) {
             table.note(Describe.engineNote(Describe.engineStats(world, w.rank).since(engine)));
         }
-        if (PingPong.localOrNull(world, w.peer) == null) {
+        if (world.localRank(w.peer).isEmpty()) {
             table.note("memcpyPeer_GBps: cuMemcpyDtoDAsync into the peer's heap as mapped here by CUDA IPC (the peer's"
                     + " context lives in its own process)");
         }

@@ -54,7 +54,7 @@ final class Describe {
 
     /** The emulated NIC's engine counters, or null when the pair does not run on it. */
     static EngineStats engineStats(World world, int rank) {
-        if (PingPong.localOrNull(world, rank) == null) {
+        if (world.localRank(rank).isEmpty()) {
             return null; // another process drives it, and a process world has no emulated NIC
         }
         return IbgdaTransport.nicOf(world.rank(rank)).filter(n -> n instanceof EmulatedNic)

@@ -112,7 +112,7 @@ final class LatencyCommand implements Command {
         ResultTable table;
         boolean measuring;
         try (World world = w.openWorld(PingPong.heapBytes(maxBytes))) {
-            measuring = PingPong.localOrNull(world, w.rank) != null;
+            measuring = world.localRank(w.rank).isPresent();
             // Emulated NIC figures carry the label in every row too, so a CSV (which has no notes) says it.
             List<String> columns = new ArrayList<>(List.of("mode", "scope", "size", "bytes", "iters", "min_us",
                     "median_us", "p99_us", "max_us"));
@@ -180,7 +180,7 @@ final class LatencyCommand implements Command {
                 table.add(engineBefore != null ? row : java.util.Arrays.copyOf(row, row.length - 1));
             }
             // The FIFO figures involve the measuring rank and its proxy thread only, not the peer's process.
-            if (fifo && PingPong.localOrNull(world, w.rank) != null) {
+            if (fifo && world.localRank(w.rank).isPresent()) {
                 try (FifoRoundTrip f = new FifoRoundTrip(world, w.rank, w.peer, iters)) {
                     progress.step("fifo round trip");
                     LatencyStats s = f.roundTrips(warmup, iters);

@@ -81,8 +81,8 @@ final class PingPong implements AutoCloseable {
         this.world = world;
         this.rankNumber = rank;
         this.peerNumber = peer;
-        this.rank = localOrNull(world, rank);
-        this.peer = localOrNull(world, peer);
+        this.rank = world.localRank(rank).orElse(null);
+        this.peer = world.localRank(peer).orElse(null);
         this.maxIterations = maxIterations;
         this.data = world.heap().allocate(Math.max(maxBytes, 16));
         this.src = world.heap().allocate(Math.max(maxBytes, 16));
@@ -91,16 +91,6 @@ final class PingPong implements AutoCloseable {
         // Both ranks' kernels are loaded before either runs: with both ranks on one GPU, a load behind the
         // responder's spinning kernel would be refused (it could never finish).
         world.loadModules(module(world, rank, peer), module(world, peer, rank));
-    }
-
-    /** Rank {@code r} when this process drives it, else null. */
-    static Rank localOrNull(World world, int r) {
-        for (Rank x : world.localRanks()) {
-            if (x.rank() == r) {
-                return x;
-            }
-        }
-        return null;
     }
 
     /** Heap bytes a ping-pong of up to {@code maxBytes} needs. */

@@ -38,7 +38,7 @@ final class PutBandwidth implements AutoCloseable {
         this.world = world;
         this.rank = world.rank(rank);
         this.peerNumber = peer;
-        this.peer = PingPong.localOrNull(world, peer);
+        this.peer = world.localRank(peer).orElse(null);
         this.src = world.heap().allocate(maxBytes);
         this.dst = world.heap().allocate(maxBytes);
         this.start = this.rank.context().createEvent();
