@@ -1,11 +1,17 @@
 package io.gda4j.bootstrap;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -52,6 +58,29 @@ public final class ChildJvm {
     }
 
     /**
+     * The class path this test runs on. {@code java.class.path} alone is not it: the JUnit console launcher
+     * ({@code --class-path}) loads the tests through a class loader of its own, and a child started with only the
+     * JVM's class path could not find them.
+     */
+    public static String classPath() {
+        LinkedHashSet<String> entries = new LinkedHashSet<>();
+        for (ClassLoader l = ChildJvm.class.getClassLoader(); l != null; l = l.getParent()) {
+            if (l instanceof URLClassLoader u) {
+                for (URL url : u.getURLs()) {
+                    try {
+                        entries.add(Path.of(url.toURI()).toString());
+                    } catch (URISyntaxException | IllegalArgumentException e) {
+                        // not a file: a child JVM could not use it either
+                    }
+                }
+            }
+        }
+        entries.addAll(Arrays.asList(System.getProperty("java.class.path").split(File.pathSeparator)));
+        entries.remove("");
+        return String.join(File.pathSeparator, entries);
+    }
+
+    /**
      * Starts {@code mainClass} with {@code args} in a JVM with native access and {@code maxHeap}.
      *
      * @param environment variables to set (a null value removes the variable)
@@ -60,7 +89,7 @@ public final class ChildJvm {
                                  Map<String, String> environment, List<String> failurePrefixes) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx" + maxHeap,
-                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), mainClass));
+                "-XX:TieredStopAtLevel=1", "-cp", classPath(), mainClass));
         command.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(command);
         environment.forEach((k, v) -> {

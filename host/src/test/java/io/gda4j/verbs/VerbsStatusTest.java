@@ -72,7 +72,7 @@ class VerbsStatusTest {
     void classLoadingWithoutTheLibrariesNeverThrows() throws IOException, InterruptedException {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         Process process = new ProcessBuilder(java.toString(), "--enable-native-access=ALL-UNNAMED", "-cp",
-                System.getProperty("java.class.path"),
+                io.gda4j.bootstrap.ChildJvm.classPath(),
                 "-D" + LibIbverbs.LIBRARY_PROP_NAME + "=" + ABSENT_LIBRARY,
                 "-D" + LibMlx5.LIBRARY_PROP_NAME + "=libmlx5-gda4j-test-absent.so.1",
                 AbsentLibraryMain.class.getName()).redirectErrorStream(true).start();

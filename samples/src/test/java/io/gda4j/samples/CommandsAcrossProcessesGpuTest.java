@@ -97,7 +97,7 @@ class CommandsAcrossProcessesGpuTest {
         try {
             for (int r = 0; r < 2; r++) {
                 List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
-                        "-Xmx256m", "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+                        "-Xmx256m", "-cp", TestClassPath.get(), Main.class.getName()));
                 command.addAll(List.of(args));
                 ProcessBuilder pb = new ProcessBuilder(command);
                 Map<String, String> env = pb.environment();

@@ -37,7 +37,7 @@ class SettingsCliTest {
         for (String p : properties) {
             command.add("-D" + p);
         }
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        command.addAll(List.of("-cp", TestClassPath.get(), Main.class.getName()));
         command.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(command);
         // A clean slate: no GDA4J_* setting of the machine running the tests leaks in.
