@@ -295,7 +295,8 @@ __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int
   const int rounds = (t1 - t0 + warps - 1) / warps;
   for (int round = 0; round < rounds; ++round) {
     const int t = t0 + round * warps + wi;
-    if (t < t1 && failed == 0) {
+    // Warp-uniform (the sum below shuffles): another warp may raise `failed` while this warp's lanes read it.
+    if (t < t1 && __all_sync(0xffffffffu, failed == 0)) {
       int st = OK;
       for (int r = 0; r < n && st == OK; ++r) {
         const int32_t slot = slots[(int64_t)t * n + r];
@@ -307,22 +308,46 @@ __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int
       if (st != OK) {
         if (lane == 0) failed = 1;
       } else {
-        for (int h = (int)lane * 8; h < hidden; h += 256) {
+        // Lane r < n holds the token's row from rank r (null where r sent none), found once per token instead of
+        // once per 256 channels.
+        const char* my_row = nullptr;
+        if (lane < (uint32_t)n) {
+          const int32_t slot = slots[(int64_t)t * n + lane];
+          if (slot >= 0) {
+            const uint64_t head = *state_word(prm, STATE_COMBINE_CONSUMED, c, (int)lane);
+            my_row = l.heap + prm->combine_recv_ring + (uint64_t)(c * n + lane) * ring * row_bytes +
+                     ((head + slot) % ring) * row_bytes;
+          }
+        }
+        // Warp-uniform trip count (the shuffles need every lane): hidden is a multiple of 128, not of 256.
+        for (int h0 = 0; h0 < hidden; h0 += 256) {
+          const int h = h0 + (int)lane * 8;
+          const bool mine = h < hidden;
           float acc[8];
 #pragma unroll
           for (int e = 0; e < 8; ++e) acc[e] = 0.0f;
-          for (int r = 0; r < n; ++r) {
-            const int32_t slot = slots[(int64_t)t * n + r];
-            if (slot < 0) continue;
-            const uint64_t head = *state_word(prm, STATE_COMBINE_CONSUMED, c, r);
-            const char* row = l.heap + prm->combine_recv_ring + (uint64_t)(c * n + r) * ring * row_bytes +
-                              ((head + slot) % ring) * row_bytes;
-            const uint4 v = *reinterpret_cast<const uint4*>(row + 2 * (uint64_t)h);
-            const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+          // A batch of ranks' rows is loaded before any is summed (memory latency overlaps); the sums still go in
+          // increasing rank order, the documented one.
+          constexpr int BATCH = 4;
+          for (int r0 = 0; r0 < n; r0 += BATCH) {
+            uint4 v[BATCH];
+            bool use[BATCH];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              acc[2 * e] += bf16_to_float((uint16_t)(w[e] & 0xffff));
-              acc[2 * e + 1] += bf16_to_float((uint16_t)(w[e] >> 16));
+            for (int i = 0; i < BATCH; ++i) {
+              const char* row =
+                  reinterpret_cast<const char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(my_row), (r0 + i) & 31));
+              use[i] = r0 + i < n && row != nullptr && mine;
+              if (use[i]) v[i] = *reinterpret_cast<const uint4*>(row + 2 * (uint64_t)h);
+            }
+#pragma unroll
+            for (int i = 0; i < BATCH; ++i) {
+              if (!use[i]) continue;
+              const uint32_t w[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
+#pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                acc[2 * e] += bf16_to_float((uint16_t)(w[e] & 0xffff));
+                acc[2 * e + 1] += bf16_to_float((uint16_t)(w[e] >> 16));
+              }
             }
           }
           uint4 o;
@@ -330,7 +355,7 @@ __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int
           o.y = float_to_bf16(acc[2]) | (uint32_t)float_to_bf16(acc[3]) << 16;
           o.z = float_to_bf16(acc[4]) | (uint32_t)float_to_bf16(acc[5]) << 16;
           o.w = float_to_bf16(acc[6]) | (uint32_t)float_to_bf16(acc[7]) << 16;
-          *reinterpret_cast<uint4*>(out + (int64_t)t * hidden + h) = o;
+          if (mine) *reinterpret_cast<uint4*>(out + (int64_t)t * hidden + h) = o;
         }
         __syncwarp();
         if (lane < (uint32_t)n && slots[(int64_t)t * n + lane] >= 0) atomicAdd(&consumed[lane], 1);

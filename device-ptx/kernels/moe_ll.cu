@@ -28,13 +28,21 @@ constexpr int LL_TOKEN_WARPS = (int)MoeLowLatencyParamsDescriptor::TOKEN_WARPS;
 // rows per expert (send_count), send_done zeroed, and status[buf] = 0 or 1 + the first entry outside
 // [-1, num_experts). Bad entries are then treated as -1, so every rank still completes the call (the host reports
 // the status). A warp per expert scans the tokens in order: the n-th token naming expert e gets slot n.
+// The top-k entries the route kernel keeps in shared memory (32 KiB): 1024 tokens of top-8 fit.
+constexpr int LL_ROUTE_SHARED_ENTRIES = 8192;
+
 extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const LlParams* p, int buf, const int64_t* topk,
                                                                        int num_tokens) {
   if (p->magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
   __shared__ unsigned long long bad;
+  // Every warp scans every token's top-k once per expert it owns: from global memory that is a chain of dependent
+  // loads per expert (88 us for 128 tokens of top-8 on an H100). Entries
+  // outside [0, num_experts) are kept as -1: a bad int64 must not alias a valid expert once narrowed to 32 bits.
+  __shared__ int32_t entries[LL_ROUTE_SHARED_ENTRIES];
   const LlBuffer b{p, buf};
   const int k_count = p->top_k, experts = p->num_experts;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const bool in_shared = num_tokens * k_count <= LL_ROUTE_SHARED_ENTRIES;
   if (threadIdx.x == 0) {
     bad = ~0ull;
     *b.seq() += 1;
@@ -45,6 +53,7 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const LlPa
     slot[i] = -1;
     const int64_t e = topk[i];
     if (e < -1 || e >= experts) atomicMin(&bad, (unsigned long long)i);
+    if (in_shared) entries[i] = e >= 0 && e < experts ? (int32_t)e : -1;
   }
   __syncthreads();
   for (int e = warp; e < experts; e += warps) {
@@ -52,7 +61,16 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const LlPa
     for (int base = 0; base < num_tokens; base += 32) {
       const int t = base + lane;
       int first = -1;
-      if (t < num_tokens) {
+      // Two loops, not one with a select: the compiler may issue both loads of a select, and the global one would
+      // keep the chain of memory round trips that shared memory is here to remove.
+      if (t < num_tokens && in_shared) {
+        for (int k = 0; k < k_count; ++k) {
+          if (entries[t * k_count + k] == e) {
+            first = k;
+            break;
+          }
+        }
+      } else if (t < num_tokens) {
         for (int k = 0; k < k_count; ++k) {
           if (topk[(int64_t)t * k_count + k] == e) {
             first = k;
@@ -112,31 +130,55 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
   const Local l = local_of(view);
   const int groups = hidden / LL_SCALE_BLOCK;
   const uint16_t* row = x + (int64_t)t * hidden;
-  for (int g = 0; g < groups; ++g) {
-    const uint2 v = *reinterpret_cast<const uint2*>(row + g * LL_SCALE_BLOCK + lane * 4);
-    uint32_t q = 0;
-    float scale = 0.0f;
-    if (fp8) q = warp_quantize_block(v, pow2, &scale);
-    for (uint32_t m = dests; m != 0; m &= m - 1) {
-      const int d = __ffs(m) - 1;
-      char* heap = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(direct_heap), d));
-      if (heap == nullptr) continue;
-      const int e = __shfl_sync(0xffffffffu, expert, d);
-      const int s = __shfl_sync(0xffffffffu, slot, d);
-      const uint64_t r = b.row(e % local, me * p->max_tokens + s);
-      if (fp8) {
-        reinterpret_cast<uint32_t*>(heap + b.recv_x(r) + g * LL_SCALE_BLOCK)[lane] = q;
-        if (lane == 0) reinterpret_cast<float*>(heap + b.recv_scales(r))[g] = scale;
-      } else {
-        reinterpret_cast<uint2*>(heap + b.recv_x(r) + 2 * g * LL_SCALE_BLOCK)[lane] = v;
-      }
+  // Every address the row loop stores to, computed before it: the loop's stores go through char pointers that may
+  // alias the params, so a params field read inside it is a fresh memory load after each store (this kept the send
+  // kernel near 220 us on an H100 at any token count). Lane k: its entry's row at a direct peer (null otherwise).
+  char* direct_x = nullptr;
+  float* direct_scales = nullptr;
+  if (direct_heap != nullptr) {
+    const uint64_t r = b.row(expert % local, me * p->max_tokens + slot);
+    direct_x = direct_heap + b.recv_x(r);
+    direct_scales = reinterpret_cast<float*>(direct_heap + b.recv_scales(r));
+  }
+  char* const stage_x = staged ? l.heap + b.send_x(t) : nullptr;
+  float* const stage_scales = staged ? reinterpret_cast<float*>(l.heap + b.send_scales(t)) : nullptr;
+  // Groups go in batches whose loads are all issued before the first is used: one load at a time per group made a
+  // row a chain of 56 memory round trips at hidden 7168. x is the caller's input, read-only while the kernel runs,
+  // so the loads may take the non-coherent path (__ldg) and need not wait for this warp's stores.
+  constexpr int BATCH = 4;
+  for (int g0 = 0; g0 < groups; g0 += BATCH) {
+    uint2 batch[BATCH];
+#pragma unroll
+    for (int i = 0; i < BATCH; ++i) {
+      if (g0 + i < groups) batch[i] = __ldg(reinterpret_cast<const uint2*>(row + (g0 + i) * LL_SCALE_BLOCK + lane * 4));
     }
-    if (staged) {
-      if (fp8) {
-        reinterpret_cast<uint32_t*>(l.heap + b.send_x(t) + g * LL_SCALE_BLOCK)[lane] = q;
-        if (lane == 0) reinterpret_cast<float*>(l.heap + b.send_scales(t))[g] = scale;
-      } else {
-        reinterpret_cast<uint2*>(l.heap + b.send_x(t) + 2 * g * LL_SCALE_BLOCK)[lane] = v;
+#pragma unroll
+    for (int i = 0; i < BATCH; ++i) {
+      const int g = g0 + i;
+      if (g >= groups) break;  // warp-uniform
+      const uint2 v = batch[i];
+      uint32_t q = 0;
+      float scale = 0.0f;
+      if (fp8) q = warp_quantize_block(v, pow2, &scale);
+      for (uint32_t m = dests; m != 0; m &= m - 1) {
+        const int d = __ffs(m) - 1;
+        char* dx = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(direct_x), d));
+        float* ds = reinterpret_cast<float*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(direct_scales), d));
+        if (dx == nullptr) continue;
+        if (fp8) {
+          reinterpret_cast<uint32_t*>(dx + g * LL_SCALE_BLOCK)[lane] = q;
+          if (lane == 0) ds[g] = scale;
+        } else {
+          reinterpret_cast<uint2*>(dx + 2 * g * LL_SCALE_BLOCK)[lane] = v;
+        }
+      }
+      if (staged) {
+        if (fp8) {
+          reinterpret_cast<uint32_t*>(stage_x + g * LL_SCALE_BLOCK)[lane] = q;
+          if (lane == 0) stage_scales[g] = scale;
+        } else {
+          reinterpret_cast<uint2*>(stage_x + 2 * g * LL_SCALE_BLOCK)[lane] = v;
+        }
       }
     }
   }
@@ -158,25 +200,29 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
   int st = OK;
   for (uint32_t m = dests; m != 0 && st == OK; m &= m - 1) {
     const int d = __ffs(m) - 1;
+    if (__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(direct_heap), d) != 0) continue;
     const int e = __shfl_sync(0xffffffffu, expert, d);
     const int s = __shfl_sync(0xffffffffu, slot, d);
-    const bool direct = __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(direct_heap), d) != 0;
-    if (!direct) {
-      const Peer peer = peer_of(view, e / local);
-      const uint64_t r = b.row(e % local, me * p->max_tokens + s);
-      st = put_warp(peer, b.recv_x(r), b.send_x(t), p->payload_bytes);
-      if (st == OK && fp8) st = put_warp(peer, b.recv_scales(r), b.send_scales(t), 4ull * p->scales_per_row);
-      if (st == OK) st = put_warp(peer, b.recv_src(r), b.send_src(t, d), 4ull * LL_SRC_INTS);
-    }
-    // Count the row done; the warp completing the expert's count signals it (ordering: see the file comment).
-    if (lane == 0 && st == OK) {
-      __threadfence_system();
-      const int32_t done = atomicAdd(b.send_done() + e, 1) + 1;
-      const int32_t rows = b.send_count()[e];
-      if (done == rows) st = signal_count(view, b, e, seq, rows);
-    }
+    const Peer peer = peer_of(view, e / local);
+    const uint64_t r = b.row(e % local, me * p->max_tokens + s);
+    st = put_warp(peer, b.recv_x(r), b.send_x(t), p->payload_bytes);
+    if (st == OK && fp8) st = put_warp(peer, b.recv_scales(r), b.send_scales(t), 4ull * p->scales_per_row);
+    if (st == OK) st = put_warp(peer, b.recv_src(r), b.send_src(t, d), 4ull * LL_SRC_INTS);
     st = __shfl_sync(0xffffffffu, st, 0);
   }
+  // Count the token's rows done, after one system fence for all of them (every lane's direct stores, ordered before
+  // lane 0's fence by the __syncwarp above, and this warp's puts), not one per row.
+  // The warp completing an expert's count signals it (ordering: see the file comment).
+  if (lane == 0 && st == OK && dests != 0) {
+    __threadfence_system();
+    for (uint32_t m = dests; m != 0 && st == OK; m &= m - 1) {
+      const int d = __ffs(m) - 1;
+      const int e = (int)topk[(int64_t)t * k_count + d];
+      const int32_t done = atomicAdd(b.send_done() + e, 1) + 1;
+      if (done == b.send_count()[e]) st = signal_count(view, b, e, seq, done);
+    }
+  }
+  st = __shfl_sync(0xffffffffu, st, 0);
   return st;
 }
 
@@ -228,10 +274,12 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_dispatch_recv(con
   if (lane == 0) b.recv_count()[le] = rows;
 }
 
-// Combine, send half. Grid: num_local_experts blocks of 1024 threads; after the dispatch's receive half. Block le
+// Combine, send half. Grid: num_local_experts blocks of 256 threads; after the dispatch's receive half. Block le
 // returns each received row of its expert (y: [num_local_experts][slots][hidden] BF16, the dispatch's layout) to its
 // source, into (token, top-k slot) of the source's combine buffer; then thread s SETs the expert's flag at rank s.
-extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_combine_send(const DeviceView* view, const LlParams* p,
+// 256 threads, not 1024: a 1024-thread block needs a whole SM's registers, and where ranks share a GPU the other
+// ranks' receive blocks, spinning until this kernel's flags arrive, may hold a share of every SM.
+extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine_send(const DeviceView* view, const LlParams* p,
                                                                               int buf, const uint16_t* y) {
   if (p->magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
   constexpr int MAX_RANKS = 16;
@@ -260,13 +308,9 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_combine_send(con
     const uint16_t* src = y + r * hidden;
     int st = OK;
     if (detail::is_direct(peer)) {
-      for (uint64_t i = lane; i < row_bytes / 16; i += 32) {
-        reinterpret_cast<int4*>(peer.heap + b.combine_recv(token, k))[i] = reinterpret_cast<const int4*>(src)[i];
-      }
+      warp_copy16(peer.heap + b.combine_recv(token, k), src, row_bytes, lane);
     } else {
-      for (uint64_t i = lane; i < row_bytes / 16; i += 32) {
-        reinterpret_cast<int4*>(l.heap + b.combine_send(r))[i] = reinterpret_cast<const int4*>(src)[i];
-      }
+      warp_copy16(l.heap + b.combine_send(r), src, row_bytes, lane);
       __threadfence_system();
       __syncwarp();
       st = put_warp(peer, b.combine_recv(token, k), b.combine_send(r), row_bytes);
@@ -280,9 +324,9 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_combine_send(con
   }
 }
 
-// Combine, receive half. Grid: max(1, ceil(num_tokens / LL_TOKEN_WARPS)) blocks of 32 * LL_TOKEN_WARPS threads. The
-// grid first waits for every expert's flag (a barrier over all ranks, see below); warp t waits for the flags of token
-// t's experts, then sums: acc = +0; for k = 0 .. top_k - 1 (skipping -1 and bad entries)
+// Combine, receive half. Grid: blocks of 32 * LL_TOKEN_WARPS threads, any number (the host launches one warp per
+// (token, 256-channel slice)). The grid first waits for every expert's flag (a barrier over all ranks, see below);
+// the warp of (t, slice) waits for the flags of token t's experts, then sums its channels: acc = +0; for k = 0 .. top_k - 1 (skipping -1 and bad entries)
 // acc = fma(weight[t][k], float(row(t, first k with that expert)[h]), acc); out = bf16_rn(acc): the order
 // io.gda4j.moe.MoeLowLatencyReference documents.
 extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_combine_recv(
@@ -307,7 +351,13 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
   }
   if (__any_sync(0xffffffffu, barrier_failed)) return;
   const int warps = threads / 32;
-  for (int t = (blockIdx.x * blockDim.x + threadIdx.x) / 32; t < num_tokens; t += warps) {
+  // Work items are (token, slice of 256 channels), so a token's sum is spread over hidden / 256 warps instead of
+  // one warp walking the whole row (a chain of memory round trips: 130 us at hidden 7168 on an H100). Each item
+  // repeats the token's small preamble (its top-k, first occurrences, weights, flag waits: L2 hits once warm).
+  const int slices = (hidden + 255) / 256;
+  for (int64_t item = (blockIdx.x * blockDim.x + threadIdx.x) / 32; item < (int64_t)num_tokens * slices; item += warps) {
+    const int t = (int)(item / slices);
+    const int h = (int)(item % slices) * 256 + (int)lane * 8;
     int64_t e = -1;
     int first = -1;
     float w = 0.0f;
@@ -331,33 +381,43 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
     // warp_wait_counter); the vote alone orders no memory.
     __syncwarp();
     if (__any_sync(0xffffffffu, failed)) return;
-    uint16_t* out = b.combined() + (int64_t)t * hidden;
-    // Warp-uniform trip count: the shuffles below need all 32 lanes, and hidden is a multiple of 128, not of 256,
-    // so in the last round of an odd number of 128-channel groups only lanes 0..15 have channels.
-    for (int h0 = 0; h0 < hidden; h0 += 256) {
-      const int h = h0 + (int)lane * 8;
-      const bool mine = h < hidden;
-      float acc[8];
+    // hidden is a multiple of 128, not of 256: in the last slice of an odd number of 128-channel groups only lanes
+    // 0..15 have channels, but every lane runs the shuffles below.
+    const bool mine = h < hidden;
+    float acc[8];
 #pragma unroll
-      for (int i = 0; i < 8; ++i) acc[i] = 0.0f;
-      for (int k = 0; k < k_count; ++k) {
-        const int f = __shfl_sync(0xffffffffu, first, k);
-        const float wk = __shfl_sync(0xffffffffu, w, k);
-        if (f < 0 || !mine) continue;
-        const uint4 v = *reinterpret_cast<const uint4*>(l.heap + b.combine_recv(t, f) + 2ull * h);
-        const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+    for (int i = 0; i < 8; ++i) acc[i] = 0.0f;
+    // The rows of a batch of top-k entries are loaded before any is summed (memory latency overlaps); the sums
+    // still go in increasing k, the documented order.
+    constexpr int BATCH = 4;
+    for (int k0 = 0; k0 < k_count; k0 += BATCH) {
+      uint4 v[BATCH];
+      float wk[BATCH];
+      bool use[BATCH];
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          acc[2 * i] = __fmaf_rn(wk, ll_bf16_to_float((uint16_t)(words[i] & 0xffff)), acc[2 * i]);
-          acc[2 * i + 1] = __fmaf_rn(wk, ll_bf16_to_float((uint16_t)(words[i] >> 16)), acc[2 * i + 1]);
+      for (int i = 0; i < BATCH; ++i) {
+        const int k = k0 + i;
+        const int f = __shfl_sync(0xffffffffu, first, k & 31);
+        wk[i] = __shfl_sync(0xffffffffu, w, k & 31);
+        use[i] = k < k_count && f >= 0 && mine;
+        if (use[i]) v[i] = *reinterpret_cast<const uint4*>(l.heap + b.combine_recv(t, f) + 2ull * h);
+      }
+#pragma unroll
+      for (int i = 0; i < BATCH; ++i) {
+        if (!use[i]) continue;
+        const uint32_t words[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          acc[2 * j] = __fmaf_rn(wk[i], ll_bf16_to_float((uint16_t)(words[j] & 0xffff)), acc[2 * j]);
+          acc[2 * j + 1] = __fmaf_rn(wk[i], ll_bf16_to_float((uint16_t)(words[j] >> 16)), acc[2 * j + 1]);
         }
       }
-      uint4 o;
-      o.x = float_to_bf16(acc[0]) | (uint32_t)float_to_bf16(acc[1]) << 16;
-      o.y = float_to_bf16(acc[2]) | (uint32_t)float_to_bf16(acc[3]) << 16;
-      o.z = float_to_bf16(acc[4]) | (uint32_t)float_to_bf16(acc[5]) << 16;
-      o.w = float_to_bf16(acc[6]) | (uint32_t)float_to_bf16(acc[7]) << 16;
-      if (mine) *reinterpret_cast<uint4*>(out + h) = o;
     }
+    uint4 o;
+    o.x = float_to_bf16(acc[0]) | (uint32_t)float_to_bf16(acc[1]) << 16;
+    o.y = float_to_bf16(acc[2]) | (uint32_t)float_to_bf16(acc[3]) << 16;
+    o.z = float_to_bf16(acc[4]) | (uint32_t)float_to_bf16(acc[5]) << 16;
+    o.w = float_to_bf16(acc[6]) | (uint32_t)float_to_bf16(acc[7]) << 16;
+    if (mine) *reinterpret_cast<uint4*>(b.combined() + (int64_t)t * hidden + h) = o;
   }
 }

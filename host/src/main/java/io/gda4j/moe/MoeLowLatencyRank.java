@@ -6,6 +6,7 @@ import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.world.Rank;
+import io.gda4j.world.World;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -29,7 +30,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     private static final int ROUTE_THREADS = 1024;
     private static final int TOKEN_WARPS = MoeLowLatencyParamsDescriptor.TOKEN_WARPS;
     private static final int RECV_THREADS = 256;
-    private static final int COMBINE_SEND_THREADS = 1024;
+    private static final int COMBINE_SEND_THREADS = 256;
 
     private final MoeLowLatencyBuffer buffer;
     private final Rank rank;
@@ -43,6 +44,8 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     private final Kernel combineSend;
     private final Kernel combineRecv;
     private final AlternatingBuffers buffers = new AlternatingBuffers();
+    /** The most blocks a kernel of this rank that waits for peers may launch ({@link #spinningBlocks}). */
+    private final int spinningBlocks;
 
     MoeLowLatencyRank(MoeLowLatencyBuffer buffer, Rank rank) {
         this.buffer = buffer;
@@ -54,12 +57,11 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         this.dispatchRecv = rank.kernel(m, "gda4j_moe_ll_dispatch_recv");
         this.combineSend = rank.kernel(m, "gda4j_moe_ll_combine_send");
         this.combineRecv = rank.kernel(m, "gda4j_moe_ll_combine_recv");
-        for (Kernel k : new Kernel[] {route, combineSend}) {
-            if (k.maxThreadsPerBlock() < ROUTE_THREADS) {
-                throw new IllegalStateException("the low-latency kernels need 1024-thread blocks, " + rank.device()
-                        + " allows " + k.maxThreadsPerBlock());
-            }
+        if (route.maxThreadsPerBlock() < ROUTE_THREADS) {
+            throw new IllegalStateException("the low-latency route kernel needs 1024-thread blocks, " + rank.device()
+                    + " allows " + route.maxThreadsPerBlock());
         }
+        this.spinningBlocks = spinningBlocks(buffer.world(), rank);
         this.memory = new MoeRankMemory(rank, s.deviceBytes(), READBACK_BYTES, s.params(), this::params);
         this.done = memory.done();
     }
@@ -125,6 +127,22 @@ public final class MoeLowLatencyRank implements AutoCloseable {
 
     private DevicePointer at(long offset) {
         return memory.at(offset);
+    }
+
+    /**
+     * The SMs of {@code rank}'s GPU divided by the ranks of this process on it (at least 1): the grid of a kernel
+     * that spins until peers signal. Where ranks share a GPU, one rank's waiting blocks must leave room for the
+     * kernels of the ranks it waits for; a grid over every (token, slice) would hold every SM and those kernels
+     * could not start (seen on one H100 with 2 ranks: a combine that timed out).
+     */
+    static int spinningBlocks(World world, Rank rank) {
+        int sharing = 0;
+        for (Rank r : world.localRanks()) {
+            if (r.device().ordinal() == rank.device().ordinal()) {
+                sharing++;
+            }
+        }
+        return Math.max(1, rank.device().multiprocessorCount() / Math.max(1, sharing));
     }
 
     private static int tokenBlocks(int tokens) {
@@ -207,9 +225,13 @@ public final class MoeLowLatencyRank implements AutoCloseable {
 
     synchronized void receiveCombine(MoeLowLatencyCombine r) {
         buffers.combineReceive(r.ticket());
-        combineRecv.launch(tokenBlocks(r.numTokens()), 32 * TOKEN_WARPS, 0, rank.stream(), KernelArgs.create()
-                .pointer(rank.deviceView()).pointer(at(s.params())).i32(r.ticket().buffer())
-                .pointer(r.topkIdx().pointer()).pointer(r.topkWeights().pointer()).i32(r.numTokens()));
+        // One warp per (token, 256-channel slice), as many as the GPU's share of this rank allows; the kernel loops
+        // over the rest.
+        long slices = (s.config().hidden() + 255) / 256;
+        int blocks = Math.min(tokenBlocks(Math.toIntExact(r.numTokens() * slices)), spinningBlocks);
+        combineRecv.launch(blocks, 32 * TOKEN_WARPS, 0, rank.stream(),
+                KernelArgs.create().pointer(rank.deviceView()).pointer(at(s.params())).i32(r.ticket().buffer())
+                        .pointer(r.topkIdx().pointer()).pointer(r.topkWeights().pointer()).i32(r.numTokens()));
         done.record(rank.stream());
     }
 

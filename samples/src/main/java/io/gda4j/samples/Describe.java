@@ -22,7 +22,7 @@ final class Describe {
             PeerCard a = pw.cards().get(rank);
             PeerCard b = pw.cards().get(peer);
             String shared = a.sameGpu(b)
-                    ? " (both processes on one GPU, time-sliced: a functional check, not a GPU-to-GPU figure)" : "";
+                    ? " (both processes on one GPU, time-sliced unless MPS runs: a functional check, not a GPU-to-GPU figure)" : "";
             return String.format(Locale.ROOT, "%s -> %s over %s between processes (heaps mapped by CUDA IPC)%s",
                     a.describe(), b.describe(), world.transport(rank, peer).name().toLowerCase(Locale.ROOT), shared);
         }

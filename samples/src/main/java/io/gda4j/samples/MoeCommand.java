@@ -195,7 +195,8 @@ final class MoeCommand implements Command {
                 + iters + " (ms)", List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms", "combine_ms",
                 "combine_p99_ms", "dispatch_send_ms", "dispatch_recv_ms", "combine_send_ms", "combine_recv_ms",
                 "nccl_dispatch_ms", "nccl_dispatch_p99_ms", "nccl_combine_ms", "nccl_combine_p99_ms"));
-        Progress progress = new Progress(err, tokens.size() * configs.size(), cmd.hasOption("quiet"));
+        Progress progress = new Progress(err, (tokens.size() + (cmd.hasOption("check") ? 1 : 0)) * configs.size(),
+                cmd.hasOption("quiet"));
         try (LocalWorld world = w.open(heap)) {
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
             List<MoeLowLatencyBuffer> buffers = new ArrayList<>();
@@ -298,7 +299,8 @@ final class MoeCommand implements Command {
                 + " (ms; GB/s = 10^9 B/s, DeepEP's definition)", List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms",
                 "dispatch_GBps", "combine_ms", "combine_p99_ms", "combine_GBps", "nccl_dispatch_ms", "nccl_dispatch_p99_ms",
                 "dispatch_x_nccl", "nccl_combine_ms", "nccl_combine_p99_ms", "combine_x_nccl"));
-        Progress progress = new Progress(err, tokens.size() * configs.size(), cmd.hasOption("quiet"));
+        Progress progress = new Progress(err, (tokens.size() + (cmd.hasOption("check") ? 1 : 0)) * configs.size(),
+                cmd.hasOption("quiet"));
         try (LocalWorld world = w.open(heap)) {
             List<MoeBuffer> buffers = new ArrayList<>();
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
