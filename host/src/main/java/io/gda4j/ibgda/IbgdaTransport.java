@@ -81,7 +81,8 @@ public final class IbgdaTransport implements TransportProvider {
             return why;
         }
         why = acrossProcessesReason(selection.provider().name(), peer);
-        return why.isPresent() ? why : nics.unusableReason(local);
+        // No rank yet (gda4j compare asks what connects processes at all): the NIC choice alone answers.
+        return why.isPresent() || local == null ? why : nics.unusableReason(local);
     }
 
     /** Why a NIC of provider {@code nicName} cannot connect {@code peer} of another process, or empty. */

@@ -84,8 +84,9 @@ class CommandsAcrossProcessesGpuTest {
         System.out.println("gda4j compare across two processes on GPU 0 (rank 0's output):\n" + out[0]);
         String header = out[0].lines().findFirst().orElse("");
         assertTrue(header.contains("p2p") && header.contains("proxy"), header);
-        assertEquals(IbgdaTransport.describeSelection().found(), header.contains("ibgda"), "ibgda connects processes "
-                + "over the emulated NIC, and compare takes it where a NIC is found: " + header);
+        io.gda4j.nic.NicSelection nic = IbgdaTransport.describeSelection();
+        assertEquals(nic.found() && nic.provider().name().equals(io.gda4j.nic.Nic.EMULATED), header.contains("ibgda"),
+                "ibgda connects processes over the emulated NIC, and compare takes it where that is the NIC: " + header);
         assertEquals(3, out[0].strip().split("\n").length, "a header and two sizes: " + out[0]);
         assertEquals("", out[1], "rank 1 answers silently");
     }
