@@ -13,14 +13,33 @@
 // read of the word, a pause (the PCIe round trip; here split_ns of spinning), and a write: a GPU atomic on the same
 // word in between is overwritten and lost. The engine chains these kernels NIC-wide (CudaPlatform), so NIC atomics
 // stay atomic with each other, as a responder NIC's are; only other writers of the word lose.
+//
+// lock != 0 (a split atomic on memory that other processes' emulated NICs also add to; EmulatedNic.serializeAtomics):
+// the chain orders one process's atomics only, so the split runs while holding the responder's lock word, which every
+// process's atomic kernel takes (a CAS from 0 to 1, released by an exchange to 0). The lock line is 16 bytes: the
+// lock word, then a count of locks broken. A holder that never releases (its process was killed inside this kernel)
+// must not hang the others: after lock_timeout_ns of waiting the lock is taken anyway and the count raised, which
+// the host reports (EmulatedNic.ATOMIC_LOCK_BROKEN_OFFSET); the world is failing by then (a rank died).
 extern "C" __global__ void gda4j_emulated_nic_atomic(uint32_t opcode, uint64_t target, uint64_t swap_add,
-                                                     uint64_t compare, uint64_t fetch_dst, uint64_t split_ns) {
+                                                     uint64_t compare, uint64_t fetch_dst, uint64_t split_ns,
+                                                     uint64_t lock, uint64_t lock_timeout_ns) {
   unsigned long long* word = reinterpret_cast<unsigned long long*>(target);
   unsigned long long old;
   if (opcode == 0) {
     asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(word), "l"(swap_add) : "memory");
     __threadfence_system();
     return;
+  }
+  unsigned long long* lock_word = reinterpret_cast<unsigned long long*>(lock);
+  if (split_ns != 0 && lock_word != nullptr) {
+    const uint64_t since = gda4j::global_timer_ns();
+    while (atomicCAS_system(lock_word, 0ull, 1ull) != 0ull) {
+      if (gda4j::global_timer_ns() - since > lock_timeout_ns) {
+        atomicAdd_system(lock_word + 1, 1ull);
+        break;
+      }
+    }
+    __threadfence_system();  // acquire: the previous holder's write of the word is seen by the read below
   }
   if (split_ns != 0) {
     asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(old) : "l"(word) : "memory");
@@ -30,6 +49,10 @@ extern "C" __global__ void gda4j_emulated_nic_atomic(uint32_t opcode, uint64_t t
     const bool writes = opcode == gda4j::mlx5::Mlx5Opcode::ATOMIC_FA || old == (unsigned long long)compare;
     const unsigned long long now = opcode == gda4j::mlx5::Mlx5Opcode::ATOMIC_FA ? old + swap_add : swap_add;
     if (writes) asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(word), "l"(now) : "memory");
+    if (lock_word != nullptr) {
+      __threadfence_system();  // release: the write above is visible before the next holder's read
+      atomicExch_system(lock_word, 0ull);
+    }
   } else if (opcode == gda4j::mlx5::Mlx5Opcode::ATOMIC_FA) {
     old = atomicAdd_system(word, (unsigned long long)swap_add);
   } else {

@@ -1,6 +1,7 @@
 package io.gda4j.ibgda;
 
 import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.cuda.IpcMemory;
 import io.gda4j.nic.MemoryKind;
 import io.gda4j.nic.MemoryRegistration;
 import io.gda4j.nic.Nic;
@@ -10,7 +11,10 @@ import io.gda4j.nic.NicQp;
 import io.gda4j.nic.QpPair;
 import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.emulated.EmulatedNic;
+import io.gda4j.nic.emulated.RemoteResponder;
+import io.gda4j.transport.LinkHealth;
 import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.Rank;
 
@@ -29,6 +33,9 @@ import java.util.Optional;
  * the two ranks' NICs). The world connects ordered pairs one at a time ({@code (a, b)} then later
  * {@code (b, a)}); the pair is made at the first of the two, and each side gets its own QP's {@link DeviceQp}.
  *
+ * <p>Across processes of one host ({@code ProcessWorld}, emulated NIC only) each process has its own session and NIC
+ * for its one rank; a peer of another process is a {@code RemoteResponder} ({@link #linkAcrossProcesses}).
+ *
  * <p>Closing: a world closes its ranks, and each rank its links. The first link to close quiesces the NIC (the
  * emulated engine stops and drains its streams) before any heap or context is freed; each link then frees its own QP
  * and DeviceQp; the last one frees the ranks' registrations and flush resources and closes the NICs.
@@ -41,6 +48,12 @@ final class IbgdaSession {
     private int openLinks;
     private boolean quiesced;
     private boolean closed;
+
+    /** A rank's NIC words: the flush flag, the discard scratch word, the atomic lock line (across processes). */
+    static final int WORDS_BYTES = 64;
+    static final int FLUSH_FLAG_OFFSET = 0;
+    static final int SCRATCH_OFFSET = 8;
+    static final int ATOMIC_LOCK_OFFSET = 16;
 
     /** {@code CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER}: the GPU's own kernels see GPUDirect RDMA writes in order. */
     static final int WRITES_ORDERING_OWNER = 100;
@@ -140,8 +153,137 @@ final class IbgdaSession {
                 mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.rkey(), mine.discardAddr(),
                 mine.discardLkey(), mine.flushOnQuiet, mine.nic.capabilities().relaxedOrdering(), peer.rank()));
         openLinks++;
-        AutoCloseable resources = () -> closeLink(qp, dqp);
+        AutoCloseable resources = () -> closeLink(qp, dqp, () -> { });
         return new PeerLink(TransportTag.IBGDA, 0, dqp.address(), theirs.heap.rkey(), mine.heap.lkey(), 0, resources);
+    }
+
+    /**
+     * What {@code local}'s process tells the others so that their engines can act on its heap (see
+     * {@link ProcessOffer}). Its heap's strict atomics take the lock line in its NIC words from now on, as every other
+     * process's atomics on it will: the emulated NICs of several processes are several engines, and a NIC's atomics
+     * must stay atomic with each other ({@link EmulatedNic#serializeAtomics}).
+     */
+    synchronized byte[] offerAcrossProcesses(Rank local) {
+        requireOpen();
+        RankState s = rankState(local);
+        EmulatedNic emulated = emulatedOf(s, local);
+        emulated.serializeAtomics(s.heap, s.words.address() + ATOMIC_LOCK_OFFSET);
+        return new ProcessOffer(s.heap.rkey(), s.heap.address(), local.heapSizeBytes(), s.heap.access(),
+                ATOMIC_LOCK_OFFSET, s.words.exportIpcHandle()).encode();
+    }
+
+    /**
+     * The link from {@code local} to {@code peer}, a rank of another process of this host, over the emulated NIC: a
+     * QP whose engine here executes the WQEs on the peer's heap through its CUDA IPC mapping, checked against the
+     * peer's registration as the peer's NIC would ({@code RemoteResponder}), its strict atomics under the peer's lock
+     * line (mapped here by CUDA IPC). WQEs name the peer's own heap addresses and rkey, as they would on the wire.
+     */
+    synchronized PeerLink linkAcrossProcesses(Rank local, RemotePeer peer) {
+        requireOpen();
+        byte[] published = peer.offer();
+        if (published == null) {
+            throw new IllegalStateException("ibgda: " + peer.description() + " published no ibgda offer, so its"
+                    + " process connects to rank " + local.rank() + " over another transport: set the same "
+                    + "GDA4J_TRANSPORT in every process of the job");
+        }
+        ProcessOffer offer = ProcessOffer.decode(peer.description(), published);
+        if (offer.heapBytes() != peer.heapBytes()) {
+            throw new IllegalStateException("ibgda: " + peer.description() + " offers a heap of " + offer.heapBytes()
+                    + " bytes but its card says " + peer.heapBytes());
+        }
+        RankState mine = rankState(local);
+        EmulatedNic emulated = emulatedOf(mine, local);
+        IpcMemory words = local.context().openIpcMemory(offer.wordsHandle(), WORDS_BYTES, peer.description()
+                + "'s NIC words");
+        RemoteResponder responder = new RemoteResponder(peer.description());
+        NicQp qp = null;
+        DeviceQp dqp = null;
+        try {
+            responder.addRegion(offer.heapRkey(), offer.heapAddress(), offer.heapBytes(), offer.heapAccess(),
+                    peer.heapAddress(), words.address() + offer.lockOffset(), "heap");
+            qp = emulated.createQpToProcess(spec(local, peer.rank()), responder);
+            dqp = DeviceQp.create(local.context(), qp.deviceRings(), new DeviceQp.Addressing(
+                    mine.heap.address(), offer.heapAddress(), local.heapSizeBytes(), mine.heap.lkey(),
+                    offer.heapRkey(), mine.flushOnQuiet ? mine.loopbackDeviceQp.address() : 0,
+                    mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.address(),
+                    mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.rkey(), mine.discardAddr(),
+                    mine.discardLkey(), mine.flushOnQuiet, mine.nic.capabilities().relaxedOrdering(), peer.rank()));
+        } catch (RuntimeException e) {
+            if (qp != null) {
+                run(e::addSuppressed, qp::close);
+            }
+            responder.close();
+            words.close();
+            throw e;
+        }
+        openLinks++;
+        NicQp linkQp = qp;
+        DeviceQp linkDqp = dqp;
+        AcrossProcesses resources = new AcrossProcesses(mine, local.rank(), () -> {
+            responder.close();
+            closeLink(linkQp, linkDqp, words::close);
+        });
+        return new PeerLink(TransportTag.IBGDA, 0, dqp.address(), offer.heapRkey(), mine.heap.lkey(), 0, resources);
+    }
+
+    /**
+     * An ibgda link to another process: closing it closes the QP and unmaps the peer's NIC words; its health says
+     * whether atomics on this rank's memory ever took the atomic lock by force (a holder never released it).
+     */
+    private static final class AcrossProcesses implements AutoCloseable, LinkHealth {
+        private final RankState mine;
+        private final int rank;
+        private final Runnable close;
+
+        AcrossProcesses(RankState mine, int rank, Runnable close) {
+            this.mine = mine;
+            this.rank = rank;
+            this.close = close;
+        }
+
+        @Override
+        public Optional<String> problem() {
+            try {
+                long broken = mine.words.readLong(ATOMIC_LOCK_OFFSET + EmulatedNic.ATOMIC_LOCK_BROKEN_OFFSET);
+                return broken == 0 ? Optional.empty() : Optional.of("emulated NIC atomics on rank " + rank + "'s heap"
+                        + " took its atomic lock by force " + broken + " time(s) after a holder did not release it for "
+                        + "2 s (a process killed inside an atomic): counters on that heap may have lost updates");
+            } catch (RuntimeException e) {
+                return Optional.empty(); // the words are gone (closing); nothing to report
+            }
+        }
+
+        @Override
+        public void close() {
+            close.run();
+        }
+    }
+
+    /** Frees everything {@link #offerAcrossProcesses} made when the world failed before any link was connected. */
+    synchronized void abandon() {
+        if (openLinks == 0 && !closed) {
+            List<RuntimeException> failures = new ArrayList<>();
+            closeAll(failures);
+            if (!failures.isEmpty()) {
+                RuntimeException first = failures.get(0);
+                failures.subList(1, failures.size()).forEach(first::addSuppressed);
+                throw first;
+            }
+        }
+    }
+
+    private static EmulatedNic emulatedOf(RankState s, Rank r) {
+        if (!(s.nic instanceof EmulatedNic emulated)) {
+            throw new IllegalStateException("ibgda across processes needs the emulated NIC; rank " + r.rank()
+                    + " posts on " + s.nic.description());
+        }
+        return emulated;
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("the IBGDA session of this world is closed");
+        }
     }
 
     /** The GPU address of {@code rank}'s loopback DeviceQp (its own ADDs), or 0 when it has no IBGDA link. */
@@ -151,8 +293,12 @@ final class IbgdaSession {
     }
 
     private QpSpec spec(Rank poster, Rank target) {
+        return spec(poster, target.rank());
+    }
+
+    private QpSpec spec(Rank poster, int target) {
         return new QpSpec(poster.context(), config.sqWqebbs(), config.sqWqebbs(), QpSpec.DEFAULT_MAX_INLINE_BYTES,
-                "rank " + poster.rank() + " -> rank " + target.rank());
+                "rank " + poster.rank() + " -> rank " + target);
     }
 
     private RankState rankState(Rank r) {
@@ -167,16 +313,16 @@ final class IbgdaSession {
         ranks.put(r.rank(), s);
         s.heap = nic.registerMemory(MemoryRegistration.deviceHeap(r.context(), r.heapBase(), r.heapSizeBytes(),
                 "rank " + r.rank() + " heap"));
-        s.words = r.context().allocate(64);
+        s.words = r.context().allocate(WORDS_BYTES);
         s.words.fill((byte) 0);
         // The null MR drops fetched values without a PCIe write; it is needed only with the flush, and not every NIC
         // has one (ibv_alloc_null_mr): elsewhere they land in a scratch word nobody reads.
         if (!(s.flushOnQuiet && nic.capabilities().nullMemory())) {
-            s.scratchRegion = nic.registerMemory(new MemoryRegistration(r.context(), s.words.address() + 8, 8,
+            s.scratchRegion = nic.registerMemory(new MemoryRegistration(r.context(), s.words.address() + SCRATCH_OFFSET, 8,
                     MemoryKind.DEVICE, EnumSet.of(NicAccess.LOCAL_WRITE), "rank " + r.rank() + " discard scratch"));
         }
         if (s.flushOnQuiet) {
-            s.flushFlagRegion = nic.registerMemory(new MemoryRegistration(r.context(), s.words.address(), 8,
+            s.flushFlagRegion = nic.registerMemory(new MemoryRegistration(r.context(), s.words.address() + FLUSH_FLAG_OFFSET, 8,
                     MemoryKind.DEVICE, EnumSet.of(NicAccess.LOCAL_WRITE, NicAccess.REMOTE_ATOMIC),
                     "rank " + r.rank() + " flush flag"));
         }
@@ -190,7 +336,8 @@ final class IbgdaSession {
         return s;
     }
 
-    private synchronized void closeLink(NicQp qp, DeviceQp dqp) {
+    /** Closes one link's QP and DeviceQp, then {@code after} (what else the link holds), once the NIC is quiet. */
+    private synchronized void closeLink(NicQp qp, DeviceQp dqp, Runnable after) {
         List<RuntimeException> failures = new ArrayList<>();
         if (!quiesced) {
             quiesced = true;
@@ -202,6 +349,7 @@ final class IbgdaSession {
         }
         run(failures, qp::close);
         run(failures, dqp::close);
+        run(failures, after);
         if (--openLinks == 0) {
             closeAll(failures);
         }
@@ -240,10 +388,14 @@ final class IbgdaSession {
     }
 
     private static void run(List<RuntimeException> failures, Runnable step) {
+        run(failures::add, step);
+    }
+
+    private static void run(java.util.function.Consumer<RuntimeException> failures, Runnable step) {
         try {
             step.run();
         } catch (RuntimeException e) {
-            failures.add(e);
+            failures.accept(e);
         }
     }
 }

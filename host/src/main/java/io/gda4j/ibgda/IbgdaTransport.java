@@ -4,6 +4,7 @@ import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicSelection;
 import io.gda4j.nic.Nics;
 import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.Rank;
@@ -51,6 +52,11 @@ public final class IbgdaTransport implements TransportProvider {
 
     @Override
     public synchronized Optional<String> unavailableReason(Rank local, Rank peer) {
+        return resolve().or(() -> nics.unusableReason(local)).or(() -> nics.unusableReason(peer));
+    }
+
+    /** Resolves the configuration and the NIC choice once; why ibgda cannot run at all here, or empty. */
+    private Optional<String> resolve() {
         try {
             if (config == null) {
                 config = IbgdaConfig.resolve();
@@ -60,10 +66,73 @@ public final class IbgdaTransport implements TransportProvider {
         } catch (RuntimeException e) {
             return Optional.of("bad IBGDA configuration: " + e.getMessage());
         }
-        if (!selection.found()) {
-            return Optional.of(selection.reason());
+        return selection.found() ? Optional.empty() : Optional.of(selection.reason());
+    }
+
+    /**
+     * Across processes of one host, with the emulated NIC only: its engine executes the WQEs on the peer's heap
+     * through the CUDA IPC mapping, and its strict atomics take a lock line in the peer's GPU memory (see
+     * {@link IbgdaSession#linkAcrossProcesses}), which needs atomics on the link between the two GPUs.
+     */
+    @Override
+    public synchronized Optional<String> unavailableAcrossProcesses(Rank local, RemotePeer peer) {
+        Optional<String> why = resolve();
+        if (why.isPresent()) {
+            return why;
         }
-        return nics.unusableReason(local).or(() -> nics.unusableReason(peer));
+        why = acrossProcessesReason(selection.provider().name(), peer);
+        // No rank yet (gda4j compare asks what connects processes at all): the NIC choice alone answers.
+        return why.isPresent() || local == null ? why : nics.unusableReason(local);
+    }
+
+    /** Why a NIC of provider {@code nicName} cannot connect {@code peer} of another process, or empty. */
+    static Optional<String> acrossProcessesReason(String nicName, RemotePeer peer) {
+        if (!Nic.EMULATED.equals(nicName)) {
+            return Optional.of("ibgda over the " + nicName + " NIC does not connect processes yet: each side's RC QP"
+                    + " must be connected to the other's QP number, LID/GID and rkey, an exchange over the bootstrap "
+                    + "(io.gda4j.world.QpExchange) that is built but not wired. Use --nic emulated, --transport p2p or"
+                    + " proxy, or drive every GPU from one JVM (LocalWorld)");
+        }
+        if (!peer.nativeAtomics()) {
+            return Optional.of("ibgda over the emulated NIC across processes serialises NIC atomics on a rank's memory"
+                    + " with a lock word in that rank's GPU memory, taken by GPU atomics through CUDA IPC, and this "
+                    + "GPU's link to " + peer.description() + "'s GPU carries no atomics (no NVLink, or a GPU hidden by"
+                    + " CUDA_VISIBLE_DEVICES): use --transport proxy, or one JVM (LocalWorld)");
+        }
+        return Optional.empty();
+    }
+
+    @Override
+    public synchronized Optional<byte[]> offerAcrossProcesses(Rank local) {
+        Optional<String> why = resolve();
+        if (why.isPresent()) {
+            throw new IllegalStateException("ibgda: " + why.get());
+        }
+        return Optional.of(session(local).offerAcrossProcesses(local));
+    }
+
+    @Override
+    public synchronized PeerLink connectAcrossProcesses(Rank local, RemotePeer peer) {
+        Optional<String> why = unavailableAcrossProcesses(local, peer);
+        if (why.isPresent()) {
+            throw new IllegalStateException("ibgda: " + why.get());
+        }
+        return session(local).linkAcrossProcesses(local, peer);
+    }
+
+    @Override
+    public synchronized void abandonAcrossProcesses(Rank local) {
+        if (session != null) {
+            session.abandon();
+        }
+    }
+
+    private IbgdaSession session(Rank local) {
+        if (session == null) {
+            session = new IbgdaSession(config, nics);
+        }
+        SESSIONS.put(local, session);
+        return session;
     }
 
     @Override

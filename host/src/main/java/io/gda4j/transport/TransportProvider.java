@@ -42,7 +42,28 @@ public interface TransportProvider {
         return Optional.of("transport " + name() + " does not connect processes yet");
     }
 
-    /** Connects {@code local} to {@code peer} in another process; called only when the reason above is empty. */
+    /**
+     * What every other process must know before this transport connects {@code local} across processes (its
+     * registrations, keys, IPC handles), or empty when nothing. The world calls it once per process, only for a
+     * transport that connects at least one of its pairs, after {@link #unavailableAcrossProcesses} and before any
+     * {@link #connectAcrossProcesses}; it publishes the bytes on the bootstrap's all-gather, and each peer's
+     * connect receives them as {@link RemotePeer#offer()}.
+     */
+    default Optional<byte[]> offerAcrossProcesses(Rank local) {
+        return Optional.empty();
+    }
+
+    /**
+     * Frees what {@link #offerAcrossProcesses} made when the world fails before every pair is connected; a no-op once
+     * links exist (closing them frees it). Never called after a successful set-up.
+     */
+    default void abandonAcrossProcesses(Rank local) {
+    }
+
+    /**
+     * Connects {@code local} to {@code peer} in another process; called only when the reason above is empty, with the
+     * offer the peer's process published for this transport (null when it published none).
+     */
     default PeerLink connectAcrossProcesses(Rank local, RemotePeer peer) {
         throw new UnsupportedOperationException("transport " + name() + " does not connect processes");
     }

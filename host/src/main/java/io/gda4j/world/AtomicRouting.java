@@ -44,15 +44,38 @@ public final class AtomicRouting {
             throw new IllegalStateException(String.format("loopback DeviceQp at 0x%x is not aligned: its low bits"
                     + " are the peer entry's flags", targetLoopbackQp));
         }
+        return tag == TransportTag.SELF ? targetLoopbackQp | PEER_NIC_ATOMICS : routedToNicAtomics(tag, handle);
+    }
+
+    /** The handle of a peer entry of transport {@code tag} whose target's words take ADDs only through a NIC. */
+    static long routedToNicAtomics(TransportTag tag, long handle) {
         switch (tag) {
-            case SELF:
-                return targetLoopbackQp | PEER_NIC_ATOMICS;
             case P2P:
             case PROXY:
                 // Both add with GPU atomics (red.add.sys; the proxy's atomic kernel): refused on the device.
                 return handle | PEER_NIC_ATOMICS;
             default:
                 return handle; // IBGDA adds are NIC atomics already; NONE reaches nothing
+        }
+    }
+
+    /**
+     * The rule for the one rank of a process ({@link ProcessWorld}), once its links are connected: its SELF entry
+     * takes {@code ownLoopback} (0: it has no IBGDA links), and its p2p/proxy entries toward ranks whose process
+     * said they take ADDs only through a NIC ({@code nicAtomics}, from {@link TransportOffers}) are refused ADDs.
+     */
+    static void applyAcrossProcesses(Rank local, long ownLoopback, boolean[] nicAtomics) {
+        for (int q = 0; q < nicAtomics.length; q++) {
+            PeerLink link = local.link(q);
+            if (link == null) {
+                continue;
+            }
+            long handle = q == local.rank() ? routedHandle(link.tag(), link.handle(), ownLoopback)
+                    : nicAtomics[q] ? routedToNicAtomics(link.tag(), link.handle()) : link.handle();
+            if (handle != link.handle()) {
+                local.setLink(q, new PeerLink(link.tag(), link.peerHeap(), handle, link.rkey(), link.lkey(),
+                        link.peerAbortFlag(), link.resources()));
+            }
         }
     }
 

@@ -18,8 +18,11 @@ import io.gda4j.transport.TransportTag;
 import io.gda4j.verbs.Verbs;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -31,8 +34,9 @@ import java.util.Optional;
  * <h2>What is built</h2>
  * Processes of one host, on one GPU or several: every peer heap is mapped by CUDA IPC and handed to the transport of
  * the pair ({@link TransportProvider#connectAcrossProcesses}): p2p stores into it, the proxy's copy engine copies
- * into it. ibgda between processes, and processes on different hosts, are refused at creation with the reason
- * ({@link ProcessRoutes}).
+ * into it, ibgda over the emulated NIC executes its WQEs on it (what the transports need from each other, such as
+ * the emulated NIC's keys, goes on one all-gather: {@link TransportOffers}). ibgda over mlx5 between processes, and
+ * processes on different hosts, are refused at creation with the reason ({@link ProcessRoutes}).
  *
  * <h2>Failures</h2>
  * The bootstrap watches every process (heartbeats; a killed process is found within {@link
@@ -118,10 +122,7 @@ public final class ProcessWorld implements World {
                 cards.add(PeerCard.decode(r, published[r]));
             }
             ProcessRoutes.Route[] routes = ProcessRoutes.plan(cards, env.rank(), () -> Verbs.status().sentence());
-            List<TransportProvider> providers = LocalWorld.providers();
-            for (int p = 0; p < routes.length; p++) {
-                rank.setLink(p, link(rank, cards.get(p), routes[p], config.transport(), providers, mappings));
-            }
+            connect(rank, cards, routes, config.transport(), LocalWorld.providers(), bootstrap, mappings);
             rank.writeDeviceView(config.waitTimeout().toNanos());
             // Every process has mapped every peer before any of them returns: a kernel launched after create() never
             // writes into a heap whose owner has not finished setting up.
@@ -182,22 +183,78 @@ public final class ProcessWorld implements World {
     }
 
     /**
-     * The link to {@code peer}: itself, or the peer's heap mapped by CUDA IPC and handed to the transport that
-     * serves the pair ({@code auto}: the first in preference order that connects processes).
+     * Connects {@code rank} to every peer: maps each peer's heap by CUDA IPC and chooses the transport of the pair
+     * ({@code auto}: the first in preference order that connects processes); publishes, on one all-gather, what the
+     * chosen transports need the other processes to know ({@link TransportOffers}); then connects each pair with the
+     * peer's offer, and applies {@link AtomicRouting} with what every process said about its ADDs.
      */
-    private static PeerLink link(Rank rank, PeerCard peer, ProcessRoutes.Route route, String transport,
-                                 List<TransportProvider> providers, IpcMemory[] mappings) {
-        if (route == ProcessRoutes.Route.SELF) {
-            return new PeerLink(TransportTag.SELF, rank.heapBase(), 0, 0, 0, rank.abortFlagAddress(), null);
+    private static void connect(Rank rank, List<PeerCard> cards, ProcessRoutes.Route[] routes, String transport,
+                                List<TransportProvider> providers, Bootstrap bootstrap, IpcMemory[] mappings) {
+        int n = routes.length;
+        RemotePeer[] remotes = new RemotePeer[n];
+        TransportProvider[] chosen = new TransportProvider[n];
+        for (int p = 0; p < n; p++) {
+            PeerCard peer = cards.get(p);
+            if (routes[p] == ProcessRoutes.Route.SELF) {
+                rank.setLink(p, new PeerLink(TransportTag.SELF, rank.heapBase(), 0, 0, 0, rank.abortFlagAddress(),
+                        null));
+                continue;
+            }
+            IpcMemory heap = rank.context().openIpcMemory(peer.heapHandle(), peer.heapBytes(),
+                    peer.describe() + "'s heap");
+            mappings[p] = heap;
+            boolean sameGpu = routes[p] == ProcessRoutes.Route.IPC_SAME_GPU;
+            RemotePeer remote = new RemotePeer(p, heap.address(), peer.heapBytes(), sameGpu,
+                    sameGpu || nativeAtomicsTo(rank.device(), peer), peer.describe());
+            remotes[p] = remote;
+            chosen[p] = ProcessRoutes.choose(transport, providers, "rank " + rank.rank() + " to " + peer.describe(),
+                    provider -> provider.unavailableAcrossProcesses(rank, remote));
         }
-        IpcMemory heap = rank.context().openIpcMemory(peer.heapHandle(), peer.heapBytes(), peer.describe() + "'s heap");
-        mappings[peer.rank()] = heap;
-        boolean sameGpu = route == ProcessRoutes.Route.IPC_SAME_GPU;
-        RemotePeer remote = new RemotePeer(peer.rank(), heap.address(), peer.heapBytes(), sameGpu,
-                sameGpu || nativeAtomicsTo(rank.device(), peer), peer.describe());
-        TransportProvider p = ProcessRoutes.choose(transport, providers, "rank " + rank.rank() + " to "
-                + peer.describe(), provider -> provider.unavailableAcrossProcesses(rank, remote));
-        return p.connectAcrossProcesses(rank, remote);
+        Map<String, byte[]> offers = new LinkedHashMap<>();
+        for (TransportProvider p : providers) {
+            if (Arrays.asList(chosen).contains(p)) {
+                p.offerAcrossProcesses(rank).ifPresent(bytes -> offers.put(p.name(), bytes));
+            }
+        }
+        try {
+            long ownLoopback = loopbackOf(rank, providers);
+            byte[][] published = bootstrap.allGather(new TransportOffers(rank.rank(), ownLoopback != 0, offers)
+                    .encode());
+            boolean[] nicAtomics = new boolean[n];
+            for (int p = 0; p < n; p++) {
+                TransportOffers theirs = TransportOffers.decode(p, published[p]);
+                nicAtomics[p] = theirs.nicAtomics();
+                if (chosen[p] != null) {
+                    rank.setLink(p, chosen[p].connectAcrossProcesses(rank,
+                            remotes[p].withOffer(theirs.offer(chosen[p].name()))));
+                }
+            }
+            if (loopbackOf(rank, providers) != ownLoopback) {
+                throw new IllegalStateException("rank " + rank.rank() + "'s loopback QP for its own ADDs changed while"
+                        + " its links were connected: a transport must make it in offerAcrossProcesses");
+            }
+            AtomicRouting.applyAcrossProcesses(rank, ownLoopback, nicAtomics);
+        } catch (RuntimeException e) {
+            // Links made so far free the offers' resources when they close (create's caller closes them); a
+            // transport that offered but got no link frees them here.
+            for (TransportProvider p : providers) {
+                if (offers.containsKey(p.name())) {
+                    LocalRanks.collect(e, () -> p.abandonAcrossProcesses(rank));
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** Where {@code rank}'s own ADDs go ({@link TransportProvider#loopbackAtomicsQp}), 0 for GPU atomics. */
+    private static long loopbackOf(Rank rank, List<TransportProvider> providers) {
+        for (TransportProvider p : providers) {
+            long qp = p.loopbackAtomicsQp(rank);
+            if (qp != 0) {
+                return qp;
+            }
+        }
+        return 0;
     }
 
     /**

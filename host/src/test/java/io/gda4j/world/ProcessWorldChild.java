@@ -8,6 +8,9 @@ import java.util.Arrays;
  * <ul>
  * <li>{@code exchange}: every rank puts a pattern of its own into the next rank's heap with a SET signal, adds 1 to
  *     every peer's counter word, waits for both, checks the bytes, prints {@code OK rank}.</li>
+ * <li>{@code ibgda}: {@code exchange} with every pair on ibgda (checked: {@code BAD} otherwise), then every rank,
+ *     rank 0 itself included (through its loopback QP), adds 1 to rank 0's counter {@value #ADDS} times with NIC
+ *     atomics; rank 0 waits for all of them and checks the sum is exact, prints {@code COUNTED rank}.</li>
  * <li>{@code survive:V}: after the world is up every rank prints {@code READY}; rank V sleeps until it is killed, the
  *     others wait on the GPU for a signal that only V would send, and print {@code DIED rank dead ms} when the wait
  *     ends with the {@link RankDiedException} (ms: from the wait's start).</li>
@@ -18,6 +21,8 @@ import java.util.Arrays;
  */
 public final class ProcessWorldChild {
     static final int BYTES = 1 << 16;
+    /** Adds per rank to one counter in {@code ibgda} mode: few, since processes on one GPU are time-sliced. */
+    static final int ADDS = 20;
 
     private ProcessWorldChild() {
     }
@@ -43,7 +48,14 @@ public final class ProcessWorldChild {
             long setWord = signals.word(0);
             long addWord = signals.word(1);
             Rank r = world.rank(me);
-            if (mode.equals("exchange")) {
+            if (mode.equals("ibgda")) {
+                for (int p = 0; p < n; p++) {
+                    if (p != me && world.transport(me, p) != io.gda4j.transport.TransportTag.IBGDA) {
+                        say("BAD " + me + " reaches rank " + p + " over " + world.transport(me, p));
+                    }
+                }
+            }
+            if (mode.equals("exchange") || mode.equals("ibgda")) {
                 r.writeHeap(src.offset(), pattern(me));
                 world.barrier();
                 int next = (me + 1) % n;
@@ -66,6 +78,23 @@ public final class ProcessWorldChild {
                     say("OK " + me);
                 }
                 world.barrier();
+                if (mode.equals("ibgda")) {
+                    HeapBuffer counter = world.heap().allocateSignals(1);
+                    world.barrier();
+                    for (int i = 0; i < ADDS; i++) {
+                        ops.signal(me, 0, counter.word(0), SignalOp.ADD, 1);
+                    }
+                    if (me == 0) {
+                        ops.waitUntil(0, counter.word(0), Cmp.GE, (long) n * ADDS);
+                    }
+                    world.barrier();
+                    if (me == 0) {
+                        long sum = r.readHeapLong(counter.word(0));
+                        say(sum == (long) n * ADDS ? "COUNTED 0" : "BAD 0 counter " + sum + " after " + n * ADDS
+                                + " NIC atomic adds");
+                    }
+                    world.barrier();
+                }
             } else {
                 aborts(world, ops, me, setWord, mode);
             }

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Timeout;
  * A world of child JVMs, one rank each, started the way a launcher starts them ({@code GDA4J_RANK},
  * {@code GDA4J_WORLD_SIZE}, {@code GDA4J_ROOT}): heaps mapped across processes by CUDA IPC, put and signals byte-exact
  * over p2p, and a peer killed with SIGKILL during a wait ending the survivor's kernel with a {@link RankDiedException}.
+ * The same over ibgda with the emulated NIC, with NIC atomics from several processes on one counter.
  * Two processes share GPU 0 (time-sliced: no MPS); where two GPUs are visible, a second run puts them on 0 and 1.
  */
 @Tag("gpu")
@@ -53,6 +54,11 @@ class ProcessWorldGpuTest {
     }
 
     private List<ChildJvm> world(int size, String gpus, String mode, long waitTimeoutMillis) throws IOException {
+        return world(size, gpus, mode, waitTimeoutMillis, Map.of(WorldConfig.TRANSPORT_ENV, "auto"));
+    }
+
+    private List<ChildJvm> world(int size, String gpus, String mode, long waitTimeoutMillis,
+                                 Map<String, String> settings) throws IOException {
         int port = freePort();
         List<ChildJvm> all = new ArrayList<>();
         for (int r = 0; r < size; r++) {
@@ -65,7 +71,7 @@ class ProcessWorldGpuTest {
             env.put(LaunchEnvironment.GDA4J_ROOT, "127.0.0.1:" + port);
             env.put(LaunchEnvironment.GDA4J_JOB_TOKEN, "process-world-test-" + port);
             env.put(WorldConfig.HEAP_SIZE_ENV, "4MiB");
-            env.put(WorldConfig.TRANSPORT_ENV, "auto");
+            env.putAll(settings);
             env.put(WorldConfig.WAIT_TIMEOUT_ENV, Long.toString(waitTimeoutMillis));
             env.put(WorldConfig.GPUS_ENV, gpus);
             ChildJvm c = ChildJvm.start(r, "256m", ProcessWorldChild.class.getName(), List.of(mode), env,
@@ -103,6 +109,42 @@ class ProcessWorldGpuTest {
         org.junit.jupiter.api.Assumptions.assumeTrue(Cuda.deviceCount() >= 2,
                 "needs two GPUs: this machine has " + Cuda.deviceCount());
         exchange(2, null);
+    }
+
+    /**
+     * ibgda over the emulated NIC between processes: each process's engine executes its WQEs on the peer's heap
+     * mapped by CUDA IPC. put_signal is byte-exact, and NIC atomics from every process, the counter's owner included,
+     * keep an exact sum (strict split atomics under the owner's lock line: without it two engines lose updates).
+     */
+    private void overIbgda(int size, String gpus) throws Exception {
+        List<ChildJvm> all = world(size, gpus, "ibgda", 60_000, Map.of(WorldConfig.TRANSPORT_ENV, "ibgda",
+                io.gda4j.ibgda.IbgdaConfig.NIC_ENV, "emulated"));
+        for (ChildJvm c : all) {
+            c.await("OK " + c.rank, 120);
+        }
+        all.get(0).await("COUNTED 0", 120);
+        for (ChildJvm c : all) {
+            c.await("CLOSED", 60);
+            assertTrue(c.process.waitFor(30, TimeUnit.SECONDS), "rank " + c.rank + " exits after close()");
+            assertEquals(0, c.process.exitValue());
+        }
+    }
+
+    @Test
+    void twoProcessesOnOneGpuPutAndSignalByteExactOverIbgdaWithTheEmulatedNic() throws Exception {
+        overIbgda(2, "0,0");
+    }
+
+    @Test
+    void threeProcessesOnOneGpuAddToOneCounterExactlyWithEmulatedNicAtomics() throws Exception {
+        overIbgda(3, "0,0,0");
+    }
+
+    @Test
+    void twoProcessesOnTwoGpusOverIbgdaWithTheEmulatedNic() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Cuda.deviceCount() >= 2,
+                "needs two GPUs: this machine has " + Cuda.deviceCount());
+        overIbgda(2, null);
     }
 
     @Test

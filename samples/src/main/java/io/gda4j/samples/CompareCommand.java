@@ -104,7 +104,7 @@ final class CompareCommand implements Command {
         }
         WorldOptions w = WorldOptions.parse(cmd);
         List<String> transports = new ArrayList<>();
-        // A launched process compares what connects processes (ibgda's emulated NIC lives in one process).
+        // A launched process compares what connects processes (ibgda only over the emulated NIC).
         String defaults = w.launch != null ? WorldOptions.transportNamesAcrossProcesses() : defaultTransports();
         for (String t : OptionValues.list("transports", cmd.getOptionValue("transports", defaults), false)) {
             transports.add(WorldOptions.checkTransport(t));

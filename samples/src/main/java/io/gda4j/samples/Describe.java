@@ -23,8 +23,9 @@ final class Describe {
             PeerCard b = pw.cards().get(peer);
             String shared = a.sameGpu(b)
                     ? " (both processes on one GPU, time-sliced unless MPS runs: a functional check, not a GPU-to-GPU figure)" : "";
-            return String.format(Locale.ROOT, "%s -> %s over %s between processes (heaps mapped by CUDA IPC)%s",
-                    a.describe(), b.describe(), world.transport(rank, peer).name().toLowerCase(Locale.ROOT), shared);
+            return String.format(Locale.ROOT, "%s -> %s over %s between processes (heaps mapped by CUDA IPC)%s%s",
+                    a.describe(), b.describe(), world.transport(rank, peer).name().toLowerCase(Locale.ROOT),
+                    nicLabel(world, rank, peer), shared);
         }
         Rank a = world.rank(rank);
         Rank b = world.rank(peer);
@@ -38,7 +39,7 @@ final class Describe {
 
     /** For IBGDA: which NIC carried the figures; the emulated NIC is always named as such. */
     static String nicLabel(World world, int rank, int peer) {
-        if (world.transport(rank, peer) != TransportTag.IBGDA) {
+        if (world.transport(rank, peer) != TransportTag.IBGDA || world.localRank(rank).isEmpty()) {
             return "";
         }
         Nic nic = IbgdaTransport.nicOf(world.rank(rank)).orElse(null);
@@ -55,7 +56,7 @@ final class Describe {
     /** The emulated NIC's engine counters, or null when the pair does not run on it. */
     static EngineStats engineStats(World world, int rank) {
         if (world.localRank(rank).isEmpty()) {
-            return null; // another process drives it, and a process world has no emulated NIC
+            return null; // another process drives it, on its own emulated NIC
         }
         return IbgdaTransport.nicOf(world.rank(rank)).filter(n -> n instanceof EmulatedNic)
                 .map(n -> ((EmulatedNic) n).stats()).orElse(null);

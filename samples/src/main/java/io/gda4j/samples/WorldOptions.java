@@ -91,7 +91,9 @@ final class WorldOptions {
      */
     static String transportNamesAcrossProcesses() {
         // The answer depends on the transport and its settings, not on the pair: a stand-in peer asks the question.
-        io.gda4j.transport.RemotePeer any = new io.gda4j.transport.RemotePeer(1, 0, 1 << 20, false, false, "a peer");
+        // It shares this process's GPU, as the processes of a one-GPU launch do: a link that carries atomics (ibgda's
+        // emulated NIC needs one across processes).
+        io.gda4j.transport.RemotePeer any = new io.gda4j.transport.RemotePeer(1, 0, 1 << 20, true, true, "a peer");
         List<String> names = new ArrayList<>();
         for (TransportProvider p : LocalWorld.providers()) {
             if (p.unavailableAcrossProcesses(null, any).isEmpty()) {

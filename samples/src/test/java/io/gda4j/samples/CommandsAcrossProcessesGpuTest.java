@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gda4j.bootstrap.LaunchEnvironment;
 import io.gda4j.cuda.Cuda;
+import io.gda4j.ibgda.IbgdaTransport;
 import io.gda4j.world.WorldConfig;
 
 import java.io.IOException;
@@ -23,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@code gda4j latency} (over p2p and over the proxy), {@code gda4j bandwidth} and {@code gda4j compare} as two
+ * {@code gda4j latency} (over p2p, the proxy and ibgda on the emulated NIC), {@code gda4j bandwidth} and {@code gda4j compare} as two
  * processes started the way a launcher starts them (one rank each, both on GPU 0): rank 0's process prints the table, rank 1's prints nothing on
  * stdout, both exit 0.
  */
@@ -53,6 +54,20 @@ class CommandsAcrossProcessesGpuTest {
     }
 
     @Test
+    void twoProcessesPingPongOverIbgdaOnTheEmulatedNic() throws Exception {
+        // Few iterations: both processes share GPU 0 (time-sliced), and every WQE goes through an engine thread.
+        String[] out = acrossTwoProcesses("latency", "--transport", "ibgda", "--nic", "emulated", "--mode",
+                "signal,put_signal", "--sizes", "8,64k", "--scopes", "thread", "--iters", "50", "--warmup", "5",
+                "--gpus", "0,0");
+        System.out.println("gda4j latency over ibgda (emulated NIC) across two processes on GPU 0 (rank 0's output):\n"
+                + out[0]);
+        assertTrue(out[0].contains("over ibgda between processes") && out[0].contains("on the emulated NIC"), out[0]);
+        assertTrue(out[0].contains("put_signal") && out[0].contains("64 KiB"), out[0]);
+        assertTrue(out[0].contains("emulated NIC engine:"), "the engine note of rank 0's NIC: " + out[0]);
+        assertEquals("", out[1], "rank 1 answers silently");
+    }
+
+    @Test
     void twoProcessesPutBandwidthAndRankZeroReports() throws Exception {
         String[] out = acrossTwoProcesses("bandwidth", "--sizes", "64k,1m", "--reps", "3", "--iters", "20", "--gpus",
                 "0,0", "--csv");
@@ -68,7 +83,10 @@ class CommandsAcrossProcessesGpuTest {
                 "0,0", "--csv");
         System.out.println("gda4j compare across two processes on GPU 0 (rank 0's output):\n" + out[0]);
         String header = out[0].lines().findFirst().orElse("");
-        assertTrue(header.contains("p2p") && header.contains("proxy") && !header.contains("ibgda"), header);
+        assertTrue(header.contains("p2p") && header.contains("proxy"), header);
+        io.gda4j.nic.NicSelection nic = IbgdaTransport.describeSelection();
+        assertEquals(nic.found() && nic.provider().name().equals(io.gda4j.nic.Nic.EMULATED), header.contains("ibgda"),
+                "ibgda connects processes over the emulated NIC, and compare takes it where that is the NIC: " + header);
         assertEquals(3, out[0].strip().split("\n").length, "a header and two sizes: " + out[0]);
         assertEquals("", out[1], "rank 1 answers silently");
     }

@@ -63,7 +63,10 @@ class WorldOptionsLaunchTest {
     @Test
     void aLaunchedCompareDefaultsToTheTransportsThatConnectProcesses() {
         String across = WorldOptions.transportNamesAcrossProcesses();
-        assertTrue(across.startsWith("p2p") && across.contains("proxy") && !across.contains("ibgda"), across);
+        assertTrue(across.startsWith("p2p") && across.contains("proxy"), across);
+        io.gda4j.nic.NicSelection nic = io.gda4j.ibgda.IbgdaTransport.describeSelection();
+        assertEquals(nic.found() && nic.provider().name().equals(io.gda4j.nic.Nic.EMULATED), across.contains("ibgda"),
+                "ibgda connects processes only over the emulated NIC (" + nic.reason() + "): " + across);
     }
 
     @Test

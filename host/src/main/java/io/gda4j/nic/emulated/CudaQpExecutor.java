@@ -23,6 +23,12 @@ import jcuda.driver.JCudaDriver;
  */
 final class CudaQpExecutor implements QpExecutor {
     static final String ATOMIC_KERNEL = "gda4j_emulated_nic_atomic";
+    /**
+     * How long the atomic kernel waits for a responder's atomic lock before it breaks it (a holder killed inside the
+     * kernel never releases it): far beyond a held split (microseconds) even when time-sliced with other processes
+     * (milliseconds per slice).
+     */
+    static final long LOCK_TIMEOUT_NANOS = 2_000_000_000L;
 
     private final CudaContext context;
     private final CudaStream stream;
@@ -34,6 +40,8 @@ final class CudaQpExecutor implements QpExecutor {
     private final long[] compareArg = new long[1];
     private final long[] fetchArg = new long[1];
     private final long[] splitArg = new long[1];
+    private final long[] lockArg = new long[1];
+    private final long[] lockTimeoutArg = {LOCK_TIMEOUT_NANOS};
     private final Pointer atomicParams;
     private final AtomicChain chain;
     private final CUevent atomicDone;
@@ -50,7 +58,7 @@ final class CudaQpExecutor implements QpExecutor {
         this.chain = chain;
         this.atomicDone = atomicDone;
         this.atomicParams = Pointer.to(Pointer.to(opcodeArg), Pointer.to(targetArg), Pointer.to(swapAddArg),
-                Pointer.to(compareArg), Pointer.to(fetchArg), Pointer.to(splitArg));
+                Pointer.to(compareArg), Pointer.to(fetchArg), Pointer.to(splitArg), Pointer.to(lockArg), Pointer.to(lockTimeoutArg));
     }
 
     @Override
@@ -85,7 +93,7 @@ final class CudaQpExecutor implements QpExecutor {
             }
             kernelStores = true;
         }
-        atomic(STORE, dst, value, 0, 0, 0);
+        atomic(STORE, dst, value, 0, 0, 0, 0);
     }
 
     /** The helper kernel's opcode for a plain 8-byte store (not an mlx5 opcode). */
@@ -95,16 +103,20 @@ final class CudaQpExecutor implements QpExecutor {
     /**
      * Split atomics ({@code splitNanos > 0}) run one at a time NIC-wide: each waits for the NIC's previous one
      * ({@link AtomicChain}), since the streams of different QPs run concurrently and a NIC's atomics are atomic with
-     * each other; only other writers of the word (GPU atomics) can fall between a read and its write.
+     * each other; only other writers of the word (GPU atomics) can fall between a read and its write. Across
+     * processes the chain is not enough (each process has its own engine): the kernel also holds the responder's lock
+     * line ({@code lockAddress}, see {@link EmulatedNic#serializeAtomics}).
      */
     @Override
-    public void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst, long splitNanos) {
+    public void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst, long splitNanos,
+                       long lockAddress) {
         opcodeArg[0] = opcode;
         targetArg[0] = target;
         swapAddArg[0] = swapAdd;
         compareArg[0] = compare;
         fetchArg[0] = fetchDst;
         splitArg[0] = splitNanos;
+        lockArg[0] = lockAddress;
         context.makeCurrent();
         if (splitNanos > 0) {
             chain.waitForPrevious(stream.handle(), target);

@@ -271,10 +271,11 @@ public final class EmulatedEngine {
                 faultSyndrome = CqeSyndrome.LOCAL_LENGTH;
                 return;
             }
-            if (remote(wqe.rkey(), wqe.raddr(), length, Access.WRITE) == null || length == 0) {
+            Registration target = remote(qp, wqe.rkey(), wqe.raddr(), length, Access.WRITE);
+            if (target == null || length == 0) {
                 return;
             }
-            long raddr = wqe.raddr();
+            long raddr = wqe.raddr() + target.translation;
             if ((length == 8 || length == 16) && (raddr & 7) == 0) {
                 // One 8-byte store per half, so a 16-byte {data, seq} slot is never torn inside a half.
                 qp.executor.store64(raddr, wqe.inlineLongLittleEndian(qp.sq, 0));
@@ -294,7 +295,7 @@ public final class EmulatedEngine {
             return;
         }
         long length = dataLength();
-        Registration remote = remote(wqe.rkey(), wqe.raddr(), length, Access.WRITE);
+        Registration remote = remote(qp, wqe.rkey(), wqe.raddr(), length, Access.WRITE);
         if (remote == null) {
             return;
         }
@@ -303,9 +304,9 @@ public final class EmulatedEngine {
             return;
         }
         if (local.isNull()) {
-            qp.executor.zero(wqe.raddr(), length); // a null region reads as zeros
+            qp.executor.zero(wqe.raddr() + remote.translation, length); // a null region reads as zeros
         } else {
-            qp.executor.copy(wqe.raddr(), wqe.addr(), length);
+            qp.executor.copy(wqe.raddr() + remote.translation, wqe.addr(), length);
         }
         lastBytes = length;
     }
@@ -315,9 +316,11 @@ public final class EmulatedEngine {
             return;
         }
         long length = dataLength();
-        if (remote(wqe.rkey(), wqe.raddr(), length, Access.READ) == null) {
+        Registration source = remote(qp, wqe.rkey(), wqe.raddr(), length, Access.READ);
+        if (source == null) {
             return;
         }
+        long raddr = wqe.raddr() + source.translation;
         Registration local = local(wqe.lkey(), wqe.addr(), length, true);
         if (local == null) {
             return;
@@ -328,13 +331,13 @@ public final class EmulatedEngine {
                     land(qp); // READs land in order
                 }
                 qp.parkedDst = wqe.addr();
-                qp.parkedSrc = wqe.raddr();
+                qp.parkedSrc = raddr;
                 qp.parkedLength = length;
                 qp.parkedSinceNanos = System.nanoTime();
             } else if (writesPassCqe) {
-                hold(qp, wqe.addr(), wqe.raddr(), length);
+                hold(qp, wqe.addr(), raddr, length);
             } else {
-                qp.executor.copy(wqe.addr(), wqe.raddr(), length);
+                qp.executor.copy(wqe.addr(), raddr, length);
             }
         }
         lastBytes = length;
@@ -436,15 +439,16 @@ public final class EmulatedEngine {
             fault(EmulatedFault.MISALIGNED_ATOMIC, String.format("raddr 0x%x", wqe.raddr()));
             return;
         }
-        if (remote(wqe.rkey(), wqe.raddr(), 8, Access.ATOMIC) == null) {
+        Registration target = remote(qp, wqe.rkey(), wqe.raddr(), 8, Access.ATOMIC);
+        if (target == null) {
             return;
         }
         Registration local = local(wqe.lkey(), wqe.addr(), 8, true);
         if (local == null) {
             return;
         }
-        qp.executor.atomic(wqe.opcode(), wqe.raddr(), wqe.swapAdd(), wqe.compare(), local.isNull() ? 0 : wqe.addr(),
-                atomicSplitNanos);
+        qp.executor.atomic(wqe.opcode(), wqe.raddr() + target.translation, wqe.swapAdd(), wqe.compare(),
+                local.isNull() ? 0 : wqe.addr(), atomicSplitNanos, atomicSplitNanos > 0 ? target.atomicLock : 0);
         lastBytes = 8;
     }
 
@@ -456,8 +460,13 @@ public final class EmulatedEngine {
 
     private enum Access { WRITE, READ, ATOMIC }
 
-    private Registration remote(int rkey, long raddr, long length, Access access) {
-        Registration r = table.find(rkey);
+    /**
+     * The region {@code rkey} names at the responder, checked for the range and the right: this NIC's table, or the
+     * table of the responder in another process that {@code qp} is connected to.
+     */
+    private Registration remote(EmulatedQp qp, int rkey, long raddr, long length, Access access) {
+        RemoteResponder across = qp.responder();
+        Registration r = (across == null ? table : across.table()).find(rkey);
         if (r == null || r.isNull()) {
             fault(EmulatedFault.UNKNOWN_RKEY, String.format("rkey 0x%08x", rkey));
             return null;
@@ -493,6 +502,14 @@ public final class EmulatedEngine {
     }
 
     private boolean peerReachable(EmulatedQp qp) {
+        RemoteResponder across = qp.responder();
+        if (across != null) {
+            if (across.isClosed()) {
+                fault(EmulatedFault.PEER_UNREACHABLE, across + ": the link to that process is closed");
+                return false;
+            }
+            return true;
+        }
         EmulatedQp peer = qp.peer();
         if (peer == null || peer.isClosed() || peer.state() != QpState.RTS) {
             fault(EmulatedFault.PEER_UNREACHABLE, peer == null ? "not connected" : peer + " is "

@@ -29,11 +29,20 @@ import org.agrona.concurrent.AgentTerminationException;
  * {@link EmulatedEngine} thread through a {@link EmulatedPlatform} (CUDA streams on a GPU machine). A test
  * instrument and a development backend: every figure measured through it must say "emulated NIC".
  *
- * <p>All ranks that talk through one emulated NIC must live in this process (a {@code LocalWorld}): a QP address is
- * only meaningful to the NIC instance that made it. One protection domain: any region registered here can be named
- * from any of its QPs.
+ * <p>QPs connect to QPs of this NIC ({@link #createConnectedPair}), or to a responder in another process of this host
+ * ({@link #createQpToProcess}): a QP address is only meaningful to the NIC instance that made it, so across processes
+ * the requester's engine executes the WQEs itself on the responder's memory mapped by CUDA IPC, checked against the
+ * responder's published registrations. One protection domain: any region registered here can be named from any of
+ * its QPs.
  */
 public final class EmulatedNic implements Nic {
+    /**
+     * The atomic lock line of {@link #serializeAtomics}, in zeroed GPU memory: the lock word at 0 (0 free, 1 held),
+     * at {@link #ATOMIC_LOCK_BROKEN_OFFSET} the count of locks taken by force after a holder never released (see
+     * {@code kernels/emulated_nic.cu}).
+     */
+    public static final int ATOMIC_LOCK_BYTES = 16;
+    public static final int ATOMIC_LOCK_BROKEN_OFFSET = 8;
     private static final AtomicInteger INSTANCES = new AtomicInteger();
     private static final int MAX_FAULTS = 64;
     private static final long QUIESCE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -158,6 +167,36 @@ public final class EmulatedNic implements Nic {
         open.add(qp);
         qps = open.toArray(new EmulatedQp[0]);
         return qp;
+    }
+
+    /**
+     * A QP connected to {@code responder}, a rank of another process of this host (see {@link RemoteResponder}); it
+     * is in RTS at once. Closing the QP does not close the responder.
+     */
+    public synchronized NicQp createQpToProcess(QpSpec spec, RemoteResponder responder) {
+        EmulatedQp qp = (EmulatedQp) createQp(spec);
+        qp.connectToProcess(responder);
+        return qp;
+    }
+
+    /**
+     * Makes strict atomics on {@code region} (registered here) take {@code lockAddress}, an 8-byte-aligned word of
+     * zeroed GPU memory that other processes' emulated NICs map by CUDA IPC and take too before their atomics on the
+     * region (their {@link RemoteResponder} entry names the same word). On hardware the responder's NIC executes
+     * every atomic on its memory, so atomics from different requesters are atomic with each other; across processes
+     * there are several engines, and the lock is what keeps them so (the NIC-wide {@link AtomicChain} orders only
+     * this process's). The lock is taken on the GPU by the atomic kernel; GPU atomics of kernels do not take it, so
+     * they still lose updates against NIC atomics, as on hardware. Call before any QP can name the region.
+     */
+    public void serializeAtomics(NicMemory region, long lockAddress) {
+        if (!(region instanceof Registration r) || table.find(r.key()) != r) {
+            throw new IllegalArgumentException(region + " is not registered with " + deviceName);
+        }
+        if ((lockAddress & 7) != 0 || lockAddress == 0) {
+            throw new IllegalArgumentException(String.format("atomic lock at 0x%x: needs an 8-byte aligned word",
+                    lockAddress));
+        }
+        r.atomicLock = lockAddress;
     }
 
     /** The engine, for tests that drive it by hand (a NIC opened with {@code startEngine} false). */

@@ -46,6 +46,8 @@ final class EmulatedQp implements NicQp {
 
     private volatile QpState state = QpState.RESET;
     private volatile EmulatedQp peer;
+    /** The responder in another process this QP is connected to, or null ({@link #connectToProcess}). */
+    private volatile RemoteResponder responder;
     private volatile boolean closed;
     /** Set by the engine when the QP can make no more progress at all (CQ overrun, platform failure). */
     volatile boolean dead;
@@ -162,6 +164,23 @@ final class EmulatedQp implements NicQp {
         }
         this.peer = remote;
         this.state = QpState.RTS;
+    }
+
+    /**
+     * Connects this QP to a responder in another process: WQEs are checked against its regions and executed on
+     * its memory through the CUDA IPC mapping ({@link RemoteResponder}).
+     */
+    void connectToProcess(RemoteResponder remote) {
+        requireOpen();
+        if (state != QpState.RESET) {
+            throw new IllegalStateException(this + " is " + state + ": only a QP in RESET can be connected");
+        }
+        this.responder = remote;
+        this.state = QpState.RTS;
+    }
+
+    RemoteResponder responder() {
+        return responder;
     }
 
     @Override

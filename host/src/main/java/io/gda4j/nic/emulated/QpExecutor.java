@@ -30,8 +30,12 @@ public interface QpExecutor extends AutoCloseable {
      * atomics): as a NIC does it, a read of the word, a pause of {@code splitNanos}, then a write, so another writer's
      * update in between is lost; atomics of this NIC (every executor of one platform) must still be atomic with
      * each other, as a responder NIC's are.
+     *
+     * <p>{@code lockAddress} (only with a split; 0: none): the responder's atomic lock line, which other processes'
+     * NICs take too before their atomics on the same memory ({@link EmulatedNic#serializeAtomics}); the split runs
+     * while holding it.
      */
-    void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst, long splitNanos);
+    void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst, long splitNanos, long lockAddress);
 
     /**
      * Publishes a CQE: an 8-byte store of {@code tailBigEndian} (the CQE's last 8 bytes as a long whose big-endian

@@ -6,7 +6,11 @@ import io.gda4j.nic.NicMemory;
 
 import java.util.Set;
 
-/** One entry of the emulated NIC's {@link RegistrationTable}: a registered region, or the null region. */
+/**
+ * One entry of the emulated NIC's {@link RegistrationTable}: a registered region, or the null region; or, in a
+ * {@link RemoteResponder}'s table, a region another process registered, which this process reaches at
+ * {@code address + translation} (its CUDA IPC mapping) while WQEs name it by the owner's own addresses, as on the wire.
+ */
 final class Registration implements NicMemory {
     private final RegistrationTable table;
     private final int key;
@@ -20,10 +24,24 @@ final class Registration implements NicMemory {
     final boolean remoteWrite;
     final boolean remoteRead;
     final boolean remoteAtomic;
+    /** What to add to an address of this region to get the address the executor uses (0 but for other processes'). */
+    final long translation;
+    /**
+     * The GPU word that serialises strict atomics on this region with those of other processes' NICs (0: none, the
+     * NIC-wide chain alone suffices); set before any QP can name the region ({@link EmulatedNic#serializeAtomics}).
+     */
+    volatile long atomicLock;
 
     Registration(RegistrationTable table, int key, long address, long lengthBytes, Set<NicAccess> access,
                  MemoryKind kind, boolean nullRegion, String label) {
+        this(table, key, address, lengthBytes, access, kind, nullRegion, label, 0, 0);
+    }
+
+    Registration(RegistrationTable table, int key, long address, long lengthBytes, Set<NicAccess> access,
+                 MemoryKind kind, boolean nullRegion, String label, long translation, long atomicLock) {
         this.table = table;
+        this.translation = translation;
+        this.atomicLock = atomicLock;
         this.key = key;
         this.address = address;
         this.lengthBytes = lengthBytes;

@@ -44,6 +44,29 @@ final class RegistrationTable {
         return r;
     }
 
+    /**
+     * Enters a region that another process's NIC registered under {@code key} ({@link RemoteResponder}): the key is
+     * the owner's, so the requester checks it as the owner's NIC would.
+     */
+    synchronized Registration addForeign(int key, long address, long lengthBytes, Set<NicAccess> access,
+                                         String label, long translation, long atomicLock) {
+        int slot = key >>> 8;
+        if (slot == 0 || slot >= MAX_SLOTS) {
+            throw new NicException(String.format("key 0x%08x is not an emulated NIC's key", key));
+        }
+        Registration[] current = slots;
+        if (slot < current.length && current[slot] != null) {
+            throw new NicException(String.format("key 0x%08x entered twice", key));
+        }
+        Registration[] next = java.util.Arrays.copyOf(current, Math.max(current.length,
+                Integer.highestOneBit(slot) << 1));
+        Registration r = new Registration(this, key, address, lengthBytes, access, MemoryKind.DEVICE, false, label,
+                translation, atomicLock);
+        next[slot] = r;
+        slots = next;
+        return r;
+    }
+
     synchronized void remove(Registration r) {
         int slot = r.key() >>> 8;
         Registration[] current = slots;

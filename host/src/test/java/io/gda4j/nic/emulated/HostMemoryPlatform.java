@@ -28,6 +28,9 @@ final class HostMemoryPlatform implements EmulatedPlatform {
     private final List<Memory> keepAlive = new ArrayList<>();
     final List<String> violations = new ArrayList<>();
     long operations;
+    /** Atomics the engine asked to run under a responder's lock, and the last lock named. */
+    long lockedAtomics;
+    long lastLock;
     /** Atomics the engine asked to split (strict atomics). */
     long splitAtomics;
     /**
@@ -118,8 +121,13 @@ final class HostMemoryPlatform implements EmulatedPlatform {
             }
 
             @Override
-            public void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst, long splitNanos) {
+            public void atomic(int opcode, long target, long swapAdd, long compare, long fetchDst, long splitNanos,
+                               long lockAddress) {
                 operations++;
+                if (lockAddress != 0) {
+                    lockedAtomics++;
+                    lastLock = lockAddress;
+                }
                 splitAtomics += splitNanos > 0 ? 1 : 0;
                 checkWrite(target, 8, "atomic");
                 Pointer p = new Pointer(target);

@@ -1,0 +1,105 @@
+package io.gda4j.ibgda;
+
+import io.gda4j.nic.NicAccess;
+
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * One rank's ibgda offer to the ranks of other processes (layout: {@link ProcessOfferDescriptor}).
+ *
+ * @param heapRkey     the rkey of its heap on its emulated NIC
+ * @param heapAddress  its heap as its own process addresses it (WQEs name these addresses)
+ * @param heapBytes    its heap size
+ * @param heapAccess   the rights its heap was registered with
+ * @param lockOffset   where the atomic lock line lies in its NIC words
+ * @param wordsHandle  the CUDA IPC handle of its NIC words
+ */
+record ProcessOffer(int heapRkey, long heapAddress, long heapBytes, Set<NicAccess> heapAccess, int lockOffset,
+                    byte[] wordsHandle) {
+
+    ProcessOffer {
+        if (wordsHandle.length != ProcessOfferDescriptor.WORDS_HANDLE_BYTES) {
+            throw new IllegalArgumentException("an IPC handle has " + ProcessOfferDescriptor.WORDS_HANDLE_BYTES
+                    + " bytes, not " + wordsHandle.length);
+        }
+        heapAccess = Set.copyOf(heapAccess);
+        wordsHandle = wordsHandle.clone();
+    }
+
+    @Override
+    public byte[] wordsHandle() {
+        return wordsHandle.clone();
+    }
+
+    byte[] encode() {
+        return ByteBuffer.allocate(ProcessOfferDescriptor.LENGTH).putInt(ProcessOfferDescriptor.MAGIC)
+                .putShort(ProcessOfferDescriptor.VERSION).putShort((short) NicAccess.flags(heapAccess))
+                .putInt(heapRkey).putLong(heapAddress).putLong(heapBytes).putInt(lockOffset).put(wordsHandle).array();
+    }
+
+    /**
+     * Reads what {@code from} published.
+     *
+     * @throws IllegalArgumentException naming {@code from} when the bytes are not an offer of this version
+     */
+    static ProcessOffer decode(String from, byte[] bytes) {
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        try {
+            int magic = b.getInt();
+            short version = b.getShort();
+            if (magic != ProcessOfferDescriptor.MAGIC || version != ProcessOfferDescriptor.VERSION) {
+                throw new IllegalArgumentException(String.format("%s published no ibgda offer of version %d (magic"
+                        + " 0x%08x, version %d): every process of a job must run the same gda4j version", from,
+                        ProcessOfferDescriptor.VERSION, magic, version));
+            }
+            int flags = Short.toUnsignedInt(b.getShort());
+            Set<NicAccess> access = EnumSet.noneOf(NicAccess.class);
+            for (NicAccess a : NicAccess.values()) {
+                if ((flags & a.ibvFlag()) != 0) {
+                    access.add(a);
+                    flags &= ~a.ibvFlag();
+                }
+            }
+            if (flags != 0) {
+                throw new IllegalArgumentException(String.format("%s's ibgda offer names unknown access bits 0x%x",
+                        from, flags));
+            }
+            int rkey = b.getInt();
+            long address = b.getLong();
+            long bytesOfHeap = b.getLong();
+            int lockOffset = b.getInt();
+            byte[] handle = new byte[ProcessOfferDescriptor.WORDS_HANDLE_BYTES];
+            b.get(handle);
+            if (b.hasRemaining()) {
+                throw new IllegalArgumentException(from + "'s ibgda offer has " + b.remaining()
+                        + " bytes after its last field");
+            }
+            return new ProcessOffer(rkey, address, bytesOfHeap, access, lockOffset, handle);
+        } catch (BufferUnderflowException e) {
+            throw new IllegalArgumentException(from + "'s ibgda offer of " + bytes.length + " bytes is cut short", e);
+        }
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ProcessOffer p && heapRkey == p.heapRkey && heapAddress == p.heapAddress
+                && heapBytes == p.heapBytes && heapAccess.equals(p.heapAccess) && lockOffset == p.lockOffset
+                && Arrays.equals(wordsHandle, p.wordsHandle);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(heapRkey, heapAddress, heapBytes);
+    }
+
+    @Override
+    public String toString() {
+        return String.format("ProcessOffer[heap rkey 0x%08x at 0x%x +%d %s, lock at words+%d]", heapRkey, heapAddress,
+                heapBytes, heapAccess, lockOffset);
+    }
+}

@@ -1,0 +1,43 @@
+package io.gda4j.ibgda;
+
+import io.gda4j.cuda.IpcMemory;
+
+/**
+ * What ibgda over the emulated NIC publishes for the ranks of other processes of this host ({@link ProcessOffer},
+ * carried by {@code io.gda4j.world.TransportOffers}): how a requester's engine may act on this rank's heap as this
+ * rank's NIC would, that is the heap's key, address range and rights as registered here, and the atomic lock line
+ * ({@code EmulatedNic.serializeAtomics}) in this rank's NIC words, which the requester maps by CUDA IPC. No QP number:
+ * the emulated responder has no QP of its own (see {@code RemoteResponder}). All integers big-endian.
+ *
+ * <pre>
+ *  0        4         6        8          12                 20                 28            32
+ *  +--------+---------+--------+----------+------------------+------------------+-------------+
+ *  | magic  | version | access | heapRkey | heap address     | heap bytes       | lock offset |
+ *  +--------+---------+--------+----------+------------------+------------------+-------------+
+ *  32                                                            96
+ *  +-------------------------------------------------------------+
+ *  | NIC words IPC handle (64): cuIpcGetMemHandle of the words     |
+ *  +-------------------------------------------------------------+
+ * </pre>
+ * access: the heap registration's {@code IBV_ACCESS_*} bits ({@link io.gda4j.nic.NicAccess#flags}); heap address: as
+ * this rank's process addresses it (what WQEs name, as on the wire); lock offset: of the lock line in the words.
+ */
+public final class ProcessOfferDescriptor {
+    /** "GDIO". */
+    public static final int MAGIC = 0x4744494f;
+    public static final short VERSION = 1;
+
+    public static final int MAGIC_OFFSET = 0;
+    public static final int VERSION_OFFSET = 4;
+    public static final int ACCESS_OFFSET = 6;
+    public static final int HEAP_RKEY_OFFSET = 8;
+    public static final int HEAP_ADDRESS_OFFSET = 12;
+    public static final int HEAP_BYTES_OFFSET = 20;
+    public static final int LOCK_OFFSET_OFFSET = 28;
+    public static final int WORDS_HANDLE_OFFSET = 32;
+    public static final int WORDS_HANDLE_BYTES = IpcMemory.HANDLE_BYTES;
+    public static final int LENGTH = WORDS_HANDLE_OFFSET + WORDS_HANDLE_BYTES;
+
+    private ProcessOfferDescriptor() {
+    }
+}

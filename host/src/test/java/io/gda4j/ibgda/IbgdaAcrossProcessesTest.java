@@ -1,0 +1,94 @@
+package io.gda4j.ibgda;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicAccess;
+import io.gda4j.transport.RemotePeer;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.Set;
+
+/**
+ * What ibgda across processes decides and exchanges without a GPU: the offer's bytes ({@link ProcessOfferDescriptor})
+ * and their refusal when malformed, and which NIC and which pair of GPUs it refuses, with what to do.
+ */
+class IbgdaAcrossProcessesTest {
+    static byte[] handle(int seed) {
+        byte[] h = new byte[ProcessOfferDescriptor.WORDS_HANDLE_BYTES];
+        for (int i = 0; i < h.length; i++) {
+            h[i] = (byte) (seed + i);
+        }
+        return h;
+    }
+
+    static final ProcessOffer OFFER = new ProcessOffer(0x15a, 0x7f00_1234_0000L, 64L << 20, NicAccess.HEAP,
+            IbgdaSession.ATOMIC_LOCK_OFFSET, handle(3));
+
+    @Test
+    void anOfferRoundTripsAtTheDocumentedOffsets() {
+        byte[] bytes = OFFER.encode();
+        assertEquals(ProcessOfferDescriptor.LENGTH, bytes.length);
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        assertEquals(ProcessOfferDescriptor.MAGIC, b.getInt(ProcessOfferDescriptor.MAGIC_OFFSET));
+        assertEquals(ProcessOfferDescriptor.VERSION, b.getShort(ProcessOfferDescriptor.VERSION_OFFSET));
+        assertEquals(NicAccess.flags(NicAccess.HEAP), b.getShort(ProcessOfferDescriptor.ACCESS_OFFSET));
+        assertEquals(0x15a, b.getInt(ProcessOfferDescriptor.HEAP_RKEY_OFFSET));
+        assertEquals(0x7f00_1234_0000L, b.getLong(ProcessOfferDescriptor.HEAP_ADDRESS_OFFSET));
+        assertEquals(64L << 20, b.getLong(ProcessOfferDescriptor.HEAP_BYTES_OFFSET));
+        assertEquals(IbgdaSession.ATOMIC_LOCK_OFFSET, b.getInt(ProcessOfferDescriptor.LOCK_OFFSET_OFFSET));
+        byte[] h = new byte[ProcessOfferDescriptor.WORDS_HANDLE_BYTES];
+        b.get(ProcessOfferDescriptor.WORDS_HANDLE_OFFSET, h);
+        assertArrayEquals(handle(3), h);
+        assertEquals(OFFER, ProcessOffer.decode("rank 1", bytes));
+        ProcessOffer readOnly = new ProcessOffer(1 << 8, 0, 1, Set.of(NicAccess.REMOTE_READ), 0, handle(0));
+        assertEquals(Set.of(NicAccess.REMOTE_READ), ProcessOffer.decode("rank 1", readOnly.encode()).heapAccess());
+    }
+
+    @Test
+    void theNicWordsHaveRoomForTheLockLine() {
+        assertTrue(IbgdaSession.ATOMIC_LOCK_OFFSET >= IbgdaSession.SCRATCH_OFFSET + 8);
+        assertTrue(IbgdaSession.ATOMIC_LOCK_OFFSET + io.gda4j.nic.emulated.EmulatedNic.ATOMIC_LOCK_BYTES
+                <= IbgdaSession.WORDS_BYTES);
+        assertEquals(0, IbgdaSession.ATOMIC_LOCK_OFFSET % 8, "the lock is an 8-byte atomic word");
+    }
+
+    @Test
+    void malformedOffersAreRefusedNamingTheirSender() {
+        byte[] good = OFFER.encode();
+        byte[] magic = good.clone();
+        magic[0] ^= 1;
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ProcessOffer.decode("rank 1 (pid 7)", magic));
+        assertTrue(e.getMessage().startsWith("rank 1 (pid 7) published no ibgda offer of version 1"), e.getMessage());
+        assertTrue(e.getMessage().contains("same gda4j version"), e.getMessage());
+        byte[] shorter = java.util.Arrays.copyOf(good, good.length - 1);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> ProcessOffer.decode("rank 1", shorter))
+                .getMessage().contains("cut short"));
+        byte[] longer = java.util.Arrays.copyOf(good, good.length + 1);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> ProcessOffer.decode("rank 1", longer))
+                .getMessage().contains("1 bytes after its last field"));
+        byte[] access = good.clone();
+        ByteBuffer.wrap(access).putShort(ProcessOfferDescriptor.ACCESS_OFFSET, (short) 0x40);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> ProcessOffer.decode("rank 1", access))
+                .getMessage().contains("unknown access bits 0x40"));
+    }
+
+    @Test
+    void onlyTheEmulatedNicConnectsProcessesAndOnlyOverALinkWithAtomics() {
+        RemotePeer withAtomics = new RemotePeer(1, 1L << 40, 1 << 20, false, true, "rank 1 (pid 7)");
+        assertTrue(IbgdaTransport.acrossProcessesReason(Nic.EMULATED, withAtomics).isEmpty());
+        String mlx5 = IbgdaTransport.acrossProcessesReason("mlx5", withAtomics).orElseThrow();
+        assertTrue(mlx5.startsWith("ibgda over the mlx5 NIC does not connect processes yet"), mlx5);
+        assertTrue(mlx5.contains("QpExchange") && mlx5.contains("--nic emulated"), mlx5);
+        String noAtomics = IbgdaTransport.acrossProcessesReason(Nic.EMULATED,
+                new RemotePeer(1, 1L << 40, 1 << 20, false, false, "rank 1 (pid 7)")).orElseThrow();
+        assertTrue(noAtomics.contains("lock word") && noAtomics.contains("rank 1 (pid 7)'s GPU carries no atomics")
+                && noAtomics.contains("--transport proxy"), noAtomics);
+    }
+}
