@@ -1,7 +1,6 @@
 package io.gda4j.moe;
 
 import io.gda4j.cuda.CudaContext;
-import io.gda4j.cuda.CudaDevice;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
@@ -85,22 +84,17 @@ public final class MoeBuffer implements AutoCloseable {
      * a hardware work queue of its own ({@link #queueProblem}).
      */
     private static void checkResidency(World world, MoeConfig config) {
-        Map<Integer, Integer> perGpu = new HashMap<>();
-        Map<Integer, CudaDevice> devices = new HashMap<>();
-        for (Rank r : world.localRanks()) {
-            perGpu.merge(r.device().ordinal(), 1, Integer::sum);
-            devices.put(r.device().ordinal(), r.device());
-        }
         String queues = queueProblem(world);
         if (queues != null) {
             throw new IllegalArgumentException(queues);
         }
-        for (Map.Entry<Integer, Integer> e : perGpu.entrySet()) {
-            int sms = devices.get(e.getKey()).multiprocessorCount();
-            long blocks = (long) e.getValue() * config.numChannels();
+        for (Rank r : world.localRanks()) {
+            int sms = r.device().multiprocessorCount();
+            int sharing = world.ranksOnGpuOf(r.rank());
+            long blocks = (long) sharing * config.numChannels();
             if (blocks > sms) {
-                throw new IllegalArgumentException("MoeConfig numChannels (" + config.numChannels() + ") x " + e.getValue()
-                        + " ranks on GPU " + e.getKey() + " = " + blocks + " blocks, more than its " + sms
+                throw new IllegalArgumentException("MoeConfig numChannels (" + config.numChannels() + ") x " + sharing
+                        + " ranks on GPU " + r.device().ordinal() + " = " + blocks + " blocks, more than its " + sms
                         + " SMs can hold at once; their kernels wait for each other, so lower numChannels");
             }
         }

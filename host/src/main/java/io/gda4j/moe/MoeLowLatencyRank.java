@@ -130,19 +130,13 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     }
 
     /**
-     * The SMs of {@code rank}'s GPU divided by the ranks of this process on it (at least 1): the grid of a kernel
-     * that spins until peers signal. Where ranks share a GPU, one rank's waiting blocks must leave room for the
-     * kernels of the ranks it waits for; a grid over every (token, slice) would hold every SM and those kernels
+     * The SMs of {@code rank}'s GPU divided by the ranks on it ({@link World#ranksOnGpuOf}), at least 1: the grid of
+     * a kernel that spins until peers signal. Where ranks share a GPU, one rank's waiting blocks must leave room for
+     * the kernels of the ranks it waits for; a grid over every (token, slice) would hold every SM and those kernels
      * could not start (seen on one H100 with 2 ranks: a combine that timed out).
      */
     static int spinningBlocks(World world, Rank rank) {
-        int sharing = 0;
-        for (Rank r : world.localRanks()) {
-            if (r.device().ordinal() == rank.device().ordinal()) {
-                sharing++;
-            }
-        }
-        return Math.max(1, rank.device().multiprocessorCount() / Math.max(1, sharing));
+        return Math.max(1, rank.device().multiprocessorCount() / Math.max(1, world.ranksOnGpuOf(rank.rank())));
     }
 
     private static int tokenBlocks(int tokens) {

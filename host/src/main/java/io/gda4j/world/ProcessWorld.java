@@ -292,6 +292,19 @@ public final class ProcessWorld implements World {
     }
 
     /** Every process's card, in rank order (host, GPU, pid: for messages and reports). */
+    /** Ranks of every process whose card names the GPU of {@code rank} (processes of one host sharing it). */
+    @Override
+    public int ranksOnGpuOf(int rank) {
+        PeerCard mine = cards().get(rank(rank).rank());
+        int n = 0;
+        for (PeerCard c : cards()) {
+            if (c.sameGpu(mine)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     public List<PeerCard> cards() {
         return cards;
     }

@@ -31,6 +31,22 @@ public interface World extends AutoCloseable {
     /** A rank this process drives; throws IllegalArgumentException for a rank out of range or not local. */
     Rank rank(int rank);
 
+    /**
+     * How many ranks of this world run on the GPU of {@code rank}, a rank this process drives, itself included: the
+     * ranks whose kernels compete for that GPU's SMs. A kernel that spins until peers signal must leave room for
+     * theirs. Here: the local ranks on the same device; a multi-process world also counts other processes' ranks.
+     */
+    default int ranksOnGpuOf(int rank) {
+        int ordinal = rank(rank).device().ordinal();
+        int n = 0;
+        for (Rank r : localRanks()) {
+            if (r.device().ordinal() == ordinal) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** The allocation plan shared by every rank's heap. */
     SymmetricHeap heap();
 
