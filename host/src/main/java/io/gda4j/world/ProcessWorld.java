@@ -291,7 +291,6 @@ public final class ProcessWorld implements World {
         return bootstrap;
     }
 
-    /** Every process's card, in rank order (host, GPU, pid: for messages and reports). */
     /** Ranks of every process whose card names the GPU of {@code rank} (processes of one host sharing it). */
     @Override
     public int ranksOnGpuOf(int rank) {
@@ -305,6 +304,7 @@ public final class ProcessWorld implements World {
         return n;
     }
 
+    /** Every process's card, in rank order (host, GPU, pid: for messages and reports). */
     public List<PeerCard> cards() {
         return cards;
     }

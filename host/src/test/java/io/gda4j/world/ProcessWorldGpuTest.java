@@ -82,16 +82,21 @@ class ProcessWorldGpuTest {
         return all;
     }
 
-    private void exchange(int size, String gpus) throws Exception {
-        List<ChildJvm> all = world(size, gpus, "exchange", 30_000);
-        for (ChildJvm c : all) {
-            c.await("OK " + c.rank, 120);
-        }
+    /** Every rank closes its world and exits 0. */
+    private static void closeAll(List<ChildJvm> all) throws Exception {
         for (ChildJvm c : all) {
             c.await("CLOSED", 60);
             assertTrue(c.process.waitFor(30, TimeUnit.SECONDS), "rank " + c.rank + " exits after close()");
             assertEquals(0, c.process.exitValue());
         }
+    }
+
+    private void exchange(int size, String gpus) throws Exception {
+        List<ChildJvm> all = world(size, gpus, "exchange", 30_000);
+        for (ChildJvm c : all) {
+            c.await("OK " + c.rank, 120);
+        }
+        closeAll(all);
     }
 
     @Test
@@ -123,11 +128,7 @@ class ProcessWorldGpuTest {
             c.await("OK " + c.rank, 120);
         }
         all.get(0).await("COUNTED 0", 120);
-        for (ChildJvm c : all) {
-            c.await("CLOSED", 60);
-            assertTrue(c.process.waitFor(30, TimeUnit.SECONDS), "rank " + c.rank + " exits after close()");
-            assertEquals(0, c.process.exitValue());
-        }
+        closeAll(all);
     }
 
     @Test
