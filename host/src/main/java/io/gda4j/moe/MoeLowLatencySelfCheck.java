@@ -19,6 +19,8 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
     private final MoeLowLatencyBuffer buffer;
     private final MoeLowLatencySizing s;
     private final int n;
+    /** The ranks this process drives: all of them in one JVM, its own in a multi-process world. */
+    private final int[] locals;
     private final DeviceMemory[] x;
     private final DeviceMemory[] topk;
     private final DeviceMemory[] weights;
@@ -29,9 +31,7 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
         this.s = buffer.sizing();
         List<Rank> ranks = buffer.world().localRanks();
         this.n = s.worldSize();
-        if (ranks.size() != n) {
-            throw new IllegalArgumentException("the self-check drives every rank: it needs a world whose ranks are all local");
-        }
+        this.locals = ranks.stream().mapToInt(Rank::rank).toArray();
         MoeLowLatencyConfig c = s.config();
         long t = c.maxTokensPerRank();
         x = new DeviceMemory[n];
@@ -73,14 +73,21 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
         float[][] w = new float[n][];
         short[][] ys = new short[n][];
         for (int r = 0; r < n; r++) {
+            // Every process draws every rank's inputs (the same random sequence everywhere: the reference needs
+            // them all) and uploads its own.
             int[] idx = MoeLowLatencyRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
             in[r] = new MoeLowLatencyReference.Input(tokens[r], MoeLowLatencyRouting.rows(tokens[r], c.hidden(), rnd), idx);
             w[r] = MoeLowLatencyRouting.weights(idx, rnd);
+            if (referenceY) {
+                ys[r] = MoeRouting.bf16Rows(s.numLocalExperts() * s.slotsPerExpert(), c.hidden(), rnd);
+            }
+            if (x[r] == null) {
+                continue;
+            }
             upload(x[r], MoeSelfCheck.shorts(in[r].x()));
             upload(topk[r], MoeSelfCheck.longs(idx));
             upload(weights[r], MoeSelfCheck.floats(w[r]));
             if (referenceY) {
-                ys[r] = MoeRouting.bf16Rows(s.numLocalExperts() * s.slotsPerExpert(), c.hidden(), rnd);
                 upload(y[r], MoeSelfCheck.shorts(ys[r]));
             } else {
                 y[r].fill((byte) 0x3F);
@@ -121,39 +128,40 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
         prepare(kind, seed, tokens, false);
         io.gda4j.cuda.CudaEvent[][] ev = new io.gda4j.cuda.CudaEvent[n][5];
         try {
-            for (int r = 0; r < n; r++) {
+            for (int r : locals) {
                 for (int e = 0; e < 5; e++) {
                     ev[r][e] = buffer.rank(r).rank().context().createEvent();
                 }
             }
             double[][] t = new double[6][iterations];
+            buffer.world().barrier();
             for (int i = -warmup; i < iterations; i++) {
                 MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[n];
                 MoeLowLatencyCombine[] c = new MoeLowLatencyCombine[n];
-                for (int r = 0; r < n; r++) {
+                for (int r : locals) {
                     MoeLowLatencyRank m = buffer.rank(r);
                     ev[r][0].record(m.stream());
                     d[r] = m.dispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), true);
                     ev[r][1].record(m.stream());
                 }
-                for (int r = 0; r < n; r++) {
+                for (int r : locals) {
                     d[r].receive();
                     ev[r][2].record(buffer.rank(r).stream());
                 }
-                for (int r = 0; r < n; r++) {
+                for (int r : locals) {
                     c[r] = buffer.rank(r).combine(y(r), topkIdx(r, tokens[r]), topkWeights(r, tokens[r]), d[r], true);
                     ev[r][3].record(buffer.rank(r).stream());
                 }
-                for (int r = 0; r < n; r++) {
+                for (int r : locals) {
                     c[r].receive();
                     ev[r][4].record(buffer.rank(r).stream());
                 }
-                for (int r = 0; r < n; r++) {
+                for (int r : locals) {
                     buffer.rank(r).stream().synchronize();
                 }
                 buffer.checkErrors();
                 if (i >= 0) {
-                    for (int r = 0; r < n; r++) {
+                    for (int r : locals) {
                         t[0][i] = Math.max(t[0][i], ev[r][2].elapsedMillisSince(ev[r][0]));
                         t[1][i] = Math.max(t[1][i], ev[r][4].elapsedMillisSince(ev[r][2]));
                         t[2][i] = Math.max(t[2][i], ev[r][1].elapsedMillisSince(ev[r][0]));
@@ -162,6 +170,9 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
                         t[5][i] = Math.max(t[5][i], ev[r][4].elapsedMillisSince(ev[r][3]));
                     }
                 }
+            }
+            for (int k = 0; k < t.length; k++) {
+                t[k] = MoeSelfCheck.slowestOfEveryProcess(buffer.world(), t[k]);
             }
             return new Timing(t[0], t[1], t[2], t[3], t[4], t[5]);
         } finally {
@@ -201,31 +212,34 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
     public long run(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, boolean split) {
         Case c = prepare(kind, seed, tokens);
         MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[n];
-        for (int r = 0; r < n; r++) {
+        // Processes meet before each step: one still reading its previous outputs must not receive new rows.
+        buffer.world().barrier();
+        for (int r : locals) {
             d[r] = buffer.rank(r).dispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), split);
         }
         if (split) {
-            for (int r = 0; r < n; r++) {
+            for (int r : locals) {
                 d[r].receive();
             }
         }
         MoeLowLatencyCombine[] out = new MoeLowLatencyCombine[n];
         int[] buffers = new int[n];
-        for (int r = 0; r < n; r++) {
+        for (int r : locals) {
             d[r].checkRouting();   // also the host sync that lets the reads below see this call's buffer
             buffers[r] = d[r].buffer();
         }
         long hash = expectDispatch(c, buffers);
-        for (int r = 0; r < n; r++) {
+        buffer.world().barrier();
+        for (int r : locals) {
             out[r] = buffer.rank(r).combine(y(r), topkIdx(r, tokens[r]), topkWeights(r, tokens[r]), d[r], split);
         }
         if (split) {
-            for (int r = 0; r < n; r++) {
+            for (int r : locals) {
                 out[r].receive();
             }
         }
         DeviceTensor[] o = new DeviceTensor[n];
-        for (int r = 0; r < n; r++) {
+        for (int r : locals) {
             o[r] = out[r].output();
         }
         return expectCombine(c, o, hash);
@@ -237,13 +251,13 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
      */
     public long expectDispatch(Case c, int[] buffers) {
         MoeLowLatencyConfig cfg = s.config();
-        for (int r = 0; r < n; r++) {
+        for (int r : locals) {
             buffer.rank(r).stream().synchronize();
         }
         buffer.checkErrors();
         long hash = 0xcbf29ce484222325L;
         int rows = s.numLocalExperts() * s.slotsPerExpert();
-        for (int r = 0; r < n; r++) {
+        for (int r : locals) {
             MoeLowLatencyRank m = buffer.rank(r);
             MoeLowLatencyReference.Received want = MoeLowLatencyReference.dispatch(s, c.inputs(), r);
             int b = buffers[r];
@@ -277,11 +291,11 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
     /** Checks every rank's combine output {@code out[r]} against the case; returns {@code hash} extended with them. */
     public long expectCombine(Case c, DeviceTensor[] out, long hash) {
         MoeLowLatencyConfig cfg = s.config();
-        for (int r = 0; r < n; r++) {
+        for (int r : locals) {
             buffer.rank(r).stream().synchronize();
         }
         buffer.checkErrors();
-        for (int r = 0; r < n; r++) {
+        for (int r : locals) {
             int tokens = c.tokens()[r];
             byte[] got = read(buffer.rank(r), out[r], 2L * tokens * cfg.hidden());
             byte[] want = MoeSelfCheck.shorts(MoeLowLatencyReference.combine(s, r, c.inputs()[r].topkIdx(),

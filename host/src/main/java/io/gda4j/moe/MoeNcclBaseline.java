@@ -26,6 +26,9 @@ public final class MoeNcclBaseline implements AutoCloseable {
 
     /** Why NCCL cannot run in {@code world}: "NCCL not found ...", "NCCL needs one GPU per rank ...", or null. */
     public static String unavailableReason(World world) {
+        if (world.localRanks().size() != world.size()) {
+            return "the NCCL baseline drives every rank from one process (run without a launcher for it)";
+        }
         return NcclComms.unavailableReason(NcclExchangeRig.devices(world.localRanks()));
     }
 

@@ -2,7 +2,9 @@ package io.gda4j.moe;
 
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.world.ProcessWorld;
 import io.gda4j.world.Rank;
+import io.gda4j.world.World;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -26,6 +28,8 @@ public final class MoeSelfCheck implements AutoCloseable {
     private final MoeBuffer buffer;
     private final MoeSizing s;
     private final List<Rank> ranks;
+    /** The ranks this process drives: all of them in one JVM, its own in a multi-process world. */
+    private final int[] locals;
     private final DeviceMemory[] x;
     private final DeviceMemory[] scales;
     private final DeviceMemory[] topk;
@@ -37,9 +41,7 @@ public final class MoeSelfCheck implements AutoCloseable {
         this.buffer = buffer;
         this.s = buffer.sizing();
         this.ranks = buffer.world().localRanks();
-        if (ranks.size() != s.worldSize()) {
-            throw new IllegalArgumentException("the self-check drives every rank: it needs a world whose ranks are all local");
-        }
+        this.locals = ranks.stream().mapToInt(Rank::rank).toArray();
         int n = s.worldSize();
         MoeConfig c = s.config();
         x = new DeviceMemory[n];
@@ -78,7 +80,11 @@ public final class MoeSelfCheck implements AutoCloseable {
         MoeHandle[] handles = new MoeHandle[n];
         DeviceTensor[][] in = new DeviceTensor[n][];
         for (int r = 0; r < n; r++) {
+            // Every process draws every rank's routing (the same random sequence everywhere) and keeps its own.
             int[] idx = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
+            if (!local(r)) {
+                continue;
+            }
             byte[] tk = longs(idx);
             topk[r].copyFromHost(0, tk, 0, tk.length);
             y[r].fill((byte) 0);
@@ -91,31 +97,39 @@ public final class MoeSelfCheck implements AutoCloseable {
         }
         double[] dispatch = new double[iterations];
         double[] combine = new double[iterations];
-        long[] recvBytes = new long[n];
+        double[] recvBytes = new double[n];
+        buffer.world().barrier();
         for (int i = -warmup; i < iterations; i++) {
             MoeDispatchResult[] d = new MoeDispatchResult[n];
-            for (int r = 0; r < n; r++) {
+            for (int r : locals) {
                 events[r][0].record(buffer.rank(r).stream());
                 d[r] = buffer.rank(r).dispatch(in[r][0], in[r][1], in[r][2], in[r][3], handles[r]);
                 events[r][1].record(buffer.rank(r).stream());
             }
-            for (int r = 0; r < n; r++) {
+            for (int r : locals) {
                 buffer.rank(r).combine(in[r][4], d[r]);
                 events[r][2].record(buffer.rank(r).stream());
             }
-            for (int r = 0; r < n; r++) {
+            for (int r : locals) {
                 buffer.rank(r).stream().synchronize();
             }
             buffer.checkErrors();
             if (i >= 0) {
-                for (int r = 0; r < n; r++) {
+                for (int r : locals) {
                     dispatch[i] = Math.max(dispatch[i], events[r][1].elapsedMillisSince(events[r][0]));
                     combine[i] = Math.max(combine[i], events[r][2].elapsedMillisSince(events[r][1]));
                     recvBytes[r] = (long) d[r].numRecvTokens() * (s.payloadBytes() + 4L * s.scalesPerRow());
                 }
             }
         }
-        return new Timing(dispatch, combine, recvBytes);
+        dispatch = slowestOfEveryProcess(buffer.world(), dispatch);
+        combine = slowestOfEveryProcess(buffer.world(), combine);
+        recvBytes = slowestOfEveryProcess(buffer.world(), recvBytes);
+        long[] recv = new long[n];
+        for (int r = 0; r < n; r++) {
+            recv[r] = (long) recvBytes[r];
+        }
+        return new Timing(dispatch, combine, recv);
     }
 
     /** Token counts per rank for a case: rank 1 (when there is one) sends nothing, the last rank sends the maximum. */
@@ -143,7 +157,7 @@ public final class MoeSelfCheck implements AutoCloseable {
             in[r] = upload(r, MoeRouting.input(s, r, tokens[r], idx, rnd));
         }
         MoeHandle[] handles = new MoeHandle[n];
-        for (int r = 0; r < n; r++) {
+        for (int r : locals) {
             handles[r] = buffer.rank(r).layout(tensor(topk[r], ElementType.INT64, tokens[r], c.topK()));
             MoeReference.Layout want = MoeReference.layout(in[r].topkIdx(), tokens[r], c.topK(), c.numExperts(), n,
                     c.numChannels());
@@ -151,7 +165,9 @@ public final class MoeSelfCheck implements AutoCloseable {
             expect(Arrays.equals(want.tokensPerExpert(), handles[r].tokensPerExpert()), r, "tokens per expert", 0);
         }
         MoeDispatchResult[] got = new MoeDispatchResult[n];
-        for (int r = 0; r < n; r++) {
+        // Processes meet before each step: one that still reads its previous outputs must not receive new rows.
+        buffer.world().barrier();
+        for (int r : locals) {
             DeviceTensor sc = s.scalesPerRow() == 0 ? null : tensor(scales[r], ElementType.FP32, tokens[r], s.scalesPerRow());
             got[r] = buffer.rank(r).dispatch(tensor(x[r], c.dtype(), tokens[r], c.hidden()), sc,
                     tensor(topk[r], ElementType.INT64, tokens[r], c.topK()),
@@ -160,34 +176,47 @@ public final class MoeSelfCheck implements AutoCloseable {
         long hash = 0xcbf29ce484222325L;
         MoeReference.Received[] want = new MoeReference.Received[n];
         short[][] yRows = new short[n][];
-        for (int r = 0; r < n; r++) {
+        for (int r : locals) {
             buffer.rank(r).stream().synchronize();
         }
         buffer.checkErrors();
         for (int r = 0; r < n; r++) {
+            // Every rank's expected rows and expert outputs, in rank order (the reference combine reads them all);
+            // this process checks and uploads its own.
             want[r] = MoeReference.dispatch(s, in, r);
-            int count = got[r].numRecvTokens();
-            hash = fnv(hash, checkDispatch(r, got[r], want[r]));
-            yRows[r] = MoeRouting.bf16Rows(count, c.hidden(), rnd);
-            byte[] yb = shorts(yRows[r]);
-            y[r].copyFromHost(0, yb, 0, yb.length);
+            if (local(r)) {
+                hash = fnv(hash, checkDispatch(r, got[r], want[r]));
+            }
+            yRows[r] = MoeRouting.bf16Rows(want[r].count(), c.hidden(), rnd);
+            if (local(r)) {
+                byte[] yb = shorts(yRows[r]);
+                y[r].copyFromHost(0, yb, 0, yb.length);
+            }
         }
         DeviceTensor[] out = new DeviceTensor[n];
-        for (int r = 0; r < n; r++) {
+        buffer.world().barrier();
+        for (int r : locals) {
             out[r] = buffer.rank(r).combine(tensor(y[r], ElementType.BF16, got[r].numRecvTokens(), c.hidden()), got[r]);
         }
-        for (int r = 0; r < n; r++) {
+        for (int r : locals) {
             buffer.rank(r).stream().synchronize();
         }
         buffer.checkErrors();
-        for (int r = 0; r < n; r++) {
+        for (int r : locals) {
             hash = fnv(hash, checkCombine(r, out[r], want, yRows, tokens[r]));
         }
         return hash;
     }
 
-    /** Copies one rank's inputs to its device buffers; returns them. */
+    private boolean local(int r) {
+        return x[r] != null;
+    }
+
+    /** Copies one rank's inputs to its device buffers when this process drives it; returns them. */
     private MoeReference.Input upload(int r, MoeReference.Input in) {
+        if (!local(r)) {
+            return in;
+        }
         x[r].copyFromHost(0, in.x(), 0, in.x().length);
         byte[] sc = floats(in.scales());
         scales[r].copyFromHost(0, sc, 0, sc.length);
@@ -248,13 +277,15 @@ public final class MoeSelfCheck implements AutoCloseable {
         for (int r = 0; r < n; r++) {
             idx[r] = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
             in[r] = upload(r, MoeRouting.input(s, r, tokens[r], idx[r], rnd));
-            handles[r] = buffer.rank(r).layout(tensor(topk[r], ElementType.INT64, tokens[r], c.topK()));
+            if (local(r)) {
+                handles[r] = buffer.rank(r).layout(tensor(topk[r], ElementType.INT64, tokens[r], c.topK()));
+            }
         }
         MoeDispatchResult[] got = new MoeDispatchResult[n];
         DeviceTensor[] out = new DeviceTensor[n];
         CUgraphExec[] exec = new CUgraphExec[n];
         try {
-            for (int r = 0; r < n; r++) {
+            for (int r : locals) {
                 MoeRank m = buffer.rank(r);
                 m.rank().context().makeCurrent();
                 CUstream stream = m.stream().handle();
@@ -279,15 +310,18 @@ public final class MoeSelfCheck implements AutoCloseable {
                     in[r] = upload(r, MoeRouting.input(s, r, tokens[r], idx[r], rnd));
                     // Expert outputs for every row dispatch can deliver; the reference reads the first `count`.
                     short[] rows = MoeRouting.bf16Rows(s.maxRecvTokens(), c.hidden(), rnd);
-                    byte[] yb = shorts(rows);
-                    y[r].copyFromHost(0, yb, 0, yb.length);
+                    if (local(r)) {
+                        byte[] yb = shorts(rows);
+                        y[r].copyFromHost(0, yb, 0, yb.length);
+                    }
                     yRows[r] = rows;
                 }
-                for (int r = 0; r < n; r++) {
+                buffer.world().barrier();
+                for (int r : locals) {
                     buffer.rank(r).rank().context().makeCurrent();
                     check(JCudaDriver.cuGraphLaunch(exec[r], buffer.rank(r).stream().handle()), "cuGraphLaunch", r);
                 }
-                for (int r = 0; r < n; r++) {
+                for (int r : locals) {
                     buffer.rank(r).stream().synchronize();
                 }
                 buffer.checkErrors();
@@ -296,10 +330,12 @@ public final class MoeSelfCheck implements AutoCloseable {
                 short[][] used = new short[n][];
                 for (int r = 0; r < n; r++) {
                     want[r] = MoeReference.dispatch(s, in, r);
-                    hash = fnv(hash, checkDispatch(r, got[r], want[r]));
+                    if (local(r)) {
+                        hash = fnv(hash, checkDispatch(r, got[r], want[r]));
+                    }
                     used[r] = Arrays.copyOf(yRows[r], want[r].count() * c.hidden());
                 }
-                for (int r = 0; r < n; r++) {
+                for (int r : locals) {
                     hash = fnv(hash, checkCombine(r, out[r], want, used, tokens[r]));
                 }
             }
@@ -311,6 +347,32 @@ public final class MoeSelfCheck implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * Per iteration the largest of every process's figures (in one JVM, {@code mine} itself): each process times its
+     * own ranks, and a call's time is its slowest rank's. Every process of the world must call it.
+     */
+    static double[] slowestOfEveryProcess(World world, double[] mine) {
+        if (!(world instanceof ProcessWorld pw)) {
+            return mine;
+        }
+        ByteBuffer b = ByteBuffer.allocate(8 * mine.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (double v : mine) {
+            b.putDouble(v);
+        }
+        double[] max = mine.clone();
+        for (byte[] other : pw.bootstrap().allGather(b.array())) {
+            ByteBuffer o = ByteBuffer.wrap(other).order(ByteOrder.LITTLE_ENDIAN);
+            if (other.length != b.capacity()) {
+                throw new IllegalStateException("a process sent " + other.length / 8 + " timings, this one has "
+                        + mine.length + ": every process must time the same iterations");
+            }
+            for (int i = 0; i < max.length; i++) {
+                max[i] = Math.max(max[i], o.getDouble(8 * i));
+            }
+        }
+        return max;
     }
 
     private static void check(int result, String call, int rank) {

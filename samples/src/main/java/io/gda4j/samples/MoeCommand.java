@@ -13,7 +13,9 @@ import io.gda4j.moe.MoeRouting;
 import io.gda4j.moe.MoeSelfCheck;
 import io.gda4j.nccl.LibNccl;
 import io.gda4j.nccl.NcclComms;
-import io.gda4j.world.LocalWorld;
+import io.gda4j.world.PeerCard;
+import io.gda4j.world.ProcessWorld;
+import io.gda4j.world.World;
 import org.apache.commons.cli.CommandLine;
 import org.apache.commons.cli.Option;
 import org.apache.commons.cli.Options;
@@ -181,8 +183,7 @@ final class MoeCommand implements Command {
         int iters = OptionValues.integer(cmd, "iters", 20, 1, 1_000_000);
         int warmup = OptionValues.integer(cmd, "warmup", 3, 0, 1_000_000);
         WorldOptions w = WorldOptions.parse(cmd);
-        w.requireOneProcess();
-        int ranks = w.gpus.size();
+        int ranks = w.worldSize();
         long heap = 0;
         for (MoeLowLatencyConfig c : configs) {
             try {
@@ -195,9 +196,12 @@ final class MoeCommand implements Command {
                 + iters + " (ms)", List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms", "combine_ms",
                 "combine_p99_ms", "dispatch_send_ms", "dispatch_recv_ms", "combine_send_ms", "combine_recv_ms",
                 "nccl_dispatch_ms", "nccl_dispatch_p99_ms", "nccl_combine_ms", "nccl_combine_p99_ms"));
-        Progress progress = new Progress(err, (tokens.size() + (cmd.hasOption("check") ? 1 : 0)) * configs.size(),
-                cmd.hasOption("quiet"));
-        try (LocalWorld world = w.open(heap)) {
+        boolean reporting;
+        try (World world = w.openWorld(heap)) {
+            // Under a launcher every process runs the same calls; rank 0's process reports.
+            reporting = world.localRank(0).isPresent();
+            Progress progress = new Progress(err, (tokens.size() + (cmd.hasOption("check") ? 1 : 0)) * configs.size(),
+                    cmd.hasOption("quiet") || !reporting);
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
             List<MoeLowLatencyBuffer> buffers = new ArrayList<>();
             try {
@@ -245,15 +249,34 @@ final class MoeCommand implements Command {
                 }
             }
             progress.done();
-            table.note(ranks + " ranks on GPUs " + WorldOptions.join(w.gpus) + ", transport " + world.transport(0, 1)
-                    + (w.gpus.stream().distinct().count() < w.gpus.size()
-                    ? "; ranks share a GPU: a functional check, not GPU-to-GPU figures" : ""));
+            if (reporting) {
+                table.note(placement(world, w));
+            }
             table.note("send/recv columns: medians of the halves made with the send/receive split");
             table.note(ncclMissing == null ? "nccl: NCCL " + NcclComms.version() + " from " + LibNccl.loadedFrom()
                     + ", all-to-all-v of the same routing, one row per (token, expert)" : "nccl: not run: " + ncclMissing);
         }
-        table.print(out, w.format);
+        if (reporting) {
+            table.print(out, w.format);
+        }
         return 0;
+    }
+
+    /** Where the ranks ran, for the table's note; says when ranks share a GPU (figures then are functional only). */
+    private static String placement(World world, WorldOptions w) {
+        String shared = "; ranks share a GPU: a functional check, not GPU-to-GPU figures";
+        if (world instanceof ProcessWorld pw) {
+            boolean sharing = false;
+            for (PeerCard a : pw.cards()) {
+                for (PeerCard b : pw.cards()) {
+                    sharing |= a.rank() < b.rank() && a.sameGpu(b);
+                }
+            }
+            return world.size() + " ranks, one process each (" + w.launch.launcher().word() + "), transport "
+                    + world.transport(0, 1) + (sharing ? shared : "");
+        }
+        return world.size() + " ranks on GPUs " + WorldOptions.join(w.gpus) + ", transport " + world.transport(0, 1)
+                + (w.gpus.stream().distinct().count() < w.gpus.size() ? shared : "");
     }
 
     @Override
@@ -262,7 +285,6 @@ final class MoeCommand implements Command {
             return runLowLatency(cmd, out, err);
         }
         WorldOptions w = WorldOptions.parse(cmd);
-        w.requireOneProcess();
         List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "4096"));
         int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
         String dtypeText = cmd.getOptionValue("dtype", "both").trim().toLowerCase(java.util.Locale.ROOT);
@@ -286,7 +308,7 @@ final class MoeCommand implements Command {
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage(), e);
         }
-        int ranks = w.gpus.size();
+        int ranks = w.worldSize();
         long heap = 0;
         for (MoeConfig c : configs) {
             try {
@@ -299,9 +321,12 @@ final class MoeCommand implements Command {
                 + " (ms; GB/s = 10^9 B/s, DeepEP's definition)", List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms",
                 "dispatch_GBps", "combine_ms", "combine_p99_ms", "combine_GBps", "nccl_dispatch_ms", "nccl_dispatch_p99_ms",
                 "dispatch_x_nccl", "nccl_combine_ms", "nccl_combine_p99_ms", "combine_x_nccl"));
-        Progress progress = new Progress(err, (tokens.size() + (cmd.hasOption("check") ? 1 : 0)) * configs.size(),
-                cmd.hasOption("quiet"));
-        try (LocalWorld world = w.open(heap)) {
+        boolean reporting;
+        try (World world = w.openWorld(heap)) {
+            // Under a launcher every process runs the same calls; rank 0's process reports.
+            reporting = world.localRank(0).isPresent();
+            Progress progress = new Progress(err, (tokens.size() + (cmd.hasOption("check") ? 1 : 0)) * configs.size(),
+                    cmd.hasOption("quiet") || !reporting);
             List<MoeBuffer> buffers = new ArrayList<>();
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
             try {
@@ -346,15 +371,17 @@ final class MoeCommand implements Command {
                 }
             }
             progress.done();
-            table.note(ranks + " ranks on GPUs " + WorldOptions.join(w.gpus) + ", transport " + world.transport(0, 1)
-                    + (w.gpus.stream().distinct().count() < w.gpus.size()
-                    ? "; ranks share a GPU: a functional check, not GPU-to-GPU figures" : ""));
+            if (reporting) {
+                table.note(placement(world, w));
+            }
             table.note("bandwidth: the slowest rank's received bytes (dispatch) or sent-back BF16 bytes (combine) / its time");
             table.note(ncclMissing == null ? "nccl: NCCL " + NcclComms.version() + " from " + LibNccl.loadedFrom()
                     + ", all-to-all-v of the same routing; x_nccl = NCCL median / gda4j median"
                     : "nccl: not run: " + ncclMissing);
         }
-        table.print(out, w.format);
+        if (reporting) {
+            table.print(out, w.format);
+        }
         return 0;
     }
 }

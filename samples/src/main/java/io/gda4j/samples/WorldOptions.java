@@ -185,28 +185,9 @@ final class WorldOptions {
         return new WorldOptions(other, gpus, rank, peer, timeout, format, nic, launch);
     }
 
-    /** Opens the world; turns "no GPU" and "too few GPUs" into usage errors (exit 2) with the reason. */
-    LocalWorld open(long heapBytes) {
-        return open(heapBytes, transport);
-    }
-
-    /** Opens the world with {@code transportName} instead of the parsed one (compare runs several). */
-    LocalWorld open(long heapBytes, String transportName) {
-        requireOneProcess();
-        return (LocalWorld) openWorld(heapBytes, transportName);
-    }
-
-    /**
-     * Refuses a launched process, for commands that drive every GPU from one process: call it before anything that
-     * reads the GPU list, which a launched process leaves to its local rank.
-     */
-    void requireOneProcess() {
-        if (launch != null) {
-            throw new UsageException("this command does not run under a launcher yet (" + launch.launcher().word()
-                    + " started this process as rank " + launch.rank() + " of " + launch.worldSize() + "): run it as "
-                    + "one process, which drives every GPU of --gpus itself. gda4j latency, bandwidth and compare run "
-                    + "under torchrun, mpirun and srun");
-        }
+    /** Ranks of the world these options open: the launched processes under a launcher, else one per listed GPU. */
+    int worldSize() {
+        return launch != null ? launch.worldSize() : gpus.size();
     }
 
     /**

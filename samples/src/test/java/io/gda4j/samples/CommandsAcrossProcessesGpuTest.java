@@ -68,6 +68,28 @@ class CommandsAcrossProcessesGpuTest {
     }
 
     @Test
+    void twoProcessesRunMoeCheckedAgainstTheReference() throws Exception {
+        // --check: each process checks its own rank's dispatch and combine against the Java reference, bit for bit.
+        String[] out = acrossTwoProcesses("moe", "--tokens", "64", "--hidden", "1024", "--experts", "16", "--topk", "4",
+                "--channels", "4", "--dtype", "both", "--check", "--iters", "3", "--warmup", "1", "--gpus", "0,0",
+                "--csv");
+        System.out.println("gda4j moe across two processes on GPU 0 (rank 0's output):\n" + out[0]);
+        assertTrue(out[0].startsWith("dtype,tokens,dispatch_ms"), out[0]);
+        assertEquals(3, out[0].strip().split("\n").length, "a header and a row per dtype: " + out[0]);
+        assertEquals("", out[1], "rank 1 answers silently");
+    }
+
+    @Test
+    void twoProcessesRunLowLatencyMoeCheckedAgainstTheReference() throws Exception {
+        String[] out = acrossTwoProcesses("moe", "--mode", "low-latency", "--tokens", "16", "--hidden", "512",
+                "--experts", "8", "--topk", "3", "--check", "--iters", "3", "--warmup", "1", "--gpus", "0,0", "--csv");
+        System.out.println("gda4j moe --mode low-latency across two processes on GPU 0 (rank 0's output):\n" + out[0]);
+        assertTrue(out[0].startsWith("dtype,tokens,dispatch_ms"), out[0]);
+        assertEquals(2, out[0].strip().split("\n").length, "a header and one row (FP8): " + out[0]);
+        assertEquals("", out[1], "rank 1 answers silently");
+    }
+
+    @Test
     void twoProcessesPutBandwidthAndRankZeroReports() throws Exception {
         String[] out = acrossTwoProcesses("bandwidth", "--sizes", "64k,1m", "--reps", "3", "--iters", "20", "--gpus",
                 "0,0", "--csv");

@@ -52,15 +52,6 @@ class WorldOptionsLaunchTest {
     }
 
     @Test
-    void commandsThatDriveEveryGpuThemselvesRefuseALauncher() throws Exception {
-        WorldOptions w = WorldOptions.parse(latency(), TORCHRUN_RANK1);
-        UsageException e = assertThrows(UsageException.class, () -> w.open(1 << 20));
-        assertTrue(e.getMessage().contains("does not run under a launcher yet")
-                && e.getMessage().contains("rank 1 of 2") && e.getMessage().contains("gda4j latency, bandwidth and compare run under"),
-                e.getMessage());
-    }
-
-    @Test
     void aLaunchedCompareDefaultsToTheTransportsThatConnectProcesses() {
         String across = WorldOptions.transportNamesAcrossProcesses();
         assertTrue(across.startsWith("p2p") && across.contains("proxy"), across);
@@ -70,11 +61,13 @@ class WorldOptionsLaunchTest {
     }
 
     @Test
-    void gda4jMoeUnderALauncherSaysItRunsAsOneProcess() {
-        // Through the CLI: the refusal must come before any check of the (empty) GPU list.
-        UsageException e = assertThrows(UsageException.class, () -> WorldOptions.parse(
-                new DefaultParser().parse(new MoeCommand().options(), new String[0]), TORCHRUN_RANK1)
-                .requireOneProcess());
-        assertTrue(e.getMessage().contains("does not run under a launcher yet"), e.getMessage());
+    void gda4jMoeUnderALauncherSizesItsBuffersForTheLaunchedWorld() throws Exception {
+        // A launched moe process lists no GPUs of its own: the world size comes from the launcher.
+        WorldOptions w = WorldOptions.parse(new DefaultParser().parse(new MoeCommand().options(), new String[0]),
+                TORCHRUN_RANK1);
+        assertEquals(2, w.worldSize());
+        WorldOptions alone = WorldOptions.parse(new DefaultParser().parse(new MoeCommand().options(),
+                new String[] {"--gpus", "0,0,0"}), Map.of());
+        assertEquals(3, alone.worldSize());
     }
 }
