@@ -361,13 +361,18 @@ public final class MoeSelfCheck implements AutoCloseable {
         for (double v : mine) {
             b.putDouble(v);
         }
+        return slowest(mine, pw.bootstrap().allGather(b.array()));
+    }
+
+    /** {@code mine} raised, per iteration, to the largest figure of {@code gathered} (each process's, as doubles). */
+    static double[] slowest(double[] mine, byte[][] gathered) {
         double[] max = mine.clone();
-        for (byte[] other : pw.bootstrap().allGather(b.array())) {
-            ByteBuffer o = ByteBuffer.wrap(other).order(ByteOrder.LITTLE_ENDIAN);
-            if (other.length != b.capacity()) {
+        for (byte[] other : gathered) {
+            if (other.length != 8 * mine.length) {
                 throw new IllegalStateException("a process sent " + other.length / 8 + " timings, this one has "
                         + mine.length + ": every process must time the same iterations");
             }
+            ByteBuffer o = ByteBuffer.wrap(other).order(ByteOrder.LITTLE_ENDIAN);
             for (int i = 0; i < max.length; i++) {
                 max[i] = Math.max(max[i], o.getDouble(8 * i));
             }
