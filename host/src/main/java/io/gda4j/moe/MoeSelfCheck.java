@@ -2,7 +2,6 @@ package io.gda4j.moe;
 
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.DeviceMemory;
-import io.gda4j.world.ProcessWorld;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 
@@ -354,14 +353,11 @@ public final class MoeSelfCheck implements AutoCloseable {
      * own ranks, and a call's time is its slowest rank's. Every process of the world must call it.
      */
     static double[] slowestOfEveryProcess(World world, double[] mine) {
-        if (!(world instanceof ProcessWorld pw)) {
-            return mine;
-        }
         ByteBuffer b = ByteBuffer.allocate(8 * mine.length).order(ByteOrder.LITTLE_ENDIAN);
         for (double v : mine) {
             b.putDouble(v);
         }
-        return slowest(mine, pw.bootstrap().allGather(b.array()));
+        return slowest(mine, world.allGather(b.array()));
     }
 
     /** {@code mine} raised, per iteration, to the largest figure of {@code gathered} (each process's, as doubles). */

@@ -436,6 +436,11 @@ public final class ProcessWorld implements World {
     }
 
     @Override
+    public byte[][] allGather(byte[] mine) {
+        return bootstrap.allGather(mine);
+    }
+
+    @Override
     public void loadModules(ModuleImage... images) {
         local.loadModules(images);
     }

@@ -74,6 +74,15 @@ public interface World extends AutoCloseable {
     void barrier();
 
     /**
+     * Every process's {@code mine}, one entry per process in the order of the ranks they drive, over the same
+     * connections as {@link #barrier()}: small arrays (timings, a hash), for results a process computed for its own
+     * ranks. A world in one process returns its own array alone.
+     *
+     * @throws io.gda4j.bootstrap.BootstrapException when a process died or did not arrive in time (naming it)
+     */
+    byte[][] allGather(byte[] mine);
+
+    /**
      * Loads the toolkit modules {@code names} ({@code io/gda4j/ptx/<name>.ptx}) on every GPU of the local ranks, with
      * all their kernels, unless already loaded. Call it before launching kernels that wait for each other: loading a
      * module waits for kernels running on that GPU, so it is refused once one may run (see the package docs).
