@@ -190,9 +190,9 @@ public final class MoeRank implements AutoCloseable {
     }
 
     /**
-     * Makes the work queued on {@link #stream()} from now on wait for the last dispatch or combine (a
-     * {@code cuStreamWaitEvent} on {@link #lastEvent()}; the host does not wait): after it, that work may read the
-     * call's outputs and overwrite its inputs, and a graph capture begun on {@link #stream()} may end. Without a
+     * Makes the work queued on {@link #stream()} from now on wait for the last dispatch or combine, and so for every
+     * call before it (a {@code cuStreamWaitEvent} on {@link #lastEvent()}; the host does not wait): after it, that work
+     * may read the calls' outputs and overwrite their inputs, and a graph capture begun on {@link #stream()} may end. Without a
      * communication stream the calls are on {@link #stream()} already, and this does nothing.
      */
     public void computeStreamWaitForLastCall() {
@@ -408,8 +408,8 @@ public final class MoeRank implements AutoCloseable {
     }
 
     /**
-     * Frees the rank's memory, then destroys its communication stream, if any, after waiting for the calls queued
-     * there: they use that memory, and destroying a stream does not wait for its work.
+     * Waits for the calls queued on the communication stream, if there is one (they use the memory freed next, and
+     * destroying a stream does not wait for its work), then frees the rank's memory and destroys the stream.
      */
     @Override
     public void close() {
