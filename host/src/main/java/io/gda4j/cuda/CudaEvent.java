@@ -105,7 +105,8 @@ public final class CudaEvent implements AutoCloseable {
         context.makeCurrent();
     }
 
-    private void ensureOpen() {
+    /** Using a destroyed event's handle is undefined in CUDA, so every user checks first. */
+    void ensureOpen() {
         if (closed.get()) {
             throw new IllegalStateException(this + " is closed: create a new one with CudaContext.createEvent()");
         }

@@ -96,6 +96,22 @@ public final class CudaStream implements AutoCloseable {
     }
 
     /**
+     * Makes the work queued on this stream after this call wait until the work captured by {@code event}'s latest
+     * {@link CudaEvent#record record} has finished ({@code cuStreamWaitEvent}); the host does not wait. The event may
+     * have been recorded on any stream, of any context. While the event's stream is being captured into a CUDA graph,
+     * this joins this stream into that capture (a fork); the capture can only end once the capturing stream waits on
+     * an event recorded here after it (the join).
+     */
+    public void waitEvent(CudaEvent event) {
+        event.ensureOpen();
+        bind();
+        int result = JCudaDriver.cuStreamWaitEvent(handle, event.handle(), 0);
+        if (result != CUresult.CUDA_SUCCESS) {
+            Cuda.check(result, "cuStreamWaitEvent(" + this + " waits for " + event + ")");
+        }
+    }
+
+    /**
      * Queues a copy between two GPUs' memory ({@code cuMemcpyPeerAsync}): over NVLink or PCIe when peer access
      * is possible, staged through the host otherwise.
      */

@@ -81,10 +81,11 @@ public final class MoeBuffer implements AutoCloseable {
      * The kernels of all ranks wait for each other, so every block of every rank on a GPU must be resident at once:
      * refuse a grid that might not be (one block per SM at worst; with 1024-thread blocks that is what fits), counted
      * over all the ranks sharing the GPU. They also wait for the transports' streams, so each stream on the GPU needs
-     * a hardware work queue of its own ({@link #queueProblem}).
+     * a hardware work queue of its own ({@link #queueProblem}), the communication streams the ranks are about to make
+     * counted in (before they exist: a refusal leaves nothing to undo).
      */
     private static void checkResidency(World world, MoeConfig config) {
-        String queues = queueProblem(world);
+        String queues = queueProblem(world, config.communicationStream() ? 1 : 0);
         if (queues != null) {
             throw new IllegalArgumentException(queues);
         }
@@ -105,6 +106,14 @@ public final class MoeBuffer implements AutoCloseable {
      * Counts every open stream of the ranks' contexts on each GPU: the ranks' own and those the transports made.
      */
     static String queueProblem(World world) {
+        return queueProblem(world, 0);
+    }
+
+    /**
+     * As {@link #queueProblem(World)}, with {@code communicationStreamsPerRank} more streams for each local rank (the
+     * MoE communication streams {@link MoeRank} makes, not open yet).
+     */
+    static String queueProblem(World world, int communicationStreamsPerRank) {
         Map<Integer, Set<CudaContext>> contexts = new TreeMap<>();
         Map<Integer, Integer> ranks = new HashMap<>();
         for (Rank r : world.localRanks()) {
@@ -116,11 +125,12 @@ public final class MoeBuffer implements AutoCloseable {
         int connections = io.gda4j.cuda.Cuda.deviceMaxConnections();
         String env = Integer.toString(connections);
         for (Map.Entry<Integer, Set<CudaContext>> e : contexts.entrySet()) {
-            int streams = 0;
+            int communication = communicationStreamsPerRank * ranks.get(e.getKey());
+            int streams = communication;
             for (CudaContext c : e.getValue()) {
                 streams += c.openStreams();
             }
-            String p = WorkQueueBudget.problem(e.getKey(), ranks.get(e.getKey()), streams,
+            String p = WorkQueueBudget.problem(e.getKey(), ranks.get(e.getKey()), streams, communication,
                     connections, env);
             if (p != null) {
                 return p;

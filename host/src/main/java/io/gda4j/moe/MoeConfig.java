@@ -27,6 +27,7 @@ public final class MoeConfig {
     private final int chunkTokens;
     private final int ringTokens;
     private final int combineWarps;
+    private final boolean communicationStream;
 
     private MoeConfig(Builder b) {
         this.hidden = b.hidden;
@@ -38,6 +39,7 @@ public final class MoeConfig {
         this.chunkTokens = b.chunkTokens;
         this.ringTokens = b.ringTokens;
         this.combineWarps = b.combineWarps;
+        this.communicationStream = b.communicationStream;
         positive("hidden", hidden);
         positive("maxTokensPerRank", maxTokensPerRank);
         positive("numExperts", numExperts);
@@ -88,7 +90,7 @@ public final class MoeConfig {
     public Builder toBuilder() {
         return new Builder().hidden(hidden).dtype(dtype).maxTokensPerRank(maxTokensPerRank).numExperts(numExperts)
                 .topK(topK).numChannels(numChannels).chunkTokens(chunkTokens).ringTokens(ringTokens)
-                .combineWarps(combineWarps);
+                .combineWarps(combineWarps).communicationStream(communicationStream);
     }
 
     public int hidden() {
@@ -131,6 +133,14 @@ public final class MoeConfig {
         return combineWarps;
     }
 
+    /**
+     * Whether each {@link MoeRank} runs its calls on a communication stream of its own instead of the rank's stream:
+     * see {@link MoeRank} for the ordering contract. Off by default.
+     */
+    public boolean communicationStream() {
+        return communicationStream;
+    }
+
     /** Experts held by each rank: experts are split evenly, rank r holds [r * n, (r + 1) * n). */
     public int numLocalExperts(int worldSize) {
         return numExperts / worldSize;
@@ -148,10 +158,10 @@ public final class MoeConfig {
     public String toString() {
         return "MoeConfig{hidden=" + hidden + ", dtype=" + dtype + ", maxTokensPerRank=" + maxTokensPerRank
                 + ", numExperts=" + numExperts + ", topK=" + topK + ", numChannels=" + numChannels + ", chunkTokens="
-                + chunkTokens + ", ringTokens=" + ringTokens + ", combineWarps=" + combineWarps + "}";
+                + chunkTokens + ", ringTokens=" + ringTokens + ", combineWarps=" + combineWarps + ", communicationStream=" + communicationStream + "}";
     }
 
-    /** Defaults: BF16, 8 channels, chunks of 16 rows, rings of 64 rows, 8 combine warps. */
+    /** Defaults: BF16, 8 channels, chunks of 16 rows, rings of 64 rows, 8 combine warps, no communication stream. */
     public static final class Builder {
         private int hidden;
         private ElementType dtype = ElementType.BF16;
@@ -162,6 +172,7 @@ public final class MoeConfig {
         private int chunkTokens = 16;
         private int ringTokens = 64;
         private int combineWarps = 8;
+        private boolean communicationStream;
 
         public Builder hidden(int v) {
             hidden = v;
@@ -205,6 +216,17 @@ public final class MoeConfig {
 
         public Builder combineWarps(int v) {
             combineWarps = v;
+            return this;
+        }
+
+        /**
+         * Runs each rank's layout, dispatch and combine on a communication stream the rank owns, so the caller's work
+         * on the rank's stream can overlap them (DeepEP's {@code async_finish} with {@code allocate_on_comm_stream}):
+         * each call waits for the rank's stream, and the rank's stream waits for a call only when told to
+         * ({@link MoeRank#computeStreamWaitForLastCall()}). One more stream per rank on its GPU's work queues.
+         */
+        public Builder communicationStream(boolean v) {
+            communicationStream = v;
             return this;
         }
 

@@ -11,11 +11,34 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /**
- * One rank's MoE calls, queued on the rank's stream: {@link #layout}, {@link #dispatch}, {@link #combine}. Inputs are
- * checked on the host before anything is launched; outputs live in the {@link MoeBuffer} (valid until the next call
- * of the same kind on this rank). {@link #lastEvent()} is recorded after each dispatch and combine, for other streams
- * to wait on. Host reads (layout's check, the counts) copy through pinned memory on the rank's stream, so they wait
- * for this rank's work only.
+ * One rank's MoE calls: {@link #layout}, {@link #dispatch}, {@link #combine}. Inputs are checked on the host before
+ * anything is launched; outputs live in the {@link MoeBuffer} (valid until the next call of the same kind on this
+ * rank). The calls run on {@link #callStream()}: the rank's stream ({@link #stream()}), or, with
+ * {@link MoeConfig#communicationStream()}, a communication stream this rank owns. {@link #lastEvent()} is recorded
+ * there after each dispatch and combine, for other streams to wait on. Host reads (layout's check, the counts,
+ * {@link #copyToHost}) copy through pinned memory on the call stream, so they wait for this rank's calls only.
+ *
+ * <h2>Ordering with a communication stream</h2>
+ * On the rank's stream (the default) the calls are ordered with the caller's work there like any kernel. With a
+ * communication stream (DeepEP's {@code async_finish} on its {@code comm_stream}):
+ * <ul>
+ * <li>each call first makes the communication stream wait for the work queued on {@link #stream()} before the call
+ *     (an event, no host wait): inputs the caller produced there are ready, and the outputs of earlier calls that the
+ *     caller's work there reads are not overwritten before it has read them;</li>
+ * <li>{@link #stream()} does not wait for the call: work queued there afterwards runs beside it. The outputs of a call
+ *     (received rows and counts, combined rows) are valid on {@link #stream()} only for work queued after
+ *     {@link #computeStreamWaitForLastCall()} (or another stream's {@link CudaStream#waitEvent} on
+ *     {@link #lastEvent()}), and the call's inputs must not be written on {@link #stream()} before then: the call may
+ *     still be reading them;</li>
+ * <li>host reads wait for the calls queued before them on the communication stream, not for the caller's work on
+ *     {@link #stream()};</li>
+ * <li>a CUDA graph captured on {@link #stream()} takes in the communication stream at each call's wait (a fork);
+ *     call {@link #computeStreamWaitForLastCall()} before ending the capture (the join: CUDA refuses to end a capture
+ *     that left a stream unjoined). A replay is one piece of work on the stream it is launched on: synchronise that
+ *     stream before reading its outputs on the host.</li>
+ * </ul>
+ * Kernels the caller runs beside the calls take SMs from the MoE kernels, whose blocks wait for each other: the calls
+ * then take longer, which is the price of the overlap.
  */
 public final class MoeRank implements AutoCloseable {
     private static final int READBACK_BYTES = 1 << 20;
@@ -25,6 +48,12 @@ public final class MoeRank implements AutoCloseable {
     private final Rank rank;
     private final MoeSizing s;
     private final MoeRankMemory memory;
+    /** The communication stream (owned), or null when the calls run on the rank's stream. */
+    private final CudaStream communication;
+    /** Where the calls run: {@link #communication}, or the rank's stream. */
+    private final CudaStream calls;
+    /** Recorded on the rank's stream at each call, for the communication stream to wait on; null without one. */
+    private final CudaEvent computeQueued;
     /** Recorded after each call (memory.done()). */
     private final CudaEvent done;
     private final Kernel zero;
@@ -51,7 +80,26 @@ public final class MoeRank implements AutoCloseable {
                         + " on " + rank.device() + "; use fewer combineWarps");
             }
         }
-        this.memory = new MoeRankMemory(rank, s.deviceBytes(), READBACK_BYTES, s.params(), this::params);
+        CudaStream comm = null;
+        CudaEvent queued = null;
+        try {
+            if (s.config().communicationStream()) {
+                comm = rank.context().createStream("rank " + rank.rank() + " MoE communication stream");
+                queued = rank.context().createOrderingEvent();
+            }
+            this.memory = new MoeRankMemory(rank, s.deviceBytes(), READBACK_BYTES, s.params(), this::params);
+        } catch (RuntimeException e) {
+            if (queued != null) {
+                queued.close();
+            }
+            if (comm != null) {
+                comm.close();
+            }
+            throw e;
+        }
+        this.communication = comm;
+        this.calls = comm == null ? rank.stream() : comm;
+        this.computeQueued = queued;
         this.done = memory.done();
     }
 
@@ -115,13 +163,50 @@ public final class MoeRank implements AutoCloseable {
         return rank;
     }
 
+    /**
+     * The rank's own stream, where the caller's work goes (the compute stream). With a communication stream, each call
+     * waits for the work queued here before it, and this stream waits for a call only after
+     * {@link #computeStreamWaitForLastCall()}.
+     */
     public CudaStream stream() {
         return rank.stream();
     }
 
-    /** Recorded after the last dispatch or combine queued on this rank. */
+    /**
+     * The stream the calls' kernels and host reads run on: the communication stream this rank owns when
+     * {@link MoeConfig#communicationStream()} is on, else {@link #stream()}.
+     */
+    public CudaStream callStream() {
+        return calls;
+    }
+
+    /**
+     * Recorded on {@link #callStream()} after the last dispatch or combine queued on this rank, for other streams to
+     * wait on ({@link CudaStream#waitEvent}). Recorded during a graph capture, it stands for captured work until the
+     * next call outside the capture records it again.
+     */
     public CudaEvent lastEvent() {
         return done;
+    }
+
+    /**
+     * Makes the work queued on {@link #stream()} from now on wait for the last dispatch or combine, and so for every
+     * call before it (a {@code cuStreamWaitEvent} on {@link #lastEvent()}; the host does not wait): after it, that work
+     * may read the calls' outputs and overwrite their inputs, and a graph capture begun on {@link #stream()} may end. Without a
+     * communication stream the calls are on {@link #stream()} already, and this does nothing.
+     */
+    public void computeStreamWaitForLastCall() {
+        if (communication != null) {
+            rank.stream().waitEvent(done);
+        }
+    }
+
+    /** With a communication stream, makes it wait for the work queued on the rank's stream so far (the fork). */
+    private void callStreamWaitsForComputeStream() {
+        if (communication != null) {
+            computeQueued.record(rank.stream());
+            communication.waitEvent(computeQueued);
+        }
     }
 
     private DevicePointer at(long offset) {
@@ -130,24 +215,25 @@ public final class MoeRank implements AutoCloseable {
 
     private void zero(long offset, int words) {
         if (words > 0) {
-            zero.launch(Math.max(1, Math.min(64, (words + 255) / 256)), 256, 0, rank.stream(),
+            zero.launch(Math.max(1, Math.min(64, (words + 255) / 256)), 256, 0, calls,
                     KernelArgs.create().pointer(at(offset)).i32(words));
         }
     }
 
     /**
-     * The layout of this rank's top-k ({@code numTokens x topK} INT64, -1 = no expert), on the GPU. Waits for it (the
-     * step's one host synchronisation) and throws on an expert index outside [-1, numExperts) before any dispatch
-     * can use it.
+     * The layout of this rank's top-k ({@code numTokens x topK} INT64, -1 = no expert), on the GPU, after the work
+     * queued on {@link #stream()} before it. Waits for it (the step's one host synchronisation) and throws on an
+     * expert index outside [-1, numExperts) before any dispatch can use it.
      */
     public synchronized MoeHandle layout(DeviceTensor topkIdx) {
         MoeConfig c = s.config();
         topkIdx.require("topkIdx", ElementType.INT64, -1, c.topK());
         int tokens = checkTokens(topkIdx.dim(0));
+        callStreamWaitsForComputeStream();
         zero(s.tokensPerRank(), s.worldSize());
         zero(s.tokensPerExpert(), c.numExperts());
         zero(s.layoutStatus(), 4);
-        layoutKernel.launch(c.numChannels(), LAYOUT_THREADS, 0, rank.stream(), KernelArgs.create().pointer(at(s.params()))
+        layoutKernel.launch(c.numChannels(), LAYOUT_THREADS, 0, calls, KernelArgs.create().pointer(at(s.params()))
                 .pointer(topkIdx.pointer()).i32(tokens));
         ByteBuffer status = read(at(s.layoutStatus()), 8);
         long bad = status.getLong(0);
@@ -183,7 +269,8 @@ public final class MoeRank implements AutoCloseable {
     /**
      * Dispatch of this rank's tokens ({@code x}: {@code numTokens x hidden} of the config's type; {@code scales}:
      * {@code numTokens x hidden/128} FP32 for FP8, null for BF16; {@code topkIdx} INT64 and {@code topkWeights} FP32,
-     * {@code numTokens x topK}, the same top-k the handle's layout saw). Queued on the rank's stream.
+     * {@code numTokens x topK}, the same top-k the handle's layout saw). Queued on {@link #callStream()}, after the
+     * work queued on {@link #stream()} before it; see the class comment for when its outputs are valid there.
      */
     public synchronized MoeDispatchResult dispatch(DeviceTensor x, DeviceTensor scales, DeviceTensor topkIdx,
                                                    DeviceTensor topkWeights, MoeHandle handle) {
@@ -201,15 +288,16 @@ public final class MoeRank implements AutoCloseable {
         }
         topkIdx.require("topkIdx", ElementType.INT64, tokens, c.topK());
         topkWeights.require("topkWeights", ElementType.FP32, tokens, c.topK());
+        callStreamWaitsForComputeStream();
         zero(s.localExpertCounts(), s.numLocalExperts());
         // The sequence number is raised on the GPU, not passed by value: a captured graph then makes a new call on
         // every replay.
-        nextCall.launch(1, 1, 0, rank.stream(), KernelArgs.create().pointer(at(s.callSeq())));
-        dispatchKernel.launch(c.numChannels(), dispatchThreads(), 0, rank.stream(), KernelArgs.create()
+        nextCall.launch(1, 1, 0, calls, KernelArgs.create().pointer(at(s.callSeq())));
+        dispatchKernel.launch(c.numChannels(), dispatchThreads(), 0, calls, KernelArgs.create()
                 .pointer(rank.deviceView()).pointer(at(s.params())).pointer(x.pointer())
                 .address(scales == null ? 0 : scales.address()).pointer(topkIdx.pointer()).pointer(topkWeights.pointer())
                 .i32(tokens).pointer(at(s.callSeq())));
-        done.record(rank.stream());
+        done.record(calls);
         dispatchGeneration++;
         return new MoeDispatchResult(this, handle.afterDispatch(dispatchGeneration), dispatchGeneration);
     }
@@ -224,7 +312,8 @@ public final class MoeRank implements AutoCloseable {
     /**
      * Combine of {@code y} ({@code rows x hidden} BF16, the rows in the order dispatch returned them; rows is at least
      * the received count when that was read, else maxRecvTokens) back to the source ranks. Returns this rank's
-     * {@code numTokens x hidden} BF16 sums, in a tensor the buffer owns. Queued on the rank's stream.
+     * {@code numTokens x hidden} BF16 sums, in a tensor the buffer owns. Queued on {@link #callStream()}, after the
+     * work queued on {@link #stream()} before it; see the class comment for when its output is valid there.
      */
     public synchronized DeviceTensor combine(DeviceTensor y, MoeDispatchResult dispatched) {
         MoeConfig c = s.config();
@@ -239,10 +328,11 @@ public final class MoeRank implements AutoCloseable {
                     ? known + "" : "up to " + needed + " (read numRecvTokens() to pass fewer)"));
         }
         DeviceTensor out = combined(h.numTokens());
-        combineKernel.launch(c.numChannels(), combineThreads(), 0, rank.stream(), KernelArgs.create()
+        callStreamWaitsForComputeStream();
+        combineKernel.launch(c.numChannels(), combineThreads(), 0, calls, KernelArgs.create()
                 .pointer(rank.deviceView()).pointer(at(s.params())).pointer(y.pointer()).pointer(out.pointer())
                 .i32(h.numTokens()));
-        done.record(rank.stream());
+        done.record(calls);
         return out;
     }
 
@@ -297,15 +387,16 @@ public final class MoeRank implements AutoCloseable {
     }
 
     /**
-     * Copies {@code dst.length} bytes of device memory at {@code address} to {@code dst} through pinned memory on the
-     * rank's stream: it waits for this rank's queued work, and for nothing else.
+     * Copies {@code dst.length} bytes of device memory at {@code address} to {@code dst} through pinned memory on
+     * {@link #callStream()}: it waits for this rank's queued calls, and for nothing else (with a communication
+     * stream, not for the caller's work on {@link #stream()}).
      */
     public void copyToHost(DevicePointer address, byte[] dst) {
-        memory.copyToHost(address, dst);
+        memory.copyToHost(calls, address, dst);
     }
 
     private ByteBuffer read(DevicePointer src, int bytes) {
-        return memory.read(src, bytes);
+        return memory.read(calls, src, bytes);
     }
 
     private static int[] ints(ByteBuffer b, int n) {
@@ -316,8 +407,25 @@ public final class MoeRank implements AutoCloseable {
         return a;
     }
 
+    /**
+     * Waits for the calls queued on the communication stream, if there is one (they use the memory freed next, and
+     * destroying a stream does not wait for its work), then frees the rank's memory and destroys the stream.
+     */
     @Override
     public void close() {
-        memory.close();
+        try {
+            if (communication != null && !communication.isClosed()) {
+                communication.synchronize();
+            }
+        } finally {
+            try {
+                memory.close();
+            } finally {
+                if (communication != null) {
+                    computeQueued.close();
+                    communication.close();
+                }
+            }
+        }
     }
 }

@@ -1,6 +1,7 @@
 package io.gda4j.moe;
 
 import io.gda4j.cuda.CudaEvent;
+import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.MappedHostMemory;
@@ -12,8 +13,8 @@ import java.util.function.LongFunction;
 
 /**
  * What each MoE rank (high-throughput and low-latency alike) owns beside its kernels: its device memory (zeroed, the
- * params block written at its offset), pinned memory that host reads go through on the rank's stream, and the event
- * recorded after each call.
+ * params block written at its offset), pinned memory that host reads go through on the stream the rank's calls run
+ * on (the rank's stream unless a caller names another), and the event recorded after each call.
  */
 final class MoeRankMemory implements AutoCloseable {
     private final Rank rank;
@@ -63,18 +64,28 @@ final class MoeRankMemory implements AutoCloseable {
      * Copies {@code dst.length} bytes at {@code address} to {@code dst} through the pinned memory on the rank's stream:
      * it waits for this rank's queued work, and for nothing else.
      */
-    synchronized void copyToHost(DevicePointer address, byte[] dst) {
+    void copyToHost(DevicePointer address, byte[] dst) {
+        copyToHost(rank.stream(), address, dst);
+    }
+
+    /** As {@link #copyToHost(DevicePointer, byte[])}, on {@code stream}: it waits for the work queued there. */
+    synchronized void copyToHost(CudaStream stream, DevicePointer address, byte[] dst) {
         int chunk = Math.toIntExact(readback.sizeBytes());
         for (int at = 0; at < dst.length; at += chunk) {
             int n = Math.min(chunk, dst.length - at);
-            read(address.plusBytes(at), n).get(dst, at, n);
+            read(stream, address.plusBytes(at), n).get(dst, at, n);
         }
     }
 
     /** {@code bytes} (at most the pinned memory's size) at {@code src}, read as {@link #copyToHost} does. */
-    synchronized ByteBuffer read(DevicePointer src, int bytes) {
-        rank.stream().copyAsync(readback.devicePointer(), src, bytes);
-        rank.stream().synchronize();
+    ByteBuffer read(DevicePointer src, int bytes) {
+        return read(rank.stream(), src, bytes);
+    }
+
+    /** {@code bytes} (at most the pinned memory's size) at {@code src}, copied on {@code stream} after its work. */
+    synchronized ByteBuffer read(CudaStream stream, DevicePointer src, int bytes) {
+        stream.copyAsync(readback.devicePointer(), src, bytes);
+        stream.synchronize();
         ByteBuffer view = readback.hostBuffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
         view.limit(bytes);
         ByteBuffer copy = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);

@@ -70,7 +70,8 @@ public final class MoeSelfCheck implements AutoCloseable {
     /**
      * Uploads routing {@code kind}, runs the layouts, then {@code warmup + iterations} dispatch + combine pairs on
      * every rank, each timed with events on each rank's stream (from its dispatch launch to its end, so a rank that
-     * waits for a later-launched peer counts the wait). Outputs are not checked: run {@link #run} for that.
+     * waits for a later-launched peer counts the wait; with a communication stream, from the rank's stream to its
+     * wait for the call, so the fork and the join are in the time). Outputs are not checked: run {@link #run} for that.
      */
     public Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
         MoeConfig c = s.config();
@@ -101,13 +102,17 @@ public final class MoeSelfCheck implements AutoCloseable {
         for (int i = -warmup; i < iterations; i++) {
             MoeDispatchResult[] d = new MoeDispatchResult[n];
             for (int r : locals) {
-                events[r][0].record(buffer.rank(r).stream());
-                d[r] = buffer.rank(r).dispatch(in[r][0], in[r][1], in[r][2], in[r][3], handles[r]);
-                events[r][1].record(buffer.rank(r).stream());
+                MoeRank m = buffer.rank(r);
+                events[r][0].record(m.stream());
+                d[r] = m.dispatch(in[r][0], in[r][1], in[r][2], in[r][3], handles[r]);
+                m.computeStreamWaitForLastCall();
+                events[r][1].record(m.stream());
             }
             for (int r : locals) {
-                buffer.rank(r).combine(in[r][4], d[r]);
-                events[r][2].record(buffer.rank(r).stream());
+                MoeRank m = buffer.rank(r);
+                m.combine(in[r][4], d[r]);
+                m.computeStreamWaitForLastCall();
+                events[r][2].record(m.stream());
             }
             for (int r : locals) {
                 buffer.rank(r).stream().synchronize();
@@ -171,6 +176,7 @@ public final class MoeSelfCheck implements AutoCloseable {
             got[r] = buffer.rank(r).dispatch(tensor(x[r], c.dtype(), tokens[r], c.hidden()), sc,
                     tensor(topk[r], ElementType.INT64, tokens[r], c.topK()),
                     tensor(weights[r], ElementType.FP32, tokens[r], c.topK()), handles[r]);
+            buffer.rank(r).computeStreamWaitForLastCall();
         }
         long hash = 0xcbf29ce484222325L;
         MoeReference.Received[] want = new MoeReference.Received[n];
@@ -196,6 +202,7 @@ public final class MoeSelfCheck implements AutoCloseable {
         buffer.world().barrier();
         for (int r : locals) {
             out[r] = buffer.rank(r).combine(tensor(y[r], ElementType.BF16, got[r].numRecvTokens(), c.hidden()), got[r]);
+            buffer.rank(r).computeStreamWaitForLastCall();
         }
         for (int r : locals) {
             buffer.rank(r).stream().synchronize();
@@ -264,7 +271,9 @@ public final class MoeSelfCheck implements AutoCloseable {
      * Dispatch and combine of every rank captured once in a CUDA graph per rank (with {@code y} of maxRecvTokens
      * rows, as a captured combine must take), then replayed {@code replays} times with new tokens, weights and
      * expert outputs each time (the routing stays: a new routing needs a new layout, which synchronises with the
-     * host); every replay is compared with the reference. Returns the hash of the last replay's outputs.
+     * host); every replay is compared with the reference. Returns the hash of the last replay's outputs. The capture
+     * begins on each rank's stream; with a communication stream the calls fork it in and the capture joins it back
+     * ({@link MoeRank#computeStreamWaitForLastCall()}).
      */
     public long runCaptured(MoeRouting.Kind kind, long seed, int[] tokens, int replays) {
         MoeConfig c = s.config();
@@ -296,6 +305,8 @@ public final class MoeSelfCheck implements AutoCloseable {
                         tensor(topk[r], ElementType.INT64, tokens[r], c.topK()),
                         tensor(weights[r], ElementType.FP32, tokens[r], c.topK()), handles[r]);
                 out[r] = m.combine(tensor(y[r], ElementType.BF16, s.maxRecvTokens(), c.hidden()), got[r]);
+                // With a communication stream the calls forked it into the capture: join it back before the end.
+                m.computeStreamWaitForLastCall();
                 CUgraph graph = new CUgraph();
                 check(JCudaDriver.cuStreamEndCapture(stream, graph), "cuStreamEndCapture", r);
                 exec[r] = new CUgraphExec();

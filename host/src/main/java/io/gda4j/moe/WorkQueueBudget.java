@@ -41,6 +41,15 @@ final class WorkQueueBudget {
      * of their own, or null when they can.
      */
     static String problem(int gpu, int ranks, int streams, int connections, String envValue) {
+        return problem(gpu, ranks, streams, 0, connections, envValue);
+    }
+
+    /**
+     * As {@link #problem(int, int, int, int, String)}, where {@code streams} includes {@code communicationStreams} MoE
+     * communication streams ({@link MoeConfig#communicationStream()}) about to be made: the message names them, and
+     * turning them off is one remedy.
+     */
+    static String problem(int gpu, int ranks, int streams, int communicationStreams, int connections, String envValue) {
         if (streams <= connections) {
             return null;
         }
@@ -49,11 +58,17 @@ final class WorkQueueBudget {
         String remedy = streams <= MAX_CONNECTIONS
                 ? "set " + ENV + "=" + MAX_CONNECTIONS + " in the environment before the JVM starts"
                 : "put fewer ranks on GPU " + gpu + " (even " + ENV + "=" + MAX_CONNECTIONS + " is too few)";
-        return String.format(Locale.ROOT, "GPU %d has %d CUDA streams (the work and control streams of its %d rank%s and"
+        String comm = communicationStreams == 0 ? "" : ", the " + communicationStreams + " MoE communication stream"
+                + (communicationStreams == 1 ? "" : "s") + " asked for,";
+        if (communicationStreams > 0 && streams - communicationStreams <= connections) {
+            remedy += ", or leave the MoE communication stream off (MoeConfig.communicationStream(false); gda4j moe"
+                    + " without --comm-stream)";
+        }
+        return String.format(Locale.ROOT, "GPU %d has %d CUDA streams (the work and control streams of its %d rank%s%s and"
                 + " the transports' copy and signal streams), more than the %d hardware work queues its context has (%s"
                 + " is %s). Streams that share a queue run in order, so a transport's signal could wait behind a rank's"
                 + " work queued after its MoE kernel, which waits for that signal: a deadlock. To fix it, %s, or use the"
-                + " p2p transport between ranks on one GPU.", gpu, streams, ranks, ranks == 1 ? "" : "s", connections,
-                ENV, now, remedy);
+                + " p2p transport between ranks on one GPU.", gpu, streams, ranks, ranks == 1 ? "" : "s", comm,
+                connections, ENV, now, remedy);
     }
 }

@@ -28,7 +28,8 @@
  * {@code [-1, numExperts)} before any dispatch kernel can run (a dispatch takes the handle a layout returned). That
  * wait is the one host synchronisation of a step; dispatch and combine are queued on the rank's stream without one,
  * and reading the received counts ({@link io.gda4j.moe.MoeDispatchResult#numRecvTokens()}) is an explicit
- * synchronisation.
+ * synchronisation. With {@link io.gda4j.moe.MoeConfig#communicationStream()} the calls run on a communication
+ * stream per rank instead, ordered with the rank's stream by events ({@link io.gda4j.moe.MoeRank} says how).
  *
  * <h2>Low latency (decoding)</h2>
  * {@link io.gda4j.moe.MoeLowLatencyBuffer} (sized from a {@link io.gda4j.moe.MoeLowLatencyConfig}) sends each token

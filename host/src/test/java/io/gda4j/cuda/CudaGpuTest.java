@@ -175,6 +175,33 @@ class CudaGpuTest {
         }
     }
 
+    /**
+     * Stream b waits for an event recorded on stream a behind a gate (a stream wait on a mapped host word): b's store
+     * stays undone while the gate is shut, and lands once the host opens it.
+     */
+    @Test
+    void aStreamWaitsForAnEventOfAnotherStream() throws InterruptedException {
+        try (MappedHostMemory words = context.allocateMappedHost(4096);
+                CudaStream a = context.createStream("gated");
+                CudaStream b = context.createStream("waiting");
+                CudaEvent aQueued = context.createOrderingEvent()) {
+            a.waitValue64AtLeast(words.devicePointer(), 1);
+            try {
+                aQueued.record(a);
+                b.waitEvent(aQueued);
+                b.writeValue64(words.devicePointer().plusBytes(64), 7);
+                Thread.sleep(50);
+                assertFalse(b.isComplete(), "b ran past the event of the gated stream");
+                assertEquals(0L, words.getLongAcquire(64));
+            } finally {
+                words.putLongRelease(0, 1); // a shut gate would hold stream a forever
+            }
+            b.synchronize();
+            assertEquals(7L, words.getLongAcquire(64));
+            a.synchronize();
+        }
+    }
+
     @Test
     void eventsMeasureElapsedTime() {
         try (CudaStream stream = context.createStream();

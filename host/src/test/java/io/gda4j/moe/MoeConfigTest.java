@@ -3,6 +3,7 @@ package io.gda4j.moe;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -88,6 +89,20 @@ class MoeConfigTest {
         IllegalArgumentException split = assertThrows(IllegalArgumentException.class, () -> small().build().sizing(3));
         assertTrue(split.getMessage().contains("multiple of the world size"), split.getMessage());
         assertThrows(IllegalArgumentException.class, () -> small().numExperts(32).build().sizing(32));
+    }
+
+    @Test
+    void theCommunicationStreamIsOptInAndSurvivesToBuilder() {
+        MoeConfig off = small().build();
+        assertFalse(off.communicationStream(), "calls stay on the rank's stream unless asked");
+        assertFalse(MoeConfig.deepEpBuilder().build().communicationStream());
+        MoeConfig on = small().communicationStream(true).build();
+        assertTrue(on.communicationStream());
+        assertTrue(on.toBuilder().build().communicationStream(), "toBuilder keeps it");
+        assertFalse(on.toBuilder().communicationStream(false).build().communicationStream());
+        assertTrue(on.toString().contains("communicationStream=true"), on.toString());
+        assertEquals(off.sizing(4).deviceBytes(), on.sizing(4).deviceBytes(), "the stream changes no sizes");
+        assertEquals(off.sizing(4).heapBytes(), on.sizing(4).heapBytes());
     }
 
     @Test

@@ -57,4 +57,24 @@ class WorkQueueBudgetTest {
         assertNotNull(WorkQueueBudget.problem(0, 1, 2 + 7, 8, null));
         assertTrue(WorkQueueBudget.problem(0, 1, 9, 8, null).contains("its 1 rank "));
     }
+
+    @Test
+    void communicationStreamsCountAndTheMessageSaysHowToDoWithout() {
+        // 4 p2p ranks on one GPU: 8 streams fit the default 8 queues, one communication stream each does not
+        assertNull(WorkQueueBudget.problem(0, 4, 2 * 4, 0, 8, null));
+        String p = WorkQueueBudget.problem(0, 4, 3 * 4, 4, 8, null);
+        assertNotNull(p, "the communication streams are counted");
+        assertTrue(p.contains("GPU 0 has 12 CUDA streams"), p);
+        assertTrue(p.contains("its 4 ranks, the 4 MoE communication streams asked for, and the transports'"), p);
+        assertTrue(p.contains("set CUDA_DEVICE_MAX_CONNECTIONS=32"), p);
+        assertTrue(p.contains("or leave the MoE communication stream off (MoeConfig.communicationStream(false)"), p);
+        assertTrue(p.contains("--comm-stream"), p);
+        // 4 proxy ranks: 20 streams are too many without communication streams, so turning them off is no remedy
+        String proxy = WorkQueueBudget.problem(0, 4, proxyStreamsOnOneGpu(4) + 4, 4, 8, null);
+        assertTrue(proxy.contains("GPU 0 has 24 CUDA streams"), proxy);
+        assertTrue(!proxy.contains("leave the MoE communication stream off"), proxy);
+        assertNull(WorkQueueBudget.problem(0, 4, proxyStreamsOnOneGpu(4) + 4, 4, 32, "32"));
+        assertTrue(WorkQueueBudget.problem(0, 1, 9, 1, 8, null).contains("its 1 rank, the 1 MoE communication stream asked"
+                + " for,"));
+    }
 }

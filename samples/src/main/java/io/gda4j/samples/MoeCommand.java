@@ -46,7 +46,10 @@ final class MoeCommand implements Command {
                 + "DeepEP's: the bytes a rank receives in dispatch (rows x hidden x element size, plus FP8 scales; "
                 + "for combine the BF16 rows it sends back), including its own rows, divided by the time; GB/s are "
                 + "10^9 bytes per second. --check first compares one dispatch and combine with the Java reference, "
-                + "bit for bit. The nccl columns time NCCL's all-to-all-v of the same routing (grouped ncclSend/ncclRecv, "
+                + "bit for bit. --comm-stream runs each rank's calls on a communication stream of its own "
+                + "(MoeConfig.communicationStream): each call waits for the rank's stream through an event, and the "
+                + "rank's stream waits for the call's event after it; the times then include that fork and join. "
+                + "The nccl columns time NCCL's all-to-all-v of the same routing (grouped ncclSend/ncclRecv, "
                 + "one communicator per rank, on the ranks' streams, the same events): dispatch moves each row's payload "
                 + "and FP8 scales to every rank holding one of its experts, combine moves BF16 rows back; buffers are "
                 + "packed beforehand and packing is not timed. x_nccl is NCCL's median time over gda4j's (above 1: "
@@ -90,6 +93,9 @@ final class MoeCommand implements Command {
                 .desc("high-throughput (default: dispatch/combine for large batches) or low-latency (decoding)").build());
         o.addOption(Option.builder().longOpt("pow2-scales")
                 .desc("low-latency FP8: scales rounded up to powers of two (UE8M0)").build());
+        o.addOption(Option.builder().longOpt("comm-stream")
+                .desc("high-throughput: dispatch and combine on a communication stream per rank, ordered with the "
+                        + "rank's stream by events (one more CUDA stream per rank)").build());
         o.addOption(Option.builder().longOpt("check").desc("compare with the Java reference first").build());
         o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
         return o;
@@ -177,6 +183,10 @@ final class MoeCommand implements Command {
     }
 
     private int runLowLatency(CommandLine cmd, PrintStream out, PrintStream err) {
+        if (cmd.hasOption("comm-stream")) {
+            throw new UsageException("--comm-stream applies to --mode high-throughput; the low-latency calls run on the"
+                    + " rank's stream");
+        }
         List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "128"));
         int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
         List<MoeLowLatencyConfig> configs = lowLatencyConfigs(cmd, maxTokens);
@@ -303,7 +313,7 @@ final class MoeCommand implements Command {
                         .maxTokensPerRank(maxTokens).numExperts(OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE))
                         .topK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE)).numChannels(OptionValues.integer(cmd, "channels", 24, 1, Integer.MAX_VALUE))
                         .ringTokens(OptionValues.integer(cmd, "ring", 128, 1, Integer.MAX_VALUE)).chunkTokens(OptionValues.integer(cmd, "chunk", 32, 1, Integer.MAX_VALUE))
-                        .build());
+                        .communicationStream(cmd.hasOption("comm-stream")).build());
             }
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage(), e);
@@ -375,6 +385,10 @@ final class MoeCommand implements Command {
                 table.note(placement(world, w));
             }
             table.note("bandwidth: the slowest rank's received bytes (dispatch) or sent-back BF16 bytes (combine) / its time");
+            if (cmd.hasOption("comm-stream")) {
+                table.note("calls on a communication stream per rank (--comm-stream); times include the fork from and"
+                        + " the join to the rank's stream");
+            }
             table.note(ncclMissing == null ? "nccl: NCCL " + NcclComms.version() + " from " + LibNccl.loadedFrom()
                     + ", all-to-all-v of the same routing; x_nccl = NCCL median / gda4j median"
                     : "nccl: not run: " + ncclMissing);

@@ -64,4 +64,15 @@ class MoeCommandTest {
         assertEquals(2, CliRun.of("moe", "--mode", "low-latency", "--dtype", "fp16").code());
         assertEquals(2, CliRun.of("moe", "--mode", "low-latency", "--topk", "33").code());
     }
+
+    @Test
+    void theCommunicationStreamOptionIsDocumentedAndRefusedInLowLatencyMode() {
+        CliRun help = CliRun.of("moe", "--help");
+        assertTrue(help.out().contains("--comm-stream"), help.out());
+        assertTrue(help.out().contains("communication stream per rank"), help.out());
+        assertTrue(help.out().replaceAll("\\s+", " ").contains("the times then include that fork and join"), help.out());
+        CliRun ll = CliRun.of("moe", "--mode", "low-latency", "--comm-stream");
+        assertEquals(2, ll.code());
+        assertTrue(ll.err().contains("--comm-stream applies to --mode high-throughput"), ll.err());
+    }
 }
