@@ -92,17 +92,19 @@ __device__ __forceinline__ uint32_t warp_quantize_block(uint2 v, bool power_of_t
   return q;
 }
 
-// Lane 0's wait for this rank's word at `sig` to reach `want`, the time added to wait_ns[peer]; one thread.
+// One thread's wait for this rank's word at `sig` to reach `want`, the time added to wait_ns[peer] when `account`
+// (false where several threads wait for the same word, so that a wait counts once).
 __device__ __forceinline__ int ll_wait(const Local& me, const LlParams* p, uint64_t sig, uint64_t want, int peer,
-                                       uint64_t* seen) {
+                                       uint64_t* seen, bool account = true) {
   const uint64_t* word = reinterpret_cast<const uint64_t*>(me.heap + sig);
   uint64_t v = load_acquire_sys(word);
   int st = OK;
   if (v < want) {
     const uint64_t start = global_timer_ns();
     st = wait_until(me, sig, CMP_GE, want, &v);
-    atomicAdd(reinterpret_cast<unsigned long long*>(p->wait_ns) + peer,
-              (unsigned long long)(global_timer_ns() - start));
+    if (account) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(p->wait_ns) + peer, (unsigned long long)(global_timer_ns() - start));
+    }
   }
   *seen = v;
   return st;

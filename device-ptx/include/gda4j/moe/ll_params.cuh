@@ -131,8 +131,8 @@ constexpr uint32_t RECV_COUNT_SRC_OFFSET = 208;
 constexpr uint32_t RECV_COUNT_OFFSET = 216;
 constexpr uint32_t COMBINED_OFFSET = 224;
 constexpr uint32_t LENGTH = 232;
-// Warps per block of the token-parallel kernels (dispatch send, combine receive): one token per warp. The host sizes
-// their grids with it.
+// Warps per block of the token-parallel kernels: dispatch send (they share a token's row), combine receive. The host
+// sizes their grids with it.
 constexpr uint32_t TOKEN_WARPS = 8;
 }  // namespace MoeLowLatencyParamsDescriptor
 

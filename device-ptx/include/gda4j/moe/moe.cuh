@@ -37,20 +37,23 @@ __device__ __forceinline__ uint64_t* state_word(const MoeParams* p, int which, i
 // Warp copy of `bytes` (a multiple of 16, both ends 16-byte aligned) as 16-byte vectors.
 // Each lane loads a batch of vectors before it stores any: one vector at a time made a row copy a chain of memory
 // round trips (a 14 KiB row: 28 per lane), since the compiler may not move a load above a store that might alias it.
+// The last, partial batch goes the same way (predicated), not one vector at a time.
 __device__ __forceinline__ void warp_copy16(void* dst, const void* src, uint64_t bytes, uint32_t lane) {
   constexpr int BATCH = 8;
   int4* d = reinterpret_cast<int4*>(dst);
   const int4* s = reinterpret_cast<const int4*>(src);
   const uint64_t n = bytes / 16;
-  uint64_t i = lane;
-  for (; i + 32 * (BATCH - 1) < n; i += 32 * BATCH) {
+  for (uint64_t i = lane; i < n; i += 32 * BATCH) {
     int4 v[BATCH];
 #pragma unroll
-    for (int j = 0; j < BATCH; ++j) v[j] = s[i + 32 * j];
+    for (int j = 0; j < BATCH; ++j) {
+      if (i + 32 * j < n) v[j] = s[i + 32 * j];
+    }
 #pragma unroll
-    for (int j = 0; j < BATCH; ++j) d[i + 32 * j] = v[j];
+    for (int j = 0; j < BATCH; ++j) {
+      if (i + 32 * j < n) d[i + 32 * j] = v[j];
+    }
   }
-  for (; i < n; i += 32) d[i] = s[i];
 }
 
 // Warp copy of `words` 4-byte words.

@@ -85,7 +85,7 @@ public final class MoeLowLatencyParamsDescriptor {
     public static final int RECV_COUNT_OFFSET = 216;
     public static final int COMBINED_OFFSET = 224;
     public static final int LENGTH = 232;
-    /** Warps per block of the token-parallel kernels (dispatch send, combine receive): one token per warp. */
+    /** Warps per block of the token-parallel kernels: dispatch send (they share a token's row), combine receive. */
     public static final int TOKEN_WARPS = 8;
 
     private MoeLowLatencyParamsDescriptor() {

@@ -162,7 +162,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         int b = t.buffer();
         route.launch(1, ROUTE_THREADS, 0, rank.stream(), KernelArgs.create().pointer(at(s.params())).i32(b)
                 .pointer(topkIdx.pointer()).i32(tokens));
-        dispatchSend.launch(tokenBlocks(tokens), 32 * TOKEN_WARPS, 0, rank.stream(), KernelArgs.create()
+        dispatchSend.launch(Math.max(1, tokens), 32 * TOKEN_WARPS, 0, rank.stream(), KernelArgs.create()
                 .pointer(rank.deviceView()).pointer(at(s.params())).i32(b).pointer(x.pointer())
                 .pointer(topkIdx.pointer()).i32(tokens));
         MoeLowLatencyDispatch d = new MoeLowLatencyDispatch(this, t, tokens);
