@@ -126,7 +126,8 @@ __device__ __forceinline__ int signal_count(const DeviceView* view, const LlBuff
 // One block: token t to each distinct expert of its top-k. Every warp takes a share of the row's 128-channel groups
 // (hidden 7168: 7 of 56 with 8 warps), so a row costs one round of loads instead of a warp walking it alone (one
 // warp per token took 120 us for 128 tokens of top-8 on an H100, this kernel 19 us); then warp j puts the staged
-// destinations j, j + 8, ... in parallel. `failed` is the block's shared error flag. Every thread of the block calls it.
+// destinations j, j + 8, ... in parallel. `failed` is the block's shared error flag. Every thread of the block
+// calls it.
 __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint16_t* x, const int64_t* topk, int t,
                           uint64_t seq, int* failed) {
   const LlParams* p = b.p;
@@ -389,10 +390,10 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
   // return rows into a combine buffer already in use again.
   // Each block waits for all of them itself, then the block barrier orders those acquires before every warp's loads
   // of the rows: no warp needs a wait of its own per token (an acquire per lane per (token, slice) made this kernel
-  // 44 us at 128 tokens of top-8 on an H100; 22 us without). Every thread first looks at its experts' flags once; only if one is
-  // missing does warp 0 wait for them all, so that while peers are still sending, a block has 32 threads polling
-  // memory, not 256 (where ranks share a GPU, the senders share its memory system with the pollers). Block 0 alone
-  // adds its waits to wait_ns, so they count once.
+  // 44 us at 128 tokens of top-8 on an H100; 22 us without). Every thread first looks at its experts' flags once;
+  // only if one is missing does warp 0 wait for them all, so that while peers are still sending, a block has 32
+  // threads polling memory, not 256 (where ranks share a GPU, the senders share its memory system with the
+  // pollers). Block 0 alone adds its waits to wait_ns, so they count once.
   int arrived = 1;
   for (int e = threadIdx.x; e < experts && arrived; e += blockDim.x) {
     arrived = load_acquire_sys(reinterpret_cast<const uint64_t*>(l.heap + b.combine_flag(e))) >= seq;
