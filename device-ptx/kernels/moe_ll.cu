@@ -226,7 +226,7 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
       *reinterpret_cast<int4*>(l.heap + b.send_src(t, lane)) = rec;
     }
   }
-  // Every warp's stores of the row are done before any warp puts it or thread 0 counts it.
+  // Every warp's stores of the row are done before any warp puts it or warp 0 counts it.
   __syncthreads();
   if (staged_dests != 0) {
     // The staging rows were stored by every warp (ordered before this point by the barrier): visible system-wide
