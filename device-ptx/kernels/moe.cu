@@ -1,7 +1,10 @@
-// MoE expert parallelism for large batches (io.gda4j.moe): layout, dispatch and combine. One thread block per
-// channel (a contiguous range of every rank's tokens); all blocks of all ranks must be resident at once, since they
-// wait for each other (MoeBuffer checks the grid against the GPU). gda4j/moe/moe.cuh has the channel protocol,
-// gda4j/moe/params.cuh the parameter block.
+// MoE expert parallelism for large batches (io.gda4j.moe): layout, dispatch and combine. Two thread blocks per
+// channel (a contiguous range of every rank's tokens): an even block that sends, an odd block that receives. All
+// blocks of all ranks must be resident at once, since they wait for each other (MoeBuffer checks the grid against the
+// GPU). Blocks are at most 512 threads (__launch_bounds__(512)), which leaves a thread 128 registers: with 1024-thread
+// blocks a thread got 64, and the row copies spilled each loaded vector to local memory before storing it, which
+// made every warp copy a chain of round trips (one rank alone moved 37 GB/s on an H100).
+// gda4j/moe/moe.cuh has the channel protocol, gda4j/moe/params.cuh the parameter block.
 #include <gda4j/gda4j.cuh>
 #include <gda4j/moe/moe.cuh>
 
@@ -53,9 +56,15 @@ extern "C" __global__ void __launch_bounds__(128) gda4j_moe_layout(const MoePara
 // namespace with a hash of the file's absolute path, which would make the PTX depend on where the repository lives.
 namespace moe_kernels {
 
-__device__ __forceinline__ ChannelSender make_sender(const DeviceView* view, const MoeParams* prm, int c, int dest,
-                                                     bool dispatch) {
-  ChannelSender s;
+// The row of a 32-token window's mask that is its k-th set bit (k from 0).
+__device__ __forceinline__ int nth_set_bit(uint32_t mask, int k) {
+  for (int i = 0; i < k; ++i) mask &= mask - 1;
+  return __ffs(mask) - 1;
+}
+
+__device__ __forceinline__ GroupSender make_sender(const DeviceView* view, const MoeParams* prm, int c, int dest,
+                                                   bool dispatch, int w, int warps, int* status) {
+  GroupSender s;
   const int me = prm->rank, n = prm->nranks;
   const SignalIndex si = signal_index(prm);
   s.peer = peer_of(view, dest);
@@ -70,62 +79,87 @@ __device__ __forceinline__ ChannelSender make_sender(const DeviceView* view, con
   s.stage = (dispatch ? prm->dispatch_send_stage : prm->combine_send_stage) + (uint64_t)(c * n + dest) * ring_bytes;
   s.tail_sig = signal_offset(prm, dispatch ? si.dispatch_tail(c, me) : si.combine_tail(c, me));
   s.credit_sig = signal_offset(prm, dispatch ? si.dispatch_credit(c, dest) : si.combine_credit(c, dest));
-  s.sent = *state_word(prm, dispatch ? STATE_DISPATCH_SENT : STATE_COMBINE_SENT, c, dest);
+  s.pos = *state_word(prm, dispatch ? STATE_DISPATCH_SENT : STATE_COMBINE_SENT, c, dest);
   s.pending = 0;
   s.credit = 0;
+  s.w = w;
+  s.warps = warps;
+  s.bar = 1 + dest;
+  s.status = status;
   return s;
 }
 
-// One warp: this channel's tokens for `dest`, in token order, as dispatch rows (payload, scales, meta).
-__device__ int dispatch_send(const DeviceView* view, const MoeParams* prm, int c, int dest, const char* x,
-                             const float* scales, const int64_t* topk, const float* weights, int num_tokens,
-                             uint64_t call_seq) {
+// A group of warps (this is warp w of them): this channel's tokens for `dest`, in token order, as dispatch rows
+// (payload, scales, meta). Each 32-token window's rows go out in pieces; the warps share a piece's rows.
+__device__ int dispatch_send(const DeviceView* view, const MoeParams* prm, int c, int dest, int w, int warps,
+                             int* status, const char* x, const float* scales, const int64_t* topk,
+                             const float* weights, int num_tokens, uint64_t call_seq) {
   const uint32_t lane = detail::lane_id();
   const int n = prm->nranks, k = prm->top_k, me = prm->rank;
-  ChannelSender s = make_sender(view, prm, c, dest, true);
+  GroupSender s = make_sender(view, prm, c, dest, true, w, warps, status);
   const int32_t count = reinterpret_cast<const int32_t*>(prm->channel_count)[c * n + dest];
-  int st = OK;
-  if (lane == 0) {
-    const uint64_t word = signal_offset(prm, signal_index(prm).dispatch_count((int)(call_seq & 1), c, me));
-    st = signal(s.peer, word, SIGNAL_SET, call_seq << 32 | (uint32_t)count);
+  int prior = OK;
+  if (w == 0) {
+    if (lane == 0) {
+      const uint64_t word = signal_offset(prm, signal_index(prm).dispatch_count((int)(call_seq & 1), c, me));
+      prior = signal(s.peer, word, SIGNAL_SET, call_seq << 32 | (uint32_t)count);
+    }
+    prior = __shfl_sync(0xffffffffu, prior, 0);
+    if (count == 0) return prior;  // no piece follows, so no barrier waits for warp 0's news
   }
-  st = __shfl_sync(0xffffffffu, st, 0);
-  if (st != OK) return st;
   const int32_t* slot = reinterpret_cast<const int32_t*>(prm->token_slot);
   const int t0 = channel_start(num_tokens, prm->num_channels, c);
   const int t1 = channel_end(num_tokens, prm->num_channels, c);
   for (int base = t0; base < t1; base += 32) {
     const int t = base + (int)lane;
-    uint32_t mask = __ballot_sync(0xffffffffu, t < t1 && slot[(int64_t)t * n + dest] >= 0);
-    while (mask != 0) {
-      const int token = base + __ffs(mask) - 1;
-      mask &= mask - 1;
-      char* row;
-      st = s.next_row(&row);
+    const uint32_t mask = __ballot_sync(0xffffffffu, t < t1 && slot[(int64_t)t * n + dest] >= 0);
+    const uint32_t m = __popc(mask);
+    for (uint32_t i = 0; i < m;) {
+      const uint32_t rows = s.piece(m - i);
+      int st = s.begin(rows, prior);
       if (st != OK) return st;
-      warp_copy16(row, x + (int64_t)token * prm->payload_bytes, prm->payload_bytes, lane);
-      if (prm->scales_per_row > 0) {
-        warp_copy4(row + prm->scales_offset, scales + (int64_t)token * prm->scales_per_row, prm->scales_per_row, lane);
+      for (uint32_t j = (uint32_t)w; j < rows; j += (uint32_t)warps) {
+        const int token = base + nth_set_bit(mask, (int)(i + j));
+        char* row = s.slot(j);
+        warp_copy16(row, x + (int64_t)token * prm->payload_bytes, prm->payload_bytes, lane);
+        if (prm->scales_per_row > 0) {
+          warp_copy4(row + prm->scales_offset, scales + (int64_t)token * prm->scales_per_row, prm->scales_per_row,
+                     lane);
+        }
+        int32_t* meta = reinterpret_cast<int32_t*>(row + prm->meta_offset);
+        if (lane == 0) {
+          meta[0] = token;
+          meta[1] = me;
+        }
+        if (lane < (uint32_t)k) {
+          meta[2 + lane] = (int32_t)topk[(int64_t)token * k + lane];
+          reinterpret_cast<float*>(meta + 2 + k)[lane] = weights[(int64_t)token * k + lane];
+        }
       }
-      int32_t* meta = reinterpret_cast<int32_t*>(row + prm->meta_offset);
-      if (lane == 0) {
-        meta[0] = token;
-        meta[1] = me;
-      }
-      if (lane < (uint32_t)k) {
-        meta[2 + lane] = (int32_t)topk[(int64_t)token * k + lane];
-        reinterpret_cast<float*>(meta + 2 + k)[lane] = weights[(int64_t)token * k + lane];
-      }
-      s.wrote_row();
+      s.end(rows);
+      i += rows;
     }
   }
-  st = s.flush();
-  if (lane == 0) *state_word(prm, STATE_DISPATCH_SENT, c, dest) = s.sent;
+  const int st = s.finish();
+  if (w == 0 && lane == 0) *state_word(prm, STATE_DISPATCH_SENT, c, dest) = s.pos;
   return st;
 }
 
-// One warp: the rows `src` sends this channel, copied out of the ring to the outputs at their (source, token) place.
-__device__ int dispatch_receive(const DeviceView* view, const MoeParams* prm, int c, int src, uint64_t call_seq) {
+// What warp 0 of a group tells the others, in shared memory, between two of the group's barriers.
+// Each field is written before one barrier and read between it and the next, so no reader sees a later write.
+struct GroupNews {
+  int start;        // status of the counts
+  int32_t count;    // rows the channel receives from the group's source
+  int64_t base;     // the channel's first output row
+  int status;       // status of the latest batch
+  uint32_t batch;   // rows of the latest batch: the group copies them
+};
+
+// A group of warps (this is warp w of them): the rows `src` sends this channel, copied out of the ring to the outputs
+// at their (source, token) place. Warp 0 reads the counts, waits for rows and grants them back once the group has
+// copied them; the group shares each batch that arrived.
+__device__ int dispatch_receive(const DeviceView* view, const MoeParams* prm, int c, int src, int w, int warps,
+                                GroupNews* news, uint64_t call_seq) {
   const uint32_t lane = detail::lane_id();
   const int n = prm->nranks, channels = prm->num_channels, k = prm->top_k, me = prm->rank;
   const int local = prm->num_local_experts;
@@ -133,36 +167,48 @@ __device__ int dispatch_receive(const DeviceView* view, const MoeParams* prm, in
   const SignalIndex si = signal_index(prm);
   const int parity = (int)(call_seq & 1);
   const uint64_t want = call_seq << 32;
+  const int bar = 1 + src;
   // Every (source, channel) count: this one's output place is after all sources before it and all channels of its
   // source before it. Counts of a call are SET with the call's sequence in the high word (two buffers by parity:
-  // a peer is at most one call ahead).
-  int64_t base = 0, total = 0;
-  int32_t mine = 0;
-  int failed = 0;
-  for (int i = (int)lane; i < channels * n; i += 32) {
-    const int s2 = i / channels, c2 = i % channels;
-    uint64_t v = 0;
-    const uint64_t sig = signal_offset(prm, si.dispatch_count(parity, c2, s2));
-    const uint64_t start = global_timer_ns();
-    int st = wait_until(l, sig, CMP_GE, want, &v);
-    atomicAdd(reinterpret_cast<unsigned long long*>(prm->wait_ns) + s2, (unsigned long long)(global_timer_ns() - start));
-    if (st != OK) failed = 1;
-    const int32_t cnt = (int32_t)(uint32_t)v;
-    total += cnt;
-    if (s2 < src || (s2 == src && c2 < c)) base += cnt;
-    if (s2 == src && c2 == c) mine = cnt;
+  // a peer is at most one call ahead). Warp 0 reads them and tells the group.
+  if (w == 0) {
+    int64_t base = 0, total = 0;
+    int32_t mine = 0;
+    int failed = 0;
+    for (int i = (int)lane; i < channels * n; i += 32) {
+      const int s2 = i / channels, c2 = i % channels;
+      uint64_t v = 0;
+      const uint64_t sig = signal_offset(prm, si.dispatch_count(parity, c2, s2));
+      const uint64_t start = global_timer_ns();
+      int st = wait_until(l, sig, CMP_GE, want, &v);
+      atomicAdd(reinterpret_cast<unsigned long long*>(prm->wait_ns) + s2, (unsigned long long)(global_timer_ns() - start));
+      if (st != OK) failed = 1;
+      const int32_t cnt = (int32_t)(uint32_t)v;
+      total += cnt;
+      if (s2 < src || (s2 == src && c2 < c)) base += cnt;
+      if (s2 == src && c2 == c) mine = cnt;
+    }
+    failed = __any_sync(0xffffffffu, failed);
+    for (int o = 16; o > 0; o >>= 1) {
+      base += __shfl_xor_sync(0xffffffffu, base, o);
+      total += __shfl_xor_sync(0xffffffffu, total, o);
+      mine += __shfl_xor_sync(0xffffffffu, mine, o);
+    }
+    if (lane == 0) {
+      news->start = failed ? ERR_TIMEOUT : OK;
+      news->base = base;
+      news->count = mine;
+      if (!failed) {
+        reinterpret_cast<int32_t*>(prm->recv_channel_offset)[c * n + src] = (int32_t)base;
+        reinterpret_cast<int32_t*>(prm->recv_channel_count)[c * n + src] = mine;
+        if (c == 0 && src == 0) *reinterpret_cast<int32_t*>(prm->recv_total) = (int32_t)total;
+      }
+    }
   }
-  if (__any_sync(0xffffffffu, failed)) return ERR_TIMEOUT;
-  for (int o = 16; o > 0; o >>= 1) {
-    base += __shfl_xor_sync(0xffffffffu, base, o);
-    total += __shfl_xor_sync(0xffffffffu, total, o);
-    mine += __shfl_xor_sync(0xffffffffu, mine, o);
-  }
-  if (lane == 0) {
-    reinterpret_cast<int32_t*>(prm->recv_channel_offset)[c * n + src] = (int32_t)base;
-    reinterpret_cast<int32_t*>(prm->recv_channel_count)[c * n + src] = mine;
-    if (c == 0 && src == 0) *reinterpret_cast<int32_t*>(prm->recv_total) = (int32_t)total;
-  }
+  group_sync(bar, warps);
+  if (news->start != OK) return news->start;
+  const int64_t base = news->base;
+  const int32_t mine = news->count;
   const Peer sender = peer_of(view, src);
   const uint32_t row_bytes = prm->dispatch_row_bytes;
   const uint32_t ring = prm->ring_tokens;
@@ -178,12 +224,22 @@ __device__ int dispatch_receive(const DeviceView* view, const MoeParams* prm, in
   int32_t* out_src = reinterpret_cast<int32_t*>(prm->recv_src);
   int32_t* expert_counts = reinterpret_cast<int32_t*>(prm->local_expert_counts);
   int32_t done = 0;
+  int granted = OK;  // warp 0: the last grant's status
   while (done < mine) {
-    uint64_t tail;
-    int st = warp_wait_counter(l, prm, tail_sig, head + 1, src, &tail);
+    if (w == 0) {
+      uint64_t tail = 0;
+      int st = granted;
+      if (st == OK) st = warp_wait_counter(l, prm, tail_sig, head + 1, src, &tail);
+      if (lane == 0) {
+        news->status = st;
+        news->batch = (uint32_t)min((uint64_t)(mine - done), tail - head);
+      }
+    }
+    group_sync(bar, warps);
+    const int st = news->status;
+    const uint32_t avail = news->batch;
     if (st != OK) return st;
-    const uint32_t avail = (uint32_t)min((uint64_t)(mine - done), tail - head);
-    for (uint32_t j = 0; j < avail; ++j) {
+    for (uint32_t j = (uint32_t)w; j < avail; j += (uint32_t)warps) {
       const char* row = ring_base + ((head + j) % ring) * row_bytes;
       const int64_t at = base + done + j;
       warp_copy16(out_x + at * prm->payload_bytes, row, prm->payload_bytes, lane);
@@ -203,15 +259,17 @@ __device__ int dispatch_receive(const DeviceView* view, const MoeParams* prm, in
         if (here) atomicAdd(expert_counts + (e - me * local), 1);
       }
     }
-    __syncwarp();
-    if (lane == 0) st = grant(sender, credit_sig, avail);
-    st = __shfl_sync(0xffffffffu, st, 0);
-    if (st != OK) return st;
+    // The group's reads of these rows are done before warp 0 hands the slots back.
+    group_sync(bar, warps);
+    if (w == 0) {
+      if (lane == 0) granted = grant(sender, credit_sig, avail);
+      granted = __shfl_sync(0xffffffffu, granted, 0);
+    }
     head += avail;
     done += (int32_t)avail;
   }
-  if (lane == 0) *consumed_word = head;
-  return OK;
+  if (w == 0 && lane == 0) *consumed_word = head;
+  return w == 0 ? granted : OK;
 }
 
 }  // namespace moe_kernels
@@ -224,23 +282,31 @@ extern "C" __global__ void gda4j_moe_next_call(uint64_t* call_seq_word) {
   if (threadIdx.x == 0 && blockIdx.x == 0) *call_seq_word += 1;
 }
 
-// Dispatch. Grid: num_channels blocks of 64 * nranks threads: warp r sends this channel's tokens to rank r, warp
-// nranks + s receives what rank s sends in this channel. local_expert_counts is zeroed before (gda4j_moe_zero).
+// Dispatch. Grid: 2 * num_channels blocks of 32 * nranks * warps_per_peer threads, a group of warps_per_peer warps
+// per rank. In block 2c (channel c's sender) group r sends the channel's tokens to rank r; in block 2c + 1 (its
+// receiver) group s receives what rank s sends in the channel. A group of several warps meets at named barrier
+// 1 + its rank, and a block has 15 of those: MoeRank gives more than one warp per peer only up to 8 ranks.
+// local_expert_counts is zeroed before (gda4j_moe_zero).
 // `*call_seq_word` (raised by gda4j_moe_next_call just before, in stream order) counts this rank's dispatches from 1;
 // every rank's n-th dispatch uses n.
-extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_dispatch(const DeviceView* view, const MoeParams* prm,
-                                                                       const char* x, const float* scales,
-                                                                       const int64_t* topk, const float* weights,
-                                                                       int num_tokens,
-                                                                       const uint64_t* call_seq_word) {
+extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch(const DeviceView* view, const MoeParams* prm,
+                                                                      const char* x, const float* scales,
+                                                                      const int64_t* topk, const float* weights,
+                                                                      int num_tokens, const uint64_t* call_seq_word,
+                                                                      int warps_per_peer) {
+  __shared__ int status[MAX_RANKS];
+  __shared__ GroupNews news[MAX_RANKS];
   const uint64_t call_seq = *call_seq_word;
   const int warp = threadIdx.x / 32;
   const int n = prm->nranks;
   if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
-  if (warp < n) {
-    dispatch_send(view, prm, blockIdx.x, warp, x, scales, topk, weights, num_tokens, call_seq);
-  } else if (warp < 2 * n) {
-    dispatch_receive(view, prm, blockIdx.x, warp - n, call_seq);
+  if (warp >= n * warps_per_peer) return;
+  const int c = (int)(blockIdx.x >> 1);
+  const int peer = warp / warps_per_peer, w = warp % warps_per_peer;
+  if ((blockIdx.x & 1) == 0) {
+    dispatch_send(view, prm, c, peer, w, warps_per_peer, &status[peer], x, scales, topk, weights, num_tokens, call_seq);
+  } else {
+    dispatch_receive(view, prm, c, peer, w, warps_per_peer, &news[peer], call_seq);
   }
 }
 
@@ -248,23 +314,27 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_dispatch(const Devi
 // namespace with a hash of the file's absolute path, which would make the PTX depend on where the repository lives.
 namespace moe_kernels {
 
-// One warp: the rows this rank received from `dest` in this channel (contiguous in y), sent back in order.
-__device__ int combine_send(const DeviceView* view, const MoeParams* prm, int c, int dest, const uint16_t* y) {
+// A group of warps (this is warp w of them): the rows this rank received from `dest` in this channel (contiguous in
+// y), sent back in order.
+__device__ int combine_send(const DeviceView* view, const MoeParams* prm, int c, int dest, int w, int warps,
+                            int* status, const uint16_t* y) {
   const uint32_t lane = detail::lane_id();
   const int n = prm->nranks;
-  ChannelSender s = make_sender(view, prm, c, dest, false);
+  GroupSender s = make_sender(view, prm, c, dest, false, w, warps, status);
   const int32_t first = reinterpret_cast<const int32_t*>(prm->recv_channel_offset)[c * n + dest];
   const int32_t count = reinterpret_cast<const int32_t*>(prm->recv_channel_count)[c * n + dest];
-  int st = OK;
-  for (int32_t i = 0; i < count; ++i) {
-    char* row;
-    st = s.next_row(&row);
+  for (uint32_t i = 0; i < (uint32_t)count;) {
+    const uint32_t rows = s.piece((uint32_t)count - i);
+    int st = s.begin(rows);
     if (st != OK) return st;
-    warp_copy16(row, y + (int64_t)(first + i) * prm->hidden, prm->combine_row_bytes, lane);
-    s.wrote_row();
+    for (uint32_t j = (uint32_t)w; j < rows; j += (uint32_t)warps) {
+      warp_copy16(s.slot(j), y + (int64_t)(first + i + j) * prm->hidden, prm->combine_row_bytes, lane);
+    }
+    s.end(rows);
+    i += rows;
   }
-  st = s.flush();
-  if (lane == 0) *state_word(prm, STATE_COMBINE_SENT, c, dest) = s.sent;
+  const int st = s.finish();
+  if (w == 0 && lane == 0) *state_word(prm, STATE_COMBINE_SENT, c, dest) = s.pos;
   return st;
 }
 
@@ -277,7 +347,6 @@ __device__ __forceinline__ void receivers_barrier(int warps) {
 // io.gda4j.moe.MoeReference documents, so the result does not depend on which row arrived first.
 __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int c, int wi, int num_tokens,
                                uint16_t* out) {
-  constexpr int MAX_RANKS = 16;
   __shared__ int32_t consumed[MAX_RANKS];
   __shared__ int failed;
   const uint32_t lane = detail::lane_id();
@@ -385,18 +454,24 @@ __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int
 }  // namespace moe_kernels
 using namespace moe_kernels;
 
-// Combine. Grid: num_channels blocks of 32 * (nranks + combine_warps) threads: warp r returns to rank r the rows
-// this rank received from it in this channel (y, BF16, in dispatch's output order), the other warps reduce this
-// rank's tokens of the channel into `out` (num_tokens x hidden BF16). Needs the layout and the dispatch before it.
-extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_combine(const DeviceView* view, const MoeParams* prm,
+// Combine. Grid: 2 * num_channels blocks of 32 * max(nranks * warps_per_peer, combine_warps) threads. In block 2c
+// group r (warps_per_peer warps, as in dispatch) returns to rank r the rows this rank received from it in channel c
+// (y, BF16, in dispatch's output order); in block 2c + 1 the first combine_warps warps reduce this rank's tokens of
+// the channel into `out` (num_tokens x hidden BF16). Needs the layout and the dispatch before it.
+extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine(const DeviceView* view, const MoeParams* prm,
                                                                       const uint16_t* y, uint16_t* out,
-                                                                      int num_tokens) {
+                                                                      int num_tokens, int warps_per_peer) {
   const int warp = threadIdx.x / 32;
   const int n = prm->nranks;
   if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
-  if (warp < n) {
-    combine_send(view, prm, blockIdx.x, warp, y);
-  } else if (warp < n + prm->combine_warps) {
-    combine_receive(view, prm, blockIdx.x, warp - n, num_tokens, out);
+  const int c = (int)(blockIdx.x >> 1);
+  if ((blockIdx.x & 1) == 0) {
+    __shared__ int status[MAX_RANKS];
+    if (warp < n * warps_per_peer) {
+      combine_send(view, prm, c, warp / warps_per_peer, warp % warps_per_peer, warps_per_peer,
+                   &status[warp / warps_per_peer], y);
+    }
+  } else if (warp < prm->combine_warps) {
+    combine_receive(view, prm, c, warp, num_tokens, out);
   }
 }

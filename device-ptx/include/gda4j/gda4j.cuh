@@ -508,8 +508,12 @@ __device__ __forceinline__ int quiet(const Local& me) {
 
 namespace detail {
 // Polls between looks at the abort word and the clock. Those looks cost more than a poll, and a poll loop with
-// bookkeeping in it answers later: the polls run unrolled, the bookkeeping once per POLL_BATCH.
-constexpr uint32_t POLL_BATCH = 64;
+// bookkeeping in it answers later: the polls run unrolled, the bookkeeping once per POLL_BATCH. The abort word is in
+// pinned host memory, so a look is a read across PCIe: with a look every 64 polls, the hundreds of warps a MoE
+// kernel keeps waiting spent half their wait on those reads, and the warps copying beside them waited ~4x longer for
+// their loads (ncu). One rank's MoE combine of 4096 tokens on an H100 went from 7.6 to 0.57 ms with 1024 polls,
+// still well under a millisecond between looks.
+constexpr uint32_t POLL_BATCH = 1024;
 constexpr uint32_t POLL_UNROLL = 8;
 
 // Out of line, so that the poll loop around it stays small. Returns OK to keep spinning.

@@ -1,6 +1,6 @@
 // gda4j/moe/moe.cuh: the pieces the MoE kernels (kernels/moe.cu) share: channel ranges, the rows' layout, warp
-// copies, and the two halves of a channel (a sender that writes only into slots the receiver granted, and a
-// receiver that grants them back). io.gda4j.moe's package docs describe the protocol; MoeSizing the memory.
+// copies, and the sending half of a channel (a group of warps that writes only into slots the receiver granted; the
+// receiver grants them back). io.gda4j.moe's package docs describe the protocol; MoeSizing the memory.
 //
 // Counters (u64, cumulative over calls, so no reset races with a peer that is already in the next call):
 //   tail   at the receiver, per (channel, source): rows written into its ring; ADDed by the sender after the rows
@@ -15,6 +15,9 @@
 
 namespace gda4j {
 namespace moe {
+
+// The most ranks (io.gda4j.moe.MoeConfig.MAX_RANKS): shared arrays of the kernels hold one entry per rank.
+constexpr int MAX_RANKS = 16;
 
 __device__ __forceinline__ int tokens_per_channel(int num_tokens, int channels) {
   return (num_tokens + channels - 1) / channels;
@@ -93,9 +96,26 @@ __device__ __forceinline__ int warp_wait_counter(const Local& me, const MoeParam
   return __shfl_sync(0xffffffffu, st, 0);
 }
 
-// The sending half of a channel to one peer, driven by one warp. Rows are written where slot() says (the peer's
-// ring over p2p, the local staging copy otherwise) and announced in runs of at most chunk_tokens contiguous slots.
-struct ChannelSender {
+// A group of `warps` warps of one block that serve one peer together meets at named barrier `bar` (1..15; barrier 0
+// is __syncthreads). A group of one warp needs no barrier, so any number of ranks can have one.
+__device__ __forceinline__ void group_sync(int bar, int warps) {
+  if (warps == 1) {
+    __syncwarp();
+  } else {
+    asm volatile("bar.sync %0, %1;" ::"r"(bar), "r"(warps * 32) : "memory");
+  }
+}
+
+// The sending half of a channel to one peer, driven by a group of `warps` warps (this one is warp `w` of them). Rows
+// go out in pieces of at most chunk rows that never cross the ring's end (over proxy and ibgda a piece is one put of
+// a contiguous run of the staging copy). For each piece:
+//   begin(rows): warp 0 announces the previous piece and waits until this one fits   then the group meets
+//                (credit >= pos + rows - ring)
+//   slot(j):     every warp writes the piece's rows j with j % warps == w there
+//   end(rows):   the group meets: the rows are written
+// and finish() (warp 0) announces the last piece. Warp 0's status reaches the others through `*status` at the next
+// barrier, so the group leaves together: a warp that left alone would leave the others at a barrier for ever.
+struct GroupSender {
   Peer peer;
   Local me;
   const MoeParams* prm;
@@ -107,54 +127,65 @@ struct ChannelSender {
   uint32_t row_bytes;
   uint32_t ring;
   uint32_t chunk;
-  uint64_t sent;            // rows announced so far (cumulative)
-  uint32_t pending;         // rows written, not yet announced
-  uint64_t credit;          // last credit seen
+  uint64_t pos;             // rows written before the current piece (cumulative; the same in every warp)
+  uint32_t pending;         // rows of the last piece, not yet announced
+  uint64_t credit;          // warp 0: the last credit seen
+  int w, warps, bar;
+  int* status;              // shared by the group: warp 0's last status
 
-  // Where the next row goes; waits for a credit (announcing what is pending first, so the receiver can free slots).
-  __device__ __forceinline__ int next_row(char** dst) {
-    uint64_t pos = sent + pending;
-    if (pending > 0 && (pending == chunk || pos % ring == 0)) {
-      int st = flush();
-      if (st != OK) return st;
-    }
-    if (pos + 1 > credit + ring) {
-      if (pending > 0) {
-        int st = flush();
-        if (st != OK) return st;
-      }
-      int st = warp_wait_counter(me, prm, credit_sig, pos + 1 - ring, peer.rank, &credit);
-      if (st != OK) return st;
-    }
-    const uint64_t at = (uint64_t)(pos % ring) * row_bytes;
-    *dst = direct ? peer.heap + ring_at_peer + at : me.heap + stage + at;
-    return OK;
+  // Rows the next piece holds, with `left` rows still to send.
+  __device__ __forceinline__ uint32_t piece(uint32_t left) const {
+    return min(left, min(chunk, ring - (uint32_t)(pos % ring)));
   }
 
-  __device__ __forceinline__ void wrote_row() { ++pending; }
+  // `prior`: a failure warp 0 met before (the group returns it from its first begin).
+  __device__ __forceinline__ int begin(uint32_t rows, int prior = OK) {
+    if (w == 0) {
+      int st = prior;
+      if (st == OK) st = flush();
+      if (st == OK && pos + rows > credit + ring) {
+        st = warp_wait_counter(me, prm, credit_sig, pos + rows - ring, peer.rank, &credit);
+      }
+      if (detail::lane_id() == 0) *status = st;
+    }
+    group_sync(bar, warps);
+    return *status;
+  }
 
-  // Announces the pending rows: over p2p the rows are already there (a fence orders them before the tail); otherwise
-  // one put of the contiguous run from the staging copy, with the tail signalled after it.
+  __device__ __forceinline__ char* slot(uint32_t j) const {
+    const uint64_t at = (uint64_t)((pos + j) % ring) * row_bytes;
+    return direct ? peer.heap + ring_at_peer + at : me.heap + stage + at;
+  }
+
+  __device__ __forceinline__ void end(uint32_t rows) {
+    // The staging rows are read by the copy engine or the NIC, not by this GPU: each warp makes its own stores
+    // visible system-wide before warp 0 hands the run over. Over p2p warp 0's fence covers the group's stores (the
+    // barrier orders them before it).
+    if (!direct) __threadfence_system();
+    group_sync(bar, warps);
+    pos += rows;
+    pending = rows;
+  }
+
+  // Warp 0: announces the last piece.
+  __device__ __forceinline__ int finish() { return w == 0 ? flush() : OK; }
+
+  // Warp 0: announces the pending rows. Over p2p they are already at the peer (a fence orders them before the tail);
+  // otherwise one put of the contiguous run from the staging copy, with the tail signalled after it.
   __device__ __forceinline__ int flush() {
     if (pending == 0) return OK;
-    const uint64_t first = (sent % ring) * row_bytes;
+    const uint64_t first = ((pos - pending) % ring) * row_bytes;
     const uint64_t bytes = (uint64_t)pending * row_bytes;
     int st = OK;
     if (direct) {
-      __syncwarp();
       if (detail::lane_id() == 0) {
-        fence(peer);
-        st = signal(peer, tail_sig, SIGNAL_ADD, pending);
+        st = fence(peer);
+        if (st == OK) st = signal(peer, tail_sig, SIGNAL_ADD, pending);
       }
       st = __shfl_sync(0xffffffffu, st, 0);
     } else {
-      // The staging rows were stored by every lane: make them visible system-wide before the copy engine or the NIC
-      // reads them.
-      __threadfence_system();
-      __syncwarp();
       st = put_signal_warp(peer, ring_at_peer + first, stage + first, bytes, tail_sig, SIGNAL_ADD, pending);
     }
-    sent += pending;
     pending = 0;
     return st;
   }

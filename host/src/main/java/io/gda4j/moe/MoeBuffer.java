@@ -79,8 +79,8 @@ public final class MoeBuffer implements AutoCloseable {
 
     /**
      * The kernels of all ranks wait for each other, so every block of every rank on a GPU must be resident at once:
-     * refuse a grid that might not be (one block per SM at worst; with 1024-thread blocks that is what fits), counted
-     * over all the ranks sharing the GPU. They also wait for the transports' streams, so each stream on the GPU needs
+     * refuse a grid that might not be (one block per SM at worst: a 512-thread block of 128-register threads fills an
+     * SM's registers), counted over all the ranks sharing the GPU. They also wait for the transports' streams, so each stream on the GPU needs
      * a hardware work queue of its own ({@link #queueProblem}), the communication streams the ranks are about to make
      * counted in (before they exist: a refusal leaves nothing to undo).
      */
@@ -92,11 +92,12 @@ public final class MoeBuffer implements AutoCloseable {
         for (Rank r : world.localRanks()) {
             int sms = r.device().multiprocessorCount();
             int sharing = world.ranksOnGpuOf(r.rank());
-            long blocks = (long) sharing * config.numChannels();
+            long blocks = (long) sharing * MoeRank.blocksPerRank(config);
             if (blocks > sms) {
-                throw new IllegalArgumentException("MoeConfig numChannels (" + config.numChannels() + ") x " + sharing
-                        + " ranks on GPU " + r.device().ordinal() + " = " + blocks + " blocks, more than its " + sms
-                        + " SMs can hold at once; their kernels wait for each other, so lower numChannels");
+                throw new IllegalArgumentException("MoeConfig numChannels (" + config.numChannels() + ") x 2 blocks x "
+                        + sharing + " ranks on GPU " + r.device().ordinal() + " = " + blocks + " blocks, more than its "
+                        + sms + " SMs can hold at once; their kernels wait for each other, so lower numChannels (at most "
+                        + sms / (2 * sharing) + " here)");
             }
         }
     }

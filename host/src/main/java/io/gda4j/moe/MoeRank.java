@@ -103,12 +103,28 @@ public final class MoeRank implements AutoCloseable {
         this.done = memory.done();
     }
 
-    private int dispatchThreads() {
-        return 64 * s.worldSize();
+    /**
+     * Warps that serve one peer together in a sending or receiving block: as many as fit in 16 warps (512 threads, so
+     * 128 registers a thread) up to 8 ranks, where each group can have a named barrier of its own (a block has 15);
+     * one beyond. A single warp per peer was latency-bound: one 14 KiB row copy at a time.
+     */
+    static int warpsPerPeer(int worldSize) {
+        return worldSize <= 8 ? 16 / worldSize : 1;
     }
 
+    /** A dispatch block: a group of warps per peer (the channel's even block sends, its odd block receives). */
+    private int dispatchThreads() {
+        return 32 * s.worldSize() * warpsPerPeer(s.worldSize());
+    }
+
+    /** A combine block: a group of warps per peer in the sending block, combineWarps in the reducing one. */
     private int combineThreads() {
-        return 32 * (s.worldSize() + s.config().combineWarps());
+        return 32 * Math.max(s.worldSize() * warpsPerPeer(s.worldSize()), s.config().combineWarps());
+    }
+
+    /** Two blocks per channel, a sender and a receiver: MoeBuffer's residency check counts them. */
+    static int blocksPerRank(MoeConfig c) {
+        return 2 * c.numChannels();
     }
 
     private ByteBuffer params(long base) {
@@ -293,10 +309,10 @@ public final class MoeRank implements AutoCloseable {
         // The sequence number is raised on the GPU, not passed by value: a captured graph then makes a new call on
         // every replay.
         nextCall.launch(1, 1, 0, calls, KernelArgs.create().pointer(at(s.callSeq())));
-        dispatchKernel.launch(c.numChannels(), dispatchThreads(), 0, calls, KernelArgs.create()
+        dispatchKernel.launch(blocksPerRank(c), dispatchThreads(), 0, calls, KernelArgs.create()
                 .pointer(rank.deviceView()).pointer(at(s.params())).pointer(x.pointer())
                 .address(scales == null ? 0 : scales.address()).pointer(topkIdx.pointer()).pointer(topkWeights.pointer())
-                .i32(tokens).pointer(at(s.callSeq())));
+                .i32(tokens).pointer(at(s.callSeq())).i32(warpsPerPeer(s.worldSize())));
         done.record(calls);
         dispatchGeneration++;
         return new MoeDispatchResult(this, handle.afterDispatch(dispatchGeneration), dispatchGeneration);
@@ -329,9 +345,9 @@ public final class MoeRank implements AutoCloseable {
         }
         DeviceTensor out = combined(h.numTokens());
         callStreamWaitsForComputeStream();
-        combineKernel.launch(c.numChannels(), combineThreads(), 0, calls, KernelArgs.create()
+        combineKernel.launch(blocksPerRank(c), combineThreads(), 0, calls, KernelArgs.create()
                 .pointer(rank.deviceView()).pointer(at(s.params())).pointer(y.pointer()).pointer(out.pointer())
-                .i32(h.numTokens()));
+                .i32(h.numTokens()).i32(warpsPerPeer(s.worldSize())));
         done.record(calls);
         return out;
     }

@@ -6,17 +6,17 @@
  *
  * <h2>What moves where</h2>
  * A rank's tokens are split into {@code numChannels} contiguous ranges ({@link io.gda4j.moe.MoeChannels}); channel
- * {@code c} is one thread block on every rank. Dispatch sends each token once to each rank that holds one of its
- * experts (not once per expert), in token order, into the receiver's ring for (channel, source); the receiver copies
- * the rows out in (source rank, token) order, so its output is sorted by source rank, then token. Combine sends each
- * received row back along the same channel, and the source sums a token's rows over the ranks in increasing rank
- * order, in FP32, rounding once to BF16 (round to nearest even): bitwise identical whatever the timing
- * ({@link io.gda4j.moe.MoeReference} is that order, in Java).
+ * {@code c} is two thread blocks on every rank, one sending and one receiving. Dispatch sends each token once to
+ * each rank that holds one of its experts (not once per expert), in token order, into the receiver's ring for
+ * (channel, source); the receiver copies the rows out in (source rank, token) order, so its output is sorted by
+ * source rank, then token. Combine sends each received row back along the same channel, and the source sums a
+ * token's rows over the ranks in increasing rank order, in FP32, rounding once to BF16 (round to nearest even):
+ * bitwise identical whatever the timing ({@link io.gda4j.moe.MoeReference} is that order, in Java).
  *
  * <h2>Flow control</h2>
  * The receiver owns the rings and grants slots: a sender writes rows only into slots the receiver has freed
  * (cumulative credit counters), so at most {@code ringTokens} rows per (channel, peer) are in flight and a slow
- * receiver is never overrun. Over p2p the sender's warp stores each row straight into the peer's ring; over proxy and
+ * receiver is never overrun. Over p2p the sender's warps store each row straight into the peer's ring; over proxy and
  * ibgda it packs rows into a local staging copy of the ring and sends each contiguous run with one put (one trigger
  * or WQE per chunk, never per token). The tail counter is signalled after the data; credits are signalled after the
  * rows were read. Every wait uses the world's runtime timeout; a timeout names the rank, the peer, the channel and

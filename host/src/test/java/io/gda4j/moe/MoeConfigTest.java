@@ -84,11 +84,31 @@ class MoeConfigTest {
         assertThrows(IllegalArgumentException.class, () -> small().topK(0).build());
         assertThrows(IllegalArgumentException.class, () -> small().chunkTokens(16).build());
         assertThrows(IllegalArgumentException.class, () -> small().combineWarps(9).build());
+        IllegalArgumentException warps = assertThrows(IllegalArgumentException.class,
+                () -> small().ringTokens(64).combineWarps(MoeConfig.MAX_COMBINE_WARPS + 1).build());
+        assertTrue(warps.getMessage().contains("at most 16"), warps.getMessage());
+        small().ringTokens(64).combineWarps(MoeConfig.MAX_COMBINE_WARPS).build();
         assertThrows(IllegalArgumentException.class, () -> small().dtype(ElementType.FP32).build());
         assertThrows(IllegalArgumentException.class, () -> small().maxTokensPerRank(0).build());
         IllegalArgumentException split = assertThrows(IllegalArgumentException.class, () -> small().build().sizing(3));
         assertTrue(split.getMessage().contains("multiple of the world size"), split.getMessage());
         assertThrows(IllegalArgumentException.class, () -> small().numExperts(32).build().sizing(32));
+    }
+
+    @Test
+    void groupsOfWarpsPerPeerFillA512ThreadBlockAndHaveBarriersUpTo8Ranks() {
+        assertEquals(8, MoeRank.warpsPerPeer(2));
+        assertEquals(5, MoeRank.warpsPerPeer(3));
+        assertEquals(4, MoeRank.warpsPerPeer(4));
+        assertEquals(2, MoeRank.warpsPerPeer(8));
+        assertEquals(1, MoeRank.warpsPerPeer(9));
+        for (int n = 1; n <= MoeConfig.MAX_RANKS; n++) {
+            int w = MoeRank.warpsPerPeer(n);
+            assertTrue(w >= 1 && n * w <= 16, n + " ranks: " + w + " warps each");
+            // A group of several warps takes named barrier 1 + its peer: 15 exist besides __syncthreads.
+            assertTrue(w == 1 || n <= 15, n + " ranks");
+        }
+        assertEquals(48, MoeRank.blocksPerRank(MoeConfig.deepEpBuilder().numChannels(24).build()));
     }
 
     @Test

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.Random;
@@ -21,6 +22,7 @@ import java.util.stream.Stream;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Layout, dispatch and combine on the GPU against {@link MoeReference}, bit for bit ({@link MoeSelfCheck}): every
@@ -104,6 +106,28 @@ class MoeGpuTest {
     static Stream<Arguments> transportCases() {
         return Stream.of(Arguments.of(ElementType.BF16, 2), Arguments.of(ElementType.FP8_E4M3, 2),
                 Arguments.of(ElementType.BF16, 4));
+    }
+
+    /**
+     * World sizes whose groups of warps per peer are odd: 3 ranks get groups of 5 warps, 9 ranks one warp each (no
+     * named barrier). A ring of 10 rows in chunks of 4 cuts pieces at the ring's end as well as at chunk ends.
+     */
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {3, 9})
+    void oddWorldSizesMatchTheReference(int ranks) {
+        try (LocalWorld w = world(ranks, "p2p", Duration.ofSeconds(30))) {
+            String queues = MoeBuffer.queueProblem(w);
+            assumeTrue(queues == null, () -> queues + " (set CUDA_DEVICE_MAX_CONNECTIONS=32 for this test)");
+            MoeConfig c = MoeConfig.builder().hidden(2048).dtype(ranks == 3 ? ElementType.FP8_E4M3 : ElementType.BF16)
+                    .maxTokensPerRank(80).numExperts(36).topK(8).numChannels(3).chunkTokens(4).ringTokens(10)
+                    .combineWarps(4).build();
+            try (MoeBuffer moe = MoeBuffer.create(w, c); MoeSelfCheck check = new MoeSelfCheck(moe)) {
+                Random rnd = new Random(ranks);
+                for (MoeRouting.Kind kind : new MoeRouting.Kind[] {MoeRouting.Kind.UNIFORM, MoeRouting.Kind.SKEWED}) {
+                    check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 80, rnd));
+                }
+            }
+        }
     }
 
     /** The DeepEP shape at a size one GPU holds: 4096 tokens of hidden 7168, top-8 of 256, with deep rings. */

@@ -53,6 +53,22 @@ class MoeNcclGpuTest {
         for (int g = 0; g < n; g++) {
             gpus.add(g);
         }
+        exchangeLandsWhereThePlanSaysAndTheTimingRuns(gpus);
+    }
+
+    /**
+     * NCCL refuses two ranks on one GPU, but a one-rank world runs the real library on any GPU: each exchange is a
+     * grouped send and receive to itself, through the same JNA calls and plans the benchmark uses.
+     */
+    @Test
+    void aOneRankWorldExchangesWithItselfThroughTheRealLibrary() {
+        GpuWorlds.assumeGpu();
+        assumeTrue(LibNccl.isAvailable(), LibNccl::unavailableReason);
+        exchangeLandsWhereThePlanSaysAndTheTimingRuns(List.of(0));
+    }
+
+    private static void exchangeLandsWhereThePlanSaysAndTheTimingRuns(List<Integer> gpus) {
+        int n = gpus.size();
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(gpus).heapSizeBytes(256L << 20)
                 .waitTimeout(Duration.ofSeconds(30)).build());
              MoeBuffer moe = MoeBuffer.create(w, config());

@@ -84,7 +84,7 @@ final class MoeCommand implements Command {
         o.addOption(Option.builder().longOpt("dtype").hasArg().argName("T")
                 .desc("dispatch element type: bf16, fp8 or both (default both); combine is BF16").build());
         o.addOption(Option.builder().longOpt("channels").hasArg().argName("N")
-                .desc("thread blocks per rank (default 24, at most the SMs / ranks per GPU)").build());
+                .desc("channels per rank, two thread blocks each (default 24, at most SMs / (2 x ranks per GPU))").build());
         o.addOption(Option.builder().longOpt("ring").hasArg().argName("ROWS").desc("ring rows per channel and peer (default 128)").build());
         o.addOption(Option.builder().longOpt("chunk").hasArg().argName("ROWS").desc("rows per announced chunk (default 32)").build());
         o.addOption(Option.builder().longOpt("iters").hasArg().argName("N").desc("timed iterations (default 20)").build());
@@ -307,12 +307,14 @@ final class MoeCommand implements Command {
         int iters = OptionValues.integer(cmd, "iters", 20, 1, 1_000_000);
         int warmup = OptionValues.integer(cmd, "warmup", 3, 0, 1_000_000);
         List<MoeConfig> configs = new ArrayList<>();
+        int ring = OptionValues.integer(cmd, "ring", 128, 1, Integer.MAX_VALUE);
         try {
             for (ElementType t : dtypes) {
                 configs.add(MoeConfig.builder().hidden(OptionValues.integer(cmd, "hidden", 7168, 1, Integer.MAX_VALUE)).dtype(t)
                         .maxTokensPerRank(maxTokens).numExperts(OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE))
                         .topK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE)).numChannels(OptionValues.integer(cmd, "channels", 24, 1, Integer.MAX_VALUE))
-                        .ringTokens(OptionValues.integer(cmd, "ring", 128, 1, Integer.MAX_VALUE)).chunkTokens(OptionValues.integer(cmd, "chunk", 32, 1, Integer.MAX_VALUE))
+                        .ringTokens(ring).chunkTokens(OptionValues.integer(cmd, "chunk", 32, 1, Integer.MAX_VALUE))
+                        .combineWarps(Math.min(MoeConfig.MAX_COMBINE_WARPS, ring))
                         .communicationStream(cmd.hasOption("comm-stream")).build());
             }
         } catch (IllegalArgumentException e) {
