@@ -123,7 +123,10 @@ public final class MoeConfig {
         return numChannels;
     }
 
-    /** The most rows one put carries over proxy/ibgda, and one tail signal announces. */
+    /**
+     * The most rows one put carries over proxy/ibgda, and one tail signal announces. Dispatch also cuts its runs
+     * where a window of 32 tokens ends (the sending warps find a window's rows together), so it sends at most 32.
+     */
     public int chunkTokens() {
         return chunkTokens;
     }
