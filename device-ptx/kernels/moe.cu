@@ -419,12 +419,7 @@ __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int
               }
             }
           }
-          uint4 o;
-          o.x = float_to_bf16(acc[0]) | (uint32_t)float_to_bf16(acc[1]) << 16;
-          o.y = float_to_bf16(acc[2]) | (uint32_t)float_to_bf16(acc[3]) << 16;
-          o.z = float_to_bf16(acc[4]) | (uint32_t)float_to_bf16(acc[5]) << 16;
-          o.w = float_to_bf16(acc[6]) | (uint32_t)float_to_bf16(acc[7]) << 16;
-          if (mine) *reinterpret_cast<uint4*>(out + (int64_t)t * hidden + h) = o;
+          if (mine) *reinterpret_cast<uint4*>(out + (int64_t)t * hidden + h) = pack_bf16x8(acc);
         }
         __syncwarp();
         if (lane < (uint32_t)n && slots[(int64_t)t * n + lane] >= 0) atomicAdd(&consumed[lane], 1);

@@ -467,11 +467,6 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
         }
       }
     }
-    uint4 o;
-    o.x = float_to_bf16(acc[0]) | (uint32_t)float_to_bf16(acc[1]) << 16;
-    o.y = float_to_bf16(acc[2]) | (uint32_t)float_to_bf16(acc[3]) << 16;
-    o.z = float_to_bf16(acc[4]) | (uint32_t)float_to_bf16(acc[5]) << 16;
-    o.w = float_to_bf16(acc[6]) | (uint32_t)float_to_bf16(acc[7]) << 16;
-    if (mine) *reinterpret_cast<uint4*>(b.combined() + (int64_t)t * hidden + h) = o;
+    if (mine) *reinterpret_cast<uint4*>(b.combined() + (int64_t)t * hidden + h) = pack_bf16x8(acc);
   }
 }

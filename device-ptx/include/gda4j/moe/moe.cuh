@@ -75,6 +75,17 @@ __device__ __forceinline__ uint16_t float_to_bf16(float f) {
   return r;
 }
 
+// Eight FP32 sums rounded to BF16 (float_to_bf16) and packed in order into one 16-byte vector: a lane's share of a
+// combined row.
+__device__ __forceinline__ uint4 pack_bf16x8(const float (&acc)[8]) {
+  uint4 o;
+  o.x = float_to_bf16(acc[0]) | (uint32_t)float_to_bf16(acc[1]) << 16;
+  o.y = float_to_bf16(acc[2]) | (uint32_t)float_to_bf16(acc[3]) << 16;
+  o.z = float_to_bf16(acc[4]) | (uint32_t)float_to_bf16(acc[5]) << 16;
+  o.w = float_to_bf16(acc[6]) | (uint32_t)float_to_bf16(acc[7]) << 16;
+  return o;
+}
+
 // Lane 0 waits until this rank's counter at `sig` reaches `want`; every lane gets the status and the value seen.
 // The wait time is added to wait_ns[peer] (readable from Java: which peer this rank waited for).
 __device__ __forceinline__ int warp_wait_counter(const Local& me, const MoeParams* prm, uint64_t sig, uint64_t want,
