@@ -4,16 +4,27 @@
 // gda4j/moe/ll.cuh has the buffer layout and the counters; io.gda4j.moe.MoeLowLatencyReference is what they must
 // produce, bit for bit.
 //
+// Rows by transport (ll_params.cuh has the message, io.gda4j.moe.MoeLowLatencySizing the send order):
+//  - p2p and self: the warps store the row, its scales and its source record straight into the expert's buffers;
+//  - ibgda: the row is cast into one message (record | payload | scales) in this rank's send order and put with one
+//    WQE per (token, expert); the expert's count follows as one SET;
+//  - proxy: the messages are written the same way, but nothing is pushed per row: the rows of one expert are
+//    consecutive in the send order and in the expert's slots, so the lane that completes the expert's count pushes
+//    one PUT_SIGNAL trigger for all of them (the copy, then the count);
+//  - a staged row lands as a message; the receive half copies it apart into x, scales and source records.
+//  The combine returns the rows of (local expert, source) to the source's send rows, which are consecutive too: one
+//  put (PUT_SIGNAL, with the expert's flag) per (local expert, staged source).
+//
 // Ordering (DESIGN.md's per-transport rules):
-//  - a row to an expert: over p2p the warp stores it into the peer's heap; over proxy/ibgda it is cast into this
-//    rank's staging copy and put (one put for the payload, one for the scales, one for the source record);
 //  - the count of an expert is SET after the rows: the block of a token, after every warp's stores (or puts) of its
 //    rows, makes them visible (a block barrier, then a system fence by each counting lane of warp 0) and counts the
 //    rows done on this GPU; the lane that completes a count calls fence(peer) (p2p: a system fence; proxy/ibgda:
-//    in-order channels) and then signals, so a receiver that acquires the count sees every row;
-//  - combine: the block of a local expert stores/puts all its rows, then (bar.sync) one thread per source rank
-//    fences and SETs the expert's flag at that rank. The combine's receive half waits for every expert's flag, so
-//    it is a barrier over all ranks: a rank's next use of a buffer follows every rank's receive of the previous one.
+//    in-order channels) and then signals (proxy: put_signal of the expert's rows), so a receiver that acquires the
+//    count sees every row;
+//  - combine: the block of a local expert stores its rows (or writes them to its staging copy), then (bar.sync) one
+//    warp per source rank fences and SETs the expert's flag at that rank, or puts the staged rows with the flag.
+//    The combine's receive half waits for every expert's flag, so it is a barrier over all ranks: a rank's next use
+//    of a buffer follows every rank's receive of the previous one.
 #include <gda4j/gda4j.cuh>
 #include <gda4j/moe/ll.cuh>
 
@@ -28,7 +39,8 @@ constexpr int LL_ROUTE_SHARED_WORDS = 5120;
 
 // Route of this rank's top-k (num_tokens x top_k, int64; -1 = none), on one block: raises seq[buf]; for each
 // (token, k) the row's slot in its expert's range for this source (route_slot; -1 for -1, repeats and bad entries),
-// rows per expert (send_count), send_done zeroed, and status[buf] = 0 or 1 + the first entry outside
+// rows per expert (send_count) and their first send row (send_base), send_done zeroed, and status[buf] = 0 or 1 +
+// the first entry outside
 // [-1, num_experts). Bad entries are then treated as -1, so every rank still completes the call (the host reports
 // the status). The n-th token naming expert e gets slot n: a counting sort over chunks of 32 tokens, where a chunk's
 // tokens naming e form a 32-bit mask, a token's slot is the popcount of the masks of earlier chunks plus that of the
@@ -102,32 +114,70 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const LlPa
       __syncthreads();
     }
   }
+  // send_base: the exclusive prefix sum of the counts over the experts, a block at a time (a warp scan, then one of
+  // the warps' sums); `carry` is the sum of the experts before the block's.
+  __shared__ int32_t warp_base[32];
+  __shared__ int32_t block_sum;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  int32_t carry = 0;
+  for (int e0 = 0; e0 < experts; e0 += blockDim.x) {
+    const int e = e0 + threadIdx.x;
+    const int32_t v = e < experts ? count[e] : 0;
+    int32_t incl = v;
+    for (int o = 1; o < 32; o <<= 1) {
+      const int32_t u = __shfl_up_sync(0xffffffffu, incl, o);
+      if (lane >= o) incl += u;
+    }
+    if (lane == 31) warp_base[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+      const int32_t w = lane < warps ? warp_base[lane] : 0;
+      int32_t wi = w;
+      for (int o = 1; o < 32; o <<= 1) {
+        const int32_t u = __shfl_up_sync(0xffffffffu, wi, o);
+        if (lane >= o) wi += u;
+      }
+      if (lane < warps) warp_base[lane] = wi - w;
+      if (lane == 31) block_sum = wi;
+    }
+    __syncthreads();
+    if (e < experts) b.send_base()[e] = carry + warp_base[warp] + incl - v;
+    carry += block_sum;
+    __syncthreads();
+  }
   if (threadIdx.x == 0) *b.status() = bad == ~0ull ? 0 : bad + 1;
 }
 
 // A named namespace, not an anonymous one (see moe.cu: PTX free of path-dependent names).
 namespace moe_ll_kernels {
 
-// One thread: the count of `expert` from this rank, once its rows are out.
+// One thread: the count of `expert` from this rank, once its rows are out (proxy: with the rows themselves, one
+// PUT_SIGNAL of the expert's consecutive messages).
 __device__ __forceinline__ int signal_count(const DeviceView* view, const LlBuffer& b, int expert, uint64_t seq,
                                             int32_t rows) {
   const LlParams* p = b.p;
   const Peer peer = peer_of(view, expert / p->num_local_experts);
+  const int le = expert % p->num_local_experts;
+  const uint64_t sig = b.dispatch_count(le, p->rank), value = seq << 32 | (uint32_t)rows;
   // Orders this thread's send_done atomic (which saw every other warp's rows out) before the signal's own path: a
-  // proxy or ibgda signal claims its FIFO/queue slot with another atomic, which must come after those warps' claims.
+  // proxy or ibgda signal claims its FIFO/queue slot with another atomic, which must come after those warps' claims,
+  // and the copy a proxy trigger asks for reads messages other blocks wrote (each fenced before its atomic).
   __threadfence_system();
-  int st = fence(peer);
-  if (st == OK) {
-    st = signal(peer, b.dispatch_count(expert % p->num_local_experts, p->rank), SIGNAL_SET, seq << 32 | (uint32_t)rows);
+  if (peer.transport == TRANSPORT_PROXY && rows > 0) {
+    return put_signal(peer, b.recv_msg(b.row(le, p->rank * p->max_tokens)), b.send_msg(b.send_base()[expert]),
+                      (uint64_t)rows * p->msg_bytes, sig, SIGNAL_SET, value);
   }
+  int st = fence(peer);
+  if (st == OK) st = signal(peer, sig, SIGNAL_SET, value);
   return st;
 }
 
 // One block: token t to each distinct expert of its top-k. Every warp takes a share of the row's 128-channel groups
 // (hidden 7168: 7 of 56 with 8 warps), so a row costs one round of loads instead of a warp walking it alone (one
-// warp per token took 120 us for 128 tokens of top-8 on an H100, this kernel 19 us); then warp j puts the staged
-// destinations j, j + 8, ... in parallel. `failed` is the block's shared error flag. Every thread of the block
-// calls it.
+// warp per token took 120 us for 128 tokens of top-8 on an H100, this kernel 19 us), and stores it to every
+// destination: the expert's buffers at a p2p/self peer, or the entry's message in this rank's send order for a
+// staged (proxy/ibgda) one. Then warp j puts the ibgda messages j, j + 8, ... in parallel. `failed` is the block's
+// shared error flag. Every thread of the block calls it.
 __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint16_t* x, const int64_t* topk, int t,
                           uint64_t seq, int* failed) {
   const LlParams* p = b.p;
@@ -136,41 +186,46 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
   const int k_count = p->top_k, local = p->num_local_experts, me = p->rank, hidden = p->hidden;
   const bool fp8 = p->dtype == LL_DTYPE_FP8_E4M3;
   const bool pow2 = p->power_of_two_scales != 0;
-  // Lane k < top_k of every warp: its entry's expert, slot, and (for a p2p/self peer) the peer's heap. Each warp
-  // loads them itself (L1 hits after the first) rather than waiting at a block barrier for one warp to share them.
-  int expert = -1, slot = -1;
-  char* direct_heap = nullptr;
+  const Local l = local_of(view);
+  // Lane k < top_k of every warp: its entry's expert, slot, send row, and where the row goes: x, scales and source
+  // record at a p2p/self peer, or the parts of its message here. Each warp loads them itself (L1 hits after the
+  // first) rather than waiting at a block barrier for one warp to share them. Computed before the row loop: its
+  // stores go through char pointers that may alias the params, so a params field read inside it is a fresh memory
+  // load after each store.
+  int expert = -1, slot = -1, send_row = -1;
+  uint32_t transport = 0;
+  char* dst_x = nullptr;
+  float* dst_scales = nullptr;
+  int4* dst_src = nullptr;
   if (lane < (uint32_t)k_count) {
     slot = b.route_slot()[(int64_t)t * k_count + lane];
     if (slot >= 0) {
       expert = (int)topk[(int64_t)t * k_count + lane];
+      send_row = b.send_base()[expert] + slot;
       const Peer peer = peer_of(view, expert / local);
-      if (detail::is_direct(peer)) direct_heap = peer.heap;
+      transport = peer.transport;
+      if (detail::is_direct(peer)) {
+        const uint64_t r = b.row(expert % local, me * p->max_tokens + slot);
+        dst_x = peer.heap + b.recv_x(r);
+        dst_scales = reinterpret_cast<float*>(peer.heap + b.recv_scales(r));
+        dst_src = reinterpret_cast<int4*>(peer.heap + b.recv_src(r));
+      } else {
+        char* msg = l.heap + b.send_msg(send_row);
+        dst_src = reinterpret_cast<int4*>(msg);
+        dst_x = msg + LL_MSG_HEADER_BYTES;
+        dst_scales = reinterpret_cast<float*>(msg + LL_MSG_HEADER_BYTES + p->payload_bytes);
+      }
     }
   }
   const uint32_t dests = __ballot_sync(0xffffffffu, slot >= 0);
-  const uint32_t staged_dests = __ballot_sync(0xffffffffu, slot >= 0 && direct_heap == nullptr);
-  const Local l = local_of(view);
+  const uint32_t ibgda_dests = __ballot_sync(0xffffffffu, slot >= 0 && detail::is_ibgda(transport));
   const int groups = hidden / LL_SCALE_BLOCK;
   const uint16_t* row = x + (int64_t)t * hidden;
-  // Every address the row loop stores to, computed before it: the loop's stores go through char pointers that may
-  // alias the params, so a params field read inside it is a fresh memory load after each store. Lane k: its
-  // entry's row at a direct peer (null otherwise).
-  char* direct_x = nullptr;
-  float* direct_scales = nullptr;
-  if (direct_heap != nullptr) {
-    const uint64_t r = b.row(expert % local, me * p->max_tokens + slot);
-    direct_x = direct_heap + b.recv_x(r);
-    direct_scales = reinterpret_cast<float*>(direct_heap + b.recv_scales(r));
-  }
-  char* const stage_x = staged_dests != 0 ? l.heap + b.send_x(t) : nullptr;
-  float* const stage_scales = staged_dests != 0 ? reinterpret_cast<float*>(l.heap + b.send_scales(t)) : nullptr;
   // This warp's groups g = warp, warp + warps, ...: all their loads issued before the first is used, all of them
   // cast, then stored destination by destination, so a destination's address is shuffled once per batch rather
   // than once per group (that shuffle loop was more than half of the kernel's instructions). x is the caller's
   // input, read-only while the kernel runs, so the loads may take the non-coherent path (__ldg).
   constexpr int BATCH = 8;
-  const uint32_t direct_dests = dests & ~staged_dests;
   for (int g0 = warp; g0 < groups; g0 += BATCH * warps) {
     const int count = min(BATCH, (groups - g0 + warps - 1) / warps);  // warp-uniform
     uint2 v[BATCH];
@@ -186,10 +241,10 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
         if (i < count) q[i] = warp_quantize_block(v[i], pow2, &scale[i]);
       }
     }
-    for (uint32_t m = direct_dests; m != 0; m &= m - 1) {
+    for (uint32_t m = dests; m != 0; m &= m - 1) {
       const int d = __ffs(m) - 1;
-      char* dx = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(direct_x), d));
-      float* ds = reinterpret_cast<float*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(direct_scales), d));
+      char* dx = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(dst_x), d));
+      float* ds = reinterpret_cast<float*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(dst_scales), d));
 #pragma unroll
       for (int i = 0; i < BATCH; ++i) {
         if (i >= count) break;
@@ -202,49 +257,25 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
         }
       }
     }
-    if (staged_dests != 0) {
-#pragma unroll
-      for (int i = 0; i < BATCH; ++i) {
-        if (i >= count) break;
-        const int g = g0 + i * warps;
-        if (fp8) {
-          reinterpret_cast<uint32_t*>(stage_x + g * LL_SCALE_BLOCK)[lane] = q[i];
-          if (lane == 0) stage_scales[g] = scale[i];
-        } else {
-          reinterpret_cast<uint2*>(stage_x + 2 * g * LL_SCALE_BLOCK)[lane] = v[i];
-        }
-      }
-    }
   }
-  // Source records: (source rank, token, top-k slot, 0), written by warp 0's lane of the entry.
-  if (warp == 0 && slot >= 0) {
-    const int4 rec = make_int4(me, t, (int)lane, 0);
-    const uint64_t r = b.row(expert % local, me * p->max_tokens + slot);
-    if (direct_heap != nullptr) {
-      *reinterpret_cast<int4*>(direct_heap + b.recv_src(r)) = rec;
-    } else {
-      *reinterpret_cast<int4*>(l.heap + b.send_src(t, lane)) = rec;
-    }
-  }
+  // Source records: (source rank, token, top-k slot, send row), written by warp 0's lane of the entry.
+  if (warp == 0 && slot >= 0) *dst_src = make_int4(me, t, (int)lane, send_row);
   // Every warp's stores of the row are done before any warp puts it or warp 0 counts it.
   __syncthreads();
-  if (staged_dests != 0) {
-    // The staging rows were stored by every warp (ordered before this point by the barrier): visible system-wide
-    // before the copy engine or the NIC reads them. Cumulative: this fence orders what the barrier showed this
-    // thread, not only its own stores.
+  if (ibgda_dests != 0) {
+    // The messages were stored by every warp (ordered before this point by the barrier): visible system-wide before
+    // the NIC reads them. Cumulative: this fence orders what the barrier showed this thread, not only its own stores.
     __threadfence_system();
     __syncwarp();
     int st = OK, j = 0;
-    for (uint32_t m = staged_dests; m != 0 && st == OK; m &= m - 1, ++j) {
+    for (uint32_t m = ibgda_dests; m != 0 && st == OK; m &= m - 1, ++j) {
       if (j % warps != warp) continue;
       const int d = __ffs(m) - 1;
       const int e = __shfl_sync(0xffffffffu, expert, d);
       const int s = __shfl_sync(0xffffffffu, slot, d);
+      const int sr = __shfl_sync(0xffffffffu, send_row, d);
       const Peer peer = peer_of(view, e / local);
-      const uint64_t r = b.row(e % local, me * p->max_tokens + s);
-      st = put_warp(peer, b.recv_x(r), b.send_x(t), p->payload_bytes);
-      if (st == OK && fp8) st = put_warp(peer, b.recv_scales(r), b.send_scales(t), 4ull * p->scales_per_row);
-      if (st == OK) st = put_warp(peer, b.recv_src(r), b.send_src(t, d), 4ull * LL_SRC_INTS);
+      st = put_warp(peer, b.recv_msg(b.row(e % local, me * p->max_tokens + s)), b.send_msg(sr), p->msg_bytes);
       st = __shfl_sync(0xffffffffu, st, 0);
     }
     if (st != OK && lane == 0) *failed = 1;
@@ -292,41 +323,70 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_d
   }
 }
 
-// Dispatch, receive half. Grid: ceil(num_local_experts / 8) blocks of 256 threads; warp le waits, lane s for
-// source s, until source s's count of the call arrived, then writes recv_count_src[le][s] and recv_count[le].
+// Dispatch, receive half. Grid: blocks of 256 threads, at most one per local expert (block b takes experts b,
+// b + gridDim.x, ...). For each of its experts, warp 0 waits, lane s for source s, until source s's count of the
+// call arrived and writes recv_count_src[le][s] and recv_count[le]; then the block copies the rows of staged
+// (proxy/ibgda) sources apart from their landing messages into x, scales and source records.
 extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_dispatch_recv(const DeviceView* view, const LlParams* p,
                                                                               int buf) {
   if (p->magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  __shared__ int32_t rows_from[MAX_RANKS];
+  __shared__ int failed;
   const LlBuffer b{p, buf};
-  const int le = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x & 31, n = p->nranks;
-  if (le >= p->num_local_experts) return;
+  const uint32_t lane = detail::lane_id();
+  const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5, n = p->nranks;
   const uint64_t seq = *b.seq();
   const Local l = local_of(view);
-  int32_t rows = 0;
-  int failed = 0;
-  if (lane < n) {
-    uint64_t v = 0;
-    failed = ll_wait(l, p, b.dispatch_count(le, lane), seq << 32, lane, &v) != OK;
-    rows = (int32_t)(uint32_t)v;
-    b.recv_count_src()[le * n + lane] = failed ? 0 : rows;
+  const uint64_t payload = p->payload_bytes, scales = p->scales_per_row;
+  for (int le = blockIdx.x; le < p->num_local_experts; le += gridDim.x) {
+    if (warp == 0) {
+      int32_t rows = 0;
+      int bad = 0;
+      if (lane < (uint32_t)n) {
+        uint64_t v = 0;
+        bad = ll_wait(l, p, b.dispatch_count(le, lane), seq << 32, lane, &v) != OK;
+        rows = bad ? 0 : (int32_t)(uint32_t)v;
+        b.recv_count_src()[le * n + lane] = rows;
+        rows_from[lane] = rows;
+      }
+      bad = __any_sync(0xffffffffu, bad);
+      for (int o = 16; o > 0; o >>= 1) rows += __shfl_xor_sync(0xffffffffu, rows, o);
+      if (lane == 0) {
+        if (!bad) b.recv_count()[le] = rows;
+        failed = bad;
+      }
+    }
+    // The barrier orders warp 0's acquires of the counts before every warp's loads of the landed messages.
+    __syncthreads();
+    if (failed) return;  // block-uniform
+    if (p->msg_bytes != 0) {
+      for (int s = 0; s < n; ++s) {
+        if (detail::is_direct(peer_of(view, s))) continue;
+        for (int j = warp; j < rows_from[s]; j += warps) {
+          const uint64_t r = b.row(le, s * p->max_tokens + j);
+          const char* msg = l.heap + b.recv_msg(r);
+          if (lane == 0) *reinterpret_cast<int4*>(l.heap + b.recv_src(r)) = *reinterpret_cast<const int4*>(msg);
+          warp_copy16(l.heap + b.recv_x(r), msg + LL_MSG_HEADER_BYTES, payload, lane);
+          warp_copy4(l.heap + b.recv_scales(r), msg + LL_MSG_HEADER_BYTES + payload, scales, lane);
+        }
+      }
+    }
+    // rows_from and failed are rewritten for the next expert only after every warp is done with them.
+    __syncthreads();
   }
-  if (__any_sync(0xffffffffu, failed)) return;
-  for (int o = 16; o > 0; o >>= 1) rows += __shfl_xor_sync(0xffffffffu, rows, o);
-  if (lane == 0) b.recv_count()[le] = rows;
 }
 
 // Combine, send half. Grid: num_local_experts blocks of 256 threads; after the dispatch's receive half. Block le
 // returns each received row of its expert (y: [num_local_experts][slots][hidden] BF16, the dispatch's layout) to its
-// source, into (token, top-k slot) of the source's combine buffer; then thread s SETs the expert's flag at rank s.
+// source, at the send row its source record names in the source's combine buffer: p2p/self sources by stores, staged
+// ones through this rank's staging copy. Then warp s % 8 sets the expert's flag at rank s: a fence and a SET, or
+// for a staged source one PUT_SIGNAL of all its rows (consecutive at both ends) with the flag.
 // 256 threads, not 1024: a 1024-thread block needs a whole SM's registers, and where ranks share a GPU the other
 // ranks' receive blocks, spinning until this kernel's flags arrive, may hold a share of every SM.
 extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine_send(const DeviceView* view, const LlParams* p,
                                                                               int buf, const uint16_t* y) {
   if (p->magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
-  constexpr int MAX_RANKS = 16;
   __shared__ int32_t first_row[MAX_RANKS + 1];
-  __shared__ int failed;
   const LlBuffer b{p, buf};
   const int le = blockIdx.x, n = p->nranks, hidden = p->hidden;
   const uint32_t lane = detail::lane_id();
@@ -334,7 +394,6 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine_send(cons
   const uint64_t seq = *b.seq();
   const Local l = local_of(view);
   if (threadIdx.x == 0) {
-    failed = 0;
     first_row[0] = 0;
     for (int s = 0; s < n; ++s) first_row[s + 1] = first_row[s] + b.recv_count_src()[le * n + s];
   }
@@ -344,25 +403,28 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine_send(cons
     int s = 0;
     while (j >= first_row[s + 1]) ++s;
     const uint64_t r = b.row(le, s * p->max_tokens + (j - first_row[s]));
-    const int32_t* rec = reinterpret_cast<const int32_t*>(l.heap + b.recv_src(r));
-    const int token = rec[1], k = rec[2];
+    const int send_row = reinterpret_cast<const int32_t*>(l.heap + b.recv_src(r))[3];
     const Peer peer = peer_of(view, s);
-    const uint16_t* src = y + r * hidden;
-    int st = OK;
-    if (detail::is_direct(peer)) {
-      warp_copy16(peer.heap + b.combine_recv(token, k), src, row_bytes, lane);
-    } else {
-      warp_copy16(l.heap + b.combine_send(r), src, row_bytes, lane);
+    char* dst = detail::is_direct(peer) ? peer.heap + b.combine_recv(send_row) : l.heap + b.combine_send(r);
+    warp_copy16(dst, y + r * hidden, row_bytes, lane);
+  }
+  // Every warp's rows are stored before any flag is set or staged row put.
+  __syncthreads();
+  const uint64_t flag = b.combine_flag(p->rank * p->num_local_experts + le);
+  for (int s = warp; s < n; s += warps) {
+    const Peer peer = peer_of(view, s);
+    const int32_t rows = first_row[s + 1] - first_row[s];
+    if (!detail::is_direct(peer) && rows > 0) {
+      // The staged rows (stored by every warp, shown to this one by the barrier) visible system-wide before the
+      // copy engine or the NIC reads them; cumulative, like the fence below.
+      const uint64_t r0 = b.row(le, s * p->max_tokens);
+      const int send_row0 = reinterpret_cast<const int32_t*>(l.heap + b.recv_src(r0))[3];
       __threadfence_system();
       __syncwarp();
-      st = put_warp(peer, b.combine_recv(token, k), b.combine_send(r), row_bytes);
+      put_signal_warp(peer, b.combine_recv(send_row0), b.combine_send(r0), rows * row_bytes, flag, SIGNAL_SET, seq);
+    } else if (lane == 0 && fence(peer) == OK) {
+      signal(peer, flag, SIGNAL_SET, seq);
     }
-    if (st != OK && lane == 0) failed = 1;
-  }
-  __syncthreads();
-  if (failed == 0 && threadIdx.x < (unsigned)n) {
-    const Peer peer = peer_of(view, threadIdx.x);
-    if (fence(peer) == OK) signal(peer, b.combine_flag(p->rank * p->num_local_experts + le), SIGNAL_SET, seq);
   }
 }
 
@@ -388,24 +450,40 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
   // some rank R's experts could run its next dispatch on this buffer (two calls on; one call on under a CUDA graph
   // that replays one buffer) while R has yet to receive this one: R would take the newer count as this call's and
   // return rows into a combine buffer already in use again.
-  // Each block waits for all of them itself, then the block barrier orders those acquires before every warp's loads
-  // of the rows: no warp needs a wait of its own per token (an acquire per lane per (token, slice) made this kernel
-  // 44 us at 128 tokens of top-8 on an H100; 22 us without). Every thread first looks at its experts' flags once;
-  // only if one is missing does warp 0 wait for them all, so that while peers are still sending, a block has 32
-  // threads polling memory, not 256 (where ranks share a GPU, the senders share its memory system with the
-  // pollers). Block 0 alone adds its waits to wait_ns, so they count once.
-  int arrived = 1;
-  for (int e = threadIdx.x; e < experts && arrived; e += blockDim.x) {
-    arrived = load_acquire_sys(reinterpret_cast<const uint64_t*>(l.heap + b.combine_flag(e))) >= seq;
-  }
-  if (!__syncthreads_and(arrived) && threadIdx.x < 32) {
-    for (int e = threadIdx.x; e < experts; e += 32) {
-      uint64_t v;
-      if (ll_wait(l, p, b.combine_flag(e), seq, e / p->num_local_experts, &v, blockIdx.x == 0) != OK) {
-        barrier_failed = 1;
-        break;
+  // Block 0's warp 0 waits for all of them (the waits time out, and count in wait_ns), then publishes the outcome in
+  // this rank's combine_ready word: seq, or seq | COMBINE_FAILED. Every other block has one thread wait for that
+  // word alone, without a clock of its own (block 0 always writes it, and the host keeps the grid within the SMs,
+  // so block 0 runs). Each block's barrier then orders those acquires before its warps' loads of the rows: no warp
+  // needs a wait of its own per token (an acquire per lane per (token, slice) made this kernel 44 us at 128 tokens
+  // of top-8 on an H100; 22 us without). Once every block's warp 0 polled every flag: 66 blocks x 32 lanes per rank,
+  // and where proxy or ibgda peers set the flags that polling slowed them so that a 128-token combine took 25 ms on
+  // one H100 shared by 2 ranks (1 token, 4 blocks: 0.4 ms).
+  constexpr uint64_t COMBINE_FAILED = 1ull << 63;
+  uint64_t* ready = b.combine_ready();
+  if (blockIdx.x == 0) {
+    int arrived = 1;
+    for (int e = threadIdx.x; e < experts && arrived; e += blockDim.x) {
+      arrived = load_acquire_sys(reinterpret_cast<const uint64_t*>(l.heap + b.combine_flag(e))) >= seq;
+    }
+    if (!__syncthreads_and(arrived) && threadIdx.x < 32) {
+      for (int e = threadIdx.x; e < experts; e += 32) {
+        uint64_t v;
+        if (ll_wait(l, p, b.combine_flag(e), seq, e / p->num_local_experts, &v) != OK) {
+          barrier_failed = 1;
+          break;
+        }
       }
     }
+    __syncthreads();
+    // Cumulative: the release covers the flags the barrier showed thread 0.
+    if (threadIdx.x == 0) store_release_gpu(ready, seq | (barrier_failed ? COMBINE_FAILED : 0));
+  } else if (threadIdx.x == 0) {
+    uint64_t v = load_acquire_gpu(ready);
+    while ((v & ~COMBINE_FAILED) < seq) {
+      __nanosleep(256);
+      v = load_acquire_gpu(ready);
+    }
+    barrier_failed = (v & COMBINE_FAILED) != 0;
   }
   __syncthreads();
   if (barrier_failed) return;  // block-uniform
@@ -416,24 +494,32 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
   const int slices = (hidden + 255) / 256;
   const int64_t items = (int64_t)num_tokens * slices;
   const int64_t item_end = items * (warp + 1) / warps;
-  int t = -1, first = -1;
+  int t = -1, send_row = -1;
   float w = 0.0f;
   for (int64_t item = items * warp / warps; item < item_end; ++item) {
     const int h = (int)(item % slices) * 256 + (int)lane * 8;
     if ((int)(item / slices) != t) {
       t = (int)(item / slices);
-      // Lane k < top_k: entry k's weight, and the first k' <= k naming the same expert (-1 for -1 and bad
-      // entries): the lanes holding one expert find each other with a match, whose lowest lane is the first
-      // occurrence. Lanes without a valid entry match nobody (a key no expert has).
+      // Lane k < top_k: entry k's weight, and the send row of the first k' <= k naming the same expert (-1 for -1
+      // and bad entries), where that expert returned the row: the lanes holding one expert find each other with a
+      // match, whose lowest lane is the first occurrence and the only one with a slot. Lanes without a valid entry
+      // match nobody (a key no expert has).
       int64_t key = -2 - (int64_t)lane;
       w = 0.0f;
+      int own = -1;
       if (lane < (uint32_t)k_count) {
         const int64_t e = topk[(int64_t)t * k_count + lane];
         w = weights[(int64_t)t * k_count + lane];
-        if (e >= 0 && e < experts) key = e;
+        if (e >= 0 && e < experts) {
+          key = e;
+          const int slot = b.route_slot()[(int64_t)t * k_count + lane];
+          if (slot >= 0) own = b.send_base()[e] + slot;
+        }
       }
       const uint32_t same = __match_any_sync(0xffffffffu, (unsigned long long)key);
-      first = key >= 0 ? __ffs(same) - 1 : -1;
+      const int first = __ffs(same) - 1;
+      send_row = __shfl_sync(0xffffffffu, own, first);
+      if (key < 0) send_row = -1;
     }
     // hidden is a multiple of 128, not of 256: in the last slice of an odd number of 128-channel groups only lanes
     // 0..15 have channels, but every lane runs the shuffles below.
@@ -451,10 +537,10 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
 #pragma unroll
       for (int i = 0; i < BATCH; ++i) {
         const int k = k0 + i;
-        const int f = __shfl_sync(0xffffffffu, first, k & 31);
+        const int r = __shfl_sync(0xffffffffu, send_row, k & 31);
         wk[i] = __shfl_sync(0xffffffffu, w, k & 31);
-        use[i] = k < k_count && f >= 0 && mine;
-        if (use[i]) v[i] = *reinterpret_cast<const uint4*>(l.heap + b.combine_recv(t, f) + 2ull * h);
+        use[i] = k < k_count && r >= 0 && mine;
+        if (use[i]) v[i] = *reinterpret_cast<const uint4*>(l.heap + b.combine_recv(r) + 2ull * h);
       }
 #pragma unroll
       for (int i = 0; i < BATCH; ++i) {

@@ -4,7 +4,8 @@
 // Counters and flags (u64 in the heap, SET, never reset: a call's words carry its sequence number, so a stale value
 // from an older call on the same buffer is simply too small):
 //   dispatchCount[buffer][local expert][source]  at the expert's rank; SET by the source to (seq << 32 | rows) after
-//                                                its last row to that expert (fence, then the signal)
+//                                                its last row to that expert (fence, then the signal; over the
+//                                                proxy one PUT_SIGNAL of the rows, then the signal)
 //   combineFlag[buffer][expert]                   at the source; SET to seq by the expert's rank after its rows
 // seq[buffer] lives in the rank's device memory and is raised by the route kernel of each dispatch on that buffer,
 // so a CUDA graph replaying dispatch and combine uses a new sequence number each time without the host.
@@ -35,15 +36,15 @@ struct LlBuffer {
     return heap(p->recv_scales) + row * 4ull * p->scales_per_row;
   }
   __device__ __forceinline__ uint64_t recv_src(uint64_t row) const { return heap(p->recv_src) + row * 4ull * LL_SRC_INTS; }
-  __device__ __forceinline__ uint64_t combine_recv(int token, int k) const {
-    return heap(p->combine_recv) + ((uint64_t)token * p->top_k + k) * 2ull * p->hidden;
+  // The combine's landing row of this rank's send row `send_row` (ll_params.cuh: the send order).
+  __device__ __forceinline__ uint64_t combine_recv(int send_row) const {
+    return heap(p->combine_recv) + (uint64_t)send_row * 2ull * p->hidden;
   }
-  __device__ __forceinline__ uint64_t send_x(int token) const { return heap(p->send_x) + (uint64_t)token * p->payload_bytes; }
-  __device__ __forceinline__ uint64_t send_scales(int token) const {
-    return heap(p->send_scales) + (uint64_t)token * 4ull * p->scales_per_row;
-  }
-  __device__ __forceinline__ uint64_t send_src(int token, int k) const {
-    return heap(p->send_src) + ((uint64_t)token * p->top_k + k) * 4ull * LL_SRC_INTS;
+  // Staging (msg_bytes != 0 only): a staged row's landing message at the expert's rank, and this rank's message of
+  // send row `send_row`.
+  __device__ __forceinline__ uint64_t recv_msg(uint64_t row) const { return heap(p->recv_msg) + row * p->msg_bytes; }
+  __device__ __forceinline__ uint64_t send_msg(int send_row) const {
+    return heap(p->send_msg) + (uint64_t)send_row * p->msg_bytes;
   }
   __device__ __forceinline__ uint64_t combine_send(uint64_t row) const {
     return heap(p->combine_send) + row * 2ull * p->hidden;
@@ -59,12 +60,16 @@ struct LlBuffer {
   __device__ __forceinline__ char* state() const { return reinterpret_cast<char*>(p->buffer_state + buf * p->state_bytes); }
   __device__ __forceinline__ int32_t* route_slot() const { return reinterpret_cast<int32_t*>(state() + p->route_slot); }
   __device__ __forceinline__ int32_t* send_count() const { return reinterpret_cast<int32_t*>(state() + p->send_count); }
+  __device__ __forceinline__ int32_t* send_base() const { return reinterpret_cast<int32_t*>(state() + p->send_base); }
   __device__ __forceinline__ int32_t* send_done() const { return reinterpret_cast<int32_t*>(state() + p->send_done); }
   __device__ __forceinline__ int32_t* recv_count_src() const {
     return reinterpret_cast<int32_t*>(state() + p->recv_count_src);
   }
   __device__ __forceinline__ int32_t* recv_count() const { return reinterpret_cast<int32_t*>(state() + p->recv_count); }
   __device__ __forceinline__ uint16_t* combined() const { return reinterpret_cast<uint16_t*>(state() + p->combined); }
+  __device__ __forceinline__ uint64_t* combine_ready() const {
+    return reinterpret_cast<uint64_t*>(state() + p->combine_ready);
+  }
   __device__ __forceinline__ uint64_t* seq() const { return reinterpret_cast<uint64_t*>(p->seq) + buf; }
   __device__ __forceinline__ uint64_t* status() const { return reinterpret_cast<uint64_t*>(p->status) + buf; }
 };

@@ -16,30 +16,31 @@
 //       40  i32  payload_bytes
 //       44  i32  scales_per_row
 //       48  i32  power_of_two_scales
-//       52  i32  pad0
+//       52  i32  msg_bytes  (bytes of a staged row message; 0: no staging)
 //       56  u64  region  (heap offset of buffer 0)
 //       64  u64  buffer_bytes  (heap bytes of a buffer)
 //       72  u64  recv_x  (offset in a buffer)
 //       80  u64  recv_scales  (offset in a buffer)
 //       88  u64  recv_src  (offset in a buffer)
 //       96  u64  combine_recv  (offset in a buffer)
-//      104  u64  send_x  (offset in a buffer)
-//      112  u64  send_scales  (offset in a buffer)
-//      120  u64  send_src  (offset in a buffer)
-//      128  u64  combine_send  (offset in a buffer)
-//      136  u64  signals  (heap offset)
-//      144  u64  status  (device address)
-//      152  u64  seq  (device address)
-//      160  u64  wait_ns  (device address)
-//      168  u64  buffer_state  (device address of buffer 0's state)
-//      176  u64  state_bytes  (bytes of a buffer's state)
-//      184  u64  route_slot  (offset in a state)
-//      192  u64  send_count  (offset in a state)
+//      104  u64  recv_msg  (offset in a buffer)
+//      112  u64  send_msg  (offset in a buffer)
+//      120  u64  combine_send  (offset in a buffer)
+//      128  u64  signals  (heap offset)
+//      136  u64  status  (device address)
+//      144  u64  seq  (device address)
+//      152  u64  wait_ns  (device address)
+//      160  u64  buffer_state  (device address of buffer 0's state)
+//      168  u64  state_bytes  (bytes of a buffer's state)
+//      176  u64  route_slot  (offset in a state)
+//      184  u64  send_count  (offset in a state)
+//      192  u64  send_base  (offset in a state)
 //      200  u64  send_done  (offset in a state)
 //      208  u64  recv_count_src  (offset in a state)
 //      216  u64  recv_count  (offset in a state)
 //      224  u64  combined  (offset in a state)
-//      232  (length)
+//      232  u64  combine_ready  (offset in a state)
+//      240  (length)
 #pragma once
 #include <stdint.h>
 #include <stddef.h>
@@ -67,16 +68,15 @@ struct LlParams {
   int32_t payload_bytes;
   int32_t scales_per_row;
   int32_t power_of_two_scales;
-  int32_t pad0;
+  int32_t msg_bytes;
   uint64_t region;
   uint64_t buffer_bytes;
   uint64_t recv_x;
   uint64_t recv_scales;
   uint64_t recv_src;
   uint64_t combine_recv;
-  uint64_t send_x;
-  uint64_t send_scales;
-  uint64_t send_src;
+  uint64_t recv_msg;
+  uint64_t send_msg;
   uint64_t combine_send;
   uint64_t signals;
   uint64_t status;
@@ -86,10 +86,12 @@ struct LlParams {
   uint64_t state_bytes;
   uint64_t route_slot;
   uint64_t send_count;
+  uint64_t send_base;
   uint64_t send_done;
   uint64_t recv_count_src;
   uint64_t recv_count;
   uint64_t combined;
+  uint64_t combine_ready;
 };
 
 namespace MoeLowLatencyParamsDescriptor {
@@ -107,30 +109,31 @@ constexpr uint32_t SLOTS_PER_EXPERT_OFFSET = 36;
 constexpr uint32_t PAYLOAD_BYTES_OFFSET = 40;
 constexpr uint32_t SCALES_PER_ROW_OFFSET = 44;
 constexpr uint32_t POWER_OF_TWO_SCALES_OFFSET = 48;
-constexpr uint32_t PAD0_OFFSET = 52;
+constexpr uint32_t MSG_BYTES_OFFSET = 52;
 constexpr uint32_t REGION_OFFSET = 56;
 constexpr uint32_t BUFFER_BYTES_OFFSET = 64;
 constexpr uint32_t RECV_X_OFFSET = 72;
 constexpr uint32_t RECV_SCALES_OFFSET = 80;
 constexpr uint32_t RECV_SRC_OFFSET = 88;
 constexpr uint32_t COMBINE_RECV_OFFSET = 96;
-constexpr uint32_t SEND_X_OFFSET = 104;
-constexpr uint32_t SEND_SCALES_OFFSET = 112;
-constexpr uint32_t SEND_SRC_OFFSET = 120;
-constexpr uint32_t COMBINE_SEND_OFFSET = 128;
-constexpr uint32_t SIGNALS_OFFSET = 136;
-constexpr uint32_t STATUS_OFFSET = 144;
-constexpr uint32_t SEQ_OFFSET = 152;
-constexpr uint32_t WAIT_NS_OFFSET = 160;
-constexpr uint32_t BUFFER_STATE_OFFSET = 168;
-constexpr uint32_t STATE_BYTES_OFFSET = 176;
-constexpr uint32_t ROUTE_SLOT_OFFSET = 184;
-constexpr uint32_t SEND_COUNT_OFFSET = 192;
+constexpr uint32_t RECV_MSG_OFFSET = 104;
+constexpr uint32_t SEND_MSG_OFFSET = 112;
+constexpr uint32_t COMBINE_SEND_OFFSET = 120;
+constexpr uint32_t SIGNALS_OFFSET = 128;
+constexpr uint32_t STATUS_OFFSET = 136;
+constexpr uint32_t SEQ_OFFSET = 144;
+constexpr uint32_t WAIT_NS_OFFSET = 152;
+constexpr uint32_t BUFFER_STATE_OFFSET = 160;
+constexpr uint32_t STATE_BYTES_OFFSET = 168;
+constexpr uint32_t ROUTE_SLOT_OFFSET = 176;
+constexpr uint32_t SEND_COUNT_OFFSET = 184;
+constexpr uint32_t SEND_BASE_OFFSET = 192;
 constexpr uint32_t SEND_DONE_OFFSET = 200;
 constexpr uint32_t RECV_COUNT_SRC_OFFSET = 208;
 constexpr uint32_t RECV_COUNT_OFFSET = 216;
 constexpr uint32_t COMBINED_OFFSET = 224;
-constexpr uint32_t LENGTH = 232;
+constexpr uint32_t COMBINE_READY_OFFSET = 232;
+constexpr uint32_t LENGTH = 240;
 // Warps per block of the token-parallel kernels: dispatch send (they share a token's row), combine receive. The host
 // sizes their grids with it.
 constexpr uint32_t TOKEN_WARPS = 8;
@@ -149,16 +152,15 @@ static_assert(offsetof(LlParams, slots_per_expert) == MoeLowLatencyParamsDescrip
 static_assert(offsetof(LlParams, payload_bytes) == MoeLowLatencyParamsDescriptor::PAYLOAD_BYTES_OFFSET, "payload_bytes");
 static_assert(offsetof(LlParams, scales_per_row) == MoeLowLatencyParamsDescriptor::SCALES_PER_ROW_OFFSET, "scales_per_row");
 static_assert(offsetof(LlParams, power_of_two_scales) == MoeLowLatencyParamsDescriptor::POWER_OF_TWO_SCALES_OFFSET, "power_of_two_scales");
-static_assert(offsetof(LlParams, pad0) == MoeLowLatencyParamsDescriptor::PAD0_OFFSET, "pad0");
+static_assert(offsetof(LlParams, msg_bytes) == MoeLowLatencyParamsDescriptor::MSG_BYTES_OFFSET, "msg_bytes");
 static_assert(offsetof(LlParams, region) == MoeLowLatencyParamsDescriptor::REGION_OFFSET, "region");
 static_assert(offsetof(LlParams, buffer_bytes) == MoeLowLatencyParamsDescriptor::BUFFER_BYTES_OFFSET, "buffer_bytes");
 static_assert(offsetof(LlParams, recv_x) == MoeLowLatencyParamsDescriptor::RECV_X_OFFSET, "recv_x");
 static_assert(offsetof(LlParams, recv_scales) == MoeLowLatencyParamsDescriptor::RECV_SCALES_OFFSET, "recv_scales");
 static_assert(offsetof(LlParams, recv_src) == MoeLowLatencyParamsDescriptor::RECV_SRC_OFFSET, "recv_src");
 static_assert(offsetof(LlParams, combine_recv) == MoeLowLatencyParamsDescriptor::COMBINE_RECV_OFFSET, "combine_recv");
-static_assert(offsetof(LlParams, send_x) == MoeLowLatencyParamsDescriptor::SEND_X_OFFSET, "send_x");
-static_assert(offsetof(LlParams, send_scales) == MoeLowLatencyParamsDescriptor::SEND_SCALES_OFFSET, "send_scales");
-static_assert(offsetof(LlParams, send_src) == MoeLowLatencyParamsDescriptor::SEND_SRC_OFFSET, "send_src");
+static_assert(offsetof(LlParams, recv_msg) == MoeLowLatencyParamsDescriptor::RECV_MSG_OFFSET, "recv_msg");
+static_assert(offsetof(LlParams, send_msg) == MoeLowLatencyParamsDescriptor::SEND_MSG_OFFSET, "send_msg");
 static_assert(offsetof(LlParams, combine_send) == MoeLowLatencyParamsDescriptor::COMBINE_SEND_OFFSET, "combine_send");
 static_assert(offsetof(LlParams, signals) == MoeLowLatencyParamsDescriptor::SIGNALS_OFFSET, "signals");
 static_assert(offsetof(LlParams, status) == MoeLowLatencyParamsDescriptor::STATUS_OFFSET, "status");
@@ -168,14 +170,25 @@ static_assert(offsetof(LlParams, buffer_state) == MoeLowLatencyParamsDescriptor:
 static_assert(offsetof(LlParams, state_bytes) == MoeLowLatencyParamsDescriptor::STATE_BYTES_OFFSET, "state_bytes");
 static_assert(offsetof(LlParams, route_slot) == MoeLowLatencyParamsDescriptor::ROUTE_SLOT_OFFSET, "route_slot");
 static_assert(offsetof(LlParams, send_count) == MoeLowLatencyParamsDescriptor::SEND_COUNT_OFFSET, "send_count");
+static_assert(offsetof(LlParams, send_base) == MoeLowLatencyParamsDescriptor::SEND_BASE_OFFSET, "send_base");
 static_assert(offsetof(LlParams, send_done) == MoeLowLatencyParamsDescriptor::SEND_DONE_OFFSET, "send_done");
 static_assert(offsetof(LlParams, recv_count_src) == MoeLowLatencyParamsDescriptor::RECV_COUNT_SRC_OFFSET, "recv_count_src");
 static_assert(offsetof(LlParams, recv_count) == MoeLowLatencyParamsDescriptor::RECV_COUNT_OFFSET, "recv_count");
 static_assert(offsetof(LlParams, combined) == MoeLowLatencyParamsDescriptor::COMBINED_OFFSET, "combined");
+static_assert(offsetof(LlParams, combine_ready) == MoeLowLatencyParamsDescriptor::COMBINE_READY_OFFSET, "combine_ready");
 static_assert(sizeof(LlParams) == MoeLowLatencyParamsDescriptor::LENGTH, "LlParams length");
 
-// Ints of a row's source record (io.gda4j.moe.MoeLowLatencySizing.SRC_INTS): source rank, source token, top-k slot, 0.
+// Ints of a row's source record (io.gda4j.moe.MoeLowLatencySizing.SRC_INTS): source rank, source token, top-k slot,
+// send row (the row's place in the source's send order, which is also where the combine returns it).
 constexpr int32_t LL_SRC_INTS = 4;
+
+// A staged row's message (rows to proxy and ibgda peers, io.gda4j.moe.MoeLowLatencySizing.msgBytes): a put of one
+// message carries everything the receiver's row needs.
+//   0                   i32 x LL_SRC_INTS      the source record
+//   16                  payload_bytes          the row (BF16, or FP8 codes)
+//   16 + payload_bytes  f32 x scales_per_row   FP8 only
+//   msg_bytes = the above rounded up to 16
+constexpr int32_t LL_MSG_HEADER_BYTES = 16;
 
 // Signal words of the low-latency heap signal section (io.gda4j.moe.MoeLowLatencySizing: the same formulas).
 struct LlSignalIndex {

@@ -21,16 +21,15 @@ int main() {
   P("PAYLOAD_BYTES_OFFSET", offsetof(LlParams, payload_bytes));
   P("SCALES_PER_ROW_OFFSET", offsetof(LlParams, scales_per_row));
   P("POWER_OF_TWO_SCALES_OFFSET", offsetof(LlParams, power_of_two_scales));
-  P("PAD0_OFFSET", offsetof(LlParams, pad0));
+  P("MSG_BYTES_OFFSET", offsetof(LlParams, msg_bytes));
   P("REGION_OFFSET", offsetof(LlParams, region));
   P("BUFFER_BYTES_OFFSET", offsetof(LlParams, buffer_bytes));
   P("RECV_X_OFFSET", offsetof(LlParams, recv_x));
   P("RECV_SCALES_OFFSET", offsetof(LlParams, recv_scales));
   P("RECV_SRC_OFFSET", offsetof(LlParams, recv_src));
   P("COMBINE_RECV_OFFSET", offsetof(LlParams, combine_recv));
-  P("SEND_X_OFFSET", offsetof(LlParams, send_x));
-  P("SEND_SCALES_OFFSET", offsetof(LlParams, send_scales));
-  P("SEND_SRC_OFFSET", offsetof(LlParams, send_src));
+  P("RECV_MSG_OFFSET", offsetof(LlParams, recv_msg));
+  P("SEND_MSG_OFFSET", offsetof(LlParams, send_msg));
   P("COMBINE_SEND_OFFSET", offsetof(LlParams, combine_send));
   P("SIGNALS_OFFSET", offsetof(LlParams, signals));
   P("STATUS_OFFSET", offsetof(LlParams, status));
@@ -40,14 +39,17 @@ int main() {
   P("STATE_BYTES_OFFSET", offsetof(LlParams, state_bytes));
   P("ROUTE_SLOT_OFFSET", offsetof(LlParams, route_slot));
   P("SEND_COUNT_OFFSET", offsetof(LlParams, send_count));
+  P("SEND_BASE_OFFSET", offsetof(LlParams, send_base));
   P("SEND_DONE_OFFSET", offsetof(LlParams, send_done));
   P("RECV_COUNT_SRC_OFFSET", offsetof(LlParams, recv_count_src));
   P("RECV_COUNT_OFFSET", offsetof(LlParams, recv_count));
   P("COMBINED_OFFSET", offsetof(LlParams, combined));
+  P("COMBINE_READY_OFFSET", offsetof(LlParams, combine_ready));
   P("LENGTH", sizeof(LlParams));
   P("PARAMS_MAGIC", MoeLowLatencyParamsDescriptor::PARAMS_MAGIC);
   P("TOKEN_WARPS", MoeLowLatencyParamsDescriptor::TOKEN_WARPS);
   P("LL_SRC_INTS", LL_SRC_INTS);
+  P("LL_MSG_HEADER_BYTES", LL_MSG_HEADER_BYTES);
   // 4 ranks, 3 local experts each (12 experts)
   const LlSignalIndex si{3, 4, 12};
   P("DISPATCH_COUNT_1_2_3", si.dispatch_count(1, 2, 3));

@@ -1,5 +1,6 @@
 package io.gda4j.moe;
 
+import io.gda4j.transport.TransportTag;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
@@ -40,7 +41,7 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
     private MoeLowLatencyBuffer(World world, MoeLowLatencyConfig config) {
         this.world = world;
         this.config = config;
-        this.sizing = config.sizing(world.size());
+        this.sizing = config.sizing(world.size(), anyStaged(world));
         String queues = MoeBuffer.queueProblem(world);
         if (queues != null) {
             throw new IllegalArgumentException(queues);
@@ -64,8 +65,30 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
     }
 
     /**
+     * Whether some pair of ranks of {@code world} is neither p2p nor self (proxy or ibgda), in every process's view:
+     * each process knows its own ranks' transports exactly, and the staging sections must be the same everywhere
+     * because the heap offsets are.
+     */
+    static boolean anyStaged(World world) {
+        boolean mine = false;
+        for (Rank r : world.localRanks()) {
+            for (int peer = 0; peer < world.size(); peer++) {
+                TransportTag t = world.transport(r.rank(), peer);
+                mine |= t != TransportTag.SELF && t != TransportTag.P2P;
+            }
+        }
+        for (byte[] theirs : world.allGather(new byte[] {(byte) (mine ? 1 : 0)})) {
+            if (theirs[0] != 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * Sizes and allocates the buffers of {@code config} in {@code world} ({@link MoeLowLatencySizing#heapBytes()} of
-     * heap per rank) and loads the kernels.
+     * heap per rank) and loads the kernels. Every process of the world calls it (it exchanges whether some pair of
+     * ranks needs staging).
      *
      * @throws IllegalArgumentException when the config does not fit the world (the message says what to change)
      * @throws IllegalStateException    when the symmetric heap is too small (the message says how to raise it)

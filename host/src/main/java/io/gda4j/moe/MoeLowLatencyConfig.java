@@ -93,11 +93,21 @@ public final class MoeLowLatencyConfig {
     }
 
     /**
-     * What a world of {@code worldSize} ranks needs. Throws IllegalArgumentException when the experts do not split
-     * evenly over the ranks or a size overflows the type the kernels index it with (the message names it).
+     * What a world of {@code worldSize} ranks needs at most: with the staging sections that proxy and ibgda peers
+     * use, so the heap it names is enough for any world of that size. Throws IllegalArgumentException when the
+     * experts do not split evenly over the ranks or a size overflows the type the kernels index it with (the message
+     * names it).
      */
     public MoeLowLatencySizing sizing(int worldSize) {
-        return new MoeLowLatencySizing(this, worldSize);
+        return sizing(worldSize, true);
+    }
+
+    /**
+     * What a world of {@code worldSize} ranks needs; {@code staged}: whether some pair of its ranks is proxy or ibgda
+     * (false: every pair is p2p or self, and the staging sections take no memory).
+     */
+    public MoeLowLatencySizing sizing(int worldSize, boolean staged) {
+        return new MoeLowLatencySizing(this, worldSize, staged);
     }
 
     @Override

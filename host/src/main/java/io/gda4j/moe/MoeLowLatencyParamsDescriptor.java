@@ -19,30 +19,31 @@ package io.gda4j.moe;
  *       40  i32  payload_bytes
  *       44  i32  scales_per_row
  *       48  i32  power_of_two_scales
- *       52  i32  pad0
+ *       52  i32  msg_bytes  (bytes of a staged row message; 0: no staging)
  *       56  u64  region  (heap offset of buffer 0)
  *       64  u64  buffer_bytes  (heap bytes of a buffer)
  *       72  u64  recv_x  (offset in a buffer)
  *       80  u64  recv_scales  (offset in a buffer)
  *       88  u64  recv_src  (offset in a buffer)
  *       96  u64  combine_recv  (offset in a buffer)
- *      104  u64  send_x  (offset in a buffer)
- *      112  u64  send_scales  (offset in a buffer)
- *      120  u64  send_src  (offset in a buffer)
- *      128  u64  combine_send  (offset in a buffer)
- *      136  u64  signals  (heap offset)
- *      144  u64  status  (device address)
- *      152  u64  seq  (device address)
- *      160  u64  wait_ns  (device address)
- *      168  u64  buffer_state  (device address of buffer 0's state)
- *      176  u64  state_bytes  (bytes of a buffer's state)
- *      184  u64  route_slot  (offset in a state)
- *      192  u64  send_count  (offset in a state)
+ *      104  u64  recv_msg  (offset in a buffer)
+ *      112  u64  send_msg  (offset in a buffer)
+ *      120  u64  combine_send  (offset in a buffer)
+ *      128  u64  signals  (heap offset)
+ *      136  u64  status  (device address)
+ *      144  u64  seq  (device address)
+ *      152  u64  wait_ns  (device address)
+ *      160  u64  buffer_state  (device address of buffer 0's state)
+ *      168  u64  state_bytes  (bytes of a buffer's state)
+ *      176  u64  route_slot  (offset in a state)
+ *      184  u64  send_count  (offset in a state)
+ *      192  u64  send_base  (offset in a state)
  *      200  u64  send_done  (offset in a state)
  *      208  u64  recv_count_src  (offset in a state)
  *      216  u64  recv_count  (offset in a state)
  *      224  u64  combined  (offset in a state)
- *      232  (length)
+ *      232  u64  combine_ready  (offset in a state)
+ *      240  (length)
  * </pre>
  */
 public final class MoeLowLatencyParamsDescriptor {
@@ -61,30 +62,31 @@ public final class MoeLowLatencyParamsDescriptor {
     public static final int PAYLOAD_BYTES_OFFSET = 40;
     public static final int SCALES_PER_ROW_OFFSET = 44;
     public static final int POWER_OF_TWO_SCALES_OFFSET = 48;
-    public static final int PAD0_OFFSET = 52;
+    public static final int MSG_BYTES_OFFSET = 52;
     public static final int REGION_OFFSET = 56;
     public static final int BUFFER_BYTES_OFFSET = 64;
     public static final int RECV_X_OFFSET = 72;
     public static final int RECV_SCALES_OFFSET = 80;
     public static final int RECV_SRC_OFFSET = 88;
     public static final int COMBINE_RECV_OFFSET = 96;
-    public static final int SEND_X_OFFSET = 104;
-    public static final int SEND_SCALES_OFFSET = 112;
-    public static final int SEND_SRC_OFFSET = 120;
-    public static final int COMBINE_SEND_OFFSET = 128;
-    public static final int SIGNALS_OFFSET = 136;
-    public static final int STATUS_OFFSET = 144;
-    public static final int SEQ_OFFSET = 152;
-    public static final int WAIT_NS_OFFSET = 160;
-    public static final int BUFFER_STATE_OFFSET = 168;
-    public static final int STATE_BYTES_OFFSET = 176;
-    public static final int ROUTE_SLOT_OFFSET = 184;
-    public static final int SEND_COUNT_OFFSET = 192;
+    public static final int RECV_MSG_OFFSET = 104;
+    public static final int SEND_MSG_OFFSET = 112;
+    public static final int COMBINE_SEND_OFFSET = 120;
+    public static final int SIGNALS_OFFSET = 128;
+    public static final int STATUS_OFFSET = 136;
+    public static final int SEQ_OFFSET = 144;
+    public static final int WAIT_NS_OFFSET = 152;
+    public static final int BUFFER_STATE_OFFSET = 160;
+    public static final int STATE_BYTES_OFFSET = 168;
+    public static final int ROUTE_SLOT_OFFSET = 176;
+    public static final int SEND_COUNT_OFFSET = 184;
+    public static final int SEND_BASE_OFFSET = 192;
     public static final int SEND_DONE_OFFSET = 200;
     public static final int RECV_COUNT_SRC_OFFSET = 208;
     public static final int RECV_COUNT_OFFSET = 216;
     public static final int COMBINED_OFFSET = 224;
-    public static final int LENGTH = 232;
+    public static final int COMBINE_READY_OFFSET = 232;
+    public static final int LENGTH = 240;
     /** Warps per block of the token-parallel kernels: dispatch send (they share a token's row), combine receive. */
     public static final int TOKEN_WARPS = 8;
 

@@ -83,15 +83,15 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         b.putInt(MoeLowLatencyParamsDescriptor.PAYLOAD_BYTES_OFFSET, s.payloadBytes());
         b.putInt(MoeLowLatencyParamsDescriptor.SCALES_PER_ROW_OFFSET, s.scalesPerRow());
         b.putInt(MoeLowLatencyParamsDescriptor.POWER_OF_TWO_SCALES_OFFSET, c.powerOfTwoScales() ? 1 : 0);
+        b.putInt(MoeLowLatencyParamsDescriptor.MSG_BYTES_OFFSET, s.msgBytes());
         b.putLong(MoeLowLatencyParamsDescriptor.REGION_OFFSET, heap);
         b.putLong(MoeLowLatencyParamsDescriptor.BUFFER_BYTES_OFFSET, s.bufferBytes());
         b.putLong(MoeLowLatencyParamsDescriptor.RECV_X_OFFSET, s.recvX(0));
         b.putLong(MoeLowLatencyParamsDescriptor.RECV_SCALES_OFFSET, s.recvScales(0));
         b.putLong(MoeLowLatencyParamsDescriptor.RECV_SRC_OFFSET, s.recvSrc(0));
         b.putLong(MoeLowLatencyParamsDescriptor.COMBINE_RECV_OFFSET, s.combineRecv(0));
-        b.putLong(MoeLowLatencyParamsDescriptor.SEND_X_OFFSET, s.sendX(0));
-        b.putLong(MoeLowLatencyParamsDescriptor.SEND_SCALES_OFFSET, s.sendScales(0));
-        b.putLong(MoeLowLatencyParamsDescriptor.SEND_SRC_OFFSET, s.sendSrc(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.RECV_MSG_OFFSET, s.recvMsg(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.SEND_MSG_OFFSET, s.sendMsg(0));
         b.putLong(MoeLowLatencyParamsDescriptor.COMBINE_SEND_OFFSET, s.combineSend(0));
         b.putLong(MoeLowLatencyParamsDescriptor.SIGNALS_OFFSET, heap + s.signals());
         b.putLong(MoeLowLatencyParamsDescriptor.STATUS_OFFSET, base + s.status());
@@ -101,10 +101,12 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         b.putLong(MoeLowLatencyParamsDescriptor.STATE_BYTES_OFFSET, s.stateBytes());
         b.putLong(MoeLowLatencyParamsDescriptor.ROUTE_SLOT_OFFSET, s.routeSlot());
         b.putLong(MoeLowLatencyParamsDescriptor.SEND_COUNT_OFFSET, s.sendCount());
+        b.putLong(MoeLowLatencyParamsDescriptor.SEND_BASE_OFFSET, s.sendBase());
         b.putLong(MoeLowLatencyParamsDescriptor.SEND_DONE_OFFSET, s.sendDone());
         b.putLong(MoeLowLatencyParamsDescriptor.RECV_COUNT_SRC_OFFSET, s.recvCountSrc());
         b.putLong(MoeLowLatencyParamsDescriptor.RECV_COUNT_OFFSET, s.recvCount());
         b.putLong(MoeLowLatencyParamsDescriptor.COMBINED_OFFSET, s.combined());
+        b.putLong(MoeLowLatencyParamsDescriptor.COMBINE_READY_OFFSET, s.combineReady());
         return b;
     }
 
@@ -176,9 +178,10 @@ public final class MoeLowLatencyRank implements AutoCloseable {
 
     synchronized void receiveDispatch(MoeLowLatencyDispatch d) {
         buffers.receive(d.ticket());
-        dispatchRecv.launch(Math.max(1, (s.numLocalExperts() * 32 + RECV_THREADS - 1) / RECV_THREADS), RECV_THREADS, 0,
-                rank.stream(), KernelArgs.create().pointer(rank.deviceView()).pointer(at(s.params()))
-                        .i32(d.ticket().buffer()));
+        // A block per local expert (it waits for the counts, then unpacks staged rows), within the rank's share of
+        // the SMs: a block takes several experts in turn.
+        dispatchRecv.launch(Math.min(s.numLocalExperts(), spinningBlocks), RECV_THREADS, 0, rank.stream(),
+                KernelArgs.create().pointer(rank.deviceView()).pointer(at(s.params())).i32(d.ticket().buffer()));
         done.record(rank.stream());
     }
 
@@ -266,7 +269,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     }
 
     DeviceTensor combined(int b, int tokens) {
-        return DeviceTensor.of(at(s.bufferState(b) + s.combined()), s.stateBytes() - s.combined(), ElementType.BF16,
+        return DeviceTensor.of(at(s.bufferState(b) + s.combined()), s.combineReady() - s.combined(), ElementType.BF16,
                 tokens, s.config().hidden());
     }
 

@@ -15,7 +15,8 @@ import java.util.Arrays;
  *   <li><b>Place</b>: at the expert's rank, local expert e owns S = worldSize x maxTokensPerRank slots; source s owns
  *       slots [s T, (s + 1) T) and fills them from the start in its token order (the n-th of its tokens naming e goes
  *       to slot s T + n). A function of the routing alone, never of timing. Each row carries its source record
- *       (source rank, source token, top-k slot of its first occurrence, 0).</li>
+ *       (source rank, source token, top-k slot of its first occurrence, send row): the send row numbers a source's
+ *       rows by expert, then slot ({@link Route#sendRow()}).</li>
  *   <li><b>Payload</b>: BF16 as given, or FP8 e4m3 cast once per token by {@link Fp8BlockQuantizer} (every expert
  *       gets the same bytes and scales).</li>
  *   <li><b>Combine</b>: y has the dispatch's layout ({@code [L][S][hidden]} BF16 at each rank). Source s computes for
@@ -33,9 +34,10 @@ public final class MoeLowLatencyReference {
      * Where one rank's (token, k) entries go: {@code slot[t K + k]} is the entry's place in its expert's range for this
      * source (0-based, before adding {@code source x maxTokensPerRank}), or -1 for -1 entries and repeats;
      * {@code firstK[t K + k]} is the top-k slot whose row the entry names (k itself unless a repeat; -1 for none);
-     * {@code sendCount[e]} rows go to expert e.
+     * {@code sendCount[e]} rows go to expert e; {@code sendRow[t K + k]} is the entry's row in the source's send order
+     * (the rows to experts below e, plus its slot; -1 where the slot is), which the combine returns it to.
      */
-    public record Route(int numTokens, int topK, int[] slot, int[] firstK, int[] sendCount) {
+    public record Route(int numTokens, int topK, int[] slot, int[] firstK, int[] sendCount, int[] sendRow) {
     }
 
     /** One rank's dispatch input: {@code numTokens x hidden} BF16 rows and {@code numTokens x topK} expert indices. */
@@ -98,7 +100,15 @@ public final class MoeLowLatencyReference {
                 }
             }
         }
-        return new Route(numTokens, topK, slot, firstK, count);
+        int[] base = new int[numExperts];
+        for (int e = 1; e < numExperts; e++) {
+            base[e] = base[e - 1] + count[e - 1];
+        }
+        int[] sendRow = new int[numTokens * topK];
+        for (int i = 0; i < sendRow.length; i++) {
+            sendRow[i] = slot[i] < 0 ? -1 : base[topkIdx[i]] + slot[i];
+        }
+        return new Route(numTokens, topK, slot, firstK, count, sendRow);
     }
 
     /** Refuses more tokens than the buffers hold, saying what to do. */
@@ -168,6 +178,7 @@ public final class MoeLowLatencyReference {
                     src[at] = source;
                     src[at + 1] = t;
                     src[at + 2] = j;
+                    src[at + 3] = route.sendRow()[t * k + j];
                     perSource[le * n + source]++;
                     count[le]++;
                 }

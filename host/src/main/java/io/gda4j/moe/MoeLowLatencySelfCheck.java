@@ -122,11 +122,14 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
 
     /**
      * Uploads routing {@code kind}, then runs {@code warmup + iterations} dispatch + combine pairs on every rank with
-     * the send/receive split, timed with events on each rank's stream. Outputs are not checked: run {@link #run}.
+     * the send/receive split, timed with events on each rank's stream. Each iteration is queued on every local rank
+     * behind a {@link LaunchGate} and then released at once, so the times start together on every rank and leave out
+     * the host's launches. Outputs are not checked: run {@link #run}.
      */
     public Timing time(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
         prepare(kind, seed, tokens, false);
         io.gda4j.cuda.CudaEvent[][] ev = new io.gda4j.cuda.CudaEvent[n][5];
+        LaunchGate gate = new LaunchGate(buffer.world());
         try {
             for (int r : locals) {
                 for (int e = 0; e < 5; e++) {
@@ -138,23 +141,31 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
             for (int i = -warmup; i < iterations; i++) {
                 MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[n];
                 MoeLowLatencyCombine[] c = new MoeLowLatencyCombine[n];
-                for (int r : locals) {
-                    MoeLowLatencyRank m = buffer.rank(r);
-                    ev[r][0].record(m.stream());
-                    d[r] = m.dispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), true);
-                    ev[r][1].record(m.stream());
-                }
-                for (int r : locals) {
-                    d[r].receive();
-                    ev[r][2].record(buffer.rank(r).stream());
-                }
-                for (int r : locals) {
-                    c[r] = buffer.rank(r).combine(y(r), topkIdx(r, tokens[r]), topkWeights(r, tokens[r]), d[r], true);
-                    ev[r][3].record(buffer.rank(r).stream());
-                }
-                for (int r : locals) {
-                    c[r].receive();
-                    ev[r][4].record(buffer.rank(r).stream());
+                try {
+                    for (int r : locals) {
+                        gate.hold(buffer.rank(r).stream());
+                    }
+                    for (int r : locals) {
+                        MoeLowLatencyRank m = buffer.rank(r);
+                        ev[r][0].record(m.stream());
+                        d[r] = m.dispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), true);
+                        ev[r][1].record(m.stream());
+                    }
+                    for (int r : locals) {
+                        d[r].receive();
+                        ev[r][2].record(buffer.rank(r).stream());
+                    }
+                    for (int r : locals) {
+                        c[r] = buffer.rank(r).combine(y(r), topkIdx(r, tokens[r]), topkWeights(r, tokens[r]), d[r],
+                                true);
+                        ev[r][3].record(buffer.rank(r).stream());
+                    }
+                    for (int r : locals) {
+                        c[r].receive();
+                        ev[r][4].record(buffer.rank(r).stream());
+                    }
+                } finally {
+                    gate.open();
                 }
                 for (int r : locals) {
                     buffer.rank(r).stream().synchronize();
@@ -176,6 +187,13 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
             }
             return new Timing(t[0], t[1], t[2], t[3], t[4], t[5]);
         } finally {
+            try {
+                for (int r : locals) {
+                    buffer.rank(r).stream().synchronize();   // nothing may still wait on the gate's word
+                }
+            } finally {
+                gate.close();
+            }
             for (io.gda4j.cuda.CudaEvent[] group : ev) {
                 for (io.gda4j.cuda.CudaEvent e : group) {
                     if (e != null) {

@@ -10,19 +10,25 @@ package io.gda4j.moe;
  * start in the source's token order ({@link MoeLowLatencyReference}). The place of a row is a function of the
  * routing alone, never of timing: the layout is deterministic. Slots past a source's count hold stale data.
  *
+ * <p><b>Send order</b>: a source numbers the rows it sends by expert, then slot: the row of (token t, expert e) is
+ * {@code sendBase[e] + slot}, where {@code sendBase} sums the rows to the experts below e. The rows one source sends
+ * one expert are thus consecutive both in the send order and in the expert's slots, so over proxy one put moves them
+ * all, and the combine returns them to the source in one put.
+ *
  * <p>The heap region (one allocation, the same offsets on every rank; L local experts, S slots each, T =
- * maxTokensPerRank, K = topK, P = payload bytes of a row, G = hidden / 128 scales of an FP8 row, 0 for BF16), two
- * buffers that alternate between calls, then the signal words:
+ * maxTokensPerRank, K = topK, P = payload bytes of a row, G = hidden / 128 scales of an FP8 row, 0 for BF16, M =
+ * message bytes of a staged row, {@link #msgBytes()}), two buffers that alternate between calls, then the signal
+ * words:
  * <pre>
  *   buffer b (b = 0, 1) at b x bufferBytes:
- *     recvX         [L][S][P]            written by the peers' dispatch (the dispatch's x output)
+ *     recvX         [L][S][P]            the dispatch's x output: p2p peers store here, staged rows are unpacked here
  *     recvScales    [L][S][G] f32        FP8 only
- *     recvSrc       [L][S][4] i32        (source rank, source token, top-k slot, 0) of each row
- *     combineRecv   [T][K][hidden] bf16  written by the peers' combine: token t's row from the expert of slot k
- *     sendX         [T][P]               proxy/ibgda: the cast rows, put from here
- *     sendScales    [T][G] f32
- *     sendSrc       [T][K][4] i32
- *     combineSend   [L][S][hidden] bf16  proxy/ibgda: y rows, put from here
+ *     recvSrc       [L][S][4] i32        (source rank, source token, top-k slot, send row) of each row
+ *     combineRecv   [T x K][hidden] bf16 written by the peers' combine: row r of this rank's send order
+ *   only where some pair of ranks is proxy or ibgda (0 bytes otherwise):
+ *     recvMsg       [L][S][M]            staged rows land here as messages (ll_params.cuh: record | payload | scales)
+ *     sendMsg       [T x K][M]           this rank's staged messages, in send order: put from here
+ *     combineSend   [L][S][hidden] bf16  y rows for staged sources, put from here
  *   signals (u64) at 2 x bufferBytes:
  *     dispatchCount [2 buffer][L][N source]   SET by the source after its rows: call sequence &lt;&lt; 32 | rows
  *     combineFlag   [2 buffer][numExperts]    SET by the expert's rank after its rows: call sequence
@@ -36,16 +42,21 @@ package io.gda4j.moe;
  *   buffer b at bufferState + b x stateBytes:
  *     routeSlot     [T][K] i32   slot of (token, k) in its expert's range at the receiver; -1: none or a repeat
  *     sendCount     [numExperts] i32   rows this rank sends to each expert
+ *     sendBase      [numExperts] i32   first send row of each expert (the rows to experts below it)
  *     sendDone      [numExperts] i32   rows whose data is out (the last writer signals the count)
  *     recvCountSrc  [L][N] i32   rows received per (local expert, source)
  *     recvCount     [L] i32      rows received per local expert
  *     combined      [T][hidden] bf16   the combine's output
+ *     combineReady  u64          seq once the combine's receive half saw every expert's flag (| 1 &lt;&lt; 63: its wait
+ *                                failed): what its other blocks wait for
  * </pre>
  */
 public final class MoeLowLatencySizing {
     private static final int ALIGN = 256;
-    /** Ints of a row's source record: source rank, source token, top-k slot, 0. */
+    /** Ints of a row's source record: source rank, source token, top-k slot, send row. */
     public static final int SRC_INTS = 4;
+    /** Bytes of a staged message before the payload: the source record. */
+    public static final int MSG_HEADER_BYTES = 4 * SRC_INTS;
 
     private final MoeLowLatencyConfig config;
     private final int worldSize;
@@ -53,14 +64,15 @@ public final class MoeLowLatencySizing {
     private final int slotsPerExpert;
     private final int payloadBytes;
     private final int scalesPerRow;
+    private final boolean staged;
+    private final int msgBytes;
 
     private final long recvX;
     private final long recvScales;
     private final long recvSrc;
     private final long combineRecv;
-    private final long sendX;
-    private final long sendScales;
-    private final long sendSrc;
+    private final long recvMsg;
+    private final long sendMsg;
     private final long combineSend;
     private final long bufferBytes;
     private final long signals;
@@ -74,14 +86,16 @@ public final class MoeLowLatencySizing {
     private final long bufferState;
     private final long routeSlot;
     private final long sendCount;
+    private final long sendBase;
     private final long sendDone;
     private final long recvCountSrc;
     private final long recvCount;
     private final long combined;
+    private final long combineReady;
     private final long stateBytes;
     private final long deviceBytes;
 
-    MoeLowLatencySizing(MoeLowLatencyConfig c, int worldSize) {
+    MoeLowLatencySizing(MoeLowLatencyConfig c, int worldSize, boolean staged) {
         if (worldSize < 1 || worldSize > MoeConfig.MAX_RANKS) {
             throw new IllegalArgumentException("MoE needs 1.." + MoeConfig.MAX_RANKS + " ranks, the world has " + worldSize);
         }
@@ -99,6 +113,9 @@ public final class MoeLowLatencySizing {
         this.payloadBytes = toInt("payload bytes per row", mul("payload bytes per row", c.hidden(),
                 c.dispatchType().bytes()));
         this.scalesPerRow = c.dispatchType() == ElementType.FP8_E4M3 ? c.hidden() / MoeConfig.FP8_SCALE_BLOCK : 0;
+        this.staged = staged;
+        this.msgBytes = staged ? toInt("message bytes per staged row", (MSG_HEADER_BYTES + (long) payloadBytes
+                + 4L * scalesPerRow + 15) & -16L) : 0;
         long rows = mul("received rows", numLocalExperts, slotsPerExpert);
         toInt("received rows per rank (local experts x slots)", rows);
         toInt("top-k entries (maxTokensPerRank x topK)", mul("top-k entries", t, k));
@@ -112,14 +129,12 @@ public final class MoeLowLatencySizing {
         at = next(at, "recvSrc bytes", mul("recvSrc bytes", rows, 4L * SRC_INTS));
         combineRecv = at;
         at = next(at, "combineRecv bytes", mul("combineRecv bytes", mul("combineRecv rows", t, k), 2L * c.hidden()));
-        sendX = at;
-        at = next(at, "sendX bytes", mul("sendX bytes", t, payloadBytes));
-        sendScales = at;
-        at = next(at, "sendScales bytes", mul("sendScales bytes", t, 4L * scalesPerRow));
-        sendSrc = at;
-        at = next(at, "sendSrc bytes", mul("sendSrc bytes", mul("sendSrc rows", t, k), 4L * SRC_INTS));
+        recvMsg = at;
+        at = next(at, "recvMsg bytes", mul("recvMsg bytes", rows, msgBytes));
+        sendMsg = at;
+        at = next(at, "sendMsg bytes", mul("sendMsg bytes", mul("sendMsg rows", t, k), msgBytes));
         combineSend = at;
-        bufferBytes = next(at, "combineSend bytes", mul("combineSend bytes", rows, 2L * c.hidden()));
+        bufferBytes = next(at, "combineSend bytes", mul("combineSend bytes", staged ? rows : 0, 2L * c.hidden()));
         signals = mul("two buffers", 2, bufferBytes);
         signalWords = toInt("signal words", add("signal words", mul("dispatch counts", 2L * numLocalExperts, worldSize),
                 2L * c.numExperts()));
@@ -140,6 +155,8 @@ public final class MoeLowLatencySizing {
         s = next(s, "routeSlot", mul("routeSlot", t, 4L * k));
         sendCount = s;
         s = next(s, "sendCount", 4L * c.numExperts());
+        sendBase = s;
+        s = next(s, "sendBase", 4L * c.numExperts());
         sendDone = s;
         s = next(s, "sendDone", 4L * c.numExperts());
         recvCountSrc = s;
@@ -147,7 +164,9 @@ public final class MoeLowLatencySizing {
         recvCount = s;
         s = next(s, "recvCount", 4L * numLocalExperts);
         combined = s;
-        stateBytes = next(s, "combined rows (maxTokensPerRank x 2 hidden)", mul("combined", t, 2L * c.hidden()));
+        s = next(s, "combined rows (maxTokensPerRank x 2 hidden)", mul("combined", t, 2L * c.hidden()));
+        combineReady = s;
+        stateBytes = next(s, "combineReady", 8);
         deviceBytes = add("device bytes", bufferState, mul("device state of two buffers", 2, stateBytes));
     }
 
@@ -215,6 +234,19 @@ public final class MoeLowLatencySizing {
         return scalesPerRow;
     }
 
+    /** Whether the staging sections exist: some pair of ranks is proxy or ibgda. */
+    public boolean staged() {
+        return staged;
+    }
+
+    /**
+     * Bytes of one staged row's message (source record, payload, scales, rounded up to 16; ll_params.cuh), 0 when
+     * nothing is staged.
+     */
+    public int msgBytes() {
+        return msgBytes;
+    }
+
     /** Symmetric-heap bytes per rank: two buffers and the signal words. */
     public long heapBytes() {
         return heapBytes;
@@ -246,16 +278,12 @@ public final class MoeLowLatencySizing {
         return b * bufferBytes + combineRecv;
     }
 
-    public long sendX(int b) {
-        return b * bufferBytes + sendX;
+    public long recvMsg(int b) {
+        return b * bufferBytes + recvMsg;
     }
 
-    public long sendScales(int b) {
-        return b * bufferBytes + sendScales;
-    }
-
-    public long sendSrc(int b) {
-        return b * bufferBytes + sendSrc;
+    public long sendMsg(int b) {
+        return b * bufferBytes + sendMsg;
     }
 
     public long combineSend(int b) {
@@ -349,6 +377,10 @@ public final class MoeLowLatencySizing {
         return sendCount;
     }
 
+    public long sendBase() {
+        return sendBase;
+    }
+
     public long sendDone() {
         return sendDone;
     }
@@ -363,5 +395,9 @@ public final class MoeLowLatencySizing {
 
     public long combined() {
         return combined;
+    }
+
+    public long combineReady() {
+        return combineReady;
     }
 }

@@ -41,11 +41,37 @@ class MoeLowLatencyConfigTest {
         assertTrue(s.combineSend(1) + rows * 2 * 7168 <= s.signals());
         assertEquals(2 * 32 * 8 + 2 * 256, s.signalWords());
         assertTrue(s.heapBytes() >= s.signals() + 8L * s.signalWords() && s.heapBytes() % 256 == 0);
-        for (long off : new long[] {s.recvX(1), s.recvScales(1), s.recvSrc(1), s.combineRecv(1), s.sendX(1),
-                s.sendScales(1), s.sendSrc(1), s.combineSend(1), s.bufferState(1), s.combined()}) {
+        for (long off : new long[] {s.recvX(1), s.recvScales(1), s.recvSrc(1), s.combineRecv(1), s.recvMsg(1),
+                s.sendMsg(1), s.combineSend(1), s.bufferState(1), s.combined(), s.sendBase()}) {
             assertEquals(0, off % 256, "sections are 256-byte aligned");
         }
         assertTrue(s.bufferState(1) + s.stateBytes() <= s.deviceBytes());
+        // A staged message: 16-byte record, 7168 FP8 codes, 56 scales = 7408 bytes, already a multiple of 16.
+        assertTrue(s.staged());
+        assertEquals(7408, s.msgBytes());
+        assertEquals(rows * 7408, s.sendMsg(0) - s.recvMsg(0));
+        assertEquals(128L * 8 * 7408, s.combineSend(0) - s.sendMsg(0));
+    }
+
+    @Test
+    void worldsWithoutStagedPairsSpendNoHeapOnStaging() {
+        MoeLowLatencyConfig c = MoeLowLatencyConfig.deepEpBuilder().build();
+        MoeLowLatencySizing staged = c.sizing(2, true);
+        MoeLowLatencySizing direct = c.sizing(2, false);
+        assertEquals(0, direct.msgBytes());
+        assertEquals(direct.recvMsg(0), direct.sendMsg(0));
+        assertEquals(direct.sendMsg(0), direct.combineSend(0));
+        assertEquals(direct.combineSend(0), direct.bufferBytes(), "no combine staging either");
+        assertEquals(staged.combineRecv(0), direct.combineRecv(0), "the sections every world uses stay put");
+        long rows = 128L * 256;
+        long saved = 2 * (rows * 7408 + 128L * 8 * 7408 + rows * 2 * 7168);
+        assertEquals(saved, staged.heapBytes() - direct.heapBytes(), "both buffers' staging, 256-aligned already");
+        assertEquals(staged.heapBytes(), c.sizing(2).heapBytes(), "the one-argument sizing is the worst case");
+        // BF16 rows of hidden 128 (256 bytes) with no scales: 272-byte messages; FP8 hidden 128: 16 + 128 + 4 -> 160.
+        assertEquals(272, MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(4).numExperts(4).topK(2).build()
+                .sizing(2, true).msgBytes());
+        assertEquals(160, MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(4).numExperts(4).topK(2)
+                .dispatchType(ElementType.FP8_E4M3).build().sizing(2, true).msgBytes());
     }
 
     @Test

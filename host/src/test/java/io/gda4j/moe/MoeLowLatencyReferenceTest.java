@@ -83,7 +83,25 @@ class MoeLowLatencyReferenceTest {
         }
     }
 
-    /** Every (source, token, distinct local expert) exactly once, at its slot, with its source's cast bytes. */
+    /** Rows a source sends to experts below {@code expert}: its tokens' distinct experts under it, counted. */
+    private static int rowsBelow(MoeLowLatencyReference.Input in, int k, int expert) {
+        int rows = 0;
+        for (int t = 0; t < in.numTokens(); t++) {
+            java.util.Set<Integer> seen = new java.util.HashSet<>();
+            for (int j = 0; j < k; j++) {
+                int e = in.topkIdx()[t * k + j];
+                if (e >= 0 && e < expert && seen.add(e)) {
+                    rows++;
+                }
+            }
+        }
+        return rows;
+    }
+
+    /**
+     * Every (source, token, distinct local expert) exactly once, at its slot, with its source's cast bytes and its
+     * place in the source's send order (counted here from scratch).
+     */
     private static void checkReceived(MoeLowLatencySizing s, MoeLowLatencyReference.Input[] in,
                                       MoeLowLatencyReference.Received got, int rank) {
         MoeLowLatencyConfig c = s.config();
@@ -94,6 +112,7 @@ class MoeLowLatencyReferenceTest {
             int expert = rank * local + e;
             for (int src = 0; src < n; src++) {
                 MoeLowLatencyReference.Cast cast = MoeLowLatencyReference.cast(c, in[src].x(), in[src].numTokens());
+                int below = rowsBelow(in[src], k, expert);
                 int next = 0;
                 for (int t = 0; t < in[src].numTokens(); t++) {
                     int first = -1;
@@ -107,8 +126,8 @@ class MoeLowLatencyReferenceTest {
                     }
                     int row = e * s.slotsPerExpert() + src * maxT + next;
                     assertTrue(got.valid(e, src * maxT + next));
-                    assertArrayEquals(new int[] {src, t, first, 0}, java.util.Arrays.copyOfRange(got.src(), 4 * row,
-                            4 * row + 4), "source record of expert " + expert + " row " + next + " from " + src);
+                    assertArrayEquals(new int[] {src, t, first, below + next}, java.util.Arrays.copyOfRange(got.src(),
+                            4 * row, 4 * row + 4), "source record of expert " + expert + " row " + next + " from " + src);
                     for (int b = 0; b < p; b++) {
                         assertEquals(cast.x()[t * p + b], got.x()[row * p + b]);
                     }
