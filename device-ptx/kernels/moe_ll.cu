@@ -556,3 +556,12 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
     if (mine) *reinterpret_cast<uint4*>(b.combined() + (int64_t)t * hidden + h) = pack_bf16x8(acc);
   }
 }
+
+// The benchmark's launch gate (io.gda4j.moe.LaunchGate), one thread: returns once the host word `gate` (mapped pinned
+// memory) reaches `want`, or after timeout_ns. The timeout keeps a profiler that runs each kernel alone before the
+// host may go on (ncu) from waiting forever for a gate the host cannot open yet: the gate then opens by itself, and
+// only the timing suffers.
+extern "C" __global__ void gda4j_moe_ll_gate(const uint64_t* gate, uint64_t want, uint64_t timeout_ns) {
+  const uint64_t start = global_timer_ns();
+  while (load_acquire_sys(gate) < want && global_timer_ns() - start < timeout_ns) __nanosleep(128);
+}

@@ -143,7 +143,7 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
                 MoeLowLatencyCombine[] c = new MoeLowLatencyCombine[n];
                 try {
                     for (int r : locals) {
-                        gate.hold(buffer.rank(r).stream());
+                        gate.hold(buffer.rank(r).rank());
                     }
                     for (int r : locals) {
                         MoeLowLatencyRank m = buffer.rank(r);

@@ -59,9 +59,10 @@ final class MoeCommand implements Command {
                 + "into an expert-major buffer, FP8 cast on the fly by default, no host synchronisation): per token "
                 + "count the median and p99 per call of dispatch and combine and of their send and receive halves "
                 + "(made with the send/receive split; a receive half includes the wait for the slowest peer). Each "
-                + "timed call is queued on every rank the process drives before any of it runs (the streams wait on a "
-                + "host word the benchmark raises afterwards), so the times leave out the host's launches, which one "
-                + "process makes rank after rank; NCCL's columns are timed without that gate. Tokens "
+                + "timed call is queued on every rank the process drives before any of it runs (behind a one-thread "
+                + "kernel that waits, at most 250 ms, for a host word the benchmark raises afterwards), so the times "
+                + "leave out the host's launches, which one process makes rank after rank; NCCL's columns are timed "
+                + "without that gate. Tokens "
                 + "default to 128, --dtype to fp8, --pow2-scales rounds FP8 scales up to powers of two (UE8M0). Its "
                 + "nccl columns time NCCL's all-to-all-v of the same routing with one row per (token, expert), as the "
                 + "low-latency dispatch moves them.";
