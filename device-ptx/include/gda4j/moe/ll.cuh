@@ -74,27 +74,30 @@ struct LlBuffer {
   __device__ __forceinline__ uint64_t* status() const { return reinterpret_cast<uint64_t*>(p->status) + buf; }
 };
 
-__device__ __forceinline__ float warp_max(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
-// The warp's share of one 128-channel block: lane l holds channels 4l .. 4l + 3 (BF16, little-endian in `v`).
-// Returns the four FP8 codes (channel 4l in the low byte) and the block's scale (the same in every lane): steps 1-5
-// of fp8_block.cuh, with step 1 as a butterfly of fmaxf (exact in any order).
-__device__ __forceinline__ uint32_t warp_quantize_block(uint2 v, bool power_of_two, float* scale_out) {
-  const uint16_t x[4] = {(uint16_t)(v.x & 0xffff), (uint16_t)(v.x >> 16), (uint16_t)(v.y & 0xffff),
-                         (uint16_t)(v.y >> 16)};
+// Lane l's 16 channels of a 512-channel chunk (channels 16l .. 16l + 15, BF16 little-endian in lo and hi): eight
+// lanes share one 128-channel block. Returns the 16 FP8 codes (channel 16l in the low byte of .x) and the block's
+// scale (the same in its eight lanes): steps 1-5 of fp8_block.cuh, with step 1 as a butterfly of fmaxf over the
+// eight lanes (exact in any order). Every lane of the warp must call it (the shuffles), with or without channels.
+__device__ __forceinline__ uint4 lane_quantize16(uint4 lo, uint4 hi, bool power_of_two, float* scale_out) {
+  const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
   float amax = 0.0f;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) amax = fmaxf(amax, fabsf(ll_bf16_to_float(x[i])));
-  amax = warp_max(amax);
+  for (int i = 0; i < 8; ++i) {
+    amax = fmaxf(amax, fabsf(ll_bf16_to_float((uint16_t)(w[i] & 0xffff))));
+    amax = fmaxf(amax, fabsf(ll_bf16_to_float((uint16_t)(w[i] >> 16))));
+  }
+  for (int o = 4; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
   const float scale = ll_block_scale(amax, power_of_two);
   *scale_out = scale;
-  uint32_t q = 0;
+  uint32_t q[4];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) q |= (uint32_t)ll_quantize(x[i], scale) << (8 * i);
-  return q;
+  for (int i = 0; i < 4; ++i) {
+    q[i] = (uint32_t)ll_quantize((uint16_t)(w[2 * i] & 0xffff), scale) |
+           (uint32_t)ll_quantize((uint16_t)(w[2 * i] >> 16), scale) << 8 |
+           (uint32_t)ll_quantize((uint16_t)(w[2 * i + 1] & 0xffff), scale) << 16 |
+           (uint32_t)ll_quantize((uint16_t)(w[2 * i + 1] >> 16), scale) << 24;
+  }
+  return make_uint4(q[0], q[1], q[2], q[3]);
 }
 
 // One thread's wait for this rank's word at `sig` to reach `want`, the time added to wait_ns[peer] when `account`

@@ -1,7 +1,8 @@
 // gda4j/moe/ll_params.cuh: the low-latency MoE parameter block, mirrored by io.gda4j.moe.MoeLowLatencyParamsDescriptor
-// (same names, same offsets; MoeLowLatencyParamsLayoutTest compiles this header with g++ and compares). Written once
-// per rank by MoeLowLatencyBuffer; io.gda4j.moe.MoeLowLatencySizing describes the memory the offsets point at. Plain
-// C++, so g++ can print it.
+// (same names, same offsets; MoeLowLatencyParamsLayoutTest compiles this header with g++ and compares). Built once
+// per rank by MoeLowLatencyBuffer and passed to every kernel by value (const __grid_constant__ LlParams: kernel
+// parameter memory, no memory round trip per field); io.gda4j.moe.MoeLowLatencySizing describes the memory the
+// offsets point at. Plain C++, so g++ can print it.
 //
 //        0  i32  magic
 //        4  i32  nranks
@@ -137,6 +138,9 @@ constexpr uint32_t LENGTH = 240;
 // Warps per block of the token-parallel kernels: dispatch send (they share a token's row), combine receive. The host
 // sizes their grids with it.
 constexpr uint32_t TOKEN_WARPS = 8;
+// Channels a warp of the dispatch send moves per step (16 per lane). The host gives a token as many blocks (parts)
+// as it takes for each warp to hold at most one such chunk of the row.
+constexpr uint32_t SEND_CHUNK = 512;
 }  // namespace MoeLowLatencyParamsDescriptor
 
 static_assert(offsetof(LlParams, magic) == MoeLowLatencyParamsDescriptor::MAGIC_OFFSET, "magic");

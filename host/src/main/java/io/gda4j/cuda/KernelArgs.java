@@ -1,5 +1,6 @@
 package io.gda4j.cuda;
 
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -12,10 +13,10 @@ import jcuda.Pointer;
  * PTX signature and an error message can list what was passed. Not thread-safe; build one per launch site.
  */
 public final class KernelArgs {
-    /** Argument kinds: the name shown in messages and the size the kernel parameter must have. */
+    /** Argument kinds: the name shown in messages and the size the kernel parameter must have (0: a struct's own). */
     private enum Kind {
         POINTER("ptr", 8), ADDRESS("addr", 8), I32("i32", 4), U32("u32", 4), I64("i64", 8), U64("u64", 8),
-        F32("f32", 4), F64("f64", 8);
+        F32("f32", 4), F64("f64", 8), STRUCT("struct", 0);
 
         final String label;
         final int sizeBytes;
@@ -28,6 +29,8 @@ public final class KernelArgs {
 
     private Kind[] kinds = new Kind[8];
     private long[] bits = new long[8];
+    /** The bytes of each STRUCT argument (null for the others). */
+    private byte[][] structs = new byte[8][];
     private int count;
 
     private KernelArgs() {
@@ -79,15 +82,30 @@ public final class KernelArgs {
         return add(Kind.F64, Double.doubleToRawLongBits(value));
     }
 
+    /**
+     * A struct passed by value ({@code const __grid_constant__ T p}): its bytes in the kernel's layout, e.g. a params
+     * block a {@code *ParamsDescriptor} lays out, from {@code value}'s position to its limit (copied now; the buffer
+     * is not moved). The kernel then reads its fields from kernel parameter memory, without the memory round trip a
+     * block in device memory costs each kernel.
+     */
+    public KernelArgs struct(ByteBuffer value) {
+        Objects.requireNonNull(value, "struct argument");
+        byte[] bytes = new byte[value.remaining()];
+        value.duplicate().get(bytes);
+        add(Kind.STRUCT, bytes.length);
+        structs[count - 1] = bytes;
+        return this;
+    }
+
     /** The number of arguments. */
     public int count() {
         return count;
     }
 
-    /** The size in bytes of argument {@code index} (4 or 8), for checking against a kernel's signature. */
+    /** The size in bytes of argument {@code index} (4 or 8, a struct's length), for checking against a signature. */
     int sizeBytes(int index) {
         Objects.checkIndex(index, count);
-        return kinds[index].sizeBytes;
+        return kinds[index] == Kind.STRUCT ? structs[index].length : kinds[index].sizeBytes;
     }
 
     /**
@@ -98,14 +116,18 @@ public final class KernelArgs {
         NativePointerObject[] values = new NativePointerObject[count];
         for (int i = 0; i < count; i++) {
             // Values travel as raw int or long bits: pointers too, so JCuda never rewrites a DevicePointer object.
-            values[i] = kinds[i].sizeBytes == Integer.BYTES
-                    ? Pointer.to(new int[] {(int) bits[i]})
-                    : Pointer.to(new long[] {bits[i]});
+            if (kinds[i] == Kind.STRUCT) {
+                values[i] = Pointer.to(structs[i].clone());
+            } else {
+                values[i] = kinds[i].sizeBytes == Integer.BYTES
+                        ? Pointer.to(new int[] {(int) bits[i]})
+                        : Pointer.to(new long[] {bits[i]});
+            }
         }
         return Pointer.to(values);
     }
 
-    /** Lists the arguments, e.g. {@code [ptr 0x7f5a00000000, u32 1024, f32 0.5]}. */
+    /** Lists the arguments, e.g. {@code [ptr 0x7f5a00000000, u32 1024, f32 0.5, struct[240]]}. */
     @Override
     public String toString() {
         StringBuilder text = new StringBuilder("[");
@@ -113,7 +135,11 @@ public final class KernelArgs {
             if (i > 0) {
                 text.append(", ");
             }
-            text.append(kinds[i].label).append(' ').append(format(kinds[i], bits[i]));
+            if (kinds[i] == Kind.STRUCT) {
+                text.append(kinds[i].label).append('[').append(structs[i].length).append(']');
+            } else {
+                text.append(kinds[i].label).append(' ').append(format(kinds[i], bits[i]));
+            }
         }
         return text.append(']').toString();
     }
@@ -138,6 +164,7 @@ public final class KernelArgs {
         if (count == kinds.length) {
             kinds = Arrays.copyOf(kinds, count * 2);
             bits = Arrays.copyOf(bits, count * 2);
+            structs = Arrays.copyOf(structs, count * 2);
         }
         kinds[count] = kind;
         bits[count] = value;

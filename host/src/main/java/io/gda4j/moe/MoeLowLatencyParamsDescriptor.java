@@ -1,8 +1,9 @@
 package io.gda4j.moe;
 
 /**
- * The low-latency MoE parameter block: one per rank, in device memory, written once when the
- * {@link MoeLowLatencyBuffer} is made; every low-latency kernel takes its address. The CUDA struct
+ * The low-latency MoE parameter block: one per rank, built once when the {@link MoeLowLatencyBuffer} is made; every
+ * low-latency kernel takes it by value (kernel parameter memory, {@code const __grid_constant__ LlParams}), so no
+ * field read costs a memory round trip. The CUDA struct
  * {@code gda4j::moe::LlParams} ({@code gda4j/moe/ll_params.cuh}) has the same fields under the same names (checked
  * by MoeLowLatencyParamsLayoutTest). Little-endian; {@link MoeLowLatencySizing} describes what the offsets point at:
  * <pre>
@@ -89,6 +90,11 @@ public final class MoeLowLatencyParamsDescriptor {
     public static final int LENGTH = 240;
     /** Warps per block of the token-parallel kernels: dispatch send (they share a token's row), combine receive. */
     public static final int TOKEN_WARPS = 8;
+    /**
+     * Channels a warp of the dispatch send moves per step (16 per lane). The host gives a token as many blocks
+     * (parts) as it takes for each warp to hold at most one such chunk of the row.
+     */
+    public static final int SEND_CHUNK = 512;
 
     private MoeLowLatencyParamsDescriptor() {
     }

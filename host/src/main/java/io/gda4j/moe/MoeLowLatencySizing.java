@@ -35,7 +35,6 @@ package io.gda4j.moe;
  * </pre>
  * Device memory of each rank (outside the heap; offsets from its start):
  * <pre>
- *   params        MoeLowLatencyParamsDescriptor
  *   status        [2] u64   per buffer: 0, or the first bad top-k entry (token x K + slot + 1) of the last dispatch
  *   seq           [2] u64   per buffer: call sequence, raised by each dispatch on the GPU (CUDA graphs replay it)
  *   waitNanos     [N] u64   time spent waiting for each peer
@@ -79,7 +78,6 @@ public final class MoeLowLatencySizing {
     private final int signalWords;
     private final long heapBytes;
 
-    private final long params;
     private final long status;
     private final long seq;
     private final long waitNanos;
@@ -141,8 +139,6 @@ public final class MoeLowLatencySizing {
         heapBytes = next(signals, "signal bytes", 8L * signalWords);
 
         long d = 0;
-        params = d;
-        d = next(d, "params", MoeLowLatencyParamsDescriptor.LENGTH);
         status = d;
         d = next(d, "status", 16);
         seq = d;
@@ -341,10 +337,6 @@ public final class MoeLowLatencySizing {
         w -= counts;
         int expert = w % config.numExperts();
         return new SignalWord("low-latency combine flag", w / config.numExperts(), expert / numLocalExperts, expert);
-    }
-
-    public long params() {
-        return params;
     }
 
     public long status() {

@@ -9,11 +9,12 @@ import io.gda4j.world.Rank;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.function.Consumer;
 import java.util.function.LongFunction;
 
 /**
- * What each MoE rank (high-throughput and low-latency alike) owns beside its kernels: its device memory (zeroed, the
- * params block written at its offset), pinned memory that host reads go through on the stream the rank's calls run
+ * What each MoE rank (high-throughput and low-latency alike) owns beside its kernels: its device memory (zeroed; the
+ * high-throughput params block written at its offset, the low-latency kernels take theirs by value), pinned memory that host reads go through on the stream the rank's calls run
  * on (the rank's stream unless a caller names another), and the event recorded after each call.
  */
 final class MoeRankMemory implements AutoCloseable {
@@ -26,6 +27,15 @@ final class MoeRankMemory implements AutoCloseable {
      * @param params the params block for a memory at the given base address, written at {@code paramsOffset}
      */
     MoeRankMemory(Rank rank, long deviceBytes, int readbackBytes, long paramsOffset, LongFunction<ByteBuffer> params) {
+        this(rank, deviceBytes, readbackBytes, m -> m.copyFromHost(paramsOffset, params.apply(m.address())));
+    }
+
+    /** Device memory with no params block in it. */
+    MoeRankMemory(Rank rank, long deviceBytes, int readbackBytes) {
+        this(rank, deviceBytes, readbackBytes, m -> { });
+    }
+
+    private MoeRankMemory(Rank rank, long deviceBytes, int readbackBytes, Consumer<DeviceMemory> init) {
         this.rank = rank;
         DeviceMemory m = rank.context().allocate(deviceBytes);
         MappedHostMemory rb = null;
@@ -34,7 +44,7 @@ final class MoeRankMemory implements AutoCloseable {
             m.fill((byte) 0);
             rb = rank.context().allocateMappedHost(readbackBytes);
             ev = rank.context().createEvent();
-            m.copyFromHost(paramsOffset, params.apply(m.address()));
+            init.accept(m);
         } catch (RuntimeException e) {
             if (ev != null) {
                 ev.close();
@@ -48,6 +58,11 @@ final class MoeRankMemory implements AutoCloseable {
         this.memory = m;
         this.readback = rb;
         this.done = ev;
+    }
+
+    /** The device address of the memory's first byte. */
+    long address() {
+        return memory.address();
     }
 
     /** The device address {@code offset} bytes into the memory. */

@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
 import org.junit.jupiter.api.Test;
 
 class KernelArgsTest {
@@ -31,13 +34,34 @@ class KernelArgsTest {
     }
 
     @Test
+    void structsTravelByValueWithTheirOwnLength() {
+        ByteBuffer block = ByteBuffer.allocate(40).order(ByteOrder.LITTLE_ENDIAN);
+        block.putInt(0, 0x314c4f4d);
+        block.position(8);  // only position..limit travels
+        KernelArgs args = KernelArgs.create().pointer(DevicePointer.of(0x20)).struct(block).i32(3);
+        block.putInt(8, 99);  // copied when added: a later change does not reach the launch
+        assertEquals(3, args.count());
+        assertEquals(32, args.sizeBytes(1));
+        assertEquals(8, block.position(), "the caller's buffer is not moved");
+        assertEquals("[ptr 0x20, struct[32], i32 3]", args.toString());
+        assertNotNull(args.toPointer());
+        assertDoesNotThrow(() -> Kernel.checkArguments("k", new int[] {8, 32, 4}, args));
+        IllegalArgumentException wrongLength = assertThrows(IllegalArgumentException.class,
+                () -> Kernel.checkArguments("k", new int[] {8, 240, 4}, args));
+        assertTrue(wrongLength.getMessage().contains("[8, 240, 4]"), wrongLength.getMessage());
+        assertThrows(NullPointerException.class, () -> KernelArgs.create().struct(null));
+    }
+
+    @Test
     void growsPastInitialCapacity() {
         KernelArgs args = KernelArgs.create();
         for (int i = 0; i < 40; i++) {
             args.i32(i);
         }
-        assertEquals(40, args.count());
-        assertTrue(args.toString().endsWith("i32 39]"));
+        args.struct(ByteBuffer.allocate(16));
+        assertEquals(41, args.count());
+        assertEquals(16, args.sizeBytes(40));
+        assertTrue(args.toString().endsWith("i32 39, struct[16]]"));
     }
 
     @Test

@@ -63,6 +63,20 @@ class PtxModuleTest {
     }
 
     @Test
+    void lowLatencyMoeKernelsTakeTheirParamsBlockByValue() {
+        // MoeLowLatencyRank passes the block as a struct argument (KernelArgs.struct): the shipped PTX must declare
+        // a parameter of exactly its length there, or every launch would be refused.
+        Map<String, int[]> signatures = PtxModule.parseSignatures(PtxModule.readPtx("moe_ll"));
+        int length = io.gda4j.moe.MoeLowLatencyParamsDescriptor.LENGTH;
+        assertEquals(length, signatures.get("gda4j_moe_ll_route")[0]);
+        for (String kernel : List.of("dispatch_send", "dispatch_recv", "combine_send", "combine_recv")) {
+            int[] sizes = signatures.get("gda4j_moe_ll_" + kernel);
+            assertEquals(8, sizes[0], kernel + ": the device view");
+            assertEquals(length, sizes[1], kernel + ": the params block");
+        }
+    }
+
+    @Test
     void describeShowsWhatThePtxNeeds() {
         assertEquals(".version 9.0, .target sm_90", PtxModule.describe(PTX.getBytes(StandardCharsets.US_ASCII)));
         assertEquals(".version ?, .target ?", PtxModule.describe(new byte[0]));

@@ -21,23 +21,25 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * Low-latency dispatch and combine over the host proxy (rows cast into the staging copy, a put each for payload,
- * scales and source record, the count signalled after them in the channel's order), against the reference bit for
- * bit; ranks share GPU 0. p2p and ibgda: MoeLowLatencyGpuTest in the host module. As in MoeProxyGpuTest, 4 ranks need
+ * Low-latency dispatch and combine over the host proxy (rows cast into messages in the send order, one PUT_SIGNAL per
+ * expert with its rows and then its count; the combine returns each (expert, source) block in one put), against the
+ * reference bit for bit; ranks share GPU 0. Hidden 7168 gives a token two blocks of the dispatch send (its parts;
+ * up to 32 tokens fit in one wave), whose stores the expert's one trigger must all follow. p2p and ibgda: MoeLowLatencyGpuTest in the host module. As in MoeProxyGpuTest, 4 ranks need
  * CUDA_DEVICE_MAX_CONNECTIONS=32; without it the case checks that the buffer is refused with what to set.
  */
 @Tag("gpu")
 @Timeout(300)
 class MoeLowLatencyProxyGpuTest {
-    @ParameterizedTest(name = "proxy {0} {1} ranks top-{2} split {3}")
-    @CsvSource({"BF16, 2, 8, false", "FP8_E4M3, 2, 3, true", "FP8_E4M3, 4, 8, false"})
-    void proxyMatchesTheReference(ElementType type, int ranks, int topK, boolean split) {
+    @ParameterizedTest(name = "proxy {0} {1} ranks top-{2} split {3} hidden {4}")
+    @CsvSource({"BF16, 2, 8, false, 2048", "FP8_E4M3, 2, 3, true, 2048", "FP8_E4M3, 4, 8, false, 2048",
+                "BF16, 2, 8, true, 7168", "FP8_E4M3, 2, 8, false, 7168"})
+    void proxyMatchesTheReference(ElementType type, int ranks, int topK, boolean split, int hidden) {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
         assumeTrue(Cuda.deviceCount() > 0, "no CUDA device visible");
-        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(2048).maxTokensPerRank(32).numExperts(32)
+        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(hidden).maxTokensPerRank(32).numExperts(32)
                 .topK(topK).dispatchType(type).build();
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(ranks, 0))
-                .heapSizeBytes(256L << 20).waitTimeout(Duration.ofSeconds(30)).transport(ProxyTransport.NAME).build())) {
+                .heapSizeBytes(config.sizing(ranks).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(30)).transport(ProxyTransport.NAME).build())) {
             assertEquals(TransportTag.PROXY, w.transport(0, 1));
             String tooFewQueues = MoeBuffer.queueProblem(w);
             if (tooFewQueues != null) {
