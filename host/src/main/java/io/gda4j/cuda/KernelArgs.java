@@ -117,7 +117,7 @@ public final class KernelArgs {
         for (int i = 0; i < count; i++) {
             // Values travel as raw int or long bits: pointers too, so JCuda never rewrites a DevicePointer object.
             if (kinds[i] == Kind.STRUCT) {
-                values[i] = Pointer.to(structs[i].clone());
+                values[i] = Pointer.to(structs[i]);  // struct() copied it, and nothing writes it after
             } else {
                 values[i] = kinds[i].sizeBytes == Integer.BYTES
                         ? Pointer.to(new int[] {(int) bits[i]})
