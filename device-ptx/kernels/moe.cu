@@ -470,3 +470,322 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine(const Device
     combine_receive(view, prm, c, warp, num_tokens, out);
   }
 }
+
+// ---- Direct worlds: every pair of ranks is p2p or self (MoeBuffer decides once, for every process).
+// No rings: a dispatch row is stored straight into its place in the destination's received tensors (in the heap,
+// at params.direct_recv), and a combine row straight into the source's landing rows (params.combine_landing,
+// [expert rank][token]), so each row crosses NVLink once and is copied by no receiver. What a ring's credits did
+// (a sender may not overwrite what the receiver still reads) is done once per call by an entry word:
+//   dispatch: every rank SETs its per-destination row counts (seq << 32 | rows) at every rank when its dispatch
+//             starts. That is stream-ordered after its previous use of the received tensors (they are valid until its
+//             next dispatch), so a sender that has seen every rank's counts of this call may write to every rank.
+//             The counts also give each sender its rows' place: after the rows of lower sources.
+//   combine:  every rank SETs its combine sequence at every rank when its combine starts: its landing rows of the
+//             previous combine are reduced, so they may be overwritten.
+// Then each block stores its rows, and once they are all stored (a barrier, then a system fence: a release) ADDs 1
+// to a done word at each rank; a rank's call ends when every block of every rank has said so (gridDim.x x seq,
+// cumulative: every rank launches the same grid).
+namespace moe_kernels {
+
+// Thread d < n of a block (nothing for the others): waits until this rank's word `word(d)` reaches `want`; the
+// block learns the first failure. Returns the status every thread shares (one barrier inside, one after).
+template <class Word>
+__device__ __forceinline__ int block_wait_all(const Local& l, const MoeParams* prm, int n, Word word, uint64_t want,
+                                              uint64_t* seen, int* shared_status) {
+  if (threadIdx.x == 0) *shared_status = OK;
+  __syncthreads();
+  if (threadIdx.x < (unsigned)n) {
+    const int d = (int)threadIdx.x;
+    const uint64_t sig = signal_offset(prm, word(d));
+    uint64_t v = load_acquire_sys(reinterpret_cast<const uint64_t*>(l.heap + sig));
+    int st = OK;
+    if (v < want) {
+      const uint64_t start = global_timer_ns();
+      st = wait_until(l, sig, CMP_GE, want, &v);
+      atomicAdd(reinterpret_cast<unsigned long long*>(prm->wait_ns) + d, (unsigned long long)(global_timer_ns() - start));
+    }
+    if (seen) seen[d] = v;
+    if (st != OK) *shared_status = st;
+  }
+  __syncthreads();
+  return *shared_status;
+}
+
+// Thread d < n: after the block's stores (the barrier orders them before the fence: fence + relaxed ADD is a release
+// of them all), ADDs 1 to rank d's word `word`.
+__device__ __forceinline__ void block_release_to_all(const DeviceView* view, int n, uint64_t word_offset) {
+  __syncthreads();
+  if (threadIdx.x < (unsigned)n) {
+    const Peer p = peer_of(view, (int)threadIdx.x);
+    if (fence(p) == OK) signal(p, word_offset, SIGNAL_ADD, 1);
+  }
+}
+
+// Where a received array of device memory (recv_x .. recv_src, as the params name them here) lies in `heap`'s copy of
+// the direct receive block: every rank lays it out the same.
+__device__ __forceinline__ char* direct_field(const MoeParams* prm, char* heap, uint64_t field) {
+  return heap + prm->direct_recv + (field - prm->recv_x);
+}
+
+}  // namespace moe_kernels
+
+// Dispatch in a direct world. Grid: 2 * num_channels blocks of 512 threads; blocks 2c and 2c + 1 share channel c's
+// tokens (each token's place at a destination is the channel's base there plus the token's slot, so any block can
+// take any token). A warp takes one token at a time: it loads the row once and stores it to every rank that holds
+// one of its experts. local_expert_counts is zeroed before (gda4j_moe_zero); `*call_seq_word` as for
+// gda4j_moe_dispatch.
+extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch_direct(const DeviceView* view,
+                                                                             const MoeParams* prm, const char* x,
+                                                                             const float* scales,
+                                                                             const int64_t* topk,
+                                                                             const float* weights, int num_tokens,
+                                                                             const uint64_t* call_seq_word) {
+  __shared__ uint64_t counts[MAX_RANKS * MAX_RANKS];  // [src][dst]: seq << 32 | rows, as posted
+  __shared__ int64_t base[MAX_RANKS];                  // this channel's first row at each destination
+  __shared__ int status;
+  if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
+  const uint64_t seq = *call_seq_word;
+  const int n = prm->nranks, me = prm->rank, k = prm->top_k, local = prm->num_local_experts;
+  const int c = (int)(blockIdx.x >> 1);
+  const uint32_t lane = detail::lane_id();
+  const int warp = (int)(threadIdx.x >> 5), warps = (int)(blockDim.x >> 5);
+  const SignalIndex si = signal_index(prm);
+  const Local l = local_of(view);
+  const int parity = (int)(seq & 1);
+
+  // 1. Announce this call and its counts at every rank (every block does: the SETs are the same, and no block then
+  //    waits for another block of its own rank to be scheduled).
+  const int32_t* per_rank = reinterpret_cast<const int32_t*>(prm->tokens_per_rank);
+  if (threadIdx.x < (unsigned)(n * n)) {
+    const int q = (int)threadIdx.x / n, d = (int)threadIdx.x % n;
+    signal(peer_of(view, q), signal_offset(prm, si.direct_count(parity, me, d)), SIGNAL_SET,
+           seq << 32 | (uint32_t)per_rank[d]);
+  }
+  // 2. Every rank's counts of this call (thread i < n * n waits for word i of the matrix).
+  if (threadIdx.x == 0) status = OK;
+  __syncthreads();
+  if (threadIdx.x < (unsigned)(n * n)) {
+    const int s = (int)threadIdx.x / n, d = (int)threadIdx.x % n;
+    const uint64_t sig = signal_offset(prm, si.direct_count(parity, s, d));
+    uint64_t v = load_acquire_sys(reinterpret_cast<const uint64_t*>(l.heap + sig));
+    if (v >> 32 < seq) {
+      const uint64_t start = global_timer_ns();
+      const int st = wait_until(l, sig, CMP_GE, seq << 32, &v);
+      atomicAdd(reinterpret_cast<unsigned long long*>(prm->wait_ns) + s, (unsigned long long)(global_timer_ns() - start));
+      if (st != OK) status = st;
+    }
+    counts[threadIdx.x] = v;
+  }
+  __syncthreads();
+  if (status != OK) return;
+  if (threadIdx.x < (unsigned)n) {
+    const int d = (int)threadIdx.x;
+    int64_t b = 0;
+    for (int s = 0; s < me; ++s) b += (uint32_t)counts[s * n + d];
+    const int32_t* cc = reinterpret_cast<const int32_t*>(prm->channel_count);
+    for (int c2 = 0; c2 < c; ++c2) b += cc[c2 * n + d];
+    base[d] = b;
+    // The combine finds this rank's own rows in y from here (it reads them in place instead of sending them).
+    if (d == me && (blockIdx.x & 1) == 0) reinterpret_cast<int32_t*>(prm->recv_channel_offset)[c * n + me] = (int32_t)b;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    int64_t total = 0;
+    for (int s = 0; s < n; ++s) total += (uint32_t)counts[s * n + me];
+    *reinterpret_cast<int32_t*>(prm->recv_total) = (int32_t)total;
+  }
+  __syncthreads();
+
+  // 3. The rows. Lane d < n holds destination d's receive block.
+  char* dest_heap = nullptr;
+  if (lane < (uint32_t)n) dest_heap = peer_of(view, (int)lane).heap;
+  const int t0 = channel_start(num_tokens, prm->num_channels, c);
+  const int t1 = channel_end(num_tokens, prm->num_channels, c);
+  const int32_t* slot = reinterpret_cast<const int32_t*>(prm->token_slot);
+  const uint64_t payload = (uint64_t)prm->payload_bytes;
+  const int spr = prm->scales_per_row;
+  for (int t = t0 + (int)(blockIdx.x & 1) * warps + warp; t < t1; t += 2 * warps) {
+    int64_t at = -1;
+    if (lane < (uint32_t)n) {
+      const int32_t sl = slot[(int64_t)t * n + lane];
+      if (sl >= 0) at = base[lane] + sl;
+    }
+    const uint32_t dests = __ballot_sync(0xffffffffu, at >= 0);
+    if (dests == 0) continue;
+    // Payload: each lane loads a batch of 16-byte vectors once and stores it to every destination.
+    constexpr int BATCH = 8;
+    const int4* src = reinterpret_cast<const int4*>(x + (int64_t)t * payload);
+    const uint64_t vecs = payload / 16;
+    for (uint64_t i = lane; i < vecs; i += 32 * BATCH) {
+      int4 v[BATCH];
+#pragma unroll
+      for (int j = 0; j < BATCH; ++j) {
+        if (i + 32 * j < vecs) v[j] = src[i + 32 * j];
+      }
+      for (uint32_t m = dests; m != 0; m &= m - 1) {
+        const int d = __ffs(m) - 1;
+        char* h = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(dest_heap), d));
+        const int64_t row = __shfl_sync(0xffffffffu, at, d);
+        int4* dst = reinterpret_cast<int4*>(direct_field(prm, h, prm->recv_x) + row * payload);
+#pragma unroll
+        for (int j = 0; j < BATCH; ++j) {
+          if (i + 32 * j < vecs) dst[i + 32 * j] = v[j];
+        }
+      }
+    }
+    // Scales, source, and the top-k as the destination sees it (its local expert index, -1 for another rank's).
+    int64_t e = -1;
+    float wt = 0.0f;
+    if (lane < (uint32_t)k) {
+      e = topk[(int64_t)t * k + lane];
+      wt = weights[(int64_t)t * k + lane];
+    }
+    for (uint32_t m = dests; m != 0; m &= m - 1) {
+      const int d = __ffs(m) - 1;
+      char* h = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(dest_heap), d));
+      const int64_t row = __shfl_sync(0xffffffffu, at, d);
+      if (spr > 0) {
+        warp_copy4(direct_field(prm, h, prm->recv_scales) + row * spr * 4, scales + (int64_t)t * spr, spr, lane);
+      }
+      if (lane == 0) {
+        reinterpret_cast<int2*>(direct_field(prm, h, prm->recv_src))[row] = make_int2(me, t);
+      }
+      if (lane < (uint32_t)k) {
+        const bool here = e >= 0 && e / local == d;
+        reinterpret_cast<int32_t*>(direct_field(prm, h, prm->recv_topk_idx))[row * k + lane] =
+            here ? (int32_t)(e - (int64_t)d * local) : -1;
+        reinterpret_cast<float*>(direct_field(prm, h, prm->recv_topk_weights))[row * k + lane] = here ? wt : 0.0f;
+      }
+    }
+  }
+
+  // 4. Done at every rank; then wait until every block of every rank is done here.
+  block_release_to_all(view, n, signal_offset(prm, si.dispatch_done(me)));
+  const int st = block_wait_all(l, prm, n, [&](int s) { return si.dispatch_done(s); },
+                                (uint64_t)gridDim.x * seq, nullptr, &status);
+  if (st != OK) return;
+
+  // 5. Per-local-expert counts over this block's share of the received rows.
+  int64_t total = 0;
+  for (int s = 0; s < n; ++s) total += (uint32_t)counts[s * n + me];
+  const int64_t r0 = total * blockIdx.x / gridDim.x, r1 = total * (blockIdx.x + 1) / gridDim.x;
+  const int32_t* idx = reinterpret_cast<const int32_t*>(prm->recv_topk_idx);
+  int32_t* expert_counts = reinterpret_cast<int32_t*>(prm->local_expert_counts);
+  for (int64_t i = r0 * k + threadIdx.x; i < r1 * k; i += blockDim.x) {
+    const int32_t le = idx[i];
+    if (le >= 0) atomicAdd(expert_counts + le, 1);
+  }
+}
+
+namespace moe_kernels {
+
+// Sums one token's rows (lane r < n holds rank r's row or null) into out_row.
+__device__ __forceinline__ void combine_token(const char* my_row, uint16_t* out_row, int hidden, uint32_t lane) {
+  const uint32_t have = __ballot_sync(0xffffffffu, my_row != nullptr);
+  // UNROLL 256-channel slices at once, each rank's loads of them issued together before they are summed: a slice at
+  // a time made a token a chain of 28 memory round trips (hidden 7168). Ranks still go in increasing order.
+  constexpr int UNROLL = 4;
+  for (int h0 = 0; h0 < hidden; h0 += 256 * UNROLL) {
+    float acc[UNROLL][8];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) acc[u][e] = 0.0f;
+    }
+    for (uint32_t m = have; m != 0; m &= m - 1) {
+      const char* row =
+          reinterpret_cast<const char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(my_row), __ffs(m) - 1));
+      uint4 v[UNROLL];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const int h = h0 + u * 256 + (int)lane * 8;
+        v[u] = h < hidden ? *reinterpret_cast<const uint4*>(row + 2 * (uint64_t)h) : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const uint32_t w[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          acc[u][2 * e] += bf16_to_float((uint16_t)(w[e] & 0xffff));
+          acc[u][2 * e + 1] += bf16_to_float((uint16_t)(w[e] >> 16));
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int h = h0 + u * 256 + (int)lane * 8;
+      if (h < hidden) *reinterpret_cast<uint4*>(out_row + h) = pack_bf16x8(acc[u]);
+    }
+  }
+}
+
+}  // namespace moe_kernels
+
+// Combine in a direct world. Grid: 2 * num_channels blocks of 512 threads. The grid's warps take the rows this rank
+// received (y, in dispatch's output order) in turn and store each in its source's landing row [me][token], except
+// this rank's own, which the sums read from y in place; once every rank's rows have landed, each block sums its share
+// of this rank's tokens: for each token the rows of the ranks it went to, in increasing rank order, in FP32 from +0.0,
+// rounded once to BF16 (io.gda4j.moe.MoeReference's order). `*combine_seq_word` counts this rank's combines from 1
+// (gda4j_moe_next_call raises it just before, in stream order).
+// Tried and dropped: half the warps sending while the other half summed the tokens whose rows had landed, in 8 phases
+// (2 ranks, 4096 tokens, 2x H200: 0.32 -> 0.50 ms at 12 channels): eight warps per block send too slowly, since a
+// warp's row copy waits for its loads of y.
+extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_direct(const DeviceView* view,
+                                                                            const MoeParams* prm, const uint16_t* y,
+                                                                            uint16_t* out, int num_tokens,
+                                                                            const uint64_t* combine_seq_word) {
+  __shared__ int status;
+  if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
+  const uint64_t seq = *combine_seq_word;
+  const int n = prm->nranks, me = prm->rank, hidden = prm->hidden;
+  const uint32_t lane = detail::lane_id();
+  const int warp = (int)(threadIdx.x >> 5), warps = (int)(blockDim.x >> 5);
+  const SignalIndex si = signal_index(prm);
+  const Local l = local_of(view);
+  const uint64_t row_bytes = (uint64_t)prm->combine_row_bytes;
+
+  // 1. This rank's landing rows are free (its previous combine is reduced): say so at every rank, then wait until
+  //    every rank has said so.
+  if (threadIdx.x < (unsigned)n) {
+    signal(peer_of(view, (int)threadIdx.x), signal_offset(prm, si.combine_entry(me)), SIGNAL_SET, seq);
+  }
+  int st = block_wait_all(l, prm, n, [&](int s) { return si.combine_entry(s); }, seq, nullptr, &status);
+  if (st != OK) return;
+
+  // 2. The rows, dealt out to the grid's warps in turn: they are sorted by source, so contiguous shares would leave
+  //    the blocks holding this rank's own rows idle.
+  char* src_heap = nullptr;
+  if (lane < (uint32_t)n) src_heap = peer_of(view, (int)lane).heap;
+  const int64_t total = *reinterpret_cast<const int32_t*>(prm->recv_total);
+  const int2* from = reinterpret_cast<const int2*>(prm->recv_src);
+  for (int64_t i = (int64_t)blockIdx.x * warps + warp; i < total; i += (int64_t)gridDim.x * warps) {
+    const int2 src_token = from[i];  // (source rank, source token)
+    if (src_token.x == me) continue;
+    char* h = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(src_heap), src_token.x));
+    warp_copy16(h + prm->combine_landing + ((uint64_t)me * prm->max_tokens + src_token.y) * row_bytes,
+                y + i * hidden, row_bytes, lane);
+  }
+  block_release_to_all(view, n, signal_offset(prm, si.combine_done(me)));
+  st = block_wait_all(l, prm, n, [&](int s) { return si.combine_done(s); }, (uint64_t)gridDim.x * seq, nullptr,
+                      &status);
+  if (st != OK) return;
+
+  // 3. The sums. Lane r < n holds the token's row from rank r (null where the token did not go to r).
+  const int32_t* slots = reinterpret_cast<const int32_t*>(prm->token_slot);
+  const int32_t* own_base = reinterpret_cast<const int32_t*>(prm->recv_channel_offset);
+  const int64_t q0 = (int64_t)num_tokens * blockIdx.x / gridDim.x;
+  const int64_t q1 = (int64_t)num_tokens * (blockIdx.x + 1) / gridDim.x;
+  const int per_channel = tokens_per_channel(num_tokens, prm->num_channels);
+  for (int64_t t = q0 + warp; t < q1; t += warps) {
+    const char* my_row = nullptr;
+    if (lane < (uint32_t)n) {
+      const int32_t sl = slots[t * n + lane];
+      if (sl >= 0) {
+        my_row = (int)lane == me
+                     ? reinterpret_cast<const char*>(y) +
+                           (own_base[(t / per_channel) * n + me] + (int64_t)sl) * row_bytes
+                     : l.heap + prm->combine_landing + ((uint64_t)lane * prm->max_tokens + t) * row_bytes;
+      }
+    }
+    combine_token(my_row, out + t * hidden, hidden, lane);
+  }
+}

@@ -44,7 +44,9 @@
 //     232  u64  recv_topk_weights  (device address)
 //     240  u64  recv_src  (device address)
 //     248  u64  combined  (device address)
-//    256  (length)
+//     256  u64  direct_recv  (heap offset; direct worlds: recv_x .. recv_src, laid out as in device memory)
+//     264  u64  combine_landing  (heap offset; direct worlds: [N expert rank][max_tokens][combine_row_bytes])
+//    272  (length)
 #pragma once
 #include <stdint.h>
 #include <stddef.h>
@@ -101,6 +103,8 @@ struct MoeParams {
   uint64_t recv_topk_weights;
   uint64_t recv_src;
   uint64_t combined;
+  uint64_t direct_recv;
+  uint64_t combine_landing;
 };
 
 namespace MoeParamsDescriptor {
@@ -147,7 +151,9 @@ constexpr uint32_t RECV_TOPK_IDX_OFFSET = 224;
 constexpr uint32_t RECV_TOPK_WEIGHTS_OFFSET = 232;
 constexpr uint32_t RECV_SRC_OFFSET = 240;
 constexpr uint32_t COMBINED_OFFSET = 248;
-constexpr uint32_t LENGTH = 256;
+constexpr uint32_t DIRECT_RECV_OFFSET = 256;
+constexpr uint32_t COMBINE_LANDING_OFFSET = 264;
+constexpr uint32_t LENGTH = 272;
 }  // namespace MoeParamsDescriptor
 
 static_assert(offsetof(MoeParams, magic) == MoeParamsDescriptor::MAGIC_OFFSET, "magic");
@@ -192,6 +198,8 @@ static_assert(offsetof(MoeParams, recv_topk_idx) == MoeParamsDescriptor::RECV_TO
 static_assert(offsetof(MoeParams, recv_topk_weights) == MoeParamsDescriptor::RECV_TOPK_WEIGHTS_OFFSET, "recv_topk_weights");
 static_assert(offsetof(MoeParams, recv_src) == MoeParamsDescriptor::RECV_SRC_OFFSET, "recv_src");
 static_assert(offsetof(MoeParams, combined) == MoeParamsDescriptor::COMBINED_OFFSET, "combined");
+static_assert(offsetof(MoeParams, direct_recv) == MoeParamsDescriptor::DIRECT_RECV_OFFSET, "direct_recv");
+static_assert(offsetof(MoeParams, combine_landing) == MoeParamsDescriptor::COMBINE_LANDING_OFFSET, "combine_landing");
 static_assert(sizeof(MoeParams) == MoeParamsDescriptor::LENGTH, "MoeParams length");
 
 // Element types (io.gda4j.moe.ElementType codes).
@@ -206,6 +214,18 @@ struct SignalIndex {
   GDA4J_MOE_FN int32_t dispatch_credit(int c, int dst) const { return (3 * channels + c) * nranks + dst; }
   GDA4J_MOE_FN int32_t combine_tail(int c, int src) const { return (4 * channels + c) * nranks + src; }
   GDA4J_MOE_FN int32_t combine_credit(int c, int dst) const { return (5 * channels + c) * nranks + dst; }
+  // Direct worlds (every pair p2p or self), after the channel words:
+  //   direct_count[2 parity][N src][N dst]  SET by src at every rank: seq << 32 | rows src sends dst this call
+  //   dispatch_done[N src]                  ADDed once by each dispatch block of src after its rows here
+  //   combine_entry[N src]                  SET by src to its combine sequence: its landing rows are free again
+  //   combine_done[N src]                   ADDed once by each combine block of src after its rows here
+  GDA4J_MOE_FN int32_t direct_count(int parity, int src, int dst) const {
+    return 6 * channels * nranks + (parity * nranks + src) * nranks + dst;
+  }
+  GDA4J_MOE_FN int32_t dispatch_done(int src) const { return 6 * channels * nranks + 2 * nranks * nranks + src; }
+  GDA4J_MOE_FN int32_t combine_entry(int src) const { return dispatch_done(0) + nranks + src; }
+  GDA4J_MOE_FN int32_t combine_done(int src) const { return dispatch_done(0) + 2 * nranks + src; }
+  GDA4J_MOE_FN int32_t words() const { return dispatch_done(0) + 3 * nranks; }
 };
 
 // Channel state words in device memory (u64, cumulative over calls): which * (C * N) + c * N + peer.

@@ -50,6 +50,8 @@ int main() {
   P("RECV_TOPK_WEIGHTS_OFFSET", offsetof(MoeParams, recv_topk_weights));
   P("RECV_SRC_OFFSET", offsetof(MoeParams, recv_src));
   P("COMBINED_OFFSET", offsetof(MoeParams, combined));
+  P("DIRECT_RECV_OFFSET", offsetof(MoeParams, direct_recv));
+  P("COMBINE_LANDING_OFFSET", offsetof(MoeParams, combine_landing));
   P("LENGTH", sizeof(MoeParams));
   P("PARAMS_MAGIC", MoeParamsDescriptor::PARAMS_MAGIC);
   P("DTYPE_BF16", DTYPE_BF16);
@@ -60,5 +62,10 @@ int main() {
   P("DISPATCH_CREDIT_1_3", s.dispatch_credit(1, 3));
   P("COMBINE_TAIL_0_2", s.combine_tail(0, 2));
   P("COMBINE_CREDIT_2_3", s.combine_credit(2, 3));
+  P("DIRECT_COUNT_1_2_3", s.direct_count(1, 2, 3));
+  P("DISPATCH_DONE_2", s.dispatch_done(2));
+  P("COMBINE_ENTRY_1", s.combine_entry(1));
+  P("COMBINE_DONE_3", s.combine_done(3));
+  P("SIGNAL_WORDS", s.words());
   return 0;
 }

@@ -44,7 +44,8 @@ public final class MoeBuffer implements AutoCloseable {
     private MoeBuffer(World world, MoeConfig config) {
         this.world = world;
         this.config = config;
-        this.sizing = config.sizing(world.size());
+        // Every process asks (an all-gather): the heap offsets depend on the answer, so all must agree.
+        this.sizing = config.sizing(world.size(), !MoeLowLatencyBuffer.anyStaged(world));
         checkResidency(world, config);
         world.loadModules(MODULE);
         this.region = world.heap().allocate(sizing.heapBytes());
@@ -185,7 +186,7 @@ public final class MoeBuffer implements AutoCloseable {
                 throw e;
             }
             throw new MoeTimeoutException("rank " + rec.rank() + " waited for rank " + w.peer() + ": its " + w.counter()
-                    + " in channel " + w.channel() + " stayed at " + rec.seen() + ", expected at least " + rec.expected()
+                    + (w.channel() < 0 ? "" : " in channel " + w.channel()) + " stayed at " + rec.seen() + ", expected at least " + rec.expected()
                     + " after " + rec.elapsedNanos() / 1_000_000 + " ms; rank " + w.peer() + " is slow, failed, or never"
                     + " joined this call (every rank must make the same dispatch/combine calls). " + e.getMessage(),
                     rec.rank(), w.peer(), e);

@@ -159,7 +159,15 @@ public final class MoeConfig {
      * evenly over the ranks, or when a size overflows the type the kernels index it with (the message names it).
      */
     public MoeSizing sizing(int worldSize) {
-        return new MoeSizing(this, worldSize);
+        return sizing(worldSize, false);
+    }
+
+    /**
+     * As {@link #sizing(int)}, for a direct world ({@code direct}: every pair of ranks p2p or self, as
+     * {@link MoeBuffer} finds it) or one with rings.
+     */
+    public MoeSizing sizing(int worldSize, boolean direct) {
+        return new MoeSizing(this, worldSize, direct);
     }
 
     @Override

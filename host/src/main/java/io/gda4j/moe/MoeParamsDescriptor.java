@@ -46,7 +46,9 @@ package io.gda4j.moe;
  *     232  u64  recv_topk_weights  (device address)
  *     240  u64  recv_src  (device address)
  *     248  u64  combined  (device address)
- *    256  (length)
+ *     256  u64  direct_recv  (heap offset; direct worlds: recv_x .. recv_src, laid out as in device memory)
+ *     264  u64  combine_landing  (heap offset; direct worlds: [N expert rank][max_tokens][combine_row_bytes])
+ *    272  (length)
  * </pre>
  * Heap offsets address the symmetric heap (valid on every rank); device addresses point into the rank's own MoE
  * device memory (see {@link MoeSizing}).
@@ -96,7 +98,9 @@ public final class MoeParamsDescriptor {
     public static final int RECV_TOPK_WEIGHTS_OFFSET = 232;
     public static final int RECV_SRC_OFFSET = 240;
     public static final int COMBINED_OFFSET = 248;
-    public static final int LENGTH = 256;
+    public static final int DIRECT_RECV_OFFSET = 256;
+    public static final int COMBINE_LANDING_OFFSET = 264;
+    public static final int LENGTH = 272;
 
     private MoeParamsDescriptor() {
     }

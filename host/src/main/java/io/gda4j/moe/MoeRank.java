@@ -61,6 +61,8 @@ public final class MoeRank implements AutoCloseable {
     private final Kernel layoutKernel;
     private final Kernel dispatchKernel;
     private final Kernel combineKernel;
+    private final Kernel dispatchDirectKernel;
+    private final Kernel combineDirectKernel;
     private long layoutGeneration;
     private long dispatchGeneration;
 
@@ -73,6 +75,8 @@ public final class MoeRank implements AutoCloseable {
         this.layoutKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_layout");
         this.dispatchKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_dispatch");
         this.combineKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_combine");
+        this.dispatchDirectKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_dispatch_direct");
+        this.combineDirectKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_combine_direct");
         for (int threads : new int[] {dispatchThreads(), combineThreads()}) {
             int max = Math.min(dispatchKernel.maxThreadsPerBlock(), combineKernel.maxThreadsPerBlock());
             if (threads > max) {
@@ -112,19 +116,44 @@ public final class MoeRank implements AutoCloseable {
         return worldSize <= 8 ? 16 / worldSize : 1;
     }
 
-    /** A dispatch block: a group of warps per peer (the channel's even block sends, its odd block receives). */
+    /**
+     * A dispatch block: in a direct world 16 warps, each storing whole tokens; with rings a group of warps per peer
+     * (the channel's even block sends, its odd block receives).
+     */
     private int dispatchThreads() {
-        return 32 * s.worldSize() * warpsPerPeer(s.worldSize());
+        return s.direct() ? DIRECT_THREADS : 32 * s.worldSize() * warpsPerPeer(s.worldSize());
     }
 
-    /** A combine block: a group of warps per peer in the sending block, combineWarps in the reducing one. */
+    /**
+     * A combine block: in a direct world 16 warps that send rows, then reduce tokens; with rings a group of warps per
+     * peer in the sending block, combineWarps in the reducing one.
+     */
     private int combineThreads() {
-        return 32 * Math.max(s.worldSize() * warpsPerPeer(s.worldSize()), s.config().combineWarps());
+        return s.direct() ? DIRECT_THREADS
+                : 32 * Math.max(s.worldSize() * warpsPerPeer(s.worldSize()), s.config().combineWarps());
     }
+
+    /** Direct worlds' blocks: 16 warps, 128 registers a thread (the kernels' __launch_bounds__(512)). */
+    private static final int DIRECT_THREADS = 512;
 
     /** Two blocks per channel, a sender and a receiver: MoeBuffer's residency check counts them. */
     static int blocksPerRank(MoeConfig c) {
         return 2 * c.numChannels();
+    }
+
+    /**
+     * The address of a received tensor's array ({@code offset}: its device-memory offset, {@link MoeSizing#recvX()} ..
+     * {@link MoeSizing#recvEnd()}): in device memory, or in a direct world in the heap, where the peers write it.
+     */
+    private long recvAddress(long deviceBase, long offset) {
+        if (!s.direct()) {
+            return deviceBase + offset;
+        }
+        return rank.heapBase() + buffer.heapRegion().offset() + s.directRecv() + (offset - s.recvX());
+    }
+
+    private DevicePointer recvAt(long offset) {
+        return s.direct() ? DevicePointer.of(recvAddress(0, offset)) : at(offset);
     }
 
     private ByteBuffer params(long base) {
@@ -166,12 +195,14 @@ public final class MoeRank implements AutoCloseable {
         b.putLong(MoeParamsDescriptor.RECV_CHANNEL_COUNT_OFFSET, base + s.recvChannelCount());
         b.putLong(MoeParamsDescriptor.RECV_TOTAL_OFFSET, base + s.recvTotal());
         b.putLong(MoeParamsDescriptor.LOCAL_EXPERT_COUNTS_OFFSET, base + s.localExpertCounts());
-        b.putLong(MoeParamsDescriptor.RECV_X_OFFSET, base + s.recvX());
-        b.putLong(MoeParamsDescriptor.RECV_SCALES_OFFSET, base + s.recvScales());
-        b.putLong(MoeParamsDescriptor.RECV_TOPK_IDX_OFFSET, base + s.recvTopkIdx());
-        b.putLong(MoeParamsDescriptor.RECV_TOPK_WEIGHTS_OFFSET, base + s.recvTopkWeights());
-        b.putLong(MoeParamsDescriptor.RECV_SRC_OFFSET, base + s.recvSrc());
+        b.putLong(MoeParamsDescriptor.RECV_X_OFFSET, recvAddress(base, s.recvX()));
+        b.putLong(MoeParamsDescriptor.RECV_SCALES_OFFSET, recvAddress(base, s.recvScales()));
+        b.putLong(MoeParamsDescriptor.RECV_TOPK_IDX_OFFSET, recvAddress(base, s.recvTopkIdx()));
+        b.putLong(MoeParamsDescriptor.RECV_TOPK_WEIGHTS_OFFSET, recvAddress(base, s.recvTopkWeights()));
+        b.putLong(MoeParamsDescriptor.RECV_SRC_OFFSET, recvAddress(base, s.recvSrc()));
         b.putLong(MoeParamsDescriptor.COMBINED_OFFSET, base + s.combined());
+        b.putLong(MoeParamsDescriptor.DIRECT_RECV_OFFSET, heap + s.directRecv());
+        b.putLong(MoeParamsDescriptor.COMBINE_LANDING_OFFSET, heap + s.combineLanding());
         return b;
     }
 
@@ -309,10 +340,17 @@ public final class MoeRank implements AutoCloseable {
         // The sequence number is raised on the GPU, not passed by value: a captured graph then makes a new call on
         // every replay.
         nextCall.launch(1, 1, 0, calls, KernelArgs.create().pointer(at(s.callSeq())));
-        dispatchKernel.launch(blocksPerRank(c), dispatchThreads(), 0, calls, KernelArgs.create()
-                .pointer(rank.deviceView()).pointer(at(s.params())).pointer(x.pointer())
-                .address(scales == null ? 0 : scales.address()).pointer(topkIdx.pointer()).pointer(topkWeights.pointer())
-                .i32(tokens).pointer(at(s.callSeq())).i32(warpsPerPeer(s.worldSize())));
+        if (s.direct()) {
+            dispatchDirectKernel.launch(blocksPerRank(c), dispatchThreads(), 0, calls, KernelArgs.create()
+                    .pointer(rank.deviceView()).pointer(at(s.params())).pointer(x.pointer())
+                    .address(scales == null ? 0 : scales.address()).pointer(topkIdx.pointer())
+                    .pointer(topkWeights.pointer()).i32(tokens).pointer(at(s.callSeq())));
+        } else {
+            dispatchKernel.launch(blocksPerRank(c), dispatchThreads(), 0, calls, KernelArgs.create()
+                    .pointer(rank.deviceView()).pointer(at(s.params())).pointer(x.pointer())
+                    .address(scales == null ? 0 : scales.address()).pointer(topkIdx.pointer())
+                    .pointer(topkWeights.pointer()).i32(tokens).pointer(at(s.callSeq())).i32(warpsPerPeer(s.worldSize())));
+        }
         done.record(calls);
         dispatchGeneration++;
         return new MoeDispatchResult(this, handle.afterDispatch(dispatchGeneration), dispatchGeneration);
@@ -345,9 +383,16 @@ public final class MoeRank implements AutoCloseable {
         }
         DeviceTensor out = combined(h.numTokens());
         callStreamWaitsForComputeStream();
-        combineKernel.launch(blocksPerRank(c), combineThreads(), 0, calls, KernelArgs.create()
-                .pointer(rank.deviceView()).pointer(at(s.params())).pointer(y.pointer()).pointer(out.pointer())
-                .i32(h.numTokens()).i32(warpsPerPeer(s.worldSize())));
+        if (s.direct()) {
+            nextCall.launch(1, 1, 0, calls, KernelArgs.create().pointer(at(s.combineSeq())));
+            combineDirectKernel.launch(blocksPerRank(c), combineThreads(), 0, calls, KernelArgs.create()
+                    .pointer(rank.deviceView()).pointer(at(s.params())).pointer(y.pointer()).pointer(out.pointer())
+                    .i32(h.numTokens()).pointer(at(s.combineSeq())));
+        } else {
+            combineKernel.launch(blocksPerRank(c), combineThreads(), 0, calls, KernelArgs.create()
+                    .pointer(rank.deviceView()).pointer(at(s.params())).pointer(y.pointer()).pointer(out.pointer())
+                    .i32(h.numTokens()).i32(warpsPerPeer(s.worldSize())));
+        }
         done.record(calls);
         return out;
     }
@@ -361,27 +406,27 @@ public final class MoeRank implements AutoCloseable {
     }
 
     DeviceTensor recvX() {
-        return DeviceTensor.of(at(s.recvX()), s.recvScales() - s.recvX(), s.config().dtype(), s.maxRecvTokens(),
+        return DeviceTensor.of(recvAt(s.recvX()), s.recvScales() - s.recvX(), s.config().dtype(), s.maxRecvTokens(),
                 s.config().hidden());
     }
 
     DeviceTensor recvScales() {
-        return s.scalesPerRow() == 0 ? null : DeviceTensor.of(at(s.recvScales()), s.recvTopkIdx() - s.recvScales(),
+        return s.scalesPerRow() == 0 ? null : DeviceTensor.of(recvAt(s.recvScales()), s.recvTopkIdx() - s.recvScales(),
                 ElementType.FP32, s.maxRecvTokens(), s.scalesPerRow());
     }
 
     DeviceTensor recvTopkIdx() {
-        return DeviceTensor.of(at(s.recvTopkIdx()), s.recvTopkWeights() - s.recvTopkIdx(), ElementType.INT32,
+        return DeviceTensor.of(recvAt(s.recvTopkIdx()), s.recvTopkWeights() - s.recvTopkIdx(), ElementType.INT32,
                 s.maxRecvTokens(), s.config().topK());
     }
 
     DeviceTensor recvTopkWeights() {
-        return DeviceTensor.of(at(s.recvTopkWeights()), s.recvSrc() - s.recvTopkWeights(), ElementType.FP32,
+        return DeviceTensor.of(recvAt(s.recvTopkWeights()), s.recvSrc() - s.recvTopkWeights(), ElementType.FP32,
                 s.maxRecvTokens(), s.config().topK());
     }
 
     DeviceTensor recvSource() {
-        return DeviceTensor.of(at(s.recvSrc()), s.combined() - s.recvSrc(), ElementType.INT32, s.maxRecvTokens(), 2);
+        return DeviceTensor.of(recvAt(s.recvSrc()), s.recvEnd() - s.recvSrc(), ElementType.INT32, s.maxRecvTokens(), 2);
     }
 
     DeviceTensor localExpertCountsTensor() {
@@ -390,7 +435,7 @@ public final class MoeRank implements AutoCloseable {
     }
 
     private DeviceTensor combined(int tokens) {
-        return DeviceTensor.of(at(s.combined()), s.deviceBytes() - s.combined(), ElementType.BF16, tokens,
+        return DeviceTensor.of(at(s.combined()), s.recvX() - s.combined(), ElementType.BF16, tokens,
                 s.config().hidden());
     }
 

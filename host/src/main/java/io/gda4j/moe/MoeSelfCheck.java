@@ -69,9 +69,10 @@ public final class MoeSelfCheck implements AutoCloseable {
 
     /**
      * Uploads routing {@code kind}, runs the layouts, then {@code warmup + iterations} dispatch + combine pairs on
-     * every rank, each timed with events on each rank's stream (from its dispatch launch to its end, so a rank that
-     * waits for a later-launched peer counts the wait; with a communication stream, from the rank's stream to its
-     * wait for the call, so the fork and the join are in the time). Outputs are not checked: run {@link #run} for that.
+     * every rank, each timed with events on each rank's stream (from its dispatch's start to its end; with a
+     * communication stream, from the rank's stream to its wait for the call, so the fork and the join are in the
+     * time). Each iteration is queued on every local rank behind a {@link LaunchGate} and then released at once, so
+     * the times leave out the host's launches, which one process makes rank after rank. Outputs are not checked: run {@link #run} for that.
      */
     public Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
         MoeConfig c = s.config();
@@ -98,32 +99,51 @@ public final class MoeSelfCheck implements AutoCloseable {
         double[] dispatch = new double[iterations];
         double[] combine = new double[iterations];
         double[] recvBytes = new double[n];
-        buffer.world().barrier();
-        for (int i = -warmup; i < iterations; i++) {
-            MoeDispatchResult[] d = new MoeDispatchResult[n];
-            for (int r : locals) {
-                MoeRank m = buffer.rank(r);
-                events[r][0].record(m.stream());
-                d[r] = m.dispatch(in[r][0], in[r][1], in[r][2], in[r][3], handles[r]);
-                m.computeStreamWaitForLastCall();
-                events[r][1].record(m.stream());
-            }
-            for (int r : locals) {
-                MoeRank m = buffer.rank(r);
-                m.combine(in[r][4], d[r]);
-                m.computeStreamWaitForLastCall();
-                events[r][2].record(m.stream());
-            }
-            for (int r : locals) {
-                buffer.rank(r).stream().synchronize();
-            }
-            buffer.checkErrors();
-            if (i >= 0) {
-                for (int r : locals) {
-                    dispatch[i] = Math.max(dispatch[i], events[r][1].elapsedMillisSince(events[r][0]));
-                    combine[i] = Math.max(combine[i], events[r][2].elapsedMillisSince(events[r][1]));
-                    recvBytes[r] = (long) d[r].numRecvTokens() * (s.payloadBytes() + 4L * s.scalesPerRow());
+        buffer.world().loadModules(MoeLowLatencyBuffer.MODULE);   // the launch gate's kernel
+        LaunchGate gate = new LaunchGate(buffer.world());
+        try {
+            buffer.world().barrier();
+            for (int i = -warmup; i < iterations; i++) {
+                MoeDispatchResult[] d = new MoeDispatchResult[n];
+                try {
+                    for (int r : locals) {
+                        gate.hold(buffer.rank(r).rank());
+                    }
+                    for (int r : locals) {
+                        MoeRank m = buffer.rank(r);
+                        events[r][0].record(m.stream());
+                        d[r] = m.dispatch(in[r][0], in[r][1], in[r][2], in[r][3], handles[r]);
+                        m.computeStreamWaitForLastCall();
+                        events[r][1].record(m.stream());
+                    }
+                    for (int r : locals) {
+                        MoeRank m = buffer.rank(r);
+                        m.combine(in[r][4], d[r]);
+                        m.computeStreamWaitForLastCall();
+                        events[r][2].record(m.stream());
+                    }
+                } finally {
+                    gate.open();
                 }
+                for (int r : locals) {
+                    buffer.rank(r).stream().synchronize();
+                }
+                buffer.checkErrors();
+                if (i >= 0) {
+                    for (int r : locals) {
+                        dispatch[i] = Math.max(dispatch[i], events[r][1].elapsedMillisSince(events[r][0]));
+                        combine[i] = Math.max(combine[i], events[r][2].elapsedMillisSince(events[r][1]));
+                        recvBytes[r] = (long) d[r].numRecvTokens() * (s.payloadBytes() + 4L * s.scalesPerRow());
+                    }
+                }
+            }
+        } finally {
+            try {
+                for (int r : locals) {
+                    buffer.rank(r).stream().synchronize();   // nothing may still wait on the gate's word
+                }
+            } finally {
+                gate.close();
             }
         }
         dispatch = slowestOfEveryProcess(buffer.world(), dispatch);

@@ -14,16 +14,25 @@ package io.gda4j.moe;
  * </pre>
  * A combined row is the BF16 hidden state alone ({@code combineRowBytes = 2 hidden}).
  *
- * <p>The heap region (one allocation, the same offsets on every rank; C channels, N ranks, R ring rows):
+ * <p>The heap region (one allocation, the same offsets on every rank; C channels, N ranks, R ring rows, T
+ * maxTokensPerRank). A world whose pairs are all p2p or self is <em>direct</em>: rows go straight to their final place
+ * at the peer, so it has no rings and holds the received tensors and the combine's landing rows in the heap instead;
+ * any other world has the rings and sizes those two sections 0:
  * <pre>
  *   dispatchRecvRing    [C][N source][R][dispatchRowBytes]   written by the peers
  *   dispatchSendStage   [C][N dest][R][dispatchRowBytes]     proxy/ibgda: rows packed here, then one put per run
  *   combineRecvRing     [C][N source][R][combineRowBytes]
  *   combineSendStage    [C][N dest][R][combineRowBytes]
+ *   directRecv          direct: recvX .. recvSrc, laid out as in device memory below, written by the peers
+ *   combineLanding      direct: [N expert rank][T][combineRowBytes], written by the peers
  *   signals (u64)       dispatchCount[2 parity][C][N source], dispatchTail[C][N source], dispatchCredit[C][N dest],
- *                       combineTail[C][N source], combineCredit[C][N dest]
+ *                       combineTail[C][N source], combineCredit[C][N dest],
+ *                       directCount[2 parity][N source][N dest], dispatchDone[N source], combineEntry[N source],
+ *                       combineDone[N source]
  * </pre>
- * Device memory of each rank (not in the heap; offsets from its start): see the {@code LOCAL_*} accessors.
+ * Device memory of each rank (not in the heap; offsets from its start): params, layout, channel state, counts, the
+ * combined rows, then the received tensors (recvX .. recvSrc), which a direct world keeps in the heap instead (its
+ * device memory ends where they would start).
  */
 public final class MoeSizing {
     private static final int ALIGN = 256;
@@ -39,12 +48,15 @@ public final class MoeSizing {
     private final int dispatchRowBytes;
     private final int combineRowBytes;
     private final int signalWords;
+    private final boolean direct;
 
     // heap offsets, relative to the region's start
     private final long dispatchRecvRing;
     private final long dispatchSendStage;
     private final long combineRecvRing;
     private final long combineSendStage;
+    private final long directRecv;
+    private final long combineLanding;
     private final long signals;
     private final long heapBytes;
 
@@ -57,6 +69,8 @@ public final class MoeSizing {
     private final long layoutStatus;
     /** The dispatch sequence number, raised on the GPU before each dispatch (so graph replays are new calls). */
     private final long callSeq;
+    /** The combine sequence number (direct worlds), raised on the GPU before each combine. */
+    private final long combineSeq;
     private final long state;
     private final long recvChannelOffset;
     private final long recvChannelCount;
@@ -68,10 +82,11 @@ public final class MoeSizing {
     private final long recvTopkWeights;
     private final long recvSrc;
     private final long combined;
+    private final long recvEnd;
     private final long waitNanos;
     private final long deviceBytes;
 
-    MoeSizing(MoeConfig c, int worldSize) {
+    MoeSizing(MoeConfig c, int worldSize, boolean direct) {
         if (worldSize < 1 || worldSize > MoeConfig.MAX_RANKS) {
             throw new IllegalArgumentException("MoE needs 1.." + MoeConfig.MAX_RANKS + " ranks, the world has " + worldSize);
         }
@@ -81,6 +96,7 @@ public final class MoeSizing {
         }
         this.config = c;
         this.worldSize = worldSize;
+        this.direct = direct;
         this.numLocalExperts = c.numExperts() / worldSize;
         this.maxRecvTokens = toInt("maxRecvTokens (worldSize x maxTokensPerRank)", mul("maxRecvTokens", worldSize, c.maxTokensPerRank()));
         this.payloadBytes = toInt("payload bytes per row (hidden x element bytes)", mul("payload bytes", c.hidden(), c.dtype().bytes()));
@@ -93,19 +109,9 @@ public final class MoeSizing {
         toInt("channels x ranks", pairs);
         long ringRows = mul("ring rows per rank (channels x ranks x ringTokens)", pairs, c.ringTokens());
         toInt("ring rows per rank (channels x ranks x ringTokens)", ringRows);
-        this.signalWords = toInt("signal words", mul("signal words", pairs, 6));
-
-        long at = 0;
-        dispatchRecvRing = at;
-        at = next(at, "dispatch receive ring bytes", mul("dispatch receive ring bytes", ringRows, dispatchRowBytes));
-        dispatchSendStage = at;
-        at = next(at, "dispatch send staging bytes", mul("dispatch send staging bytes", ringRows, dispatchRowBytes));
-        combineRecvRing = at;
-        at = next(at, "combine receive ring bytes", mul("combine receive ring bytes", ringRows, combineRowBytes));
-        combineSendStage = at;
-        at = next(at, "combine send staging bytes", mul("combine send staging bytes", ringRows, combineRowBytes));
-        signals = at;
-        heapBytes = next(at, "signal bytes", 8L * signalWords);
+        this.signalWords = toInt("signal words", add("signal words", mul("signal words", pairs, 6),
+                (long) worldSize * (2L * worldSize + 3)));
+        long rings = direct ? 0 : ringRows;
 
         long d = 0;
         params = d;
@@ -122,6 +128,8 @@ public final class MoeSizing {
         d = next(d, "layout status", 16);
         callSeq = d;
         d = next(d, "dispatch sequence number", 8);
+        combineSeq = d;
+        d = next(d, "combine sequence number", 8);
         state = d;
         d = next(d, "channel state", mul("channel state", pairs, 32));
         waitNanos = d;
@@ -134,6 +142,8 @@ public final class MoeSizing {
         d = next(d, "receive total", 16);
         localExpertCounts = d;
         d = next(d, "local expert counts", 4L * numLocalExperts);
+        combined = d;
+        d = next(d, "combined rows (maxTokensPerRank x 2 hidden)", mul("combined rows", c.maxTokensPerRank(), combineRowBytes));
         recvX = d;
         d = next(d, "received rows (maxRecvTokens x payload)", mul("received rows", maxRecvTokens, payloadBytes));
         recvScales = d;
@@ -143,9 +153,25 @@ public final class MoeSizing {
         recvTopkWeights = d;
         d = next(d, "received top-k weights", mul("received top-k weights", maxRecvTokens, 4L * c.topK()));
         recvSrc = d;
-        d = next(d, "received sources", mul("received sources", maxRecvTokens, 8));
-        combined = d;
-        deviceBytes = next(d, "combined rows (maxTokensPerRank x 2 hidden)", mul("combined rows", c.maxTokensPerRank(), combineRowBytes));
+        recvEnd = next(d, "received sources", mul("received sources", maxRecvTokens, 8));
+        deviceBytes = direct ? recvX : recvEnd;
+
+        long at = 0;
+        dispatchRecvRing = at;
+        at = next(at, "dispatch receive ring bytes", mul("dispatch receive ring bytes", rings, dispatchRowBytes));
+        dispatchSendStage = at;
+        at = next(at, "dispatch send staging bytes", mul("dispatch send staging bytes", rings, dispatchRowBytes));
+        combineRecvRing = at;
+        at = next(at, "combine receive ring bytes", mul("combine receive ring bytes", rings, combineRowBytes));
+        combineSendStage = at;
+        at = next(at, "combine send staging bytes", mul("combine send staging bytes", rings, combineRowBytes));
+        directRecv = at;
+        at = next(at, "received tensors in the heap", direct ? recvEnd - recvX : 0);
+        combineLanding = at;
+        long landingRows = direct ? mul("combine landing rows", worldSize, c.maxTokensPerRank()) : 0;
+        at = next(at, "combine landing rows", mul("combine landing bytes", landingRows, combineRowBytes));
+        signals = at;
+        heapBytes = next(at, "signal bytes", 8L * signalWords);
     }
 
     private static long align(long v, long a) {
@@ -251,6 +277,21 @@ public final class MoeSizing {
         return combineSendStage;
     }
 
+    /** Heap offset of the received tensors in a direct world (a section of 0 bytes otherwise). */
+    public long directRecv() {
+        return directRecv;
+    }
+
+    /** Heap offset of the combine's landing rows in a direct world (a section of 0 bytes otherwise). */
+    public long combineLanding() {
+        return combineLanding;
+    }
+
+    /** Whether every pair of ranks is p2p or self: rows go straight to their place, there are no rings. */
+    public boolean direct() {
+        return direct;
+    }
+
     public long signals() {
         return signals;
     }
@@ -276,6 +317,23 @@ public final class MoeSizing {
         return (5 * config.numChannels() + channel) * worldSize + dest;
     }
 
+    /** The direct worlds' count word: {@code source}'s rows for {@code dest} in calls of this parity. */
+    public int directCountWord(int parity, int source, int dest) {
+        return 6 * config.numChannels() * worldSize + (parity * worldSize + source) * worldSize + dest;
+    }
+
+    public int dispatchDoneWord(int source) {
+        return 6 * config.numChannels() * worldSize + 2 * worldSize * worldSize + source;
+    }
+
+    public int combineEntryWord(int source) {
+        return dispatchDoneWord(0) + worldSize + source;
+    }
+
+    public int combineDoneWord(int source) {
+        return dispatchDoneWord(0) + 2 * worldSize + source;
+    }
+
     /** A signal word by name: what it counts, its channel, and the peer on the other side. */
     public record SignalWord(String counter, int channel, int peer) {
     }
@@ -289,6 +347,19 @@ public final class MoeSizing {
             return null;
         }
         int w = (int) (offset / 8);
+        int channelWords = 6 * config.numChannels() * worldSize;
+        if (w >= channelWords) {
+            // Direct worlds' words: no channel (-1).
+            int v = w - channelWords;
+            int square = worldSize * worldSize;
+            if (v < 2 * square) {
+                return new SignalWord("dispatch counts (" + ((v / square) == 0 ? "even" : "odd") + " calls)", -1,
+                        (v % square) / worldSize);
+            }
+            v -= 2 * square;
+            String[] direct = {"dispatch rows (done)", "combine entry", "combine rows (done)"};
+            return new SignalWord(direct[v / worldSize], -1, v % worldSize);
+        }
         int peer = w % worldSize;
         int rest = w / worldSize;
         int channel = rest % config.numChannels();
@@ -327,6 +398,10 @@ public final class MoeSizing {
 
     public long callSeq() {
         return callSeq;
+    }
+
+    public long combineSeq() {
+        return combineSeq;
     }
 
     public long state() {
@@ -375,5 +450,10 @@ public final class MoeSizing {
 
     public long combined() {
         return combined;
+    }
+
+    /** Where the received tensors end (device memory offsets, as recvX .. recvSrc). */
+    public long recvEnd() {
+        return recvEnd;
     }
 }

@@ -40,9 +40,27 @@ class MoeConfigTest {
         assertTrue(s.combineSendStage() >= s.combineRecvRing() + ringRows * s.combineRowBytes());
         assertTrue(s.signals() >= s.combineSendStage() + ringRows * s.combineRowBytes());
         assertEquals(0, s.signals() % 256);
-        assertEquals(6 * 2 * 4, s.signalWords());
+        assertEquals(6 * 2 * 4 + 4 * (2 * 4 + 3), s.signalWords(), "channel words, then the direct worlds' words");
         assertTrue(s.heapBytes() >= s.signals() + 8L * s.signalWords());
-        assertTrue(s.deviceBytes() >= s.combined() + 64L * 512);
+        assertEquals(s.directRecv(), s.combineLanding(), "no received tensors in the heap of a world with rings");
+        assertEquals(s.combineLanding(), s.signals(), "no landing rows in the heap of a world with rings");
+        assertTrue(s.recvX() >= s.combined() + 64L * 512);
+        assertEquals(s.recvEnd(), s.deviceBytes(), "the received tensors are in device memory");
+    }
+
+    @Test
+    void directWorldsKeepTheReceivedTensorsAndLandingRowsInTheHeapAndNoRings() {
+        MoeSizing rings = small().build().sizing(4, false);
+        MoeSizing s = small().build().sizing(4, true);
+        assertTrue(s.direct());
+        assertEquals(0, s.dispatchRecvRing());
+        assertEquals(0, s.combineSendStage(), "no ring or staging section");
+        assertEquals(0, s.directRecv());
+        assertTrue(s.combineLanding() >= s.recvEnd() - s.recvX(), "the received tensors, as device memory lays them out");
+        assertTrue(s.signals() >= s.combineLanding() + 4L * 64 * s.combineRowBytes(), "[4 ranks][64 tokens] rows");
+        assertEquals(rings.signalWords(), s.signalWords(), "the same words either way");
+        assertEquals(s.recvX(), s.deviceBytes(), "device memory ends where the received tensors would start");
+        assertEquals(rings.recvX(), s.recvX(), "the same device layout up to there");
     }
 
     @Test
@@ -58,6 +76,22 @@ class MoeConfigTest {
                 }
             }
         }
+        for (int r = 0; r < 4; r++) {
+            for (int w : new int[] {s.directCountWord(0, r, 0), s.directCountWord(0, r, 3), s.directCountWord(1, r, 1),
+                    s.directCountWord(1, r, 2), s.directCountWord(0, r, 1), s.directCountWord(0, r, 2),
+                    s.directCountWord(1, r, 0), s.directCountWord(1, r, 3), s.dispatchDoneWord(r), s.combineEntryWord(r),
+                    s.combineDoneWord(r)}) {
+                assertTrue(!seen[w], "word " + w + " used twice");
+                seen[w] = true;
+                assertTrue(s.signalWord(8L * w) != null, "word " + w + " has a name");
+            }
+        }
+        for (boolean b : seen) {
+            assertTrue(b, "every word is used");
+        }
+        assertEquals(new MoeSizing.SignalWord("combine entry", -1, 2), s.signalWord(8L * s.combineEntryWord(2)));
+        assertEquals(new MoeSizing.SignalWord("dispatch counts (odd calls)", -1, 3),
+                s.signalWord(8L * s.directCountWord(1, 3, 1)));
     }
 
     @Test

@@ -27,7 +27,7 @@ class MoeParamsLayoutTest {
                 checked++;
             }
         }
-        assertEquals(h.size() - 7, checked, "every printed offset has a Java twin");
+        assertEquals(h.size() - 12, checked, "every printed offset has a Java twin");
         assertEquals(ElementType.BF16.code(), h.get("DTYPE_BF16"));
         assertEquals(ElementType.FP8_E4M3.code(), h.get("DTYPE_FP8_E4M3"));
         MoeSizing s = MoeConfig.builder().hidden(128).maxTokensPerRank(8).numExperts(4).topK(1).numChannels(3)
@@ -37,5 +37,10 @@ class MoeParamsLayoutTest {
         assertEquals(s.dispatchCreditWord(1, 3), h.get("DISPATCH_CREDIT_1_3"));
         assertEquals(s.combineTailWord(0, 2), h.get("COMBINE_TAIL_0_2"));
         assertEquals(s.combineCreditWord(2, 3), h.get("COMBINE_CREDIT_2_3"));
+        assertEquals(s.directCountWord(1, 2, 3), h.get("DIRECT_COUNT_1_2_3"));
+        assertEquals(s.dispatchDoneWord(2), h.get("DISPATCH_DONE_2"));
+        assertEquals(s.combineEntryWord(1), h.get("COMBINE_ENTRY_1"));
+        assertEquals(s.combineDoneWord(3), h.get("COMBINE_DONE_3"));
+        assertEquals(s.signalWords(), h.get("SIGNAL_WORDS"));
     }
 }

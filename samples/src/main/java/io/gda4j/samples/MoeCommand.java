@@ -328,7 +328,8 @@ final class MoeCommand implements Command {
         long heap = 0;
         for (MoeConfig c : configs) {
             try {
-                heap += c.sizing(ranks).heapBytes() + (1 << 20);
+                // the larger of the two layouts: whether the world is direct is known only once it exists
+                heap += Math.max(c.sizing(ranks, false).heapBytes(), c.sizing(ranks, true).heapBytes()) + (1 << 20);
             } catch (IllegalArgumentException e) {
                 throw new UsageException(e.getMessage(), e);
             }
