@@ -78,8 +78,10 @@ public record AllToAllV(long[][] sendBytes, long[][] sendOffsets, long[][] recvB
     }
 
     /**
-     * Queues the exchange: one NCCL group of every rank's sends and receives (ncclUint8, so counts are bytes), each on
-     * its rank's stream. {@code sendBuffers[r]} and {@code recvBuffers[r]} are device addresses on rank r's GPU.
+     * Queues the exchange: one NCCL group of the sends and receives of every rank this process holds a communicator
+     * of (ncclUint8, so counts are bytes), each on its rank's stream. Arrays are indexed by world rank; only the
+     * entries of those ranks are read. {@code sendBuffers[r]} and {@code recvBuffers[r]} are device addresses on rank
+     * r's GPU.
      */
     public void launch(NcclComms comms, long[] sendBuffers, long[] recvBuffers, CUstream[] streams) {
         int n = size();
@@ -89,12 +91,17 @@ public record AllToAllV(long[][] sendBytes, long[][] sendOffsets, long[][] recvB
         }
         long[] handles = new long[n];
         for (int r = 0; r < n; r++) {
-            handles[r] = StreamHandle.of(streams[r]);
+            if (comms.isLocal(r)) {
+                handles[r] = StreamHandle.of(streams[r]);
+            }
         }
         NcclException.check(LibNccl.ncclGroupStart(), "ncclGroupStart");
         NcclException failure = null;
         try {
             for (int r = 0; r < n; r++) {
+                if (!comms.isLocal(r)) {
+                    continue;
+                }
                 for (int p = 0; p < n; p++) {
                     if (sendBytes[r][p] > 0) {
                         NcclException.check(LibNccl.ncclSend(sendBuffers[r] + sendOffsets[r][p], sendBytes[r][p],
