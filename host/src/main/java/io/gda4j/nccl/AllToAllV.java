@@ -78,6 +78,24 @@ public record AllToAllV(long[][] sendBytes, long[][] sendOffsets, long[][] recvB
     }
 
     /**
+     * Bytes rank {@code r} sends to ranks outside its group: {@code group[p]} labels rank p (its GPU, say), so rank
+     * r's own bytes and those to ranks of its group are left out.
+     */
+    public long sendTotalOutside(int r, int[] group) {
+        if (group.length != size()) {
+            throw new IllegalArgumentException("an all-to-all-v of " + size() + " ranks needs " + size()
+                    + " labels, got " + group.length);
+        }
+        long t = 0;
+        for (int p = 0; p < size(); p++) {
+            if (group[p] != group[r]) {
+                t += sendBytes[r][p];
+            }
+        }
+        return t;
+    }
+
+    /**
      * Queues the exchange: one NCCL group of the sends and receives of every rank this process holds a communicator
      * of (ncclUint8, so counts are bytes), each on its rank's stream. Arrays are indexed by world rank; only the
      * entries of those ranks are read. {@code sendBuffers[r]} and {@code recvBuffers[r]} are device addresses on rank
