@@ -206,6 +206,14 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
         }
     }
 
+    /**
+     * The most blocks a low-latency kernel that waits for peers (the receive halves) launches on a rank this process
+     * drives: its GPU's SMs over the ranks on that GPU. The send halves size their grids by tokens and local experts.
+     */
+    public int waitingBlocksPerRank() {
+        return MoeLowLatencyRank.spinningBlocks(buffer.world(), buffer.world().rank(locals[0]));
+    }
+
     /** Rank r's inputs as tensors: x, topkIdx, topkWeights, y. */
     public DeviceTensor x(int r, int tokens) {
         return DeviceTensor.of(x[r], ElementType.BF16, tokens, s.config().hidden());
