@@ -1,33 +1,31 @@
 package io.gda4j.moe;
 
 import io.gda4j.nccl.AllToAllV;
-import io.gda4j.world.Rank;
-
-import java.util.List;
 
 /**
  * NCCL's all-to-all-v of the same routing as a low-latency dispatch and combine, the baseline
  * {@code gda4j moe --mode low-latency} compares with: rank s sends rank d one row per (token, distinct expert on d)
  * of its top-k (dispatch: payload plus FP8 scales, the bytes the low-latency dispatch moves), and d sends each back
  * as a BF16 row (combine). Buffers are packed by peer beforehand; packing, the FP8 cast and the weighted sum are not
- * timed, only the exchange. Needs libnccl.so.2 and one GPU per rank ({@link MoeNcclBaseline#unavailableReason}).
+ * timed, only the exchange. Needs libnccl.so.2 and one GPU per rank ({@link MoeNcclBaseline#unavailableReason}),
+ * every rank in this process or one per process.
  */
 public final class MoeLowLatencyNcclBaseline implements AutoCloseable {
     private final MoeLowLatencySizing s;
     private final NcclExchangeRig rig;
 
-    /** Communicators over the buffer's world (all ranks local, one GPU each) and buffers for its config. */
+    /**
+     * Communicators over the buffer's world (one GPU per rank: every rank in this process, or one rank per process)
+     * and buffers for its config. In a world of several processes every process constructs it at the same point.
+     */
     public MoeLowLatencyNcclBaseline(MoeLowLatencyBuffer buffer) {
         this.s = buffer.sizing();
-        List<Rank> ranks = buffer.world().localRanks();
         int n = s.worldSize();
-        if (ranks.size() != n) {
-            throw new IllegalArgumentException("the NCCL baseline drives every rank: it needs a world whose ranks are all local");
-        }
         MoeLowLatencyConfig c = s.config();
         // A rank sends or receives at most maxTokensPerRank rows per expert it sends to or holds.
         long rows = (long) c.maxTokensPerRank() * Math.max(c.topK(), s.numLocalExperts()) * n;
-        this.rig = new NcclExchangeRig(ranks, Math.max(16, rows * Math.max(dispatchRowBytes(s), 2L * c.hidden())));
+        this.rig = new NcclExchangeRig(buffer.world(),
+                Math.max(16, rows * Math.max(dispatchRowBytes(s), 2L * c.hidden())));
     }
 
     /** Bytes of a dispatched row: the payload and the FP8 scales. */
@@ -67,7 +65,7 @@ public final class MoeLowLatencyNcclBaseline implements AutoCloseable {
                 2L * c.hidden());
     }
 
-    /** Event-timed exchanges, per iteration the slowest rank's time (ms). */
+    /** Event-timed exchanges, per iteration the slowest rank's time (ms) over every process. */
     public MoeNcclBaseline.Timing time(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, int warmup,
                                        int iterations) {
         MoeLowLatencyConfig c = s.config();

@@ -124,7 +124,8 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
      * Uploads routing {@code kind}, then runs {@code warmup + iterations} dispatch + combine pairs on every rank with
      * the send/receive split, timed with events on each rank's stream. Each iteration is queued on every local rank
      * behind a {@link LaunchGate} and then released at once, so the times start together on every rank and leave out
-     * the host's launches. Outputs are not checked: run {@link #run}.
+     * the host's launches; in a world of several processes the gate's start line also leaves out the gap between the
+     * processes' launches. Outputs are not checked: run {@link #run}.
      */
     public Timing time(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
         prepare(kind, seed, tokens, false);
@@ -182,6 +183,7 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
                     }
                 }
             }
+            gate.checkStartLine();
             for (int k = 0; k < t.length; k++) {
                 t[k] = MoeSelfCheck.slowestOfEveryProcess(buffer.world(), t[k]);
             }
@@ -202,6 +204,14 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * The most blocks a low-latency kernel that waits for peers (the receive halves) launches on a rank this process
+     * drives: its GPU's SMs over the ranks on that GPU. The send halves size their grids by tokens and local experts.
+     */
+    public int waitingBlocksPerRank() {
+        return MoeLowLatencyRank.spinningBlocks(buffer.world(), buffer.world().rank(locals[0]));
     }
 
     /** Rank r's inputs as tensors: x, topkIdx, topkWeights, y. */

@@ -1,10 +1,12 @@
 package io.gda4j.moe;
 
 import io.gda4j.nccl.AllToAllV;
+import io.gda4j.nccl.LibNccl;
 import io.gda4j.nccl.NcclComms;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
@@ -13,8 +15,10 @@ import java.util.List;
  * DeepEP's bandwidth counts), and p sends them back as BF16 rows (combine), each rank's own rows included. The buffers
  * are packed by peer beforehand; the packing and the experts' reduction are not timed, only the exchange.
  *
- * <p>Needs libnccl.so.2 and one GPU per rank ({@link #unavailableReason(World)} says which is missing). Buffers are
- * allocated for the config's largest exchange up front, before any kernel runs.
+ * <p>Needs libnccl.so.2 and one GPU per rank ({@link #unavailableReason(World)} says which is missing), with every
+ * rank in this process or one rank per process (under a launcher: one communicator per process, the NCCL unique id
+ * carried by the world's all-gather). Buffers are allocated for the config's largest exchange up front, before any
+ * kernel runs.
  */
 public final class MoeNcclBaseline implements AutoCloseable {
     private final MoeSizing s;
@@ -24,24 +28,52 @@ public final class MoeNcclBaseline implements AutoCloseable {
     public record Timing(double[] dispatchMillis, double[] combineMillis) {
     }
 
-    /** Why NCCL cannot run in {@code world}: "NCCL not found ...", "NCCL needs one GPU per rank ...", or null. */
+    /**
+     * Why NCCL cannot run in {@code world}: "NCCL not found ...", "NCCL needs one GPU per rank ...", or null. In a
+     * world of several processes every process must call it at the same point: each says what it lacks over the
+     * world's all-gather, and all return the same answer (the first process's reason).
+     */
     public static String unavailableReason(World world) {
-        if (world.localRanks().size() != world.size()) {
-            return "the NCCL baseline drives every rank from one process (run without a launcher for it)";
+        List<Rank> local = world.localRanks();
+        if (local.size() == world.size()) {
+            return NcclComms.unavailableReason(NcclExchangeRig.devices(local));
         }
-        return NcclComms.unavailableReason(NcclExchangeRig.devices(world.localRanks()));
+        String mine = null;
+        int[] gpus = RankGpus.of(world);
+        for (int r = 0; r < gpus.length && mine == null; r++) {
+            if (gpus[r] != r) {
+                mine = "NCCL needs one GPU per rank: ranks " + gpus[r] + " and " + r + " share a GPU";
+            }
+        }
+        if (mine == null && local.size() != 1) {
+            mine = "the NCCL baseline runs one rank per process under a launcher; this process drives " + local.size();
+        }
+        if (mine == null && !LibNccl.isAvailable()) {
+            mine = LibNccl.unavailableReason();
+        }
+        return agreedReason(world.allGather(mine == null ? new byte[0] : mine.getBytes(StandardCharsets.UTF_8)));
     }
 
-    /** Communicators over the buffer's world (all ranks local, one GPU each) and buffers for its config. */
+    /** The first process's reason in an all-gather of them (empty: none), naming the process; null when none has one. */
+    static String agreedReason(byte[][] gathered) {
+        for (int p = 0; p < gathered.length; p++) {
+            if (gathered[p].length > 0) {
+                String why = new String(gathered[p], StandardCharsets.UTF_8);
+                return gathered.length == 1 ? why : why + " (said by process " + p + " of " + gathered.length + ")";
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Communicators over the buffer's world (one GPU per rank: every rank in this process, or one rank per process)
+     * and buffers for its config. In a world of several processes every process constructs it at the same point.
+     */
     public MoeNcclBaseline(MoeBuffer buffer) {
         this.s = buffer.sizing();
-        List<Rank> ranks = buffer.world().localRanks();
-        if (ranks.size() != s.worldSize()) {
-            throw new IllegalArgumentException("the NCCL baseline drives every rank: it needs a world whose ranks are all local");
-        }
         // Each direction moves at most every token to every rank: maxRecvTokens rows of the wider row.
         long bytes = Math.max(16, (long) s.maxRecvTokens() * Math.max(dispatchRowBytes(s), s.combineRowBytes()));
-        this.rig = new NcclExchangeRig(ranks, bytes);
+        this.rig = new NcclExchangeRig(buffer.world(), bytes);
     }
 
     /** Bytes of a dispatched row that DeepEP counts and the baseline moves: the payload and the FP8 scales. */
@@ -90,7 +122,8 @@ public final class MoeNcclBaseline implements AutoCloseable {
 
     /**
      * Runs {@code warmup + iterations} dispatch + combine exchanges of routing {@code kind} ({@code tokens[r]} on rank
-     * r), timed with events on each rank's stream from the exchange's launch to its end.
+     * r), timed with events on each rank's stream from the exchange's launch to its end; per iteration the slowest
+     * rank's time over every process (under a launcher each iteration starts at a {@link LaunchGate}'s start line).
      */
     public Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
         MoeConfig c = s.config();

@@ -2,6 +2,7 @@ package io.gda4j.moe;
 
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.nccl.AllToAllV;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 
@@ -63,16 +64,24 @@ public final class MoeSelfCheck implements AutoCloseable {
         }
     }
 
-    /** Event-timed dispatch and combine of one routing, per iteration the slowest rank's time. */
-    public record Timing(double[] dispatchMillis, double[] combineMillis, long[] recvBytesPerRank) {
+    /**
+     * Event-timed dispatch and combine of one routing: per iteration the slowest rank's time (ms), and per rank the
+     * bytes the calls moved. {@code recvBytesPerRank}: what a rank received in dispatch (rows x (payload + FP8
+     * scales)), its own rows included, as DeepEP counts; {@code combineBytesPerRank}: the BF16 rows it sent back.
+     * {@code dispatchLinkBytesPerRank} and {@code combineLinkBytesPerRank}: the bytes a rank sent to ranks on another
+     * GPU (its own rows and rows for a rank on its GPU left out), from the routing: what crossed a link between GPUs.
+     */
+    public record Timing(double[] dispatchMillis, double[] combineMillis, long[] recvBytesPerRank,
+                         long[] combineBytesPerRank, long[] dispatchLinkBytesPerRank, long[] combineLinkBytesPerRank) {
     }
 
     /**
      * Uploads routing {@code kind}, runs the layouts, then {@code warmup + iterations} dispatch + combine pairs on
      * every rank, each timed with events on each rank's stream (from its dispatch's start to its end; with a
      * communication stream, from the rank's stream to its wait for the call, so the fork and the join are in the
-     * time). Each iteration is queued on every local rank behind a {@link LaunchGate} and then released at once, so
-     * the times leave out the host's launches, which one process makes rank after rank. Outputs are not checked: run {@link #run} for that.
+     * time). Each iteration is queued on every local rank behind a {@link LaunchGate} and released at once (in a world
+     * of several processes, at the gate's start line across them), so the times leave out the host's launches, which
+     * one process makes rank after rank. Outputs are not checked: run {@link #run} for that.
      */
     public Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
         MoeConfig c = s.config();
@@ -80,9 +89,11 @@ public final class MoeSelfCheck implements AutoCloseable {
         Random rnd = new Random(seed);
         MoeHandle[] handles = new MoeHandle[n];
         DeviceTensor[][] in = new DeviceTensor[n][];
+        int[][] routing = new int[n][];
         for (int r = 0; r < n; r++) {
             // Every process draws every rank's routing (the same random sequence everywhere) and keeps its own.
             int[] idx = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
+            routing[r] = idx;
             if (!local(r)) {
                 continue;
             }
@@ -98,16 +109,17 @@ public final class MoeSelfCheck implements AutoCloseable {
         }
         double[] dispatch = new double[iterations];
         double[] combine = new double[iterations];
-        double[] recvBytes = new double[n];
-        buffer.world().loadModules(MoeLowLatencyBuffer.MODULE);   // the launch gate's kernel
+        double[] recvTokens = new double[n];
         LaunchGate gate = new LaunchGate(buffer.world());
         try {
             buffer.world().barrier();
             for (int i = -warmup; i < iterations; i++) {
                 MoeDispatchResult[] d = new MoeDispatchResult[n];
                 try {
-                    for (int r : locals) {
-                        gate.hold(buffer.rank(r).rank());
+                    if (gate != null) {
+                        for (int r : locals) {
+                            gate.hold(buffer.rank(r).rank());
+                        }
                     }
                     for (int r : locals) {
                         MoeRank m = buffer.rank(r);
@@ -123,7 +135,9 @@ public final class MoeSelfCheck implements AutoCloseable {
                         events[r][2].record(m.stream());
                     }
                 } finally {
-                    gate.open();
+                    if (gate != null) {
+                        gate.open();
+                    }
                 }
                 for (int r : locals) {
                     buffer.rank(r).stream().synchronize();
@@ -133,27 +147,52 @@ public final class MoeSelfCheck implements AutoCloseable {
                     for (int r : locals) {
                         dispatch[i] = Math.max(dispatch[i], events[r][1].elapsedMillisSince(events[r][0]));
                         combine[i] = Math.max(combine[i], events[r][2].elapsedMillisSince(events[r][1]));
-                        recvBytes[r] = (long) d[r].numRecvTokens() * (s.payloadBytes() + 4L * s.scalesPerRow());
+                        recvTokens[r] = d[r].numRecvTokens();
                     }
                 }
             }
+            if (gate != null) {
+                gate.checkStartLine();
+            }
         } finally {
-            try {
-                for (int r : locals) {
-                    buffer.rank(r).stream().synchronize();   // nothing may still wait on the gate's word
+            if (gate != null) {
+                try {
+                    for (int r : locals) {
+                        buffer.rank(r).stream().synchronize();   // nothing may still wait on the gate's word
+                    }
+                } finally {
+                    gate.close();
                 }
-            } finally {
-                gate.close();
             }
         }
         dispatch = slowestOfEveryProcess(buffer.world(), dispatch);
         combine = slowestOfEveryProcess(buffer.world(), combine);
-        recvBytes = slowestOfEveryProcess(buffer.world(), recvBytes);
+        // Each process knows its own ranks' counts, 0 for the others: the largest per rank is the one measured.
+        recvTokens = slowestOfEveryProcess(buffer.world(), recvTokens);
         long[] recv = new long[n];
+        long[] back = new long[n];
         for (int r = 0; r < n; r++) {
-            recv[r] = (long) recvBytes[r];
+            recv[r] = (long) recvTokens[r] * MoeNcclBaseline.dispatchRowBytes(s);
+            back[r] = (long) recvTokens[r] * s.combineRowBytes();
         }
-        return new Timing(dispatch, combine, recv);
+        int[] gpus = RankGpus.of(buffer.world());
+        return new Timing(dispatch, combine, recv, back,
+                linkBytes(MoeNcclBaseline.dispatchPlan(s, routing, tokens), gpus),
+                linkBytes(MoeNcclBaseline.combinePlan(s, routing, tokens), gpus));
+    }
+
+    /** Per rank the bytes {@code plan} sends to ranks on another GPU ({@code gpus}: {@link RankGpus#of}). */
+    static long[] linkBytes(AllToAllV plan, int[] gpus) {
+        long[] bytes = new long[plan.size()];
+        for (int r = 0; r < bytes.length; r++) {
+            bytes[r] = plan.sendTotalOutside(r, gpus);
+        }
+        return bytes;
+    }
+
+    /** Thread blocks each dispatch and each combine runs per rank, one per SM: two per channel. */
+    public int blocksPerRank() {
+        return MoeRank.blocksPerRank(s.config());
     }
 
     /** Token counts per rank for a case: rank 1 (when there is one) sends nothing, the last rank sends the maximum. */

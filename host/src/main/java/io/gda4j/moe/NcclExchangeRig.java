@@ -5,26 +5,40 @@ import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.nccl.AllToAllV;
 import io.gda4j.nccl.NcclComms;
 import io.gda4j.world.Rank;
+import io.gda4j.world.World;
 
 import java.util.List;
 
 import jcuda.driver.CUstream;
 
 /**
- * What both NCCL baselines run on: one communicator per rank, a send and a receive buffer of the same size on each
- * rank's GPU, and three events per rank for timing. The baselines differ only in the rows their plans move.
+ * What both NCCL baselines run on: a communicator per rank this process drives (every rank's in one process, with
+ * {@code ncclCommInitAll}; its own in a world of one rank per process, with {@code ncclCommInitRank}), a send and a
+ * receive buffer of the same size on each of those ranks' GPUs, and three events per rank for timing. The baselines
+ * differ only in the rows their plans move. Arrays are indexed by world rank, null where another process drives it.
  */
 final class NcclExchangeRig implements AutoCloseable {
+    private final World world;
     private final List<Rank> ranks;
     private final NcclComms comms;
     private final DeviceMemory[] send;
     private final DeviceMemory[] recv;
     private final CudaEvent[][] events;
 
-    /** Buffers of {@code bytes} on every rank of {@code ranks} (all of the world's, indexed by rank). */
-    NcclExchangeRig(List<Rank> ranks, long bytes) {
-        this.ranks = ranks;
-        int n = ranks.size();
+    /**
+     * Buffers of {@code bytes} on every rank {@code world} drives here, and communicators. In a world of several
+     * processes every process constructs its rig at the same point (rank 0's NCCL unique id travels over the world's
+     * all-gather, then every process joins {@code ncclCommInitRank}); NCCL must be there in all of them
+     * ({@link MoeNcclBaseline#unavailableReason(World)} agrees on it).
+     */
+    NcclExchangeRig(World world, long bytes) {
+        this.world = world;
+        this.ranks = world.localRanks();
+        int n = world.size();
+        if (ranks.size() != n && ranks.size() != 1) {
+            throw new IllegalArgumentException("the NCCL baseline drives every rank of the world or one rank per process;"
+                    + " this process drives " + ranks.size() + " of " + n);
+        }
         send = new DeviceMemory[n];
         recv = new DeviceMemory[n];
         events = new CudaEvent[n][3];
@@ -39,7 +53,13 @@ final class NcclExchangeRig implements AutoCloseable {
                     events[i][e] = r.context().createEvent();
                 }
             }
-            made = NcclComms.initAll(devices(ranks));
+            if (ranks.size() == n) {
+                made = NcclComms.initAll(devices(ranks));
+            } else {
+                Rank mine = ranks.get(0);
+                mine.context().makeCurrent();   // ncclCommInitRank takes the calling thread's current device
+                made = NcclComms.initRank(n, mine.rank(), world::allGather);
+            }
         } catch (RuntimeException e) {
             close();
             throw e;
@@ -58,10 +78,13 @@ final class NcclExchangeRig implements AutoCloseable {
     /**
      * Runs {@code warmup + iterations} exchanges of {@code dispatch} then {@code combine} (which sends the received
      * rows back: from the receive buffer into the send buffer), timed with events on each rank's stream from the
-     * exchange's launch to its end; per iteration the slowest rank's time.
+     * exchange's start to its end; per iteration the slowest rank's time, over every process. One untimed exchange each
+     * way comes first (NCCL connects peers on their first exchange, on the host), and each iteration is queued behind
+     * a {@link LaunchGate}, as gda4j's calls are, so neither side's times count the host's launches (in a world of
+     * several processes it starts on every rank at the gate's start line).
      */
     MoeNcclBaseline.Timing time(AllToAllV dispatch, AllToAllV combine, int warmup, int iterations) {
-        int n = ranks.size();
+        int n = world.size();
         long[] sendAt = new long[n];
         long[] recvAt = new long[n];
         CUstream[] streams = new CUstream[n];
@@ -72,37 +95,76 @@ final class NcclExchangeRig implements AutoCloseable {
         }
         double[] d = new double[iterations];
         double[] cm = new double[iterations];
-        for (int i = -warmup; i < iterations; i++) {
-            for (Rank r : ranks) {
-                events[r.rank()][0].record(r.stream());
-            }
+        LaunchGate gate = null;
+        try {
             dispatch.launch(comms, sendAt, recvAt, streams);
-            for (Rank r : ranks) {
-                events[r.rank()][1].record(r.stream());
-            }
             combine.launch(comms, recvAt, sendAt, streams);
-            for (Rank r : ranks) {
-                events[r.rank()][2].record(r.stream());
-            }
             for (Rank r : ranks) {
                 r.stream().synchronize();
             }
-            if (i >= 0) {
-                for (int r = 0; r < n; r++) {
-                    d[i] = Math.max(d[i], events[r][1].elapsedMillisSince(events[r][0]));
-                    cm[i] = Math.max(cm[i], events[r][2].elapsedMillisSince(events[r][1]));
+            gate = new LaunchGate(world);
+            world.barrier();
+            for (int i = -warmup; i < iterations; i++) {
+                try {
+                    if (gate != null) {
+                        for (Rank r : ranks) {
+                            gate.hold(r);
+                        }
+                    }
+                    for (Rank r : ranks) {
+                        events[r.rank()][0].record(r.stream());
+                    }
+                    dispatch.launch(comms, sendAt, recvAt, streams);
+                    for (Rank r : ranks) {
+                        events[r.rank()][1].record(r.stream());
+                    }
+                    combine.launch(comms, recvAt, sendAt, streams);
+                    for (Rank r : ranks) {
+                        events[r.rank()][2].record(r.stream());
+                    }
+                } finally {
+                    if (gate != null) {
+                        gate.open();
+                    }
+                }
+                for (Rank r : ranks) {
+                    r.stream().synchronize();
+                }
+                if (gate != null) {
+                    world.checkErrors();
+                }
+                if (i >= 0) {
+                    for (Rank r : ranks) {
+                        d[i] = Math.max(d[i], events[r.rank()][1].elapsedMillisSince(events[r.rank()][0]));
+                        cm[i] = Math.max(cm[i], events[r.rank()][2].elapsedMillisSince(events[r.rank()][1]));
+                    }
+                }
+            }
+            if (gate != null) {
+                gate.checkStartLine();
+            }
+        } finally {
+            if (gate != null) {
+                try {
+                    for (Rank r : ranks) {
+                        r.stream().synchronize();   // nothing may still wait on the gate's word
+                    }
+                } finally {
+                    gate.close();
                 }
             }
         }
-        return new MoeNcclBaseline.Timing(d, cm);
+        return new MoeNcclBaseline.Timing(MoeSelfCheck.slowestOfEveryProcess(world, d),
+                MoeSelfCheck.slowestOfEveryProcess(world, cm));
     }
 
     /**
-     * One exchange of {@code plan} with {@code data[r]} (rank r's packed send buffer) as input; returns each rank's
-     * received bytes ({@code plan.recvTotal(r)} of them). For checks, not timing.
+     * One exchange of {@code plan} with {@code data[r]} (rank r's packed send buffer) as input, for the ranks this
+     * process drives; returns their received bytes ({@code plan.recvTotal(r)} of them; null for other ranks). For
+     * checks, not timing.
      */
     byte[][] exchange(AllToAllV plan, byte[][] data) {
-        int n = ranks.size();
+        int n = world.size();
         long[] sendAt = new long[n];
         long[] recvAt = new long[n];
         CUstream[] streams = new CUstream[n];

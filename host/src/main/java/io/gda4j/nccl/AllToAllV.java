@@ -78,8 +78,28 @@ public record AllToAllV(long[][] sendBytes, long[][] sendOffsets, long[][] recvB
     }
 
     /**
-     * Queues the exchange: one NCCL group of every rank's sends and receives (ncclUint8, so counts are bytes), each on
-     * its rank's stream. {@code sendBuffers[r]} and {@code recvBuffers[r]} are device addresses on rank r's GPU.
+     * Bytes rank {@code r} sends to ranks outside its group: {@code group[p]} labels rank p (its GPU, say), so rank
+     * r's own bytes and those to ranks of its group are left out.
+     */
+    public long sendTotalOutside(int r, int[] group) {
+        if (group.length != size()) {
+            throw new IllegalArgumentException("an all-to-all-v of " + size() + " ranks needs " + size()
+                    + " labels, got " + group.length);
+        }
+        long t = 0;
+        for (int p = 0; p < size(); p++) {
+            if (group[p] != group[r]) {
+                t += sendBytes[r][p];
+            }
+        }
+        return t;
+    }
+
+    /**
+     * Queues the exchange: one NCCL group of the sends and receives of every rank this process holds a communicator
+     * of (ncclUint8, so counts are bytes), each on its rank's stream. Arrays are indexed by world rank; only the
+     * entries of those ranks are read. {@code sendBuffers[r]} and {@code recvBuffers[r]} are device addresses on rank
+     * r's GPU.
      */
     public void launch(NcclComms comms, long[] sendBuffers, long[] recvBuffers, CUstream[] streams) {
         int n = size();
@@ -89,12 +109,17 @@ public record AllToAllV(long[][] sendBytes, long[][] sendOffsets, long[][] recvB
         }
         long[] handles = new long[n];
         for (int r = 0; r < n; r++) {
-            handles[r] = StreamHandle.of(streams[r]);
+            if (comms.isLocal(r)) {
+                handles[r] = StreamHandle.of(streams[r]);
+            }
         }
         NcclException.check(LibNccl.ncclGroupStart(), "ncclGroupStart");
         NcclException failure = null;
         try {
             for (int r = 0; r < n; r++) {
+                if (!comms.isLocal(r)) {
+                    continue;
+                }
                 for (int p = 0; p < n; p++) {
                     if (sendBytes[r][p] > 0) {
                         NcclException.check(LibNccl.ncclSend(sendBuffers[r] + sendOffsets[r][p], sendBytes[r][p],

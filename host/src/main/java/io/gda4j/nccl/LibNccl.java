@@ -2,6 +2,7 @@ package io.gda4j.nccl;
 
 import com.sun.jna.Native;
 import com.sun.jna.NativeLibrary;
+import com.sun.jna.Structure;
 
 import io.gda4j.config.Setting;
 
@@ -12,8 +13,10 @@ import java.util.List;
 /**
  * JNA direct mapping of the struct-free part of NCCL ({@code libnccl.so.2}): communicators and {@code cudaStream_t}
  * are {@code long} handles, {@code size_t} counts are {@code long}s (LP64 only), results are {@code ncclResult_t}
- * ints (0 = ncclSuccess). Only what an all-to-all-v needs: version, {@code ncclCommInitAll}, group start/end,
- * send/recv, destroy, error strings.
+ * ints (0 = ncclSuccess). Only what an all-to-all-v needs: version, {@code ncclCommInitAll} (every rank in one
+ * process), {@code ncclGetUniqueId} and {@code ncclCommInitRank} (one rank per process), group start/end, send/recv,
+ * destroy, error strings. The one struct is the unique id, which {@code ncclCommInitRank} takes by value
+ * ({@link UniqueId}).
  *
  * <p>Where the library comes from: {@value #LIBRARY_PROP_NAME}, else {@value #LIBRARY_ENV}, else the first of
  * {@code libnccl.so.2} on the loader's path and the {@code nvidia/nccl/lib} folder of the Python environments pip
@@ -34,6 +37,8 @@ public final class LibNccl {
     public static final int NCCL_SUCCESS = 0;
     /** {@code ncclDataType_t ncclUint8}: counts are bytes. */
     public static final int NCCL_UINT8 = 1;
+    /** {@code NCCL_UNIQUE_ID_BYTES}: an {@code ncclUniqueId} is this many opaque bytes ({@code char internal[128]}). */
+    public static final int UNIQUE_ID_BYTES = 128;
 
     private static final String LIBRARY_NAME = LIBRARY_SETTING.resolve();
     private static final String LOADED_FROM;
@@ -136,6 +141,16 @@ public final class LibNccl {
     /** {@code ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)}: one communicator per device. */
     public static native int ncclCommInitAll(long[] comms, int ndev, int[] devlist);
 
+    /** {@code ncclGetUniqueId(ncclUniqueId *uniqueId)}: fills {@code uniqueId}, {@link #UNIQUE_ID_BYTES} bytes. */
+    public static native int ncclGetUniqueId(byte[] uniqueId);
+
+    /**
+     * {@code ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)}: this process's
+     * communicator among {@code nranks}, on the CUDA device current on the calling thread; returns once every rank
+     * has called it with the same id.
+     */
+    public static native int ncclCommInitRank(long[] comm, int nranks, UniqueId commId, int rank);
+
     public static native int ncclGroupStart();
 
     public static native int ncclGroupEnd();
@@ -150,4 +165,25 @@ public final class LibNccl {
 
     /** {@code const char *ncclGetErrorString(ncclResult_t)}: a static string. */
     public static native String ncclGetErrorString(int result);
+
+    /**
+     * {@code ncclUniqueId} by value: {@code typedef struct { char internal[NCCL_UNIQUE_ID_BYTES]; } ncclUniqueId}.
+     * Public, with a public field and constructor, because JNA builds the by-value argument by reflection.
+     */
+    @Structure.FieldOrder("internal")
+    public static final class UniqueId extends Structure implements Structure.ByValue {
+        public byte[] internal = new byte[UNIQUE_ID_BYTES];
+
+        public UniqueId() {
+        }
+
+        /** The id {@code ncclGetUniqueId} wrote into {@code bytes} ({@link #UNIQUE_ID_BYTES} of them). */
+        public UniqueId(byte[] bytes) {
+            if (bytes.length != UNIQUE_ID_BYTES) {
+                throw new IllegalArgumentException("an ncclUniqueId has " + UNIQUE_ID_BYTES + " bytes, not "
+                        + bytes.length);
+            }
+            System.arraycopy(bytes, 0, internal, 0, UNIQUE_ID_BYTES);
+        }
+    }
 }

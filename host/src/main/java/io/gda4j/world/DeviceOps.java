@@ -10,7 +10,8 @@ import io.gda4j.transport.TransportTag;
  * record. Arguments are validated on the host first, so an out-of-range offset never reaches a kernel.
  */
 public final class DeviceOps {
-    static final String MODULE = "ops";
+    /** The module of these kernels ({@code io/gda4j/ptx/ops.ptx}), for callers that queue them without waiting. */
+    public static final String MODULE = "ops";
     /** Threads of a block-scope launch. */
     public static final int BLOCK_THREADS = 256;
 

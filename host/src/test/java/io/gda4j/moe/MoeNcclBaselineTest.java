@@ -6,9 +6,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** The NCCL baseline's exchange of a routing agrees with what the Java reference dispatches and combines. */
@@ -74,5 +76,16 @@ class MoeNcclBaselineTest {
         assertEquals(40, a.recvTotal(0));
         assertEquals(10, a.recvOffsets()[0][1]);
         assertEquals(30, a.sendOffsets()[1][1]);
+    }
+
+    @Test
+    void processesAgreeOnTheFirstReasonNcclCannotRun() {
+        byte[] none = new byte[0];
+        assertNull(MoeNcclBaseline.agreedReason(new byte[][] {none, none}));
+        byte[] missing = "NCCL not found (tried libnccl.so.2: cannot open)".getBytes(StandardCharsets.UTF_8);
+        assertEquals("NCCL not found (tried libnccl.so.2: cannot open) (said by process 1 of 3)",
+                MoeNcclBaseline.agreedReason(new byte[][] {none, missing, missing}));
+        assertEquals("NCCL not found (tried libnccl.so.2: cannot open)",
+                MoeNcclBaseline.agreedReason(new byte[][] {missing}), "one process names no process");
     }
 }

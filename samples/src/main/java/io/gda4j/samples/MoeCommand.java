@@ -1,5 +1,6 @@
 package io.gda4j.samples;
 
+import io.gda4j.cuda.CudaEvent;
 import io.gda4j.moe.ElementType;
 import io.gda4j.moe.MoeBuffer;
 import io.gda4j.moe.MoeConfig;
@@ -11,10 +12,13 @@ import io.gda4j.moe.MoeLowLatencySelfCheck;
 import io.gda4j.moe.MoeNcclBaseline;
 import io.gda4j.moe.MoeRouting;
 import io.gda4j.moe.MoeSelfCheck;
+import io.gda4j.moe.RankGpus;
 import io.gda4j.nccl.LibNccl;
 import io.gda4j.nccl.NcclComms;
+import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.PeerCard;
 import io.gda4j.world.ProcessWorld;
+import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 import org.apache.commons.cli.CommandLine;
 import org.apache.commons.cli.Option;
@@ -24,6 +28,8 @@ import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
 
 /** {@code gda4j moe}: expert-parallel dispatch and combine (io.gda4j.moe), timed per token count. */
 final class MoeCommand implements Command {
@@ -42,15 +48,37 @@ final class MoeCommand implements Command {
         return "Every rank of the world dispatches TOKENS tokens of hidden size HIDDEN to top-K of EXPERTS experts "
                 + "(uniformly routed; experts split evenly over the ranks), then combines them back, with io.gda4j.moe. "
                 + "Each figure is over --iters timed pairs after --warmup: the median and p99 of the slowest rank's "
-                + "time, measured with CUDA events from its dispatch (or combine) launch to its end. Bandwidth is "
-                + "DeepEP's: the bytes a rank receives in dispatch (rows x hidden x element size, plus FP8 scales; "
-                + "for combine the BF16 rows it sends back), including its own rows, divided by the time; GB/s are "
-                + "10^9 bytes per second. --check first compares one dispatch and combine with the Java reference, "
+                + "time, measured with CUDA events on each rank's stream. "
+                + "How times are taken in one process (no launcher): the process launches its ranks in turn, so in "
+                + "both modes, and for NCCL's columns, each timed step is queued on every rank the process drives "
+                + "before any of it runs (behind a one-thread kernel that waits, at most 250 ms, for a host word the "
+                + "benchmark raises afterwards): the times leave out the host's launches. "
+                + "Under a launcher (one process per GPU: torchrun, mpirun, srun or GDA4J_RANK/GDA4J_WORLD_SIZE), each "
+                + "process drives its own rank and the processes launch at moments further apart than a call lasts, "
+                + "so in both modes, and for NCCL's columns, each process queues every timed step behind that gate and "
+                + "then behind a start line on the GPU (its rank adds 1 to a word in every peer's heap, then waits "
+                + "until its own word has counted every peer's), queues the timed calls, and only then raises its "
+                + "gate: every rank's step starts within a signal's flight of the last rank's, and the skew between "
+                + "the processes' launches is not counted. Each process times its own rank; rank 0's process prints, "
+                + "per iteration, the slowest rank's time, gathered over the world's all-gather. "
+                + "Bandwidth (GBps) is DeepEP's: the bytes a rank receives in dispatch (rows x hidden x element size, "
+                + "plus FP8 scales; for combine the BF16 rows it sends back), including its own rows, divided by the "
+                + "time. link_GBps counts only what crossed between two GPUs: the most bytes a rank sent to ranks on "
+                + "another GPU (its own rows and rows for a rank on its GPU left out; payload and FP8 scales for "
+                + "dispatch, BF16 rows for combine), computed on the host from the routing the run uses, divided by "
+                + "the slowest rank's median time; it compares with memcpyPeer, the copy engines' one-way bandwidth "
+                + "from rank 0's GPU to the first rank on another GPU measured in the same run (cuMemcpyPeerAsync of "
+                + "256 MiB, event-timed, median of 5; under a launcher cuMemcpyDtoDAsync into the peer's IPC-mapped "
+                + "heap), given in a note; link_ratio is link_GBps / memcpyPeer. A note gives the SMs each call uses "
+                + "(two thread blocks per channel, one per SM) and the channels. GB/s are 10^9 bytes per second. "
+                + "--check first compares one dispatch and combine with the Java reference, "
                 + "bit for bit. --comm-stream runs each rank's calls on a communication stream of its own "
                 + "(MoeConfig.communicationStream): each call waits for the rank's stream through an event, and the "
                 + "rank's stream waits for the call's event after it; the times then include that fork and join. "
-                + "The nccl columns time NCCL's all-to-all-v of the same routing (grouped ncclSend/ncclRecv, "
-                + "one communicator per rank, on the ranks' streams, the same events): dispatch moves each row's payload "
+                + "The nccl columns time NCCL's all-to-all-v of the same routing (grouped ncclSend/ncclRecv on the "
+                + "ranks' streams, the same events; one communicator per rank, made with ncclCommInitAll in one "
+                + "process, or with ncclCommInitRank in each process under a launcher, rank 0's ncclGetUniqueId "
+                + "carried to the others by the world's all-gather): dispatch moves each row's payload "
                 + "and FP8 scales to every rank holding one of its experts, combine moves BF16 rows back; buffers are "
                 + "packed beforehand and packing is not timed. x_nccl is NCCL's median time over gda4j's (above 1: "
                 + "gda4j is faster). NCCL is loaded from " + LibNccl.LIBRARY_ENV + " or the usual places (a Python "
@@ -58,11 +86,9 @@ final class MoeCommand implements Command {
                 + "--mode low-latency times the decoding calls instead (MoeLowLatencyBuffer: each token once per expert "
                 + "into an expert-major buffer, FP8 cast on the fly by default, no host synchronisation): per token "
                 + "count the median and p99 per call of dispatch and combine and of their send and receive halves "
-                + "(made with the send/receive split; a receive half includes the wait for the slowest peer). Each "
-                + "timed call is queued on every rank the process drives before any of it runs (behind a one-thread "
-                + "kernel that waits, at most 250 ms, for a host word the benchmark raises afterwards), so the times "
-                + "leave out the host's launches, which one process makes rank after rank; NCCL's columns are timed "
-                + "without that gate. Tokens "
+                + "(made with the send/receive split; a receive half includes the wait for the slowest peer), timed "
+                + "as above; its kernels size their grids by the tokens and local experts, the waiting ones within "
+                + "the rank's share of its GPU's SMs, which a note gives. Tokens "
                 + "default to 128, --dtype to fp8, --pow2-scales rounds FP8 scales up to powers of two (UE8M0). Its "
                 + "nccl columns time NCCL's all-to-all-v of the same routing with one row per (token, expert), as the "
                 + "low-latency dispatch moves them.";
@@ -218,6 +244,7 @@ final class MoeCommand implements Command {
                     cmd.hasOption("quiet") || !reporting);
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
             List<MoeLowLatencyBuffer> buffers = new ArrayList<>();
+            int waitingBlocks = 0;
             try {
                 for (MoeLowLatencyConfig c : configs) {
                     buffers.add(MoeLowLatencyBuffer.create(world, c));
@@ -226,6 +253,7 @@ final class MoeCommand implements Command {
                     String name = ll.config().dispatchType().name() + (ll.config().powerOfTwoScales() ? "/UE8M0" : "");
                     try (MoeLowLatencySelfCheck run = new MoeLowLatencySelfCheck(ll);
                          MoeLowLatencyNcclBaseline nccl = ncclMissing == null ? new MoeLowLatencyNcclBaseline(ll) : null) {
+                        waitingBlocks = run.waitingBlocksPerRank();
                         if (cmd.hasOption("check")) {
                             progress.step("check " + name);
                             run.run(MoeLowLatencyRouting.Kind.SKEWED, 1,
@@ -266,7 +294,10 @@ final class MoeCommand implements Command {
             if (reporting) {
                 table.note(placement(world, w));
             }
+            table.note(timingNote(world, true));
             table.note("send/recv columns: medians of the halves made with the send/receive split");
+            table.note(lowLatencySmsNote(waitingBlocks, configs.get(0).sizing(ranks).numLocalExperts(),
+                    world.localRanks().get(0).device().multiprocessorCount()));
             table.note(ncclMissing == null ? "nccl: NCCL " + NcclComms.version() + " from " + LibNccl.loadedFrom()
                     + ", all-to-all-v of the same routing, one row per (token, expert)" : "nccl: not run: " + ncclMissing);
         }
@@ -291,6 +322,109 @@ final class MoeCommand implements Command {
         }
         return world.size() + " ranks on GPUs " + WorldOptions.join(w.gpus) + ", transport " + world.transport(0, 1)
                 + (w.gpus.stream().distinct().count() < w.gpus.size() ? shared : "");
+    }
+
+    /** Bytes of the copy-engine reference copy (memcpyPeer): large enough that the copy's start-up cost vanishes. */
+    static final long PEER_COPY_BYTES = 256L << 20;
+    /** Measurements of the reference copy; the median is reported. */
+    static final int PEER_COPY_REPS = 5;
+
+    /** The high-throughput table's columns. */
+    static final List<String> THROUGHPUT_COLUMNS = List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms",
+            "dispatch_GBps", "dispatch_link_GBps", "dispatch_link_ratio", "combine_ms", "combine_p99_ms",
+            "combine_GBps", "combine_link_GBps", "combine_link_ratio", "nccl_dispatch_ms", "nccl_dispatch_p99_ms",
+            "dispatch_x_nccl", "nccl_combine_ms", "nccl_combine_p99_ms", "combine_x_nccl");
+
+    /**
+     * The gda4j cells of a high-throughput row, from dispatch_ms to combine_link_ratio: per call the median and p99,
+     * DeepEP's bandwidth, the link bandwidth and its ratio to {@code peerGbps} (the copy engines', NaN when not
+     * measured). Where no byte crosses between GPUs (every rank on one GPU) the link cells are "-".
+     */
+    static List<Object> throughputCells(MoeSelfCheck.Timing t, double peerGbps) {
+        double d = percentile(t.dispatchMillis(), 0.5);
+        double c = percentile(t.combineMillis(), 0.5);
+        Object dLink = gbps(max(t.dispatchLinkBytesPerRank()), d);
+        Object cLink = gbps(max(t.combineLinkBytesPerRank()), c);
+        return List.of(d, percentile(t.dispatchMillis(), 0.99), max(t.recvBytesPerRank()) / (d * 1e6), dLink,
+                ratio(dLink, peerGbps), c, percentile(t.combineMillis(), 0.99), max(t.combineBytesPerRank()) / (c * 1e6),
+                cLink, ratio(cLink, peerGbps));
+    }
+
+    /** The NCCL cells of a high-throughput row, against gda4j's median dispatch and combine times. */
+    static List<Object> ncclCells(MoeNcclBaseline.Timing base, double dispatchMillis, double combineMillis) {
+        double nd = percentile(base.dispatchMillis(), 0.5);
+        double nc = percentile(base.combineMillis(), 0.5);
+        return List.of(nd, percentile(base.dispatchMillis(), 0.99), nd / dispatchMillis, nc,
+                percentile(base.combineMillis(), 0.99), nc / combineMillis);
+    }
+
+    private static long max(long[] v) {
+        return Arrays.stream(v).max().orElse(0);
+    }
+
+    /** GB/s of {@code bytes} in {@code millis}, or "-" when there are no bytes (nothing crossed between GPUs). */
+    static Object gbps(long bytes, double millis) {
+        return bytes == 0 ? "-" : bytes / (millis * 1e6);
+    }
+
+    /** {@code link / peerGbps}, or "-" when either is missing. */
+    static Object ratio(Object link, double peerGbps) {
+        return link instanceof Double l && peerGbps > 0 ? l / peerGbps : "-";
+    }
+
+    /**
+     * The copy engines' one-way bandwidth from rank 0's GPU to {@code peer}'s (-1: none), measured in the process of
+     * rank 0 into the reference buffer, the first heap allocation; NaN elsewhere and without a peer. Every process
+     * calls it (it allocates the buffer and meets the others afterwards, so no MoE call overlaps the copies).
+     */
+    private static double peerCopyGbps(World world, int peer) {
+        HeapBuffer buffer = world.heap().allocate(PEER_COPY_BYTES);
+        double gbps = Double.NaN;
+        Optional<Rank> rank0 = world.localRank(0);
+        if (peer >= 0 && rank0.isPresent()) {
+            Rank r = rank0.get();
+            try (CudaEvent start = r.context().createEvent(); CudaEvent stop = r.context().createEvent()) {
+                gbps = CopyEngineBandwidth.gbps(world, r, peer, buffer.offset(), buffer.offset(), PEER_COPY_BYTES,
+                        PutBandwidth.iterationsFor(PEER_COPY_BYTES), PEER_COPY_REPS, start, stop);
+            }
+        }
+        world.barrier();
+        return gbps;
+    }
+
+    /** The note that gives memcpyPeer, the copy engines' figure the link columns compare with. */
+    static String peerCopyNote(int peer, double gbps) {
+        if (peer < 0) {
+            return "memcpyPeer: not measured: every rank shares rank 0's GPU, so no byte crosses between GPUs";
+        }
+        return String.format(Locale.ROOT, "memcpyPeer: %.1f GB/s one way, rank 0's GPU -> rank %d's GPU"
+                + " (cuMemcpyPeerAsync of %d MiB, median of %d, in this run)", gbps, peer, PEER_COPY_BYTES >> 20,
+                PEER_COPY_REPS);
+    }
+
+    /** The note that gives the SMs each high-throughput call uses. */
+    static String smsNote(int channels, int blocksPerRank, int gpuSms) {
+        return "SMs: " + channels + " channels per rank; each dispatch and each combine runs " + blocksPerRank
+                + " thread blocks per rank (2 per channel), one per SM: " + blocksPerRank + " of the GPU's " + gpuSms
+                + " SMs (NCCL's columns use NCCL's own channels)";
+    }
+
+    /** The note that says how the times were taken: in one process (by mode), or under a launcher. */
+    static String timingNote(World world, boolean lowLatency) {
+        if (world.localRanks().size() < world.size()) {
+            return "times: CUDA events on each rank's stream; each process queues every timed step (NCCL's too) behind"
+                    + " a gate and a start line on the GPUs (a signal to every peer, then a wait for theirs), so launch"
+                    + " skew between the processes is not counted";
+        }
+        return "times: CUDA events on each rank's stream; each step (NCCL's too) is queued on every rank behind a gate"
+                + " opened once all of it is queued, so the host's launches are not counted";
+    }
+
+    /** The low-latency table's note on SMs: grids by tokens and local experts, the waiting ones within a share. */
+    static String lowLatencySmsNote(int waitingBlocks, int localExperts, int gpuSms) {
+        return "SMs: grids sized per call: the send halves by tokens (dispatch: one block per token or token part) and"
+                + " local experts (combine: " + localExperts + " blocks), the receive halves within the rank's share"
+                + " of its GPU, " + waitingBlocks + " of " + gpuSms + " SMs; nothing stays resident between calls";
     }
 
     @Override
@@ -325,7 +459,8 @@ final class MoeCommand implements Command {
             throw new UsageException(e.getMessage(), e);
         }
         int ranks = w.worldSize();
-        long heap = 0;
+        // The copy-engine reference's buffer comes first, at the same heap offset on every rank.
+        long heap = PEER_COPY_BYTES + 4096;
         for (MoeConfig c : configs) {
             try {
                 // the larger of the two layouts: whether the world is direct is known only once it exists
@@ -335,17 +470,19 @@ final class MoeCommand implements Command {
             }
         }
         ResultTable table = new ResultTable("moe: dispatch and combine per rank, median and p99 of " + iters
-                + " (ms; GB/s = 10^9 B/s, DeepEP's definition)", List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms",
-                "dispatch_GBps", "combine_ms", "combine_p99_ms", "combine_GBps", "nccl_dispatch_ms", "nccl_dispatch_p99_ms",
-                "dispatch_x_nccl", "nccl_combine_ms", "nccl_combine_p99_ms", "combine_x_nccl"));
+                + " (ms; GB/s = 10^9 B/s: GBps DeepEP's definition, link_GBps between GPUs only)", THROUGHPUT_COLUMNS);
         boolean reporting;
         try (World world = w.openWorld(heap)) {
             // Under a launcher every process runs the same calls; rank 0's process reports.
             reporting = world.localRank(0).isPresent();
             Progress progress = new Progress(err, (tokens.size() + (cmd.hasOption("check") ? 1 : 0)) * configs.size(),
                     cmd.hasOption("quiet") || !reporting);
+            int[] gpus = RankGpus.of(world);
+            int copyPeer = RankGpus.firstOnAnotherGpu(gpus, 0);
+            double peerGbps = peerCopyGbps(world, copyPeer);
             List<MoeBuffer> buffers = new ArrayList<>();
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
+            int blocksPerRank = 0;
             try {
                 for (MoeConfig c : configs) {
                     buffers.add(MoeBuffer.create(world, c));
@@ -353,6 +490,7 @@ final class MoeCommand implements Command {
                 for (MoeBuffer moe : buffers) {
                     try (MoeSelfCheck run = new MoeSelfCheck(moe);
                          MoeNcclBaseline nccl = ncclMissing == null ? new MoeNcclBaseline(moe) : null) {
+                        blocksPerRank = run.blocksPerRank();
                         if (cmd.hasOption("check")) {
                             progress.step("check " + moe.config().dtype());
                             run.run(MoeRouting.Kind.UNIFORM, 1, MoeSelfCheck.tokenCounts(ranks, maxTokens, new java.util.Random(1)));
@@ -362,19 +500,12 @@ final class MoeCommand implements Command {
                             int[] perRank = new int[ranks];
                             Arrays.fill(perRank, t);
                             MoeSelfCheck.Timing timing = run.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
-                            double dMed = percentile(timing.dispatchMillis(), 0.5);
-                            double cMed = percentile(timing.combineMillis(), 0.5);
-                            long bytes = Arrays.stream(timing.recvBytesPerRank()).max().orElse(0);
-                            long combineBytes = bytes / moe.config().dtype().bytes() * 2;
-                            List<Object> row = new ArrayList<>(List.of(moe.config().dtype().name(), t, dMed,
-                                    percentile(timing.dispatchMillis(), 0.99), bytes / (dMed * 1e6), cMed,
-                                    percentile(timing.combineMillis(), 0.99), combineBytes / (cMed * 1e6)));
+                            List<Object> row = new ArrayList<>(List.of(moe.config().dtype().name(), t));
+                            row.addAll(throughputCells(timing, peerGbps));
                             if (nccl != null) {
                                 MoeNcclBaseline.Timing base = nccl.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
-                                double nd = percentile(base.dispatchMillis(), 0.5);
-                                double nc = percentile(base.combineMillis(), 0.5);
-                                row.addAll(List.of(nd, percentile(base.dispatchMillis(), 0.99), nd / dMed, nc,
-                                        percentile(base.combineMillis(), 0.99), nc / cMed));
+                                row.addAll(ncclCells(base, percentile(timing.dispatchMillis(), 0.5),
+                                        percentile(timing.combineMillis(), 0.5)));
                             } else {
                                 row.addAll(List.of(ncclColumn(ncclMissing), "-", "-", "-", "-", "-"));
                             }
@@ -391,7 +522,13 @@ final class MoeCommand implements Command {
             if (reporting) {
                 table.note(placement(world, w));
             }
-            table.note("bandwidth: the slowest rank's received bytes (dispatch) or sent-back BF16 bytes (combine) / its time");
+            table.note(timingNote(world, false));
+            table.note("GBps: the slowest rank's received bytes (dispatch) or sent-back BF16 bytes (combine), its own"
+                    + " rows included, / its time; link_GBps: the most bytes a rank sent to ranks on another GPU / the"
+                    + " slowest rank's median time; link_ratio = link_GBps / memcpyPeer");
+            table.note(peerCopyNote(copyPeer, peerGbps));
+            table.note(smsNote(configs.get(0).numChannels(), blocksPerRank,
+                    world.localRanks().get(0).device().multiprocessorCount()));
             if (cmd.hasOption("comm-stream")) {
                 table.note("calls on a communication stream per rank (--comm-stream); times include the fork from and"
                         + " the join to the rank's stream");

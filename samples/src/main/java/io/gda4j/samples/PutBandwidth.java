@@ -2,11 +2,9 @@ package io.gda4j.samples;
 
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.CudaStream;
-import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.world.HeapBuffer;
-import io.gda4j.world.ProcessWorld;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 
@@ -25,8 +23,6 @@ import java.util.Arrays;
 final class PutBandwidth implements AutoCloseable {
     private final World world;
     private final Rank rank;
-    /** The receiving rank, or null when another process drives it. */
-    private final Rank peer;
     private final int peerNumber;
     private final HeapBuffer src;
     private final HeapBuffer dst;
@@ -38,7 +34,6 @@ final class PutBandwidth implements AutoCloseable {
         this.world = world;
         this.rank = world.rank(rank);
         this.peerNumber = peer;
-        this.peer = world.localRank(peer).orElse(null);
         this.src = world.heap().allocate(maxBytes);
         this.dst = world.heap().allocate(maxBytes);
         this.start = this.rank.context().createEvent();
@@ -99,35 +94,14 @@ final class PutBandwidth implements AutoCloseable {
 
     /**
      * Copy-engine bandwidth in GB/s between the same buffers: cuMemcpyPeerAsync, or cuMemcpyDtoDAsync into the
-     * IPC-mapped heap when the peer lives in another process.
+     * IPC-mapped heap when the peer lives in another process ({@link CopyEngineBandwidth}).
      */
     double copyEngine(long bytes, int iterations, int repetitions) {
-        CudaStream s = rank.stream();
-        DevicePointer from = DevicePointer.of(rank.heapBase() + src.offset());
-        Runnable copy;
-        if (peer != null) {
-            DevicePointer to = DevicePointer.of(peer.heapBase() + dst.offset());
-            copy = () -> s.copyPeerAsync(to, peer.context(), from, rank.context(), bytes);
-        } else {
-            // The mapping itself: a proxy link's peer entry carries no heap address.
-            DevicePointer to = DevicePointer.of(((ProcessWorld) world).peerHeapAddress(peerNumber) + dst.offset());
-            copy = () -> s.copyAsync(to, from, bytes);
-        }
-        copy.run(); // warm-up
-        double[] gbps = new double[repetitions];
-        for (int rep = 0; rep < repetitions; rep++) {
-            start.record(s);
-            for (int i = 0; i < iterations; i++) {
-                copy.run();
-            }
-            stop.record(s);
-            stop.synchronize();
-            gbps[rep] = rate(bytes, iterations, stop.elapsedMillisSince(start));
-        }
-        return median(gbps);
+        return CopyEngineBandwidth.gbps(world, rank, peerNumber, src.offset(), dst.offset(), bytes, iterations,
+                repetitions, start, stop);
     }
 
-    private static double rate(long bytes, int iterations, float millis) {
+    static double rate(long bytes, int iterations, float millis) {
         return (double) bytes * iterations / (millis * 1e6);
     }
 

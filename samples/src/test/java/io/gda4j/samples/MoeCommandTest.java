@@ -1,5 +1,8 @@
 package io.gda4j.samples;
 
+import io.gda4j.moe.MoeNcclBaseline;
+import io.gda4j.moe.MoeSelfCheck;
+
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -74,5 +77,77 @@ class MoeCommandTest {
         CliRun ll = CliRun.of("moe", "--mode", "low-latency", "--comm-stream");
         assertEquals(2, ll.code());
         assertTrue(ll.err().contains("--comm-stream applies to --mode high-throughput"), ll.err());
+    }
+
+    /** Two ranks, 3 iterations; rank 0 received 2e6 bytes (1e6 of them its own rows) and sent 0.5e6 over the link. */
+    private static MoeSelfCheck.Timing timing(long dispatchLinkBytes, long combineLinkBytes) {
+        return new MoeSelfCheck.Timing(new double[] {0.5, 0.4, 0.6}, new double[] {0.25, 0.2, 0.3},
+                new long[] {2_000_000, 1_800_000}, new long[] {1_000_000, 900_000},
+                new long[] {dispatchLinkBytes, dispatchLinkBytes / 2}, new long[] {combineLinkBytes, 0});
+    }
+
+    @Test
+    void linkBandwidthIsTheCrossingBytesOverTheSlowestRanksMedianBesideTheCopyEngines() {
+        List<Object> cells = MoeCommand.throughputCells(timing(500_000, 250_000), 400.0);
+        assertEquals(MoeCommand.THROUGHPUT_COLUMNS.indexOf("combine_link_ratio")
+                - MoeCommand.THROUGHPUT_COLUMNS.indexOf("dispatch_ms") + 1, cells.size(), "dispatch_ms..combine_link_ratio");
+        assertEquals(0.5, (double) cells.get(0), 1e-12, "dispatch median");
+        assertEquals(0.6, (double) cells.get(1), 1e-12, "dispatch p99");
+        assertEquals(4.0, (double) cells.get(2), 1e-12, "DeepEP's GBps: the most received bytes, own rows included");
+        assertEquals(1.0, (double) cells.get(3), 1e-12, "link: 500 kB crossed in 0.5 ms");
+        assertEquals(1.0 / 400, (double) cells.get(4), 1e-12, "link / memcpyPeer");
+        assertEquals(0.25, (double) cells.get(5), 1e-12, "combine median");
+        assertEquals(4.0, (double) cells.get(7), 1e-12, "1 MB of BF16 rows back in 0.25 ms");
+        assertEquals(1.0, (double) cells.get(8), 1e-12, "combine link: 250 kB in 0.25 ms");
+    }
+
+    @Test
+    void withoutTwoGpusTheLinkCellsSaySoInsteadOfZero() {
+        List<Object> oneGpu = MoeCommand.throughputCells(timing(0, 0), Double.NaN);
+        assertEquals(List.of("-", "-"), List.of(oneGpu.get(3), oneGpu.get(4)));
+        assertEquals(List.of("-", "-"), List.of(oneGpu.get(8), oneGpu.get(9)));
+        List<Object> noCopy = MoeCommand.throughputCells(timing(500_000, 250_000), Double.NaN);
+        assertEquals(1.0, (double) noCopy.get(3), 1e-12);
+        assertEquals("-", noCopy.get(4), "no memcpyPeer figure, no ratio");
+    }
+
+    @Test
+    void theTableCarriesTheLinkColumnsAndTheNotesTheReferenceAndTheSms() {
+        ResultTable t = new ResultTable("moe", MoeCommand.THROUGHPUT_COLUMNS);
+        List<Object> row = new java.util.ArrayList<>(List.of("BF16", 4096));
+        row.addAll(MoeCommand.throughputCells(timing(500_000, 250_000), 2.0));
+        row.addAll(MoeCommand.ncclCells(new MoeNcclBaseline.Timing(new double[] {1.0, 1.0, 1.0},
+                new double[] {0.5, 0.5, 0.5}), 0.5, 0.25));
+        t.add(row.toArray());
+        t.note(MoeCommand.peerCopyNote(1, 394.06));
+        t.note(MoeCommand.smsNote(24, 48, 132));
+        String text = ResultTableTest.print(t, ResultTable.Format.TABLE);
+        List<String> lines = text.lines().toList();
+        for (String column : List.of("dispatch_link_GBps", "dispatch_link_ratio", "combine_link_GBps",
+                "combine_link_ratio", "dispatch_x_nccl")) {
+            assertTrue(lines.get(1).contains(column), lines.get(1));
+        }
+        assertTrue(text.contains("memcpyPeer: 394.1 GB/s one way, rank 0's GPU -> rank 1's GPU (cuMemcpyPeerAsync of"
+                + " 256 MiB, median of 5, in this run)"), text);
+        assertTrue(text.contains("24 channels per rank; each dispatch and each combine runs 48 thread blocks per rank"
+                + " (2 per channel), one per SM: 48 of the GPU's 132 SMs"), text);
+        String json = ResultTableTest.print(t, ResultTable.Format.JSON);
+        assertTrue(json.contains("\"dispatch_link_GBps\":1.000,\"dispatch_link_ratio\":0.500"), json);
+        assertTrue(json.contains("\"dispatch_x_nccl\":2.000"), json);
+        assertTrue(MoeCommand.peerCopyNote(-1, Double.NaN).contains("not measured: every rank shares rank 0's GPU"));
+        assertTrue(MoeCommand.lowLatencySmsNote(132, 128, 132).contains("132 of 132 SMs"));
+    }
+
+    @Test
+    void helpSaysHowTimesAreTakenInOneProcessAndUnderALauncher() {
+        String help = CliRun.of("moe", "--help").out().replaceAll("\\s+", " ");
+        assertTrue(help.contains("How times are taken in one process"), help);
+        assertTrue(help.contains("Under a launcher"), help);
+        assertTrue(help.contains("start line on the GPU"), help);
+        assertTrue(help.contains("the skew between the processes' launches is not counted"), help);
+        assertTrue(help.contains("link_GBps"), help);
+        assertTrue(help.contains("memcpyPeer"), help);
+        assertTrue(help.contains("ncclCommInitRank in each process"), help);
+        assertTrue(help.contains("two thread blocks per channel"), help);
     }
 }
