@@ -114,7 +114,7 @@ final class MoeCommand implements Command {
         o.addOption(Option.builder().longOpt("dtype").hasArg().argName("T")
                 .desc("dispatch element type: bf16, fp8 or both (default both); combine is BF16").build());
         o.addOption(Option.builder().longOpt("channels").hasArg().argName("N")
-                .desc("channels per rank, two thread blocks each (default 24, at most SMs / (2 x ranks per GPU))").build());
+                .desc("channels per rank, two thread blocks each (default 12: 24 SMs, as DeepEP's tests use; at most SMs / (2 x ranks per GPU))").build());
         o.addOption(Option.builder().longOpt("ring").hasArg().argName("ROWS").desc("ring rows per channel and peer (default 128)").build());
         o.addOption(Option.builder().longOpt("chunk").hasArg().argName("ROWS").desc("rows per announced chunk (default 32)").build());
         o.addOption(Option.builder().longOpt("iters").hasArg().argName("N").desc("timed iterations (default 20)").build());
@@ -450,7 +450,7 @@ final class MoeCommand implements Command {
             for (ElementType t : dtypes) {
                 configs.add(MoeConfig.builder().hidden(OptionValues.integer(cmd, "hidden", 7168, 1, Integer.MAX_VALUE)).dtype(t)
                         .maxTokensPerRank(maxTokens).numExperts(OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE))
-                        .topK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE)).numChannels(OptionValues.integer(cmd, "channels", 24, 1, Integer.MAX_VALUE))
+                        .topK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE)).numChannels(OptionValues.integer(cmd, "channels", 12, 1, Integer.MAX_VALUE))
                         .ringTokens(ring).chunkTokens(OptionValues.integer(cmd, "chunk", 32, 1, Integer.MAX_VALUE))
                         .combineWarps(Math.min(MoeConfig.MAX_COMBINE_WARPS, ring))
                         .communicationStream(cmd.hasOption("comm-stream")).build());
