@@ -61,13 +61,13 @@ public final class MoeRank implements AutoCloseable {
     private final Kernel layoutKernel;
     private final Kernel dispatchKernel;
     private final Kernel combineKernel;
-    private long layoutGeneration;
-    private long dispatchGeneration;
+    private final CallGenerations generations;
 
     MoeRank(MoeBuffer buffer, Rank rank) {
         this.buffer = buffer;
         this.rank = rank;
         this.s = buffer.sizing();
+        this.generations = new CallGenerations(rank.rank());
         this.zero = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_zero");
         this.nextCall = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_next_call");
         this.layoutKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_layout");
@@ -239,12 +239,15 @@ public final class MoeRank implements AutoCloseable {
     /**
      * The layout of this rank's top-k ({@code numTokens x topK} INT64, -1 = no expert), on the GPU, after the work
      * queued on {@link #stream()} before it. Waits for it (the step's one host synchronisation) and throws on an
-     * expert index outside [-1, numExperts) before any dispatch can use it.
+     * expert index outside [-1, numExperts) before any dispatch can use it. Once past the host's checks (type, shape,
+     * token count) it retires this rank's earlier handles, even when it throws: the kernel has rewritten the routing
+     * they described.
      */
     public synchronized MoeHandle layout(DeviceTensor topkIdx) {
         MoeConfig c = s.config();
         topkIdx.require("topkIdx", ElementType.INT64, -1, c.topK());
         int tokens = checkTokens(topkIdx.dim(0));
+        long generation = generations.beginLayout();
         callStreamWaitsForComputeStream();
         zero(s.tokensPerRank(), s.worldSize());
         zero(s.tokensPerExpert(), c.numExperts());
@@ -260,8 +263,7 @@ public final class MoeRank implements AutoCloseable {
         }
         int[] perRank = ints(read(at(s.tokensPerRank()), 4 * s.worldSize()), s.worldSize());
         int[] perExpert = ints(read(at(s.tokensPerExpert()), 4 * c.numExperts()), c.numExperts());
-        layoutGeneration++;
-        return new MoeHandle(this, layoutGeneration, 0, tokens, perRank, perExpert);
+        return new MoeHandle(this, generation, 0, tokens, perRank, perExpert);
     }
 
     private int checkTokens(long tokens) {
@@ -276,10 +278,7 @@ public final class MoeRank implements AutoCloseable {
         if (h.owner() != this) {
             throw new IllegalArgumentException("this handle belongs to rank " + h.owner().rank.rank() + ", not rank " + rank.rank());
         }
-        if (h.layoutGeneration() != layoutGeneration) {
-            throw new IllegalStateException("this handle is stale: rank " + rank.rank() + " ran a newer layout since; use the"
-                    + " handle that layout returned");
-        }
+        generations.requireLayout(h.layoutGeneration());
     }
 
     /**
@@ -304,6 +303,7 @@ public final class MoeRank implements AutoCloseable {
         }
         topkIdx.require("topkIdx", ElementType.INT64, tokens, c.topK());
         topkWeights.require("topkWeights", ElementType.FP32, tokens, c.topK());
+        long generation = generations.beginDispatch();
         callStreamWaitsForComputeStream();
         zero(s.localExpertCounts(), s.numLocalExperts());
         // The sequence number is raised on the GPU, not passed by value: a captured graph then makes a new call on
@@ -314,15 +314,12 @@ public final class MoeRank implements AutoCloseable {
                 .address(scales == null ? 0 : scales.address()).pointer(topkIdx.pointer()).pointer(topkWeights.pointer())
                 .i32(tokens).pointer(at(s.callSeq())).i32(warpsPerPeer(s.worldSize())));
         done.record(calls);
-        dispatchGeneration++;
-        return new MoeDispatchResult(this, handle.afterDispatch(dispatchGeneration), dispatchGeneration);
+        return new MoeDispatchResult(this, handle.afterDispatch(generation), generation);
     }
 
-    void requireCurrentDispatch(long generation, String what) {
-        if (generation != dispatchGeneration) {
-            throw new IllegalStateException(what + " of an older dispatch: rank " + rank.rank()
-                    + " dispatched again since, and the outputs are shared");
-        }
+    /** Throws IllegalStateException, naming {@code what}, when this rank dispatched again. */
+    synchronized void requireCurrentDispatch(long generation, String what) {
+        generations.requireDispatch(generation, what);
     }
 
     /**
