@@ -4,8 +4,8 @@ package io.gda4j.moe;
  * What a dispatch queued: the received rows and their top-k, sorted by (source rank, token), in tensors the
  * {@link MoeBuffer} owns (sized for the worst case, {@code maxRecvTokens} rows; valid until the next dispatch on
  * the rank), and the handle combine needs. The counts are on the GPU; reading them on the host waits for the
- * dispatch ({@link #numRecvTokens()}, {@link #localExpertCounts()}). Once the rank dispatched again,
- * every getter but {@link #handle()} throws IllegalStateException: the tensors would show the newer call's data.
+ * dispatch ({@link #numRecvTokens()}, {@link #localExpertCounts()}). Once the rank dispatched again (or its buffer
+ * closed) every getter but {@link #handle()} throws IllegalStateException: the tensors would show the newer call's data.
  */
 public final class MoeDispatchResult {
     private final MoeRank rank;

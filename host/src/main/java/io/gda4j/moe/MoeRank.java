@@ -62,6 +62,7 @@ public final class MoeRank implements AutoCloseable {
     private final Kernel dispatchKernel;
     private final Kernel combineKernel;
     private final CallGenerations generations;
+    private boolean closed;
 
     MoeRank(MoeBuffer buffer, Rank rank) {
         this.buffer = buffer;
@@ -244,6 +245,7 @@ public final class MoeRank implements AutoCloseable {
      * they described.
      */
     public synchronized MoeHandle layout(DeviceTensor topkIdx) {
+        requireOpen();
         MoeConfig c = s.config();
         topkIdx.require("topkIdx", ElementType.INT64, -1, c.topK());
         int tokens = checkTokens(topkIdx.dim(0));
@@ -281,6 +283,13 @@ public final class MoeRank implements AutoCloseable {
         generations.requireLayout(h.layoutGeneration());
     }
 
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("rank " + rank.rank() + "'s MoeBuffer is closed and its memory freed; make a"
+                    + " new MoeBuffer");
+        }
+    }
+
     /**
      * Dispatch of this rank's tokens ({@code x}: {@code numTokens x hidden} of the config's type; {@code scales}:
      * {@code numTokens x hidden/128} FP32 for FP8, null for BF16; {@code topkIdx} INT64 and {@code topkWeights} FP32,
@@ -289,6 +298,7 @@ public final class MoeRank implements AutoCloseable {
      */
     public synchronized MoeDispatchResult dispatch(DeviceTensor x, DeviceTensor scales, DeviceTensor topkIdx,
                                                    DeviceTensor topkWeights, MoeHandle handle) {
+        requireOpen();
         MoeConfig c = s.config();
         requireLayout(handle);
         int tokens = handle.numTokens();
@@ -317,8 +327,9 @@ public final class MoeRank implements AutoCloseable {
         return new MoeDispatchResult(this, handle.afterDispatch(generation), generation);
     }
 
-    /** Throws IllegalStateException, naming {@code what}, when this rank dispatched again. */
+    /** Throws IllegalStateException, naming {@code what}, when the buffer closed or this rank dispatched again. */
     synchronized void requireCurrentDispatch(long generation, String what) {
+        requireOpen();
         generations.requireDispatch(generation, what);
     }
 
@@ -329,6 +340,7 @@ public final class MoeRank implements AutoCloseable {
      * work queued on {@link #stream()} before it; see the class comment for when its output is valid there.
      */
     public synchronized DeviceTensor combine(DeviceTensor y, MoeDispatchResult dispatched) {
+        requireOpen();
         MoeConfig c = s.config();
         MoeHandle h = dispatched.handle();
         requireLayout(h);
@@ -350,7 +362,8 @@ public final class MoeRank implements AutoCloseable {
     }
 
     /** Nanoseconds this rank's kernels spent waiting for {@code peer}'s counters, summed over warps and calls. */
-    public long waitNanos(int peer) {
+    public synchronized long waitNanos(int peer) {
+        requireOpen();
         if (peer < 0 || peer >= s.worldSize()) {
             throw new IllegalArgumentException("peer " + peer + " out of range 0.." + (s.worldSize() - 1));
         }
@@ -404,7 +417,8 @@ public final class MoeRank implements AutoCloseable {
      * {@link #callStream()}: it waits for this rank's queued calls, and for nothing else (with a communication
      * stream, not for the caller's work on {@link #stream()}).
      */
-    public void copyToHost(DevicePointer address, byte[] dst) {
+    public synchronized void copyToHost(DevicePointer address, byte[] dst) {
+        requireOpen();
         memory.copyToHost(calls, address, dst);
     }
 
@@ -421,11 +435,27 @@ public final class MoeRank implements AutoCloseable {
     }
 
     /**
-     * Waits for the calls queued on the communication stream, if there is one (they use the memory freed next, and
-     * destroying a stream does not wait for its work), then frees the rank's memory and destroys the stream.
+     * Waits for everything queued on this rank's streams (the rank's own, and the communication stream if there is
+     * one): the calls' kernels, and captured calls replayed there. A call that waits for a peer that never made it
+     * ends at the world's device wait timeout.
+     */
+    synchronized void finishCalls() {
+        if (!rank.stream().isClosed()) {
+            rank.stream().synchronize();
+        }
+        if (communication != null && !communication.isClosed()) {
+            communication.synchronize();
+        }
+    }
+
+    /**
+     * Refuses every later call, waits for the calls queued on the communication stream, if there is one (they use the
+     * memory freed next, and destroying a stream does not wait for its work), then frees the rank's memory and
+     * destroys the stream. {@link MoeBuffer#close()} waits for every rank's calls first ({@link #finishCalls()}).
      */
     @Override
-    public void close() {
+    public synchronized void close() {
+        closed = true;
         try {
             if (communication != null && !communication.isClosed()) {
                 communication.synchronize();

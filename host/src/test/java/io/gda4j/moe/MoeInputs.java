@@ -2,6 +2,7 @@ package io.gda4j.moe;
 
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.world.Rank;
+import io.gda4j.world.World;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -23,7 +24,12 @@ final class MoeInputs implements AutoCloseable {
     private final DeviceMemory[] y;
 
     MoeInputs(MoeBuffer moe) {
-        this.s = moe.sizing();
+        this(moe.world(), moe.sizing());
+    }
+
+    /** Inputs for buffers of sizing {@code s} in {@code world}, allocated before any buffer is made. */
+    MoeInputs(World world, MoeSizing s) {
+        this.s = s;
         int n = s.worldSize();
         MoeConfig c = s.config();
         long t = c.maxTokensPerRank();
@@ -33,7 +39,7 @@ final class MoeInputs implements AutoCloseable {
         weights = new DeviceMemory[n];
         y = new DeviceMemory[n];
         try {
-            for (Rank r : moe.world().localRanks()) {
+            for (Rank r : world.localRanks()) {
                 int i = r.rank();
                 x[i] = r.context().allocate(Math.max(16, t * s.payloadBytes()));
                 topk[i] = r.context().allocate(Math.max(16, t * 8L * c.topK()));

@@ -1,10 +1,13 @@
 package io.gda4j.moe;
 
+import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
+import io.gda4j.world.WorldConfig;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -14,6 +17,7 @@ import java.util.Random;
 import java.util.function.Supplier;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -157,6 +161,96 @@ class MoeRefusedCallsGpuTest {
             }
             inputs.combine(moe, second, in, rnd);
             moe.checkErrors();
+        }
+    }
+
+    /**
+     * A closed buffer refuses every call, through the buffer and through the MoeRank, results and handles taken before
+     * the close (their memory is freed: a kernel or a copy there could fault the context), and the heap has its region
+     * back.
+     */
+    @Test
+    void aClosedBufferRefusesEveryCallAndReturnsItsHeapRegion() {
+        try (LocalWorld w = world();
+             MoeInputs inputs = new MoeInputs(w, config().sizing(2))) {
+            long free = w.heap().freeBytes();
+            MoeBuffer moe = MoeBuffer.create(w, config());
+            assertTrue(w.heap().freeBytes() < free);
+            Random rnd = new Random(13);
+            MoeReference.Input[] in = new MoeReference.Input[2];
+            MoeHandle[] handles = new MoeHandle[2];
+            layoutEveryRank(moe, inputs, rnd, in, handles);
+            MoeDispatchResult[] d = inputs.dispatch(moe, handles, in);
+            MoeRank r0 = moe.rank(0);
+            moe.close();
+            assertEquals(free, w.heap().freeBytes(), "the heap region came back");
+            moe.close();   // a second close does nothing
+            List<Executable> refused = List.of(() -> moe.rank(0), () -> r0.layout(inputs.topk(0, TOKENS[0])),
+                    () -> r0.dispatch(inputs.x(0, TOKENS[0]), null, inputs.topk(0, TOKENS[0]),
+                            inputs.weights(0, TOKENS[0]), handles[0]),
+                    () -> r0.combine(inputs.y(0), d[0]), d[0]::numRecvTokens, d[0]::recvX, d[0]::localExpertCounts,
+                    () -> r0.waitNanos(1), () -> r0.copyToHost(inputs.y(0).pointer(), new byte[8]));
+            for (Executable call : refused) {
+                IllegalStateException e = assertThrows(IllegalStateException.class, call);
+                assertTrue(e.getMessage().contains("closed"), e.getMessage());
+            }
+            assertFalse(w.rank(0).device().kernelsMayBeRunning(), "a refused call launched a kernel");
+        }
+    }
+
+    /** As above for the low-latency buffer, a dispatch held across the close included. */
+    @Test
+    void aClosedLowLatencyBufferRefusesEveryCallAndReturnsItsHeapRegion() {
+        try (LocalWorld w = world()) {
+            long free = w.heap().freeBytes();
+            MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, MoeLowLatencyGpuTest.config(ElementType.BF16, false,
+                    2, 8));
+            try (MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+                int[] tokens = {3, 5};
+                check.run(MoeLowLatencyRouting.Kind.UNIFORM, 1, tokens, false);
+                MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[2];
+                for (int r = 0; r < 2; r++) {
+                    d[r] = ll.rank(r).dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), false);
+                }
+                MoeLowLatencyRank r0 = ll.rank(0);
+                ll.close();
+                assertEquals(free, w.heap().freeBytes(), "the heap region came back");
+                List<Executable> refused = List.of(() -> ll.rank(0), d[0]::recvX, d[0]::readCounts, d[0]::release,
+                        () -> r0.dispatch(check.x(0, 3), check.topkIdx(0, 3), false),
+                        () -> r0.combine(check.y(0), check.topkIdx(0, 3), check.topkWeights(0, 3), d[0], false),
+                        () -> r0.waitNanos(1));
+                for (Executable call : refused) {
+                    IllegalStateException e = assertThrows(IllegalStateException.class, call);
+                    assertTrue(e.getMessage().contains("closed"), e.getMessage());
+                }
+            }
+        }
+    }
+
+    /**
+     * A heap with room for one buffer and a half: made, used and closed 25 times each way (the high-throughput and
+     * the low-latency buffer), which a heap that never took a region back ran out of at the second.
+     */
+    @Test
+    @Timeout(300)
+    void makingAndClosingBuffersManyTimesDoesNotExhaustTheHeap() {
+        MoeLowLatencyConfig llConfig = MoeLowLatencyGpuTest.config(ElementType.BF16, false, 2, 8);
+        long most = Math.max(config().sizing(2).heapBytes(), llConfig.sizing(2, false).heapBytes());
+        GpuWorlds.assumeGpu();
+        try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus(2, true))
+                .heapSizeBytes((most * 3 / 2 + 4095) / 4096 * 4096).waitTimeout(Duration.ofSeconds(2))
+                .transport("p2p").build())) {
+            long free = w.heap().freeBytes();
+            for (int i = 0; i < 25; i++) {
+                try (MoeBuffer moe = MoeBuffer.create(w, config()); MoeSelfCheck check = new MoeSelfCheck(moe)) {
+                    check.run(MoeRouting.Kind.SKEWED, i, TOKENS);
+                }
+                try (MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, llConfig);
+                     MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+                    check.run(MoeLowLatencyRouting.Kind.UNIFORM, i, new int[] {8, 5}, i % 2 == 0);
+                }
+                assertEquals(free, w.heap().freeBytes(), "round " + i);
+            }
         }
     }
 }
