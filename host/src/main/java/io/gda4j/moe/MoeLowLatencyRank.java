@@ -45,6 +45,8 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     private final Kernel combineSend;
     private final Kernel combineRecv;
     private final AlternatingBuffers buffers = new AlternatingBuffers();
+    /** Per buffer, the dispatch number whose combine last used it: its output is that combine's. */
+    private final long[] combinedCall = {-1, -1};
     /** Set by close: every later call is refused (the memory it would use is freed). */
     private volatile boolean closed;
     /** The most blocks a kernel of this rank that waits for peers may launch ({@link #spinningBlocks}). */
@@ -245,6 +247,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         topkWeights.require("topkWeights", ElementType.FP32, tokens, c.topK());
         buffers.combineSend(dispatched.ticket());
         int b = dispatched.ticket().buffer();
+        combinedCall[b] = dispatched.ticket().call();
         combineSend.launch(s.numLocalExperts(), COMBINE_SEND_THREADS, 0, rank.stream(), KernelArgs.create()
                 .pointer(rank.deviceView()).struct(params).i32(b).pointer(y.pointer()));
         MoeLowLatencyCombine r = new MoeLowLatencyCombine(this, dispatched.ticket(), tokens, topkIdx, topkWeights);
@@ -272,6 +275,21 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     synchronized AlternatingBuffers.State state(AlternatingBuffers.Ticket t) {
         requireOpen();
         return buffers.state(t);
+    }
+
+    /**
+     * The output of the combine of dispatch {@code t}: throws IllegalStateException when the buffer closed, or when a
+     * later combine used the same buffer (two calls later) and so writes its own output there.
+     */
+    synchronized DeviceTensor combinedOutput(AlternatingBuffers.Ticket t, int tokens) {
+        requireOpen();
+        long latest = combinedCall[t.buffer()];
+        if (latest != t.call()) {
+            throw new IllegalStateException("output of the combine of dispatch #" + t.call() + ": the combine of dispatch #"
+                    + latest + " used buffer " + t.buffer() + " since and writes its output there; read a combine's"
+                    + " output before the combine two calls later");
+        }
+        return combined(t.buffer(), tokens);
     }
 
     private void requireOpen() {

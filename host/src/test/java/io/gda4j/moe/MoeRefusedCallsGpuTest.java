@@ -253,4 +253,37 @@ class MoeRefusedCallsGpuTest {
             }
         }
     }
+
+    /**
+     * A low-latency combine's output lives in its buffer's state, which the combine two calls later (the next on the
+     * same buffer) rewrites: from then on output() throws, and the newer output matches the reference.
+     */
+    @Test
+    void aLowLatencyCombineOutputIsRefusedOnceTheNextCombineOnItsBufferWasQueued() {
+        try (LocalWorld w = world();
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, MoeLowLatencyGpuTest.config(ElementType.BF16,
+                     false, 2, 8));
+             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+            int[] tokens = {6, 8};
+            MoeLowLatencySelfCheck.Case c = check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 17, tokens);
+            MoeLowLatencyCombine[][] out = new MoeLowLatencyCombine[3][2];
+            for (int call = 0; call < 3; call++) {
+                MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[2];
+                for (int r = 0; r < 2; r++) {
+                    d[r] = ll.rank(r).dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), false);
+                }
+                for (int r = 0; r < 2; r++) {
+                    out[call][r] = ll.rank(r).combine(check.y(r), check.topkIdx(r, tokens[r]),
+                            check.topkWeights(r, tokens[r]), d[r], false);
+                }
+                if (call == 1) {
+                    assertDoesNotThrow(() -> out[0][0].output(), "the next combine used the other buffer");
+                }
+            }
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> out[0][1].output());
+            assertTrue(e.getMessage().contains("the combine of dispatch #2 used buffer 0 since"), e.getMessage());
+            check.expectCombine(c, new DeviceTensor[] {out[2][0].output(), out[2][1].output()}, 0);
+            check.expectCombine(c, new DeviceTensor[] {out[1][0].output(), out[1][1].output()}, 0);
+        }
+    }
 }
