@@ -27,8 +27,8 @@ import java.util.TreeMap;
  *     ...
  * }
  * }</pre>
- * Every rank must make the same sequence of dispatch and combine calls. The heap region stays reserved after
- * {@link #close()} (the symmetric heap is a bump allocator); the device memory is freed.
+ * Every rank must make the same sequence of dispatch and combine calls. {@link #close()} waits for the ranks' calls,
+ * frees the device memory and returns the heap region to the world's heap.
  */
 public final class MoeBuffer implements AutoCloseable {
     /** The PTX module of the MoE kernels ({@code device-ptx/kernels/moe.cu}). */
@@ -51,8 +51,8 @@ public final class MoeBuffer implements AutoCloseable {
         this.region = world.heap().allocate(sizing.heapBytes());
         List<MoeRank> made = new ArrayList<>();
         try {
+            zeroOnEveryRank(world, region);
             for (Rank r : world.localRanks()) {
-                r.fillHeap(region.offset(), region.sizeBytes(), (byte) 0);
                 MoeRank m = new MoeRank(this, r);
                 made.add(m);
                 ranks.put(r.rank(), m);
@@ -61,8 +61,23 @@ public final class MoeBuffer implements AutoCloseable {
             for (MoeRank m : made) {
                 m.close();
             }
+            world.heap().free(region);
             throw e;
         }
+    }
+
+    /**
+     * Zeroes {@code region} in this process's ranks' heaps, between two barriers of the world's processes: the region
+     * may have been another buffer's, whose kernels in other processes could still write into this heap until those
+     * processes closed it (each close waits for its own kernels), and a peer must not send into the region before it
+     * is zeroed here. A LocalWorld's barriers return at once.
+     */
+    static void zeroOnEveryRank(World world, HeapBuffer region) {
+        world.barrier();
+        for (Rank r : world.localRanks()) {
+            r.fillHeap(region.offset(), region.sizeBytes(), (byte) 0);
+        }
+        world.barrier();
     }
 
     /**
@@ -193,14 +208,45 @@ public final class MoeBuffer implements AutoCloseable {
         }
     }
 
+    /**
+     * Refuses every later call, waits for every rank's queued calls (a call waiting for a peer that never made it ends
+     * at the device wait timeout), frees the ranks' device memory and streams, and returns the heap region to the
+     * world's heap. Every process of the world closes its buffers in the same order (the heap plans must stay the
+     * same). When a wait fails the region stays reserved, since a kernel may still use it, and the failure is thrown.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
+        RuntimeException failure = null;
         for (MoeRank m : ranks.values()) {
-            m.close();
+            failure = attempt(failure, m::finishCalls);
+        }
+        boolean finished = failure == null;
+        for (MoeRank m : ranks.values()) {
+            failure = attempt(failure, m::close);
+        }
+        if (finished) {
+            world.heap().free(region);
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** Runs {@code step}; a failure becomes {@code first}, or is added to it as suppressed. */
+    static RuntimeException attempt(RuntimeException first, Runnable step) {
+        try {
+            step.run();
+            return first;
+        } catch (RuntimeException e) {
+            if (first == null) {
+                return e;
+            }
+            first.addSuppressed(e);
+            return first;
         }
     }
 }

@@ -24,8 +24,7 @@ import java.util.Map;
  *     DeviceTensor out = r.combine(y, topkIdx, topkWeights, d, false).output();
  * }
  * }</pre>
- * The heap region stays reserved after {@link #close()} (the symmetric heap is a bump allocator); the device memory is
- * freed.
+ * {@link #close()} waits for the ranks' calls, frees the device memory and returns the heap region to the world's heap.
  */
 public final class MoeLowLatencyBuffer implements AutoCloseable {
     /** The PTX module of the low-latency kernels ({@code device-ptx/kernels/moe_ll.cu}). */
@@ -50,8 +49,8 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
         this.region = world.heap().allocate(sizing.heapBytes());
         List<MoeLowLatencyRank> made = new ArrayList<>();
         try {
+            MoeBuffer.zeroOnEveryRank(world, region);
             for (Rank r : world.localRanks()) {
-                r.fillHeap(region.offset(), region.sizeBytes(), (byte) 0);
                 MoeLowLatencyRank m = new MoeLowLatencyRank(this, r);
                 made.add(m);
                 ranks.put(r.rank(), m);
@@ -60,6 +59,7 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
             for (MoeLowLatencyRank m : made) {
                 m.close();
             }
+            world.heap().free(region);
             throw e;
         }
     }
@@ -150,14 +150,31 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
         }
     }
 
+    /**
+     * Refuses every later call, waits for every rank's queued calls (a call waiting for a peer that never made it ends
+     * at the device wait timeout), frees the ranks' device memory, and returns the heap region to the world's heap.
+     * Every process of the world closes its buffers in the same order (the heap plans must stay the same). When a
+     * wait fails the region stays reserved, since a kernel may still use it, and the failure is thrown.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
+        RuntimeException failure = null;
         for (MoeLowLatencyRank m : ranks.values()) {
-            m.close();
+            failure = MoeBuffer.attempt(failure, m::finishCalls);
+        }
+        boolean finished = failure == null;
+        for (MoeLowLatencyRank m : ranks.values()) {
+            failure = MoeBuffer.attempt(failure, m::close);
+        }
+        if (finished) {
+            world.heap().free(region);
+        }
+        if (failure != null) {
+            throw failure;
         }
     }
 }

@@ -3,7 +3,8 @@ package io.gda4j.moe;
 /**
  * What a low-latency combine queued: after {@link #receive()} (queued already unless the combine was made with
  * {@code returnAfterSend}), {@link #output()} is this rank's {@code numTokens x hidden} BF16 result, in a tensor the
- * {@link MoeLowLatencyBuffer} owns: valid until the next combine on the same buffer (two calls later).
+ * {@link MoeLowLatencyBuffer} owns: valid until the next combine on the same buffer (two calls later), after which
+ * {@link #output()} throws.
  */
 public final class MoeLowLatencyCombine {
     private final MoeLowLatencyRank rank;
@@ -44,12 +45,18 @@ public final class MoeLowLatencyCombine {
         received = true;
     }
 
-    /** {@code numTokens x hidden} BF16; throws before {@link #receive()} was queued. */
-    public synchronized DeviceTensor output() {
-        if (!received) {
-            throw new IllegalStateException("the combine of dispatch #" + ticket.call() + " was made with"
-                    + " returnAfterSend: call receive() first");
+    /**
+     * {@code numTokens x hidden} BF16; throws before {@link #receive()} was queued, and once the combine two calls later
+     * (the next one on the same buffer) was queued: it writes its output there.
+     */
+    public DeviceTensor output() {
+        synchronized (this) {
+            if (!received) {
+                throw new IllegalStateException("the combine of dispatch #" + ticket.call() + " was made with"
+                        + " returnAfterSend: call receive() first");
+            }
         }
-        return rank.combined(ticket.buffer(), numTokens);
+        // Outside this object's lock: the rank's calls hold the rank's lock while they take a new combine's.
+        return rank.combinedOutput(ticket, numTokens);
     }
 }

@@ -45,6 +45,10 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     private final Kernel combineSend;
     private final Kernel combineRecv;
     private final AlternatingBuffers buffers = new AlternatingBuffers();
+    /** Per buffer, the dispatch number whose combine last used it: its output is that combine's. */
+    private final long[] combinedCall = {-1, -1};
+    /** Set by close: every later call is refused (the memory it would use is freed). */
+    private volatile boolean closed;
     /** The most blocks a kernel of this rank that waits for peers may launch ({@link #spinningBlocks}). */
     private final int spinningBlocks;
     /** Every kernel's params block, passed by value ({@link KernelArgs#struct}). */
@@ -182,6 +186,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
      * @throws IllegalStateException    when this dispatch's buffer is still held by the dispatch two calls back
      */
     public synchronized MoeLowLatencyDispatch dispatch(DeviceTensor x, DeviceTensor topkIdx, boolean returnAfterSend) {
+        requireOpen();
         MoeLowLatencyConfig c = s.config();
         x.require("x", ElementType.BF16, -1, c.hidden());
         MoeLowLatencyReference.checkTokens(x.dim(0), c.maxTokensPerRank());
@@ -207,6 +212,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     }
 
     synchronized void receiveDispatch(MoeLowLatencyDispatch d) {
+        requireOpen();
         buffers.receive(d.ticket());
         // A block per local expert (it waits for the counts, then unpacks staged rows), within the rank's share of
         // the SMs: a block takes several experts in turn.
@@ -216,6 +222,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     }
 
     synchronized void release(MoeLowLatencyDispatch d) {
+        requireOpen();
         buffers.release(d.ticket());
     }
 
@@ -228,6 +235,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
      */
     public synchronized MoeLowLatencyCombine combine(DeviceTensor y, DeviceTensor topkIdx, DeviceTensor topkWeights,
                                                      MoeLowLatencyDispatch dispatched, boolean returnAfterSend) {
+        requireOpen();
         MoeLowLatencyConfig c = s.config();
         if (dispatched.rankCalls() != this) {
             throw new IllegalArgumentException("this dispatch belongs to rank " + dispatched.rankCalls().rank.rank()
@@ -239,6 +247,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         topkWeights.require("topkWeights", ElementType.FP32, tokens, c.topK());
         buffers.combineSend(dispatched.ticket());
         int b = dispatched.ticket().buffer();
+        combinedCall[b] = dispatched.ticket().call();
         combineSend.launch(s.numLocalExperts(), COMBINE_SEND_THREADS, 0, rank.stream(), KernelArgs.create()
                 .pointer(rank.deviceView()).struct(params).i32(b).pointer(y.pointer()));
         MoeLowLatencyCombine r = new MoeLowLatencyCombine(this, dispatched.ticket(), tokens, topkIdx, topkWeights);
@@ -251,6 +260,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     }
 
     synchronized void receiveCombine(MoeLowLatencyCombine r) {
+        requireOpen();
         buffers.combineReceive(r.ticket());
         // One warp per (token, 256-channel slice), as many as the GPU's share of this rank allows; the kernel loops
         // over the rest.
@@ -263,7 +273,30 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     }
 
     synchronized AlternatingBuffers.State state(AlternatingBuffers.Ticket t) {
+        requireOpen();
         return buffers.state(t);
+    }
+
+    /**
+     * The output of the combine of dispatch {@code t}: throws IllegalStateException when the buffer closed, or when a
+     * later combine used the same buffer (two calls later) and so writes its own output there.
+     */
+    synchronized DeviceTensor combinedOutput(AlternatingBuffers.Ticket t, int tokens) {
+        requireOpen();
+        long latest = combinedCall[t.buffer()];
+        if (latest != t.call()) {
+            throw new IllegalStateException("output of the combine of dispatch #" + t.call() + ": the combine of dispatch #"
+                    + latest + " used buffer " + t.buffer() + " since and writes its output there; read a combine's"
+                    + " output before the combine two calls later");
+        }
+        return combined(t.buffer(), tokens);
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("rank " + rank.rank() + "'s MoeLowLatencyBuffer is closed and its memory"
+                    + " freed; make a new MoeLowLatencyBuffer");
+        }
     }
 
     // ---- tensors over buffer b
@@ -319,6 +352,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
 
     /** Nanoseconds this rank's low-latency kernels spent waiting for {@code peer}, summed over lanes and calls. */
     public long waitNanos(int peer) {
+        requireOpen();
         if (peer < 0 || peer >= s.worldSize()) {
             throw new IllegalArgumentException("peer " + peer + " out of range 0.." + (s.worldSize() - 1));
         }
@@ -330,15 +364,29 @@ public final class MoeLowLatencyRank implements AutoCloseable {
      * waits for this rank's queued work, and for nothing else.
      */
     public void copyToHost(DevicePointer address, byte[] dst) {
+        requireOpen();
         memory.copyToHost(address, dst);
     }
 
     private ByteBuffer read(DevicePointer src, int bytes) {
+        requireOpen();
         return memory.read(src, bytes);
     }
 
+    /**
+     * Waits for everything queued on the rank's stream, where the calls run (and captured calls are replayed). A call
+     * that waits for a peer that never made it ends at the world's device wait timeout.
+     */
+    void finishCalls() {
+        if (!rank.stream().isClosed()) {
+            rank.stream().synchronize();
+        }
+    }
+
+    /** Refuses every later call and frees the rank's memory; {@link MoeLowLatencyBuffer#close()} waits for the calls first. */
     @Override
-    public void close() {
+    public synchronized void close() {
+        closed = true;
         memory.close();
     }
 }

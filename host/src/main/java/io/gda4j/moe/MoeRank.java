@@ -63,13 +63,14 @@ public final class MoeRank implements AutoCloseable {
     private final Kernel combineKernel;
     private final Kernel dispatchDirectKernel;
     private final Kernel combineDirectKernel;
-    private long layoutGeneration;
-    private long dispatchGeneration;
+    private final CallGenerations generations;
+    private boolean closed;
 
     MoeRank(MoeBuffer buffer, Rank rank) {
         this.buffer = buffer;
         this.rank = rank;
         this.s = buffer.sizing();
+        this.generations = new CallGenerations(rank.rank());
         this.zero = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_zero");
         this.nextCall = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_next_call");
         this.layoutKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_layout");
@@ -270,12 +271,16 @@ public final class MoeRank implements AutoCloseable {
     /**
      * The layout of this rank's top-k ({@code numTokens x topK} INT64, -1 = no expert), on the GPU, after the work
      * queued on {@link #stream()} before it. Waits for it (the step's one host synchronisation) and throws on an
-     * expert index outside [-1, numExperts) before any dispatch can use it.
+     * expert index outside [-1, numExperts) before any dispatch can use it. Once past the host's checks (type, shape,
+     * token count) it retires this rank's earlier handles, even when it throws: the kernel has rewritten the routing
+     * they described.
      */
     public synchronized MoeHandle layout(DeviceTensor topkIdx) {
+        requireOpen();
         MoeConfig c = s.config();
         topkIdx.require("topkIdx", ElementType.INT64, -1, c.topK());
         int tokens = checkTokens(topkIdx.dim(0));
+        long generation = generations.beginLayout();
         callStreamWaitsForComputeStream();
         zero(s.tokensPerRank(), s.worldSize());
         zero(s.tokensPerExpert(), c.numExperts());
@@ -291,8 +296,7 @@ public final class MoeRank implements AutoCloseable {
         }
         int[] perRank = ints(read(at(s.tokensPerRank()), 4 * s.worldSize()), s.worldSize());
         int[] perExpert = ints(read(at(s.tokensPerExpert()), 4 * c.numExperts()), c.numExperts());
-        layoutGeneration++;
-        return new MoeHandle(this, layoutGeneration, 0, tokens, perRank, perExpert);
+        return new MoeHandle(this, generation, 0, tokens, perRank, perExpert);
     }
 
     private int checkTokens(long tokens) {
@@ -307,9 +311,13 @@ public final class MoeRank implements AutoCloseable {
         if (h.owner() != this) {
             throw new IllegalArgumentException("this handle belongs to rank " + h.owner().rank.rank() + ", not rank " + rank.rank());
         }
-        if (h.layoutGeneration() != layoutGeneration) {
-            throw new IllegalStateException("this handle is stale: rank " + rank.rank() + " ran a newer layout since; use the"
-                    + " handle that layout returned");
+        generations.requireLayout(h.layoutGeneration());
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("rank " + rank.rank() + "'s MoeBuffer is closed and its memory freed; make a"
+                    + " new MoeBuffer");
         }
     }
 
@@ -321,6 +329,7 @@ public final class MoeRank implements AutoCloseable {
      */
     public synchronized MoeDispatchResult dispatch(DeviceTensor x, DeviceTensor scales, DeviceTensor topkIdx,
                                                    DeviceTensor topkWeights, MoeHandle handle) {
+        requireOpen();
         MoeConfig c = s.config();
         requireLayout(handle);
         int tokens = handle.numTokens();
@@ -335,6 +344,7 @@ public final class MoeRank implements AutoCloseable {
         }
         topkIdx.require("topkIdx", ElementType.INT64, tokens, c.topK());
         topkWeights.require("topkWeights", ElementType.FP32, tokens, c.topK());
+        long generation = generations.beginDispatch();
         callStreamWaitsForComputeStream();
         zero(s.localExpertCounts(), s.numLocalExperts());
         // The sequence number is raised on the GPU, not passed by value: a captured graph then makes a new call on
@@ -352,15 +362,13 @@ public final class MoeRank implements AutoCloseable {
                     .pointer(topkWeights.pointer()).i32(tokens).pointer(at(s.callSeq())).i32(warpsPerPeer(s.worldSize())));
         }
         done.record(calls);
-        dispatchGeneration++;
-        return new MoeDispatchResult(this, handle.afterDispatch(dispatchGeneration), dispatchGeneration);
+        return new MoeDispatchResult(this, handle.afterDispatch(generation), generation);
     }
 
-    void requireCurrentDispatch(long generation, String what) {
-        if (generation != dispatchGeneration) {
-            throw new IllegalStateException(what + " of an older dispatch: rank " + rank.rank()
-                    + " dispatched again since, and the outputs are shared");
-        }
+    /** Throws IllegalStateException, naming {@code what}, when the buffer closed or this rank dispatched again. */
+    synchronized void requireCurrentDispatch(long generation, String what) {
+        requireOpen();
+        generations.requireDispatch(generation, what);
     }
 
     /**
@@ -370,6 +378,7 @@ public final class MoeRank implements AutoCloseable {
      * work queued on {@link #stream()} before it; see the class comment for when its output is valid there.
      */
     public synchronized DeviceTensor combine(DeviceTensor y, MoeDispatchResult dispatched) {
+        requireOpen();
         MoeConfig c = s.config();
         MoeHandle h = dispatched.handle();
         requireLayout(h);
@@ -398,7 +407,8 @@ public final class MoeRank implements AutoCloseable {
     }
 
     /** Nanoseconds this rank's kernels spent waiting for {@code peer}'s counters, summed over warps and calls. */
-    public long waitNanos(int peer) {
+    public synchronized long waitNanos(int peer) {
+        requireOpen();
         if (peer < 0 || peer >= s.worldSize()) {
             throw new IllegalArgumentException("peer " + peer + " out of range 0.." + (s.worldSize() - 1));
         }
@@ -452,7 +462,8 @@ public final class MoeRank implements AutoCloseable {
      * {@link #callStream()}: it waits for this rank's queued calls, and for nothing else (with a communication
      * stream, not for the caller's work on {@link #stream()}).
      */
-    public void copyToHost(DevicePointer address, byte[] dst) {
+    public synchronized void copyToHost(DevicePointer address, byte[] dst) {
+        requireOpen();
         memory.copyToHost(calls, address, dst);
     }
 
@@ -469,11 +480,27 @@ public final class MoeRank implements AutoCloseable {
     }
 
     /**
-     * Waits for the calls queued on the communication stream, if there is one (they use the memory freed next, and
-     * destroying a stream does not wait for its work), then frees the rank's memory and destroys the stream.
+     * Waits for everything queued on this rank's streams (the rank's own, and the communication stream if there is
+     * one): the calls' kernels, and captured calls replayed there. A call that waits for a peer that never made it
+     * ends at the world's device wait timeout.
+     */
+    synchronized void finishCalls() {
+        if (!rank.stream().isClosed()) {
+            rank.stream().synchronize();
+        }
+        if (communication != null && !communication.isClosed()) {
+            communication.synchronize();
+        }
+    }
+
+    /**
+     * Refuses every later call, waits for the calls queued on the communication stream, if there is one (they use the
+     * memory freed next, and destroying a stream does not wait for its work), then frees the rank's memory and
+     * destroys the stream. {@link MoeBuffer#close()} waits for every rank's calls first ({@link #finishCalls()}).
      */
     @Override
-    public void close() {
+    public synchronized void close() {
+        closed = true;
         try {
             if (communication != null && !communication.isClosed()) {
                 communication.synchronize();
