@@ -607,12 +607,15 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch_direct(cons
     int64_t at = -1;
     if (lane < (uint32_t)n) {
       const int32_t sl = slot[(int64_t)t * n + lane];
-      if (sl >= 0) at = base[lane] + sl;
+      // Within the destination's received rows even where the slots and the counts disagree (a graph replayed after
+      // a newer layout): such a call's rows are wrong, but no store lands outside them.
+      if (sl >= 0 && base[lane] + sl < (int64_t)n * prm->max_tokens) at = base[lane] + sl;
     }
     const uint32_t dests = __ballot_sync(0xffffffffu, at >= 0);
     if (dests == 0) continue;
-    // Payload: each lane loads a batch of 16-byte vectors once and stores it to every destination.
-    constexpr int BATCH = 8;
+    // Payload: each lane loads a batch of 16-byte vectors once and stores it to every destination (14: a 14 KiB row
+    // in two batches).
+    constexpr int BATCH = 14;
     const int4* src = reinterpret_cast<const int4*>(x + (int64_t)t * payload);
     const uint64_t vecs = payload / 16;
     for (uint64_t i = lane; i < vecs; i += 32 * BATCH) {
@@ -682,8 +685,9 @@ namespace moe_kernels {
 __device__ __forceinline__ void combine_token(const char* my_row, uint16_t* out_row, int hidden, uint32_t lane) {
   const uint32_t have = __ballot_sync(0xffffffffu, my_row != nullptr);
   // UNROLL 256-channel slices at once, each rank's loads of them issued together before they are summed: a slice at
-  // a time made a token a chain of 28 memory round trips (hidden 7168). Ranks still go in increasing order.
-  constexpr int UNROLL = 4;
+  // a time made a token a chain of 28 memory round trips (hidden 7168), 7 at once makes it 4. Ranks still go in
+  // increasing order.
+  constexpr int UNROLL = 7;
   for (int h0 = 0; h0 < hidden; h0 += 256 * UNROLL) {
     float acc[UNROLL][8];
 #pragma unroll
@@ -726,9 +730,10 @@ __device__ __forceinline__ void combine_token(const char* my_row, uint16_t* out_
 // of this rank's tokens: for each token the rows of the ranks it went to, in increasing rank order, in FP32 from +0.0,
 // rounded once to BF16 (io.gda4j.moe.MoeReference's order). `*combine_seq_word` counts this rank's combines from 1
 // (gda4j_moe_next_call raises it just before, in stream order).
-// Tried and dropped: half the warps sending while the other half summed the tokens whose rows had landed, in 8 phases
-// (2 ranks, 4096 tokens, 2x H200: 0.32 -> 0.50 ms at 12 channels): eight warps per block send too slowly, since a
-// warp's row copy waits for its loads of y.
+// Tried and dropped (2 ranks, 4096 tokens, 2x H200, 12 channels, 0.32 ms as it is): half the warps sending while the
+// other half summed the tokens whose rows had landed, in 8 phases: 0.50 ms (eight warps per block send too slowly, a
+// warp's row copy waits for its loads of y); every warp sending a phase, then summing the phase before, in 4 phases
+// (a done word per phase): 0.43 ms.
 extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_direct(const DeviceView* view,
                                                                             const MoeParams* prm, const uint16_t* y,
                                                                             uint16_t* out, int num_tokens,
@@ -761,8 +766,8 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_direct(const
     const int2 src_token = from[i];  // (source rank, source token)
     if (src_token.x == me) continue;
     char* h = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(src_heap), src_token.x));
-    warp_copy16(h + prm->combine_landing + ((uint64_t)me * prm->max_tokens + src_token.y) * row_bytes,
-                y + i * hidden, row_bytes, lane);
+    warp_copy16<14>(h + prm->combine_landing + ((uint64_t)me * prm->max_tokens + src_token.y) * row_bytes,
+                    y + i * hidden, row_bytes, lane);
   }
   block_release_to_all(view, n, signal_offset(prm, si.combine_done(me)));
   st = block_wait_all(l, prm, n, [&](int s) { return si.combine_done(s); }, (uint64_t)gridDim.x * seq, nullptr,
