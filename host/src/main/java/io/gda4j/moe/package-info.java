@@ -1,6 +1,6 @@
 /**
  * Expert-parallel MoE all-to-all for training and prefill (large batches), in DeepEP's shape:
- * {@link io.gda4j.moe.MoeBuffer} (sized once from a {@link io.gda4j.moe.MoeConfig}, its rings in the symmetric heap),
+ * {@link io.gda4j.moe.MoeBuffer} (sized once from a {@link io.gda4j.moe.MoeConfig}, in the symmetric heap),
  * and per rank {@link io.gda4j.moe.MoeRank#layout}, {@link io.gda4j.moe.MoeRank#dispatch} and
  * {@link io.gda4j.moe.MoeRank#combine}.
  *
@@ -13,7 +13,17 @@
  * token's rows over the ranks in increasing rank order, in FP32, rounding once to BF16 (round to nearest even):
  * bitwise identical whatever the timing ({@link io.gda4j.moe.MoeReference} is that order, in Java).
  *
- * <h2>Flow control</h2>
+ * <h2>Direct worlds</h2>
+ * Where every pair of ranks is p2p or self ({@link io.gda4j.moe.MoeSizing#direct()}, decided once by every process
+ * together) there are no rings: the received tensors and the combine's landing rows live in the heap, and each row is
+ * stored once, straight into its final place at the peer. A dispatch starts by SETting, at every rank, how many rows
+ * it sends each rank (with the call's sequence number in the high word); once a block has every rank's counts it knows
+ * where its rows go (after the rows of lower source ranks, then of its own earlier channels) and that every rank has
+ * entered this call, so has finished with the tensors of its previous one. A combine starts the same way with its
+ * sequence number alone. After its rows each block fences and ADDs 1 to a done word at every rank; a rank's call ends
+ * when its done words have counted every block of every rank. Results are bitwise those of the ring protocol.
+ *
+ * <h2>Flow control (other worlds)</h2>
  * The receiver owns the rings and grants slots: a sender writes rows only into slots the receiver has freed
  * (cumulative credit counters), so at most {@code ringTokens} rows per (channel, peer) are in flight and a slow
  * receiver is never overrun. Over p2p the sender's warps store each row straight into the peer's ring; over proxy and
