@@ -116,10 +116,8 @@ public final class MoeSelfCheck implements AutoCloseable {
             for (int i = -warmup; i < iterations; i++) {
                 MoeDispatchResult[] d = new MoeDispatchResult[n];
                 try {
-                    if (gate != null) {
-                        for (int r : locals) {
-                            gate.hold(buffer.rank(r).rank());
-                        }
+                    for (int r : locals) {
+                        gate.hold(buffer.rank(r).rank());
                     }
                     for (int r : locals) {
                         MoeRank m = buffer.rank(r);
@@ -135,9 +133,7 @@ public final class MoeSelfCheck implements AutoCloseable {
                         events[r][2].record(m.stream());
                     }
                 } finally {
-                    if (gate != null) {
-                        gate.open();
-                    }
+                    gate.open();
                 }
                 for (int r : locals) {
                     buffer.rank(r).stream().synchronize();
@@ -151,18 +147,14 @@ public final class MoeSelfCheck implements AutoCloseable {
                     }
                 }
             }
-            if (gate != null) {
-                gate.checkStartLine();
-            }
+            gate.checkStartLine();
         } finally {
-            if (gate != null) {
-                try {
-                    for (int r : locals) {
-                        buffer.rank(r).stream().synchronize();   // nothing may still wait on the gate's word
-                    }
-                } finally {
-                    gate.close();
+            try {
+                for (int r : locals) {
+                    buffer.rank(r).stream().synchronize();   // nothing may still wait on the gate's word
                 }
+            } finally {
+                gate.close();
             }
         }
         dispatch = slowestOfEveryProcess(buffer.world(), dispatch);

@@ -95,21 +95,18 @@ final class NcclExchangeRig implements AutoCloseable {
         }
         double[] d = new double[iterations];
         double[] cm = new double[iterations];
-        LaunchGate gate = null;
+        dispatch.launch(comms, sendAt, recvAt, streams);
+        combine.launch(comms, recvAt, sendAt, streams);
+        for (Rank r : ranks) {
+            r.stream().synchronize();
+        }
+        LaunchGate gate = new LaunchGate(world);
         try {
-            dispatch.launch(comms, sendAt, recvAt, streams);
-            combine.launch(comms, recvAt, sendAt, streams);
-            for (Rank r : ranks) {
-                r.stream().synchronize();
-            }
-            gate = new LaunchGate(world);
             world.barrier();
             for (int i = -warmup; i < iterations; i++) {
                 try {
-                    if (gate != null) {
-                        for (Rank r : ranks) {
-                            gate.hold(r);
-                        }
+                    for (Rank r : ranks) {
+                        gate.hold(r);
                     }
                     for (Rank r : ranks) {
                         events[r.rank()][0].record(r.stream());
@@ -123,16 +120,12 @@ final class NcclExchangeRig implements AutoCloseable {
                         events[r.rank()][2].record(r.stream());
                     }
                 } finally {
-                    if (gate != null) {
-                        gate.open();
-                    }
+                    gate.open();
                 }
                 for (Rank r : ranks) {
                     r.stream().synchronize();
                 }
-                if (gate != null) {
-                    world.checkErrors();
-                }
+                world.checkErrors();
                 if (i >= 0) {
                     for (Rank r : ranks) {
                         d[i] = Math.max(d[i], events[r.rank()][1].elapsedMillisSince(events[r.rank()][0]));
@@ -140,18 +133,14 @@ final class NcclExchangeRig implements AutoCloseable {
                     }
                 }
             }
-            if (gate != null) {
-                gate.checkStartLine();
-            }
+            gate.checkStartLine();
         } finally {
-            if (gate != null) {
-                try {
-                    for (Rank r : ranks) {
-                        r.stream().synchronize();   // nothing may still wait on the gate's word
-                    }
-                } finally {
-                    gate.close();
+            try {
+                for (Rank r : ranks) {
+                    r.stream().synchronize();   // nothing may still wait on the gate's word
                 }
+            } finally {
+                gate.close();
             }
         }
         return new MoeNcclBaseline.Timing(MoeSelfCheck.slowestOfEveryProcess(world, d),
