@@ -502,7 +502,8 @@ __device__ __forceinline__ int block_wait_all(const Local& l, const MoeParams* p
     if (v < want) {
       const uint64_t start = global_timer_ns();
       st = wait_until(l, sig, CMP_GE, want, &v);
-      atomicAdd(reinterpret_cast<unsigned long long*>(prm->wait_ns) + d, (unsigned long long)(global_timer_ns() - start));
+      atomicAdd(reinterpret_cast<unsigned long long*>(prm->wait_ns) + d,
+                (unsigned long long)(global_timer_ns() - start));
     }
     if (seen) seen[d] = v;
     if (st != OK) *shared_status = st;
@@ -571,7 +572,8 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch_direct(cons
     if (v >> 32 < seq) {
       const uint64_t start = global_timer_ns();
       const int st = wait_until(l, sig, CMP_GE, seq << 32, &v);
-      atomicAdd(reinterpret_cast<unsigned long long*>(prm->wait_ns) + s, (unsigned long long)(global_timer_ns() - start));
+      atomicAdd(reinterpret_cast<unsigned long long*>(prm->wait_ns) + s,
+                (unsigned long long)(global_timer_ns() - start));
       if (st != OK) status = st;
     }
     counts[threadIdx.x] = v;

@@ -201,7 +201,8 @@ public final class MoeBuffer implements AutoCloseable {
                 throw e;
             }
             throw new MoeTimeoutException("rank " + rec.rank() + " waited for rank " + w.peer() + ": its " + w.counter()
-                    + (w.channel() < 0 ? "" : " in channel " + w.channel()) + " stayed at " + rec.seen() + ", expected at least " + rec.expected()
+                    + (w.channel() < 0 ? "" : " in channel " + w.channel()) + " stayed at " + rec.seen()
+                    + ", expected at least " + rec.expected()
                     + " after " + rec.elapsedNanos() / 1_000_000 + " ms; rank " + w.peer() + " is slow, failed, or never"
                     + " joined this call (every rank must make the same dispatch/combine calls). " + e.getMessage(),
                     rec.rank(), w.peer(), e);
