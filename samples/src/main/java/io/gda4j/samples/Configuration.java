@@ -1,9 +1,12 @@
 package io.gda4j.samples;
 
+import io.gda4j.bootstrap.LaunchEnvironment;
 import io.gda4j.config.Setting;
 import io.gda4j.config.SettingException;
+import io.gda4j.gdrcopy.GdrcopyConfig;
 import io.gda4j.ibgda.IbgdaConfig;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
+import io.gda4j.nccl.LibNccl;
 import io.gda4j.nic.mlx5.Mlx5Settings;
 import io.gda4j.proxy.ProxyConfig;
 import io.gda4j.verbs.LibIbverbs;
@@ -11,7 +14,12 @@ import io.gda4j.verbs.LibMlx5;
 import io.gda4j.world.WorldConfig;
 
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.UnaryOperator;
 
 /**
@@ -37,7 +45,113 @@ final class Configuration {
             new Group("native libraries", List.of(LibIbverbs.LIBRARY_SETTING, LibMlx5.LIBRARY_SETTING)),
             new Group("command line", List.of(Main.DEBUG)));
 
+    /** Environment variables gda4j reads besides {@link #GROUPS}: the launch environment, NCCL, the launcher script. */
+    static final List<String> OTHER_ENV = List.of(LaunchEnvironment.GDA4J_LAUNCHER, LaunchEnvironment.GDA4J_RANK,
+            LaunchEnvironment.GDA4J_WORLD_SIZE, LaunchEnvironment.GDA4J_LOCAL_RANK,
+            LaunchEnvironment.GDA4J_LOCAL_WORLD_SIZE, LaunchEnvironment.GDA4J_ROOT, LaunchEnvironment.GDA4J_JOB_TOKEN,
+            LibNccl.LIBRARY_ENV, "GDA4J_JAVA_OPTS");
+    /** System properties gda4j reads besides {@link #GROUPS}: NCCL, gdrcopy, and the build's test switch. */
+    static final List<String> OTHER_PROPERTIES = List.of(LibNccl.LIBRARY_PROP_NAME, GdrcopyConfig.LIBRARY_PROP_NAME,
+            GdrcopyConfig.DEVICE_PROP_NAME, "gda4j.test.requireCompilers");
+    static final String ENV_PREFIX = "GDA4J_";
+    static final String PROPERTY_PREFIX = "gda4j.";
+
+    /**
+     * A {@code GDA4J_*} variable or {@code gda4j.*} property that gda4j does not read: a misspelling changes nothing
+     * silently otherwise.
+     *
+     * @param name     as set, {@code -D} not included
+     * @param closest  the known name nearest to it, or null where none is near
+     * @param property a system property (else an environment variable)
+     */
+    record Unknown(String name, String closest, boolean property) {
+        /** One line for stderr and {@code gda4j info}. */
+        String message() {
+            return (property ? "-D" : "") + name + " is not a gda4j setting and is ignored"
+                    + (closest == null ? "" : "; did you mean " + (property ? "-D" : "") + closest + "?");
+        }
+    }
+
     private Configuration() {
+    }
+
+    /** Every known variable name: the settings' and {@link #OTHER_ENV}. */
+    static Set<String> knownEnv() {
+        Set<String> names = new LinkedHashSet<>();
+        all().forEach(s -> names.add(s.envName()));
+        names.addAll(OTHER_ENV);
+        return names;
+    }
+
+    /** Every known property name: the settings' and {@link #OTHER_PROPERTIES}. */
+    static Set<String> knownProperties() {
+        Set<String> names = new LinkedHashSet<>();
+        all().forEach(s -> names.add(s.propertyName()));
+        names.addAll(OTHER_PROPERTIES);
+        return names;
+    }
+
+    /** The {@code GDA4J_*} variables of {@code environment} and {@code gda4j.*} properties gda4j does not read. */
+    static List<Unknown> unknown(Map<String, String> environment, Map<?, ?> properties) {
+        List<Unknown> out = new ArrayList<>();
+        Set<String> env = knownEnv();
+        for (String name : new TreeSet<>(environment.keySet())) {
+            if (name.startsWith(ENV_PREFIX) && !env.contains(name)) {
+                out.add(new Unknown(name, closest(name, env), false));
+            }
+        }
+        Set<String> props = knownProperties();
+        TreeSet<String> set = new TreeSet<>();
+        properties.keySet().forEach(k -> set.add(String.valueOf(k)));
+        for (String name : set) {
+            if (name.startsWith(PROPERTY_PREFIX) && !props.contains(name)) {
+                out.add(new Unknown(name, closest(name, props), true));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The name of {@code known} nearest to {@code name} (edit distance, case and {@code _}/{@code .} ignored), or
+     * null where even the nearest differs in more than a third of its characters.
+     */
+    static String closest(String name, Set<String> known) {
+        String key = fold(name);
+        String best = null;
+        int bestDistance = Integer.MAX_VALUE;
+        for (String k : known) {
+            int d = editDistance(key, fold(k));
+            if (d < bestDistance) {
+                best = k;
+                bestDistance = d;
+            }
+        }
+        return best != null && bestDistance <= Math.max(2, key.length() / 3) ? best : null;
+    }
+
+    private static String fold(String name) {
+        return name.toLowerCase(Locale.ROOT).replace("_", "").replace(".", "");
+    }
+
+    /** Levenshtein distance, a swap of two neighbours counting once (TRANSPROT is one step from TRANSPORT). */
+    static int editDistance(String a, String b) {
+        int[][] d = new int[a.length() + 1][b.length() + 1];
+        for (int i = 0; i <= a.length(); i++) {
+            d[i][0] = i;
+        }
+        for (int j = 0; j <= b.length(); j++) {
+            d[0][j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            for (int j = 1; j <= b.length(); j++) {
+                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+                d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+                if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+                    d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+                }
+            }
+        }
+        return d[a.length()][b.length()];
     }
 
     /** Every setting, group after group. */

@@ -272,6 +272,13 @@ final class InfoCommand implements Command {
                 }
             }
         }
+        List<Configuration.Unknown> unknown = Configuration.unknown(System.getenv(), System.getProperties());
+        if (!unknown.isEmpty()) {
+            out.println("  not gda4j settings (ignored)");
+            for (Configuration.Unknown u : unknown) {
+                out.println("    " + u.message());
+            }
+        }
         GdrcopyConfig gdrcopy = GdrcopyConfig.fromSystemProperties();
         out.println("  gdrcopy (system properties only)");
         out.printf(Locale.ROOT, "    %-36s %-16s %-12s -D%s%n", "libgdrapi to load", gdrcopy.libraryName(), "",

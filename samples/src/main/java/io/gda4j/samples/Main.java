@@ -84,6 +84,10 @@ public final class Main {
             if (!cmd.getArgList().isEmpty()) {
                 throw new UsageException("unexpected argument '" + cmd.getArgList().get(0) + "'");
             }
+            // A misspelt setting would otherwise change nothing silently; info lists these too.
+            for (Configuration.Unknown u : Configuration.unknown(System.getenv(), System.getProperties())) {
+                err.println("gda4j: warning: " + u.message());
+            }
             if (!(c instanceof InfoCommand)) {
                 // Every setting, not only the ones this run reads: a typo is reported now, not on the run that needs it.
                 // info is exempt: it shows every setting and marks the bad ones.

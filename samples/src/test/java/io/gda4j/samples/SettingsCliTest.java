@@ -112,6 +112,42 @@ class SettingsCliTest {
     }
 
     @Test
+    void aMisspeltVariableOrPropertyIsAWarningNamingTheClosestSetting() throws Exception {
+        CliRun r = gda4j(List.of("GDA4J_TRANSPROT=p2p", "GDA4J_HEAPSIZE=1g", "GDA4J_FROBNICATE=1"),
+                List.of("gda4j.heapsize=1g"), "compare", "--from", "/no/such/file.csv");
+        String err = r.err();
+        assertTrue(err.contains("gda4j: warning: GDA4J_TRANSPROT is not a gda4j setting and is ignored; did you mean "
+                + "GDA4J_TRANSPORT?"), r::toString);
+        assertTrue(err.contains("warning: GDA4J_HEAPSIZE is not a gda4j setting and is ignored; did you mean "
+                + "GDA4J_HEAP_SIZE?"), r::toString);
+        assertTrue(err.contains("warning: -Dgda4j.heapsize is not a gda4j setting and is ignored; did you mean "
+                + "-Dgda4j.heapSize?"), r::toString);
+        assertTrue(err.contains("warning: GDA4J_FROBNICATE is not a gda4j setting and is ignored\n"), r::toString);
+        assertTrue(err.contains("no such file"), "the command still runs: " + r);
+
+        CliRun info = gda4j(List.of("GDA4J_TRANSPROT=p2p"), List.of("gda4j.heapsize=1g"), "info");
+        assertEquals(0, info.code(), info::toString);
+        assertTrue(info.out().contains("not gda4j settings (ignored)\n    GDA4J_TRANSPROT is not a gda4j setting"),
+                info.out());
+        assertTrue(info.out().contains("-Dgda4j.heapsize is not a gda4j setting"), info.out());
+    }
+
+    @Test
+    void settingsGda4jReadsElsewhereAreNotUnknown() {
+        java.util.Map<String, String> env = new java.util.HashMap<>();
+        Configuration.knownEnv().forEach(n -> env.put(n, "x"));
+        env.put("PATH", "/bin");
+        java.util.Map<String, String> props = new java.util.HashMap<>();
+        Configuration.knownProperties().forEach(n -> props.put(n, "x"));
+        props.put("java.home", "/jdk");
+        assertEquals(List.of(), Configuration.unknown(env, props));
+        assertTrue(Configuration.knownEnv().containsAll(List.of("GDA4J_RANK", "GDA4J_ROOT", "GDA4J_NCCL_LIBRARY",
+                "GDA4J_JAVA_OPTS")));
+        assertEquals(1, Configuration.editDistance("transprot", "transport"));
+        assertEquals(null, Configuration.closest("GDA4J_ZZZZZZZZZZZZ", Configuration.knownEnv()));
+    }
+
+    @Test
     void infoSaysEachReasonOnceAndWhatWorksWithoutAGpu() {
         CliRun r = CliRun.of("info");
         assertEquals(0, r.code(), r::toString);
