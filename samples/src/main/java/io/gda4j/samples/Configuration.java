@@ -16,7 +16,6 @@ import io.gda4j.world.WorldConfig;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -97,7 +96,7 @@ final class Configuration {
         Set<String> env = knownEnv();
         for (String name : new TreeSet<>(environment.keySet())) {
             if (name.startsWith(ENV_PREFIX) && !env.contains(name)) {
-                out.add(new Unknown(name, closest(name, env), false));
+                out.add(new Unknown(name, NearestName.of(name, env), false));
             }
         }
         Set<String> props = knownProperties();
@@ -105,53 +104,10 @@ final class Configuration {
         properties.keySet().forEach(k -> set.add(String.valueOf(k)));
         for (String name : set) {
             if (name.startsWith(PROPERTY_PREFIX) && !props.contains(name)) {
-                out.add(new Unknown(name, closest(name, props), true));
+                out.add(new Unknown(name, NearestName.of(name, props), true));
             }
         }
         return out;
-    }
-
-    /**
-     * The name of {@code known} nearest to {@code name} (edit distance, case and {@code _}/{@code .} ignored), or
-     * null where even the nearest differs in more than a third of its characters.
-     */
-    static String closest(String name, Set<String> known) {
-        String key = fold(name);
-        String best = null;
-        int bestDistance = Integer.MAX_VALUE;
-        for (String k : known) {
-            int d = editDistance(key, fold(k));
-            if (d < bestDistance) {
-                best = k;
-                bestDistance = d;
-            }
-        }
-        return best != null && bestDistance <= Math.max(2, key.length() / 3) ? best : null;
-    }
-
-    private static String fold(String name) {
-        return name.toLowerCase(Locale.ROOT).replace("_", "").replace(".", "");
-    }
-
-    /** Levenshtein distance, a swap of two neighbours counting once (TRANSPROT is one step from TRANSPORT). */
-    static int editDistance(String a, String b) {
-        int[][] d = new int[a.length() + 1][b.length() + 1];
-        for (int i = 0; i <= a.length(); i++) {
-            d[i][0] = i;
-        }
-        for (int j = 0; j <= b.length(); j++) {
-            d[0][j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            for (int j = 1; j <= b.length(); j++) {
-                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-                d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
-                if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
-                    d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-                }
-            }
-        }
-        return d[a.length()][b.length()];
     }
 
     /** Every setting, group after group. */

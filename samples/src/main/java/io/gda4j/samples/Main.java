@@ -4,15 +4,22 @@ import io.gda4j.config.Setting;
 import io.gda4j.config.SettingException;
 import io.gda4j.cuda.CudaException;
 import io.gda4j.world.DeviceErrorException;
+import org.apache.commons.cli.AmbiguousOptionException;
 import org.apache.commons.cli.CommandLine;
 import org.apache.commons.cli.DefaultParser;
 import org.apache.commons.cli.HelpFormatter;
+import org.apache.commons.cli.MissingArgumentException;
 import org.apache.commons.cli.Option;
+import org.apache.commons.cli.Options;
 import org.apache.commons.cli.ParseException;
+import org.apache.commons.cli.UnrecognizedOptionException;
 
 import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -53,15 +60,29 @@ public final class Main {
     }
 
     int run(String[] args, PrintStream out, PrintStream err) {
-        if (args.length == 0 || args[0].equals("--help") || args[0].equals("-h") || args[0].equals("help")) {
-            if (args.length >= 2 && commands.containsKey(args[1])) {
-                printHelp(commands.get(args[1]), out);
-            } else {
+        if (args.length == 0) {
+            printUsage(err); // exit 2: usage goes with the error, to stderr
+            return 2;
+        }
+        if (args[0].equals("--help") || args[0].equals("-h") || args[0].equals("help")) {
+            if (args.length == 1) {
                 printUsage(out);
+                return 0;
             }
-            return args.length == 0 ? 2 : 0;
+            if (args.length == 2 && commands.containsKey(args[1])) {
+                printHelp(commands.get(args[1]), out);
+                return 0;
+            }
+            err.println(args.length == 2 ? "gda4j help: unknown command '" + args[1] + "'. Commands: "
+                    + String.join(", ", commands.keySet()) + "."
+                    : "gda4j help: takes one command, got " + (args.length - 1) + " arguments.");
+            return 2;
         }
         if (args[0].equals("--version")) {
+            if (args.length > 1) {
+                err.println("gda4j --version: takes no arguments, got '" + args[1] + "'.");
+                return 2;
+            }
             out.println("gda4j " + version());
             return 0;
         }
@@ -97,7 +118,11 @@ public final class Main {
         } catch (SettingException e) {
             err.println("gda4j " + c.name() + ": " + sentence(e.getMessage()) + " ('gda4j info' lists every setting).");
             return 2;
-        } catch (ParseException | UsageException e) {
+        } catch (ParseException e) {
+            err.println("gda4j " + c.name() + ": " + parseMessage(e, c.options()) + ". Run 'gda4j " + c.name()
+                    + " --help'.");
+            return 2;
+        } catch (UsageException e) {
             err.println("gda4j " + c.name() + ": " + sentence(e.getMessage()) + ". Run 'gda4j " + c.name() + " --help'.");
             return 2;
         } catch (DeviceErrorException e) {
@@ -113,6 +138,40 @@ public final class Main {
             debug(e, err);
             return 1;
         }
+    }
+
+    /**
+     * Commons CLI's refusal in the voice of the other messages: the option as written, and what is accepted (the
+     * option's value, or the command's option names).
+     */
+    static String parseMessage(ParseException e, Options options) {
+        // Before Unrecognized...: Commons CLI makes an ambiguous option a kind of unrecognized one.
+        if (e instanceof AmbiguousOptionException a) {
+            List<String> matches = new ArrayList<>();
+            for (String m : a.getMatchingOptions()) {
+                matches.add("--" + m);
+            }
+            return "'" + a.getOption() + "' is the start of several options (" + String.join(", ", matches)
+                    + "): write one out";
+        }
+        if (e instanceof UnrecognizedOptionException u) {
+            String given = u.getOption();
+            String name = given.replaceFirst("^-+", "").replaceFirst("=.*$", "");
+            List<String> names = new ArrayList<>();
+            for (Option o : options.getOptions()) {
+                names.add(optionNames(o));
+            }
+            Collections.sort(names);
+            String nearest = NearestName.of("--" + name, names);
+            return "unknown option '" + given + "'" + (nearest == null ? "" : " (did you mean " + nearest + "?)")
+                    + "; the options are " + String.join(", ", names);
+        }
+        if (e instanceof MissingArgumentException m) {
+            Option o = m.getOption();
+            return optionNames(o) + " needs a value (" + o.getArgName() + ")"
+                    + (o.getDescription() == null ? "" : ": " + sentence(o.getDescription()));
+        }
+        return sentence(e.getMessage());
     }
 
     /** A message as it was written (the case of what it quotes kept), without a final full stop. */

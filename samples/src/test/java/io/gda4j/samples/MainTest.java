@@ -8,6 +8,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -31,8 +32,43 @@ class MainTest {
     void noArgumentsPrintsUsageAndExits2() {
         Run r = run();
         assertEquals(2, r.code());
-        assertTrue(r.out().contains("usage: gda4j COMMAND"), r.out());
-        assertTrue(r.out().contains("latency"), r.out());
+        assertEquals("", r.out(), "exit 2: the usage goes to stderr");
+        assertTrue(r.err().contains("usage: gda4j COMMAND"), r.err());
+        assertTrue(r.err().contains("latency"), r.err());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"help bogus", "help latency extra", "--help bogus", "--version extra"})
+    void helpOfNoCommandAndVersionWithArgumentsExit2(String line) {
+        Run r = run(line.split(" "));
+        assertEquals(2, r.code(), line + " -> " + r.err());
+        assertEquals("", r.out(), line);
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+    }
+
+    @Test
+    void theOptionParsersRefusalsNameTheOptionAndWhatIsAccepted() {
+        Run unknown = run("latency", "--itres", "5");
+        assertEquals(2, unknown.code());
+        assertTrue(unknown.err().startsWith("gda4j latency: unknown option '--itres' (did you mean --iters?); the"
+                + " options are "), unknown.err());
+        assertTrue(unknown.err().contains("--sizes") && unknown.err().contains("--transport"), unknown.err());
+        Run missing = run("latency", "--iters");
+        assertEquals(2, missing.code());
+        assertTrue(missing.err().startsWith("gda4j latency: --iters needs a value (N)"), missing.err());
+        assertEquals("'--s' is the start of several options (--sizes, --scope): write one out",
+                Main.parseMessage(new org.apache.commons.cli.AmbiguousOptionException("--s", List.of("sizes", "scope")),
+                        new org.apache.commons.cli.Options()));
+        Run ambiguous = run("latency", "--s", "8");
+        assertEquals(2, ambiguous.code());
+        assertTrue(ambiguous.err().startsWith("gda4j latency: '--s' is the start of several options (--"),
+                ambiguous.err());
+        assertTrue(ambiguous.err().contains("--sizes"), ambiguous.err());
+        for (Run r : List.of(unknown, missing, ambiguous)) {
+            assertEquals(1, r.err().strip().lines().count(), r.err());
+            assertFalse(r.err().contains("Unrecognized") || r.err().contains("Missing argument")
+                    || r.err().contains("Ambiguous option"), r.err());
+        }
     }
 
     @Test
@@ -141,6 +177,15 @@ class MainTest {
         "hostflag --backend auto,,auto",
         "hostflag --iters 0",
         "hostflag --gpu -1",
+        "hostflag --backend all,gdrcopy",
+        "moe --tokens 128,128",
+        "moe --tokens 1:99999999",
+        "moe --tokens 99999999",
+        "moe --tokens 1:2:4",
+        "moe --topk 8 --experts 3",
+        "moe --hidden 100",
+        "latency --iters",
+        "latency --s 8",
     })
     void badInputIsOneLineAndExit2(String line) {
         Run r = run(line.split(" "));
@@ -158,7 +203,7 @@ class MainTest {
         Run t = run("latency", "--transport", "NoPe");
         assertTrue(t.err().contains("'NoPe'"), t.err());
         Run o = run("latency", "--Bogus");
-        assertTrue(o.err().contains("gda4j latency: Unrecognized option: --Bogus"), o.err());
+        assertTrue(o.err().contains("gda4j latency: unknown option '--Bogus'"), o.err());
     }
 
     @Test

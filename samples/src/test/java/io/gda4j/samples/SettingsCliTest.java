@@ -143,8 +143,8 @@ class SettingsCliTest {
         assertEquals(List.of(), Configuration.unknown(env, props));
         assertTrue(Configuration.knownEnv().containsAll(List.of("GDA4J_RANK", "GDA4J_ROOT", "GDA4J_NCCL_LIBRARY",
                 "GDA4J_JAVA_OPTS")));
-        assertEquals(1, Configuration.editDistance("transprot", "transport"));
-        assertEquals(null, Configuration.closest("GDA4J_ZZZZZZZZZZZZ", Configuration.knownEnv()));
+        assertEquals(1, NearestName.editDistance("transprot", "transport"));
+        assertEquals(null, NearestName.of("GDA4J_ZZZZZZZZZZZZ", Configuration.knownEnv()));
     }
 
     @Test
