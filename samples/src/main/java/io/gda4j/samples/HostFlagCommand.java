@@ -130,9 +130,12 @@ final class HostFlagCommand implements Command {
                 }
             }
             for (HostFlags.Backend b : named) {
-                if (!backends.contains(b)) {
-                    backends.add(b);
+                if (backends.contains(b)) {
+                    // the list rule: all already names every backend, so all,gdrcopy names gdrcopy twice
+                    throw new UsageException("--backend '" + text + "' names " + b.label() + " twice"
+                            + (all ? " (" + ALL + " includes every backend)" : ""));
                 }
+                backends.add(b);
             }
         }
         int iters = OptionValues.integer(cmd, "iters", DEFAULT_ITERS, 1, MAX_ITERS);

@@ -131,32 +131,72 @@ final class MoeCommand implements Command {
         return o;
     }
 
+    /** The most tokens per rank the command times: past it the buffers outgrow any GPU's memory. */
+    static final int MAX_TOKENS = 1 << 16;
+
+    /**
+     * The {@code --tokens} value: a list ({@code 128,4096}, no element twice) or a doubling range
+     * ({@code 128:8192}), each count from 1 to {@link #MAX_TOKENS}; refused here, before any GPU is needed.
+     */
     static List<Integer> tokenList(String text) {
+        String accepted = "--tokens accepts whole numbers from 1 to " + MAX_TOKENS + ", a list (128,4096) or a doubling"
+                + " range (128:8192), got '" + text + "'";
         List<Integer> list = new ArrayList<>();
-        try {
-            if (text.contains(":")) {
-                String[] p = text.split(":");
-                int from = Integer.parseInt(p[0].trim());
-                int to = Integer.parseInt(p[1].trim());
-                if (from <= 0 || to < from) {
-                    throw new UsageException("--tokens range must be FROM:TO with 0 < FROM <= TO, got " + text);
-                }
-                for (long t = from; t <= to; t *= 2) {
-                    list.add((int) t);
-                }
-            } else {
-                for (String s : text.split(",")) {
-                    int t = Integer.parseInt(s.trim());
-                    if (t <= 0) {
-                        throw new UsageException("--tokens must be positive, got " + t);
-                    }
-                    list.add(t);
-                }
+        if (text.contains(":")) {
+            String[] p = text.split(":", -1);
+            if (p.length != 2) {
+                throw new UsageException(accepted);
             }
-        } catch (NumberFormatException e) {
-            throw new UsageException("--tokens expects numbers like 4096, 128,256 or 128:8192; got '" + text + "'");
+            int from = tokenCount(p[0], accepted);
+            int to = tokenCount(p[1], accepted);
+            if (to < from) {
+                throw new UsageException("--tokens range '" + text + "' must be FROM:TO with FROM <= TO");
+            }
+            for (long t = from; t <= to; t *= 2) {
+                list.add((int) t);
+            }
+        } else {
+            for (String part : OptionValues.list("tokens", text, false)) {
+                list.add(tokenCount(part, accepted));
+            }
         }
         return list;
+    }
+
+    private static int tokenCount(String text, String accepted) {
+        try {
+            int t = Integer.parseInt(text.strip());
+            if (t >= 1 && t <= MAX_TOKENS) {
+                return t;
+            }
+        } catch (NumberFormatException e) {
+            // the message below says what is accepted
+        }
+        throw new UsageException(accepted);
+    }
+
+    /**
+     * A refusal of a MoE config in the command's words: the options the user wrote, not the config's fields.
+     * Longer field names first, so {@code numExperts} is not half-replaced by a shorter one.
+     */
+    static String optionWords(String message) {
+        String m = message.replace("MoeLowLatencyConfig ", "").replace("MoeConfig ", "");
+        String[][] fields = {{"maxTokensPerRank", "--tokens"}, {"numExperts", "--experts"},
+            {"numChannels", "--channels"}, {"chunkTokens", "--chunk"}, {"ringTokens", "--ring"},
+            {"dispatchType", "--dtype"}, {"hidden", "--hidden"}, {"topK", "--topk"}, {"dtype", "--dtype"}};
+        for (String[] f : fields) {
+            m = m.replaceAll("(?<![-\\w])" + f[0] + "(?!\\w)", f[1]);
+        }
+        return m;
+    }
+
+    /** {@code --topk} against {@code --experts}, before a config names its own fields. */
+    static void checkTopK(int topK, int experts) {
+        int most = Math.min(MoeConfig.MAX_TOP_K, experts);
+        if (topK > most) {
+            throw new UsageException("--topk accepts 1 to " + most + " (at most --experts " + experts + " and "
+                    + MoeConfig.MAX_TOP_K + "), got '" + topK + "'");
+        }
     }
 
     /** What the nccl column says when NCCL cannot run: the reason's first clause. */
@@ -196,6 +236,8 @@ final class MoeCommand implements Command {
         if (pow2 && !dtypes.contains(ElementType.FP8_E4M3)) {
             throw new UsageException("--pow2-scales applies to FP8 dispatch: use --dtype fp8 or both");
         }
+        checkTopK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE),
+                OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE));
         List<MoeLowLatencyConfig> configs = new ArrayList<>();
         try {
             for (ElementType t : dtypes) {
@@ -207,7 +249,7 @@ final class MoeCommand implements Command {
                         .dispatchType(t).powerOfTwoScales(pow2 && t == ElementType.FP8_E4M3).build());
             }
         } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage(), e);
+            throw new UsageException(optionWords(e.getMessage()), e);
         }
         return configs;
     }
@@ -229,7 +271,7 @@ final class MoeCommand implements Command {
             try {
                 heap += c.sizing(ranks).heapBytes() + (1 << 20);
             } catch (IllegalArgumentException e) {
-                throw new UsageException(e.getMessage(), e);
+                throw new UsageException(optionWords(e.getMessage()), e);
             }
         }
         ResultTable table = new ResultTable("moe --mode low-latency: per call, the slowest rank, median and p99 of "
@@ -444,6 +486,8 @@ final class MoeCommand implements Command {
         };
         int iters = OptionValues.integer(cmd, "iters", 20, 1, 1_000_000);
         int warmup = OptionValues.integer(cmd, "warmup", 3, 0, 1_000_000);
+        checkTopK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE),
+                OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE));
         List<MoeConfig> configs = new ArrayList<>();
         int ring = OptionValues.integer(cmd, "ring", 128, 1, Integer.MAX_VALUE);
         try {
@@ -456,7 +500,7 @@ final class MoeCommand implements Command {
                         .communicationStream(cmd.hasOption("comm-stream")).build());
             }
         } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage(), e);
+            throw new UsageException(optionWords(e.getMessage()), e);
         }
         int ranks = w.worldSize();
         // The copy-engine reference's buffer comes first, at the same heap offset on every rank.
@@ -466,7 +510,7 @@ final class MoeCommand implements Command {
                 // the larger of the two layouts: whether the world is direct is known only once it exists
                 heap += Math.max(c.sizing(ranks, false).heapBytes(), c.sizing(ranks, true).heapBytes()) + (1 << 20);
             } catch (IllegalArgumentException e) {
-                throw new UsageException(e.getMessage(), e);
+                throw new UsageException(optionWords(e.getMessage()), e);
             }
         }
         ResultTable table = new ResultTable("moe: dispatch and combine per rank, median and p99 of " + iters

@@ -14,6 +14,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
@@ -62,7 +63,9 @@ class HostFlagCommandTest {
             "--gpu -1                      | --gpu accepts a whole number from 0 to 2147483647, got '-1'",
             "--timeout-ms 0                | --timeout-ms accepts a whole number from 1 to 86400000, got '0'",
             "--csv --json                  | choose one of --csv and --json",
-            "--bogus                       | Unrecognized option: --bogus",
+            "--bogus                       | unknown option '--bogus'; the options are --backend,"
+                    + " --csv, --gpu, --iters, --json, --quiet, --timeout-ms, --warmup",
+            "--backend all,gdrcopy         | --backend 'all,gdrcopy' names gdrcopy twice (all includes every backend)",
             "extra                         | unexpected argument 'extra'"})
     void badInputIsOneLineAndExitTwo(String args, String message) {
         String[] argv = ("hostflag " + args.trim()).split(" +");
@@ -95,8 +98,9 @@ class HostFlagCommandTest {
         assertEquals(List.of(Backend.GDRCOPY, Backend.STREAM_WRITE, Backend.MAPPED_PINNED), all.backends());
         assertEquals(List.of(Backend.MAPPED_PINNED, Backend.STREAM_WRITE),
                 parse("--backend", "MAPPED-PINNED, stream-write").backends(), "in order");
-        assertEquals(List.of(Backend.STREAM_WRITE, Backend.GDRCOPY, Backend.MAPPED_PINNED),
-                parse("--backend", "stream-write,all").backends());
+        // The list rule: all names every backend, so a backend beside it is named twice.
+        assertEquals("--backend 'stream-write,all' names stream-write twice (all includes every backend)",
+                assertThrows(UsageException.class, () -> parse("--backend", "stream-write,all")).getMessage());
         HostFlagCommand.Settings s = parse("--backend", "gdrcopy", "--iters", "5", "--warmup", "0", "--gpu", "3",
                 "--timeout-ms", "250", "--json", "--quiet");
         assertEquals(List.of(Backend.GDRCOPY), s.backends());

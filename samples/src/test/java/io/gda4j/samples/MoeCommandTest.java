@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -19,6 +20,13 @@ class MoeCommandTest {
         assertThrows(UsageException.class, () -> MoeCommand.tokenList("0"));
         assertThrows(UsageException.class, () -> MoeCommand.tokenList("8:4"));
         assertThrows(UsageException.class, () -> MoeCommand.tokenList("many"));
+        assertEquals("--tokens '128,128' names 128 twice",
+                assertThrows(UsageException.class, () -> MoeCommand.tokenList("128,128")).getMessage());
+        assertEquals("--tokens accepts whole numbers from 1 to 65536, a list (128,4096) or a doubling range "
+                + "(128:8192), got '1:99999999'",
+                assertThrows(UsageException.class, () -> MoeCommand.tokenList("1:99999999")).getMessage());
+        assertThrows(UsageException.class, () -> MoeCommand.tokenList("1:2:4"));
+        assertThrows(UsageException.class, () -> MoeCommand.tokenList("128,,256"));
     }
 
     @Test
@@ -149,5 +157,19 @@ class MoeCommandTest {
         assertTrue(help.contains("memcpyPeer"), help);
         assertTrue(help.contains("ncclCommInitRank in each process"), help);
         assertTrue(help.contains("two thread blocks per channel"), help);
+    }
+
+    @Test
+    void configRefusalsNameTheOptionsNotTheJavaFields() {
+        CliRun hidden = CliRun.of("moe", "--hidden", "100");
+        assertEquals(2, hidden.code(), hidden::toString);
+        assertTrue(hidden.err().contains("--hidden must be a multiple of"), hidden::toString);
+        assertFalse(hidden.err().contains("MoeConfig"), hidden::toString);
+        CliRun topk = CliRun.of("moe", "--topk", "8", "--experts", "3");
+        assertEquals("gda4j moe: --topk accepts 1 to 3 (at most --experts 3 and 32), got '8'. Run 'gda4j moe --help'."
+                + System.lineSeparator(), topk.err());
+        assertEquals("--chunk (64) must not exceed --ring (32)",
+                MoeCommand.optionWords("MoeConfig chunkTokens (64) must not exceed ringTokens (32)"));
+        assertEquals("--experts must be > 0, got 0", MoeCommand.optionWords("MoeConfig numExperts must be > 0, got 0"));
     }
 }
