@@ -86,6 +86,9 @@ final class CompareCommand implements Command {
         return o;
     }
 
+    /** The options that mean something with --from; the others would be ignored, so they are refused. */
+    static final List<String> FROM_OPTIONS = List.of("from", "plot", "csv", "json", "quiet");
+
     @Override
     public int run(CommandLine cmd, PrintStream out, PrintStream err) throws IOException {
         Path plot = cmd.hasOption("plot") ? Path.of(cmd.getOptionValue("plot")) : null;
@@ -93,6 +96,12 @@ final class CompareCommand implements Command {
             ComparePlot.checkWritable(plot); // before any measuring: a bad path must not cost a sweep
         }
         if (cmd.hasOption("from")) {
+            for (Option o : cmd.getOptions()) {
+                if (!FROM_OPTIONS.contains(o.getLongOpt())) {
+                    throw new UsageException("--from redraws a CSV and measures nothing, so --" + o.getLongOpt()
+                            + " does not apply; with --from: --" + String.join(", --", FROM_OPTIONS));
+                }
+            }
             CompareResults r = CompareResults.readCsv(Path.of(cmd.getOptionValue("from")));
             ResultTable.Format format = formatOf(cmd);
             r.table().print(out, format);

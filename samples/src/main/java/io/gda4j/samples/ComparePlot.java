@@ -3,7 +3,10 @@ package io.gda4j.samples;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -52,8 +55,25 @@ final class ComparePlot {
                 Files.delete(Files.createFile(file));
             }
         } catch (IOException | SecurityException e) {
-            throw new UsageException("--plot " + file + " cannot be written: " + e, e);
+            throw new UsageException("--plot " + file + " cannot be written: " + why(e), e);
         }
+    }
+
+    /** Why a file cannot be written, in words rather than an exception's class name. */
+    static String why(Exception e) {
+        if (e instanceof AccessDeniedException) {
+            return "permission denied";
+        }
+        if (e instanceof NoSuchFileException) {
+            return "the directory does not take new files there";
+        }
+        if (e instanceof FileSystemException f && f.getReason() != null) {
+            return f.getReason();
+        }
+        if (e instanceof SecurityException) {
+            return "a security manager refuses it";
+        }
+        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
     }
 
     /** Draws {@code r} into exactly {@code file} (no extension is added). */
@@ -82,7 +102,11 @@ final class ComparePlot {
         // The OutputStream form: the file-name form appends ".png" to a name that lacks it.
         ByteArrayOutputStream png = new ByteArrayOutputStream();
         BitmapEncoder.saveBitmap(charts, 1, charts.size(), png, BitmapEncoder.BitmapFormat.PNG);
-        Files.write(file, png.toByteArray());
+        try {
+            Files.write(file, png.toByteArray());
+        } catch (IOException e) {
+            throw new UsageException("--plot " + file + " cannot be written: " + why(e), e);
+        }
     }
 
     private static XYChart chart(String title, String yTitle, boolean logY) {

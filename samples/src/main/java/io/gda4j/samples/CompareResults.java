@@ -116,16 +116,25 @@ final class CompareResults {
         } catch (IOException e) {
             throw new UsageException("--from " + file + " cannot be read: " + e, e);
         }
+        // Non-blank lines, each with its line number in the file: every refusal names the line it is about.
         List<String> lines = new ArrayList<>();
-        for (String line : all) {
-            if (!line.isBlank()) {
-                lines.add(line.strip());
+        List<Integer> lineNumbers = new ArrayList<>();
+        for (int n = 0; n < all.size(); n++) {
+            if (!all.get(n).isBlank()) {
+                lines.add(all.get(n).strip());
+                lineNumbers.add(n + 1);
             }
         }
         if (lines.size() < 2) {
             throw new UsageException("--from " + file + " holds no compare results: write them with 'gda4j compare --csv > FILE'");
         }
         List<String> header = List.of(lines.get(0).split(","));
+        for (int c = 0; c < header.size(); c++) {
+            if (header.indexOf(header.get(c)) != c) {
+                throw new UsageException("--from " + file + " line " + lineNumbers.get(0) + ": column '"
+                        + header.get(c) + "' appears twice");
+            }
+        }
         int bytesCol = header.indexOf("bytes");
         List<String> transports = new ArrayList<>();
         for (String h : header) {
@@ -140,27 +149,29 @@ final class CompareResults {
         long[] sizes = new long[lines.size() - 1];
         List<String[]> rows = new ArrayList<>();
         for (int i = 1; i < lines.size(); i++) {
-            String[] cells = lines.get(i).split(",");
+            String[] cells = lines.get(i).split(",", -1);
+            int line = lineNumbers.get(i);
             if (cells.length != header.size()) {
-                throw new UsageException("--from " + file + " line " + (i + 1) + " has " + cells.length + " cells for "
+                throw new UsageException("--from " + file + " line " + line + " has " + cells.length + " cells for "
                         + header.size() + " columns");
             }
-            sizes[i - 1] = (long) number(cells[bytesCol], file, i);
+            sizes[i - 1] = size(cells[bytesCol], file, line);
             rows.add(cells);
         }
         CompareResults r = new CompareResults(transports, sizes);
         for (int i = 0; i < rows.size(); i++) {
             String[] cells = rows.get(i);
+            int line = lineNumbers.get(i + 1);
             for (int t = 0; t < transports.size(); t++) {
-                r.rttMicros[t][i] = number(cells[header.indexOf(transports.get(t) + "_rtt_us")], file, i + 1);
+                r.rttMicros[t][i] = number(cells[header.indexOf(transports.get(t) + "_rtt_us")], file, line);
                 int g = header.indexOf(transports.get(t) + "_GBps");
                 if (g >= 0) {
-                    r.gbps[t][i] = number(cells[g], file, i + 1);
+                    r.gbps[t][i] = number(cells[g], file, line);
                 }
             }
             int m = header.indexOf("memcpyPeer_GBps");
             if (m >= 0) {
-                r.memcpyPeerGbps[i] = number(cells[m], file, i + 1);
+                r.memcpyPeerGbps[i] = number(cells[m], file, line);
             }
         }
         return r;
@@ -174,7 +185,22 @@ final class CompareResults {
         try {
             return Double.parseDouble(c);
         } catch (NumberFormatException e) {
-            throw new UsageException(String.format(Locale.ROOT, "--from %s line %d: '%s' is not a number", file, line + 1, c));
+            throw new UsageException(String.format(Locale.ROOT, "--from %s line %d: '%s' is not a number", file, line, c));
         }
+    }
+
+    /** A message size: a whole number of bytes, at least 1 (the chart's axis is logarithmic). */
+    private static long size(String cell, Path file, int line) {
+        String c = cell.trim();
+        try {
+            long bytes = Long.parseLong(c);
+            if (bytes >= 1) {
+                return bytes;
+            }
+        } catch (NumberFormatException e) {
+            // the message below says what is accepted
+        }
+        throw new UsageException(String.format(Locale.ROOT, "--from %s line %d: bytes must be a whole number from 1,"
+                + " got '%s'", file, line, c));
     }
 }

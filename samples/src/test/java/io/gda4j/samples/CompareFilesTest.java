@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -88,5 +89,61 @@ class CompareFilesTest {
             assertTrue(r.err().contains(c[1]), () -> c[0] + " -> " + r.err());
             assertFalse(r.err().contains("Exception"), r::toString);
         }
+    }
+
+    @Test
+    void fromRefusesOptionsItWouldIgnore() throws Exception {
+        for (String[] extra : new String[][] {{"--iters", "0"}, {"--transports", "p2p"}, {"--sizes", "8"}}) {
+            List<String> args = new java.util.ArrayList<>(List.of("compare", "--from", csv().toString()));
+            args.addAll(List.of(extra));
+            CliRun r = CliRun.of(args.toArray(String[]::new));
+            assertEquals(2, r.code(), r::toString);
+            assertTrue(r.err().contains("--from redraws a CSV and measures nothing, so " + extra[0]
+                    + " does not apply; with --from: --from, --plot, --csv, --json, --quiet"), r.err());
+        }
+        assertEquals(0, CliRun.of("compare", "--from", csv().toString(), "--json", "--quiet").code());
+    }
+
+    @Test
+    void fromNamesTheLineOfABadSizeAndADuplicatedColumn() throws Exception {
+        List<String> good = Files.readAllLines(csv());
+        String header = good.get(0);
+        String row = good.get(1);
+        int bytesCol = List.of(header.split(",")).indexOf("bytes");
+        assertTrue(bytesCol >= 0, header);
+        String last = header.substring(header.lastIndexOf(',') + 1);
+        String[][] cases = {
+            {header + "\n\n" + withCell(row, bytesCol, "0") + "\n", "line 3: bytes must be a whole number from 1,"
+                + " got '0'"},
+            {header + "\n" + withCell(row, bytesCol, "-8") + "\n", "line 2: bytes must be a whole number from 1,"
+                + " got '-8'"},
+            {header + "," + last + "\n" + row + ",1\n", "line 1: column '" + last + "' appears twice"},
+        };
+        for (String[] c : cases) {
+            Path bad = dir.resolve("bad.csv");
+            Files.writeString(bad, c[0]);
+            CliRun r = CliRun.of("compare", "--from", bad.toString());
+            assertEquals(2, r.code(), r::toString);
+            assertEquals("gda4j compare: --from " + bad + " " + c[1] + ". Run 'gda4j compare --help'."
+                    + System.lineSeparator(), r.err());
+        }
+    }
+
+    @Test
+    void aPlotPathTheFileSystemRefusesIsOneLineWithoutAnExceptionName() throws Exception {
+        Path proc = Path.of("/proc");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(proc.resolve("self")),
+                "no Linux /proc here, whose directory takes no new files");
+        CliRun r = CliRun.of("compare", "--from", csv().toString(), "--plot", "/proc/x.png");
+        assertEquals(2, r.code(), r::toString);
+        assertEquals(1, r.err().strip().lines().count(), r::toString);
+        assertTrue(r.err().startsWith("gda4j compare: --plot /proc/x.png cannot be written: "), r.err());
+        assertFalse(r.err().contains("Exception"), r.err());
+    }
+
+    private static String withCell(String row, int column, String value) {
+        String[] cells = row.split(",", -1);
+        cells[column] = value;
+        return String.join(",", cells);
     }
 }
