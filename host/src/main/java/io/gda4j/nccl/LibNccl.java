@@ -25,13 +25,11 @@ import java.util.List;
  * {@link #unavailableReason()} says why.
  */
 public final class LibNccl {
-    public static final String LIBRARY_PROP_NAME = "gda4j.nccl.library";
-    public static final String LIBRARY_ENV = "GDA4J_NCCL_LIBRARY";
-    public static final String LIBRARY_DEFAULT = "libnccl.so.2";
+    public static final String LIBRARY_PROP_NAME = NcclSettings.LIBRARY_PROP_NAME;
+    public static final String LIBRARY_ENV = NcclSettings.LIBRARY_ENV;
+    public static final String LIBRARY_DEFAULT = NcclSettings.LIBRARY_DEFAULT;
 
-    public static final Setting<String> LIBRARY_SETTING = Setting.of("libnccl to load", LIBRARY_PROP_NAME, LIBRARY_ENV,
-            LIBRARY_DEFAULT, "a library name or path for JNA, e.g. " + LIBRARY_DEFAULT
-                    + " (the default also looks in Python environments' nvidia/nccl/lib)", text -> text);
+    public static final Setting<String> LIBRARY_SETTING = NcclSettings.LIBRARY;
 
     /** {@code ncclResult_t ncclSuccess}. */
     public static final int NCCL_SUCCESS = 0;

@@ -6,7 +6,7 @@ import io.gda4j.config.SettingException;
 import io.gda4j.gdrcopy.GdrcopyConfig;
 import io.gda4j.ibgda.IbgdaConfig;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
-import io.gda4j.nccl.LibNccl;
+import io.gda4j.nccl.NcclSettings;
 import io.gda4j.nic.mlx5.Mlx5Settings;
 import io.gda4j.proxy.ProxyConfig;
 import io.gda4j.verbs.LibIbverbs;
@@ -41,16 +41,17 @@ final class Configuration {
             new Group("ibgda", IbgdaConfig.SETTINGS),
             new Group("emulated NIC", EmulatedNicConfig.SETTINGS),
             new Group("mlx5", Mlx5Settings.SETTINGS),
-            new Group("native libraries", List.of(LibIbverbs.LIBRARY_SETTING, LibMlx5.LIBRARY_SETTING)),
+            new Group("native libraries", List.of(LibIbverbs.LIBRARY_SETTING, LibMlx5.LIBRARY_SETTING,
+                    NcclSettings.LIBRARY)),
             new Group("command line", List.of(Main.DEBUG)));
 
-    /** Environment variables gda4j reads besides {@link #GROUPS}: the launch environment, NCCL, the launcher script. */
+    /** Environment variables gda4j reads besides {@link #GROUPS}: the launch environment, the launcher script. */
     static final List<String> OTHER_ENV = List.of(LaunchEnvironment.GDA4J_LAUNCHER, LaunchEnvironment.GDA4J_RANK,
             LaunchEnvironment.GDA4J_WORLD_SIZE, LaunchEnvironment.GDA4J_LOCAL_RANK,
             LaunchEnvironment.GDA4J_LOCAL_WORLD_SIZE, LaunchEnvironment.GDA4J_ROOT, LaunchEnvironment.GDA4J_JOB_TOKEN,
-            LibNccl.LIBRARY_ENV, "GDA4J_JAVA_OPTS");
-    /** System properties gda4j reads besides {@link #GROUPS}: NCCL, gdrcopy, and the build's test switch. */
-    static final List<String> OTHER_PROPERTIES = List.of(LibNccl.LIBRARY_PROP_NAME, GdrcopyConfig.LIBRARY_PROP_NAME,
+            "GDA4J_JAVA_OPTS");
+    /** System properties gda4j reads besides {@link #GROUPS}: gdrcopy's, and the build's test switch. */
+    static final List<String> OTHER_PROPERTIES = List.of(GdrcopyConfig.LIBRARY_PROP_NAME,
             GdrcopyConfig.DEVICE_PROP_NAME, "gda4j.test.requireCompilers");
     static final String ENV_PREFIX = "GDA4J_";
     static final String PROPERTY_PREFIX = "gda4j.";
