@@ -97,7 +97,8 @@ final class HostFlagCommand implements Command {
         o.addOption(Option.builder().longOpt("gpu").hasArg().argName("G").desc("the GPU to use (default 0)").build());
         o.addOption(Option.builder().longOpt("timeout-ms").hasArg().argName("MS")
                 .desc("how long the kernel waits for one round before it gives up and the run fails with a message "
-                        + "(default " + WorldConfig.WAIT_TIMEOUT_ENV + " or 10000)").build());
+                        + "(default " + WorldConfig.WAIT_TIMEOUT_ENV + " / -D" + WorldConfig.WAIT_TIMEOUT_PROP_NAME
+                        + ", else " + WorldConfig.WAIT_TIMEOUT_DEFAULT + ")").build());
         o.addOption(Option.builder().longOpt("csv").desc("print CSV instead of a table").build());
         o.addOption(Option.builder().longOpt("json").desc("print JSON instead of a table").build());
         o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());

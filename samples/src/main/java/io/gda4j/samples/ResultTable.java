@@ -97,7 +97,7 @@ final class ResultTable {
             for (int i = 0; i < columns.size(); i++) {
                 Object c = rows.get(r).get(i);
                 b.append(i == 0 ? "" : ",").append(quote(columns.get(i))).append(':');
-                b.append(c instanceof Number && Double.isFinite(((Number) c).doubleValue()) ? text(c) : quote(text(c)));
+                b.append(jsonValue(c));
             }
             b.append('}');
         }
@@ -106,6 +106,17 @@ final class ResultTable {
             b.append(i == 0 ? "" : ",").append(quote(notes.get(i)));
         }
         return b.append("]}").toString();
+    }
+
+    /**
+     * A cell as JSON, strictly typed: a number stays a number, one that is not finite (NaN: not measured) is null,
+     * never a string a script would have to recognise.
+     */
+    static String jsonValue(Object c) {
+        if (c instanceof Number n) {
+            return Double.isFinite(n.doubleValue()) ? text(c) : "null";
+        }
+        return c == null ? "null" : quote(text(c));
     }
 
     static String text(Object c) {

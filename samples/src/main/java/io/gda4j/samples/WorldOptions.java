@@ -72,7 +72,9 @@ final class WorldOptions {
         o.addOption(Option.builder().longOpt("rank").hasArg().argName("R").desc("the measuring rank (default 0)").build());
         o.addOption(Option.builder().longOpt("peer").hasArg().argName("P").desc("the other rank (default 1)").build());
         o.addOption(Option.builder().longOpt("timeout-ms").hasArg().argName("MS")
-                .desc("device-side wait timeout; a stuck run fails with a message after this long (default 10000)").build());
+                .desc("device-side wait timeout; a stuck run fails with a message after this long (default "
+                        + WorldConfig.WAIT_TIMEOUT_ENV + " / -D" + WorldConfig.WAIT_TIMEOUT_PROP_NAME + ", else "
+                        + WorldConfig.WAIT_TIMEOUT_DEFAULT + ")").build());
         o.addOption(Option.builder().longOpt("csv").desc("print CSV instead of a table").build());
         o.addOption(Option.builder().longOpt("json").desc("print JSON instead of a table").build());
     }

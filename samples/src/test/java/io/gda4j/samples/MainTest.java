@@ -90,6 +90,13 @@ class MainTest {
         assertEquals(r.out(), viaHelp.out());
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"latency", "bandwidth", "compare", "hostflag", "moe"})
+    void theTimeoutsHelpNamesTheSettingItsDefaultComesFrom(String command) {
+        String help = run(command, "--help").out().replaceAll("\\s+", " ");
+        assertTrue(help.contains("(default GDA4J_WAIT_TIMEOUT_MS / -Dgda4j.waitTimeoutMillis, else 10000)"), help);
+    }
+
     @Test
     void unknownCommandIsOneLineExit2() {
         Run r = run("frobnicate");

@@ -51,4 +51,13 @@ class ResultTableTest {
         assertTrue(s.contains("\"mode\":\"put_signal, \\\"x\\\"\""), s);
         assertTrue(s.endsWith("\"notes\":[\"rank 0 -> rank 1\"]}"), s);
     }
+
+    @Test
+    void jsonWritesANumberNotMeasuredAsNullNotAString() {
+        ResultTable t = new ResultTable("bandwidth", List.of("bytes", "GBps", "peak", "note"));
+        t.add(8L, Double.NaN, Double.POSITIVE_INFINITY, "n/a");
+        String s = print(t, ResultTable.Format.JSON).strip();
+        assertTrue(s.contains("{\"bytes\":8,\"GBps\":null,\"peak\":null,\"note\":\"n/a\"}"), s);
+        assertTrue(!s.contains("NaN") && !s.contains("Infinity"), s);
+    }
 }
