@@ -25,12 +25,14 @@ import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
 import io.gda4j.world.Worlds;
 import org.apache.commons.cli.CommandLine;
+import org.apache.commons.cli.Option;
 import org.apache.commons.cli.Options;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -64,32 +66,123 @@ final class InfoCommand implements Command {
 
     @Override
     public String examples() {
-        return "  gda4j info\n";
+        return "  gda4j info\n  gda4j info --json      the same findings as one JSON object\n";
     }
+
+    /** Lines of the report are wrapped to this many columns, continued under their first word. */
+    static final int WIDTH = 120;
 
     @Override
     public Options options() {
-        return new Options();
+        Options o = new Options();
+        o.addOption(Option.builder().longOpt("json").desc("print the findings as one JSON object (for scripts)").build());
+        return o;
     }
 
     @Override
     public int run(CommandLine cmd, PrintStream out, PrintStream err) {
-        out.println("gda4j " + Main.version() + " on Java " + System.getProperty("java.version") + " ("
-                + System.getProperty("os.name") + " " + System.getProperty("os.arch") + ")");
         ByteArrayOutputStream sections = new ByteArrayOutputStream();
         CudaStatus cuda = Cuda.status();
         VerbsStatus verbs = Verbs.status();
         List<String> possible = new ArrayList<>();
         List<Setting.Shown> settings = Configuration.show(System::getProperty, System::getenv);
+        List<Map<String, Object>> transports = new ArrayList<>();
         try (PrintStream body = new PrintStream(sections, true, StandardCharsets.UTF_8)) {
-            printSections(body, cuda, verbs, possible, settings);
+            printSections(body, cuda, verbs, possible, transports, settings);
         }
-        out.println(summary(cuda, possible, settings));
+        if (cmd.hasOption("json")) {
+            out.println(Json.of(json(cuda, verbs, transports, settings, summary(cuda, possible, settings))));
+            return 0;
+        }
+        out.println("gda4j " + Main.version() + " on Java " + System.getProperty("java.version") + " ("
+                + System.getProperty("os.name") + " " + System.getProperty("os.arch") + ")");
+        out.println(wrap(summary(cuda, possible, settings), WIDTH));
         out.println();
         // Each reason is printed where it belongs (CUDA, RDMA) and referred to elsewhere, not repeated.
-        out.print(onceEach(sections.toString(StandardCharsets.UTF_8),
-                List.of(cuda.available() ? "" : cuda.reason(), verbs.sentence()), List.of("CUDA", "RDMA")));
+        out.print(wrap(onceEach(sections.toString(StandardCharsets.UTF_8),
+                List.of(cuda.available() ? "" : cuda.reason(), verbs.sentence()), List.of("CUDA", "RDMA")), WIDTH));
         return 0;
+    }
+
+    /** What the report says, as one object for scripts: the same findings, typed. */
+    static Map<String, Object> json(CudaStatus cuda, VerbsStatus verbs, List<Map<String, Object>> transports,
+                                    List<Setting.Shown> settings, String summary) {
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("version", Main.version());
+        o.put("java", System.getProperty("java.version"));
+        o.put("summary", summary.replaceFirst("^Summary: ", ""));
+        Map<String, Object> c = new LinkedHashMap<>();
+        c.put("available", cuda.available());
+        c.put("reason", cuda.available() ? null : cuda.reason());
+        c.put("driver", cuda.available() ? Cuda.driverVersionString() : null);
+        List<Object> gpus = new ArrayList<>();
+        for (int i = 0; cuda.available() && i < cuda.deviceCount(); i++) {
+            CudaDevice d = Cuda.device(i);
+            Map<String, Object> g = new LinkedHashMap<>();
+            g.put("ordinal", d.ordinal());
+            g.put("name", d.name());
+            g.put("memoryBytes", d.totalMemoryBytes());
+            g.put("computeCapability", d.computeCapabilityMajor() + "." + d.computeCapabilityMinor());
+            g.put("sms", d.multiprocessorCount());
+            g.put("pciBusId", d.pciBusId());
+            g.put("uuid", d.uuid());
+            gpus.add(g);
+        }
+        c.put("gpus", gpus);
+        o.put("cuda", c);
+        o.put("rdma", verbs.sentence());
+        o.put("transports", transports);
+        List<Object> list = new ArrayList<>();
+        for (Setting.Shown s : settings) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("setting", s.setting().label());
+            m.put("env", s.setting().envName());
+            m.put("property", s.setting().propertyName());
+            m.put("value", s.value());
+            m.put("source", s.source().word());
+            m.put("valid", s.valid());
+            m.put("problem", s.valid() ? null : s.problem());
+            list.add(m);
+        }
+        o.put("settings", list);
+        List<Object> unknown = new ArrayList<>();
+        for (Configuration.Unknown u : Configuration.unknown(System.getenv(), System.getProperties())) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put(u.property() ? "property" : "env", u.name());
+            m.put("closest", u.closest());
+            unknown.add(m);
+        }
+        o.put("unknownSettings", unknown);
+        return o;
+    }
+
+    /**
+     * {@code text} with every line longer than {@code width} broken at spaces, the rest indented two columns past
+     * the line's own indent. A word longer than the width stays whole.
+     */
+    static String wrap(String text, int width) {
+        StringBuilder b = new StringBuilder();
+        for (String line : text.split("\n", -1)) {
+            int indent = 0;
+            while (indent < line.length() && line.charAt(indent) == ' ') {
+                indent++;
+            }
+            String rest = line;
+            String next = " ".repeat(Math.min(indent + 2, width / 2));
+            while (rest.length() > width) {
+                int cut = rest.lastIndexOf(' ', width);
+                if (cut <= next.length() || rest.substring(0, cut).isBlank()) {
+                    cut = rest.indexOf(' ', width);
+                    if (cut < 0) {
+                        break;
+                    }
+                }
+                b.append(rest, 0, cut).append('\n');
+                rest = next + rest.substring(cut + 1).stripLeading();
+            }
+            b.append(rest).append('\n');
+        }
+        return b.substring(0, b.length() - 1);
     }
 
     /** Which world this process would open: one process of a launch (which, rank, root), or a local world. */
@@ -152,7 +245,7 @@ final class InfoCommand implements Command {
     }
 
     private static void printSections(PrintStream out, CudaStatus cuda, VerbsStatus verbs, List<String> possible,
-                                      List<Setting.Shown> settings) {
+                                      List<Map<String, Object>> transports, List<Setting.Shown> settings) {
         List<CudaDevice> gpus = new ArrayList<>();
         out.println("CUDA");
         if (cuda.available()) {
@@ -229,6 +322,11 @@ final class InfoCommand implements Command {
             if (what.startsWith("possible")) {
                 possible.add(p.name());
             }
+            Map<String, Object> t = new LinkedHashMap<>();
+            t.put("name", p.name());
+            t.put("possible", what.startsWith("possible"));
+            t.put("status", what);
+            transports.add(t);
             out.printf(Locale.ROOT, "  %-8s %s%n", p.name(), what);
         }
         out.println();
@@ -264,9 +362,24 @@ final class InfoCommand implements Command {
                 Setting.Shown s = settings.get(i);
                 Setting<?> setting = s.setting();
                 String value = s.valid() ? s.value() : "BAD '" + s.value() + "'";
-                out.printf(Locale.ROOT, "    %-36s %-16s %-12s %s / -D%s%s%n", setting.label(), value,
-                        s.source().word(), setting.envName(), setting.propertyName(),
-                        setting.note() == null ? "" : "  (" + setting.note() + ")");
+                String head = String.format(Locale.ROOT, "    %-36s %-16s %-12s", setting.label(), value,
+                        s.source().word());
+                String names = setting.envName() + " / -D" + setting.propertyName();
+                String note = setting.note() == null ? "" : "(" + setting.note() + ")";
+                // What does not fit goes under its setting, a part per line, so the names stay whole.
+                StringBuilder line = new StringBuilder(head);
+                for (String part : new String[] {names, note}) {
+                    if (part.isEmpty()) {
+                        continue;
+                    }
+                    int lastLine = line.lastIndexOf("\n") + 1;
+                    if (line.length() - lastLine + 2 + part.length() <= WIDTH) {
+                        line.append(line.length() == head.length() ? " " : "  ").append(part);
+                    } else {
+                        line.append("\n      ").append(part);
+                    }
+                }
+                out.println(line);
                 if (!s.valid()) {
                     out.println("      ^ " + s.problem());
                 }

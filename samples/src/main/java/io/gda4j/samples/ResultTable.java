@@ -91,19 +91,19 @@ final class ResultTable {
 
     String json() {
         StringBuilder b = new StringBuilder();
-        b.append("{\"title\":").append(quote(title)).append(",\"rows\":[");
+        b.append("{\"title\":").append(Json.quote(title)).append(",\"rows\":[");
         for (int r = 0; r < rows.size(); r++) {
             b.append(r == 0 ? "" : ",").append('{');
             for (int i = 0; i < columns.size(); i++) {
                 Object c = rows.get(r).get(i);
-                b.append(i == 0 ? "" : ",").append(quote(columns.get(i))).append(':');
+                b.append(i == 0 ? "" : ",").append(Json.quote(columns.get(i))).append(':');
                 b.append(jsonValue(c));
             }
             b.append('}');
         }
         b.append("],\"notes\":[");
         for (int i = 0; i < notes.size(); i++) {
-            b.append(i == 0 ? "" : ",").append(quote(notes.get(i)));
+            b.append(i == 0 ? "" : ",").append(Json.quote(notes.get(i)));
         }
         return b.append("]}").toString();
     }
@@ -116,7 +116,7 @@ final class ResultTable {
         if (c instanceof Number n) {
             return Double.isFinite(n.doubleValue()) ? text(c) : "null";
         }
-        return c == null ? "null" : quote(text(c));
+        return c == null ? "null" : Json.quote(text(c));
     }
 
     static String text(Object c) {
@@ -134,23 +134,5 @@ final class ResultTable {
 
     private static String csv(String s) {
         return s.contains(",") || s.contains("\"") ? '"' + s.replace("\"", "\"\"") + '"' : s;
-    }
-
-    private static String quote(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char ch : s.toCharArray()) {
-            switch (ch) {
-                case '"': b.append("\\\""); break;
-                case '\\': b.append("\\\\"); break;
-                case '\n': b.append("\\n"); break;
-                default:
-                    if (ch < 0x20) {
-                        b.append(String.format(Locale.ROOT, "\\u%04x", (int) ch));
-                    } else {
-                        b.append(ch);
-                    }
-            }
-        }
-        return b.append('"').toString();
     }
 }

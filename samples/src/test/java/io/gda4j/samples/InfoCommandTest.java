@@ -100,4 +100,48 @@ class InfoCommandTest {
         assertTrue(broken.startsWith("the launcher's environment is unusable") && broken.contains("LOCAL_RANK"), broken);
         assertTrue(CliRun.of("info").out().contains("Launch (which world"), "info prints the section");
     }
+
+    @Test
+    void everyLineOfInfoFitsIn120Columns() {
+        CliRun r = CliRun.of("info");
+        assertEquals(0, r.code(), r::toString);
+        for (String line : r.out().lines().toList()) {
+            boolean oneWord = !line.strip().contains(" ");
+            assertTrue(line.length() <= InfoCommand.WIDTH || oneWord, line.length() + " columns: " + line);
+        }
+    }
+
+    @Test
+    void wrapBreaksAtSpacesAndIndentsTheRest() {
+        assertEquals("  aaaa bbbb\n    cccc\nshort", InfoCommand.wrap("  aaaa bbbb cccc\nshort", 12));
+        assertEquals("x".repeat(20), InfoCommand.wrap("x".repeat(20), 12), "a word longer than the width stays whole");
+    }
+
+    @Test
+    void infoJsonIsOneTypedObjectWithEverySetting() {
+        CliRun r = CliRun.of("info", "--json");
+        assertEquals(0, r.code(), r::toString);
+        String json = r.out().strip();
+        assertEquals(1, r.out().strip().lines().count(), "one line: " + r.out());
+        JsonSyntax.check(json);
+        assertTrue(json.startsWith("{\"version\":\""), json);
+        assertTrue(json.contains("\"cuda\":{\"available\":" + io.gda4j.cuda.Cuda.status().available()), json);
+        for (io.gda4j.config.Setting<?> s : Configuration.all()) {
+            assertTrue(json.contains("\"env\":\"" + s.envName() + "\",\"property\":\"" + s.propertyName() + "\""),
+                    s.envName() + " missing: " + json);
+        }
+        assertTrue(json.contains("\"valid\":true"), json);
+        assertTrue(json.contains("\"transports\":[{\"name\":"), json);
+        assertTrue(json.contains("\"unknownSettings\":["), json);
+    }
+
+    @Test
+    void jsonTextIsStrictlyTyped() {
+        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("a", Double.NaN);
+        m.put("b", List.of(1, true, "x\"y"));
+        m.put("c", null);
+        assertEquals("{\"a\":null,\"b\":[1,true,\"x\\\"y\"],\"c\":null}", Json.of(m));
+        JsonSyntax.check(Json.of(m));
+    }
 }

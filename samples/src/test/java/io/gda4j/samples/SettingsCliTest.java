@@ -105,7 +105,8 @@ class SettingsCliTest {
         assertTrue(r.out().contains("BAD 'a,b'"), r.out());
         assertTrue(r.out().contains("^ GDA4J_GPUS=a,b is not valid: GPUs of the ranks must be "), r.out());
         assertTrue(r.out().contains("^ GDA4J_PROXY_IDLE=nap is not valid: "), r.out());
-        String summary = r.out().lines().skip(1).findFirst().orElseThrow();
+        // The summary is the paragraph after the version line (info wraps it at 120 columns).
+        String summary = r.out().split("\\R\\R", 2)[0].lines().skip(1).reduce("", (a, b) -> a + " " + b.strip()).strip();
         assertTrue(summary.startsWith("Summary: ") && summary.contains("2 bad settings: GDA4J_GPUS, GDA4J_PROXY_IDLE"),
                 summary);
         assertTrue(r.out().contains("proxy threads"), "the group of a bad setting is still listed in full");
@@ -152,15 +153,15 @@ class SettingsCliTest {
     void infoSaysEachReasonOnceAndWhatWorksWithoutAGpu() {
         CliRun r = CliRun.of("info");
         assertEquals(0, r.code(), r::toString);
-        String out = r.out();
-        assertTrue(out.lines().skip(1).findFirst().orElseThrow().startsWith("Summary: "), out);
+        String out = r.out().replaceAll("\\s+", " "); // as a reader sees it, line breaks of wrapping aside
+        assertTrue(r.out().lines().skip(1).findFirst().orElseThrow().startsWith("Summary: "), out);
         if (!Cuda.status().available()) {
-            assertEquals(1, count(out, Cuda.status().reason()), out);
+            assertEquals(1, count(out, Cuda.status().reason().replaceAll("\\s+", " ")), out);
             assertTrue(out.contains("Without a GPU"), out);
             assertTrue(out.contains("mvn -B verify") && out.contains("org.openjdk.jmh.Main")
                     && out.contains("compare --from"), out);
         }
-        assertEquals(1, count(out, io.gda4j.verbs.Verbs.status().sentence()), out);
+        assertEquals(1, count(out, io.gda4j.verbs.Verbs.status().sentence().replaceAll("\\s+", " ")), out);
     }
 
     private static int count(String text, String part) {
