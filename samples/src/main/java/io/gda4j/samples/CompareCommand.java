@@ -51,7 +51,7 @@ final class CompareCommand implements Command {
 
     @Override
     public String examples() {
-        return "  gda4j compare                                   p2p vs proxy, 8 B .. 256 MiB\n"
+        return "  gda4j compare                                   every transport here side by side, 8 B .. 256 MiB\n"
                 + "  gda4j compare --plot compare.png                the same, and a chart\n"
                 + "  gda4j compare --sizes 8:64k --what latency --iters 5000\n"
                 + "  gda4j compare --csv > compare.csv; gda4j compare --from compare.csv --plot compare.png\n";

@@ -185,7 +185,8 @@ final class CompareResults {
         try {
             return Double.parseDouble(c);
         } catch (NumberFormatException e) {
-            throw new UsageException(String.format(Locale.ROOT, "--from %s line %d: '%s' is not a number", file, line, c));
+            throw new UsageException(String.format(Locale.ROOT, "--from %s line %d: '%s' is not a number", file, line,
+                    c));
         }
     }
 

@@ -75,7 +75,8 @@ final class InfoCommand implements Command {
     @Override
     public Options options() {
         Options o = new Options();
-        o.addOption(Option.builder().longOpt("json").desc("print the findings as one JSON object (for scripts)").build());
+        o.addOption(Option.builder().longOpt("json").desc("print the findings as one JSON object (for scripts)")
+                .build());
         return o;
     }
 
@@ -203,8 +204,8 @@ final class InfoCommand implements Command {
     static String summary(CudaStatus cuda, List<String> possibleTransports, List<Setting.Shown> settings) {
         StringBuilder b = new StringBuilder("Summary: ");
         if (!cuda.available()) {
-            b.append("no CUDA GPU, so latency, bandwidth, compare and hostflag cannot run here; the build, the CPU "
-                    + "tests, the JMH benchmarks and 'compare --from' can (see \"Without a GPU\")");
+            b.append("no CUDA GPU, so latency, bandwidth, compare, hostflag and moe cannot run here; the build, the "
+                    + "CPU tests, the JMH benchmarks and 'compare --from' can (see \"Without a GPU\")");
         } else if (possibleTransports.isEmpty()) {
             b.append(cuda.deviceCount()).append(" GPU(s), but no transport can run (see Transports)");
         } else {

@@ -37,7 +37,7 @@ public final class Main {
                 case "1" -> true;
                 case "0" -> false;
                 default -> throw new IllegalArgumentException("not 0 or 1: '" + text + "'");
-            });
+            }).displayedAs(on -> on ? "1" : "0"); // in the words it is set with
 
     private final Map<String, Command> commands = new LinkedHashMap<>();
 
@@ -116,7 +116,10 @@ public final class Main {
             }
             return c.run(cmd, out, err);
         } catch (SettingException e) {
-            err.println("gda4j " + c.name() + ": " + sentence(e.getMessage()) + " ('gda4j info' lists every setting).");
+            String m = sentence(e.getMessage());
+            // Once: a setting's own message may already point to info (GDA4J_TRANSPORT's does).
+            err.println("gda4j " + c.name() + ": " + m + (m.contains("gda4j info") ? "." : " ('gda4j info' lists every"
+                    + " setting)."));
             return 2;
         } catch (ParseException e) {
             err.println("gda4j " + c.name() + ": " + parseMessage(e, c.options()) + ". Run 'gda4j " + c.name()

@@ -86,6 +86,7 @@ class MainTest {
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("gda4j " + command), r.out());
         assertTrue(r.out().contains("examples:"), r.out());
+        assertFalse(r.out().contains("p2p vs proxy"), "compare compares every transport: " + r.out());
         Run viaHelp = run("help", command);
         assertEquals(r.out(), viaHelp.out());
     }

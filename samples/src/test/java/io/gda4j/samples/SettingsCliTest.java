@@ -85,6 +85,14 @@ class SettingsCliTest {
     }
 
     @Test
+    void aMessageThatPointsToInfoDoesSoOnce() throws Exception {
+        CliRun r = gda4j(List.of("GDA4J_TRANSPORT=bogus"), List.of(), "latency");
+        assertEquals(2, r.code(), r::toString);
+        assertEquals(1, count(r.err(), "gda4j info"), r::toString);
+        assertTrue(r.err().strip().endsWith("lists them)."), r::toString);
+    }
+
+    @Test
     void aPropertyWinsOverTheEnvironmentAndIsTheOneNamed() throws Exception {
         CliRun r = gda4j(List.of("GDA4J_PROXY_THREADS=2"), List.of("gda4j.proxy.threads=0"), "latency");
         assertEquals(2, r.code(), r::toString);
@@ -106,7 +114,8 @@ class SettingsCliTest {
         assertTrue(r.out().contains("^ GDA4J_GPUS=a,b is not valid: GPUs of the ranks must be "), r.out());
         assertTrue(r.out().contains("^ GDA4J_PROXY_IDLE=nap is not valid: "), r.out());
         // The summary is the paragraph after the version line (info wraps it at 120 columns).
-        String summary = r.out().split("\\R\\R", 2)[0].lines().skip(1).reduce("", (a, b) -> a + " " + b.strip()).strip();
+        String summary = r.out().split("\\R\\R", 2)[0].lines().skip(1).reduce("", (a, b) -> a + " " + b.strip())
+                .strip();
         assertTrue(summary.startsWith("Summary: ") && summary.contains("2 bad settings: GDA4J_GPUS, GDA4J_PROXY_IDLE"),
                 summary);
         assertTrue(r.out().contains("proxy threads"), "the group of a bad setting is still listed in full");
@@ -146,6 +155,7 @@ class SettingsCliTest {
                 "GDA4J_JAVA_OPTS")));
         assertEquals(1, NearestName.editDistance("transprot", "transport"));
         assertTrue(Configuration.all().contains(io.gda4j.nccl.NcclSettings.LIBRARY), "GDA4J_NCCL_LIBRARY in info");
+        assertEquals("0", Main.DEBUG.show(k -> null, k -> null).value(), "GDA4J_DEBUG shown as it is set: 1 or 0");
         assertEquals(null, NearestName.of("GDA4J_ZZZZZZZZZZZZ", Configuration.knownEnv()));
     }
 
@@ -158,6 +168,7 @@ class SettingsCliTest {
         if (!Cuda.status().available()) {
             assertEquals(1, count(out, Cuda.status().reason().replaceAll("\\s+", " ")), out);
             assertTrue(out.contains("Without a GPU"), out);
+            assertTrue(out.contains("latency, bandwidth, compare, hostflag and moe cannot run here"), out);
             assertTrue(out.contains("mvn -B verify") && out.contains("org.openjdk.jmh.Main")
                     && out.contains("compare --from"), out);
         }
