@@ -81,7 +81,7 @@ class MoeCommandTest {
         CliRun help = CliRun.of("moe", "--help");
         assertTrue(help.out().contains("--comm-stream"), help.out());
         assertTrue(help.out().contains("communication stream per rank"), help.out());
-        assertTrue(help.out().replaceAll("\\s+", " ").contains("the times then include that fork and join"), help.out());
+        assertTrue(readme().contains("the times then include that fork and join"), "README.md");
         CliRun ll = CliRun.of("moe", "--mode", "low-latency", "--comm-stream");
         assertEquals(2, ll.code());
         assertTrue(ll.err().contains("--comm-stream applies to --mode high-throughput"), ll.err());
@@ -146,17 +146,25 @@ class MoeCommandTest {
         assertTrue(MoeCommand.lowLatencySmsNote(132, 128, 132).contains("132 of 132 SMs"));
     }
 
+    /** README.md as a reader sees it: line breaks and indents as single spaces. */
+    private static String readme() {
+        try {
+            return java.nio.file.Files.readString(ReadmeSnippetsTest.readme()).replaceAll("\\s+", " ");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     @Test
-    void helpSaysHowTimesAreTakenInOneProcessAndUnderALauncher() {
-        String help = CliRun.of("moe", "--help").out().replaceAll("\\s+", " ");
-        assertTrue(help.contains("How times are taken in one process"), help);
-        assertTrue(help.contains("Under a launcher"), help);
-        assertTrue(help.contains("start line on the GPU"), help);
-        assertTrue(help.contains("the skew between the processes' launches is not counted"), help);
-        assertTrue(help.contains("link_GBps"), help);
-        assertTrue(help.contains("memcpyPeer"), help);
-        assertTrue(help.contains("ncclCommInitRank in each process"), help);
-        assertTrue(help.contains("two thread blocks per channel"), help);
+    void theReadmeSaysHowTimesAreTakenInOneProcessAndUnderALauncher() {
+        String readme = readme();
+        assertTrue(readme.contains("**One process** (no launcher)"), "README.md");
+        assertTrue(readme.contains("**Under a launcher**"), "README.md");
+        assertTrue(readme.contains("start line on the GPU"), "README.md");
+        assertTrue(readme.contains("the skew between the launches is not counted"), "README.md");
+        assertTrue(readme.contains("**link_GBps**") && readme.contains("**memcpyPeer**"), "README.md");
+        assertTrue(readme.contains("`ncclCommInitRank` in each process"), "README.md");
+        assertTrue(readme.contains("two thread blocks per channel"), "README.md");
     }
 
     @Test
@@ -171,5 +179,24 @@ class MoeCommandTest {
         assertEquals("--chunk (64) must not exceed --ring (32)",
                 MoeCommand.optionWords("MoeConfig chunkTokens (64) must not exceed ringTokens (32)"));
         assertEquals("--experts must be > 0, got 0", MoeCommand.optionWords("MoeConfig numExperts must be > 0, got 0"));
+    }
+
+    @Test
+    void helpIsShortAndTheDetailsAreInTheReadme() throws Exception {
+        CliRun help = CliRun.of("moe", "--help");
+        assertEquals(0, help.code(), help::toString);
+        long lines = help.out().lines().count();
+        assertTrue(lines <= 60, lines + " lines (72 before the details moved to the README):\n" + help.out());
+        // The description: the paragraph after the summary line, before the options.
+        String description = help.out().split("\\R\\R")[2];
+        assertTrue(description.startsWith("Every rank"), description);
+        assertTrue(description.lines().count() <= 12, description.lines().count() + " lines: " + description);
+        String readme = readme();
+        assertTrue(help.out().replaceAll("\\s+", " ").contains("How gda4j moe measures")
+                && readme.contains("### How `gda4j moe` measures"),
+                "the help points to the README's section");
+        for (String column : List.of("link_GBps", "memcpyPeer", "link_ratio", "x_nccl", "start line")) {
+            assertTrue(readme.contains(column), column + " is explained in the README");
+        }
     }
 }
