@@ -263,6 +263,8 @@ public final class Bootstrap implements AutoCloseable {
             Thread hello = new Thread(() -> {
                 try {
                     handshake(s);
+                } catch (RuntimeException e) {
+                    closeQuietly(s); // a stranger's bytes must never leave a socket open or a stack trace
                 } finally {
                     pendingHellos.decrementAndGet();
                 }
@@ -307,7 +309,7 @@ public final class Bootstrap implements AutoCloseable {
         } catch (SocketTimeoutException e) {
             refuse(link, "no hello within " + Math.min(HELLO_TIMEOUT_MILLIS, config.joinTimeoutMillis()) + " ms");
         } catch (IOException e) {
-            refuse(link, e.getMessage());
+            refuse(link, String.valueOf(e.getMessage()));
         }
     }
 

@@ -89,9 +89,15 @@ public final class BootstrapFrameDescriptor {
             throw new FrameException("a frame of " + Integer.toUnsignedString(length) + " bytes (limit " + limitBytes
                     + "): not a gda4j bootstrap peer, or a message over the limit");
         }
-        byte type = data.readByte();
         byte[] body = new byte[length - 1];
-        data.readFully(body);
+        byte type;
+        try {
+            type = data.readByte();
+            data.readFully(body);
+        } catch (EOFException e) {
+            // DataInputStream's EOFException has no message: say what was cut short
+            throw new EOFException("connection closed inside a frame of " + length + " bytes");
+        }
         return new Frame(type, body);
     }
 
@@ -142,8 +148,9 @@ public final class BootstrapFrameDescriptor {
         return ByteBuffer.allocate(4 + r.length).putInt(rank).put(r).array();
     }
 
+    /** UTF-8 of {@code s}; a null reason (an exception without a message) becomes "unknown". */
     public static byte[] text(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
+        return (s == null ? "unknown" : s).getBytes(StandardCharsets.UTF_8);
     }
 
     /** A frame that breaks the protocol: the connection is dropped with this reason. */
