@@ -22,6 +22,7 @@ import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -36,9 +37,12 @@ import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
@@ -54,16 +58,12 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * order in every process (as in MPI); they are not thread-safe.
  */
 public final class Bootstrap implements AutoCloseable {
-    /** How long a connection may take to say hello before the root drops it. */
-    private static final long HELLO_TIMEOUT_MILLIS = 5_000;
     private static final long CONNECT_RETRY_MILLIS = 100;
     /** A rank waits this much longer than the root (to join, in a collective), so that the root's message naming
      *  the missing ranks reaches it before its own, vaguer, timeout. */
     private static final long MEMBER_GRACE_MILLIS = 2_000;
     private static final long MONITOR_TICK_MILLIS = 50;
     private static final int FRAME_OVERHEAD_BYTES = 64;
-    /** Hellos being read at once: a flood of stray connections beyond this is closed unread. */
-    private static final int MAX_PENDING_HELLOS = 64;
 
     private final BootstrapConfig config;
     private final int rank;
@@ -80,7 +80,11 @@ public final class Bootstrap implements AutoCloseable {
     private final List<Thread> threads = new ArrayList<>();
     private final Map<Long, Round> rounds = new HashMap<>();
     private final Map<Long, CompletableFuture<byte[][]>> pending = new HashMap<>();
-    private final AtomicInteger pendingHellos = new AtomicInteger();
+    /** Root: handshakes in progress, in all and by source address (under the map's lock). */
+    private final Map<InetAddress, Integer> pendingHellosBySource = new HashMap<>();
+    private int pendingHellos;
+    /** Root: closes each handshake's socket at its deadline, however slowly its bytes come. */
+    private ScheduledExecutorService helloDeadlines;
     private ServerSocket server;
     private int joined;
     private boolean complete;
@@ -205,6 +209,11 @@ public final class Bootstrap implements AutoCloseable {
 
     private void joinAsRoot() {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.joinTimeoutMillis());
+        helloDeadlines = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "gda4j-bootstrap-r0-hello-deadlines");
+            t.setDaemon(true);
+            return t;
+        });
         startThread("accept", this::acceptLoop);
         synchronized (lock) {
             while (joined < size - 1) {
@@ -254,19 +263,29 @@ public final class Bootstrap implements AutoCloseable {
             } catch (IOException e) {
                 return; // closed
             }
-            if (pendingHellos.incrementAndGet() > MAX_PENDING_HELLOS) {
-                pendingHellos.decrementAndGet();
-                closeQuietly(s);
+            InetAddress source = s.getInetAddress();
+            if (!admitHello(source)) {
+                closeQuietly(s); // a member dropped here retries until its join timeout
                 continue;
             }
-            // not tracked for close(): a hello thread ends by itself within the hello timeout
+            // not tracked for close(): a hello thread ends by itself at the hello deadline, which closes its socket
             Thread hello = new Thread(() -> {
+                AtomicBoolean settled = new AtomicBoolean();
+                ScheduledFuture<?> deadline = null;
                 try {
-                    handshake(s);
+                    deadline = helloDeadlines.schedule(() -> {
+                        if (settled.compareAndSet(false, true)) {
+                            closeQuietly(s);
+                        }
+                    }, config.helloTimeoutMillis(), TimeUnit.MILLISECONDS);
+                    handshake(s, settled);
                 } catch (RuntimeException e) {
                     closeQuietly(s); // a stranger's bytes must never leave a socket open or a stack trace
                 } finally {
-                    pendingHellos.decrementAndGet();
+                    if (deadline != null) {
+                        deadline.cancel(false);
+                    }
+                    releaseHello(source);
                 }
             }, "gda4j-bootstrap-r0-hello");
             hello.setDaemon(true);
@@ -274,12 +293,35 @@ public final class Bootstrap implements AutoCloseable {
         }
     }
 
-    /** One connection's hello at the root: registered, or refused with a reason and closed. */
-    private void handshake(Socket s) {
+    /** Root: takes a handshake slot for {@code source}, or says there is none (total or per-source limit). */
+    private boolean admitHello(InetAddress source) {
+        synchronized (pendingHellosBySource) {
+            int fromSource = pendingHellosBySource.getOrDefault(source, 0);
+            if (pendingHellos >= config.maxPendingHellos() || fromSource >= config.maxPendingHellosPerSource()) {
+                return false;
+            }
+            pendingHellos++;
+            pendingHellosBySource.put(source, fromSource + 1);
+            return true;
+        }
+    }
+
+    private void releaseHello(InetAddress source) {
+        synchronized (pendingHellosBySource) {
+            pendingHellos--;
+            pendingHellosBySource.computeIfPresent(source, (k, n) -> n == 1 ? null : n - 1);
+        }
+    }
+
+    /**
+     * One connection's hello at the root: registered, or refused with a reason and closed. {@code settled} is set
+     * by whichever comes first, the registration or the hello deadline (which closes the socket).
+     */
+    private void handshake(Socket s, AtomicBoolean settled) {
         Link link;
         try {
             s.setTcpNoDelay(true);
-            s.setSoTimeout((int) Math.min(HELLO_TIMEOUT_MILLIS, config.joinTimeoutMillis()));
+            s.setSoTimeout((int) config.helloTimeoutMillis());
             link = new Link(s);
         } catch (IOException e) {
             closeQuietly(s);
@@ -296,6 +338,8 @@ public final class Bootstrap implements AutoCloseable {
                         why = "the world of " + size + " is already complete";
                     } else if (links[peer] != null) {
                         why = "rank " + peer + " has already joined: is the same rank started twice?";
+                    } else if (!settled.compareAndSet(false, true)) {
+                        return; // the hello deadline closed it a moment ago
                     } else {
                         links[peer] = link;
                         joined++;
@@ -307,7 +351,7 @@ public final class Bootstrap implements AutoCloseable {
             }
             refuse(link, why);
         } catch (SocketTimeoutException e) {
-            refuse(link, "no hello within " + Math.min(HELLO_TIMEOUT_MILLIS, config.joinTimeoutMillis()) + " ms");
+            refuse(link, "no hello within " + config.helloTimeoutMillis() + " ms");
         } catch (IOException e) {
             refuse(link, String.valueOf(e.getMessage()));
         }
@@ -361,9 +405,44 @@ public final class Bootstrap implements AutoCloseable {
     private void joinAsMember() {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.joinTimeoutMillis());
         InetSocketAddress root = config.root();
-        Socket s = null;
         IOException last = null;
-        while (s == null) {
+        int dropped = 0;
+        while (true) {
+            Socket socket = connect(deadline, last);
+            try {
+                Link link = new Link(socket);
+                links[0] = link;
+                hello(link, deadline);
+                break;
+            } catch (IOException e) {
+                // Dropped before the welcome: the root's handshake slots were full (strangers, a flood) or a
+                // stranger's hello held them; the root has not registered this rank, so knocking again is safe.
+                closeQuietly(socket);
+                links[0] = null;
+                last = e;
+                dropped++;
+                if (System.nanoTime() - deadline >= 0) {
+                    throw new BootstrapException("rank " + rank + ": the root at " + root + " dropped its hello "
+                            + dropped + " time(s) until the join timeout of " + config.joinTimeoutMillis()
+                            + " ms (last: " + e.getMessage() + "): is the root flooded with connections?", e);
+                }
+                sleep(CONNECT_RETRY_MILLIS);
+            }
+        }
+        synchronized (lock) {
+            complete = true;
+            lastHeardNanos.set(0, System.nanoTime());
+        }
+        Link link = links[0];
+        startThread("read-root", () -> readLoop(0, link));
+        startThread("heartbeat", this::heartbeatLoop);
+    }
+
+    /** Connects to the root, retrying until it listens; throws at {@code deadline} naming the last error. */
+    private Socket connect(long deadline, IOException previous) {
+        InetSocketAddress root = config.root();
+        IOException last = previous;
+        while (true) {
             long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
             if (left <= 0) {
                 throw new BootstrapException("rank " + rank + " could not reach the root at " + root + " within "
@@ -375,20 +454,27 @@ public final class Bootstrap implements AutoCloseable {
                 InetSocketAddress resolved = root.isUnresolved()
                         ? new InetSocketAddress(root.getHostString(), root.getPort()) : root;
                 attempt.connect(resolved, (int) Math.max(1, left));
-                s = attempt;
+                attempt.setTcpNoDelay(true);
+                return attempt;
             } catch (IOException e) {
                 last = e;
                 closeQuietly(attempt);
                 sleep(CONNECT_RETRY_MILLIS); // the root may not listen yet
             }
         }
-        Link link;
+    }
+
+    /**
+     * Says hello on {@code link} and waits for the world to be complete (READY). An {@link IOException}
+     * before the root's welcome means the root dropped this attempt (the caller tries again); a refusal, a timeout or
+     * a loss after the welcome is a {@link BootstrapException}.
+     */
+    private void hello(Link link, long deadline) throws IOException {
+        InetSocketAddress root = config.root();
+        Socket s = link.socket;
+        boolean welcomed = false;
         try {
-            s.setTcpNoDelay(true);
-            link = new Link(s);
-            links[0] = link;
             link.send(HELLO, BootstrapFrameDescriptor.hello(rank, size, config.jobToken()));
-            boolean welcomed = false;
             long readyDeadline = deadline + TimeUnit.MILLISECONDS.toNanos(MEMBER_GRACE_MILLIS);
             while (true) {
                 long left = TimeUnit.NANOSECONDS.toMillis(readyDeadline - System.nanoTime());
@@ -413,17 +499,15 @@ public final class Bootstrap implements AutoCloseable {
             s.setSoTimeout(0);
         } catch (SocketTimeoutException e) {
             throw new BootstrapException("rank " + rank + ": the world was not complete within "
-                    + (config.joinTimeoutMillis() + MEMBER_GRACE_MILLIS) + " ms (the root names the missing ranks in its own error)", e);
+                    + (config.joinTimeoutMillis() + MEMBER_GRACE_MILLIS)
+                    + " ms (the root names the missing ranks in its own error)", e);
         } catch (IOException e) {
+            if (!welcomed) {
+                throw e;
+            }
             throw new BootstrapException("rank " + rank + " lost the root at " + root + " while joining: "
                     + e.getMessage(), e);
         }
-        synchronized (lock) {
-            complete = true;
-            lastHeardNanos.set(0, System.nanoTime());
-        }
-        startThread("read-root", () -> readLoop(0, link));
-        startThread("heartbeat", this::heartbeatLoop);
     }
 
     /** The largest frame the root may send a rank: a full all-gather result. */
@@ -869,6 +953,9 @@ public final class Bootstrap implements AutoCloseable {
             } catch (IOException ignored) {
                 // nothing to do: the port is released either way
             }
+        }
+        if (helloDeadlines != null) {
+            helloDeadlines.shutdownNow();
         }
         List<Thread> started;
         synchronized (threads) {

@@ -118,4 +118,113 @@ class BootstrapStrangersTest {
             Thread.setDefaultUncaughtExceptionHandler(before);
         }
     }
+
+    /** Opens a connection from {@code source} that says nothing. */
+    private Socket idle(String source, int port) throws IOException {
+        Socket s = new Socket();
+        strangers.add(s);
+        s.bind(new InetSocketAddress(source, 0));
+        s.connect(new InetSocketAddress("127.0.0.1", port));
+        s.setSoTimeout(10_000);
+        return s;
+    }
+
+    /** Whether the root closed {@code s} unread at once: its handshake slots are full. */
+    private static boolean closedAtOnce(Socket s) throws IOException {
+        s.setSoTimeout(500);
+        try {
+            return s.getInputStream().read() == -1;
+        } catch (SocketTimeoutException e) {
+            return false;
+        } catch (IOException e) {
+            return true; // reset
+        }
+    }
+
+    /**
+     * Idle connections take every handshake slot; the real ranks are dropped, knock again, and join once the hello
+     * deadline has closed the idle ones.
+     */
+    @Test
+    void idleConnectionsFillingTheSlotsDelayButDoNotStopTheJoin() throws Exception {
+        int size = 3;
+        ServerSocket server = listen();
+        int port = server.getLocalPort();
+        long helloMillis = 1_000;
+        Future<Void> root = rank(config(0, size, server).withHelloLimits(helloMillis, 4, 4), server);
+        List<Socket> idle = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            idle.add(idle("127.0.0.1", port));
+        }
+        // every slot is taken once a fifth connection is closed unread (the root admits them in turn)
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!closedAtOnce(idle("127.0.0.1", port))) {
+            assertTrue(System.nanoTime() - until < 0, "the fifth connection was never refused");
+        }
+        List<Future<Void>> members = new ArrayList<>();
+        for (int r = 1; r < size; r++) {
+            members.add(rank(config(r, size, server), server));
+        }
+        for (Future<Void> f : members) {
+            f.get(20, TimeUnit.SECONDS);
+        }
+        root.get(20, TimeUnit.SECONDS);
+        for (Socket s : idle) {
+            assertClosedByRoot(s);
+        }
+    }
+
+    /** Connections from one address take at most their share of the slots; ranks from elsewhere join at once. */
+    @Test
+    void oneSourceCannotTakeEverySlot() throws Exception {
+        int size = 3;
+        ServerSocket server = listen();
+        int port = server.getLocalPort();
+        // a long hello deadline: joining in time proves the ranks got slots, not that the idle ones timed out
+        Future<Void> root = rank(config(0, size, server).withHelloLimits(30_000, 8, 4), server);
+        for (int i = 0; i < 20; i++) {
+            idle("127.0.0.2", port); // all of 127/8 is loopback on Linux
+        }
+        long start = System.nanoTime();
+        List<Future<Void>> members = new ArrayList<>();
+        for (int r = 1; r < size; r++) {
+            members.add(rank(config(r, size, server), server));
+        }
+        for (Future<Void> f : members) {
+            f.get(20, TimeUnit.SECONDS);
+        }
+        root.get(20, TimeUnit.SECONDS);
+        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue(millis < 10_000, "joined after " + millis + " ms");
+    }
+
+    /** A hello that trickles in a byte every 300 ms is dropped at its deadline, not held for as long as it lasts. */
+    @Test
+    void aTricklingHelloIsDroppedAtItsDeadline() throws Exception {
+        int size = 2;
+        ServerSocket server = listen();
+        long helloMillis = 1_000;
+        Future<Void> root = rank(config(0, size, server).withHelloLimits(helloMillis, 64, 16), server);
+        Socket s = idle("127.0.0.1", server.getLocalPort());
+        java.io.ByteArrayOutputStream frame = new java.io.ByteArrayOutputStream();
+        BootstrapFrameDescriptor.write(frame, BootstrapFrameDescriptor.HELLO,
+                BootstrapFrameDescriptor.hello(1, size, TOKEN));
+        byte[] bytes = frame.toByteArray(); // tens of bytes: many seconds at 300 ms each
+        long start = System.nanoTime();
+        pool.submit(() -> {
+            for (byte b : bytes) {
+                s.getOutputStream().write(b);
+                s.getOutputStream().flush();
+                Thread.sleep(300);
+            }
+            return null;
+        });
+        s.setSoTimeout(8_000);
+        assertClosedByRoot(s);
+        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue(millis < helloMillis + 3_000, "dropped after " + millis + " ms (" + bytes.length + " bytes take "
+                + bytes.length * 300 + " ms)");
+        rank(config(1, size, server), server).get(20, TimeUnit.SECONDS);
+        root.get(20, TimeUnit.SECONDS);
+    }
 }
