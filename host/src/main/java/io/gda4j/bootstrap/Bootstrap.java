@@ -30,6 +30,7 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -54,7 +55,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * <p>Heartbeats flow both ways every {@link BootstrapConfig#heartbeatIntervalMillis()}; a peer silent for
  * {@link BootstrapConfig#deadAfterMillis()} or whose connection closes is dead: the root tells the survivors, the
  * {@link PeerFailureListener} hears of it once per rank, and every pending and later call throws a
- * {@link PeerFailedException} naming it. Collectives are called by one thread at a time per process, in the same
+ * {@link PeerFailedException} naming it. Each connection has its own writer thread, so a peer that stops reading
+ * (a stopped process) blocks no one: when its connection takes no bytes for dead-after it is dead the same way, and
+ * the others keep their heartbeats. Collectives are called by one thread at a time per process, in the same
  * order in every process (as in MPI); they are not thread-safe.
  */
 public final class Bootstrap implements AutoCloseable {
@@ -178,11 +181,7 @@ public final class Bootstrap implements AutoCloseable {
         if (rank == 0) {
             relayAbort(0, notice);
         } else if (links[0] != null) {
-            try {
-                links[0].send(ABORT, notice);
-            } catch (IOException e) {
-                peerDied(0, "connection to the root lost: " + e.getMessage());
-            }
+            links[0].send(ABORT, notice);
         }
     }
 
@@ -191,11 +190,7 @@ public final class Bootstrap implements AutoCloseable {
         for (int r = 1; r < size; r++) {
             Link l = links[r];
             if (r != origin && l != null) {
-                try {
-                    l.send(ABORT, notice);
-                } catch (IOException ignored) {
-                    // that rank is dead or gone: its own failure handling applies
-                }
+                l.send(ABORT, notice); // a dead or gone rank's link drops it
             }
         }
     }
@@ -244,10 +239,10 @@ public final class Bootstrap implements AutoCloseable {
             Link l = links[r];
             try {
                 l.socket.setSoTimeout(0);
-                l.send(READY, new byte[0]);
             } catch (IOException e) {
                 peerDied(r, "connection lost while starting: " + e.getMessage());
             }
+            l.send(READY, new byte[0]);
             int peer = r;
             startThread("read-r" + r, () -> readLoop(peer, l));
         }
@@ -322,7 +317,7 @@ public final class Bootstrap implements AutoCloseable {
         try {
             s.setTcpNoDelay(true);
             s.setSoTimeout((int) config.helloTimeoutMillis());
-            link = new Link(s);
+            link = new Link(peerUnknown(), s);
         } catch (IOException e) {
             closeQuietly(s);
             return;
@@ -341,9 +336,12 @@ public final class Bootstrap implements AutoCloseable {
                     } else if (!settled.compareAndSet(false, true)) {
                         return; // the hello deadline closed it a moment ago
                     } else {
-                        links[peer] = link;
+                        // the welcome is a few bytes into an empty socket buffer: written here, before the writer
+                        link.sendNow(WELCOME, new byte[0]);
+                        Link registered = new Link(peer, link);
+                        links[peer] = registered;
                         joined++;
-                        link.send(WELCOME, new byte[0]);
+                        startThread("write-r" + peer, registered::writeLoop);
                         lock.notifyAll();
                         return;
                     }
@@ -395,7 +393,7 @@ public final class Bootstrap implements AutoCloseable {
 
     private static void refuse(Link link, String why) {
         try {
-            link.send(REFUSE, BootstrapFrameDescriptor.text(why));
+            link.sendNow(REFUSE, BootstrapFrameDescriptor.text(why));
         } catch (IOException e) {
             // the stray is gone already: nothing to tell it
         }
@@ -410,7 +408,7 @@ public final class Bootstrap implements AutoCloseable {
         while (true) {
             Socket socket = connect(deadline, last);
             try {
-                Link link = new Link(socket);
+                Link link = new Link(0, socket);
                 links[0] = link;
                 hello(link, deadline);
                 break;
@@ -434,6 +432,7 @@ public final class Bootstrap implements AutoCloseable {
             lastHeardNanos.set(0, System.nanoTime());
         }
         Link link = links[0];
+        startThread("write-root", link::writeLoop);
         startThread("read-root", () -> readLoop(0, link));
         startThread("heartbeat", this::heartbeatLoop);
     }
@@ -474,7 +473,7 @@ public final class Bootstrap implements AutoCloseable {
         Socket s = link.socket;
         boolean welcomed = false;
         try {
-            link.send(HELLO, BootstrapFrameDescriptor.hello(rank, size, config.jobToken()));
+            link.sendNow(HELLO, BootstrapFrameDescriptor.hello(rank, size, config.jobToken()));
             long readyDeadline = deadline + TimeUnit.MILLISECONDS.toNanos(MEMBER_GRACE_MILLIS);
             while (true) {
                 long left = TimeUnit.NANOSECONDS.toMillis(readyDeadline - System.nanoTime());
@@ -567,11 +566,7 @@ public final class Bootstrap implements AutoCloseable {
             sendResults(seq, result);
             done.complete(result);
         } else if (rank != 0) {
-            try {
-                links[0].send(COLLECTIVE, BootstrapFrameDescriptor.collective(seq, kind, mine));
-            } catch (IOException e) {
-                peerDied(0, "connection to the root lost: " + e.getMessage());
-            }
+            links[0].send(COLLECTIVE, BootstrapFrameDescriptor.collective(seq, kind, mine));
         }
         try {
             long limitMillis = config.collectiveTimeoutMillis() + (rank == 0 ? 0 : MEMBER_GRACE_MILLIS);
@@ -644,11 +639,7 @@ public final class Bootstrap implements AutoCloseable {
     private void sendResults(long seq, byte[][] parts) {
         byte[] body = BootstrapFrameDescriptor.result(seq, parts);
         for (int r = 1; r < size; r++) {
-            try {
-                links[r].send(RESULT, body);
-            } catch (IOException e) {
-                peerDied(r, "connection lost: " + e.getMessage());
-            }
+            links[r].send(RESULT, body); // queued: a rank that stopped reading holds up no one else
         }
     }
 
@@ -818,13 +809,15 @@ public final class Bootstrap implements AutoCloseable {
                 if (!live) {
                     continue;
                 }
-                if (send) {
-                    try {
-                        l.send(HEARTBEAT, empty);
-                    } catch (IOException e) {
-                        peerDied(r, "connection lost: " + e.getMessage());
-                        continue;
-                    }
+                long stalled = l.stalledNanos(now);
+                if (stalled > deadNanos) {
+                    peerDied(r, "stopped reading: its connection took no bytes for "
+                            + TimeUnit.NANOSECONDS.toMillis(stalled) + " ms with " + l.unsentBytes()
+                            + " bytes to send (limit " + config.deadAfterMillis() + " ms)");
+                    continue;
+                }
+                if (send && l.idle()) {
+                    l.send(HEARTBEAT, empty); // behind a frame still being written it would say nothing new
                 }
                 long silent = now - lastHeardNanos.get(r);
                 if (silent > deadNanos) {
@@ -846,20 +839,16 @@ public final class Bootstrap implements AutoCloseable {
             reportedDead[dead] = true;
             e = new PeerFailedException(dead, "rank " + dead + " failed: " + why + " (seen by rank " + rank + ")");
         }
+        Link deadLink = links[dead];
+        if (deadLink != null) {
+            deadLink.close(); // also frees a writer blocked on a peer that stopped reading
+        }
         if (rank == 0) {
-            Link l = links[dead];
-            if (l != null) {
-                closeQuietly(l.socket);
-            }
             byte[] notice = BootstrapFrameDescriptor.peerFailed(dead, why);
             for (int r = 1; r < size; r++) {
                 Link other = links[r];
                 if (r != dead && other != null) {
-                    try {
-                        other.send(PEER_FAILED, notice);
-                    } catch (IOException ignored) {
-                        // that rank's own reader or heartbeat finds it dead
-                    }
+                    other.send(PEER_FAILED, notice);
                 }
             }
         }
@@ -887,11 +876,7 @@ public final class Bootstrap implements AutoCloseable {
             for (int r = 1; r < size; r++) {
                 Link l = links[r];
                 if (l != null) {
-                    try {
-                        l.send(FAIL, text);
-                    } catch (IOException ignored) {
-                        // that rank is dead or gone: its own failure handling applies
-                    }
+                    l.send(FAIL, text);
                 }
             }
         }
@@ -936,15 +921,17 @@ public final class Bootstrap implements AutoCloseable {
             synchronized (lock) {
                 dead = reportedDead[r];
             }
+            if (l != null && !dead) {
+                l.send(GOODBYE, new byte[0]);
+            }
+        }
+        // What is queued (the last results, a FAIL, the goodbyes) goes out first, but a peer that stopped reading
+        // holds close() no longer than it would take to declare it dead.
+        long flushDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis());
+        for (Link l : links) {
             if (l != null) {
-                if (!dead) {
-                    try {
-                        l.send(GOODBYE, new byte[0]);
-                    } catch (IOException ignored) {
-                        // dead already: closing it is all that is left
-                    }
-                }
-                closeQuietly(l.socket);
+                l.awaitDrained(flushDeadline);
+                l.close();
             }
         }
         if (server != null) {
@@ -1007,20 +994,168 @@ public final class Bootstrap implements AutoCloseable {
         }
     }
 
-    /** One TCP connection: buffered streams, writes serialised (the heartbeat thread shares it). */
-    private static final class Link {
+    private static int peerUnknown() {
+        return -1;
+    }
+
+    /**
+     * One TCP connection. Frames are queued by {@link #send} and written by the link's own writer thread, so no
+     * caller (a collective, the heartbeat thread, the failure path) ever blocks on a peer that stopped reading; the
+     * heartbeat thread sees such a peer through {@link #stalledNanos} and declares it dead, which closes the link.
+     * Before the writer starts (the handshake), {@link #sendNow} writes directly.
+     */
+    private final class Link {
+        /** Bytes written between two progress stamps: a stalled peer is seen within one such chunk. */
+        private static final int WRITE_CHUNK_BYTES = 64 * 1024;
+
+        final int peer;
         final Socket socket;
         final InputStream in;
         private final OutputStream out;
+        /** Frames not yet written, oldest first (under this). */
+        private final ArrayDeque<byte[]> queue = new ArrayDeque<>();
+        private long queuedBytes;
+        private boolean writing;
+        private boolean closed;
+        /** Whether a writer thread drains the queue (not during the handshake). */
+        private boolean writerStarted;
+        /** When the writer last moved bytes into the socket while it had some to write; 0 when it has none. */
+        private volatile long busySinceNanos;
 
-        Link(Socket socket) throws IOException {
+        Link(int peer, Socket socket) throws IOException {
+            this.peer = peer;
             this.socket = socket;
             this.in = new BufferedInputStream(socket.getInputStream());
-            this.out = new BufferedOutputStream(socket.getOutputStream());
+            this.out = socket.getOutputStream();
         }
 
-        synchronized void send(byte type, byte[] body) throws IOException {
-            BootstrapFrameDescriptor.write(out, type, body);
+        /** The link of a handshake, now registered as {@code peer}'s. */
+        Link(int peer, Link handshake) {
+            this.peer = peer;
+            this.socket = handshake.socket;
+            this.in = handshake.in;
+            this.out = handshake.out;
+        }
+
+        /** Writes one frame on the caller's thread: only before the writer starts (a few bytes of handshake). */
+        void sendNow(byte type, byte[] body) throws IOException {
+            BufferedOutputStream buffered = new BufferedOutputStream(out);
+            BootstrapFrameDescriptor.write(buffered, type, body);
+        }
+
+        /** Queues one frame; never blocks. Dropped when the link is closed (its peer is dead or gone). */
+        void send(byte type, byte[] body) {
+            byte[] header = ByteBuffer.allocate(BootstrapFrameDescriptor.BODY_OFFSET).putInt(1 + body.length)
+                    .put(type).array();
+            synchronized (this) {
+                if (closed) {
+                    return;
+                }
+                queue.add(header);
+                queue.add(body);
+                queuedBytes += header.length + body.length;
+                notifyAll();
+            }
+        }
+
+        /** Whether nothing is queued or being written. */
+        synchronized boolean idle() {
+            return queue.isEmpty() && !writing;
+        }
+
+        synchronized long unsentBytes() {
+            return queuedBytes;
+        }
+
+        /** How long the writer has had bytes to write without moving any, or 0. */
+        long stalledNanos(long now) {
+            long since = busySinceNanos;
+            return since == 0 ? 0 : now - since;
+        }
+
+        /** The writer thread: writes queued frames in order until the link closes or a write fails. */
+        void writeLoop() {
+            synchronized (this) {
+                writerStarted = true;
+            }
+            while (true) {
+                byte[] next;
+                synchronized (this) {
+                    while (queue.isEmpty() && !closed) {
+                        try {
+                            wait();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return;
+                        }
+                    }
+                    if (closed) {
+                        return;
+                    }
+                    next = queue.poll();
+                    if (!writing) {
+                        writing = true;
+                        busySinceNanos = System.nanoTime();
+                    }
+                }
+                try {
+                    for (int at = 0; at < next.length; at += WRITE_CHUNK_BYTES) {
+                        out.write(next, at, Math.min(WRITE_CHUNK_BYTES, next.length - at));
+                        busySinceNanos = System.nanoTime();
+                    }
+                    if (next.length == 0) {
+                        busySinceNanos = System.nanoTime();
+                    }
+                } catch (IOException e) {
+                    if (!closing && !isClosed()) {
+                        peerDied(peer, "connection lost: " + e.getMessage());
+                    }
+                    close();
+                    return;
+                }
+                synchronized (this) {
+                    queuedBytes -= next.length;
+                    if (queue.isEmpty()) {
+                        writing = false;
+                        busySinceNanos = 0;
+                    }
+                    notifyAll(); // awaitDrained
+                }
+            }
+        }
+
+        /**
+         * Waits until every queued frame is written, the link closes, or {@code deadlineNanos}; at once when no writer
+         * ever started (a join that failed in its handshake has nothing to flush).
+         */
+        synchronized void awaitDrained(long deadlineNanos) {
+            while ((!queue.isEmpty() || writing) && !closed && writerStarted) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(this, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+
+        synchronized boolean isClosed() {
+            return closed;
+        }
+
+        /** Closes the socket (a writer blocked in it fails at once) and drops what is queued. */
+        void close() {
+            synchronized (this) {
+                closed = true;
+                queue.clear();
+                queuedBytes = 0;
+                notifyAll();
+            }
+            closeQuietly(socket);
         }
     }
 }

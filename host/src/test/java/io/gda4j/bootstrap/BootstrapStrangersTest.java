@@ -227,4 +227,61 @@ class BootstrapStrangersTest {
         rank(config(1, size, server), server).get(20, TimeUnit.SECONDS);
         root.get(20, TimeUnit.SECONDS);
     }
+
+    /**
+     * Rank 2 joins properly, keeps sending heartbeats and its part of an all-gather, but never reads: the root's
+     * result to it (16 MiB) cannot all be written. The root and rank 1 get their results, the root declares rank 2
+     * dead for not reading, and every rank names rank 2, not the root, without waiting out a timeout.
+     */
+    @Test
+    void aMemberThatStopsReadingIsDroppedAndNamedWhileTheOthersGoOn() throws Exception {
+        int size = 3;
+        int partBytes = 8 << 20;
+        ServerSocket server = listen();
+        java.util.function.IntFunction<BootstrapConfig> cfg = r -> config(r, size, server).withLiveness(200, 2_000)
+                .withMaxMessageBytes(partBytes);
+        List<Future<String>> ranks = new ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            int rank = r;
+            ranks.add(pool.submit(() -> {
+                BootstrapConfig c = cfg.apply(rank);
+                Bootstrap b = rank == 0 ? Bootstrap.join(c, PeerFailureListener.NONE, server)
+                        : Bootstrap.join(c, PeerFailureListener.NONE);
+                try {
+                    byte[][] all = b.allGather(new byte[partBytes]);
+                    assertEquals(partBytes, all[1 - rank].length);
+                    PeerFailedException e = org.junit.jupiter.api.Assertions.assertThrows(PeerFailedException.class,
+                            b::barrier);
+                    return e.deadRank() + " " + e.getMessage();
+                } finally {
+                    long start = System.nanoTime();
+                    b.close();
+                    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                    assertTrue(millis < 3_000, "rank " + rank + " closed in " + millis + " ms");
+                }
+            }));
+        }
+        Socket s = new Socket();
+        strangers.add(s);
+        s.setReceiveBufferSize(4096); // before connecting, so that the window stays small
+        s.connect(new InetSocketAddress("127.0.0.1", server.getLocalPort()));
+        s.setSoTimeout(10_000);
+        DataOutputStream out = new DataOutputStream(s.getOutputStream());
+        BootstrapFrameDescriptor.write(out, BootstrapFrameDescriptor.HELLO,
+                BootstrapFrameDescriptor.hello(2, size, TOKEN));
+        assertEquals(BootstrapFrameDescriptor.WELCOME, BootstrapFrameDescriptor.read(s.getInputStream(), 64).type());
+        assertEquals(BootstrapFrameDescriptor.READY, BootstrapFrameDescriptor.read(s.getInputStream(), 64).type());
+        BootstrapFrameDescriptor.write(out, BootstrapFrameDescriptor.COLLECTIVE, BootstrapFrameDescriptor.collective(1,
+                BootstrapFrameDescriptor.KIND_ALL_GATHER, new byte[] {2}));
+        pool.submit(() -> {
+            while (true) { // alive and talking, never reading
+                BootstrapFrameDescriptor.write(out, BootstrapFrameDescriptor.HEARTBEAT, new byte[0]);
+                Thread.sleep(100);
+            }
+        });
+        for (int r = 0; r < 2; r++) {
+            String why = ranks.get(r).get(20, TimeUnit.SECONDS);
+            assertTrue(why.startsWith("2 rank 2 failed: stopped reading"), "rank " + r + ": " + why);
+        }
+    }
 }
