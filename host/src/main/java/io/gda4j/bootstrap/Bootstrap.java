@@ -67,6 +67,8 @@ public final class Bootstrap implements AutoCloseable {
     private static final long MEMBER_GRACE_MILLIS = 2_000;
     private static final long MONITOR_TICK_MILLIS = 50;
     private static final int FRAME_OVERHEAD_BYTES = 64;
+    /** Refused hellos a join timeout's message names at most (the latest). */
+    private static final int MAX_REFUSALS_NAMED = 4;
 
     private final BootstrapConfig config;
     private final int rank;
@@ -89,6 +91,8 @@ public final class Bootstrap implements AutoCloseable {
     /** Root: closes each handshake's socket at its deadline, however slowly its bytes come. */
     private ScheduledExecutorService helloDeadlines;
     private ServerSocket server;
+    /** Root: the latest hellos of gda4j processes refused while joining, for the join timeout's message (under lock). */
+    private final ArrayDeque<String> refusedHellos = new ArrayDeque<>();
     private int joined;
     private boolean complete;
     private long nextSeq;
@@ -223,7 +227,8 @@ public final class Bootstrap implements AutoCloseable {
                     BootstrapException e = new BootstrapException("bootstrap at port " + server.getLocalPort()
                             + ": rank(s) " + missing + " did not arrive within " + config.joinTimeoutMillis()
                             + " ms (" + joined + " of " + (size - 1) + " joined): are those processes running, with "
-                            + "the same root address and job token?");
+                            + "the same root address and job token?" + (refusedHellos.isEmpty() ? ""
+                            : " Refused meanwhile: " + String.join("; ", refusedHellos)));
                     failWorld(e);
                     throw e;
                 }
@@ -325,6 +330,11 @@ public final class Bootstrap implements AutoCloseable {
         try {
             Frame f = BootstrapFrameDescriptor.read(link.in, HELLO_LIMIT_BYTES);
             String why = checkHello(f);
+            if (why != null && f.type() == HELLO && f.body().length >= 10
+                    && f.buffer().getInt() == BootstrapFrameDescriptor.MAGIC) {
+                noteRefusal("rank " + f.buffer().getInt(6) + " from " + s.getInetAddress().getHostAddress() + ": "
+                        + why);
+            }
             if (why == null) {
                 ByteBuffer b = f.buffer();
                 int peer = b.getInt(6);
@@ -352,6 +362,16 @@ public final class Bootstrap implements AutoCloseable {
             refuse(link, "no hello within " + config.helloTimeoutMillis() + " ms");
         } catch (IOException e) {
             refuse(link, String.valueOf(e.getMessage()));
+        }
+    }
+
+    /** Root: remembers a gda4j process's refused hello (the latest few), so the join timeout can name it. */
+    private void noteRefusal(String what) {
+        synchronized (lock) {
+            if (refusedHellos.size() == MAX_REFUSALS_NAMED) {
+                refusedHellos.removeFirst();
+            }
+            refusedHellos.addLast(what);
         }
     }
 
@@ -492,7 +512,8 @@ public final class Bootstrap implements AutoCloseable {
                     break;
                 } else {
                     throw new BootstrapException("the root at " + root + " answered rank " + rank
-                            + " with frame type " + f.type() + ": is it a gda4j bootstrap of the same version?");
+                            + " with frame type " + f.type() + ": is it a gda4j bootstrap of the same version (this"
+                            + " process speaks version " + BootstrapFrameDescriptor.VERSION + ")?");
                 }
             }
             s.setSoTimeout(0);
@@ -500,6 +521,10 @@ public final class Bootstrap implements AutoCloseable {
             throw new BootstrapException("rank " + rank + ": the world was not complete within "
                     + (config.joinTimeoutMillis() + MEMBER_GRACE_MILLIS)
                     + " ms (the root names the missing ranks in its own error)", e);
+        } catch (BootstrapFrameDescriptor.FrameException e) {
+            throw new BootstrapException("the process at " + root + " is not a gda4j bootstrap root (" + e.getMessage()
+                    + "): is another program listening on that port, or is " + LaunchEnvironment.GDA4J_ROOT
+                    + " (or MASTER_ADDR/MASTER_PORT) wrong?", e);
         } catch (IOException e) {
             if (!welcomed) {
                 throw e;

@@ -465,4 +465,48 @@ class BootstrapThreadsTest {
             assertTrue(got.containsAll(want), "rank " + r + " heard " + got + ", wanted " + want);
         }
     }
+
+    /** A rank started with another WORLD_SIZE is told the root's size, and the root's timeout names the refusal. */
+    @Test
+    void aWorldSizeMismatchIsNamedAtBothEnds() throws Exception {
+        int size = 3;
+        ServerSocket server = listen();
+        IntFunction<BootstrapConfig> cfg = r -> config(r, size, server).withTimeouts(1_500, 1_500);
+        Future<String> root = pool.submit(() -> assertThrows(BootstrapException.class,
+                () -> Bootstrap.join(cfg.apply(0), PeerFailureListener.NONE, server)).getMessage());
+        Future<String> rank1 = pool.submit(() -> assertThrows(BootstrapException.class,
+                () -> Bootstrap.join(cfg.apply(1), PeerFailureListener.NONE)).getMessage());
+        BootstrapConfig wrongSize = new BootstrapConfig(2, size + 1, cfg.apply(2).root(), TOKEN, 1_500, 1_500, 500,
+                3_000, 1 << 20);
+        String member = assertThrows(BootstrapException.class,
+                () -> Bootstrap.join(wrongSize, PeerFailureListener.NONE)).getMessage();
+        assertTrue(member.contains("world size 4 but the root's world has 3"), member);
+        String why = root.get(20, TimeUnit.SECONDS);
+        assertTrue(why.contains("rank(s) 2 did not arrive"), why);
+        assertTrue(why.contains("Refused meanwhile: rank 2 from 127.0.0.1: world size 4 but the root's world has 3"),
+                why);
+        assertTrue(rank1.get(20, TimeUnit.SECONDS).contains("world size 4"), "rank 1 hears the root's reason too");
+    }
+
+    /** Another program on the root's port (here one that answers like a web server) is named as such at once. */
+    @Test
+    void aProgramThatIsNotARootIsNamedAtOnce() throws Exception {
+        try (ServerSocket other = listen()) {
+            pool.submit(() -> {
+                try (Socket s = other.accept()) {
+                    s.getOutputStream().write("HTTP/1.1 400 Bad Request\r\n\r\n".getBytes(
+                            java.nio.charset.StandardCharsets.US_ASCII));
+                    s.getOutputStream().flush();
+                    Thread.sleep(5_000);
+                }
+                return null;
+            });
+            long start = System.nanoTime();
+            String why = assertThrows(BootstrapException.class,
+                    () -> Bootstrap.join(config(1, 2, other), PeerFailureListener.NONE)).getMessage();
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(why.contains("is not a gda4j bootstrap root"), why);
+            assertTrue(millis < 5_000, "named after " + millis + " ms");
+        }
+    }
 }
