@@ -1,15 +1,23 @@
 package io.gda4j.bootstrap;
 
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.ABORT;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.CHALLENGE;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.COLLECTIVE;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.FAIL;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.GOODBYE;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HEARTBEAT;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_BYTES;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_LIMIT_BYTES;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_MAGIC_OFFSET;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_NONCE_OFFSET;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_RANK_OFFSET;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_VERSION_OFFSET;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_WORLD_SIZE_OFFSET;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.KIND_ALL_GATHER;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.KIND_BARRIER;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.PEER_FAILED;
+import static io.gda4j.bootstrap.BootstrapFrameDescriptor.PROOF;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.READY;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.REFUSE;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.RESULT;
@@ -48,8 +56,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * The bootstrap of a world of many processes: a star of TCP connections with rank 0 (the root) at the centre.
- * Every rank connects to the root and says hello (magic, version, job token, rank, world size); the root refuses a
- * wrong hello on that connection alone, so a stray client or another job's process never disturbs the job. When all
+ * Every rank connects to the root and says hello (magic, version, rank, world size, a nonce); each side then proves
+ * it knows the job token with an HMAC over both nonces, so the token never crosses the wire and a rank never joins a
+ * root that does not know it. The root refuses a wrong hello on that connection alone, so a stray client or another
+ * job's process never disturbs the job. When all
  * ranks have joined, {@link #allGather} and {@link #barrier} run over the same connections, the root relaying.
  *
  * <p>Heartbeats flow both ways every {@link BootstrapConfig#heartbeatIntervalMillis()}; a peer silent for
@@ -118,11 +128,15 @@ public final class Bootstrap implements AutoCloseable {
      */
     public static Bootstrap join(BootstrapConfig config, PeerFailureListener listener) {
         if (config.rank() == 0) {
+            String warning = LaunchEnvironment.guessableTokenWarning(config.jobToken());
+            if (warning != null) {
+                System.err.println(warning);
+            }
             ServerSocket s;
             try {
                 s = new ServerSocket();
                 s.setReuseAddress(true);
-                s.bind(new InetSocketAddress(config.root().getPort()));
+                s.bind(listenAddress(config.root()));
             } catch (IOException e) {
                 throw new BootstrapException("rank 0 cannot listen on port " + config.root().getPort() + " for the "
                         + "bootstrap (" + e.getMessage() + "): choose a free port in " + LaunchEnvironment.GDA4J_ROOT,
@@ -138,6 +152,22 @@ public final class Bootstrap implements AutoCloseable {
             throw e;
         }
         return b;
+    }
+
+    /**
+     * Where the root listens: the address it was given when that is loopback (a one-host job is then unreachable
+     * from other hosts), else every interface (the given name may be one of several addresses of this host).
+     */
+    static InetSocketAddress listenAddress(InetSocketAddress root) {
+        try {
+            InetAddress given = root.isUnresolved() ? InetAddress.getByName(root.getHostString()) : root.getAddress();
+            if (given.isLoopbackAddress()) {
+                return new InetSocketAddress(given, root.getPort());
+            }
+        } catch (IOException e) {
+            // an unknown name: the members will say so when they connect
+        }
+        return new InetSocketAddress(root.getPort());
     }
 
     /** The root on a socket the caller bound (a test's ephemeral port). */
@@ -330,14 +360,27 @@ public final class Bootstrap implements AutoCloseable {
         try {
             Frame f = BootstrapFrameDescriptor.read(link.in, HELLO_LIMIT_BYTES);
             String why = checkHello(f);
-            if (why != null && f.type() == HELLO && f.body().length >= 10
-                    && f.buffer().getInt() == BootstrapFrameDescriptor.MAGIC) {
-                noteRefusal("rank " + f.buffer().getInt(6) + " from " + s.getInetAddress().getHostAddress() + ": "
-                        + why);
+            byte[] rootNonce = BootstrapFrameDescriptor.nonce();
+            if (why == null) {
+                // the token is checked before anything about the world is said: a stranger learns nothing
+                link.sendNow(CHALLENGE, rootNonce);
+                Frame proof = BootstrapFrameDescriptor.read(link.in, HELLO_LIMIT_BYTES);
+                byte[] expected = BootstrapFrameDescriptor.proof(config.jobToken(),
+                        BootstrapFrameDescriptor.RANK_PROOF_LABEL, f.body(), rootNonce);
+                if (proof.type() != PROOF || !MessageDigest.isEqual(proof.body(), expected)) {
+                    why = "wrong job token: this process belongs to another job (check "
+                            + LaunchEnvironment.GDA4J_JOB_TOKEN + " or the launcher's job id)";
+                } else {
+                    why = checkMembership(f);
+                }
+            }
+            if (why != null && f.type() == HELLO && f.body().length >= HELLO_WORLD_SIZE_OFFSET
+                    && f.buffer().getInt(HELLO_MAGIC_OFFSET) == BootstrapFrameDescriptor.MAGIC) {
+                noteRefusal("rank " + f.buffer().getInt(HELLO_RANK_OFFSET) + " from "
+                        + s.getInetAddress().getHostAddress() + ": " + why);
             }
             if (why == null) {
-                ByteBuffer b = f.buffer();
-                int peer = b.getInt(6);
+                int peer = f.buffer().getInt(HELLO_RANK_OFFSET);
                 synchronized (lock) {
                     if (complete || closing) {
                         why = "the world of " + size + " is already complete";
@@ -347,7 +390,8 @@ public final class Bootstrap implements AutoCloseable {
                         return; // the hello deadline closed it a moment ago
                     } else {
                         // the welcome is a few bytes into an empty socket buffer: written here, before the writer
-                        link.sendNow(WELCOME, new byte[0]);
+                        link.sendNow(WELCOME, BootstrapFrameDescriptor.proof(config.jobToken(),
+                                BootstrapFrameDescriptor.ROOT_PROOF_LABEL, f.body(), rootNonce));
                         Link registered = new Link(peer, link);
                         links[peer] = registered;
                         joined++;
@@ -375,17 +419,14 @@ public final class Bootstrap implements AutoCloseable {
         }
     }
 
-    /** Null when the hello is good, else why not. */
-    private String checkHello(Frame f) {
-        if (f.type() != HELLO || f.body().length < 16) {
+    /** Null when the hello is a gda4j hello of this protocol version, else why not. */
+    private static String checkHello(Frame f) {
+        if (f.type() != HELLO || f.body().length < HELLO_NONCE_OFFSET) {
             return "the first frame is not a gda4j hello";
         }
         ByteBuffer b = f.buffer();
-        int magic = b.getInt();
-        short version = b.getShort();
-        int peer = b.getInt();
-        int peerSize = b.getInt();
-        int tokenLength = b.getShort() & 0xffff;
+        int magic = b.getInt(HELLO_MAGIC_OFFSET);
+        short version = b.getShort(HELLO_VERSION_OFFSET);
         if (magic != BootstrapFrameDescriptor.MAGIC) {
             return "not a gda4j bootstrap hello (magic " + Integer.toHexString(magic) + ")";
         }
@@ -393,15 +434,17 @@ public final class Bootstrap implements AutoCloseable {
             return "bootstrap protocol version " + version + ", the root speaks " + BootstrapFrameDescriptor.VERSION
                     + ": use the same gda4j in every process";
         }
-        if (tokenLength != b.remaining()) {
-            return "a hello whose token length does not match its frame";
+        if (f.body().length != HELLO_BYTES) {
+            return "a hello of " + f.body().length + " bytes: version " + version + " has " + HELLO_BYTES;
         }
-        byte[] token = new byte[tokenLength];
-        b.get(token);
-        if (!MessageDigest.isEqual(token, config.jobToken().getBytes(StandardCharsets.UTF_8))) {
-            return "wrong job token: this process belongs to another job (check " + LaunchEnvironment.GDA4J_JOB_TOKEN
-                    + " or the launcher's job id)";
-        }
+        return null;
+    }
+
+    /** Null when a proven rank's hello fits this world, else why not. */
+    private String checkMembership(Frame f) {
+        ByteBuffer b = f.buffer();
+        int peer = b.getInt(HELLO_RANK_OFFSET);
+        int peerSize = b.getInt(HELLO_WORLD_SIZE_OFFSET);
         if (peerSize != size) {
             return "world size " + peerSize + " but the root's world has " + size + " ranks";
         }
@@ -493,7 +536,9 @@ public final class Bootstrap implements AutoCloseable {
         Socket s = link.socket;
         boolean welcomed = false;
         try {
-            link.sendNow(HELLO, BootstrapFrameDescriptor.hello(rank, size, config.jobToken()));
+            byte[] hello = BootstrapFrameDescriptor.hello(rank, size, BootstrapFrameDescriptor.nonce());
+            link.sendNow(HELLO, hello);
+            byte[] rootNonce = null;
             long readyDeadline = deadline + TimeUnit.MILLISECONDS.toNanos(MEMBER_GRACE_MILLIS);
             while (true) {
                 long left = TimeUnit.NANOSECONDS.toMillis(readyDeadline - System.nanoTime());
@@ -506,7 +551,19 @@ public final class Bootstrap implements AutoCloseable {
                     throw new BootstrapException("the root at " + root + " refused rank " + rank + ": " + f.text());
                 } else if (f.type() == FAIL) {
                     throw new BootstrapException(f.text());
-                } else if (f.type() == WELCOME) {
+                } else if (f.type() == CHALLENGE && rootNonce == null
+                        && f.body().length == BootstrapFrameDescriptor.NONCE_BYTES) {
+                    rootNonce = f.body();
+                    link.sendNow(PROOF, BootstrapFrameDescriptor.proof(config.jobToken(),
+                            BootstrapFrameDescriptor.RANK_PROOF_LABEL, hello, rootNonce));
+                } else if (f.type() == WELCOME && rootNonce != null && !welcomed) {
+                    byte[] expected = BootstrapFrameDescriptor.proof(config.jobToken(),
+                            BootstrapFrameDescriptor.ROOT_PROOF_LABEL, hello, rootNonce);
+                    if (!MessageDigest.isEqual(f.body(), expected)) {
+                        throw new BootstrapException("the process at " + root + " does not know the job token (its "
+                                + "proof is wrong): another job's root, or a stranger on that port. Rank " + rank
+                                + " sent it nothing secret and stops here.");
+                    }
                     welcomed = true;
                 } else if (f.type() == READY && welcomed) {
                     break;

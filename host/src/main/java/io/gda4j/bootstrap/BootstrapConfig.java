@@ -12,8 +12,9 @@ import java.util.function.UnaryOperator;
  *
  * @param rank                    this process's rank; rank 0 listens at {@code root}
  * @param worldSize               the number of processes
- * @param root                    the root's address (rank 0 listens on its port, on every interface)
- * @param jobToken                the job's token: a hello with another token is refused
+ * @param root                    the root's address (rank 0 listens on its port: on that address when it is
+ *                                loopback, else on every interface)
+ * @param jobToken                the job's token, which both sides prove they know without sending it
  * @param joinTimeoutMillis       how long the root waits for every rank, and a rank for the world to be complete
  * @param collectiveTimeoutMillis how long one all-gather or barrier may take
  * @param heartbeatIntervalMillis how often each side sends a heartbeat
@@ -77,6 +78,11 @@ public record BootstrapConfig(int rank, int worldSize, InetSocketAddress root, S
     public BootstrapConfig {
         Objects.requireNonNull(root, "root");
         Objects.requireNonNull(jobToken, "jobToken");
+        int tokenBytes = jobToken.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (tokenBytes == 0 || tokenBytes > BootstrapFrameDescriptor.MAX_TOKEN_BYTES) {
+            throw new IllegalArgumentException("job token of " + tokenBytes + " bytes: 1 to "
+                    + BootstrapFrameDescriptor.MAX_TOKEN_BYTES);
+        }
         if (worldSize < 1 || rank < 0 || rank >= worldSize) {
             throw new IllegalArgumentException("rank " + rank + " is not in a world of " + worldSize);
         }

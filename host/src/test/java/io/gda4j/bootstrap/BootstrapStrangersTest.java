@@ -208,7 +208,7 @@ class BootstrapStrangersTest {
         Socket s = idle("127.0.0.1", server.getLocalPort());
         java.io.ByteArrayOutputStream frame = new java.io.ByteArrayOutputStream();
         BootstrapFrameDescriptor.write(frame, BootstrapFrameDescriptor.HELLO,
-                BootstrapFrameDescriptor.hello(1, size, TOKEN));
+                BootstrapFrameDescriptor.hello(1, size, BootstrapFrameDescriptor.nonce()));
         byte[] bytes = frame.toByteArray(); // tens of bytes: many seconds at 300 ms each
         long start = System.nanoTime();
         pool.submit(() -> {
@@ -267,10 +267,7 @@ class BootstrapStrangersTest {
         s.connect(new InetSocketAddress("127.0.0.1", server.getLocalPort()));
         s.setSoTimeout(10_000);
         DataOutputStream out = new DataOutputStream(s.getOutputStream());
-        BootstrapFrameDescriptor.write(out, BootstrapFrameDescriptor.HELLO,
-                BootstrapFrameDescriptor.hello(2, size, TOKEN));
-        assertEquals(BootstrapFrameDescriptor.WELCOME, BootstrapFrameDescriptor.read(s.getInputStream(), 64).type());
-        assertEquals(BootstrapFrameDescriptor.READY, BootstrapFrameDescriptor.read(s.getInputStream(), 64).type());
+        RawRank.join(s, 2, size, TOKEN);
         BootstrapFrameDescriptor.write(out, BootstrapFrameDescriptor.COLLECTIVE, BootstrapFrameDescriptor.collective(1,
                 BootstrapFrameDescriptor.KIND_ALL_GATHER, new byte[] {2}));
         pool.submit(() -> {
@@ -283,5 +280,104 @@ class BootstrapStrangersTest {
             String why = ranks.get(r).get(20, TimeUnit.SECONDS);
             assertTrue(why.startsWith("2 rank 2 failed: stopped reading"), "rank " + r + ": " + why);
         }
+    }
+
+    private static boolean contains(byte[] haystack, byte[] needle) {
+        for (int i = 0; i + needle.length <= haystack.length; i++) {
+            if (java.util.Arrays.equals(haystack, i, i + needle.length, needle, 0, needle.length)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** An impostor with a guessed token is refused and learns nothing of it; the real ranks then join. */
+    @Test
+    void anImpostorWithAWrongTokenIsRefusedWithoutLearningIt() throws Exception {
+        int size = 3;
+        ServerSocket server = listen();
+        Future<Void> root = rank(config(0, size, server), server);
+        java.io.ByteArrayOutputStream heard = new java.io.ByteArrayOutputStream();
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort())) {
+            s.setSoTimeout(10_000);
+            Frame f = RawRank.knock(s, 1, size, "torchrun:none");
+            assertEquals(BootstrapFrameDescriptor.REFUSE, f.type());
+            assertTrue(f.text().contains("wrong job token"), f.text());
+            heard.write(f.body());
+            s.getInputStream().transferTo(heard); // until the root closes
+        }
+        assertTrue(!contains(heard.toByteArray(), TOKEN.getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                "the root sent its token");
+        for (int r = 1; r < size; r++) {
+            rank(config(r, size, server), server);
+        }
+        root.get(20, TimeUnit.SECONDS);
+    }
+
+    /**
+     * A squatter on the root's port (it accepts, challenges and welcomes anyone) receives no token from a rank, and
+     * the rank stops at its unproven welcome instead of joining it.
+     */
+    @Test
+    void aSquatterOnThePortLearnsNoTokenAndIsNotJoined() throws Exception {
+        ServerSocket squatter = listen();
+        java.io.ByteArrayOutputStream heard = new java.io.ByteArrayOutputStream();
+        Future<Void> squat = pool.submit(() -> {
+            try (Socket s = squatter.accept()) {
+                s.setSoTimeout(10_000);
+                Frame hello = BootstrapFrameDescriptor.read(s.getInputStream(), 4096);
+                heard.write(hello.body());
+                BootstrapFrameDescriptor.write(s.getOutputStream(), BootstrapFrameDescriptor.CHALLENGE,
+                        BootstrapFrameDescriptor.nonce());
+                Frame proof = BootstrapFrameDescriptor.read(s.getInputStream(), 4096);
+                heard.write(proof.body());
+                BootstrapFrameDescriptor.write(s.getOutputStream(), BootstrapFrameDescriptor.WELCOME,
+                        new byte[BootstrapFrameDescriptor.PROOF_BYTES]);
+                BootstrapFrameDescriptor.write(s.getOutputStream(), BootstrapFrameDescriptor.READY, new byte[0]);
+                s.getInputStream().transferTo(heard);
+            }
+            return null;
+        });
+        String why = org.junit.jupiter.api.Assertions.assertThrows(BootstrapException.class,
+                () -> Bootstrap.join(config(1, 2, squatter), PeerFailureListener.NONE)).getMessage();
+        assertTrue(why.contains("does not know the job token"), why);
+        squat.get(20, TimeUnit.SECONDS);
+        assertTrue(heard.size() > 0, "the squatter heard the hello");
+        assertTrue(!contains(heard.toByteArray(), TOKEN.getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                "the rank sent its token to the squatter");
+    }
+
+    /** Given a loopback address, the root listens there only: another host could not reach it. */
+    @Test
+    void theRootListensOnTheLoopbackAddressItWasGiven() throws Exception {
+        int port;
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        InetSocketAddress at = new InetSocketAddress("127.0.0.1", port);
+        assertEquals(at, Bootstrap.listenAddress(InetSocketAddress.createUnresolved("127.0.0.1", port)));
+        Future<Void> root = pool.submit(() -> {
+            try (Bootstrap b = Bootstrap.join(BootstrapConfig.of(0, 2, at, TOKEN).withTimeouts(15_000, 15_000),
+                    PeerFailureListener.NONE)) {
+                b.barrier();
+            }
+            return null;
+        });
+        // once the root listens, the same port on another loopback address is free: it is not bound to every one
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try (Socket s = new Socket()) {
+                s.connect(at, 1_000);
+                break;
+            } catch (IOException e) {
+                assertTrue(System.nanoTime() - until < 0, "the root never listened: " + e);
+                Thread.sleep(50);
+            }
+        }
+        try (ServerSocket other = new ServerSocket()) {
+            other.bind(new InetSocketAddress("127.0.0.2", port));
+        }
+        rank(BootstrapConfig.of(1, 2, at, TOKEN).withTimeouts(15_000, 15_000), null).get(20, TimeUnit.SECONDS);
+        root.get(20, TimeUnit.SECONDS);
     }
 }

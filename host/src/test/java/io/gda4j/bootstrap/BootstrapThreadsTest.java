@@ -166,14 +166,18 @@ class BootstrapThreadsTest {
         }
         assertRefused(port, new byte[] {0x7f, -1, -1, -1, 1}, "limit");
         assertRefused(port, frame(BootstrapFrameDescriptor.HEARTBEAT, new byte[0]), "not a gda4j hello");
-        byte[] badMagic = BootstrapFrameDescriptor.hello(2, size, TOKEN);
+        byte[] badMagic = BootstrapFrameDescriptor.hello(2, size, BootstrapFrameDescriptor.nonce());
         badMagic[0] = 0;
         assertRefused(port, frame(BootstrapFrameDescriptor.HELLO, badMagic), "magic");
-        byte[] badVersion = BootstrapFrameDescriptor.hello(2, size, TOKEN);
+        byte[] badVersion = BootstrapFrameDescriptor.hello(2, size, BootstrapFrameDescriptor.nonce());
         badVersion[5] = 99;
         assertRefused(port, frame(BootstrapFrameDescriptor.HELLO, badVersion), "version 99");
-        assertRefused(port, frame(BootstrapFrameDescriptor.HELLO, BootstrapFrameDescriptor.hello(2, size + 1, TOKEN)),
-                "world size 4");
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            s.setSoTimeout(10_000);
+            Frame f = RawRank.knock(s, 2, size + 1, TOKEN); // the size is checked once the token is proven
+            assertEquals(BootstrapFrameDescriptor.REFUSE, f.type());
+            assertTrue(f.text().contains("world size 4"), f.text());
+        }
         // rank 1 connects on its first try (the root listens already) and blocks until the world is complete;
         // a second rank 1 is refused however long it waits
         Thread.sleep(1_000);
@@ -284,10 +288,7 @@ class BootstrapThreadsTest {
                 server));
         // rank 1 by hand: a correct hello, then silence with the connection open (a stopped process)
         try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort())) {
-            s.getOutputStream().write(frame(BootstrapFrameDescriptor.HELLO,
-                    BootstrapFrameDescriptor.hello(1, size, TOKEN)));
-            assertEquals(BootstrapFrameDescriptor.WELCOME, BootstrapFrameDescriptor.read(s.getInputStream(), 64).type());
-            assertEquals(BootstrapFrameDescriptor.READY, BootstrapFrameDescriptor.read(s.getInputStream(), 64).type());
+            RawRank.join(s, 1, size, TOKEN);
             try (Bootstrap b = root.get(10, TimeUnit.SECONDS)) {
                 long start = System.nanoTime();
                 PeerFailedException e = assertThrows(PeerFailedException.class, b::barrier);
@@ -329,10 +330,7 @@ class BootstrapThreadsTest {
                 TOKEN, 10_000, 10_000, 100, 3_000, 16);
         Future<Bootstrap> root = pool.submit(() -> Bootstrap.join(c, PeerFailureListener.NONE, server));
         try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort())) {
-            s.getOutputStream().write(frame(BootstrapFrameDescriptor.HELLO,
-                    BootstrapFrameDescriptor.hello(1, size, TOKEN)));
-            BootstrapFrameDescriptor.read(s.getInputStream(), 64);
-            BootstrapFrameDescriptor.read(s.getInputStream(), 64);
+            RawRank.join(s, 1, size, TOKEN);
             try (Bootstrap b = root.get(10, TimeUnit.SECONDS)) {
                 DataOutputStream out = new DataOutputStream(s.getOutputStream());
                 out.writeInt(1 << 20); // a 1 MiB frame announced to a root that accepts 16-byte contributions
@@ -352,9 +350,7 @@ class BootstrapThreadsTest {
         Future<Bootstrap> member = pool.submit(() -> Bootstrap.join(c, (rank, why) -> heard.add(rank + ":" + why)));
         // the root by hand: welcomes rank 1, says the world is ready, then never speaks again (a stopped process)
         try (Socket s = server.accept()) {
-            assertEquals(BootstrapFrameDescriptor.HELLO, BootstrapFrameDescriptor.read(s.getInputStream(), 1024).type());
-            s.getOutputStream().write(frame(BootstrapFrameDescriptor.WELCOME, new byte[0]));
-            s.getOutputStream().write(frame(BootstrapFrameDescriptor.READY, new byte[0]));
+            RawRank.welcome(s, TOKEN);
             try (Bootstrap b = member.get(10, TimeUnit.SECONDS)) {
                 PeerFailedException e = assertThrows(PeerFailedException.class, b::barrier);
                 assertEquals(0, e.deadRank());
