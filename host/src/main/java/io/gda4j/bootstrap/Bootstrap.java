@@ -25,11 +25,7 @@ import static io.gda4j.bootstrap.BootstrapFrameDescriptor.WELCOME;
 
 import io.gda4j.bootstrap.BootstrapFrameDescriptor.Frame;
 
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -86,7 +82,7 @@ public final class Bootstrap implements AutoCloseable {
     private final PeerFailureListener listener;
     private final Object lock = new Object();
     /** Root: links[r] to rank r (links[0] null). Member: links[0] to the root. */
-    private final Link[] links;
+    private final PeerLink[] links;
     /** Written by each connection's reader, read by the heartbeat thread. */
     private final AtomicLongArray lastHeardNanos;
     private final boolean[] reportedDead;
@@ -114,7 +110,7 @@ public final class Bootstrap implements AutoCloseable {
         this.rank = config.rank();
         this.size = config.worldSize();
         this.listener = listener;
-        this.links = new Link[size];
+        this.links = new PeerLink[size];
         this.lastHeardNanos = new AtomicLongArray(size);
         this.reportedDead = new boolean[size];
         this.left = new boolean[size];
@@ -222,7 +218,7 @@ public final class Bootstrap implements AutoCloseable {
     /** Root: sends an abort notice to every rank but its origin. */
     private void relayAbort(int origin, byte[] notice) {
         for (int r = 1; r < size; r++) {
-            Link l = links[r];
+            PeerLink l = links[r];
             if (r != origin && l != null) {
                 l.send(ABORT, notice); // a dead or gone rank's link drops it
             }
@@ -271,7 +267,7 @@ public final class Bootstrap implements AutoCloseable {
             }
         }
         for (int r = 1; r < size; r++) {
-            Link l = links[r];
+            PeerLink l = links[r];
             try {
                 l.socket.setSoTimeout(0);
             } catch (IOException e) {
@@ -348,11 +344,11 @@ public final class Bootstrap implements AutoCloseable {
      * by whichever comes first, the registration or the hello deadline (which closes the socket).
      */
     private void handshake(Socket s, AtomicBoolean settled) {
-        Link link;
+        PeerLink link;
         try {
             s.setTcpNoDelay(true);
             s.setSoTimeout((int) config.helloTimeoutMillis());
-            link = new Link(peerUnknown(), s);
+            link = new PeerLink(-1, s, this::peerDied);
         } catch (IOException e) {
             closeQuietly(s);
             return;
@@ -392,7 +388,7 @@ public final class Bootstrap implements AutoCloseable {
                         // the welcome is a few bytes into an empty socket buffer: written here, before the writer
                         link.sendNow(WELCOME, BootstrapFrameDescriptor.proof(config.jobToken(),
                                 BootstrapFrameDescriptor.ROOT_PROOF_LABEL, f.body(), rootNonce));
-                        Link registered = new Link(peer, link);
+                        PeerLink registered = new PeerLink(peer, link, this::peerDied);
                         links[peer] = registered;
                         joined++;
                         startThread("write-r" + peer, registered::writeLoop);
@@ -454,7 +450,7 @@ public final class Bootstrap implements AutoCloseable {
         return null;
     }
 
-    private static void refuse(Link link, String why) {
+    private static void refuse(PeerLink link, String why) {
         try {
             link.sendNow(REFUSE, BootstrapFrameDescriptor.text(why));
         } catch (IOException e) {
@@ -471,7 +467,7 @@ public final class Bootstrap implements AutoCloseable {
         while (true) {
             Socket socket = connect(deadline, last);
             try {
-                Link link = new Link(0, socket);
+                PeerLink link = new PeerLink(0, socket, this::peerDied);
                 links[0] = link;
                 hello(link, deadline);
                 break;
@@ -494,7 +490,7 @@ public final class Bootstrap implements AutoCloseable {
             complete = true;
             lastHeardNanos.set(0, System.nanoTime());
         }
-        Link link = links[0];
+        PeerLink link = links[0];
         startThread("write-root", link::writeLoop);
         startThread("read-root", () -> readLoop(0, link));
         startThread("heartbeat", this::heartbeatLoop);
@@ -531,7 +527,7 @@ public final class Bootstrap implements AutoCloseable {
      * before the root's welcome means the root dropped this attempt (the caller tries again); a refusal, a timeout or
      * a loss after the welcome is a {@link BootstrapException}.
      */
-    private void hello(Link link, long deadline) throws IOException {
+    private void hello(PeerLink link, long deadline) throws IOException {
         InetSocketAddress root = config.root();
         Socket s = link.socket;
         boolean welcomed = false;
@@ -744,7 +740,7 @@ public final class Bootstrap implements AutoCloseable {
 
     // ---- connections, heartbeats and failures -----------------------------------------------------------------
 
-    private void readLoop(int peer, Link link) {
+    private void readLoop(int peer, PeerLink link) {
         int limit = rank == 0 ? config.maxMessageBytes() + FRAME_OVERHEAD_BYTES : replyLimit();
         while (true) {
             Frame f;
@@ -883,7 +879,7 @@ public final class Bootstrap implements AutoCloseable {
                 lastSent = now;
             }
             for (int r = 0; r < size; r++) {
-                Link l = links[r];
+                PeerLink l = links[r];
                 boolean live;
                 synchronized (lock) {
                     live = l != null && !reportedDead[r];
@@ -921,14 +917,14 @@ public final class Bootstrap implements AutoCloseable {
             reportedDead[dead] = true;
             e = new PeerFailedException(dead, "rank " + dead + " failed: " + why + " (seen by rank " + rank + ")");
         }
-        Link deadLink = links[dead];
+        PeerLink deadLink = links[dead];
         if (deadLink != null) {
             deadLink.close(); // also frees a writer blocked on a peer that stopped reading
         }
         if (rank == 0) {
             byte[] notice = BootstrapFrameDescriptor.peerFailed(dead, why);
             for (int r = 1; r < size; r++) {
-                Link other = links[r];
+                PeerLink other = links[r];
                 if (r != dead && other != null) {
                     other.send(PEER_FAILED, notice);
                 }
@@ -956,7 +952,7 @@ public final class Bootstrap implements AutoCloseable {
         if (first && rank == 0) {
             byte[] text = BootstrapFrameDescriptor.text(e.getMessage());
             for (int r = 1; r < size; r++) {
-                Link l = links[r];
+                PeerLink l = links[r];
                 if (l != null) {
                     l.send(FAIL, text);
                 }
@@ -998,7 +994,7 @@ public final class Bootstrap implements AutoCloseable {
             lock.notifyAll();
         }
         for (int r = 0; r < size; r++) {
-            Link l = links[r];
+            PeerLink l = links[r];
             boolean dead;
             synchronized (lock) {
                 dead = reportedDead[r];
@@ -1010,7 +1006,7 @@ public final class Bootstrap implements AutoCloseable {
         // What is queued (the last results, a FAIL, the goodbyes) goes out first, but a peer that stopped reading
         // holds close() no longer than it would take to declare it dead.
         long flushDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis());
-        for (Link l : links) {
+        for (PeerLink l : links) {
             if (l != null) {
                 l.awaitDrained(flushDeadline);
                 l.close();
@@ -1069,175 +1065,6 @@ public final class Bootstrap implements AutoCloseable {
     }
 
     private static void closeQuietly(Socket s) {
-        try {
-            s.close();
-        } catch (IOException ignored) {
-            // closing: nothing more to do
-        }
-    }
-
-    private static int peerUnknown() {
-        return -1;
-    }
-
-    /**
-     * One TCP connection. Frames are queued by {@link #send} and written by the link's own writer thread, so no
-     * caller (a collective, the heartbeat thread, the failure path) ever blocks on a peer that stopped reading; the
-     * heartbeat thread sees such a peer through {@link #stalledNanos} and declares it dead, which closes the link.
-     * Before the writer starts (the handshake), {@link #sendNow} writes directly.
-     */
-    private final class Link {
-        /** Bytes written between two progress stamps: a stalled peer is seen within one such chunk. */
-        private static final int WRITE_CHUNK_BYTES = 64 * 1024;
-
-        final int peer;
-        final Socket socket;
-        final InputStream in;
-        private final OutputStream out;
-        /** Frames not yet written, oldest first (under this). */
-        private final ArrayDeque<byte[]> queue = new ArrayDeque<>();
-        private long queuedBytes;
-        private boolean writing;
-        private boolean closed;
-        /** Whether a writer thread drains the queue (not during the handshake). */
-        private boolean writerStarted;
-        /** When the writer last moved bytes into the socket while it had some to write; 0 when it has none. */
-        private volatile long busySinceNanos;
-
-        Link(int peer, Socket socket) throws IOException {
-            this.peer = peer;
-            this.socket = socket;
-            this.in = new BufferedInputStream(socket.getInputStream());
-            this.out = socket.getOutputStream();
-        }
-
-        /** The link of a handshake, now registered as {@code peer}'s. */
-        Link(int peer, Link handshake) {
-            this.peer = peer;
-            this.socket = handshake.socket;
-            this.in = handshake.in;
-            this.out = handshake.out;
-        }
-
-        /** Writes one frame on the caller's thread: only before the writer starts (a few bytes of handshake). */
-        void sendNow(byte type, byte[] body) throws IOException {
-            BufferedOutputStream buffered = new BufferedOutputStream(out);
-            BootstrapFrameDescriptor.write(buffered, type, body);
-        }
-
-        /** Queues one frame; never blocks. Dropped when the link is closed (its peer is dead or gone). */
-        void send(byte type, byte[] body) {
-            byte[] header = ByteBuffer.allocate(BootstrapFrameDescriptor.BODY_OFFSET).putInt(1 + body.length)
-                    .put(type).array();
-            synchronized (this) {
-                if (closed) {
-                    return;
-                }
-                queue.add(header);
-                queue.add(body);
-                queuedBytes += header.length + body.length;
-                notifyAll();
-            }
-        }
-
-        /** Whether nothing is queued or being written. */
-        synchronized boolean idle() {
-            return queue.isEmpty() && !writing;
-        }
-
-        synchronized long unsentBytes() {
-            return queuedBytes;
-        }
-
-        /** How long the writer has had bytes to write without moving any, or 0. */
-        long stalledNanos(long now) {
-            long since = busySinceNanos;
-            return since == 0 ? 0 : now - since;
-        }
-
-        /** The writer thread: writes queued frames in order until the link closes or a write fails. */
-        void writeLoop() {
-            synchronized (this) {
-                writerStarted = true;
-            }
-            while (true) {
-                byte[] next;
-                synchronized (this) {
-                    while (queue.isEmpty() && !closed) {
-                        try {
-                            wait();
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                            return;
-                        }
-                    }
-                    if (closed) {
-                        return;
-                    }
-                    next = queue.poll();
-                    if (!writing) {
-                        writing = true;
-                        busySinceNanos = System.nanoTime();
-                    }
-                }
-                try {
-                    for (int at = 0; at < next.length; at += WRITE_CHUNK_BYTES) {
-                        out.write(next, at, Math.min(WRITE_CHUNK_BYTES, next.length - at));
-                        busySinceNanos = System.nanoTime();
-                    }
-                    if (next.length == 0) {
-                        busySinceNanos = System.nanoTime();
-                    }
-                } catch (IOException e) {
-                    if (!closing && !isClosed()) {
-                        peerDied(peer, "connection lost: " + e.getMessage());
-                    }
-                    close();
-                    return;
-                }
-                synchronized (this) {
-                    queuedBytes -= next.length;
-                    if (queue.isEmpty()) {
-                        writing = false;
-                        busySinceNanos = 0;
-                    }
-                    notifyAll(); // awaitDrained
-                }
-            }
-        }
-
-        /**
-         * Waits until every queued frame is written, the link closes, or {@code deadlineNanos}; at once when no writer
-         * ever started (a join that failed in its handshake has nothing to flush).
-         */
-        synchronized void awaitDrained(long deadlineNanos) {
-            while ((!queue.isEmpty() || writing) && !closed && writerStarted) {
-                long left = deadlineNanos - System.nanoTime();
-                if (left <= 0) {
-                    return;
-                }
-                try {
-                    TimeUnit.NANOSECONDS.timedWait(this, left);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-            }
-        }
-
-        synchronized boolean isClosed() {
-            return closed;
-        }
-
-        /** Closes the socket (a writer blocked in it fails at once) and drops what is queued. */
-        void close() {
-            synchronized (this) {
-                closed = true;
-                queue.clear();
-                queuedBytes = 0;
-                notifyAll();
-            }
-            closeQuietly(socket);
-        }
+        PeerLink.closeQuietly(s);
     }
 }
