@@ -1,25 +1,14 @@
 package io.gda4j.bootstrap;
 
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.ABORT;
-import static io.gda4j.bootstrap.BootstrapFrameDescriptor.CHALLENGE;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.COLLECTIVE;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.FAIL;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.GOODBYE;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HEARTBEAT;
-import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO;
-import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_BYTES;
-import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_LIMIT_BYTES;
-import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_MAGIC_OFFSET;
-import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_NONCE_OFFSET;
-import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_RANK_OFFSET;
-import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_VERSION_OFFSET;
-import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_WORLD_SIZE_OFFSET;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.KIND_ALL_GATHER;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.KIND_BARRIER;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.PEER_FAILED;
-import static io.gda4j.bootstrap.BootstrapFrameDescriptor.PROOF;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.READY;
-import static io.gda4j.bootstrap.BootstrapFrameDescriptor.REFUSE;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.RESULT;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.WELCOME;
 
@@ -30,11 +19,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -42,9 +28,6 @@ import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -72,8 +55,6 @@ public final class Bootstrap implements AutoCloseable {
     static final long MEMBER_GRACE_MILLIS = 2_000;
     private static final long MONITOR_TICK_MILLIS = 50;
     private static final int FRAME_OVERHEAD_BYTES = 64;
-    /** Refused hellos a join timeout's message names at most (the latest). */
-    private static final int MAX_REFUSALS_NAMED = 4;
 
     private final BootstrapConfig config;
     private final int rank;
@@ -90,14 +71,9 @@ public final class Bootstrap implements AutoCloseable {
     private final List<Thread> threads = new ArrayList<>();
     private final Map<Long, Round> rounds = new HashMap<>();
     private final Map<Long, CompletableFuture<byte[][]>> pending = new HashMap<>();
-    /** Root: handshakes in progress, in all and by source address (under the map's lock). */
-    private final Map<InetAddress, Integer> pendingHellosBySource = new HashMap<>();
-    private int pendingHellos;
-    /** Root: closes each handshake's socket at its deadline, however slowly its bytes come. */
-    private ScheduledExecutorService helloDeadlines;
+    /** Root: admits, times and checks the hellos of the connections it accepts. */
+    private RootGate gate;
     private ServerSocket server;
-    /** Root: the latest hellos of gda4j processes refused while joining, for the join timeout's message (under lock). */
-    private final ArrayDeque<String> refusedHellos = new ArrayDeque<>();
     private int joined;
     private boolean complete;
     private long nextSeq;
@@ -233,12 +209,8 @@ public final class Bootstrap implements AutoCloseable {
 
     private void joinAsRoot() {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.joinTimeoutMillis());
-        helloDeadlines = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "gda4j-bootstrap-r0-hello-deadlines");
-            t.setDaemon(true);
-            return t;
-        });
-        startThread("accept", this::acceptLoop);
+        gate = new RootGate(config, server, this::register);
+        startThread("accept", gate::acceptLoop);
         synchronized (lock) {
             while (joined < size - 1) {
                 long left = deadline - System.nanoTime();
@@ -252,8 +224,7 @@ public final class Bootstrap implements AutoCloseable {
                     BootstrapException e = new BootstrapException("bootstrap at port " + server.getLocalPort()
                             + ": rank(s) " + missing + " did not arrive within " + config.joinTimeoutMillis()
                             + " ms (" + joined + " of " + (size - 1) + " joined): are those processes running, with "
-                            + "the same root address and job token?" + (refusedHellos.isEmpty() ? ""
-                            : " Refused meanwhile: " + String.join("; ", refusedHellos)));
+                            + "the same root address and job token?" + gate.refusalsNamed());
                     failWorld(e);
                     throw e;
                 }
@@ -280,182 +251,28 @@ public final class Bootstrap implements AutoCloseable {
         throwIfFailed();
     }
 
-    private void acceptLoop() {
-        while (!closing) {
-            Socket s;
-            try {
-                s = server.accept();
-            } catch (IOException e) {
-                return; // closed
-            }
-            InetAddress source = s.getInetAddress();
-            if (!admitHello(source)) {
-                closeQuietly(s); // a member dropped here retries until its join timeout
-                continue;
-            }
-            // not tracked for close(): a hello thread ends by itself at the hello deadline, which closes its socket
-            Thread hello = new Thread(() -> {
-                AtomicBoolean settled = new AtomicBoolean();
-                ScheduledFuture<?> deadline = null;
-                try {
-                    deadline = helloDeadlines.schedule(() -> {
-                        if (settled.compareAndSet(false, true)) {
-                            closeQuietly(s);
-                        }
-                    }, config.helloTimeoutMillis(), TimeUnit.MILLISECONDS);
-                    handshake(s, settled);
-                } catch (RuntimeException e) {
-                    closeQuietly(s); // a stranger's bytes must never leave a socket open or a stack trace
-                } finally {
-                    if (deadline != null) {
-                        deadline.cancel(false);
-                    }
-                    releaseHello(source);
-                }
-            }, "gda4j-bootstrap-r0-hello");
-            hello.setDaemon(true);
-            hello.start();
-        }
-    }
-
-    /** Root: takes a handshake slot for {@code source}, or says there is none (total or per-source limit). */
-    private boolean admitHello(InetAddress source) {
-        synchronized (pendingHellosBySource) {
-            int fromSource = pendingHellosBySource.getOrDefault(source, 0);
-            if (pendingHellos >= config.maxPendingHellos() || fromSource >= config.maxPendingHellosPerSource()) {
-                return false;
-            }
-            pendingHellos++;
-            pendingHellosBySource.put(source, fromSource + 1);
-            return true;
-        }
-    }
-
-    private void releaseHello(InetAddress source) {
-        synchronized (pendingHellosBySource) {
-            pendingHellos--;
-            pendingHellosBySource.computeIfPresent(source, (k, n) -> n == 1 ? null : n - 1);
-        }
-    }
-
     /**
-     * One connection's hello at the root: registered, or refused with a reason and closed. {@code settled} is set
-     * by whichever comes first, the registration or the hello deadline (which closes the socket).
+     * Root, from a handshake thread: registers a proven rank and welcomes it with {@code welcome} (the root's proof),
+     * or says why not. Null also when the hello deadline closed the socket a moment ago ({@code settled} lost).
      */
-    private void handshake(Socket s, AtomicBoolean settled) {
-        PeerLink link;
-        try {
-            s.setTcpNoDelay(true);
-            s.setSoTimeout((int) config.helloTimeoutMillis());
-            link = new PeerLink(-1, s, this::peerDied);
-        } catch (IOException e) {
-            closeQuietly(s);
-            return;
-        }
-        try {
-            Frame f = BootstrapFrameDescriptor.read(link.in, HELLO_LIMIT_BYTES);
-            String why = checkHello(f);
-            byte[] rootNonce = BootstrapFrameDescriptor.nonce();
-            if (why == null) {
-                // the token is checked before anything about the world is said: a stranger learns nothing
-                link.sendNow(CHALLENGE, rootNonce);
-                Frame proof = BootstrapFrameDescriptor.read(link.in, HELLO_LIMIT_BYTES);
-                byte[] expected = BootstrapFrameDescriptor.proof(config.jobToken(),
-                        BootstrapFrameDescriptor.RANK_PROOF_LABEL, f.body(), rootNonce);
-                if (proof.type() != PROOF || !MessageDigest.isEqual(proof.body(), expected)) {
-                    why = "wrong job token: this process belongs to another job (check "
-                            + LaunchEnvironment.GDA4J_JOB_TOKEN + " or the launcher's job id)";
-                } else {
-                    why = checkMembership(f);
-                }
-            }
-            if (why != null && f.type() == HELLO && f.body().length >= HELLO_WORLD_SIZE_OFFSET
-                    && f.buffer().getInt(HELLO_MAGIC_OFFSET) == BootstrapFrameDescriptor.MAGIC) {
-                noteRefusal("rank " + f.buffer().getInt(HELLO_RANK_OFFSET) + " from "
-                        + s.getInetAddress().getHostAddress() + ": " + why);
-            }
-            if (why == null) {
-                int peer = f.buffer().getInt(HELLO_RANK_OFFSET);
-                synchronized (lock) {
-                    if (complete || closing) {
-                        why = "the world of " + size + " is already complete";
-                    } else if (links[peer] != null) {
-                        why = "rank " + peer + " has already joined: is the same rank started twice?";
-                    } else if (!settled.compareAndSet(false, true)) {
-                        return; // the hello deadline closed it a moment ago
-                    } else {
-                        // the welcome is a few bytes into an empty socket buffer: written here, before the writer
-                        link.sendNow(WELCOME, BootstrapFrameDescriptor.proof(config.jobToken(),
-                                BootstrapFrameDescriptor.ROOT_PROOF_LABEL, f.body(), rootNonce));
-                        PeerLink registered = new PeerLink(peer, link, this::peerDied);
-                        links[peer] = registered;
-                        joined++;
-                        startThread("write-r" + peer, registered::writeLoop);
-                        lock.notifyAll();
-                        return;
-                    }
-                }
-            }
-            refuse(link, why);
-        } catch (SocketTimeoutException e) {
-            refuse(link, "no hello within " + config.helloTimeoutMillis() + " ms");
-        } catch (IOException e) {
-            refuse(link, String.valueOf(e.getMessage()));
-        }
-    }
-
-    /** Root: remembers a gda4j process's refused hello (the latest few), so the join timeout can name it. */
-    private void noteRefusal(String what) {
+    private String register(int peer, PeerLink handshake, byte[] welcome, AtomicBoolean settled) throws IOException {
         synchronized (lock) {
-            if (refusedHellos.size() == MAX_REFUSALS_NAMED) {
-                refusedHellos.removeFirst();
+            if (complete || closing) {
+                return "the world of " + size + " is already complete";
+            } else if (links[peer] != null) {
+                return "rank " + peer + " has already joined: is the same rank started twice?";
+            } else if (!settled.compareAndSet(false, true)) {
+                return null;
             }
-            refusedHellos.addLast(what);
+            // the welcome is a few bytes into an empty socket buffer: written here, before the writer
+            handshake.sendNow(WELCOME, welcome);
+            PeerLink registered = new PeerLink(peer, handshake, this::peerDied);
+            links[peer] = registered;
+            joined++;
+            startThread("write-r" + peer, registered::writeLoop);
+            lock.notifyAll();
+            return null;
         }
-    }
-
-    /** Null when the hello is a gda4j hello of this protocol version, else why not. */
-    private static String checkHello(Frame f) {
-        if (f.type() != HELLO || f.body().length < HELLO_NONCE_OFFSET) {
-            return "the first frame is not a gda4j hello";
-        }
-        ByteBuffer b = f.buffer();
-        int magic = b.getInt(HELLO_MAGIC_OFFSET);
-        short version = b.getShort(HELLO_VERSION_OFFSET);
-        if (magic != BootstrapFrameDescriptor.MAGIC) {
-            return "not a gda4j bootstrap hello (magic " + Integer.toHexString(magic) + ")";
-        }
-        if (version != BootstrapFrameDescriptor.VERSION) {
-            return "bootstrap protocol version " + version + ", the root speaks " + BootstrapFrameDescriptor.VERSION
-                    + ": use the same gda4j in every process";
-        }
-        if (f.body().length != HELLO_BYTES) {
-            return "a hello of " + f.body().length + " bytes: version " + version + " has " + HELLO_BYTES;
-        }
-        return null;
-    }
-
-    /** Null when a proven rank's hello fits this world, else why not. */
-    private String checkMembership(Frame f) {
-        ByteBuffer b = f.buffer();
-        int peer = b.getInt(HELLO_RANK_OFFSET);
-        int peerSize = b.getInt(HELLO_WORLD_SIZE_OFFSET);
-        if (peerSize != size) {
-            return "world size " + peerSize + " but the root's world has " + size + " ranks";
-        }
-        if (peer < 1 || peer >= size) {
-            return "rank " + peer + " is not a non-root rank of a world of " + size;
-        }
-        return null;
-    }
-
-    private static void refuse(PeerLink link, String why) {
-        try {
-            link.sendNow(REFUSE, BootstrapFrameDescriptor.text(why));
-        } catch (IOException e) {
-            // the stray is gone already: nothing to tell it
-        }
-        closeQuietly(link.socket);
     }
 
     private void joinAsMember() {
@@ -902,8 +719,8 @@ public final class Bootstrap implements AutoCloseable {
                 // nothing to do: the port is released either way
             }
         }
-        if (helloDeadlines != null) {
-            helloDeadlines.shutdownNow();
+        if (gate != null) {
+            gate.close();
         }
         List<Thread> started;
         synchronized (threads) {
