@@ -552,7 +552,9 @@ public final class Bootstrap implements AutoCloseable {
                 int dead = b.getInt();
                 byte[] why = new byte[b.remaining()];
                 b.get(why);
-                peerDied(dead, new String(why, StandardCharsets.UTF_8) + ", as the root saw it");
+                String seen = new String(why, StandardCharsets.UTF_8);
+                peerDied(dead, dead == rank ? "the root declared this rank dead (" + seen + "): was this process "
+                        + "stopped or starved for longer than dead-after?" : seen + ", as the root saw it");
                 return true;
             case FAIL:
                 if (rank == 0) {
@@ -571,9 +573,18 @@ public final class Bootstrap implements AutoCloseable {
         long intervalNanos = TimeUnit.MILLISECONDS.toNanos(config.heartbeatIntervalMillis());
         long deadNanos = TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis());
         long lastSent = 0;
+        long lastTick = System.nanoTime();
         byte[] empty = new byte[0];
         while (!closing) {
             long now = System.nanoTime();
+            if (now - lastTick > deadNanos / 2) {
+                // This process was stopped or starved (SIGSTOP, a long GC pause): it could hear no one meanwhile, so
+                // every peer gets a fresh window; the root's verdict on this rank, if any, is already on its way.
+                for (int r = 0; r < size; r++) {
+                    lastHeardNanos.set(r, now);
+                }
+            }
+            lastTick = now;
             boolean send = now - lastSent >= intervalNanos;
             if (send) {
                 lastSent = now;
@@ -600,7 +611,7 @@ public final class Bootstrap implements AutoCloseable {
                 long silent = now - lastHeardNanos.get(r);
                 if (silent > deadNanos) {
                     peerDied(r, "silent for " + TimeUnit.NANOSECONDS.toMillis(silent) + " ms (no heartbeat within "
-                            + config.deadAfterMillis() + " ms)");
+                            + config.deadAfterMillis() + " ms)", true);
                 }
             }
             sleep(MONITOR_TICK_MILLIS);
@@ -609,16 +620,28 @@ public final class Bootstrap implements AutoCloseable {
 
     /** Rank {@code dead} is gone: once per rank, tell the listener, (root) tell the survivors, fail every call. */
     private void peerDied(int dead, String why) {
+        peerDied(dead, why, false);
+    }
+
+    /**
+     * @param tellTheDead the root also tells {@code dead} (a silent rank may only be stopped, and reads the verdict
+     *                    when it resumes instead of blaming the root for the closed connection); never for a rank
+     *                    that stopped reading, whose link must close at once to free its writer
+     */
+    private void peerDied(int dead, String why, boolean tellTheDead) {
         PeerFailedException e;
         synchronized (lock) {
-            if (closing || reportedDead[dead]) {
-                return;
+            if (closing || reportedDead[dead] || reportedDead[rank]) {
+                return; // a rank the root declared dead blames no one else for what follows
             }
             reportedDead[dead] = true;
             e = new PeerFailedException(dead, "rank " + dead + " failed: " + why + " (seen by rank " + rank + ")");
         }
         PeerLink deadLink = links[dead];
-        if (deadLink != null) {
+        if (deadLink != null && tellTheDead && rank == 0) {
+            deadLink.send(PEER_FAILED, BootstrapFrameDescriptor.peerFailed(dead, why));
+            deadLink.closeWhenDrained();
+        } else if (deadLink != null) {
             deadLink.close(); // also frees a writer blocked on a peer that stopped reading
         }
         if (rank == 0) {
@@ -708,7 +731,9 @@ public final class Bootstrap implements AutoCloseable {
         long flushDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis());
         for (PeerLink l : links) {
             if (l != null) {
-                l.awaitDrained(flushDeadline);
+                if (!dead(l.peer)) {
+                    l.awaitDrained(flushDeadline);
+                }
                 l.close();
             }
         }
@@ -735,6 +760,12 @@ public final class Bootstrap implements AutoCloseable {
                     return;
                 }
             }
+        }
+    }
+
+    private boolean dead(int r) {
+        synchronized (lock) {
+            return reportedDead[r];
         }
     }
 

@@ -35,6 +35,8 @@ final class PeerLink {
     private long queuedBytes;
     private boolean writing;
     private boolean closed;
+    /** Close once the queue is written (a verdict for a silent peer), without waiting in the caller. */
+    private boolean closeWhenDrained;
     /** Whether a writer thread drains the queue (not during the handshake). */
     private boolean writerStarted;
     /** When the writer last moved bytes into the socket while it had some to write; 0 when it has none. */
@@ -102,7 +104,7 @@ final class PeerLink {
         while (true) {
             byte[] next;
             synchronized (this) {
-                while (queue.isEmpty() && !closed) {
+                while (queue.isEmpty() && !closed && !closeWhenDrained) {
                     try {
                         wait();
                     } catch (InterruptedException e) {
@@ -112,6 +114,9 @@ final class PeerLink {
                 }
                 if (closed) {
                     return;
+                }
+                if (queue.isEmpty()) { // closeWhenDrained
+                    break;
                 }
                 next = queue.poll();
                 if (!writing) {
@@ -143,6 +148,7 @@ final class PeerLink {
                 notifyAll(); // awaitDrained
             }
         }
+        close(); // closeWhenDrained: all written
     }
 
     /**
@@ -166,6 +172,18 @@ final class PeerLink {
 
     synchronized boolean isClosed() {
         return closed;
+    }
+
+    /** Lets the writer write what is queued, then close; returns at once. Without a writer, closes now. */
+    void closeWhenDrained() {
+        synchronized (this) {
+            if (writerStarted) {
+                closeWhenDrained = true;
+                notifyAll();
+                return;
+            }
+        }
+        close();
     }
 
     /** Closes the socket (a writer blocked in it fails at once) and drops what is queued. */

@@ -11,7 +11,8 @@ import java.util.StringJoiner;
  * Arguments: rank size port token mode. Rank 0 is given port 0, binds an ephemeral port and prints {@code PORT p}.
  * Modes: {@code gather} (all-gathers and barriers, prints what it got, exits 0) and {@code survive:V} (a barrier,
  * {@code READY}, then rank V sleeps until killed and the others enter a barrier that V never enters: they print
- * {@code DETECTED} when it fails).
+ * {@code DETECTED} when it fails) and {@code stopped:V} (the same with a dead-after of 1.5 s; the test stops V with
+ * SIGSTOP during its sleep and resumes it later: V enters the barrier then and prints its own {@code DETECTED}).
  */
 public final class BootstrapChild {
     private BootstrapChild() {
@@ -30,10 +31,10 @@ public final class BootstrapChild {
             say("PORT " + server.getLocalPort());
             BootstrapConfig c = BootstrapConfig.of(0, size, new InetSocketAddress("127.0.0.1",
                     server.getLocalPort()), token).withTimeouts(30_000, 60_000);
-            b = Bootstrap.join(c, listener, server);
+            b = Bootstrap.join(liveness(c, mode), listener, server);
         } else {
-            b = Bootstrap.join(BootstrapConfig.of(rank, size, new InetSocketAddress("127.0.0.1", port), token)
-                    .withTimeouts(30_000, 60_000), listener);
+            b = Bootstrap.join(liveness(BootstrapConfig.of(rank, size, new InetSocketAddress("127.0.0.1", port), token)
+                    .withTimeouts(30_000, 60_000), mode), listener);
         }
         if (mode.equals("gather")) {
             for (int round = 0; round < 3; round++) {
@@ -52,7 +53,9 @@ public final class BootstrapChild {
         int victim = Integer.parseInt(mode.substring(mode.indexOf(':') + 1));
         b.barrier();
         say("READY " + rank);
-        if (rank == victim) {
+        if (rank == victim && mode.startsWith("stopped:")) {
+            Thread.sleep(3_000); // stopped by the test meanwhile; after SIGCONT it goes on at once
+        } else if (rank == victim) {
             Thread.sleep(Long.MAX_VALUE); // waits for its SIGKILL
         }
         try {
@@ -65,6 +68,10 @@ public final class BootstrapChild {
         b.close();
         say("CLOSED " + rank + " in " + (System.nanoTime() - start) / 1_000_000 + " ms");
         System.exit(0);
+    }
+
+    private static BootstrapConfig liveness(BootstrapConfig c, String mode) {
+        return mode.startsWith("stopped:") ? c.withLiveness(200, 1_500) : c;
     }
 
     private static synchronized void say(String line) {

@@ -90,4 +90,40 @@ class BootstrapProcessesTest {
             assertEquals(0, c.process.exitValue());
         }
     }
+
+    private static void signal(ChildJvm c, String sig) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-" + sig, Long.toString(c.process.pid())).start();
+        assertTrue(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0, "kill -" + sig);
+    }
+
+    /**
+     * A rank stopped with SIGSTOP is declared dead for its silence by every survivor, and when it resumes it names
+     * itself (the root's verdict was waiting in its socket), not the root whose connection it finds closed.
+     */
+    @Test
+    void aStoppedRankIsNamedByTheSurvivorsAndByItselfWhenItResumes() throws Exception {
+        int victim = 2;
+        List<ChildJvm> all = world("stopped:" + victim);
+        for (ChildJvm c : all) {
+            c.await("READY ", 60);
+        }
+        ChildJvm stopped = all.get(victim);
+        signal(stopped, "STOP");
+        try {
+            for (ChildJvm c : all) {
+                if (c.rank != victim) {
+                    String line = c.await("DETECTED ", 20).text();
+                    assertTrue(line.startsWith("DETECTED " + c.rank + " dead=" + victim + " rank " + victim
+                            + " failed") && line.contains("silent for"), line);
+                }
+            }
+            Thread.sleep(500); // the root's verdict reaches the stopped rank's socket
+        } finally {
+            signal(stopped, "CONT");
+        }
+        String own = stopped.await("DETECTED ", 20).text();
+        assertTrue(own.startsWith("DETECTED " + victim + " dead=" + victim) && own.contains("declared this rank dead"),
+                own);
+        stopped.await("CLOSED ", 15);
+    }
 }
