@@ -18,7 +18,7 @@ import java.util.function.UnaryOperator;
  * @param joinTimeoutMillis       how long the root waits for every rank, and a rank for the world to be complete
  * @param collectiveTimeoutMillis how long one all-gather or barrier may take
  * @param heartbeatIntervalMillis how often each side sends a heartbeat
- * @param deadAfterMillis         silence after which a peer is declared dead
+ * @param deadAfterMillis         silence, or a connection that takes no bytes, after which a peer is declared dead
  * @param maxMessageBytes         the largest contribution to an all-gather; larger frames are refused
  * @param helloTimeoutMillis      the root's limit for a whole handshake, however slowly its bytes come
  * @param maxPendingHellos        handshakes the root runs at once; a connection beyond them is closed unread
