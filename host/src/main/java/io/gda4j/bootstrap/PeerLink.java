@@ -70,12 +70,19 @@ final class PeerLink {
     void send(byte type, byte[] body) {
         byte[] header = ByteBuffer.allocate(BootstrapFrameDescriptor.BODY_OFFSET).putInt(1 + body.length)
                 .put(type).array();
+        // a small frame goes out in one write (one segment: TCP_NODELAY is on); a large one is not copied
+        byte[] whole = body.length > WRITE_CHUNK_BYTES ? null
+                : ByteBuffer.allocate(header.length + body.length).put(header).put(body).array();
         synchronized (this) {
             if (closed) {
                 return;
             }
-            queue.add(header);
-            queue.add(body);
+            if (whole != null) {
+                queue.add(whole);
+            } else {
+                queue.add(header);
+                queue.add(body);
+            }
             queuedBytes += header.length + body.length;
             notifyAll();
         }
