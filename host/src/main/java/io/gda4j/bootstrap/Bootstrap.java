@@ -79,6 +79,10 @@ public final class Bootstrap implements AutoCloseable {
     private long nextSeq;
     private volatile BootstrapException failure;
     private volatile boolean closing;
+    /** The heartbeat thread's latest tick, and the end and length of the latest pause of this process it saw. */
+    private volatile long lastTickNanos = System.nanoTime();
+    private volatile long pauseEndedNanos;
+    private volatile long pauseNanos;
 
     private Bootstrap(BootstrapConfig config, PeerFailureListener listener) {
         this.config = config;
@@ -278,6 +282,7 @@ public final class Bootstrap implements AutoCloseable {
     private void joinAsMember() {
         PeerLink link = MemberJoin.join(config, replyLimit(), this::peerDied);
         links[0] = link;
+        lastTickNanos = System.nanoTime(); // the heartbeat thread starts now: the join was no pause
         synchronized (lock) {
             complete = true;
             lastHeardNanos.set(0, System.nanoTime());
@@ -573,11 +578,13 @@ public final class Bootstrap implements AutoCloseable {
         long intervalNanos = TimeUnit.MILLISECONDS.toNanos(config.heartbeatIntervalMillis());
         long deadNanos = TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis());
         long lastSent = 0;
-        long lastTick = System.nanoTime();
+        long lastTick = lastTickNanos;
         byte[] empty = new byte[0];
         while (!closing) {
             long now = System.nanoTime();
             if (now - lastTick > deadNanos / 2) {
+                pauseNanos = now - lastTick;
+                pauseEndedNanos = now;
                 // This process was stopped or starved (SIGSTOP, a long GC pause): it could hear no one meanwhile, so
                 // every peer gets a fresh window; the root's verdict on this rank, if any, is already on its way.
                 for (int r = 0; r < size; r++) {
@@ -585,6 +592,7 @@ public final class Bootstrap implements AutoCloseable {
                 }
             }
             lastTick = now;
+            lastTickNanos = now;
             boolean send = now - lastSent >= intervalNanos;
             if (send) {
                 lastSent = now;
@@ -629,6 +637,15 @@ public final class Bootstrap implements AutoCloseable {
      *                    that stopped reading, whose link must close at once to free its writer
      */
     private void peerDied(int dead, String why, boolean tellTheDead) {
+        long paused = rank != 0 && dead == 0 ? pausedJustNowNanos() : 0;
+        if (paused > 0) {
+            // The root did not die: it dropped this rank, which could not answer or read while paused (the root's
+            // verdict could not reach it through a full connection).
+            peerDied(rank, "this process was paused (stopped or starved) for " + TimeUnit.NANOSECONDS.toMillis(paused)
+                    + " ms, longer than the dead-after of " + config.deadAfterMillis() + " ms, and the root dropped it"
+                    + " meanwhile (" + why + ")", false);
+            return;
+        }
         PeerFailedException e;
         synchronized (lock) {
             if (closing || reportedDead[dead] || reportedDead[rank]) {
@@ -761,6 +778,21 @@ public final class Bootstrap implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * How long this process was just paused, or 0: its heartbeat thread has not ticked for half of dead-after (the
+     * pause is now ending), or it saw such a pause within the last dead-after.
+     */
+    private long pausedJustNowNanos() {
+        long now = System.nanoTime();
+        long half = TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis()) / 2;
+        long sinceTick = now - lastTickNanos;
+        if (sinceTick > half) {
+            return sinceTick;
+        }
+        long ended = pauseEndedNanos;
+        return ended != 0 && now - ended < 2 * half ? pauseNanos : 0;
     }
 
     private boolean dead(int r) {

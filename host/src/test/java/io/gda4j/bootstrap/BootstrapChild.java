@@ -12,7 +12,9 @@ import java.util.StringJoiner;
  * Modes: {@code gather} (all-gathers and barriers, prints what it got, exits 0) and {@code survive:V} (a barrier,
  * {@code READY}, then rank V sleeps until killed and the others enter a barrier that V never enters: they print
  * {@code DETECTED} when it fails) and {@code stopped:V} (the same with a dead-after of 1.5 s; the test stops V with
- * SIGSTOP during its sleep and resumes it later: V enters the barrier then and prints its own {@code DETECTED}).
+ * SIGSTOP during its sleep and resumes it later: V enters the barrier then and prints its own {@code DETECTED}),
+ * and {@code stoppedGather:V} (V prints {@code GATHERING} and enters an all-gather of 8 MiB per rank at once, the
+ * others 1.5 s later, so that the root sends V its 24 MiB result while the test has V stopped; then a barrier).
  */
 public final class BootstrapChild {
     private BootstrapChild() {
@@ -53,6 +55,23 @@ public final class BootstrapChild {
         int victim = Integer.parseInt(mode.substring(mode.indexOf(':') + 1));
         b.barrier();
         say("READY " + rank);
+        if (mode.startsWith("stoppedGather:")) {
+            if (rank == victim) {
+                say("GATHERING " + rank);
+            } else {
+                Thread.sleep(1_500);
+            }
+            try {
+                b.allGather(new byte[8 << 20]);
+                b.barrier(); // fails at the latest here: the victim is dead to the others, and to itself
+                say("ERROR " + rank + " the barrier completed without the stopped rank");
+            } catch (PeerFailedException e) {
+                say("DETECTED " + rank + " dead=" + e.deadRank() + " " + e.getMessage());
+            }
+            b.close();
+            say("CLOSED " + rank);
+            System.exit(0);
+        }
         if (rank == victim && mode.startsWith("stopped:")) {
             Thread.sleep(3_000); // stopped by the test meanwhile; after SIGCONT it goes on at once
         } else if (rank == victim) {
@@ -71,6 +90,9 @@ public final class BootstrapChild {
     }
 
     private static BootstrapConfig liveness(BootstrapConfig c, String mode) {
+        if (mode.startsWith("stoppedGather:")) {
+            return c.withLiveness(200, 1_500).withMaxMessageBytes(8 << 20);
+        }
         return mode.startsWith("stopped:") ? c.withLiveness(200, 1_500) : c;
     }
 
