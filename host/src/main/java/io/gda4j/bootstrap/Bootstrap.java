@@ -48,6 +48,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * (a stopped process) blocks no one: when its connection takes no bytes for dead-after it is dead the same way, and
  * the others keep their heartbeats. Collectives are called by one thread at a time per process, in the same
  * order in every process (as in MPI); they are not thread-safe.
+ *
+ * <p>This class holds the world (collectives, the frame switch, liveness); the root's door is {@code RootGate}, a
+ * member's way in {@code MemberJoin}, and one connection with its writer thread {@code PeerLink}.
  */
 public final class Bootstrap implements AutoCloseable {
     /** A rank waits this much longer than the root (to join, in a collective), so that the root's message naming
