@@ -5,30 +5,22 @@ import static io.gda4j.bootstrap.BootstrapFrameDescriptor.COLLECTIVE;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.FAIL;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.GOODBYE;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HEARTBEAT;
-import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO;
-import static io.gda4j.bootstrap.BootstrapFrameDescriptor.HELLO_LIMIT_BYTES;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.KIND_ALL_GATHER;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.KIND_BARRIER;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.PEER_FAILED;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.READY;
-import static io.gda4j.bootstrap.BootstrapFrameDescriptor.REFUSE;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.RESULT;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.WELCOME;
 
 import io.gda4j.bootstrap.BootstrapFrameDescriptor.Frame;
 
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -38,32 +30,34 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * The bootstrap of a world of many processes: a star of TCP connections with rank 0 (the root) at the centre.
- * Every rank connects to the root and says hello (magic, version, job token, rank, world size); the root refuses a
- * wrong hello on that connection alone, so a stray client or another job's process never disturbs the job. When all
+ * Every rank connects to the root and says hello (magic, version, rank, world size, a nonce); each side then proves
+ * it knows the job token with an HMAC over both nonces, so the token never crosses the wire and a rank never joins a
+ * root that does not know it. The root refuses a wrong hello on that connection alone, so a stray client or another
+ * job's process never disturbs the job. When all
  * ranks have joined, {@link #allGather} and {@link #barrier} run over the same connections, the root relaying.
  *
  * <p>Heartbeats flow both ways every {@link BootstrapConfig#heartbeatIntervalMillis()}; a peer silent for
  * {@link BootstrapConfig#deadAfterMillis()} or whose connection closes is dead: the root tells the survivors, the
  * {@link PeerFailureListener} hears of it once per rank, and every pending and later call throws a
- * {@link PeerFailedException} naming it. Collectives are called by one thread at a time per process, in the same
+ * {@link PeerFailedException} naming it. Each connection has its own writer thread, so a peer that stops reading
+ * (a stopped process) blocks no one: when its connection takes no bytes for dead-after it is dead the same way, and
+ * the others keep their heartbeats. Collectives are called by one thread at a time per process, in the same
  * order in every process (as in MPI); they are not thread-safe.
+ *
+ * <p>This class holds the world (collectives, the frame switch, liveness); the root's door is {@code RootGate}, a
+ * member's way in {@code MemberJoin}, and one connection with its writer thread {@code PeerLink}.
  */
 public final class Bootstrap implements AutoCloseable {
-    /** How long a connection may take to say hello before the root drops it. */
-    private static final long HELLO_TIMEOUT_MILLIS = 5_000;
-    private static final long CONNECT_RETRY_MILLIS = 100;
     /** A rank waits this much longer than the root (to join, in a collective), so that the root's message naming
      *  the missing ranks reaches it before its own, vaguer, timeout. */
-    private static final long MEMBER_GRACE_MILLIS = 2_000;
+    static final long MEMBER_GRACE_MILLIS = 2_000;
     private static final long MONITOR_TICK_MILLIS = 50;
     private static final int FRAME_OVERHEAD_BYTES = 64;
-    /** Hellos being read at once: a flood of stray connections beyond this is closed unread. */
-    private static final int MAX_PENDING_HELLOS = 64;
 
     private final BootstrapConfig config;
     private final int rank;
@@ -71,7 +65,7 @@ public final class Bootstrap implements AutoCloseable {
     private final PeerFailureListener listener;
     private final Object lock = new Object();
     /** Root: links[r] to rank r (links[0] null). Member: links[0] to the root. */
-    private final Link[] links;
+    private final PeerLink[] links;
     /** Written by each connection's reader, read by the heartbeat thread. */
     private final AtomicLongArray lastHeardNanos;
     private final boolean[] reportedDead;
@@ -80,20 +74,25 @@ public final class Bootstrap implements AutoCloseable {
     private final List<Thread> threads = new ArrayList<>();
     private final Map<Long, Round> rounds = new HashMap<>();
     private final Map<Long, CompletableFuture<byte[][]>> pending = new HashMap<>();
-    private final AtomicInteger pendingHellos = new AtomicInteger();
+    /** Root: admits, times and checks the hellos of the connections it accepts. */
+    private RootGate gate;
     private ServerSocket server;
     private int joined;
     private boolean complete;
     private long nextSeq;
     private volatile BootstrapException failure;
     private volatile boolean closing;
+    /** The heartbeat thread's latest tick, and the end and length of the latest pause of this process it saw. */
+    private volatile long lastTickNanos = System.nanoTime();
+    private volatile long pauseEndedNanos;
+    private volatile long pauseNanos;
 
     private Bootstrap(BootstrapConfig config, PeerFailureListener listener) {
         this.config = config;
         this.rank = config.rank();
         this.size = config.worldSize();
         this.listener = listener;
-        this.links = new Link[size];
+        this.links = new PeerLink[size];
         this.lastHeardNanos = new AtomicLongArray(size);
         this.reportedDead = new boolean[size];
         this.left = new boolean[size];
@@ -107,11 +106,15 @@ public final class Bootstrap implements AutoCloseable {
      */
     public static Bootstrap join(BootstrapConfig config, PeerFailureListener listener) {
         if (config.rank() == 0) {
+            String warning = LaunchEnvironment.guessableTokenWarning(config.jobToken());
+            if (warning != null) {
+                System.err.println(warning);
+            }
             ServerSocket s;
             try {
                 s = new ServerSocket();
                 s.setReuseAddress(true);
-                s.bind(new InetSocketAddress(config.root().getPort()));
+                s.bind(listenAddress(config.root()));
             } catch (IOException e) {
                 throw new BootstrapException("rank 0 cannot listen on port " + config.root().getPort() + " for the "
                         + "bootstrap (" + e.getMessage() + "): choose a free port in " + LaunchEnvironment.GDA4J_ROOT,
@@ -127,6 +130,22 @@ public final class Bootstrap implements AutoCloseable {
             throw e;
         }
         return b;
+    }
+
+    /**
+     * Where the root listens: the address it was given when that is loopback (a one-host job is then unreachable
+     * from other hosts), else every interface (the given name may be one of several addresses of this host).
+     */
+    static InetSocketAddress listenAddress(InetSocketAddress root) {
+        try {
+            InetAddress given = root.isUnresolved() ? InetAddress.getByName(root.getHostString()) : root.getAddress();
+            if (given.isLoopbackAddress()) {
+                return new InetSocketAddress(given, root.getPort());
+            }
+        } catch (IOException e) {
+            // an unknown name: the members will say so when they connect
+        }
+        return new InetSocketAddress(root.getPort());
     }
 
     /** The root on a socket the caller bound (a test's ephemeral port). */
@@ -174,24 +193,16 @@ public final class Bootstrap implements AutoCloseable {
         if (rank == 0) {
             relayAbort(0, notice);
         } else if (links[0] != null) {
-            try {
-                links[0].send(ABORT, notice);
-            } catch (IOException e) {
-                peerDied(0, "connection to the root lost: " + e.getMessage());
-            }
+            links[0].send(ABORT, notice);
         }
     }
 
     /** Root: sends an abort notice to every rank but its origin. */
     private void relayAbort(int origin, byte[] notice) {
         for (int r = 1; r < size; r++) {
-            Link l = links[r];
+            PeerLink l = links[r];
             if (r != origin && l != null) {
-                try {
-                    l.send(ABORT, notice);
-                } catch (IOException ignored) {
-                    // that rank is dead or gone: its own failure handling applies
-                }
+                l.send(ABORT, notice); // a dead or gone rank's link drops it
             }
         }
     }
@@ -205,7 +216,8 @@ public final class Bootstrap implements AutoCloseable {
 
     private void joinAsRoot() {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.joinTimeoutMillis());
-        startThread("accept", this::acceptLoop);
+        gate = new RootGate(config, server, this::register);
+        startThread("accept", gate::acceptLoop);
         synchronized (lock) {
             while (joined < size - 1) {
                 long left = deadline - System.nanoTime();
@@ -219,7 +231,7 @@ public final class Bootstrap implements AutoCloseable {
                     BootstrapException e = new BootstrapException("bootstrap at port " + server.getLocalPort()
                             + ": rank(s) " + missing + " did not arrive within " + config.joinTimeoutMillis()
                             + " ms (" + joined + " of " + (size - 1) + " joined): are those processes running, with "
-                            + "the same root address and job token?");
+                            + "the same root address and job token?" + gate.refusalsNamed());
                     failWorld(e);
                     throw e;
                 }
@@ -232,13 +244,13 @@ public final class Bootstrap implements AutoCloseable {
             }
         }
         for (int r = 1; r < size; r++) {
-            Link l = links[r];
+            PeerLink l = links[r];
             try {
                 l.socket.setSoTimeout(0);
-                l.send(READY, new byte[0]);
             } catch (IOException e) {
                 peerDied(r, "connection lost while starting: " + e.getMessage());
             }
+            l.send(READY, new byte[0]);
             int peer = r;
             startThread("read-r" + r, () -> readLoop(peer, l));
         }
@@ -246,180 +258,39 @@ public final class Bootstrap implements AutoCloseable {
         throwIfFailed();
     }
 
-    private void acceptLoop() {
-        while (!closing) {
-            Socket s;
-            try {
-                s = server.accept();
-            } catch (IOException e) {
-                return; // closed
+    /**
+     * Root, from a handshake thread: registers a proven rank and welcomes it with {@code welcome} (the root's proof),
+     * or says why not. Null also when the hello deadline closed the socket a moment ago ({@code settled} lost).
+     */
+    private String register(int peer, PeerLink handshake, byte[] welcome, AtomicBoolean settled) throws IOException {
+        synchronized (lock) {
+            if (complete || closing) {
+                return "the world of " + size + " is already complete";
+            } else if (links[peer] != null) {
+                return "rank " + peer + " has already joined: is the same rank started twice?";
+            } else if (!settled.compareAndSet(false, true)) {
+                return null;
             }
-            if (pendingHellos.incrementAndGet() > MAX_PENDING_HELLOS) {
-                pendingHellos.decrementAndGet();
-                closeQuietly(s);
-                continue;
-            }
-            // not tracked for close(): a hello thread ends by itself within the hello timeout
-            Thread hello = new Thread(() -> {
-                try {
-                    handshake(s);
-                } finally {
-                    pendingHellos.decrementAndGet();
-                }
-            }, "gda4j-bootstrap-r0-hello");
-            hello.setDaemon(true);
-            hello.start();
+            // the welcome is a few bytes into an empty socket buffer: written here, before the writer
+            handshake.sendNow(WELCOME, welcome);
+            PeerLink registered = new PeerLink(peer, handshake, this::peerDied);
+            links[peer] = registered;
+            joined++;
+            startThread("write-r" + peer, registered::writeLoop);
+            lock.notifyAll();
+            return null;
         }
-    }
-
-    /** One connection's hello at the root: registered, or refused with a reason and closed. */
-    private void handshake(Socket s) {
-        Link link;
-        try {
-            s.setTcpNoDelay(true);
-            s.setSoTimeout((int) Math.min(HELLO_TIMEOUT_MILLIS, config.joinTimeoutMillis()));
-            link = new Link(s);
-        } catch (IOException e) {
-            closeQuietly(s);
-            return;
-        }
-        try {
-            Frame f = BootstrapFrameDescriptor.read(link.in, HELLO_LIMIT_BYTES);
-            String why = checkHello(f);
-            if (why == null) {
-                ByteBuffer b = f.buffer();
-                int peer = b.getInt(6);
-                synchronized (lock) {
-                    if (complete || closing) {
-                        why = "the world of " + size + " is already complete";
-                    } else if (links[peer] != null) {
-                        why = "rank " + peer + " has already joined: is the same rank started twice?";
-                    } else {
-                        links[peer] = link;
-                        joined++;
-                        link.send(WELCOME, new byte[0]);
-                        lock.notifyAll();
-                        return;
-                    }
-                }
-            }
-            refuse(link, why);
-        } catch (SocketTimeoutException e) {
-            refuse(link, "no hello within " + Math.min(HELLO_TIMEOUT_MILLIS, config.joinTimeoutMillis()) + " ms");
-        } catch (IOException e) {
-            refuse(link, e.getMessage());
-        }
-    }
-
-    /** Null when the hello is good, else why not. */
-    private String checkHello(Frame f) {
-        if (f.type() != HELLO || f.body().length < 16) {
-            return "the first frame is not a gda4j hello";
-        }
-        ByteBuffer b = f.buffer();
-        int magic = b.getInt();
-        short version = b.getShort();
-        int peer = b.getInt();
-        int peerSize = b.getInt();
-        int tokenLength = b.getShort() & 0xffff;
-        if (magic != BootstrapFrameDescriptor.MAGIC) {
-            return "not a gda4j bootstrap hello (magic " + Integer.toHexString(magic) + ")";
-        }
-        if (version != BootstrapFrameDescriptor.VERSION) {
-            return "bootstrap protocol version " + version + ", the root speaks " + BootstrapFrameDescriptor.VERSION
-                    + ": use the same gda4j in every process";
-        }
-        if (tokenLength != b.remaining()) {
-            return "a hello whose token length does not match its frame";
-        }
-        byte[] token = new byte[tokenLength];
-        b.get(token);
-        if (!MessageDigest.isEqual(token, config.jobToken().getBytes(StandardCharsets.UTF_8))) {
-            return "wrong job token: this process belongs to another job (check " + LaunchEnvironment.GDA4J_JOB_TOKEN
-                    + " or the launcher's job id)";
-        }
-        if (peerSize != size) {
-            return "world size " + peerSize + " but the root's world has " + size + " ranks";
-        }
-        if (peer < 1 || peer >= size) {
-            return "rank " + peer + " is not a non-root rank of a world of " + size;
-        }
-        return null;
-    }
-
-    private static void refuse(Link link, String why) {
-        try {
-            link.send(REFUSE, BootstrapFrameDescriptor.text(why));
-        } catch (IOException e) {
-            // the stray is gone already: nothing to tell it
-        }
-        closeQuietly(link.socket);
     }
 
     private void joinAsMember() {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.joinTimeoutMillis());
-        InetSocketAddress root = config.root();
-        Socket s = null;
-        IOException last = null;
-        while (s == null) {
-            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            if (left <= 0) {
-                throw new BootstrapException("rank " + rank + " could not reach the root at " + root + " within "
-                        + config.joinTimeoutMillis() + " ms (" + (last == null ? "no answer" : last.getMessage())
-                        + "): is rank 0 running and is the address right?", last);
-            }
-            Socket attempt = new Socket();
-            try {
-                InetSocketAddress resolved = root.isUnresolved()
-                        ? new InetSocketAddress(root.getHostString(), root.getPort()) : root;
-                attempt.connect(resolved, (int) Math.max(1, left));
-                s = attempt;
-            } catch (IOException e) {
-                last = e;
-                closeQuietly(attempt);
-                sleep(CONNECT_RETRY_MILLIS); // the root may not listen yet
-            }
-        }
-        Link link;
-        try {
-            s.setTcpNoDelay(true);
-            link = new Link(s);
-            links[0] = link;
-            link.send(HELLO, BootstrapFrameDescriptor.hello(rank, size, config.jobToken()));
-            boolean welcomed = false;
-            long readyDeadline = deadline + TimeUnit.MILLISECONDS.toNanos(MEMBER_GRACE_MILLIS);
-            while (true) {
-                long left = TimeUnit.NANOSECONDS.toMillis(readyDeadline - System.nanoTime());
-                if (left <= 0) {
-                    throw new SocketTimeoutException();
-                }
-                s.setSoTimeout((int) left);
-                Frame f = BootstrapFrameDescriptor.read(link.in, welcomed ? replyLimit() : HELLO_LIMIT_BYTES);
-                if (f.type() == REFUSE) {
-                    throw new BootstrapException("the root at " + root + " refused rank " + rank + ": " + f.text());
-                } else if (f.type() == FAIL) {
-                    throw new BootstrapException(f.text());
-                } else if (f.type() == WELCOME) {
-                    welcomed = true;
-                } else if (f.type() == READY && welcomed) {
-                    break;
-                } else {
-                    throw new BootstrapException("the root at " + root + " answered rank " + rank
-                            + " with frame type " + f.type() + ": is it a gda4j bootstrap of the same version?");
-                }
-            }
-            s.setSoTimeout(0);
-        } catch (SocketTimeoutException e) {
-            throw new BootstrapException("rank " + rank + ": the world was not complete within "
-                    + (config.joinTimeoutMillis() + MEMBER_GRACE_MILLIS) + " ms (the root names the missing ranks in its own error)", e);
-        } catch (IOException e) {
-            throw new BootstrapException("rank " + rank + " lost the root at " + root + " while joining: "
-                    + e.getMessage(), e);
-        }
+        PeerLink link = MemberJoin.join(config, replyLimit(), this::peerDied);
+        links[0] = link;
+        lastTickNanos = System.nanoTime(); // the heartbeat thread starts now: the join was no pause
         synchronized (lock) {
             complete = true;
             lastHeardNanos.set(0, System.nanoTime());
         }
+        startThread("write-root", link::writeLoop);
         startThread("read-root", () -> readLoop(0, link));
         startThread("heartbeat", this::heartbeatLoop);
     }
@@ -481,11 +352,7 @@ public final class Bootstrap implements AutoCloseable {
             sendResults(seq, result);
             done.complete(result);
         } else if (rank != 0) {
-            try {
-                links[0].send(COLLECTIVE, BootstrapFrameDescriptor.collective(seq, kind, mine));
-            } catch (IOException e) {
-                peerDied(0, "connection to the root lost: " + e.getMessage());
-            }
+            links[0].send(COLLECTIVE, BootstrapFrameDescriptor.collective(seq, kind, mine));
         }
         try {
             long limitMillis = config.collectiveTimeoutMillis() + (rank == 0 ? 0 : MEMBER_GRACE_MILLIS);
@@ -558,11 +425,7 @@ public final class Bootstrap implements AutoCloseable {
     private void sendResults(long seq, byte[][] parts) {
         byte[] body = BootstrapFrameDescriptor.result(seq, parts);
         for (int r = 1; r < size; r++) {
-            try {
-                links[r].send(RESULT, body);
-            } catch (IOException e) {
-                peerDied(r, "connection lost: " + e.getMessage());
-            }
+            links[r].send(RESULT, body); // queued: a rank that stopped reading holds up no one else
         }
     }
 
@@ -585,7 +448,7 @@ public final class Bootstrap implements AutoCloseable {
 
     // ---- connections, heartbeats and failures -----------------------------------------------------------------
 
-    private void readLoop(int peer, Link link) {
+    private void readLoop(int peer, PeerLink link) {
         int limit = rank == 0 ? config.maxMessageBytes() + FRAME_OVERHEAD_BYTES : replyLimit();
         while (true) {
             Frame f;
@@ -697,7 +560,9 @@ public final class Bootstrap implements AutoCloseable {
                 int dead = b.getInt();
                 byte[] why = new byte[b.remaining()];
                 b.get(why);
-                peerDied(dead, new String(why, StandardCharsets.UTF_8) + ", as the root saw it");
+                String seen = new String(why, StandardCharsets.UTF_8);
+                peerDied(dead, dead == rank ? "the root declared this rank dead (" + seen + "): was this process "
+                        + "stopped or starved for longer than dead-after?" : seen + ", as the root saw it");
                 return true;
             case FAIL:
                 if (rank == 0) {
@@ -716,15 +581,27 @@ public final class Bootstrap implements AutoCloseable {
         long intervalNanos = TimeUnit.MILLISECONDS.toNanos(config.heartbeatIntervalMillis());
         long deadNanos = TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis());
         long lastSent = 0;
+        long lastTick = lastTickNanos;
         byte[] empty = new byte[0];
         while (!closing) {
             long now = System.nanoTime();
+            if (now - lastTick > deadNanos / 2) {
+                pauseNanos = now - lastTick;
+                pauseEndedNanos = now;
+                // This process was stopped or starved (SIGSTOP, a long GC pause): it could hear no one meanwhile, so
+                // every peer gets a fresh window; the root's verdict on this rank, if any, is already on its way.
+                for (int r = 0; r < size; r++) {
+                    lastHeardNanos.set(r, now);
+                }
+            }
+            lastTick = now;
+            lastTickNanos = now;
             boolean send = now - lastSent >= intervalNanos;
             if (send) {
                 lastSent = now;
             }
             for (int r = 0; r < size; r++) {
-                Link l = links[r];
+                PeerLink l = links[r];
                 boolean live;
                 synchronized (lock) {
                     live = l != null && !reportedDead[r];
@@ -732,18 +609,20 @@ public final class Bootstrap implements AutoCloseable {
                 if (!live) {
                     continue;
                 }
-                if (send) {
-                    try {
-                        l.send(HEARTBEAT, empty);
-                    } catch (IOException e) {
-                        peerDied(r, "connection lost: " + e.getMessage());
-                        continue;
-                    }
+                long stalled = l.stalledNanos(now);
+                if (stalled > deadNanos) {
+                    peerDied(r, "stopped reading: its connection took no bytes for "
+                            + TimeUnit.NANOSECONDS.toMillis(stalled) + " ms with " + l.unsentBytes()
+                            + " bytes to send (limit " + config.deadAfterMillis() + " ms)");
+                    continue;
+                }
+                if (send && l.idle()) {
+                    l.send(HEARTBEAT, empty); // behind a frame still being written it would say nothing new
                 }
                 long silent = now - lastHeardNanos.get(r);
                 if (silent > deadNanos) {
                     peerDied(r, "silent for " + TimeUnit.NANOSECONDS.toMillis(silent) + " ms (no heartbeat within "
-                            + config.deadAfterMillis() + " ms)");
+                            + config.deadAfterMillis() + " ms)", true);
                 }
             }
             sleep(MONITOR_TICK_MILLIS);
@@ -752,28 +631,45 @@ public final class Bootstrap implements AutoCloseable {
 
     /** Rank {@code dead} is gone: once per rank, tell the listener, (root) tell the survivors, fail every call. */
     private void peerDied(int dead, String why) {
+        peerDied(dead, why, false);
+    }
+
+    /**
+     * @param tellTheDead the root also tells {@code dead} (a silent rank may only be stopped, and reads the verdict
+     *                    when it resumes instead of blaming the root for the closed connection); never for a rank
+     *                    that stopped reading, whose link must close at once to free its writer
+     */
+    private void peerDied(int dead, String why, boolean tellTheDead) {
+        long paused = rank != 0 && dead == 0 ? pausedJustNowNanos() : 0;
+        if (paused > 0) {
+            // The root did not die: it dropped this rank, which could not answer or read while paused (the root's
+            // verdict could not reach it through a full connection).
+            peerDied(rank, "this process was paused (stopped or starved) for " + TimeUnit.NANOSECONDS.toMillis(paused)
+                    + " ms, longer than the dead-after of " + config.deadAfterMillis() + " ms, and the root dropped it"
+                    + " meanwhile (" + why + ")", false);
+            return;
+        }
         PeerFailedException e;
         synchronized (lock) {
-            if (closing || reportedDead[dead]) {
-                return;
+            if (closing || reportedDead[dead] || reportedDead[rank]) {
+                return; // a rank the root declared dead blames no one else for what follows
             }
             reportedDead[dead] = true;
             e = new PeerFailedException(dead, "rank " + dead + " failed: " + why + " (seen by rank " + rank + ")");
         }
+        PeerLink deadLink = links[dead];
+        if (deadLink != null && tellTheDead && rank == 0) {
+            deadLink.send(PEER_FAILED, BootstrapFrameDescriptor.peerFailed(dead, why));
+            deadLink.closeWhenDrained();
+        } else if (deadLink != null) {
+            deadLink.close(); // also frees a writer blocked on a peer that stopped reading
+        }
         if (rank == 0) {
-            Link l = links[dead];
-            if (l != null) {
-                closeQuietly(l.socket);
-            }
             byte[] notice = BootstrapFrameDescriptor.peerFailed(dead, why);
             for (int r = 1; r < size; r++) {
-                Link other = links[r];
+                PeerLink other = links[r];
                 if (r != dead && other != null) {
-                    try {
-                        other.send(PEER_FAILED, notice);
-                    } catch (IOException ignored) {
-                        // that rank's own reader or heartbeat finds it dead
-                    }
+                    other.send(PEER_FAILED, notice);
                 }
             }
         }
@@ -799,13 +695,9 @@ public final class Bootstrap implements AutoCloseable {
         if (first && rank == 0) {
             byte[] text = BootstrapFrameDescriptor.text(e.getMessage());
             for (int r = 1; r < size; r++) {
-                Link l = links[r];
+                PeerLink l = links[r];
                 if (l != null) {
-                    try {
-                        l.send(FAIL, text);
-                    } catch (IOException ignored) {
-                        // that rank is dead or gone: its own failure handling applies
-                    }
+                    l.send(FAIL, text);
                 }
             }
         }
@@ -845,20 +737,24 @@ public final class Bootstrap implements AutoCloseable {
             lock.notifyAll();
         }
         for (int r = 0; r < size; r++) {
-            Link l = links[r];
+            PeerLink l = links[r];
             boolean dead;
             synchronized (lock) {
                 dead = reportedDead[r];
             }
+            if (l != null && !dead) {
+                l.send(GOODBYE, new byte[0]);
+            }
+        }
+        // What is queued (the last results, a FAIL, the goodbyes) goes out first, but a peer that stopped reading
+        // holds close() no longer than it would take to declare it dead.
+        long flushDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis());
+        for (PeerLink l : links) {
             if (l != null) {
-                if (!dead) {
-                    try {
-                        l.send(GOODBYE, new byte[0]);
-                    } catch (IOException ignored) {
-                        // dead already: closing it is all that is left
-                    }
+                if (!dead(l.peer)) {
+                    l.awaitDrained(flushDeadline);
                 }
-                closeQuietly(l.socket);
+                l.close();
             }
         }
         if (server != null) {
@@ -867,6 +763,9 @@ public final class Bootstrap implements AutoCloseable {
             } catch (IOException ignored) {
                 // nothing to do: the port is released either way
             }
+        }
+        if (gate != null) {
+            gate.close();
         }
         List<Thread> started;
         synchronized (threads) {
@@ -881,6 +780,27 @@ public final class Bootstrap implements AutoCloseable {
                     return;
                 }
             }
+        }
+    }
+
+    /**
+     * How long this process was just paused, or 0: its heartbeat thread has not ticked for half of dead-after (the
+     * pause is now ending), or it saw such a pause within the last dead-after.
+     */
+    private long pausedJustNowNanos() {
+        long now = System.nanoTime();
+        long half = TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis()) / 2;
+        long sinceTick = now - lastTickNanos;
+        if (sinceTick > half) {
+            return sinceTick;
+        }
+        long ended = pauseEndedNanos;
+        return ended != 0 && now - ended < 2 * half ? pauseNanos : 0;
+    }
+
+    private boolean dead(int r) {
+        synchronized (lock) {
+            return reportedDead[r];
         }
     }
 
@@ -911,27 +831,6 @@ public final class Bootstrap implements AutoCloseable {
     }
 
     private static void closeQuietly(Socket s) {
-        try {
-            s.close();
-        } catch (IOException ignored) {
-            // closing: nothing more to do
-        }
-    }
-
-    /** One TCP connection: buffered streams, writes serialised (the heartbeat thread shares it). */
-    private static final class Link {
-        final Socket socket;
-        final InputStream in;
-        private final OutputStream out;
-
-        Link(Socket socket) throws IOException {
-            this.socket = socket;
-            this.in = new BufferedInputStream(socket.getInputStream());
-            this.out = new BufferedOutputStream(socket.getOutputStream());
-        }
-
-        synchronized void send(byte type, byte[] body) throws IOException {
-            BootstrapFrameDescriptor.write(out, type, body);
-        }
+        PeerLink.closeQuietly(s);
     }
 }

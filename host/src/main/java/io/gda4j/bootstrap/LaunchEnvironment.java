@@ -322,6 +322,36 @@ public record LaunchEnvironment(int rank, int worldSize, int localRank, int loca
                 + PMIX_NAMESPACE + ", " + SLURM_JOB_ID + ")");
     }
 
+    /** A secret part shorter than this is guessable by trying. */
+    static final int MIN_TOKEN_SECRET_CHARS = 16;
+
+    /**
+     * One line saying that {@code token} can be guessed and how to set a strong one, or null. Guessable: torchrun's
+     * default run id ({@code none}), a launcher's numeric job id (Slurm, Open MPI), or fewer than
+     * {@value #MIN_TOKEN_SECRET_CHARS} characters. Whoever knows the token can join the job as a missing rank.
+     */
+    public static String guessableTokenWarning(String token) {
+        String secret = token;
+        for (String prefix : List.of("torchrun:", "ompi:", "pmix:", "slurm:")) {
+            if (token.startsWith(prefix)) {
+                secret = token.substring(prefix.length());
+            }
+        }
+        String why;
+        if (secret.equals("none")) {
+            why = "torchrun's default run id 'none' (no --rdzv-id)";
+        } else if (secret.matches("[0-9.]+")) {
+            why = "a numeric launcher job id";
+        } else if (secret.length() < MIN_TOKEN_SECRET_CHARS) {
+            why = "only " + secret.length() + " characters";
+        } else {
+            return null;
+        }
+        return "gda4j: warning: the bootstrap's job token is guessable (" + why + "), so a stranger who reaches the "
+                + "root's port could join as a missing rank: set " + GDA4J_JOB_TOKEN + " to one random value in every "
+                + "process, e.g. " + GDA4J_JOB_TOKEN + "=$(openssl rand -hex 16)";
+    }
+
     private static int port(String var, String text) {
         try {
             int p = Integer.parseInt(text.strip());

@@ -39,8 +39,8 @@ import java.util.Optional;
  * processes on different hosts, are refused at creation with the reason ({@link ProcessRoutes}).
  *
  * <h2>Failures</h2>
- * The bootstrap watches every process (heartbeats; a killed process is found within {@link
- * BootstrapConfig#DEFAULT_DEAD_AFTER_MILLIS} ms, or at once when its connection drops). When a peer dies, this
+ * The bootstrap watches every process (heartbeats; a silent or stopped process is found after the dead-after time,
+ * {@link BootstrapConfig#DEAD_AFTER}, a killed one at once when its connection drops). When a peer dies, this
  * process's abort flag is raised (spinning kernels return ERR_ABORTED within microseconds) and {@link #checkErrors()}
  * throws a {@link RankDiedException} naming the dead rank. {@link #close()} then frees without waiting for the dead.
  * Peers' abort words are not mapped across processes, so a device error here reaches them through the bootstrap:

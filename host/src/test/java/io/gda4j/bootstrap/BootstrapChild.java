@@ -11,7 +11,10 @@ import java.util.StringJoiner;
  * Arguments: rank size port token mode. Rank 0 is given port 0, binds an ephemeral port and prints {@code PORT p}.
  * Modes: {@code gather} (all-gathers and barriers, prints what it got, exits 0) and {@code survive:V} (a barrier,
  * {@code READY}, then rank V sleeps until killed and the others enter a barrier that V never enters: they print
- * {@code DETECTED} when it fails).
+ * {@code DETECTED} when it fails) and {@code stopped:V} (the same with a dead-after of 1.5 s; the test stops V with
+ * SIGSTOP during its sleep and resumes it later: V enters the barrier then and prints its own {@code DETECTED}),
+ * and {@code stoppedGather:V} (V prints {@code GATHERING} and enters an all-gather of 8 MiB per rank at once, the
+ * others 1.5 s later, so that the root sends V its 24 MiB result while the test has V stopped; then a barrier).
  */
 public final class BootstrapChild {
     private BootstrapChild() {
@@ -30,10 +33,10 @@ public final class BootstrapChild {
             say("PORT " + server.getLocalPort());
             BootstrapConfig c = BootstrapConfig.of(0, size, new InetSocketAddress("127.0.0.1",
                     server.getLocalPort()), token).withTimeouts(30_000, 60_000);
-            b = Bootstrap.join(c, listener, server);
+            b = Bootstrap.join(liveness(c, mode), listener, server);
         } else {
-            b = Bootstrap.join(BootstrapConfig.of(rank, size, new InetSocketAddress("127.0.0.1", port), token)
-                    .withTimeouts(30_000, 60_000), listener);
+            b = Bootstrap.join(liveness(BootstrapConfig.of(rank, size, new InetSocketAddress("127.0.0.1", port), token)
+                    .withTimeouts(30_000, 60_000), mode), listener);
         }
         if (mode.equals("gather")) {
             for (int round = 0; round < 3; round++) {
@@ -52,7 +55,26 @@ public final class BootstrapChild {
         int victim = Integer.parseInt(mode.substring(mode.indexOf(':') + 1));
         b.barrier();
         say("READY " + rank);
-        if (rank == victim) {
+        if (mode.startsWith("stoppedGather:")) {
+            if (rank == victim) {
+                say("GATHERING " + rank);
+            } else {
+                Thread.sleep(1_500);
+            }
+            try {
+                b.allGather(new byte[8 << 20]);
+                b.barrier(); // fails at the latest here: the victim is dead to the others, and to itself
+                say("ERROR " + rank + " the barrier completed without the stopped rank");
+            } catch (PeerFailedException e) {
+                say("DETECTED " + rank + " dead=" + e.deadRank() + " " + e.getMessage());
+            }
+            b.close();
+            say("CLOSED " + rank);
+            System.exit(0);
+        }
+        if (rank == victim && mode.startsWith("stopped:")) {
+            Thread.sleep(3_000); // stopped by the test meanwhile; after SIGCONT it goes on at once
+        } else if (rank == victim) {
             Thread.sleep(Long.MAX_VALUE); // waits for its SIGKILL
         }
         try {
@@ -65,6 +87,13 @@ public final class BootstrapChild {
         b.close();
         say("CLOSED " + rank + " in " + (System.nanoTime() - start) / 1_000_000 + " ms");
         System.exit(0);
+    }
+
+    private static BootstrapConfig liveness(BootstrapConfig c, String mode) {
+        if (mode.startsWith("stoppedGather:")) {
+            return c.withLiveness(200, 1_500).withMaxMessageBytes(8 << 20);
+        }
+        return mode.startsWith("stopped:") ? c.withLiveness(200, 1_500) : c;
     }
 
     private static synchronized void say(String line) {

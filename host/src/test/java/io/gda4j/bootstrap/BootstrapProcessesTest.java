@@ -24,7 +24,9 @@ class BootstrapProcessesTest {
     private final List<ChildJvm> children = new ArrayList<>();
 
     private ChildJvm start(int rank, int port, String mode) throws IOException {
-        ChildJvm c = ChildJvm.start(rank, "64m", BootstrapChild.class.getName(), List.of(Integer.toString(rank),
+        // an all-gather of 8 MiB per rank holds a 24 MiB result beside the parts
+        String heap = mode.startsWith("stoppedGather:") ? "256m" : "64m";
+        ChildJvm c = ChildJvm.start(rank, heap, BootstrapChild.class.getName(), List.of(Integer.toString(rank),
                 Integer.toString(SIZE), Integer.toString(port), "test-job", mode), Map.of(), List.of());
         children.add(c);
         return c;
@@ -89,5 +91,74 @@ class BootstrapProcessesTest {
             assertTrue(c.process.waitFor(15, TimeUnit.SECONDS), "rank " + c.rank + " exits after close()");
             assertEquals(0, c.process.exitValue());
         }
+    }
+
+    private static void signal(ChildJvm c, String sig) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-" + sig, Long.toString(c.process.pid())).start();
+        assertTrue(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0, "kill -" + sig);
+    }
+
+    /**
+     * A rank stopped with SIGSTOP is declared dead for its silence by every survivor, and when it resumes it names
+     * itself (the root's verdict was waiting in its socket), not the root whose connection it finds closed.
+     */
+    @Test
+    void aStoppedRankIsNamedByTheSurvivorsAndByItselfWhenItResumes() throws Exception {
+        int victim = 2;
+        List<ChildJvm> all = world("stopped:" + victim);
+        for (ChildJvm c : all) {
+            c.await("READY ", 60);
+        }
+        ChildJvm stopped = all.get(victim);
+        signal(stopped, "STOP");
+        try {
+            for (ChildJvm c : all) {
+                if (c.rank != victim) {
+                    String line = c.await("DETECTED ", 20).text();
+                    assertTrue(line.startsWith("DETECTED " + c.rank + " dead=" + victim + " rank " + victim
+                            + " failed") && line.contains("silent for"), line);
+                }
+            }
+            Thread.sleep(500); // the root's verdict reaches the stopped rank's socket
+        } finally {
+            signal(stopped, "CONT");
+        }
+        String own = stopped.await("DETECTED ", 20).text();
+        assertTrue(own.startsWith("DETECTED " + victim + " dead=" + victim) && own.contains("declared this rank dead"),
+                own);
+        stopped.await("CLOSED ", 15);
+    }
+
+    /**
+     * A rank stopped while the root sends it a 24 MiB all-gather result (more than the socket buffers hold) freezes
+     * no one: the others are told it is dead and close within seconds, and once resumed it names itself.
+     */
+    @Test
+    void aRankStoppedDuringALargeAllGatherFreezesNoOne() throws Exception {
+        int victim = 2;
+        List<ChildJvm> all = world("stoppedGather:" + victim);
+        for (ChildJvm c : all) {
+            c.await("READY ", 60);
+        }
+        ChildJvm stopped = all.get(victim);
+        stopped.await("GATHERING ", 30);
+        Thread.sleep(200); // its part is sent; the others enter 1.5 s after READY
+        signal(stopped, "STOP");
+        try {
+            for (ChildJvm c : all) {
+                if (c.rank != victim) {
+                    String line = c.await("DETECTED ", 20).text();
+                    assertTrue(line.startsWith("DETECTED " + c.rank + " dead=" + victim + " rank " + victim
+                            + " failed"), line);
+                    c.await("CLOSED ", 15);
+                }
+            }
+        } finally {
+            signal(stopped, "CONT");
+        }
+        // the verdict cannot pass the full connection: the rank sees it closed and knows it was paused meanwhile
+        String own = stopped.await("DETECTED ", 30).text();
+        assertTrue(own.startsWith("DETECTED " + victim + " dead=" + victim) && (own.contains("the root dropped it")
+                || own.contains("declared this rank dead")), own);
     }
 }

@@ -166,14 +166,18 @@ class BootstrapThreadsTest {
         }
         assertRefused(port, new byte[] {0x7f, -1, -1, -1, 1}, "limit");
         assertRefused(port, frame(BootstrapFrameDescriptor.HEARTBEAT, new byte[0]), "not a gda4j hello");
-        byte[] badMagic = BootstrapFrameDescriptor.hello(2, size, TOKEN);
+        byte[] badMagic = BootstrapFrameDescriptor.hello(2, size, BootstrapFrameDescriptor.nonce());
         badMagic[0] = 0;
         assertRefused(port, frame(BootstrapFrameDescriptor.HELLO, badMagic), "magic");
-        byte[] badVersion = BootstrapFrameDescriptor.hello(2, size, TOKEN);
+        byte[] badVersion = BootstrapFrameDescriptor.hello(2, size, BootstrapFrameDescriptor.nonce());
         badVersion[5] = 99;
         assertRefused(port, frame(BootstrapFrameDescriptor.HELLO, badVersion), "version 99");
-        assertRefused(port, frame(BootstrapFrameDescriptor.HELLO, BootstrapFrameDescriptor.hello(2, size + 1, TOKEN)),
-                "world size 4");
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            s.setSoTimeout(10_000);
+            Frame f = RawRank.knock(s, 2, size + 1, TOKEN); // the size is checked once the token is proven
+            assertEquals(BootstrapFrameDescriptor.REFUSE, f.type());
+            assertTrue(f.text().contains("world size 4"), f.text());
+        }
         // rank 1 connects on its first try (the root listens already) and blocks until the world is complete;
         // a second rank 1 is refused however long it waits
         Thread.sleep(1_000);
@@ -284,10 +288,7 @@ class BootstrapThreadsTest {
                 server));
         // rank 1 by hand: a correct hello, then silence with the connection open (a stopped process)
         try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort())) {
-            s.getOutputStream().write(frame(BootstrapFrameDescriptor.HELLO,
-                    BootstrapFrameDescriptor.hello(1, size, TOKEN)));
-            assertEquals(BootstrapFrameDescriptor.WELCOME, BootstrapFrameDescriptor.read(s.getInputStream(), 64).type());
-            assertEquals(BootstrapFrameDescriptor.READY, BootstrapFrameDescriptor.read(s.getInputStream(), 64).type());
+            RawRank.join(s, 1, size, TOKEN);
             try (Bootstrap b = root.get(10, TimeUnit.SECONDS)) {
                 long start = System.nanoTime();
                 PeerFailedException e = assertThrows(PeerFailedException.class, b::barrier);
@@ -329,10 +330,7 @@ class BootstrapThreadsTest {
                 TOKEN, 10_000, 10_000, 100, 3_000, 16);
         Future<Bootstrap> root = pool.submit(() -> Bootstrap.join(c, PeerFailureListener.NONE, server));
         try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort())) {
-            s.getOutputStream().write(frame(BootstrapFrameDescriptor.HELLO,
-                    BootstrapFrameDescriptor.hello(1, size, TOKEN)));
-            BootstrapFrameDescriptor.read(s.getInputStream(), 64);
-            BootstrapFrameDescriptor.read(s.getInputStream(), 64);
+            RawRank.join(s, 1, size, TOKEN);
             try (Bootstrap b = root.get(10, TimeUnit.SECONDS)) {
                 DataOutputStream out = new DataOutputStream(s.getOutputStream());
                 out.writeInt(1 << 20); // a 1 MiB frame announced to a root that accepts 16-byte contributions
@@ -352,9 +350,7 @@ class BootstrapThreadsTest {
         Future<Bootstrap> member = pool.submit(() -> Bootstrap.join(c, (rank, why) -> heard.add(rank + ":" + why)));
         // the root by hand: welcomes rank 1, says the world is ready, then never speaks again (a stopped process)
         try (Socket s = server.accept()) {
-            assertEquals(BootstrapFrameDescriptor.HELLO, BootstrapFrameDescriptor.read(s.getInputStream(), 1024).type());
-            s.getOutputStream().write(frame(BootstrapFrameDescriptor.WELCOME, new byte[0]));
-            s.getOutputStream().write(frame(BootstrapFrameDescriptor.READY, new byte[0]));
+            RawRank.welcome(s, TOKEN);
             try (Bootstrap b = member.get(10, TimeUnit.SECONDS)) {
                 PeerFailedException e = assertThrows(PeerFailedException.class, b::barrier);
                 assertEquals(0, e.deadRank());
@@ -463,6 +459,50 @@ class BootstrapThreadsTest {
             }
             assertEquals(want.size(), got.size(), "rank " + r + " heard " + got);
             assertTrue(got.containsAll(want), "rank " + r + " heard " + got + ", wanted " + want);
+        }
+    }
+
+    /** A rank started with another WORLD_SIZE is told the root's size, and the root's timeout names the refusal. */
+    @Test
+    void aWorldSizeMismatchIsNamedAtBothEnds() throws Exception {
+        int size = 3;
+        ServerSocket server = listen();
+        IntFunction<BootstrapConfig> cfg = r -> config(r, size, server).withTimeouts(1_500, 1_500);
+        Future<String> root = pool.submit(() -> assertThrows(BootstrapException.class,
+                () -> Bootstrap.join(cfg.apply(0), PeerFailureListener.NONE, server)).getMessage());
+        Future<String> rank1 = pool.submit(() -> assertThrows(BootstrapException.class,
+                () -> Bootstrap.join(cfg.apply(1), PeerFailureListener.NONE)).getMessage());
+        BootstrapConfig wrongSize = new BootstrapConfig(2, size + 1, cfg.apply(2).root(), TOKEN, 1_500, 1_500, 500,
+                3_000, 1 << 20);
+        String member = assertThrows(BootstrapException.class,
+                () -> Bootstrap.join(wrongSize, PeerFailureListener.NONE)).getMessage();
+        assertTrue(member.contains("world size 4 but the root's world has 3"), member);
+        String why = root.get(20, TimeUnit.SECONDS);
+        assertTrue(why.contains("rank(s) 2 did not arrive"), why);
+        assertTrue(why.contains("Refused meanwhile: rank 2 from 127.0.0.1: world size 4 but the root's world has 3"),
+                why);
+        assertTrue(rank1.get(20, TimeUnit.SECONDS).contains("world size 4"), "rank 1 hears the root's reason too");
+    }
+
+    /** Another program on the root's port (here one that answers like a web server) is named as such at once. */
+    @Test
+    void aProgramThatIsNotARootIsNamedAtOnce() throws Exception {
+        try (ServerSocket other = listen()) {
+            pool.submit(() -> {
+                try (Socket s = other.accept()) {
+                    s.getOutputStream().write("HTTP/1.1 400 Bad Request\r\n\r\n".getBytes(
+                            java.nio.charset.StandardCharsets.US_ASCII));
+                    s.getOutputStream().flush();
+                    Thread.sleep(5_000);
+                }
+                return null;
+            });
+            long start = System.nanoTime();
+            String why = assertThrows(BootstrapException.class,
+                    () -> Bootstrap.join(config(1, 2, other), PeerFailureListener.NONE)).getMessage();
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(why.contains("is not a gda4j bootstrap root"), why);
+            assertTrue(millis < 5_000, "named after " + millis + " ms");
         }
     }
 }

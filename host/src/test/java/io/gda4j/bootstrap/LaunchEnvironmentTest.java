@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
@@ -128,5 +129,19 @@ class LaunchEnvironmentTest {
         m.put("SLURM_PROCID", "3");
         m.put("SLURM_NTASKS", "8");
         assertEquals(Launcher.TORCHRUN, LaunchEnvironment.parse(m).launcher());
+    }
+
+    @Test
+    void aGuessableTokenGetsAOneLineWarningSayingHowToSetAStrongOne() {
+        for (String weak : List.of("torchrun:none", "slurm:123456.0", "ompi:98765", "job-42")) {
+            String w = LaunchEnvironment.guessableTokenWarning(weak);
+            org.junit.jupiter.api.Assertions.assertNotNull(w, weak);
+            assertTrue(w.contains(LaunchEnvironment.GDA4J_JOB_TOKEN + "=")
+                    && !w.contains("\n"), w);
+        }
+        org.junit.jupiter.api.Assertions.assertNull(LaunchEnvironment.guessableTokenWarning(
+                "torchrun:3f9c1e7a5b2d4c6e8f0a1b2c"));
+        org.junit.jupiter.api.Assertions.assertNull(LaunchEnvironment.guessableTokenWarning(
+                "9b1d2f7c4e6a8b0d1f3e5a7c9e1b3d5f"));
     }
 }

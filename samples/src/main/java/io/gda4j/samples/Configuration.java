@@ -1,5 +1,6 @@
 package io.gda4j.samples;
 
+import io.gda4j.bootstrap.BootstrapConfig;
 import io.gda4j.bootstrap.LaunchEnvironment;
 import io.gda4j.config.Setting;
 import io.gda4j.config.SettingException;
@@ -37,6 +38,7 @@ final class Configuration {
 
     static final List<Group> GROUPS = List.of(
             new Group("world", WorldConfig.SETTINGS),
+            new Group("bootstrap", BootstrapConfig.SETTINGS),
             new Group("proxy", ProxyConfig.SETTINGS),
             new Group("ibgda", IbgdaConfig.SETTINGS),
             new Group("emulated NIC", EmulatedNicConfig.SETTINGS),
