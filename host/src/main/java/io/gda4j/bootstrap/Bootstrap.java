@@ -22,14 +22,10 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 
@@ -49,8 +45,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * the others keep their heartbeats. Collectives are called by one thread at a time per process, in the same
  * order in every process (as in MPI); they are not thread-safe.
  *
- * <p>This class holds the world (collectives, the frame switch, liveness); the root's door is {@code RootGate}, a
- * member's way in {@code MemberJoin}, and one connection with its writer thread {@code PeerLink}.
+ * <p>This class holds the world (the frame switch, liveness); the allGather and barrier bookkeeping at the root and
+ * at a member is {@code Collectives}, the root's door {@code RootGate}, a member's way in {@code MemberJoin}, and one
+ * connection with its writer thread {@code PeerLink}.
  */
 public final class Bootstrap implements AutoCloseable {
     /** A rank waits this much longer than the root (to join, in a collective), so that the root's message naming
@@ -69,17 +66,14 @@ public final class Bootstrap implements AutoCloseable {
     /** Written by each connection's reader, read by the heartbeat thread. */
     private final AtomicLongArray lastHeardNanos;
     private final boolean[] reportedDead;
-    /** Root: ranks that said goodbye; a collective that would need one of them fails (under lock). */
-    private final boolean[] left;
     private final List<Thread> threads = new ArrayList<>();
-    private final Map<Long, Round> rounds = new HashMap<>();
-    private final Map<Long, CompletableFuture<byte[][]>> pending = new HashMap<>();
+    /** The allGather and barrier bookkeeping, under {@link #lock}. */
+    private final Collectives collectives;
     /** Root: admits, times and checks the hellos of the connections it accepts. */
     private RootGate gate;
     private ServerSocket server;
     private int joined;
     private boolean complete;
-    private long nextSeq;
     private volatile BootstrapException failure;
     private volatile boolean closing;
     /** The heartbeat thread's latest tick, and the end and length of the latest pause of this process it saw. */
@@ -95,7 +89,7 @@ public final class Bootstrap implements AutoCloseable {
         this.links = new PeerLink[size];
         this.lastHeardNanos = new AtomicLongArray(size);
         this.reportedDead = new boolean[size];
-        this.left = new boolean[size];
+        this.collectives = new Collectives(this, config, lock, links);
     }
 
     /**
@@ -175,12 +169,12 @@ public final class Bootstrap implements AutoCloseable {
             throw new IllegalArgumentException("all-gather of " + mine.length + " bytes: the bootstrap carries at most "
                     + config.maxMessageBytes() + " per rank (BootstrapConfig.maxMessageBytes)");
         }
-        return collective(KIND_ALL_GATHER, mine.clone());
+        return collectives.collective(KIND_ALL_GATHER, mine.clone());
     }
 
     /** Returns when every rank has entered the barrier. */
     public void barrier() {
-        collective(KIND_BARRIER, new byte[0]);
+        collectives.collective(KIND_BARRIER, new byte[0]);
     }
 
     /**
@@ -301,135 +295,9 @@ public final class Bootstrap implements AutoCloseable {
                 (long) size * (config.maxMessageBytes() + 4L) + FRAME_OVERHEAD_BYTES);
     }
 
-    // ---- collectives ------------------------------------------------------------------------------------------
+    // ---- the failure every call throws ------------------------------------------------------------------------
 
-    /** The contributions of one collective at the root, until every rank has given its part. */
-    private final class Round {
-        final byte kind;
-        final byte[][] parts = new byte[size][];
-        final CompletableFuture<byte[][]> done = new CompletableFuture<>();
-        int arrived;
-
-        Round(byte kind) {
-            this.kind = kind;
-        }
-
-        String missing() {
-            StringJoiner j = new StringJoiner(", ");
-            for (int r = 0; r < size; r++) {
-                if (parts[r] == null) {
-                    j.add(Integer.toString(r));
-                }
-            }
-            return j.toString();
-        }
-    }
-
-    private static String kindName(byte kind) {
-        return kind == KIND_BARRIER ? "barrier" : "all-gather";
-    }
-
-    private byte[][] collective(byte kind, byte[] mine) {
-        throwIfFailed();
-        long seq;
-        CompletableFuture<byte[][]> done;
-        byte[][] result = null;
-        synchronized (lock) {
-            seq = ++nextSeq;
-            if (rank == 0) {
-                Round round = contribute(0, seq, kind, mine);
-                done = round.done;
-                if (round.arrived == size) {
-                    result = round.parts;
-                }
-            } else {
-                done = new CompletableFuture<>();
-                pending.put(seq, done);
-            }
-        }
-        throwIfFailed(); // a failure between the check and the registration did not see this call
-        if (result != null) {
-            sendResults(seq, result);
-            done.complete(result);
-        } else if (rank != 0) {
-            links[0].send(COLLECTIVE, BootstrapFrameDescriptor.collective(seq, kind, mine));
-        }
-        try {
-            long limitMillis = config.collectiveTimeoutMillis() + (rank == 0 ? 0 : MEMBER_GRACE_MILLIS);
-            return done.get(limitMillis, TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            String missing;
-            synchronized (lock) {
-                Round round = rounds.get(seq);
-                missing = round == null ? null : round.missing();
-            }
-            BootstrapException failed = rank == 0
-                    ? new BootstrapException(kindName(kind) + " #" + seq + ": rank(s) " + missing
-                    + " did not arrive within " + config.collectiveTimeoutMillis() + " ms")
-                    : new BootstrapException("rank " + rank + ": " + kindName(kind) + " #" + seq
-                    + " got no answer from the root within "
-                    + (config.collectiveTimeoutMillis() + MEMBER_GRACE_MILLIS)
-                    + " ms (the root names the ranks that did not arrive)");
-            failWorld(failed);
-            throw failed;
-        } catch (ExecutionException e) {
-            throw rethrown(e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new BootstrapException("rank " + rank + ": interrupted in " + kindName(kind) + " #" + seq, e);
-        }
-    }
-
-    /** Root, under the lock: records rank r's part; the caller sends the results when the round is full. */
-    private Round contribute(int r, long seq, byte kind, byte[] part) {
-        Round round = rounds.computeIfAbsent(seq, k -> new Round(kind));
-        for (int gone = 0; gone < size; gone++) {
-            if (left[gone] && round.parts[gone] == null) {
-                failWorld(leftWorld(gone));
-                return round;
-            }
-        }
-        if (round.kind != kind) {
-            failWorld(new BootstrapException("rank " + r + " entered " + kindName(kind) + " #" + seq
-                    + " while another rank entered " + kindName(round.kind) + " #" + seq
-                    + ": every process must call the same collectives in the same order"));
-            return round;
-        }
-        if (round.parts[r] != null) {
-            failWorld(new BootstrapException("rank " + r + " sent " + kindName(kind) + " #" + seq + " twice"));
-            return round;
-        }
-        round.parts[r] = part;
-        if (++round.arrived == size) {
-            rounds.remove(seq);
-        }
-        return round;
-    }
-
-    /** Root, under the lock: whether an unfinished round still lacks rank {@code r}'s part. */
-    private boolean roundWaitsFor(int r) {
-        for (Round round : rounds.values()) {
-            if (round.parts[r] == null) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private BootstrapException leftWorld(int gone) {
-        return new BootstrapException("rank " + gone + " closed its bootstrap; rank " + rank
-                + " cannot run collectives without it");
-    }
-
-    /** Root: the full round goes to every rank; whoever filled the round then completes the root's own call. */
-    private void sendResults(long seq, byte[][] parts) {
-        byte[] body = BootstrapFrameDescriptor.result(seq, parts);
-        for (int r = 1; r < size; r++) {
-            links[r].send(RESULT, body); // queued: a rank that stopped reading holds up no one else
-        }
-    }
-
-    private RuntimeException rethrown(Throwable cause) {
+    RuntimeException rethrown(Throwable cause) {
         // a fresh exception so that the stack shows the caller's collective, the cause the first sighting
         if (cause instanceof PeerFailedException p) {
             PeerFailedException e = new PeerFailedException(p.deadRank(), p.getMessage());
@@ -439,7 +307,7 @@ public final class Bootstrap implements AutoCloseable {
         return new BootstrapException(cause.getMessage(), cause);
     }
 
-    private void throwIfFailed() {
+    void throwIfFailed() {
         BootstrapException f = failure;
         if (f != null) {
             throw rethrown(f);
@@ -477,15 +345,15 @@ public final class Bootstrap implements AutoCloseable {
                 boolean waitedFor;
                 synchronized (lock) {
                     reportedDead[peer] = true; // left, not dead: no listener call, no later death notice
-                    left[peer] = true;
-                    waitedFor = rank != 0 || roundWaitsFor(peer);
+                    collectives.recordLeft(peer);
+                    waitedFor = rank != 0 || collectives.roundWaitsFor(peer);
                 }
                 // At the root, a rank that leaves right after the last collective must not fail that collective
                 // for the others: its RESULT frames may still be on their way (sent by another thread), and a FAIL
                 // now could overtake them. Only a round that still waits for the leaver fails now; a later one fails
                 // when it starts (contribute). A member hears the root's goodbye after every RESULT (one connection).
                 if (!closing && waitedFor) {
-                    failWorld(leftWorld(peer));
+                    failWorld(collectives.leftWorld(peer));
                 }
                 return false;
             case COLLECTIVE:
@@ -496,21 +364,7 @@ public final class Bootstrap implements AutoCloseable {
                 byte kind = b.get();
                 byte[] part = new byte[b.remaining()];
                 b.get(part);
-                byte[][] full = null;
-                Round round;
-                synchronized (lock) {
-                    if (failure != null) {
-                        return true; // the rank has been told with a FAIL or PEER_FAILED
-                    }
-                    round = contribute(peer, seq, kind, part);
-                    if (round.arrived == size) {
-                        full = round.parts;
-                    }
-                }
-                if (full != null) {
-                    sendResults(seq, full);
-                    round.done.complete(full);
-                }
+                collectives.onContribution(peer, seq, kind, part);
                 return true;
             case RESULT:
                 if (rank == 0) {
@@ -526,13 +380,7 @@ public final class Bootstrap implements AutoCloseable {
                     parts[r] = new byte[b.getInt()];
                     b.get(parts[r]);
                 }
-                CompletableFuture<byte[][]> waiting;
-                synchronized (lock) {
-                    waiting = pending.remove(rseq);
-                }
-                if (waiting != null) {
-                    waiting.complete(parts);
-                }
+                collectives.onResult(rseq, parts);
                 return true;
             case ABORT:
                 if (f.body().length < 4) {
@@ -682,7 +530,7 @@ public final class Bootstrap implements AutoCloseable {
     }
 
     /** Ends the world with {@code e}; the root tells every rank. */
-    private void failWorld(BootstrapException e) {
+    void failWorld(BootstrapException e) {
         boolean first;
         synchronized (lock) {
             first = failure == null;
@@ -712,12 +560,7 @@ public final class Bootstrap implements AutoCloseable {
             if (first) {
                 failure = e;
             }
-            waiting.addAll(pending.values());
-            pending.clear();
-            for (Round r : rounds.values()) {
-                waiting.add(r.done);
-            }
-            rounds.clear();
+            collectives.drainWaiting(waiting);
             lock.notifyAll();
         }
         for (CompletableFuture<byte[][]> f : waiting) {
