@@ -27,7 +27,6 @@ import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * The bootstrap of a world of many processes: a star of TCP connections with rank 0 (the root) at the centre.
@@ -45,15 +44,15 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * the others keep their heartbeats. Collectives are called by one thread at a time per process, in the same
  * order in every process (as in MPI); they are not thread-safe.
  *
- * <p>This class holds the world (the frame switch, liveness); the allGather and barrier bookkeeping at the root and
- * at a member is {@code Collectives}, the root's door {@code RootGate}, a member's way in {@code MemberJoin}, and one
+ * <p>This class holds the world and its frame switch (each incoming frame dispatched by type); the allGather and
+ * barrier bookkeeping at the root and at a member is {@code Collectives}, heartbeats, dead-after and the spreading of
+ * a peer's failure {@code Liveness}, the root's door {@code RootGate}, a member's way in {@code MemberJoin}, and one
  * connection with its writer thread {@code PeerLink}.
  */
 public final class Bootstrap implements AutoCloseable {
     /** A rank waits this much longer than the root (to join, in a collective), so that the root's message naming
      *  the missing ranks reaches it before its own, vaguer, timeout. */
     static final long MEMBER_GRACE_MILLIS = 2_000;
-    private static final long MONITOR_TICK_MILLIS = 50;
     private static final int FRAME_OVERHEAD_BYTES = 64;
 
     private final BootstrapConfig config;
@@ -63,9 +62,8 @@ public final class Bootstrap implements AutoCloseable {
     private final Object lock = new Object();
     /** Root: links[r] to rank r (links[0] null). Member: links[0] to the root. */
     private final PeerLink[] links;
-    /** Written by each connection's reader, read by the heartbeat thread. */
-    private final AtomicLongArray lastHeardNanos;
-    private final boolean[] reportedDead;
+    /** Heartbeats, dead-after detection and the spreading of a peer's failure, under {@link #lock}. */
+    private final Liveness liveness;
     private final List<Thread> threads = new ArrayList<>();
     /** The allGather and barrier bookkeeping, under {@link #lock}. */
     private final Collectives collectives;
@@ -76,10 +74,6 @@ public final class Bootstrap implements AutoCloseable {
     private boolean complete;
     private volatile BootstrapException failure;
     private volatile boolean closing;
-    /** The heartbeat thread's latest tick, and the end and length of the latest pause of this process it saw. */
-    private volatile long lastTickNanos = System.nanoTime();
-    private volatile long pauseEndedNanos;
-    private volatile long pauseNanos;
 
     private Bootstrap(BootstrapConfig config, PeerFailureListener listener) {
         this.config = config;
@@ -87,8 +81,7 @@ public final class Bootstrap implements AutoCloseable {
         this.size = config.worldSize();
         this.listener = listener;
         this.links = new PeerLink[size];
-        this.lastHeardNanos = new AtomicLongArray(size);
-        this.reportedDead = new boolean[size];
+        this.liveness = new Liveness(this, config, lock, links, listener);
         this.collectives = new Collectives(this, config, lock, links);
     }
 
@@ -201,6 +194,11 @@ public final class Bootstrap implements AutoCloseable {
         }
     }
 
+    /** Whether {@link #close} has begun (a volatile read). */
+    boolean closing() {
+        return closing;
+    }
+
     /** The failure that ended this world, or null while it is healthy. */
     public BootstrapException failure() {
         return failure;
@@ -234,7 +232,7 @@ public final class Bootstrap implements AutoCloseable {
             complete = true;
             long now = System.nanoTime();
             for (int r = 1; r < size; r++) {
-                lastHeardNanos.set(r, now);
+                liveness.heardFrom(r, now);
             }
         }
         for (int r = 1; r < size; r++) {
@@ -242,13 +240,13 @@ public final class Bootstrap implements AutoCloseable {
             try {
                 l.socket.setSoTimeout(0);
             } catch (IOException e) {
-                peerDied(r, "connection lost while starting: " + e.getMessage());
+                liveness.peerDied(r, "connection lost while starting: " + e.getMessage());
             }
             l.send(READY, new byte[0]);
             int peer = r;
             startThread("read-r" + r, () -> readLoop(peer, l));
         }
-        startThread("heartbeat", this::heartbeatLoop);
+        startThread("heartbeat", liveness::heartbeatLoop);
         throwIfFailed();
     }
 
@@ -267,7 +265,7 @@ public final class Bootstrap implements AutoCloseable {
             }
             // the welcome is a few bytes into an empty socket buffer: written here, before the writer
             handshake.sendNow(WELCOME, welcome);
-            PeerLink registered = new PeerLink(peer, handshake, this::peerDied);
+            PeerLink registered = new PeerLink(peer, handshake, liveness::peerDied);
             links[peer] = registered;
             joined++;
             startThread("write-r" + peer, registered::writeLoop);
@@ -277,16 +275,16 @@ public final class Bootstrap implements AutoCloseable {
     }
 
     private void joinAsMember() {
-        PeerLink link = MemberJoin.join(config, replyLimit(), this::peerDied);
+        PeerLink link = MemberJoin.join(config, replyLimit(), liveness::peerDied);
         links[0] = link;
-        lastTickNanos = System.nanoTime(); // the heartbeat thread starts now: the join was no pause
+        liveness.tickedNow(); // the heartbeat thread starts now: the join was no pause
         synchronized (lock) {
             complete = true;
-            lastHeardNanos.set(0, System.nanoTime());
+            liveness.heardFrom(0, System.nanoTime());
         }
         startThread("write-root", link::writeLoop);
         startThread("read-root", () -> readLoop(0, link));
-        startThread("heartbeat", this::heartbeatLoop);
+        startThread("heartbeat", liveness::heartbeatLoop);
     }
 
     /** The largest frame the root may send a rank: a full all-gather result. */
@@ -314,7 +312,7 @@ public final class Bootstrap implements AutoCloseable {
         }
     }
 
-    // ---- connections, heartbeats and failures -----------------------------------------------------------------
+    // ---- connections, the frame switch and failures -----------------------------------------------------------
 
     private void readLoop(int peer, PeerLink link) {
         int limit = rank == 0 ? config.maxMessageBytes() + FRAME_OVERHEAD_BYTES : replyLimit();
@@ -324,11 +322,11 @@ public final class Bootstrap implements AutoCloseable {
                 f = BootstrapFrameDescriptor.read(link.in, limit);
             } catch (IOException e) {
                 if (!closing) {
-                    peerDied(peer, "connection lost: " + e.getMessage());
+                    liveness.peerDied(peer, "connection lost: " + e.getMessage());
                 }
                 return;
             }
-            lastHeardNanos.set(peer, System.nanoTime());
+            liveness.heardFrom(peer, System.nanoTime());
             if (!onFrame(peer, f)) {
                 return;
             }
@@ -344,7 +342,7 @@ public final class Bootstrap implements AutoCloseable {
             case GOODBYE:
                 boolean waitedFor;
                 synchronized (lock) {
-                    reportedDead[peer] = true; // left, not dead: no listener call, no later death notice
+                    liveness.recordLeft(peer); // left, not dead: no listener call, no later death notice
                     collectives.recordLeft(peer);
                     waitedFor = rank != 0 || collectives.roundWaitsFor(peer);
                 }
@@ -409,8 +407,8 @@ public final class Bootstrap implements AutoCloseable {
                 byte[] why = new byte[b.remaining()];
                 b.get(why);
                 String seen = new String(why, StandardCharsets.UTF_8);
-                peerDied(dead, dead == rank ? "the root declared this rank dead (" + seen + "): was this process "
-                        + "stopped or starved for longer than dead-after?" : seen + ", as the root saw it");
+                liveness.peerDied(dead, dead == rank ? "the root declared this rank dead (" + seen + "): was this "
+                        + "process stopped or starved for longer than dead-after?" : seen + ", as the root saw it");
                 return true;
             case FAIL:
                 if (rank == 0) {
@@ -421,112 +419,8 @@ public final class Bootstrap implements AutoCloseable {
             default:
                 break;
         }
-        peerDied(peer, "sent an unexpected frame of type " + f.type() + ": not the same gda4j version?");
+        liveness.peerDied(peer, "sent an unexpected frame of type " + f.type() + ": not the same gda4j version?");
         return false;
-    }
-
-    private void heartbeatLoop() {
-        long intervalNanos = TimeUnit.MILLISECONDS.toNanos(config.heartbeatIntervalMillis());
-        long deadNanos = TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis());
-        long lastSent = 0;
-        long lastTick = lastTickNanos;
-        byte[] empty = new byte[0];
-        while (!closing) {
-            long now = System.nanoTime();
-            if (now - lastTick > deadNanos / 2) {
-                pauseNanos = now - lastTick;
-                pauseEndedNanos = now;
-                // This process was stopped or starved (SIGSTOP, a long GC pause): it could hear no one meanwhile, so
-                // every peer gets a fresh window; the root's verdict on this rank, if any, is already on its way.
-                for (int r = 0; r < size; r++) {
-                    lastHeardNanos.set(r, now);
-                }
-            }
-            lastTick = now;
-            lastTickNanos = now;
-            boolean send = now - lastSent >= intervalNanos;
-            if (send) {
-                lastSent = now;
-            }
-            for (int r = 0; r < size; r++) {
-                PeerLink l = links[r];
-                boolean live;
-                synchronized (lock) {
-                    live = l != null && !reportedDead[r];
-                }
-                if (!live) {
-                    continue;
-                }
-                long stalled = l.stalledNanos(now);
-                if (stalled > deadNanos) {
-                    peerDied(r, "stopped reading: its connection took no bytes for "
-                            + TimeUnit.NANOSECONDS.toMillis(stalled) + " ms with " + l.unsentBytes()
-                            + " bytes to send (limit " + config.deadAfterMillis() + " ms)");
-                    continue;
-                }
-                if (send && l.idle()) {
-                    l.send(HEARTBEAT, empty); // behind a frame still being written it would say nothing new
-                }
-                long silent = now - lastHeardNanos.get(r);
-                if (silent > deadNanos) {
-                    peerDied(r, "silent for " + TimeUnit.NANOSECONDS.toMillis(silent) + " ms (no heartbeat within "
-                            + config.deadAfterMillis() + " ms)", true);
-                }
-            }
-            sleep(MONITOR_TICK_MILLIS);
-        }
-    }
-
-    /** Rank {@code dead} is gone: once per rank, tell the listener, (root) tell the survivors, fail every call. */
-    private void peerDied(int dead, String why) {
-        peerDied(dead, why, false);
-    }
-
-    /**
-     * @param tellTheDead the root also tells {@code dead} (a silent rank may only be stopped, and reads the verdict
-     *                    when it resumes instead of blaming the root for the closed connection); never for a rank
-     *                    that stopped reading, whose link must close at once to free its writer
-     */
-    private void peerDied(int dead, String why, boolean tellTheDead) {
-        long paused = rank != 0 && dead == 0 ? pausedJustNowNanos() : 0;
-        if (paused > 0) {
-            // The root did not die: it dropped this rank, which could not answer or read while paused (the root's
-            // verdict could not reach it through a full connection).
-            peerDied(rank, "this process was paused (stopped or starved) for " + TimeUnit.NANOSECONDS.toMillis(paused)
-                    + " ms, longer than the dead-after of " + config.deadAfterMillis() + " ms, and the root dropped it"
-                    + " meanwhile (" + why + ")", false);
-            return;
-        }
-        PeerFailedException e;
-        synchronized (lock) {
-            if (closing || reportedDead[dead] || reportedDead[rank]) {
-                return; // a rank the root declared dead blames no one else for what follows
-            }
-            reportedDead[dead] = true;
-            e = new PeerFailedException(dead, "rank " + dead + " failed: " + why + " (seen by rank " + rank + ")");
-        }
-        PeerLink deadLink = links[dead];
-        if (deadLink != null && tellTheDead && rank == 0) {
-            deadLink.send(PEER_FAILED, BootstrapFrameDescriptor.peerFailed(dead, why));
-            deadLink.closeWhenDrained();
-        } else if (deadLink != null) {
-            deadLink.close(); // also frees a writer blocked on a peer that stopped reading
-        }
-        if (rank == 0) {
-            byte[] notice = BootstrapFrameDescriptor.peerFailed(dead, why);
-            for (int r = 1; r < size; r++) {
-                PeerLink other = links[r];
-                if (r != dead && other != null) {
-                    other.send(PEER_FAILED, notice);
-                }
-            }
-        }
-        failLocally(e);
-        try {
-            listener.onPeerFailure(dead, why);
-        } catch (RuntimeException ignored) {
-            // a listener's bug must not stop failure handling of the other ranks
-        }
     }
 
     /** Ends the world with {@code e}; the root tells every rank. */
@@ -552,7 +446,7 @@ public final class Bootstrap implements AutoCloseable {
         failLocally(e);
     }
 
-    private boolean failLocally(BootstrapException e) {
+    boolean failLocally(BootstrapException e) {
         List<CompletableFuture<byte[][]>> waiting = new ArrayList<>();
         boolean first;
         synchronized (lock) {
@@ -583,7 +477,7 @@ public final class Bootstrap implements AutoCloseable {
             PeerLink l = links[r];
             boolean dead;
             synchronized (lock) {
-                dead = reportedDead[r];
+                dead = liveness.deadUnderLock(r);
             }
             if (l != null && !dead) {
                 l.send(GOODBYE, new byte[0]);
@@ -594,7 +488,7 @@ public final class Bootstrap implements AutoCloseable {
         long flushDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis());
         for (PeerLink l : links) {
             if (l != null) {
-                if (!dead(l.peer)) {
+                if (!liveness.dead(l.peer)) {
                     l.awaitDrained(flushDeadline);
                 }
                 l.close();
@@ -626,27 +520,6 @@ public final class Bootstrap implements AutoCloseable {
         }
     }
 
-    /**
-     * How long this process was just paused, or 0: its heartbeat thread has not ticked for half of dead-after (the
-     * pause is now ending), or it saw such a pause within the last dead-after.
-     */
-    private long pausedJustNowNanos() {
-        long now = System.nanoTime();
-        long half = TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis()) / 2;
-        long sinceTick = now - lastTickNanos;
-        if (sinceTick > half) {
-            return sinceTick;
-        }
-        long ended = pauseEndedNanos;
-        return ended != 0 && now - ended < 2 * half ? pauseNanos : 0;
-    }
-
-    private boolean dead(int r) {
-        synchronized (lock) {
-            return reportedDead[r];
-        }
-    }
-
     private void startThread(String name, Runnable body) {
         Thread t = new Thread(body, "gda4j-bootstrap-r" + rank + "-" + name);
         t.setDaemon(true); // a bootstrap never keeps a finished JVM alive
@@ -662,14 +535,6 @@ public final class Bootstrap implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BootstrapException("rank " + rank + ": interrupted while joining", e);
-        }
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 
