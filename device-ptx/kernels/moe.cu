@@ -528,6 +528,31 @@ __device__ __forceinline__ char* direct_field(const MoeParams* prm, char* heap, 
   return heap + prm->direct_recv + (field - prm->recv_x);
 }
 
+// Combine entry (thread d < n announces at rank d, then the block waits for every rank): SETs
+// `seq << 1 | pull` at every rank, so the ranks also learn whether each combines from its heap's combine input (pull)
+// or from a tensor of its own (push). The two cannot mix: a pulling rank reads its peers' combine inputs, where a
+// pushing rank's peers store its landing rows. A rank that finds another doing the other kind records the error and
+// stops (the abort then ends every other rank's waits). No rank can already be in its next combine here: that one
+// starts after this rank's done word of this one.
+__device__ __forceinline__ int combine_enter(const DeviceView* view, const Local& l, const MoeParams* prm,
+                                             const SignalIndex& si, uint64_t seq, uint32_t pull, uint64_t* seen,
+                                             int* shared_status) {
+  const int n = prm->nranks, me = prm->rank;
+  if (threadIdx.x < (unsigned)n) {
+    signal(peer_of(view, (int)threadIdx.x), signal_offset(prm, si.combine_entry(me)), SIGNAL_SET, seq << 1 | pull);
+  }
+  int st = block_wait_all(l, prm, n, [&](int s) { return si.combine_entry(s); }, seq << 1, seen, shared_status);
+  if (st != OK) return st;
+  if (threadIdx.x < (unsigned)n && (seen[threadIdx.x] & 1) != pull) {
+    const int d = (int)threadIdx.x;
+    record_error(view, ERROR_COMBINE_INPUT_MIXED, OP_WAIT_UNTIL, d, signal_offset(prm, si.combine_entry(d)),
+                 seq << 1 | pull, seen[d], CMP_GE, 0);
+    *shared_status = ERR_ABORTED;
+  }
+  __syncthreads();
+  return *shared_status;
+}
+
 }  // namespace moe_kernels
 
 // Dispatch in a direct world. Grid: 2 * num_channels blocks of 512 threads; blocks 2c and 2c + 1 share channel c's
@@ -587,8 +612,9 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch_direct(cons
     const int32_t* cc = reinterpret_cast<const int32_t*>(prm->channel_count);
     for (int c2 = 0; c2 < c; ++c2) b += cc[c2 * n + d];
     base[d] = b;
-    // The combine finds this rank's own rows in y from here (it reads them in place instead of sending them).
-    if (d == me && (blockIdx.x & 1) == 0) reinterpret_cast<int32_t*>(prm->recv_channel_offset)[c * n + me] = (int32_t)b;
+    // Combines find this channel's rows at each rank from here: the push combine its own rows in y, the pull
+    // combine every rank's rows in that rank's combine input.
+    if ((blockIdx.x & 1) == 0) reinterpret_cast<int32_t*>(prm->recv_channel_offset)[c * n + d] = (int32_t)b;
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     int64_t total = 0;
@@ -752,10 +778,8 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_direct(const
 
   // 1. This rank's landing rows are free (its previous combine is reduced): say so at every rank, then wait until
   //    every rank has said so.
-  if (threadIdx.x < (unsigned)n) {
-    signal(peer_of(view, (int)threadIdx.x), signal_offset(prm, si.combine_entry(me)), SIGNAL_SET, seq);
-  }
-  int st = block_wait_all(l, prm, n, [&](int s) { return si.combine_entry(s); }, seq, nullptr, &status);
+  __shared__ uint64_t entries[MAX_RANKS];
+  int st = combine_enter(view, l, prm, si, seq, 0, entries, &status);
   if (st != OK) return;
 
   // 2. The rows, dealt out to the grid's warps in turn: they are sorted by source, so contiguous shares would leave
@@ -795,4 +819,57 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_direct(const
     }
     combine_token(my_row, out + t * hidden, hidden, lane);
   }
+}
+
+// Combine in a direct world where every rank's expert outputs are in its heap's combine input (params.combine_landing,
+// in dispatch's output order; io.gda4j.moe.MoeRank#combineInput): each rank pulls its tokens' rows from the ranks
+// they went to and sums them as it reads, so each row crosses NVLink once, as in the push combine, but no rank waits
+// for every row to land before it sums, and nothing is written twice. Grid: 2 * num_channels blocks of 512 threads;
+// a block takes a contiguous share of this rank's tokens, a warp one token at a time. For each token, the rows of the
+// ranks it went to, in increasing rank order, in FP32 from +0.0, rounded once to BF16: the push combine's sums, bit
+// for bit. A token's row at rank r is its dispatch slot there plus where this rank's channel began at r
+// (recv_channel_offset, written by the dispatch).
+//   entry: SET seq << 1 | 1 at every rank: this rank's combine input is written (stream order) and may be read
+//   done:  each block ADDs 1 at every rank once it has read its rows; a rank returns once every block of every rank
+//          has, so no rank's next expert outputs overwrite rows a peer still reads.
+extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_pull(const DeviceView* view,
+                                                                          const MoeParams* prm, uint16_t* out,
+                                                                          int num_tokens,
+                                                                          const uint64_t* combine_seq_word) {
+  __shared__ int status;
+  __shared__ uint64_t entries[MAX_RANKS];
+  if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
+  const uint64_t seq = *combine_seq_word;
+  const int n = prm->nranks, hidden = prm->hidden;
+  const uint32_t lane = detail::lane_id();
+  const int warp = (int)(threadIdx.x >> 5), warps = (int)(blockDim.x >> 5);
+  const SignalIndex si = signal_index(prm);
+  const Local l = local_of(view);
+  const uint64_t row_bytes = (uint64_t)prm->combine_row_bytes;
+
+  int st = combine_enter(view, l, prm, si, seq, 1, entries, &status);
+  if (st != OK) return;
+
+  // Lane r < n holds rank r's combine input.
+  const char* input = nullptr;
+  if (lane < (uint32_t)n) input = peer_of(view, (int)lane).heap + prm->combine_landing;
+  const int32_t* slots = reinterpret_cast<const int32_t*>(prm->token_slot);
+  const int32_t* first = reinterpret_cast<const int32_t*>(prm->recv_channel_offset);
+  const int64_t rows = (int64_t)n * prm->max_tokens;
+  const int64_t q0 = (int64_t)num_tokens * blockIdx.x / gridDim.x;
+  const int64_t q1 = (int64_t)num_tokens * (blockIdx.x + 1) / gridDim.x;
+  const int per_channel = tokens_per_channel(num_tokens, prm->num_channels);
+  for (int64_t t = q0 + warp; t < q1; t += warps) {
+    const char* row = nullptr;
+    if (lane < (uint32_t)n) {
+      const int32_t sl = slots[t * n + lane];
+      const int64_t at = sl < 0 ? -1 : first[(t / per_channel) * n + lane] + (int64_t)sl;
+      // Inside the rank's combine input even where the slots and the offsets disagree (a graph replayed after a
+      // newer layout): such a call's sums are wrong, but no read leaves the input.
+      if (at >= 0 && at < rows) row = input + at * row_bytes;
+    }
+    combine_token(row, out + t * hidden, hidden, lane);
+  }
+  block_release_to_all(view, n, signal_offset(prm, si.combine_done(prm->rank)));
+  block_wait_all(l, prm, n, [&](int s) { return si.combine_done(s); }, (uint64_t)gridDim.x * seq, nullptr, &status);
 }

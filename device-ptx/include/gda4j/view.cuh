@@ -99,6 +99,7 @@ constexpr uint32_t ERROR_INLINE_TOO_LARGE = 13;  // an inline payload above the 
 constexpr uint32_t ERROR_SET_SIGNAL_RELAXED = 14;  // a SET signal over a NIC with relaxed ordering: cmp = QP number
 constexpr uint32_t ERROR_NO_NATIVE_ATOMICS = 15;   // an ADD over a p2p link without native peer atomics: offset = word
 constexpr uint32_t ERROR_MIXED_ATOMICS = 16;  // a GPU ADD (p2p, proxy) to a rank whose words get NIC atomics: offset = word
+constexpr uint32_t ERROR_COMBINE_INPUT_MIXED = 17;  // MoE: ranks disagree on combining from the heap: expected / seen = entry words
 
 // ErrorRecord.op: which device API call failed (io.gda4j.world.ErrorRecordDescriptor.Op).
 constexpr uint32_t OP_NONE = 0;

@@ -34,7 +34,7 @@
 //     152  u64  layout_status  (device address)
 //     160  u64  state  (device address)
 //     168  u64  wait_ns  (device address)
-//     176  u64  recv_channel_offset  (device address)
+//     176  u64  recv_channel_offset  (device address; direct worlds: [C][N dest], where this rank's rows begin)
 //     184  u64  recv_channel_count  (device address)
 //     192  u64  recv_total  (device address)
 //     200  u64  local_expert_counts  (device address)
@@ -45,7 +45,8 @@
 //     240  u64  recv_src  (device address)
 //     248  u64  combined  (device address)
 //     256  u64  direct_recv  (heap offset; direct worlds: recv_x .. recv_src, laid out as in device memory)
-//     264  u64  combine_landing  (heap offset; direct worlds: [N expert rank][max_tokens][combine_row_bytes])
+//     264  u64  combine_landing  (heap offset; direct worlds: [N expert rank][max_tokens][combine_row_bytes],
+//                                  or a pulling combine's input)
 //    272  (length)
 #pragma once
 #include <stdint.h>

@@ -63,6 +63,7 @@ public final class MoeRank implements AutoCloseable {
     private final Kernel combineKernel;
     private final Kernel dispatchDirectKernel;
     private final Kernel combineDirectKernel;
+    private final Kernel combinePullKernel;
     private final CallGenerations generations;
     private boolean closed;
 
@@ -78,6 +79,7 @@ public final class MoeRank implements AutoCloseable {
         this.combineKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_combine");
         this.dispatchDirectKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_dispatch_direct");
         this.combineDirectKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_combine_direct");
+        this.combinePullKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_combine_pull");
         for (int threads : new int[] {dispatchThreads(), combineThreads()}) {
             int max = Math.min(dispatchKernel.maxThreadsPerBlock(), combineKernel.maxThreadsPerBlock());
             if (threads > max) {
@@ -126,7 +128,7 @@ public final class MoeRank implements AutoCloseable {
     }
 
     /**
-     * A combine block: in a direct world 16 warps that send rows, then reduce tokens; with rings a group of warps per
+     * A combine block: in a direct world 16 warps that send rows, then reduce tokens (or pull and reduce them); with rings a group of warps per
      * peer in the sending block, combineWarps in the reducing one.
      */
     private int combineThreads() {
@@ -372,10 +374,41 @@ public final class MoeRank implements AutoCloseable {
     }
 
     /**
+     * Where to write the expert outputs for a combine that pulls them (a direct world only: every pair of ranks p2p or
+     * self): {@code maxRecvTokens x hidden} BF16 in this rank's part of the heap, rows in the order dispatch returned
+     * them. Passing this tensor (or a view of its first rows, at the same address) as {@link #combine}'s {@code y}
+     * lets each rank read its tokens' rows from the peers' heaps and sum them as they arrive, with nothing copied
+     * first: the fastest combine. Every rank of a combine must then pass its own; a rank that passes a tensor of its
+     * own while another pulls fails the combine on every rank with an error that says so. The same memory holds the
+     * rows peers push to this rank when y is a tensor of the caller's: write it after this rank's dispatch, not
+     * before.
+     *
+     * @throws IllegalStateException in a world with a proxy or ibgda pair, where combines go through rings
+     */
+    public synchronized DeviceTensor combineInput() {
+        requireOpen();
+        if (!s.direct()) {
+            throw new IllegalStateException("rank " + rank.rank() + ": a combine input in the heap needs every pair of"
+                    + " ranks to be p2p or self; this world has a proxy or ibgda pair, so pass a tensor of your own");
+        }
+        return DeviceTensor.of(DevicePointer.of(combineInputAddress()), combineInputBytes(), ElementType.BF16,
+                s.maxRecvTokens(), s.config().hidden());
+    }
+
+    private long combineInputAddress() {
+        return rank.heapBase() + buffer.heapRegion().offset() + s.combineLanding();
+    }
+
+    private long combineInputBytes() {
+        return (long) s.maxRecvTokens() * s.combineRowBytes();
+    }
+
+    /**
      * Combine of {@code y} ({@code rows x hidden} BF16, the rows in the order dispatch returned them; rows is at least
      * the received count when that was read, else maxRecvTokens) back to the source ranks. Returns this rank's
      * {@code numTokens x hidden} BF16 sums, in a tensor the buffer owns. Queued on {@link #callStream()}, after the
-     * work queued on {@link #stream()} before it; see the class comment for when its output is valid there.
+     * work queued on {@link #stream()} before it; see the class comment for when its output is valid there. With
+     * {@link #combineInput()} as y, the rows are pulled from the peers' heaps (every rank must then do so).
      */
     public synchronized DeviceTensor combine(DeviceTensor y, MoeDispatchResult dispatched) {
         requireOpen();
@@ -390,9 +423,21 @@ public final class MoeRank implements AutoCloseable {
             throw new IllegalArgumentException("y has " + y.dim(0) + " rows, the dispatch received " + (known >= 0
                     ? known + "" : "up to " + needed + " (read numRecvTokens() to pass fewer)"));
         }
+        boolean pull = s.direct() && y.address() == combineInputAddress();
+        if (s.direct() && !pull && y.address() < combineInputAddress() + combineInputBytes()
+                && combineInputAddress() < y.address() + y.sizeBytes()) {
+            throw new IllegalArgumentException("y overlaps combineInput() without starting where it does; pass"
+                    + " combineInput() itself (or a view of its first rows) to combine from the heap, or a tensor of"
+                    + " your own, which the peers' rows would otherwise overwrite");
+        }
         DeviceTensor out = combined(h.numTokens());
         callStreamWaitsForComputeStream();
-        if (s.direct()) {
+        if (pull) {
+            nextCall.launch(1, 1, 0, calls, KernelArgs.create().pointer(at(s.combineSeq())));
+            combinePullKernel.launch(blocksPerRank(c), combineThreads(), 0, calls, KernelArgs.create()
+                    .pointer(rank.deviceView()).pointer(at(s.params())).pointer(out.pointer())
+                    .i32(h.numTokens()).pointer(at(s.combineSeq())));
+        } else if (s.direct()) {
             nextCall.launch(1, 1, 0, calls, KernelArgs.create().pointer(at(s.combineSeq())));
             combineDirectKernel.launch(blocksPerRank(c), combineThreads(), 0, calls, KernelArgs.create()
                     .pointer(rank.deviceView()).pointer(at(s.params())).pointer(y.pointer()).pointer(out.pointer())

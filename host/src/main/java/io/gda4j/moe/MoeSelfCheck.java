@@ -36,9 +36,21 @@ public final class MoeSelfCheck implements AutoCloseable {
     private final DeviceMemory[] weights;
     private final DeviceMemory[] y;
     private final CudaEvent[][] events;
+    /** Expert outputs go to each rank's {@link MoeRank#combineInput()} and combines pull them from there. */
+    private final boolean pull;
 
+    /** Combines from a tensor of each rank's own (the rows are pushed). */
     public MoeSelfCheck(MoeBuffer buffer) {
+        this(buffer, false);
+    }
+
+    /**
+     * {@code combineFromHeap}: where the world allows it (every pair p2p or self), each rank's expert outputs are
+     * written to its {@link MoeRank#combineInput()} and the combines pull them; elsewhere they are pushed.
+     */
+    public MoeSelfCheck(MoeBuffer buffer, boolean combineFromHeap) {
         this.buffer = buffer;
+        this.pull = combineFromHeap && buffer.sizing().direct();
         this.s = buffer.sizing();
         this.ranks = buffer.world().localRanks();
         this.locals = ranks.stream().mapToInt(Rank::rank).toArray();
@@ -104,7 +116,7 @@ public final class MoeSelfCheck implements AutoCloseable {
                     s.scalesPerRow() == 0 ? null : tensor(scales[r], ElementType.FP32, tokens[r], s.scalesPerRow()),
                     tensor(topk[r], ElementType.INT64, tokens[r], c.topK()),
                     tensor(weights[r], ElementType.FP32, tokens[r], c.topK()),
-                    tensor(y[r], ElementType.BF16, s.maxRecvTokens(), c.hidden())};
+                    yTensor(r, s.maxRecvTokens())};
             handles[r] = buffer.rank(r).layout(in[r][2]);
         }
         double[] dispatch = new double[iterations];
@@ -182,6 +194,26 @@ public final class MoeSelfCheck implements AutoCloseable {
         return bytes;
     }
 
+    /** Whether the combines pull the expert outputs from the ranks' heaps ({@link MoeRank#combineInput()}). */
+    public boolean pullsCombine() {
+        return pull;
+    }
+
+    /** Rank r's expert outputs as combine takes them: {@code rows} rows of its combine input or of its own tensor. */
+    private DeviceTensor yTensor(int r, long rows) {
+        return pull ? buffer.rank(r).combineInput().reshape(rows, s.config().hidden())
+                : tensor(y[r], ElementType.BF16, rows, s.config().hidden());
+    }
+
+    /** Writes rank r's expert outputs where {@link #yTensor} has them. */
+    private void writeY(int r, byte[] rows) {
+        if (pull) {
+            buffer.rank(r).rank().writeHeap(buffer.heapRegion().offset() + s.combineLanding(), rows);
+        } else {
+            y[r].copyFromHost(0, rows, 0, rows.length);
+        }
+    }
+
     /** Thread blocks each dispatch and each combine runs per rank, one per SM: two per channel. */
     public int blocksPerRank() {
         return MoeRank.blocksPerRank(s.config());
@@ -246,13 +278,13 @@ public final class MoeSelfCheck implements AutoCloseable {
             yRows[r] = MoeRouting.bf16Rows(want[r].count(), c.hidden(), rnd);
             if (local(r)) {
                 byte[] yb = shorts(yRows[r]);
-                y[r].copyFromHost(0, yb, 0, yb.length);
+                writeY(r, yb);
             }
         }
         DeviceTensor[] out = new DeviceTensor[n];
         buffer.world().barrier();
         for (int r : locals) {
-            out[r] = buffer.rank(r).combine(tensor(y[r], ElementType.BF16, got[r].numRecvTokens(), c.hidden()), got[r]);
+            out[r] = buffer.rank(r).combine(yTensor(r, got[r].numRecvTokens()), got[r]);
             buffer.rank(r).computeStreamWaitForLastCall();
         }
         for (int r : locals) {
@@ -355,7 +387,7 @@ public final class MoeSelfCheck implements AutoCloseable {
                 got[r] = m.dispatch(tensor(x[r], c.dtype(), tokens[r], c.hidden()), sc,
                         tensor(topk[r], ElementType.INT64, tokens[r], c.topK()),
                         tensor(weights[r], ElementType.FP32, tokens[r], c.topK()), handles[r]);
-                out[r] = m.combine(tensor(y[r], ElementType.BF16, s.maxRecvTokens(), c.hidden()), got[r]);
+                out[r] = m.combine(yTensor(r, s.maxRecvTokens()), got[r]);
                 // With a communication stream the calls forked it into the capture: join it back before the end.
                 m.computeStreamWaitForLastCall();
                 CUgraph graph = new CUgraph();
@@ -373,7 +405,7 @@ public final class MoeSelfCheck implements AutoCloseable {
                     short[] rows = MoeRouting.bf16Rows(s.maxRecvTokens(), c.hidden(), rnd);
                     if (local(r)) {
                         byte[] yb = shorts(rows);
-                        y[r].copyFromHost(0, yb, 0, yb.length);
+                        writeY(r, yb);
                     }
                     yRows[r] = rows;
                 }

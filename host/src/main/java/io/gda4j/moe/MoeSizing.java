@@ -24,7 +24,8 @@ package io.gda4j.moe;
  *   combineRecvRing     [C][N source][R][combineRowBytes]
  *   combineSendStage    [C][N dest][R][combineRowBytes]
  *   directRecv          direct: recvX .. recvSrc, laid out as in device memory below, written by the peers
- *   combineLanding      direct: [N expert rank][T][combineRowBytes], written by the peers
+ *   combineLanding      direct: [N expert rank][T][combineRowBytes], written by the peers; a combine that pulls
+ *                       reads this rank's expert outputs here instead (MoeRank.combineInput(), N x T rows)
  *   signals (u64)       dispatchCount[2 parity][C][N source], dispatchTail[C][N source], dispatchCredit[C][N dest],
  *                       combineTail[C][N source], combineCredit[C][N dest],
  *                       directCount[2 parity][N source][N dest], dispatchDone[N source], combineEntry[N source],

@@ -138,6 +138,13 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
                                 + " nothing was added. Atomics on one word go through one path: reach rank %d over"
                                 + " ibgda for adds (GDA4J_TRANSPORT=ibgda), or signal it with SignalOp.SET.",
                         where, offset, peer, cmp == TransportTag.PROXY.code() ? "the proxy" : "p2p", peer);
+            case COMBINE_INPUT_MIXED:
+                return String.format(Locale.ROOT,
+                        "%s: this rank's combine %d read its expert outputs from %s, rank %d's from %s. Every rank of"
+                                + " a combine must do the same: pass MoeRank.combineInput() as y on every rank (the"
+                                + " rows are pulled from the peers' heaps) or a tensor of its own on every rank (the"
+                                + " rows are pushed); nothing was combined.",
+                        where, expected >>> 1, heapOrOwn(expected), peer, heapOrOwn(seen));
             case INLINE_TOO_LARGE:
                 return String.format(Locale.ROOT,
                         "%s at heap offset 0x%x: an inline payload of %d bytes exceeds the QP's max_inline of %d"
@@ -147,6 +154,10 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
             default:
                 return where + ": no error";
         }
+    }
+
+    private static String heapOrOwn(long entryWord) {
+        return (entryWord & 1) != 0 ? "its heap's combine input" : "a tensor of its own";
     }
 
     private String describeStall(String where, Duration waitTimeout) {

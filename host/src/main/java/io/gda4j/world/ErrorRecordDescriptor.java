@@ -59,7 +59,10 @@ public final class ErrorRecordDescriptor {
         NO_NATIVE_ATOMICS(15),
         /** An ADD by a GPU atomic (p2p, proxy) to a rank whose words get NIC atomics (it has IBGDA links), refused:
          * the two are not atomic with each other ({@link AtomicRouting}); cmp = the peer's transport. */
-        MIXED_ATOMICS(16);
+        MIXED_ATOMICS(16),
+        /** MoE: one rank combines from its heap's combine input and another from a tensor of its own, which cannot
+         * mix (expected = this rank's entry word, seen = the peer's: {@code seq << 1 | fromHeap}). */
+        COMBINE_INPUT_MIXED(17);
 
         private final int value;
 

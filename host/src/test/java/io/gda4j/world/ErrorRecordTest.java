@@ -71,6 +71,15 @@ class ErrorRecordTest {
     }
 
     @Test
+    void mixedCombineInputsNameBothSidesAndTheRule() {
+        // Rank 1's 5th combine pulled from its heap (5 << 1 | 1), rank 0 pushed from a tensor of its own (5 << 1).
+        String m = ErrorRecord.decode(record(Code.COMBINE_INPUT_MIXED, Op.WAIT_UNTIL, 0x80, 11, 10, Cmp.GE))
+                .describe(Duration.ofSeconds(1));
+        assertTrue(m.contains("combine 5 read its expert outputs from its heap's combine input"), m);
+        assertTrue(m.contains("rank 0's from a tensor of its own") && m.contains("MoeRank.combineInput()"), m);
+    }
+
+    @Test
     void emptyRecordIsNoError() {
         ErrorRecord r = ErrorRecord.decode(ByteBuffer.allocate(64));
         assertFalse(r.isError());

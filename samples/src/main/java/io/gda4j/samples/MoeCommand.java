@@ -90,8 +90,10 @@ final class MoeCommand implements Command {
         o.addOption(Option.builder().longOpt("pow2-scales")
                 .desc("low-latency FP8: scales rounded up to powers of two (UE8M0)").build());
         o.addOption(Option.builder().longOpt("comm-stream")
-                .desc("high-throughput: dispatch and combine on a communication stream per rank, ordered with the "
-                        + "rank's stream by events (one more CUDA stream per rank)").build());
+                .desc("high-throughput: the calls on a communication stream per rank, ordered by events").build());
+        o.addOption(Option.builder().longOpt("combine-from").hasArg().argName("WHERE")
+                .desc("combine reads y from: heap (default, pulled) or tensor (pushed)")
+                .build());
         o.addOption(Option.builder().longOpt("check").desc("compare with the Java reference first").build());
         o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
         return o;
@@ -224,6 +226,10 @@ final class MoeCommand implements Command {
         if (cmd.hasOption("comm-stream")) {
             throw new UsageException("--comm-stream applies to --mode high-throughput; the low-latency calls run on the"
                     + " rank's stream");
+        }
+        if (cmd.hasOption("combine-from")) {
+            throw new UsageException("--combine-from applies to --mode high-throughput; the low-latency combine always"
+                    + " reads the expert outputs from its own buffer");
         }
         List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "128"));
         int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
@@ -410,6 +416,18 @@ final class MoeCommand implements Command {
                 PEER_COPY_REPS);
     }
 
+    /** The note that says where the high-throughput combines read the expert outputs. */
+    static String combineFromNote(boolean fromHeap, boolean direct) {
+        if (!direct) {
+            return "combine: from a tensor of each rank's own, through rings (the world has a proxy or ibgda pair)";
+        }
+        return fromHeap
+                ? "combine: expert outputs in each rank's MoeRank.combineInput(); each rank pulls its tokens' rows from"
+                        + " the peers and sums them as they arrive (--combine-from heap)"
+                : "combine: expert outputs in a tensor of each rank's own; each rank pushes the rows to their sources,"
+                        + " which sum them once all have landed (--combine-from tensor)";
+    }
+
     /** The note that gives the SMs each high-throughput call uses. */
     static String smsNote(int channels, int blocksPerRank, int gpuSms) {
         return "SMs: " + channels + " channels per rank; each dispatch and each combine runs " + blocksPerRank
@@ -454,6 +472,11 @@ final class MoeCommand implements Command {
         int warmup = OptionValues.integer(cmd, "warmup", 3, 0, 1_000_000);
         checkTopK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE),
                 OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE));
+        String from = cmd.getOptionValue("combine-from", "heap").trim().toLowerCase(java.util.Locale.ROOT);
+        if (!from.equals("heap") && !from.equals("tensor")) {
+            throw new UsageException("--combine-from must be heap or tensor, got " + from);
+        }
+        boolean combineFromHeap = from.equals("heap");
         List<MoeConfig> configs = new ArrayList<>();
         int ring = OptionValues.integer(cmd, "ring", 128, 1, Integer.MAX_VALUE);
         try {
@@ -493,12 +516,14 @@ final class MoeCommand implements Command {
             List<MoeBuffer> buffers = new ArrayList<>();
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
             int blocksPerRank = 0;
+            boolean buffersDirect = false;
             try {
                 for (MoeConfig c : configs) {
                     buffers.add(MoeBuffer.create(world, c));
                 }
                 for (MoeBuffer moe : buffers) {
-                    try (MoeSelfCheck run = new MoeSelfCheck(moe);
+                    buffersDirect = moe.sizing().direct();
+                    try (MoeSelfCheck run = new MoeSelfCheck(moe, combineFromHeap);
                          MoeNcclBaseline nccl = ncclMissing == null ? new MoeNcclBaseline(moe) : null) {
                         blocksPerRank = run.blocksPerRank();
                         if (cmd.hasOption("check")) {
@@ -539,6 +564,7 @@ final class MoeCommand implements Command {
             table.note(peerCopyNote(copyPeer, peerGbps));
             table.note(smsNote(configs.get(0).numChannels(), blocksPerRank,
                     world.localRanks().get(0).device().multiprocessorCount()));
+            table.note(combineFromNote(combineFromHeap, buffersDirect));
             if (cmd.hasOption("comm-stream")) {
                 table.note("calls on a communication stream per rank (--comm-stream); times include the fork from and"
                         + " the join to the rank's stream");
