@@ -555,26 +555,29 @@ __device__ __forceinline__ int combine_enter(const DeviceView* view, const Local
 
 }  // namespace moe_kernels
 
-// Dispatch in a direct world. Grid: 2 * num_channels blocks of 512 threads; blocks 2c and 2c + 1 share channel c's
-// tokens (each token's place at a destination is the channel's base there plus the token's slot, so any block can
-// take any token). A warp takes one token at a time: it loads the row once and stores it to every rank that holds
-// one of its experts. local_expert_counts is zeroed before (gda4j_moe_zero); `*call_seq_word` as for
-// gda4j_moe_dispatch.
+// Dispatch in a direct world. Grid: 2 * num_channels blocks of 512 threads. Each token's place at a destination is
+// its channel's first row there plus the token's slot, so any warp can take any token: a warp claims the next token
+// from a counter (channel state word seq & 1; each call zeroes the other parity's word for the next call) and loads
+// the row once and stores it to every rank that holds one of its experts. Claimed, not dealt out: blocks do not move
+// rows across NVLink at the same rate (2x H100, 24 blocks, tokens dealt out by channel: the first block done after
+// 102 us, the last after 213 us, the mean 146 us), so a fixed share left the call waiting for the slowest block.
+// Block 0 zeroes local_expert_counts; `*call_seq_word` as for gda4j_moe_dispatch.
 extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch_direct(const DeviceView* view,
                                                                              const MoeParams* prm, const char* x,
                                                                              const float* scales,
                                                                              const int64_t* topk,
                                                                              const float* weights, int num_tokens,
                                                                              const uint64_t* call_seq_word) {
-  __shared__ uint64_t counts[MAX_RANKS * MAX_RANKS];  // [src][dst]: seq << 32 | rows, as posted
-  __shared__ int64_t base[MAX_RANKS];                  // this channel's first row at each destination
+  __shared__ uint64_t counts[MAX_RANKS * MAX_RANKS];        // [src][dst]: seq << 32 | rows, as posted
+  __shared__ int32_t first_row[MAX_CHANNELS * MAX_RANKS];  // [channel][dst]: the channel's first row there
   __shared__ int status;
   if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
   const uint64_t seq = *call_seq_word;
   const int n = prm->nranks, me = prm->rank, k = prm->top_k, local = prm->num_local_experts;
-  const int c = (int)(blockIdx.x >> 1);
+  const int channels = prm->num_channels;
+  unsigned long long* next_token = reinterpret_cast<unsigned long long*>(prm->state);
+  if (blockIdx.x == 0 && threadIdx.x == 0) next_token[(seq + 1) & 1] = 0;  // the next call's; nothing uses it now
   const uint32_t lane = detail::lane_id();
-  const int warp = (int)(threadIdx.x >> 5), warps = (int)(blockDim.x >> 5);
   const SignalIndex si = signal_index(prm);
   const Local l = local_of(view);
   const int parity = (int)(seq & 1);
@@ -605,16 +608,28 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch_direct(cons
   }
   __syncthreads();
   if (status != OK) return;
+  // Every channel's first row at every destination: after the rows of lower sources, then of lower channels.
+  const int32_t* cc = reinterpret_cast<const int32_t*>(prm->channel_count);
+  for (int i = (int)threadIdx.x; i < channels * n; i += (int)blockDim.x) first_row[i] = cc[i];
+  __syncthreads();
   if (threadIdx.x < (unsigned)n) {
     const int d = (int)threadIdx.x;
     int64_t b = 0;
     for (int s = 0; s < me; ++s) b += (uint32_t)counts[s * n + d];
-    const int32_t* cc = reinterpret_cast<const int32_t*>(prm->channel_count);
-    for (int c2 = 0; c2 < c; ++c2) b += cc[c2 * n + d];
-    base[d] = b;
-    // Combines find this channel's rows at each rank from here: the push combine its own rows in y, the pull
-    // combine every rank's rows in that rank's combine input.
-    if ((blockIdx.x & 1) == 0) reinterpret_cast<int32_t*>(prm->recv_channel_offset)[c * n + d] = (int32_t)b;
+    for (int c = 0; c < channels; ++c) {
+      const int32_t rows = first_row[c * n + d];
+      first_row[c * n + d] = (int32_t)b;
+      b += rows;
+    }
+  }
+  __syncthreads();
+  // Combines find each channel's rows at each rank from here: the push combine its own rows in y, the pull combine
+  // every rank's rows in that rank's combine input.
+  if (blockIdx.x == 0) {
+    int32_t* offsets = reinterpret_cast<int32_t*>(prm->recv_channel_offset);
+    for (int i = (int)threadIdx.x; i < channels * n; i += (int)blockDim.x) offsets[i] = first_row[i];
+    int32_t* expert_counts = reinterpret_cast<int32_t*>(prm->local_expert_counts);
+    for (int i = (int)threadIdx.x; i < local; i += (int)blockDim.x) expert_counts[i] = 0;  // counted in step 5
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     int64_t total = 0;
@@ -626,20 +641,28 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch_direct(cons
   // 3. The rows. Lane d < n holds destination d's receive block.
   char* dest_heap = nullptr;
   if (lane < (uint32_t)n) dest_heap = peer_of(view, (int)lane).heap;
-  const int t0 = channel_start(num_tokens, prm->num_channels, c);
-  const int t1 = channel_end(num_tokens, prm->num_channels, c);
+  const int per_channel = tokens_per_channel(num_tokens, channels);
   const int32_t* slot = reinterpret_cast<const int32_t*>(prm->token_slot);
   const uint64_t payload = (uint64_t)prm->payload_bytes;
   const int spr = prm->scales_per_row;
-  for (int t = t0 + (int)(blockIdx.x & 1) * warps + warp; t < t1; t += 2 * warps) {
+  unsigned long long* claim = next_token + (seq & 1);
+  // The next claim is made before the current token's rows go out, so its round trip overlaps them.
+  int next = 0;
+  if (lane == 0) next = (int)atomicAdd(claim, 1ull);
+  next = __shfl_sync(0xffffffffu, next, 0);
+  while (next < num_tokens) {
+    const int t = next;
+    if (lane == 0) next = (int)atomicAdd(claim, 1ull);
     int64_t at = -1;
     if (lane < (uint32_t)n) {
       const int32_t sl = slot[(int64_t)t * n + lane];
+      const int64_t base = first_row[(t / per_channel) * n + lane];
       // Within the destination's received rows even where the slots and the counts disagree (a graph replayed after
       // a newer layout): such a call's rows are wrong, but no store lands outside them.
-      if (sl >= 0 && base[lane] + sl < (int64_t)n * prm->max_tokens) at = base[lane] + sl;
+      if (sl >= 0 && base + sl < (int64_t)n * prm->max_tokens) at = base + sl;
     }
     const uint32_t dests = __ballot_sync(0xffffffffu, at >= 0);
+    next = __shfl_sync(0xffffffffu, next, 0);
     if (dests == 0) continue;
     // Payload: each lane loads a batch of 16-byte vectors once and stores it to every destination (14: a 14 KiB row
     // in two batches).

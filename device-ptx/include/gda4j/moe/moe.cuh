@@ -18,6 +18,9 @@ namespace moe {
 
 // The most ranks (io.gda4j.moe.MoeConfig.MAX_RANKS): shared arrays of the kernels hold one entry per rank.
 constexpr int MAX_RANKS = 16;
+// The most channels (io.gda4j.moe.MoeConfig.MAX_CHANNELS): the direct dispatch keeps every channel's first row at
+// every rank in shared memory. Two blocks a channel, one per SM, so no GPU of today has room for more.
+constexpr int MAX_CHANNELS = 128;
 
 __device__ __forceinline__ int tokens_per_channel(int num_tokens, int channels) {
   return (num_tokens + channels - 1) / channels;

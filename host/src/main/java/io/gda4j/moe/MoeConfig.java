@@ -19,6 +19,9 @@ public final class MoeConfig {
     public static final int MAX_RANKS = 16;
     /** The most reducing warps a combine may use: its blocks hold at most 512 threads (128 registers each). */
     public static final int MAX_COMBINE_WARPS = 16;
+    /** The most channels: two blocks each, one per SM, so no GPU has room for more; a dispatch block keeps every
+     * channel's first row at every rank in shared memory. */
+    public static final int MAX_CHANNELS = 128;
 
     private final int hidden;
     private final ElementType dtype;
@@ -46,6 +49,10 @@ public final class MoeConfig {
         positive("maxTokensPerRank", maxTokensPerRank);
         positive("numExperts", numExperts);
         positive("numChannels", numChannels);
+        if (numChannels > MAX_CHANNELS) {
+            throw new IllegalArgumentException("MoeConfig numChannels must be at most " + MAX_CHANNELS
+                    + " (two thread blocks each, one per SM), got " + numChannels);
+        }
         positive("chunkTokens", chunkTokens);
         positive("ringTokens", ringTokens);
         positive("combineWarps", combineWarps);

@@ -348,7 +348,9 @@ public final class MoeRank implements AutoCloseable {
         topkWeights.require("topkWeights", ElementType.FP32, tokens, c.topK());
         long generation = generations.beginDispatch();
         callStreamWaitsForComputeStream();
-        zero(s.localExpertCounts(), s.numLocalExperts());
+        if (!s.direct()) {
+            zero(s.localExpertCounts(), s.numLocalExperts());   // the direct dispatch zeroes them itself
+        }
         // The sequence number is raised on the GPU, not passed by value: a captured graph then makes a new call on
         // every replay.
         nextCall.launch(1, 1, 0, calls, KernelArgs.create().pointer(at(s.callSeq())));

@@ -31,9 +31,10 @@ package io.gda4j.moe;
  *                       directCount[2 parity][N source][N dest], dispatchDone[N source], combineEntry[N source],
  *                       combineDone[N source]
  * </pre>
- * Device memory of each rank (not in the heap; offsets from its start): params, layout, channel state, counts, the
- * combined rows, then the received tensors (recvX .. recvSrc), which a direct world keeps in the heap instead (its
- * device memory ends where they would start).
+ * Device memory of each rank (not in the heap; offsets from its start): params, layout, channel state (rings:
+ * [4][C][N] u64 positions; a direct world: the dispatch's token counters, u64 [2 parity]), counts, the combined rows,
+ * then the received tensors (recvX .. recvSrc), which a direct world keeps in the heap instead (its device memory
+ * ends where they would start).
  */
 public final class MoeSizing {
     private static final int ALIGN = 256;

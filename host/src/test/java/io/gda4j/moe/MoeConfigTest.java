@@ -14,6 +14,14 @@ class MoeConfigTest {
     }
 
     @Test
+    void moreChannelsThanADispatchBlockCanPlaceAreRefused() {
+        MoeConfig.deepEpBuilder().numChannels(MoeConfig.MAX_CHANNELS).build();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> MoeConfig.deepEpBuilder().numChannels(MoeConfig.MAX_CHANNELS + 1).build());
+        assertTrue(e.getMessage().contains("numChannels must be at most 128"), e.getMessage());
+    }
+
+    @Test
     void rowLayoutOfBf16AndFp8() {
         MoeSizing bf16 = MoeConfig.deepEpBuilder().build().sizing(8);
         assertEquals(14336, bf16.payloadBytes());
@@ -103,7 +111,7 @@ class MoeConfigTest {
                 () -> small().hidden(1 << 30).build().sizing(2));
         assertTrue(row.getMessage().contains("payload bytes per row"), row.getMessage());
         IllegalArgumentException ring = assertThrows(IllegalArgumentException.class,
-                () -> small().numExperts(16).numChannels(1 << 20).ringTokens(1 << 12).chunkTokens(1).build().sizing(16));
+                () -> small().numExperts(16).numChannels(128).ringTokens(1 << 21).chunkTokens(1).build().sizing(16));
         assertTrue(ring.getMessage().contains("ring rows"), ring.getMessage());
         // a payload that just fits an int, plus the meta of top-32, does not
         IllegalArgumentException meta = assertThrows(IllegalArgumentException.class,
