@@ -735,9 +735,10 @@ namespace moe_kernels {
 // Sums one token's rows (lane r < n holds rank r's row or null) into out_row.
 __device__ __forceinline__ void combine_token(const char* my_row, uint16_t* out_row, int hidden, uint32_t lane) {
   const uint32_t have = __ballot_sync(0xffffffffu, my_row != nullptr);
-  // UNROLL 256-channel slices at once, each rank's loads of them issued together before they are summed: a slice at
-  // a time made a token a chain of 28 memory round trips (hidden 7168), 7 at once makes it 4. Ranks still go in
-  // increasing order.
+  // UNROLL 256-channel slices at once, and two ranks' loads of them issued together before either is summed: a slice
+  // at a time made a token a chain of 28 memory round trips (hidden 7168), 7 at once 4 per rank, and a peer's round
+  // trip over NVLink is about twice a local one, so the local rows' loads now wait beside a peer's, not before them.
+  // Ranks are still summed in increasing order.
   constexpr int UNROLL = 7;
   for (int h0 = 0; h0 < hidden; h0 += 256 * UNROLL) {
     float acc[UNROLL][8];
@@ -746,22 +747,41 @@ __device__ __forceinline__ void combine_token(const char* my_row, uint16_t* out_
 #pragma unroll
       for (int e = 0; e < 8; ++e) acc[u][e] = 0.0f;
     }
-    for (uint32_t m = have; m != 0; m &= m - 1) {
-      const char* row =
-          reinterpret_cast<const char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(my_row), __ffs(m) - 1));
-      uint4 v[UNROLL];
+    for (uint32_t m = have; m != 0;) {
+      const int a = __ffs(m) - 1;
+      m &= m - 1;
+      const int b = m != 0 ? __ffs(m) - 1 : -1;
+      if (b >= 0) m &= m - 1;
+      const char* row_a =
+          reinterpret_cast<const char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(my_row), a));
+      const char* row_b = reinterpret_cast<const char*>(
+          __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(my_row), b < 0 ? a : b));
+      uint4 va[UNROLL], vb[UNROLL];
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
         const int h = h0 + u * 256 + (int)lane * 8;
-        v[u] = h < hidden ? *reinterpret_cast<const uint4*>(row + 2 * (uint64_t)h) : make_uint4(0, 0, 0, 0);
+        const bool in = h < hidden;
+        va[u] = in ? *reinterpret_cast<const uint4*>(row_a + 2 * (uint64_t)h) : make_uint4(0, 0, 0, 0);
+        vb[u] = in && b >= 0 ? *reinterpret_cast<const uint4*>(row_b + 2 * (uint64_t)h) : make_uint4(0, 0, 0, 0);
       }
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
-        const uint32_t w[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+        const uint32_t w[4] = {va[u].x, va[u].y, va[u].z, va[u].w};
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           acc[u][2 * e] += bf16_to_float((uint16_t)(w[e] & 0xffff));
           acc[u][2 * e + 1] += bf16_to_float((uint16_t)(w[e] >> 16));
+        }
+      }
+      if (b >= 0) {
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+          const uint32_t w[4] = {vb[u].x, vb[u].y, vb[u].z, vb[u].w};
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            acc[u][2 * e] += bf16_to_float((uint16_t)(w[e] & 0xffff));
+            acc[u][2 * e + 1] += bf16_to_float((uint16_t)(w[e] >> 16));
+          }
         }
       }
     }
