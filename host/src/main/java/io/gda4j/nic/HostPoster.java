@@ -13,6 +13,7 @@ import io.gda4j.mlx5.WqeEncoder;
 
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
+import java.util.Locale;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -61,7 +62,7 @@ public final class HostPoster {
 
         /** The barriers for a JVM whose {@code os.arch} is {@code osArch}. */
         static DoorbellBarriers forArchitecture(String osArch) {
-            String arch = osArch.strip().toLowerCase(java.util.Locale.ROOT);
+            String arch = osArch.strip().toLowerCase(Locale.ROOT);
             return arch.equals("amd64") || arch.equals("x86_64") ? JvmFences.X86_64 : JvmFences.WEAKLY_ORDERED;
         }
     }
