@@ -104,6 +104,7 @@ class IbgdaRelaxedOrderingGpuTest {
         assertEquals(ErrorRecordDescriptor.Code.SET_SIGNAL_RELAXED, record.code(), text);
         assertEquals(op, record.op(), text);
         assertEquals(1, record.peer(), text);
+        assertEquals(qpn, record.cmp(), "the record names the QP in cmp, as view.cuh documents: " + text);
         assertTrue(text.contains(String.format(Locale.ROOT, "QP 0x%06x writes with relaxed ordering", qpn)), text);
         assertTrue(text.contains("SignalOp.ADD"), text);
         assertEquals(reservedBefore, readWord(world.rank(0), deviceQp(world.rank(0), 1)
