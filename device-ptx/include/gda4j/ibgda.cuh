@@ -439,7 +439,9 @@ __device__ inline __noinline__ int check_inline(const DeviceView* v, const Devic
 __device__ inline __noinline__ int check_set_signal(const DeviceView* v, const DeviceQp* qp, uint32_t op, int peer,
                                                     uint64_t offset) {
   if (__builtin_expect(qp->flags & FLAG_RELAXED_ORDERING, 0)) {
-    return fail(v, ERR_TRANSPORT, ERROR_SET_SIGNAL_RELAXED, op, peer, offset, SIGNAL_SET, qp->qpn);
+    // cmp = QP number, as view.cuh documents for this code (fail() would leave cmp 0).
+    record_error(v, ERROR_SET_SIGNAL_RELAXED, op, peer, offset, SIGNAL_SET, 0, qp->qpn, 0);
+    return ERR_TRANSPORT;
   }
   return check_inline(v, qp, op, peer, offset, SIGNAL_VALUE_BYTES);
 }

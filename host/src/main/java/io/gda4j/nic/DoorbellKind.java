@@ -3,8 +3,8 @@ package io.gda4j.nic;
 /**
  * What the doorbell register of a QP is. Both are rung the same way ({@code gda4j/ibgda.cuh} {@code ring}: a
  * {@code fence.sc.sys}, then one 8-byte {@code st.mmio.relaxed.sys}; on the host
- * {@code DoorbellDescriptor.putDoorbellRelease} and a full fence), so the real NIC's store is the one the emulated
- * NIC's tests execute.
+ * {@code DoorbellDescriptor.putDoorbellRelease} between {@link HostPoster.DoorbellBarriers}), so the real NIC's store
+ * is the one the emulated NIC's tests execute.
  */
 public enum DoorbellKind {
     /** A UAR/BlueFlame register of a real NIC mapped into the GPU ({@code cuMemHostRegister(IOMEMORY)}). */

@@ -13,6 +13,7 @@ import io.gda4j.mlx5.WqeEncoder;
 
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
+import java.util.Locale;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -21,10 +22,12 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Protocol: {@code post*} reserves WQEBBs (polling the CQ while the ring is full: a slot is never rewritten
  * before the CQE that retires it), writes the WQE with plain stores and asks for a CQE (every WQE is signaled, so
- * every slot is retired by a CQE of its own). {@link #ring()} publishes: a release store of the doorbell record's
- * send counter (the WQEs before it become visible to the NIC's or the engine's acquire load), then a release store
- * of the 8-byte doorbell. {@link #poll()} consumes CQEs and publishes the CQ consumer index; an error CQE throws
- * {@link CompletionErrorException} naming the QP, the WQE index, the opcode and the syndrome.
+ * every slot is retired by a CQE of its own). {@link #ring()} publishes as rdma-core's mlx5 provider rings
+ * ({@code post_send_db}): a barrier so the WQEs reach the device's view first, a release store of the doorbell
+ * record's send counter, a barrier before the write-combining doorbell register, a release store of the 8-byte
+ * doorbell, and a flush of the CPU's write-combining buffer ({@link DoorbellBarriers}). {@link #poll()} consumes CQEs
+ * and publishes the CQ consumer index; an error CQE throws {@link CompletionErrorException} naming the QP, the WQE
+ * index, the opcode and the syndrome.
  *
  * <p>Fence: a WQE posted while an earlier RDMA READ or atomic has not completed carries the mlx5 fence bit, so the
  * NIC does not execute it (and read its local source) before the READ's data or the atomic's fetched value has
@@ -32,7 +35,92 @@ import java.util.concurrent.TimeoutException;
  * {@code max_inline} are refused before anything is written.
  */
 public final class HostPoster {
+    /**
+     * The CPU barriers around a host doorbell, named after rdma-core's ({@code util/udma_barrier.h}) and run where its
+     * mlx5 provider runs them: {@code udma_to_device_barrier()}, the doorbell record, {@code mmio_wc_start()}, the
+     * doorbell store, {@code mmio_flush_writes()}. The UAR page of a real NIC is mapped write-combining: without the
+     * last one the doorbell may wait in the CPU's write-combining buffer, and reach the NIC late or after a later
+     * doorbell rung from another core. A seam, so that a test can record each barrier in its place.
+     */
+    public interface DoorbellBarriers {
+        /** After the WQE stores, before the doorbell record store: the NIC reads WQEs once the record covers them. */
+        void toDevice();
+
+        /** After the doorbell record store, before the store to the write-combining doorbell register. */
+        void beforeWriteCombining();
+
+        /** After the doorbell store: pushes it out of the CPU's write-combining buffer now. */
+        void flushWriteCombining();
+
+        /** What the three barriers are on this CPU, in one line. */
+        String description();
+
+        /** The barriers for the CPU this JVM runs on. */
+        static DoorbellBarriers forThisCpu() {
+            return forArchitecture(System.getProperty("os.arch", ""));
+        }
+
+        /** The barriers for a JVM whose {@code os.arch} is {@code osArch}. */
+        static DoorbellBarriers forArchitecture(String osArch) {
+            String arch = osArch.strip().toLowerCase(Locale.ROOT);
+            return arch.equals("amd64") || arch.equals("x86_64") ? JvmFences.X86_64 : JvmFences.WEAKLY_ORDERED;
+        }
+    }
+
+    /** {@link DoorbellBarriers} made of the JVM's fences. */
+    enum JvmFences implements DoorbellBarriers {
+        /**
+         * x86-64 keeps stores to write-back memory in order, so rdma-core's {@code udma_to_device_barrier} is only a
+         * compiler barrier (here a release fence). Its {@code sfence} for write-combining becomes a full fence, a
+         * locked instruction, which also drains the write-combining buffers (rdma-core's own choice on 32-bit x86).
+         */
+        X86_64("x86-64: release fence before the doorbell record; full fence (locked instruction, drains"
+                + " write-combining) before and after the doorbell, as rdma-core's compiler barrier and sfence") {
+            @Override
+            public void toDevice() {
+                VarHandle.releaseFence();
+            }
+        },
+        /**
+         * AArch64 and other weakly ordered CPUs: rdma-core uses {@code dmb oshst} before the record and {@code dsb st}
+         * around the doorbell, which no JVM fence emits; the strongest one ({@code dmb ish} on AArch64) is used for
+         * all three. That orders the stores for other cores (the emulated NIC's engine) but is weaker than rdma-core
+         * for a real NIC's write-combining UAR.
+         */
+        WEAKLY_ORDERED("weakly ordered CPU (AArch64 and others): the JVM's full fence for all three barriers; weaker"
+                + " than rdma-core's dmb oshst / dsb st for a real NIC's write-combining doorbell") {
+            @Override
+            public void toDevice() {
+                VarHandle.fullFence();
+            }
+        };
+
+        private final String description;
+
+        JvmFences(String description) {
+            this.description = description;
+        }
+
+        @Override
+        public void beforeWriteCombining() {
+            VarHandle.fullFence();
+        }
+
+        @Override
+        public void flushWriteCombining() {
+            VarHandle.fullFence();
+        }
+
+        @Override
+        public String description() {
+            return description;
+        }
+    }
+
+    private static final DoorbellBarriers CPU_BARRIERS = DoorbellBarriers.forThisCpu();
+
     private final NicQp qp;
+    private final DoorbellBarriers barriers;
     private final int qpn;
     private final ByteBuffer sq;
     private final ByteBuffer dbrec;
@@ -50,7 +138,13 @@ public final class HostPoster {
     private long cqConsumer;
 
     HostPoster(NicQp qp) {
+        this(qp, CPU_BARRIERS);
+    }
+
+    /** A poster whose doorbells use {@code barriers} (tests record them). */
+    HostPoster(NicQp qp, DoorbellBarriers barriers) {
         this.qp = qp;
+        this.barriers = barriers;
         QpRings r = qp.hostRings();
         this.qpn = r.qpn();
         this.sqWqebbs = r.sqWqebbs();
@@ -145,21 +239,26 @@ public final class HostPoster {
     }
 
     /**
-     * Rings the doorbell for everything posted: release store of the doorbell record's send counter (read by the NIC,
-     * or checked by the emulated engine, after the doorbell), then release store of the 8-byte doorbell (pairs with
-     * the engine's acquire load; the NIC acts on it).
+     * Rings the doorbell for everything posted, in rdma-core's order: {@link DoorbellBarriers#toDevice}, release store
+     * of the doorbell record's send counter (read by the NIC, or checked by the emulated engine, after the doorbell),
+     * {@link DoorbellBarriers#beforeWriteCombining}, release store of the 8-byte doorbell (pairs with the engine's
+     * acquire load; the NIC acts on it), {@link DoorbellBarriers#flushWriteCombining}.
      */
     public void ring() {
         if (rung == producer) {
             return;
         }
+        barriers.toDevice();
         DoorbellRecordDescriptor.putSendCounterRelease(dbrec, 0, producer);
+        barriers.beforeWriteCombining();
         DoorbellDescriptor.putDoorbellRelease(doorbell, 0, producer, qpn);
-        // The UAR page is mapped write-combining: the doorbell may sit in the CPU's WC buffer, unseen by the NIC,
-        // until something evicts it (rdma-core calls mmio_flush_writes() here). A full fence evicts it: on x86 it is
-        // a locked instruction, which drains the WC buffers; on AArch64 a DMB, which orders it before anything later.
-        VarHandle.fullFence();
+        barriers.flushWriteCombining();
         rung = producer;
+    }
+
+    /** The barriers this poster's doorbells use. */
+    public DoorbellBarriers barriers() {
+        return barriers;
     }
 
     /**
