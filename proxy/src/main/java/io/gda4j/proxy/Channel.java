@@ -74,7 +74,7 @@ public final class Channel {
             return 0;
         }
         try {
-            return fifo.poll(handler, batch);
+            return handler.progress() + fifo.poll(handler, batch);
         } catch (RuntimeException e) {
             fault("stopped at trigger position " + fifo.tail() + ": " + e.getMessage(), e);
             return 0;
@@ -118,7 +118,8 @@ public final class Channel {
         String trouble = null;
         if (!faulted) {
             try {
-                while (fifo.poll(handler, Integer.MAX_VALUE) > 0 && System.nanoTime() - deadline < 0) {
+                while (handler.progress() + fifo.poll(handler, Integer.MAX_VALUE) > 0
+                        && System.nanoTime() - deadline < 0) {
                     // keep handling: kernels may still be pushing while the channel closes
                 }
             } catch (RuntimeException e) {
