@@ -101,9 +101,12 @@ public final class VerbsSession implements AutoCloseable {
     /**
      * Connects ranks {@code a} and {@code b} (both registered): a QP each way and a credit block on each side.
      *
+     * @param aGpu the context of {@code a}'s GPU, which the emulated NIC executes {@code a}'s QP on (null in CPU tests)
+     * @param bGpu the same for {@code b}
      * @return {@code [a -> b, b -> a]}
      */
-    public synchronized VerbsLink[] connect(int a, String aDescription, int b, String bDescription) {
+    public synchronized VerbsLink[] connect(int a, CudaContext aGpu, String aDescription, int b, CudaContext bGpu,
+                                            String bDescription) {
         requireOpen();
         Heap ha = heap(a);
         Heap hb = heap(b);
@@ -116,8 +119,8 @@ public final class VerbsSession implements AutoCloseable {
                     CreditBlockDescriptor.LENGTH, MemoryKind.HOST_MAPPED, creditAccess, "rank " + a + " credits for " + b)));
             NicMemory rb = add(made, nic.registerMemory(new MemoryRegistration(null, cb.address(),
                     CreditBlockDescriptor.LENGTH, MemoryKind.HOST_MAPPED, creditAccess, "rank " + b + " credits for " + a)));
-            QpPair qps = add(made, nic.createConnectedPair(QpSpec.of(null, sqWqebbs, "proxy rank " + a + " -> rank " + b),
-                    QpSpec.of(null, sqWqebbs, "proxy rank " + b + " -> rank " + a)));
+            QpPair qps = add(made, nic.createConnectedPair(QpSpec.of(aGpu, sqWqebbs, "proxy rank " + a + " -> rank " + b),
+                    QpSpec.of(bGpu, sqWqebbs, "proxy rank " + b + " -> rank " + a)));
             NicMemory fetch = fetchRegion();
             long bytes = Math.min(ha.bytes(), hb.bytes());
             boolean relaxed = nic.capabilities().relaxedOrdering();

@@ -168,7 +168,7 @@ class VerbsHandlerTest {
     }
 
     Side[] connect(long window, long creditTimeoutNanos) {
-        VerbsLink[] links = session.connect(0, "rank 0", 1, "rank 1");
+        VerbsLink[] links = session.connect(0, null, "rank 0", 1, null, "rank 1");
         return new Side[] {new Side(links[0], window, creditTimeoutNanos), new Side(links[1], window,
                 creditTimeoutNanos)};
     }
@@ -292,7 +292,7 @@ class VerbsHandlerTest {
 
     @Test
     void aRefusedKeyGivesAnErrorCqeAndADeviceErrorRecordNamingThePeer() {
-        VerbsLink[] links = session.connect(0, "rank 0", 1, "rank 1");
+        VerbsLink[] links = session.connect(0, null, "rank 0", 1, null, "rank 1");
         VerbsLink good = links[0];
         VerbsLink badKey = new VerbsLink(good.localRank(), good.peerRank(), good.peerDescription(), good.poster(),
                 good.localHeap(), good.localLkey(), good.peerHeap(), good.peerRkey() ^ 0x5a5a00, good.heapBytes(),
@@ -326,7 +326,7 @@ class VerbsHandlerTest {
         NicMemory half = nic.registerMemory(new MemoryRegistration(null, heap1, HEAP / 2, MemoryKind.DEVICE,
                 NicAccess.HEAP, "rank 1 half heap"));
         try {
-            VerbsLink[] links = session.connect(0, "rank 0", 1, "rank 1");
+            VerbsLink[] links = session.connect(0, null, "rank 0", 1, null, "rank 1");
             VerbsLink g = links[0];
             VerbsLink halfLink = new VerbsLink(0, 1, "rank 1", g.poster(), g.localHeap(), g.localLkey(), g.peerHeap(),
                     half.rkey(), g.heapBytes(), g.fetchAddress(), g.fetchLkey(), false, g.localCredits(),
