@@ -18,6 +18,7 @@ import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.cuda.MutableDevicePointer;
+import io.gda4j.nic.Nic;
 import io.gda4j.transport.LinkHealth;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
@@ -50,6 +51,8 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
     private final ProxyService service;
     private final boolean peerStreamSignals;
     private final String handlerLabel;
+    /** The verbs handler's NIC, or null for the copy engine. */
+    private volatile Nic nic;
     private final List<AutoCloseable> resources;
     private final MappedHostMemory fifoMemory;
     private final DeviceMemory deviceChannel;
@@ -158,11 +161,13 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
      * Builds the channel {@code local -> peer} with the verbs handler over {@code link} (made by a
      * {@link VerbsSession} on the NIC both ranks use): the proxy thread posts RDMA work toward the peer's NIC.
      *
-     * @param nicLabel what the handler label says of the NIC, e.g. "emulated NIC emulated#1"
+     * @param nic the NIC the link's QP is on (named in the handler label; the emulated one says so)
      */
     static ProxyChannel openVerbs(Rank local, Rank peer, ProxyService service, ProxyConfig config, VerbsLink link,
-                                  String nicLabel, Consumer<ProxyChannel> onClosed) {
-        return build(local, PeerSide.of(local, peer), service, config, false, "verbs on " + nicLabel,
+                                  Nic nic, Consumer<ProxyChannel> onClosed) {
+        String label = "verbs on " + (nic.isEmulated() ? "the emulated NIC (" + nic.description() + ")"
+                : nic.description());
+        ProxyChannel pc = build(local, PeerSide.of(local, peer), service, config, false, label,
                 (name, stream, deviceChannel, resources) -> {
                     CUcontext context = local.context().handle();
                     CUstream proxyStream = stream.handle();
@@ -182,6 +187,8 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
                     return new VerbsHandler(name, link, config.credits(), config.creditTimeout().toNanos(),
                             config.closeTimeout().toNanos(), done, errors);
                 }, onClosed);
+        pc.nic = nic;
+        return pc;
     }
 
     /**
@@ -293,6 +300,11 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
     /** Which handler executes the triggers: "copy engine" or "verbs on <NIC>", for info and result labels. */
     public String handlerLabel() {
         return handlerLabel;
+    }
+
+    /** The NIC the verbs handler posts on; empty for the copy engine. */
+    public Optional<Nic> nic() {
+        return Optional.ofNullable(nic);
     }
 
     /** Whether signals travel through a stream on the peer's GPU (signal path peer-stream). */

@@ -93,6 +93,28 @@ public final class ProxyTransport implements TransportProvider {
     }
 
     /**
+     * One sentence for {@code gda4j info}: the configured handler choice and what it means for peers of this host and
+     * of other hosts, with the NIC the verbs handler would use. Never throws.
+     */
+    public static String describeHandlers() {
+        try {
+            ProxyConfig config = ProxyConfig.resolve();
+            NicSelection nic = Nics.select(IbgdaConfig.resolve().nic());
+            String verbs = nic.found() ? "verbs on the " + (nic.provider().name().equals(Nic.EMULATED)
+                    ? "emulated NIC (a software model; its figures are labelled emulated)" : nic.provider().name()
+                    + " NIC") : "verbs (no NIC here: " + nic.reason() + ")";
+            String choice = config.handler().label();
+            return "handler " + choice + " (" + ProxyConfig.HANDLER_ENV + "): peers of this host use the "
+                    + (config.handler().forPeer(true) == ProxyConfig.Handler.VERBS ? verbs + ", between ranks of one"
+                    + " process" : "copy engine") + "; peers of other hosts use "
+                    + (config.handler().forPeer(false) == ProxyConfig.Handler.VERBS ? verbs : "the copy engine, which"
+                    + " cannot reach them");
+        } catch (RuntimeException e) {
+            return "handler: cannot resolve the proxy settings: " + e.getMessage();
+        }
+    }
+
+    /**
      * Which handler serves the link from {@code local} to {@code peer} ("copy engine", "verbs on emulated NIC
      * emulated#1 (...)"), or empty when that link is not a proxy link of this process.
      */
@@ -104,6 +126,21 @@ public final class ProxyTransport implements TransportProvider {
         } catch (RuntimeException e) {
             return Optional.empty();
         }
+    }
+
+    /** The NIC of {@code local}'s verbs proxy links (the emulated NIC's figures must say so), or empty. */
+    public static Optional<Nic> nicOf(Rank local) {
+        for (int p = 0; p < local.worldSize(); p++) {
+            try {
+                PeerLink link = local.link(p);
+                if (link != null && link.resources() instanceof ProxyChannel pc && pc.nic().isPresent()) {
+                    return pc.nic();
+                }
+            } catch (RuntimeException e) {
+                // no link to that peer
+            }
+        }
+        return Optional.empty();
     }
 
     @Override
@@ -127,7 +164,7 @@ public final class ProxyTransport implements TransportProvider {
         ProxyService s = acquire(config);
         try {
             VerbsLink link;
-            String nicLabel;
+            Nic nic;
             synchronized (this) {
                 if (verbs == null) {
                     verbsNic = Nics.open(IbgdaConfig.resolve().nic(), NicOptions.defaults());
@@ -138,7 +175,7 @@ public final class ProxyTransport implements TransportProvider {
                             Integer.highestOneBit(wanted - 1) << 1);
                     verbs = new VerbsSession(verbsNic, bytes -> pinnedWords(local, bytes), sq);
                 }
-                nicLabel = verbsNic.isEmulated() ? "the emulated NIC " + verbsNic.description() : verbsNic.description();
+                nic = verbsNic;
                 verbs.registerHeap(local.rank(), local.context(), local.heapBase(), local.heapSizeBytes(),
                         MemoryKind.DEVICE);
                 verbs.registerHeap(peer.rank(), peer.context(), peer.heapBase(), peer.heapSizeBytes(),
@@ -151,7 +188,7 @@ public final class ProxyTransport implements TransportProvider {
                     reverseLinks.put(pairKey(peer.rank(), local.rank()), both[1]);
                 }
             }
-            return ProxyChannel.openVerbs(local, peer, s, config, link, nicLabel, c -> release(s)).link();
+            return ProxyChannel.openVerbs(local, peer, s, config, link, nic, c -> release(s)).link();
         } catch (RuntimeException e) {
             release(s);
             throw e;
