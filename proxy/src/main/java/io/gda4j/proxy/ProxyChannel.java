@@ -53,6 +53,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
     private final String handlerLabel;
     /** The verbs handler's NIC, or null for the copy engine. */
     private volatile Nic nic;
+    private volatile VerbsSession session;
     private final List<AutoCloseable> resources;
     private final MappedHostMemory fifoMemory;
     private final DeviceMemory deviceChannel;
@@ -164,7 +165,8 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
      * @param nic the NIC the link's QP is on (named in the handler label; the emulated one says so)
      */
     static ProxyChannel openVerbs(Rank local, Rank peer, ProxyService service, ProxyConfig config, VerbsLink link,
-                                  Nic nic, Consumer<ProxyChannel> onClosed) {
+                                  VerbsSession session, Consumer<ProxyChannel> onClosed) {
+        Nic nic = session.nic();
         String label = "verbs on " + (nic.isEmulated() ? "the emulated NIC (" + nic.description() + ")"
                 : nic.description());
         ProxyChannel pc = build(local, PeerSide.of(local, peer), service, config, false, label,
@@ -188,6 +190,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
                             config.closeTimeout().toNanos(), done, errors);
                 }, onClosed);
         pc.nic = nic;
+        pc.session = session;
         return pc;
     }
 
@@ -305,6 +308,11 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
     /** The NIC the verbs handler posts on; empty for the copy engine. */
     public Optional<Nic> nic() {
         return Optional.ofNullable(nic);
+    }
+
+    /** The verbs handler's session (registrations and QPs), or null: for tests that play a dead peer. */
+    VerbsSession verbsSession() {
+        return session;
     }
 
     /** Whether signals travel through a stream on the peer's GPU (signal path peer-stream). */

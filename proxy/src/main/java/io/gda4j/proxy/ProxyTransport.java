@@ -164,7 +164,7 @@ public final class ProxyTransport implements TransportProvider {
         ProxyService s = acquire(config);
         try {
             VerbsLink link;
-            Nic nic;
+            VerbsSession session;
             synchronized (this) {
                 if (verbs == null) {
                     verbsNic = Nics.open(IbgdaConfig.resolve().nic(), NicOptions.defaults());
@@ -175,7 +175,7 @@ public final class ProxyTransport implements TransportProvider {
                             Integer.highestOneBit(wanted - 1) << 1);
                     verbs = new VerbsSession(verbsNic, bytes -> pinnedWords(local, bytes), sq);
                 }
-                nic = verbsNic;
+                session = verbs;
                 verbs.registerHeap(local.rank(), local.context(), local.heapBase(), local.heapSizeBytes(),
                         MemoryKind.DEVICE);
                 verbs.registerHeap(peer.rank(), peer.context(), peer.heapBase(), peer.heapSizeBytes(),
@@ -188,7 +188,7 @@ public final class ProxyTransport implements TransportProvider {
                     reverseLinks.put(pairKey(peer.rank(), local.rank()), both[1]);
                 }
             }
-            return ProxyChannel.openVerbs(local, peer, s, config, link, nic, c -> release(s)).link();
+            return ProxyChannel.openVerbs(local, peer, s, config, link, session, c -> release(s)).link();
         } catch (RuntimeException e) {
             release(s);
             throw e;
@@ -281,7 +281,7 @@ public final class ProxyTransport implements TransportProvider {
             if (last) {
                 service = null;
                 session = verbs;
-                nic = verbsNic;
+                session = verbs;
                 verbs = null;
                 verbsNic = null;
                 reverseLinks.clear();
