@@ -212,6 +212,10 @@ final class VerbsHandler implements TriggerHandler {
                     message();
                     break;
                 case KIND_FLUSH:
+                    if (flushHead == flushTail && poster.retiredIndex() >= poster.producerIndex()) {
+                        done.publish(position + 1); // nothing in flight: complete at once
+                        break;
+                    }
                     int slot = (int) (flushTail % FLUSH_SLOTS);
                     flushAfter[slot] = poster.producerIndex();
                     flushPosition[slot] = position;

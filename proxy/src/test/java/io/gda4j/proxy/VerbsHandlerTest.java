@@ -379,6 +379,49 @@ class VerbsHandlerTest {
         assertArrayEquals(new byte[4], read(heap1 + HEAP - 4, 4));
     }
 
+    @Test
+    void aFlushIsPublishedOnlyOnceTheWorkBeforeItHasCompleted() {
+        // The engine is driven by hand here, so "not yet complete" is a state the test holds, not a race it hopes for.
+        try (EmulatedNic manual = new EmulatedNic(platform, new EmulatedNicConfig(EmulatedNicConfig.IDLE_BACKOFF,
+                false)); VerbsSession s = new VerbsSession(manual, platform::words, 64)) {
+            s.registerHeap(0, null, heap0, HEAP, MemoryKind.DEVICE);
+            s.registerHeap(1, null, heap1, HEAP, MemoryKind.DEVICE);
+            VerbsLink[] links = s.connect(0, null, "rank 0", 1, null, "rank 1");
+            AtomicLong done = new AtomicLong(-1);
+            VerbsHandler sender = new VerbsHandler("rank 0 -> rank 1", links[0], 4, LONG_CREDIT_TIMEOUT, SECOND,
+                    done::set, r -> { });
+            VerbsHandler receiver = new VerbsHandler("rank 1 -> rank 0", links[1], 4, LONG_CREDIT_TIMEOUT, SECOND,
+                    v -> { }, r -> { });
+            long put0 = TriggerFifoDescriptor.putWord0(KIND_PUT, 0, 8);
+            long put1 = TriggerFifoDescriptor.putWord1(0, 8, MEMORY_HEAP, MEMORY_HEAP);
+            long flush0 = TriggerFifoDescriptor.controlWord0(KIND_FLUSH);
+
+            assertFalse(sender.admits(0, put0), "no credit before the receiver granted any");
+            receiver.progress(); // posts the first grant (4)
+            runEngine(manual);
+            assertTrue(sender.admits(0, put0));
+            new Pointer(heap0).setLong(0, 0x0102_0304_0506_0708L);
+            sender.onTrigger(0, put0, put1, 0, 0);
+            assertTrue(sender.admits(1, flush0));
+            sender.onTrigger(1, flush0, 0, 0, 0);
+            sender.progress();
+            assertEquals(-1, done.get(), "published before the put completed");
+            assertEquals(0, word(heap1), "the engine has not run");
+            runEngine(manual);
+            sender.progress();
+            assertEquals(2, done.get(), "the flush at position 1 publishes 2 once the put completed");
+            assertEquals(0x0102_0304_0506_0708L, word(heap1));
+            sender.onTrigger(2, flush0, 0, 0, 0);
+            assertEquals(3, done.get(), "with nothing in flight a flush completes at once");
+        }
+    }
+
+    static void runEngine(EmulatedNic nic) {
+        for (int i = 0; i < 100 && nic.engine().doWork() > 0; i++) {
+            // until it has nothing left
+        }
+    }
+
     static ErrorRecord awaitRecord(Side side) {
         await(() -> side.record.get() != null && side.channel.isFaulted(), "the error record");
         return ErrorRecord.decode(side.record.get());
