@@ -66,10 +66,8 @@ final class WorldOptions {
     /** {@code --proxy-handler}, for the commands that measure over the proxy (latency, moe). */
     static void addProxyHandlerOption(Options o) {
         o.addOption(Option.builder().longOpt("proxy-handler").hasArg().argName("H")
-                .desc("how the proxy transport moves data: auto (the copy engine for a peer on this host, verbs across"
-                        + " hosts), copy, or verbs (RDMA work requests the proxy thread posts on the NIC of --nic;"
-                        + " ranks of one process only so far; on the emulated NIC the figures say emulated)"
-                        + " (default: " + ProxyConfig.HANDLER_ENV + " or auto)").build());
+                .desc("auto (copy engine for a peer on this host, verbs across hosts), copy or verbs (default "
+                        + ProxyConfig.HANDLER_ENV + ")").build());
     }
 
     /** The options without --transport, for commands that choose transports themselves (compare). */

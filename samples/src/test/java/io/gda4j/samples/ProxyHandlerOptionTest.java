@@ -17,7 +17,7 @@ class ProxyHandlerOptionTest {
         assertEquals(0, r.code(), r.err());
         String help = r.out().replaceAll("\\s+", " ");
         assertTrue(help.contains("--proxy-handler"), help);
-        assertTrue(help.contains("the copy engine for a peer on this host, verbs across hosts"), help);
+        assertTrue(help.contains("auto (copy engine for a peer on this host, verbs across hosts), copy or verbs"), help);
         assertTrue(help.contains(ProxyConfig.HANDLER_ENV), help);
     }
 
