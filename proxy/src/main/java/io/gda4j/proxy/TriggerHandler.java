@@ -5,9 +5,10 @@ package io.gda4j.proxy;
  * within a host, host-posted RDMA work requests across hosts). Called from a polling loop: must not allocate and
  * should not block; throw to stop the channel (the exception's message becomes the channel's problem).
  *
- * <p>Each poll of the channel first calls {@link #progress()} (completions, credits, flushes), then offers the
- * published triggers in order: {@link #admits} may hold the next one back (no credit, no room), which leaves it in
- * the FIFO for a later poll; otherwise {@link #onTrigger} executes it and it is popped.
+ * <p>Each poll of the channel offers the published triggers in order: {@link #admits} may hold the next one back
+ * (no credit, no room), which leaves it in the FIFO for a later poll; otherwise {@link #onTrigger} executes (or
+ * queues) it and it is popped. Then {@link #progress()} runs (publish what the batch queued, completions, credits,
+ * flushes), also when no trigger came.
  */
 public interface TriggerHandler {
     /**
@@ -31,8 +32,9 @@ public interface TriggerHandler {
     }
 
     /**
-     * Work that does not wait for a trigger (reaping completions, granting credits, publishing flushes); called at
-     * the start of every poll of the channel. Returns the work done (0 when idle). Throw to fail the channel.
+     * Work that does not wait for a trigger (ringing the doorbell for what the batch queued, reaping completions,
+     * granting credits, publishing flushes); called at the end of every poll of the channel. Returns the work done
+     * (0 when idle). Throw to fail the channel.
      */
     default int progress() {
         return 0;

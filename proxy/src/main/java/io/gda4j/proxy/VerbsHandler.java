@@ -43,7 +43,8 @@ import java.util.concurrent.TimeoutException;
  * {@code creditTimeoutNanos} fails the channel naming the receiver. The same handler grants credits to the peer for
  * the peer's messages to this rank, on the same QP.
  *
- * <p>Completions: every WQE is signaled; each poll reaps the CQ. An error CQE writes the pushing rank's device error
+ * <p>Doorbells: the WQEs of a batch of triggers are published with one doorbell, in {@link #progress()} after the
+ * batch. Completions: every WQE is signaled; each poll reaps the CQ. An error CQE writes the pushing rank's device error
  * record (code CQE_ERROR, the peer, the API call, the QP, WQE index, opcode and syndrome) through the
  * {@link ErrorRecordWriter}, then fails the channel with a message naming the peer; the channel's failure raises the
  * abort flags.
@@ -224,7 +225,6 @@ final class VerbsHandler implements TriggerHandler {
                 default:
                     throw bad(position, word0, word1, next0, next1, "its kind is unknown");
             }
-            poster.ring();
         } catch (CompletionErrorException e) {
             throw completionError(e); // reaped while waiting for a free slot
         } catch (TimeoutException e) {
@@ -332,6 +332,7 @@ final class VerbsHandler implements TriggerHandler {
         }
         int work;
         try {
+            poster.ring(); // one doorbell for everything the batch posted (a no-op when nothing is new)
             work = poster.poll();
             work += grant();
         } catch (CompletionErrorException e) {
