@@ -100,15 +100,16 @@ public final class ProxyTransport implements TransportProvider {
         try {
             ProxyConfig config = ProxyConfig.resolve();
             NicSelection nic = Nics.select(IbgdaConfig.resolve().nic());
-            String verbs = nic.found() ? "verbs on the " + (nic.provider().name().equals(Nic.EMULATED)
-                    ? "emulated NIC (a software model; its figures are labelled emulated)" : nic.provider().name()
-                    + " NIC") : "verbs (no NIC here: " + nic.reason() + ")";
-            String choice = config.handler().label();
-            return "handler " + choice + " (" + ProxyConfig.HANDLER_ENV + "): peers of this host use the "
-                    + (config.handler().forPeer(true) == ProxyConfig.Handler.VERBS ? verbs + ", between ranks of one"
-                    + " process" : "copy engine") + "; peers of other hosts use "
-                    + (config.handler().forPeer(false) == ProxyConfig.Handler.VERBS ? verbs : "the copy engine, which"
-                    + " cannot reach them");
+            String verbs = !nic.found() ? "verbs (no NIC here, see below)"
+                    : "verbs on the " + (nic.provider().name().equals(Nic.EMULATED)
+                    ? "emulated NIC (a software model; its figures are labelled emulated)"
+                    : nic.provider().name() + " NIC");
+            boolean local = config.handler().forPeer(true) == ProxyConfig.Handler.VERBS;
+            boolean remote = config.handler().forPeer(false) == ProxyConfig.Handler.VERBS;
+            return "handler " + config.handler().label() + " (" + ProxyConfig.HANDLER_ENV + "): peers of this host use "
+                    + (local ? verbs + ", between ranks of one process" : "the copy engine") + "; peers of other hosts"
+                    + " use " + (remote ? verbs : "the copy engine, which cannot reach them")
+                    + ((local || remote) && !nic.found() ? ". No NIC for verbs: " + nic.reason() : "");
         } catch (RuntimeException e) {
             return "handler: cannot resolve the proxy settings: " + e.getMessage();
         }
