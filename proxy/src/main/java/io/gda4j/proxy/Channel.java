@@ -74,7 +74,9 @@ public final class Channel {
             return 0;
         }
         try {
-            return fifo.poll(handler, batch);
+            // Progress after the batch: a handler that queues work (the verbs handler) publishes it once per batch.
+            int handled = fifo.poll(handler, batch);
+            return handled + handler.progress();
         } catch (RuntimeException e) {
             fault("stopped at trigger position " + fifo.tail() + ": " + e.getMessage(), e);
             return 0;
@@ -118,7 +120,8 @@ public final class Channel {
         String trouble = null;
         if (!faulted) {
             try {
-                while (fifo.poll(handler, Integer.MAX_VALUE) > 0 && System.nanoTime() - deadline < 0) {
+                while (fifo.poll(handler, Integer.MAX_VALUE) + handler.progress() > 0
+                        && System.nanoTime() - deadline < 0) {
                     // keep handling: kernels may still be pushing while the channel closes
                 }
             } catch (RuntimeException e) {

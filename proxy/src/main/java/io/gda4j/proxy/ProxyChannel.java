@@ -12,14 +12,18 @@ import static io.gda4j.proxy.TriggerFifoDescriptor.CHANNEL_RING_OFFSET;
 import static io.gda4j.proxy.TriggerFifoDescriptor.RING_OFFSET;
 
 import io.gda4j.cuda.CudaContext;
+import io.gda4j.cuda.CudaException;
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.MappedHostMemory;
+import io.gda4j.cuda.MutableDevicePointer;
+import io.gda4j.nic.Nic;
 import io.gda4j.transport.LinkHealth;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportTag;
+import io.gda4j.world.ErrorRecordDescriptor;
 import io.gda4j.world.Rank;
 
 import java.nio.ByteBuffer;
@@ -28,6 +32,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
+
+import jcuda.Pointer;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUresult;
+import jcuda.driver.CUstream;
+import jcuda.driver.JCudaDriver;
 
 /**
  * The proxy link from one rank to a peer (a PortChannel): the trigger FIFO in pinned host memory mapped into the
@@ -40,6 +50,10 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
     private final PeerSide peer;
     private final ProxyService service;
     private final boolean peerStreamSignals;
+    private final String handlerLabel;
+    /** The verbs handler's NIC, or null for the copy engine. */
+    private volatile Nic nic;
+    private volatile VerbsSession session;
     private final List<AutoCloseable> resources;
     private final MappedHostMemory fifoMemory;
     private final DeviceMemory deviceChannel;
@@ -72,12 +86,13 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
     }
 
     private ProxyChannel(String name, PeerSide peer, ProxyService service, boolean peerStreamSignals,
-                         List<AutoCloseable> resources, MappedHostMemory fifoMemory, DeviceMemory deviceChannel,
+                         String handlerLabel, List<AutoCloseable> resources, MappedHostMemory fifoMemory, DeviceMemory deviceChannel,
                          Channel channel, Consumer<ProxyChannel> onClosed) {
         this.name = name;
         this.peer = peer;
         this.service = service;
         this.peerStreamSignals = peerStreamSignals;
+        this.handlerLabel = handlerLabel;
         this.resources = resources;
         this.fifoMemory = fifoMemory;
         this.deviceChannel = deviceChannel;
@@ -113,14 +128,114 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
         if (peerStreamSignals && peer.inProcess() == null) {
             throw new IllegalArgumentException("peer-stream signals need the peer's context in this process");
         }
+        // Across processes the IPC mapping enabled peer access already (lazily, by the driver).
+        if (!peerStreamSignals && !peer.sameGpu() && peer.inProcess() != null) {
+            local.context().enablePeerAccess(peer.inProcess().context());
+        }
+        return build(local, peer, service, config, peerStreamSignals, "copy engine", (name, stream, deviceChannel,
+                                                                                      resources) -> {
+            CudaStream signalStream = null;
+            CudaEvent copiesDone = null;
+            CudaEvent signalsDone = null;
+            if (peerStreamSignals) {
+                signalStream = add(resources, peer.inProcess().context().createStream());
+                copiesDone = add(resources, local.context().createOrderingEvent());
+                signalsDone = add(resources, peer.inProcess().context().createOrderingEvent());
+            }
+            Rank signaller = peerStreamSignals ? peer.inProcess() : local;
+            // Across processes the peer's context is out of reach; the direct path never uses it (copies and
+            // signals run on the local stream into the mapped heap), so the local context stands in.
+            CudaContext peerContext = peer.inProcess() != null ? peer.inProcess().context() : local.context();
+            CudaStream finalSignalStream = signalStream;
+            return new CopyEngineHandler(name, local.heapBase(), peer.heapBase(),
+                    Math.min(local.heapSizeBytes(), peer.heapBytes()), local.context().handle(),
+                    peerContext.handle(), stream.handle(), peerStreamSignals,
+                    signalStream == null ? null : signalStream.handle(),
+                    copiesDone == null ? null : copiesDone.handle(), signalsDone == null ? null : signalsDone.handle(),
+                    signaller.kernel(CopyEngineHandler.MODULE, CopyEngineHandler.ATOMIC_ADD_KERNEL).handle(),
+                    deviceChannel.pointer().plusBytes(CHANNEL_DONE_OFFSET),
+                    finalSignalStream == null ? () -> true : finalSignalStream::isClosed);
+        }, onClosed);
+    }
+
+    /**
+     * Builds the channel {@code local -> peer} with the verbs handler over {@code link} (made by a
+     * {@link VerbsSession} on the NIC both ranks use): the proxy thread posts RDMA work toward the peer's NIC.
+     *
+     * @param nic the NIC the link's QP is on (named in the handler label; the emulated one says so)
+     */
+    static ProxyChannel openVerbs(Rank local, Rank peer, ProxyService service, ProxyConfig config, VerbsLink link,
+                                  VerbsSession session, Consumer<ProxyChannel> onClosed) {
+        Nic nic = session.nic();
+        String label = "verbs on " + (nic.isEmulated() ? "the emulated NIC (" + nic.description() + ")"
+                : nic.description());
+        ProxyChannel pc = build(local, PeerSide.of(local, peer), service, config, false, label,
+                (name, stream, deviceChannel, resources) -> {
+                    CUcontext context = local.context().handle();
+                    CUstream proxyStream = stream.handle();
+                    MutableDevicePointer doneWord = new MutableDevicePointer();
+                    doneWord.set(deviceChannel.address() + CHANNEL_DONE_OFFSET);
+                    // A flush's completion: a stream-ordered 8-byte write into GPU memory; the proxy does not wait.
+                    VerbsHandler.DoneWord done = value -> {
+                        JCudaDriver.cuCtxSetCurrent(context);
+                        int result = JCudaDriver.cuStreamWriteValue64(proxyStream, doneWord, value, 0);
+                        if (result != CUresult.CUDA_SUCCESS) {
+                            throw new ProxyException("cuStreamWriteValue64(done) failed on " + name + ": "
+                                    + CudaException.describe(result));
+                        }
+                    };
+                    VerbsHandler.ErrorRecordWriter errors = record -> writeErrorRecord(local, context, proxyStream,
+                            record);
+                    return new VerbsHandler(name, link, config.credits(), config.creditTimeout().toNanos(),
+                            config.closeTimeout().toNanos(), done, errors);
+                }, onClosed);
+        pc.nic = nic;
+        pc.session = session;
+        return pc;
+    }
+
+    /**
+     * Writes a host-made error record into the rank's device error record unless a device call claimed it first
+     * (the first failure wins, as on the device). Error path only: it waits for its own copies.
+     */
+    private static void writeErrorRecord(Rank local, CUcontext context, CUstream stream, ByteBuffer record) {
+        JCudaDriver.cuCtxSetCurrent(context);
+        MutableDevicePointer at = new MutableDevicePointer();
+        at.set(local.errorRecordAddress());
+        byte[] current = new byte[ErrorRecordDescriptor.LENGTH];
+        check(JCudaDriver.cuMemcpyDtoHAsync(Pointer.to(current), at, current.length, stream), "reading");
+        check(JCudaDriver.cuStreamSynchronize(stream), "reading");
+        ByteBuffer seen = ByteBuffer.wrap(current).order(ByteOrder.LITTLE_ENDIAN);
+        if (seen.getInt(ErrorRecordDescriptor.CODE_OFFSET) != 0
+                || seen.getInt(ErrorRecordDescriptor.CLAIMED_OFFSET) != 0) {
+            return;
+        }
+        byte[] bytes = new byte[ErrorRecordDescriptor.LENGTH];
+        record.duplicate().clear().get(bytes);
+        check(JCudaDriver.cuMemcpyHtoDAsync(at, Pointer.to(bytes), bytes.length, stream), "writing");
+        check(JCudaDriver.cuStreamSynchronize(stream), "writing");
+    }
+
+    private static void check(int result, String what) {
+        if (result != CUresult.CUDA_SUCCESS) {
+            throw new ProxyException(what + " the device error record failed: " + CudaException.describe(result));
+        }
+    }
+
+    /** Makes a channel's handler once its stream and device channel object exist; adds what it creates. */
+    @FunctionalInterface
+    private interface HandlerFactory {
+        TriggerHandler create(String name, CudaStream stream, DeviceMemory deviceChannel,
+                              List<AutoCloseable> resources);
+    }
+
+    private static ProxyChannel build(Rank local, PeerSide peer, ProxyService service, ProxyConfig config,
+                                      boolean peerStreamSignals, String handlerLabel, HandlerFactory handlers,
+                                      Consumer<ProxyChannel> onClosed) {
         String name = "rank " + local.rank() + " -> rank " + peer.rank();
         int depth = config.fifoDepth();
         List<AutoCloseable> resources = new ArrayList<>();
         try {
-            // Across processes the IPC mapping enabled peer access already (lazily, by the driver).
-            if (!peerStreamSignals && !peer.sameGpu() && peer.inProcess() != null) {
-                local.context().enablePeerAccess(peer.inProcess().context());
-            }
             MappedHostMemory fifoMemory = add(resources, local.context().allocateMappedHost(
                     TriggerFifoDescriptor.regionBytes(depth)));
             DeviceMemory deviceChannel = add(resources, local.context().allocate(CHANNEL_LENGTH));
@@ -136,34 +251,15 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
             deviceChannel.copyFromHost(0, b);
 
             CudaStream stream = add(resources, local.context().createStream());
-            CudaStream signalStream = null;
-            CudaEvent copiesDone = null;
-            CudaEvent signalsDone = null;
-            if (peerStreamSignals) {
-                signalStream = add(resources, peer.inProcess().context().createStream());
-                copiesDone = add(resources, local.context().createOrderingEvent());
-                signalsDone = add(resources, peer.inProcess().context().createOrderingEvent());
-            }
-            Rank signaller = peerStreamSignals ? peer.inProcess() : local;
-            // Across processes the peer's context is out of reach; the direct path never uses it (copies and
-            // signals run on the local stream into the mapped heap), so the local context stands in.
-            CudaContext peerContext = peer.inProcess() != null ? peer.inProcess().context() : local.context();
-            CopyEngineHandler handler = new CopyEngineHandler(name, local.heapBase(), peer.heapBase(),
-                    Math.min(local.heapSizeBytes(), peer.heapBytes()), local.context().handle(),
-                    peerContext.handle(), stream.handle(), peerStreamSignals,
-                    signalStream == null ? null : signalStream.handle(),
-                    copiesDone == null ? null : copiesDone.handle(), signalsDone == null ? null : signalsDone.handle(),
-                    signaller.kernel(CopyEngineHandler.MODULE, CopyEngineHandler.ATOMIC_ADD_KERNEL).handle(),
-                    deviceChannel.pointer().plusBytes(CHANNEL_DONE_OFFSET),
-                    signalStream == null ? () -> true : signalStream::isClosed);
+            TriggerHandler handler = handlers.create(name, stream, deviceChannel, resources);
             TriggerFifo fifo = new TriggerFifo(fifoMemory.hostBuffer(), depth);
             // A failed channel stops both ends' spins at once rather than after their timeouts.
             Channel channel = new Channel(name, fifo, handler, ProxyConfig.BATCH, () -> {
                 local.raiseAbort();
                 peer.raiseAbort();
             });
-            ProxyChannel pc = new ProxyChannel(name, peer, service, peerStreamSignals, resources, fifoMemory,
-                    deviceChannel, channel, onClosed);
+            ProxyChannel pc = new ProxyChannel(name, peer, service, peerStreamSignals, handlerLabel, resources,
+                    fifoMemory, deviceChannel, channel, onClosed);
             service.add(channel, local.rank());
             return pc;
         } catch (RuntimeException e) {
@@ -202,6 +298,21 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
     /** Device address of the channel object (the PeerEntry handle). */
     public long deviceHandle() {
         return deviceChannel.address();
+    }
+
+    /** Which handler executes the triggers: "copy engine" or "verbs on <NIC>", for info and result labels. */
+    public String handlerLabel() {
+        return handlerLabel;
+    }
+
+    /** The NIC the verbs handler posts on; empty for the copy engine. */
+    public Optional<Nic> nic() {
+        return Optional.ofNullable(nic);
+    }
+
+    /** The verbs handler's session (registrations and QPs), or null: for tests that play a dead peer. */
+    VerbsSession verbsSession() {
+        return session;
     }
 
     /** Whether signals travel through a stream on the peer's GPU (signal path peer-stream). */
@@ -270,6 +381,6 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
 
     @Override
     public String toString() {
-        return "ProxyChannel[" + name + ", fifo " + fifoMemory.sizeBytes() + " B]";
+        return "ProxyChannel[" + name + ", " + handlerLabel + ", fifo " + fifoMemory.sizeBytes() + " B]";
     }
 }

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Properties;
 
 import org.agrona.concurrent.BackoffIdleStrategy;
@@ -53,6 +54,19 @@ public final class ProxyConfig {
     public static final String CLOSE_TIMEOUT_ENV = "GDA4J_PROXY_CLOSE_TIMEOUT_MS";
     public static final String CLOSE_TIMEOUT_DEFAULT = "5000";
 
+    public static final String HANDLER_PROP_NAME = "gda4j.proxy.handler";
+    public static final String HANDLER_ENV = "GDA4J_PROXY_HANDLER";
+    public static final String HANDLER_DEFAULT = "auto";
+
+    public static final String CREDITS_PROP_NAME = "gda4j.proxy.credits";
+    public static final String CREDITS_ENV = "GDA4J_PROXY_CREDITS";
+    public static final String CREDITS_DEFAULT = "256";
+    public static final int MAX_CREDITS = 1 << 20;
+
+    public static final String CREDIT_TIMEOUT_PROP_NAME = "gda4j.proxy.creditTimeoutMillis";
+    public static final String CREDIT_TIMEOUT_ENV = "GDA4J_PROXY_CREDIT_TIMEOUT_MS";
+    public static final String CREDIT_TIMEOUT_DEFAULT = "10000";
+
     /** Most triggers one channel hands over per polling cycle before the thread turns to its other channels. */
     public static final int BATCH = 64;
     public static final int MAX_THREADS = 64;
@@ -76,8 +90,49 @@ public final class ProxyConfig {
             text -> checkCloseTimeout(Duration.ofMillis(Long.parseLong(text))))
             .displayedAs(d -> d.toMillis() + " ms");
 
+    public static final Setting<Handler> HANDLER = Setting.of("proxy handler", HANDLER_PROP_NAME, HANDLER_ENV,
+            HANDLER_DEFAULT, "auto (copy engine within a host, verbs across hosts), copy or verbs", Handler::parse)
+            .displayedAs(Handler::label);
+    public static final Setting<Integer> CREDITS = Setting.of("proxy verbs credits per peer", CREDITS_PROP_NAME,
+            CREDITS_ENV, CREDITS_DEFAULT, "a whole number of messages from 1 to " + MAX_CREDITS,
+            text -> checkCredits(Integer.parseInt(text)));
+    public static final Setting<Duration> CREDIT_TIMEOUT = Setting.of("proxy verbs credit wait",
+            CREDIT_TIMEOUT_PROP_NAME, CREDIT_TIMEOUT_ENV, CREDIT_TIMEOUT_DEFAULT, "a whole number of milliseconds from"
+                    + " 1 to " + WorldConfig.MAX_WAIT_TIMEOUT_MILLIS + " (a day)",
+            text -> checkCreditTimeout(Duration.ofMillis(Long.parseLong(text))))
+            .displayedAs(d -> d.toMillis() + " ms");
+
     /** Every setting of the proxy, in the order {@code gda4j info} prints them. */
-    public static final List<Setting<?>> SETTINGS = List.of(THREADS, FIFO_DEPTH, IDLE, SIGNAL_PATH, CLOSE_TIMEOUT);
+    public static final List<Setting<?>> SETTINGS = List.of(THREADS, FIFO_DEPTH, IDLE, SIGNAL_PATH, CLOSE_TIMEOUT,
+            HANDLER, CREDITS, CREDIT_TIMEOUT);
+
+    /**
+     * Which handler executes a channel's triggers. COPY: the copy engine (cuMemcpy into the peer's heap as this
+     * process maps it: peers of this host only). VERBS: RDMA work requests the proxy thread posts on a QP toward the
+     * peer's NIC (any peer a NIC reaches; on the emulated NIC a test instrument). AUTO: the copy engine for a peer on
+     * this host, verbs for a peer on another host.
+     */
+    public enum Handler {
+        AUTO, COPY, VERBS;
+
+        public String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        /** The handler for a peer: AUTO resolved by where the peer is. */
+        public Handler forPeer(boolean sameHost) {
+            return this != AUTO ? this : sameHost ? COPY : VERBS;
+        }
+
+        public static Handler parse(String text) {
+            for (Handler h : values()) {
+                if (h.label().equals(text.trim().toLowerCase(Locale.ROOT))) {
+                    return h;
+                }
+            }
+            throw new IllegalArgumentException("unknown proxy handler '" + text + "': choose auto, copy or verbs");
+        }
+    }
 
     /**
      * How the signal of a trigger reaches the peer's word. DIRECT: the channel's stream (on the pushing rank's GPU)
@@ -106,9 +161,23 @@ public final class ProxyConfig {
     private final String idle;
     private final SignalPath signalPath;
     private final Duration closeTimeout;
+    private final Handler handler;
+    private final int credits;
+    private final Duration creditTimeout;
 
     public ProxyConfig(int threads, int fifoDepth, String idle, SignalPath signalPath, Duration closeTimeout) {
+        this(threads, fifoDepth, idle, signalPath, closeTimeout, Handler.AUTO, Integer.parseInt(CREDITS_DEFAULT),
+                Duration.ofMillis(Long.parseLong(CREDIT_TIMEOUT_DEFAULT)));
+    }
+
+    public ProxyConfig(int threads, int fifoDepth, String idle, SignalPath signalPath, Duration closeTimeout,
+                       Handler handler, int credits, Duration creditTimeout) {
         checkThreads(threads);
+        checkCredits(credits);
+        checkCreditTimeout(creditTimeout);
+        this.handler = Objects.requireNonNull(handler, "handler");
+        this.credits = credits;
+        this.creditTimeout = creditTimeout;
         checkFifoDepth(fifoDepth);
         idleStrategy(idle); // validates
         checkCloseTimeout(closeTimeout);
@@ -126,7 +195,8 @@ public final class ProxyConfig {
     /** @throws SettingException naming the variable or property of the first bad value */
     public static ProxyConfig resolve(Properties props, Map<String, String> env) {
         return new ProxyConfig(THREADS.resolve(props, env), FIFO_DEPTH.resolve(props, env), IDLE.resolve(props, env),
-                SIGNAL_PATH.resolve(props, env), CLOSE_TIMEOUT.resolve(props, env));
+                SIGNAL_PATH.resolve(props, env), CLOSE_TIMEOUT.resolve(props, env), HANDLER.resolve(props, env),
+                CREDITS.resolve(props, env), CREDIT_TIMEOUT.resolve(props, env));
     }
 
     private static int checkThreads(int threads) {
@@ -134,6 +204,21 @@ public final class ProxyConfig {
             throw new IllegalArgumentException("proxy threads must be 1.." + MAX_THREADS + ", got " + threads);
         }
         return threads;
+    }
+
+    private static int checkCredits(int credits) {
+        if (credits < 1 || credits > MAX_CREDITS) {
+            throw new IllegalArgumentException("proxy verbs credits must be 1.." + MAX_CREDITS + ", got " + credits);
+        }
+        return credits;
+    }
+
+    private static Duration checkCreditTimeout(Duration timeout) {
+        if (timeout.toMillis() < 1 || timeout.toMillis() > WorldConfig.MAX_WAIT_TIMEOUT_MILLIS) {
+            throw new IllegalArgumentException("the proxy credit wait must be 1 to "
+                    + WorldConfig.MAX_WAIT_TIMEOUT_MILLIS + " ms, got " + timeout.toMillis() + " ms");
+        }
+        return timeout;
     }
 
     private static int checkFifoDepth(int depth) {
@@ -192,16 +277,35 @@ public final class ProxyConfig {
         return closeTimeout;
     }
 
+    /** The configured handler choice (AUTO until resolved per peer with {@link Handler#forPeer}). */
+    public Handler handler() {
+        return handler;
+    }
+
+    /** Verbs handler: messages a receiver grants a sender beyond what it has seen delivered. */
+    public int credits() {
+        return credits;
+    }
+
+    /** Verbs handler: how long a sender waits for credits before it fails the channel naming the receiver. */
+    public Duration creditTimeout() {
+        return creditTimeout;
+    }
+
     public ProxyConfig withThreads(int n) {
-        return new ProxyConfig(n, fifoDepth, idle, signalPath, closeTimeout);
+        return new ProxyConfig(n, fifoDepth, idle, signalPath, closeTimeout, handler, credits, creditTimeout);
     }
 
     public ProxyConfig withFifoDepth(int n) {
-        return new ProxyConfig(threads, n, idle, signalPath, closeTimeout);
+        return new ProxyConfig(threads, n, idle, signalPath, closeTimeout, handler, credits, creditTimeout);
     }
 
     public ProxyConfig withSignalPath(SignalPath p) {
-        return new ProxyConfig(threads, fifoDepth, idle, p, closeTimeout);
+        return new ProxyConfig(threads, fifoDepth, idle, p, closeTimeout, handler, credits, creditTimeout);
+    }
+
+    public ProxyConfig withHandler(Handler h) {
+        return new ProxyConfig(threads, fifoDepth, idle, signalPath, closeTimeout, h, credits, creditTimeout);
     }
 
 }

@@ -1,18 +1,32 @@
 package io.gda4j.proxy;
 
+import io.gda4j.cuda.MappedHostMemory;
+import io.gda4j.ibgda.IbgdaConfig;
+import io.gda4j.nic.MemoryKind;
+import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicOptions;
+import io.gda4j.nic.NicSelection;
+import io.gda4j.nic.Nics;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.Rank;
 
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
 
 /**
- * The {@code proxy} transport (PortChannel): the GPU pushes 16-byte triggers, host proxy threads move the data with
- * the copy engine. Works for any pair of ranks in this process (copies are staged by the driver where the GPUs
- * cannot reach each other), so {@code auto} picks it last, after p2p and ibgda; and between processes of one host,
- * into the peer heap that the world mapped by CUDA IPC.
+ * The {@code proxy} transport (PortChannel): the GPU pushes 16-byte triggers, host proxy threads execute them with
+ * a handler chosen per peer ({@link ProxyConfig#HANDLER}): the copy engine for a peer on this host, or the verbs
+ * handler (RDMA work requests the proxy thread posts toward the peer's NIC) for a peer on another host or when the
+ * setting forces it. The copy engine works for any pair of ranks in this process (copies are staged by the driver
+ * where the GPUs cannot reach each other), so {@code auto} picks the transport last, after p2p and ibgda; and between
+ * processes of one host, into the peer heap that the world mapped by CUDA IPC. The verbs handler connects ranks of
+ * this process over one NIC (GDA4J_NIC: mlx5, or the emulated NIC, whose figures say so); between processes it is
+ * not built yet.
  *
  * <p>Ownership: every link of a world shares one {@link ProxyService}, created by the first {@link #connect} and
  * closed with the last link (a world closes all its links, so closing the world stops the proxy threads). A
@@ -23,6 +37,11 @@ public final class ProxyTransport implements TransportProvider {
 
     private ProxyService service;
     private int links;
+    /** The verbs handler's NIC and session of the current world (opened by its first verbs link), or null. */
+    private Nic verbsNic;
+    private VerbsSession verbs;
+    /** The second direction of a verbs pair, made with the first and taken by the world's later connect(b, a). */
+    private final Map<Long, VerbsLink> reverseLinks = new HashMap<>();
 
     @Override
     public String name() {
@@ -48,6 +67,9 @@ public final class ProxyTransport implements TransportProvider {
                         + " (2^" + TriggerFifoDescriptor.OFFSET_BITS + " bytes)");
             }
             ProxyConfig config = ProxyConfig.resolve();
+            if (config.handler().forPeer(true) == ProxyConfig.Handler.VERBS) {
+                return verbsNicUnavailable();
+            }
             if (config.signalPath() == ProxyConfig.SignalPath.DIRECT && !peerAccess(local, peer)) {
                 return Optional.of("signal path 'direct' needs peer access from GPU " + local.device().ordinal()
                         + " to GPU " + peer.device().ordinal() + ", which it lacks: set " + ProxyConfig.SIGNAL_PATH_ENV
@@ -63,9 +85,71 @@ public final class ProxyTransport implements TransportProvider {
         return local.device().ordinal() == peer.device().ordinal() || local.device().canAccessPeer(peer.device());
     }
 
+    /** Why the verbs handler has no NIC here (the NIC choice of GDA4J_NIC), or empty. */
+    private static Optional<String> verbsNicUnavailable() {
+        NicSelection selection = Nics.select(IbgdaConfig.resolve().nic());
+        return selection.found() ? Optional.empty()
+                : Optional.of("the verbs proxy handler needs a NIC: " + selection.reason());
+    }
+
+    /**
+     * One sentence for {@code gda4j info}: the configured handler choice and what it means for peers of this host and
+     * of other hosts, with the NIC the verbs handler would use. Never throws.
+     */
+    public static String describeHandlers() {
+        try {
+            ProxyConfig config = ProxyConfig.resolve();
+            NicSelection nic = Nics.select(IbgdaConfig.resolve().nic());
+            String verbs = !nic.found() ? "verbs (no NIC here, see below)"
+                    : "verbs on the " + (nic.provider().name().equals(Nic.EMULATED)
+                    ? "emulated NIC (a software model; its figures are labelled emulated)"
+                    : nic.provider().name() + " NIC");
+            boolean local = config.handler().forPeer(true) == ProxyConfig.Handler.VERBS;
+            boolean remote = config.handler().forPeer(false) == ProxyConfig.Handler.VERBS;
+            return "handler " + config.handler().label() + " (" + ProxyConfig.HANDLER_ENV + "): peers of this host use "
+                    + (local ? verbs + ", between ranks of one process" : "the copy engine") + "; peers of other hosts"
+                    + " use " + (remote ? verbs : "the copy engine, which cannot reach them")
+                    + ((local || remote) && !nic.found() ? ". No NIC for verbs: " + nic.reason() : "");
+        } catch (RuntimeException e) {
+            return "handler: cannot resolve the proxy settings: " + e.getMessage();
+        }
+    }
+
+    /**
+     * Which handler serves the link from {@code local} to {@code peer} ("copy engine", "verbs on emulated NIC
+     * emulated#1 (...)"), or empty when that link is not a proxy link of this process.
+     */
+    public static Optional<String> handlerOf(Rank local, int peer) {
+        try {
+            PeerLink link = local.link(peer);
+            return link != null && link.resources() instanceof ProxyChannel pc ? Optional.of(pc.handlerLabel())
+                    : Optional.empty();
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** The NIC of {@code local}'s verbs proxy links (the emulated NIC's figures must say so), or empty. */
+    public static Optional<Nic> nicOf(Rank local) {
+        for (int p = 0; p < local.worldSize(); p++) {
+            try {
+                PeerLink link = local.link(p);
+                if (link != null && link.resources() instanceof ProxyChannel pc && pc.nic().isPresent()) {
+                    return pc.nic();
+                }
+            } catch (RuntimeException e) {
+                // no link to that peer
+            }
+        }
+        return Optional.empty();
+    }
+
     @Override
     public PeerLink connect(Rank local, Rank peer) {
         ProxyConfig config = ProxyConfig.resolve();
+        if (config.handler().forPeer(true) == ProxyConfig.Handler.VERBS) { // ranks of one process share a host
+            return connectVerbs(local, peer, config);
+        }
         boolean peerStream = config.signalPath() == ProxyConfig.SignalPath.PEER_STREAM
                 || (config.signalPath() == ProxyConfig.SignalPath.AUTO && !peerAccess(local, peer));
         ProxyService s = acquire(config);
@@ -75,6 +159,67 @@ public final class ProxyTransport implements TransportProvider {
             release(s);
             throw e;
         }
+    }
+
+    private PeerLink connectVerbs(Rank local, Rank peer, ProxyConfig config) {
+        ProxyService s = acquire(config);
+        try {
+            VerbsLink link;
+            VerbsSession session;
+            synchronized (this) {
+                if (verbs == null) {
+                    verbsNic = Nics.open(IbgdaConfig.resolve().nic(), NicOptions.defaults());
+                    // Every message takes at most three WQEBBs with its credit traffic: a queue of four per credit
+                    // never makes the proxy wait for a slot (where the NIC allows one that deep).
+                    int wanted = Math.max(64, 4 * config.credits());
+                    int sq = Math.min(Integer.highestOneBit(verbsNic.capabilities().maxSqWqebbs()),
+                            Integer.highestOneBit(wanted - 1) << 1);
+                    verbs = new VerbsSession(verbsNic, bytes -> pinnedWords(local, bytes), sq);
+                }
+                session = verbs;
+                verbs.registerHeap(local.rank(), local.context(), local.heapBase(), local.heapSizeBytes(),
+                        MemoryKind.DEVICE);
+                verbs.registerHeap(peer.rank(), peer.context(), peer.heapBase(), peer.heapSizeBytes(),
+                        MemoryKind.DEVICE);
+                link = reverseLinks.remove(pairKey(local.rank(), peer.rank()));
+                if (link == null) {
+                    VerbsLink[] both = verbs.connect(local.rank(), local.context(), "rank " + local.rank(),
+                            peer.rank(), peer.context(), "rank " + peer.rank());
+                    link = both[0];
+                    reverseLinks.put(pairKey(peer.rank(), local.rank()), both[1]);
+                }
+            }
+            return ProxyChannel.openVerbs(local, peer, s, config, link, session, c -> release(s)).link();
+        } catch (RuntimeException e) {
+            release(s);
+            throw e;
+        }
+    }
+
+    private static long pairKey(int from, int to) {
+        return (long) from << 32 | (to & 0xffffffffL);
+    }
+
+    /** Credit blocks in pinned host memory mapped into the GPU (the emulated NIC's CUDA executor writes them). */
+    private static VerbsSession.WordMemory pinnedWords(Rank owner, int bytes) {
+        MappedHostMemory m = owner.context().allocateMappedHost(bytes);
+        m.hostBuffer().put(new byte[bytes]).clear();
+        return new VerbsSession.WordMemory() {
+            @Override
+            public long address() {
+                return m.hostAddress(); // also the device pointer, under unified addressing
+            }
+
+            @Override
+            public ByteBuffer buffer() {
+                return m.hostBuffer();
+            }
+
+            @Override
+            public void close() {
+                m.close();
+            }
+        };
     }
 
     /**
@@ -89,7 +234,13 @@ public final class ProxyTransport implements TransportProvider {
                 return Optional.of("the symmetric heap of " + heap + " bytes is larger than a proxy trigger can address"
                         + " (2^" + TriggerFifoDescriptor.OFFSET_BITS + " bytes)");
             }
-            if (ProxyConfig.resolve().signalPath() == ProxyConfig.SignalPath.PEER_STREAM) {
+            ProxyConfig config = ProxyConfig.resolve();
+            if (config.handler().forPeer(true) == ProxyConfig.Handler.VERBS) {
+                return Optional.of("the verbs proxy handler connects ranks of one process only so far (the QP and key"
+                        + " exchange between processes is not built): set " + ProxyConfig.HANDLER_ENV + " to auto or"
+                        + " copy");
+            }
+            if (config.signalPath() == ProxyConfig.SignalPath.PEER_STREAM) {
                 return Optional.of("signal path 'peer-stream' needs the peer's CUDA context, which lives in another"
                         + " process: set " + ProxyConfig.SIGNAL_PATH_ENV + " to auto or direct");
             }
@@ -123,15 +274,35 @@ public final class ProxyTransport implements TransportProvider {
     /** One link fewer on {@code s}; the last one closes it. */
     private void release(ProxyService s) {
         boolean last;
+        VerbsSession session = null;
+        Nic nic = null;
         synchronized (this) {
             links--;
             last = links == 0 && s == service;
             if (last) {
                 service = null;
+                session = verbs;
+                session = verbs;
+                verbs = null;
+                verbsNic = null;
+                reverseLinks.clear();
             }
         }
         if (last) {
-            s.close();
+            try {
+                s.close();
+            } finally {
+                // After the channels: nothing posts any more. QPs and registrations go before the NIC.
+                try {
+                    if (session != null) {
+                        session.close();
+                    }
+                } finally {
+                    if (nic != null) {
+                        nic.close();
+                    }
+                }
+            }
         }
     }
 }

@@ -61,7 +61,8 @@ public final class TriggerFifo {
     /**
      * Hands up to {@code limit} published triggers, in position order, to {@code handler}, then releases the new
      * tail once. Returns how many it handed over (a PUT_SIGNAL counts once). A trigger whose slots are not both
-     * complete is left for the next poll. If the handler throws, the triggers before the failing one are popped and
+     * complete, or that the handler does not {@link TriggerHandler#admits admit} yet, is left for the next poll. If
+     * the handler throws, the triggers before the failing one are popped and
      * the failing one is not; the exception propagates.
      */
     public int poll(TriggerHandler handler, int limit) {
@@ -94,6 +95,9 @@ public final class TriggerFifo {
                     next0 &= ~LAP_MASK;
                     next1 &= ~LAP_MASK;
                     slots = 2;
+                }
+                if (!handler.admits(position, word0 & ~LAP_MASK)) {
+                    break; // back-pressure: offered again at the next poll
                 }
                 handler.onTrigger(position, word0 & ~LAP_MASK, word1 & ~LAP_MASK, next0, next1);
                 position += slots;

@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Whether the proxy connects a rank of another process, decided without a GPU: it does (copies into the IPC-mapped
- * heap, signals on the direct path), except with the peer-stream signal path, which needs the peer's context.
+ * heap, signals on the direct path), except with the peer-stream signal path, which needs the peer's context, and
+ * with the verbs handler forced, which connects ranks of one process only so far.
  */
 class ProxyAcrossProcessesTest {
     static final RemotePeer PEER = new RemotePeer(1, 1L << 40, 64L << 20, false, true, "rank 1 (pid 7 on h)");
@@ -19,6 +20,29 @@ class ProxyAcrossProcessesTest {
     @AfterEach
     void clear() {
         System.clearProperty(ProxyConfig.SIGNAL_PATH_PROP_NAME);
+        System.clearProperty(ProxyConfig.HANDLER_PROP_NAME);
+    }
+
+    @Test
+    void theVerbsHandlerBetweenProcessesIsRefusedSayingWhatToSet() {
+        System.setProperty(ProxyConfig.HANDLER_PROP_NAME, "verbs");
+        Optional<String> why = new ProxyTransport().unavailableAcrossProcesses(null, PEER);
+        assertTrue(why.isPresent() && why.get().contains("ranks of one process only")
+                && why.get().contains(ProxyConfig.HANDLER_ENV), why.toString());
+        System.setProperty(ProxyConfig.HANDLER_PROP_NAME, "auto");
+        assertTrue(new ProxyTransport().unavailableAcrossProcesses(null, PEER).isEmpty(),
+                "auto: a peer of this host takes the copy engine");
+    }
+
+    @Test
+    void infoSaysWhichHandlerEachKindOfPeerGets() {
+        String auto = ProxyTransport.describeHandlers();
+        assertTrue(auto.contains("handler auto (" + ProxyConfig.HANDLER_ENV + ")")
+                && auto.contains("peers of this host use the copy engine")
+                && auto.contains("peers of other hosts use verbs"), auto);
+        System.setProperty(ProxyConfig.HANDLER_PROP_NAME, "verbs");
+        String verbs = ProxyTransport.describeHandlers();
+        assertTrue(verbs.contains("peers of this host use verbs"), verbs);
     }
 
     @Test

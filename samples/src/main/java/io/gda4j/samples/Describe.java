@@ -4,6 +4,7 @@ import io.gda4j.ibgda.IbgdaTransport;
 import io.gda4j.nic.Nic;
 import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.EngineStats;
+import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.PeerCard;
 import io.gda4j.world.ProcessWorld;
@@ -39,6 +40,9 @@ final class Describe {
 
     /** For IBGDA: which NIC carried the figures; the emulated NIC is always named as such. */
     static String nicLabel(World world, int rank, int peer) {
+        if (world.transport(rank, peer) == TransportTag.PROXY && world.localRank(rank).isPresent()) {
+            return ProxyTransport.handlerOf(world.rank(rank), peer).map(h -> " (proxy handler: " + h + ")").orElse("");
+        }
         if (world.transport(rank, peer) != TransportTag.IBGDA || world.localRank(rank).isEmpty()) {
             return "";
         }
@@ -58,8 +62,8 @@ final class Describe {
         if (world.localRank(rank).isEmpty()) {
             return null; // another process drives it, on its own emulated NIC
         }
-        return IbgdaTransport.nicOf(world.rank(rank)).filter(n -> n instanceof EmulatedNic)
-                .map(n -> ((EmulatedNic) n).stats()).orElse(null);
+        return IbgdaTransport.nicOf(world.rank(rank)).or(() -> ProxyTransport.nicOf(world.rank(rank)))
+                .filter(n -> n instanceof EmulatedNic).map(n -> ((EmulatedNic) n).stats()).orElse(null);
     }
 
     /** "emulated NIC engine: N WQEs, X us of engine-thread time per WQE" for a table note. */

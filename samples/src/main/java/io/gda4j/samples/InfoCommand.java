@@ -469,7 +469,7 @@ final class InfoCommand implements Command {
         }
         if (ProxyTransport.NAME.equals(p.name())) {
             return "possible between any two ranks of this host (host proxy threads move the data with the copy "
-                    + "engine; staged through the host where GPUs have no peer path)";
+                    + "engine; staged through the host where GPUs have no peer path); " + ProxyTransport.describeHandlers();
         }
         if (io.gda4j.ibgda.IbgdaTransport.NAME.equals(p.name())) {
             io.gda4j.nic.NicSelection s = io.gda4j.ibgda.IbgdaTransport.describeSelection();

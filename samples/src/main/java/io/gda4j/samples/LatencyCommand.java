@@ -65,6 +65,7 @@ final class LatencyCommand implements Command {
     public Options options() {
         Options o = new Options();
         WorldOptions.addTo(o);
+        WorldOptions.addProxyHandlerOption(o);
         o.addOption(Option.builder().longOpt("mode").hasArg().argName("LIST")
                 .desc("signal, put_signal, put_inline, fifo (proxy only), comma-separated (default: signal, "
                         + "put_signal, put_inline; over proxy signal, put_signal)").build());

@@ -72,6 +72,7 @@ final class MoeCommand implements Command {
     public Options options() {
         Options o = new Options();
         WorldOptions.addTo(o);
+        WorldOptions.addProxyHandlerOption(o);
         o.addOption(Option.builder().longOpt("tokens").hasArg().argName("LIST")
                 .desc("tokens per rank: a list 128,4096 or a doubling range 128:8192 (default 4096)").build());
         o.addOption(Option.builder().longOpt("hidden").hasArg().argName("N").desc("hidden size (default 7168)").build());
@@ -335,7 +336,7 @@ final class MoeCommand implements Command {
                     + world.transport(0, 1) + (sharing ? shared : "");
         }
         return world.size() + " ranks on GPUs " + WorldOptions.join(w.gpus) + ", transport " + world.transport(0, 1)
-                + (w.gpus.stream().distinct().count() < w.gpus.size() ? shared : "");
+                + Describe.nicLabel(world, 0, 1) + (w.gpus.stream().distinct().count() < w.gpus.size() ? shared : "");
     }
 
     /** Bytes of the copy-engine reference copy (memcpyPeer): large enough that the copy's start-up cost vanishes. */

@@ -6,6 +6,8 @@ import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaStatus;
 import io.gda4j.ibgda.IbgdaConfig;
 import io.gda4j.nic.NicChoice;
+import io.gda4j.proxy.ProxyConfig;
+import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.ProcessWorld;
@@ -38,9 +40,12 @@ final class WorldOptions {
     final NicChoice nic;
     /** The launch this process is one process of (torchrun, mpirun, srun, GDA4J_*), or null when it runs alone. */
     final LaunchEnvironment launch;
+    /** The --proxy-handler choice, or null to keep the configured one (GDA4J_PROXY_HANDLER). */
+    final ProxyConfig.Handler proxyHandler;
 
     private WorldOptions(String transport, List<Integer> gpus, int rank, int peer, Duration timeout, ResultTable.Format format,
-                         NicChoice nic, LaunchEnvironment launch) {
+                         NicChoice nic, LaunchEnvironment launch, ProxyConfig.Handler proxyHandler) {
+        this.proxyHandler = proxyHandler;
         this.launch = launch;
         this.transport = transport;
         this.gpus = gpus;
@@ -56,6 +61,13 @@ final class WorldOptions {
                 .desc("how rank reaches peer: auto (p2p, then ibgda, then proxy) or a name: " + transportNames()
                         + " (default: " + WorldConfig.TRANSPORT_ENV + " or auto)").build());
         addPairOptions(o);
+    }
+
+    /** {@code --proxy-handler}, for the commands that measure over the proxy (latency, moe). */
+    static void addProxyHandlerOption(Options o) {
+        o.addOption(Option.builder().longOpt("proxy-handler").hasArg().argName("H")
+                .desc("auto (copy engine for a peer on this host, verbs across hosts), copy or verbs (default "
+                        + ProxyConfig.HANDLER_ENV + ")").build());
     }
 
     /** The options without --transport, for commands that choose transports themselves (compare). */
@@ -179,12 +191,25 @@ final class WorldOptions {
                 throw new UsageException(e.getMessage(), e);
             }
         }
-        return new WorldOptions(transport, gpus, rank, peer, Duration.ofMillis(timeoutMs), format, nic, launch);
+        ProxyConfig.Handler proxyHandler = null;
+        if (cmd.hasOption("proxy-handler")) {
+            try {
+                proxyHandler = ProxyConfig.Handler.parse(cmd.getOptionValue("proxy-handler"));
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--proxy-handler: " + e.getMessage(), e);
+            }
+            if (!transport.equals(ProxyTransport.NAME) && !transport.equals(WorldConfig.TRANSPORT_AUTO)) {
+                throw new UsageException("--proxy-handler chooses how the proxy transport moves data, but --transport is "
+                        + transport + ": add --transport proxy");
+            }
+        }
+        return new WorldOptions(transport, gpus, rank, peer, Duration.ofMillis(timeoutMs), format, nic, launch,
+                proxyHandler);
     }
 
     /** The same options with another transport (compare opens one world per transport). */
     WorldOptions withTransport(String other) {
-        return new WorldOptions(other, gpus, rank, peer, timeout, format, nic, launch);
+        return new WorldOptions(other, gpus, rank, peer, timeout, format, nic, launch, proxyHandler);
     }
 
     /** Ranks of the world these options open: the launched processes under a launcher, else one per listed GPU. */
@@ -210,6 +235,10 @@ final class WorldOptions {
         if (nic != null) {
             // The IBGDA transport resolves its settings (IbgdaConfig) when the world connects its ranks.
             System.setProperty(IbgdaConfig.NIC_PROP_NAME, nic.word());
+        }
+        if (proxyHandler != null) {
+            // The proxy transport resolves its settings (ProxyConfig) when the world connects its ranks.
+            System.setProperty(ProxyConfig.HANDLER_PROP_NAME, proxyHandler.label());
         }
         try {
             WorldConfig config = WorldConfig.resolve().toBuilder().gpus(gpus).transport(transportName)
