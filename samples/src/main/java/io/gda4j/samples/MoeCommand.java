@@ -79,7 +79,7 @@ final class MoeCommand implements Command {
         o.addOption(Option.builder().longOpt("experts").hasArg().argName("N").desc("experts (default 256)").build());
         o.addOption(Option.builder().longOpt("topk").hasArg().argName("K").desc("experts per token (default 8)").build());
         o.addOption(Option.builder().longOpt("dtype").hasArg().argName("T")
-                .desc("dispatch element type: bf16, fp8 or both (default both); combine is BF16").build());
+                .desc("dispatch type: bf16, fp8 or both (default); combine is BF16").build());
         o.addOption(Option.builder().longOpt("channels").hasArg().argName("N")
                 .desc("channels per rank, two thread blocks each (default 12: 24 SMs, as DeepEP's tests use; at most SMs / (2 x ranks per GPU))").build());
         o.addOption(Option.builder().longOpt("ring").hasArg().argName("ROWS").desc("ring rows per channel and peer (default 128)").build());
@@ -87,7 +87,7 @@ final class MoeCommand implements Command {
         o.addOption(Option.builder().longOpt("iters").hasArg().argName("N").desc("timed iterations (default 20)").build());
         o.addOption(Option.builder().longOpt("warmup").hasArg().argName("N").desc("untimed iterations first (default 3)").build());
         o.addOption(Option.builder().longOpt("mode").hasArg().argName("M")
-                .desc("high-throughput (default: dispatch/combine for large batches) or low-latency (decoding)").build());
+                .desc("high-throughput (default: large batches) or low-latency (decoding)").build());
         o.addOption(Option.builder().longOpt("pow2-scales")
                 .desc("low-latency FP8: scales rounded up to powers of two (UE8M0)").build());
         o.addOption(Option.builder().longOpt("comm-stream")
