@@ -89,8 +89,8 @@ public final class IbgdaTransport implements TransportProvider {
     static Optional<String> acrossProcessesReason(String nicName, RemotePeer peer) {
         if (!Nic.EMULATED.equals(nicName)) {
             return Optional.of("ibgda over the " + nicName + " NIC does not connect processes yet: each side's RC QP"
-                    + " must be connected to the other's QP number, LID/GID and rkey, an exchange over the bootstrap "
-                    + "(io.gda4j.world.QpExchange) that is built but not wired. Use --nic emulated, --transport p2p or"
+                    + " must be connected to the other's QP number, LID/GID and rkey, and that exchange over the bootstrap "
+                    + "is not written yet. Use --nic emulated, --transport p2p or"
                     + " proxy, or drive every GPU from one JVM (LocalWorld)");
         }
         if (!peer.nativeAtomics()) {
