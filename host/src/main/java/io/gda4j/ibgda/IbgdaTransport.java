@@ -7,6 +7,7 @@ import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.TransportTag;
+import io.gda4j.verbs.Verbs;
 import io.gda4j.world.Rank;
 
 import java.util.Collections;
@@ -83,6 +84,12 @@ public final class IbgdaTransport implements TransportProvider {
         why = acrossProcessesReason(selection.provider().name(), peer);
         // No rank yet (gda4j compare asks what connects processes at all): the NIC choice alone answers.
         return why.isPresent() || local == null ? why : nics.unusableReason(local);
+    }
+
+    /** What libibverbs finds on this host: the RDMA NICs ibgda between hosts would use, or why there are none. */
+    @Override
+    public Optional<String> acrossHostsStatus() {
+        return Optional.of(Verbs.status().sentence());
     }
 
     /** Why a NIC of provider {@code nicName} cannot connect {@code peer} of another process, or empty. */

@@ -8,10 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicAccess;
 import io.gda4j.transport.RemotePeer;
+import io.gda4j.verbs.Verbs;
 
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -90,5 +92,10 @@ class IbgdaAcrossProcessesTest {
                 new RemotePeer(1, 1L << 40, 1 << 20, false, false, "rank 1 (pid 7)")).orElseThrow();
         assertTrue(noAtomics.contains("lock word") && noAtomics.contains("rank 1 (pid 7)'s GPU carries no atomics")
                 && noAtomics.contains("--transport proxy"), noAtomics);
+    }
+
+    @Test
+    void acrossHostsTheWorldQuotesWhatLibibverbsFinds() {
+        assertEquals(Optional.of(Verbs.status().sentence()), new IbgdaTransport().acrossHostsStatus());
     }
 }
