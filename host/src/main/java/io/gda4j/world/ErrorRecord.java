@@ -180,7 +180,7 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
      * where no decoder is on the class path.
      */
     private String describeCqe() {
-        for (DeviceErrorDecoder decoder : DECODERS) {
+        for (DeviceErrorDecoder decoder : Decoders.ALL) {
             Optional<String> text = decoder.describe(this);
             if (text.isPresent()) {
                 return text.get();
@@ -191,20 +191,22 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
                 cmp & 0xffffff, offset & 0xffff, expected, seen & 0xff, (seen >>> 8) & 0xff, (seen >>> 16) & 0xf);
     }
 
-    /** Loaded once: decoders are stateless, and the list does not change while the JVM runs. */
-    private static final List<DeviceErrorDecoder> DECODERS = loadDecoders();
-
-    private static List<DeviceErrorDecoder> loadDecoders() {
-        List<DeviceErrorDecoder> list = new ArrayList<>();
-        ServiceLoader.load(DeviceErrorDecoder.class, ErrorRecord.class.getClassLoader()).forEach(list::add);
-        return List.copyOf(list);
-    }
-
     private static String transportName(long code) {
         try {
             return TransportTag.ofCode((int) code).name().toLowerCase(Locale.ROOT);
         } catch (IllegalArgumentException e) {
             return "code " + code;
+        }
+    }
+
+    /** Loaded at the first error CQE described, once: decoders are stateless and the class path does not change. */
+    private static final class Decoders {
+        static final List<DeviceErrorDecoder> ALL = load();
+
+        private static List<DeviceErrorDecoder> load() {
+            List<DeviceErrorDecoder> list = new ArrayList<>();
+            ServiceLoader.load(DeviceErrorDecoder.class, ErrorRecord.class.getClassLoader()).forEach(list::add);
+            return List.copyOf(list);
         }
     }
 }
