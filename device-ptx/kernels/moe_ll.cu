@@ -15,7 +15,7 @@
 //  The combine returns the rows of (local expert, source) to the source's send rows, which are consecutive too: one
 //  put (PUT_SIGNAL, with the expert's flag) per (local expert, staged source).
 //
-// Ordering (DESIGN.md's per-transport rules):
+// Ordering (each transport's rules: docs/ARCHITECTURE.md, "Ordering per transport"):
 //  - the count of an expert is SET after the rows: the block of a token, after every warp's stores (or puts) of its
 //    rows, makes them visible (a block barrier, then a system fence by each counting lane of warp 0) and counts the
 //    rows done on this GPU; the lane that completes a count calls fence(peer) (p2p: a system fence; proxy/ibgda:

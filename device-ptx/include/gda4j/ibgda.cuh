@@ -109,7 +109,7 @@ static_assert(__builtin_offsetof(DeviceQp, cons_head) == 192, "DeviceQp line 3 a
 // ================================================================================================================
 // Posting, completions and the device API over WQEs (CUDA only; the struct above is plain C++ for layout checks).
 //
-// Protocol (DESIGN.md, "IBGDA on mlx5"), for any number of threads and warps posting on one QP at once:
+// Protocol (docs/ARCHITECTURE.md, "IBGDA on mlx5"), for any number of threads and warps posting on one QP at once:
 //  1. reserve: atomicAdd on resv_head gives each caller its own WQEBBs [base, base + n);
 //  2. never overwrite an unfinished slot: wait until cons_head (WQEBBs retired by CQEs) >= base + n - sq_wqebbs,
 //     polling the CQ meanwhile, with the view's timeout (ERROR_SQ_FULL);

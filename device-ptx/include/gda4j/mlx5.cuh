@@ -6,7 +6,7 @@
 // Everything mlx5 puts on the wire or in a queue is big-endian; GPUs are little-endian, so each word is swapped
 // with __byte_perm (one PRMT instruction) and a 16-byte segment is written with one 16-byte store.
 //
-// Ordering contract for posting (see DESIGN.md, "IBGDA on mlx5"):
+// Ordering contract for posting (docs/ARCHITECTURE.md, "IBGDA on mlx5"):
 //   1. write the WQE segments (plain stores, write_* below);
 //   2. store_dbr_send_counter_release(): st.release.sys, so the WQE is visible before the new producer index;
 //   3. __threadfence_system(), then store_doorbell_mmio(): the NIC fetches the WQEs after it sees the doorbell.

@@ -55,7 +55,7 @@ constexpr uint32_t TRANSPORT_SELF = 1;
 constexpr uint32_t TRANSPORT_P2P = 2;
 constexpr uint32_t TRANSPORT_IBGDA = 3;
 constexpr uint32_t TRANSPORT_PROXY = 4;
-// PeerEntry.handle of a P2P peer (io.gda4j.transport.P2pTransport.NO_NATIVE_ATOMICS): the link (PCIe without
+// PeerEntry.handle of a P2P peer (io.gda4j.p2p.P2pTransport.NO_NATIVE_ATOMICS): the link (PCIe without
 // CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED) does not carry atomics, so red.add.sys to the peer's memory is a
 // read and a write; SIGNAL_ADD and atomic_add to that peer fail with ERROR_NO_NATIVE_ATOMICS.
 constexpr uint64_t P2P_NO_NATIVE_ATOMICS = 1;

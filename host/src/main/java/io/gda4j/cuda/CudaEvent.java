@@ -1,6 +1,5 @@
 package io.gda4j.cuda;
 
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import jcuda.driver.CUevent;
 import jcuda.driver.CUresult;
@@ -10,24 +9,17 @@ import jcuda.driver.JCudaDriver;
  * An owned CUDA event with timing enabled: record it on a stream, wait for it, or measure the GPU time between
  * two events. Destroyed on {@link #close()} (idempotent).
  */
-public final class CudaEvent implements AutoCloseable {
-    private final CudaContext context;
+public final class CudaEvent extends ContextResource {
     private final CUevent handle;
-    private final AtomicBoolean closed = new AtomicBoolean();
 
     CudaEvent(CudaContext context, CUevent handle) {
-        this.context = context;
+        super(context);
         this.handle = handle;
     }
 
     /** The JCuda handle, for driver calls this class does not wrap. */
     public CUevent handle() {
         return handle;
-    }
-
-    /** The context the event was created in. */
-    public CudaContext context() {
-        return context;
     }
 
     /** Captures the work queued on {@code stream} so far; the event completes when that work has. */
@@ -76,28 +68,20 @@ public final class CudaEvent implements AutoCloseable {
         return millis[0];
     }
 
-    /** Whether {@link #close()} has been called. */
-    public boolean isClosed() {
-        return closed.get();
-    }
-
-    /** Destroys the event ({@code cuEventDestroy}). Idempotent. */
+    /** Destroys the event ({@code cuEventDestroy}). */
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        context.forget(this);
-        context.bind();
-        int result = JCudaDriver.cuEventDestroy(handle);
-        if (result != CUresult.CUDA_ERROR_DEINITIALIZED) {
-            Cuda.check(result, "cuEventDestroy(" + this + ")");
-        }
+    int free() {
+        return JCudaDriver.cuEventDestroy(handle);
     }
 
     @Override
-    public String toString() {
-        return "CudaEvent[" + handle + " on " + context.device() + (closed.get() ? ", closed" : "") + "]";
+    String freeCall() {
+        return "cuEventDestroy(" + this + ")";
+    }
+
+    @Override
+    String describe() {
+        return handle + " on " + context.device();
     }
 
     private void bind() {
@@ -107,7 +91,7 @@ public final class CudaEvent implements AutoCloseable {
 
     /** Using a destroyed event's handle is undefined in CUDA, so every user checks first. */
     void ensureOpen() {
-        if (closed.get()) {
+        if (isClosed()) {
             throw new IllegalStateException(this + " is closed: create a new one with CudaContext.createEvent()");
         }
     }

@@ -1,6 +1,5 @@
 package io.gda4j.cuda;
 
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
@@ -11,15 +10,13 @@ import jcuda.driver.JCudaDriver;
  * An owned, non-blocking CUDA stream: work on it runs in order and does not wait for the legacy default stream.
  * Destroyed on {@link #close()} (idempotent; work already queued still completes).
  */
-public final class CudaStream implements AutoCloseable {
-    private final CudaContext context;
+public final class CudaStream extends ContextResource {
     private final CUstream handle;
     /** What the stream is for, e.g. "rank 1 work stream": error messages name it. */
     private final String label;
-    private final AtomicBoolean closed = new AtomicBoolean();
 
     CudaStream(CudaContext context, CUstream handle, String label) {
-        this.context = context;
+        super(context);
         this.handle = handle;
         this.label = label;
     }
@@ -32,11 +29,6 @@ public final class CudaStream implements AutoCloseable {
     /** The JCuda handle, for driver calls this class does not wrap. */
     public CUstream handle() {
         return handle;
-    }
-
-    /** The context the stream was created in. */
-    public CudaContext context() {
-        return context;
     }
 
     /** Waits until all work queued on this stream has finished. */
@@ -141,29 +133,20 @@ public final class CudaStream implements AutoCloseable {
         }
     }
 
-    /** Whether {@link #close()} has been called. */
-    public boolean isClosed() {
-        return closed.get();
-    }
-
-    /** Destroys the stream ({@code cuStreamDestroy}); queued work still completes. Idempotent. */
+    /** Destroys the stream ({@code cuStreamDestroy}); queued work still completes. */
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        context.forget(this);
-        context.bind();
-        int result = JCudaDriver.cuStreamDestroy(handle);
-        if (result != CUresult.CUDA_ERROR_DEINITIALIZED) {
-            Cuda.check(result, "cuStreamDestroy(" + this + ")");
-        }
+    int free() {
+        return JCudaDriver.cuStreamDestroy(handle);
     }
 
     @Override
-    public String toString() {
-        return "CudaStream[" + (label.isEmpty() ? handle.toString() : label) + " on " + context.device()
-                + (closed.get() ? ", closed" : "") + "]";
+    String freeCall() {
+        return "cuStreamDestroy(" + this + ")";
+    }
+
+    @Override
+    String describe() {
+        return (label.isEmpty() ? handle.toString() : label) + " on " + context.device();
     }
 
     private void bind() {
@@ -173,7 +156,7 @@ public final class CudaStream implements AutoCloseable {
 
     /** Using a destroyed stream's handle is undefined in CUDA, so every user checks first. */
     void ensureOpen() {
-        if (closed.get()) {
+        if (isClosed()) {
             throw new IllegalStateException(this + " is closed: create a new one with CudaContext.createStream()");
         }
     }

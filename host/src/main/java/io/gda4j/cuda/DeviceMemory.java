@@ -1,7 +1,6 @@
 package io.gda4j.cuda;
 
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import jcuda.Pointer;
 import jcuda.driver.CUpointer_attribute;
@@ -16,18 +15,16 @@ import jcuda.driver.JCudaDriver;
  * visible to work submitted afterwards on any stream. They are for set-up and checks; hot paths use streams.
  * Every offset and length is checked against {@link #sizeBytes()}.
  */
-public final class DeviceMemory implements AutoCloseable {
+public final class DeviceMemory extends ContextResource {
     /** The legacy default stream: host copies run on it, and syncing it makes them complete. */
     private static final CUstream LEGACY_STREAM = new CUstream();
 
-    private final CudaContext context;
     private final DevicePointer pointer;
     private final long address;
     private final long sizeBytes;
-    private final AtomicBoolean closed = new AtomicBoolean();
 
     DeviceMemory(CudaContext context, DevicePointer pointer, long sizeBytes) {
-        this.context = context;
+        super(context);
         this.pointer = pointer;
         this.address = pointer.address();
         this.sizeBytes = sizeBytes;
@@ -46,11 +43,6 @@ public final class DeviceMemory implements AutoCloseable {
     /** The allocation's size in bytes. */
     public long sizeBytes() {
         return sizeBytes;
-    }
-
-    /** The context the memory was allocated in. */
-    public CudaContext context() {
-        return context;
     }
 
     /** Copies {@code length} bytes from {@code src[srcOffset..]} to this memory at {@code dstOffsetBytes}. */
@@ -176,35 +168,26 @@ public final class DeviceMemory implements AutoCloseable {
         return IpcMemory.export(this);
     }
 
-    /** Whether {@link #close()} has been called. */
-    public boolean isClosed() {
-        return closed.get();
-    }
-
-    /** Frees the memory ({@code cuMemFree}). Idempotent; kernels must no longer use it. */
+    /** Frees the memory ({@code cuMemFree}); kernels must no longer use it. */
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        context.forget(this);
-        context.bind();
+    int free() {
         // A private copy: the driver call must not be able to alter the pointer that callers hold.
-        int result = JCudaDriver.cuMemFree(DevicePointer.of(address));
-        if (result != CUresult.CUDA_ERROR_DEINITIALIZED) {
-            Cuda.check(result, "cuMemFree(" + sizeBytes + " bytes at 0x" + Long.toHexString(address) + " on "
-                    + context.device() + ")");
-        }
+        return JCudaDriver.cuMemFree(DevicePointer.of(address));
     }
 
     @Override
-    public String toString() {
-        return "DeviceMemory[" + sizeBytes + " bytes at 0x" + Long.toHexString(address()) + " on " + context.device()
-                + (closed.get() ? ", closed" : "") + "]";
+    String freeCall() {
+        return "cuMemFree(" + sizeBytes + " bytes at 0x" + Long.toHexString(address) + " on "
+                + context.device() + ")";
+    }
+
+    @Override
+    String describe() {
+        return sizeBytes + " bytes at 0x" + Long.toHexString(address()) + " on " + context.device();
     }
 
     private void bind() {
-        if (closed.get()) {
+        if (isClosed()) {
             throw new IllegalStateException(this + " is closed");
         }
         context.makeCurrent();

@@ -4,16 +4,15 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import jcuda.Pointer;
-import jcuda.driver.CUresult;
 import jcuda.driver.JCudaDriver;
 
 /**
  * Pinned host memory mapped into the GPU's address space ({@code cuMemHostAlloc} with DEVICEMAP|PORTABLE): the
  * JVM reads and writes it through {@link #hostBuffer()} and the accessors below, kernels through
- * {@link #devicePointer()}. Zeroed at allocation; freed on {@link #close()} (idempotent).
+ * {@link #devicePointer()}. Zeroed at allocation; freed on {@link #close()} (idempotent). PORTABLE: usable from every
+ * context, though allocated through one ({@link #context()}).
  *
  * <p>Ordering contract for words shared with the GPU (offsets must be aligned to the word size):
  * <ul>
@@ -31,22 +30,20 @@ import jcuda.driver.JCudaDriver;
  * Accessing the memory after {@code close()} would touch freed pages, so every accessor checks; views obtained
  * from {@link #hostBuffer()} cannot be checked and must not outlive this object.
  */
-public final class MappedHostMemory implements AutoCloseable {
+public final class MappedHostMemory extends ContextResource {
     private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
     private static final VarHandle INTS = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
 
-    private final CudaContext context;
     private final Pointer hostPointer;
     private final ByteBuffer buffer;
     private final DevicePointer devicePointer;
     private final long hostAddress;
     private final int sizeBytes;
-    private final AtomicBoolean closed = new AtomicBoolean();
     /** Read on every access; a plain volatile load costs the same as an ordinary one on x86. */
     private volatile boolean freed;
 
     MappedHostMemory(CudaContext context, Pointer hostPointer, DevicePointer devicePointer, long sizeBytes) {
-        this.context = context;
+        super(context);
         this.hostPointer = hostPointer;
         this.devicePointer = devicePointer;
         this.sizeBytes = (int) sizeBytes;
@@ -89,11 +86,6 @@ public final class MappedHostMemory implements AutoCloseable {
     /** The region's size in bytes. */
     public long sizeBytes() {
         return sizeBytes;
-    }
-
-    /** The context the region was allocated through (it is usable from every context: PORTABLE). */
-    public CudaContext context() {
-        return context;
     }
 
     /** Acquire load; pairs with the GPU's {@code st.release.sys} of this word. */
@@ -169,30 +161,27 @@ public final class MappedHostMemory implements AutoCloseable {
         VarHandle.fullFence();
     }
 
-    /** Whether {@link #close()} has been called. */
-    public boolean isClosed() {
-        return closed.get();
-    }
-
-    /** Frees the pinned memory ({@code cuMemFreeHost}). Idempotent; kernels and buffer views must be done with it. */
+    /** Accessors check {@code freed}, so they refuse before the memory goes. */
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
+    void closing() {
         freed = true;
-        context.forget(this);
-        context.bind();
-        int result = JCudaDriver.cuMemFreeHost(hostPointer);
-        if (result != CUresult.CUDA_ERROR_DEINITIALIZED) {
-            Cuda.check(result, "cuMemFreeHost(" + this + ")");
-        }
+    }
+
+    /** Frees the pinned memory ({@code cuMemFreeHost}); kernels and buffer views must be done with it. */
+    @Override
+    int free() {
+        return JCudaDriver.cuMemFreeHost(hostPointer);
     }
 
     @Override
-    public String toString() {
-        return "MappedHostMemory[" + sizeBytes + " bytes, host 0x" + Long.toHexString(hostAddress) + ", device 0x"
-                + Long.toHexString(deviceAddress()) + (closed.get() ? ", closed" : "") + "]";
+    String freeCall() {
+        return "cuMemFreeHost(" + this + ")";
+    }
+
+    @Override
+    String describe() {
+        return sizeBytes + " bytes, host 0x" + Long.toHexString(hostAddress) + ", device 0x"
+                + Long.toHexString(deviceAddress());
     }
 
     private void checkWord(int offsetBytes, int wordBytes) {

@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -31,7 +30,7 @@ import jcuda.driver.JCudaDriver;
  * for kernels already running in the context; resolving them all up front means a later launch loads nothing, so it
  * cannot wait behind another rank's spinning kernel on the same GPU.
  */
-public final class PtxModule implements AutoCloseable {
+public final class PtxModule extends ContextResource {
     /** Where PTX resources live on the class path. */
     public static final String RESOURCE_DIRECTORY = "io/gda4j/ptx/";
 
@@ -49,16 +48,14 @@ public final class PtxModule implements AutoCloseable {
     private static final Pattern VERSION = Pattern.compile("^\\s*\\.version\\s+(\\S+)", Pattern.MULTILINE);
     private static final Pattern TARGET = Pattern.compile("^\\s*\\.target\\s+([^\\s,]+)", Pattern.MULTILINE);
 
-    private final CudaContext context;
     private final String name;
     private final CUmodule handle;
     /** Kernel name -> parameter sizes in bytes (-1 where the PTX type was not understood), in file order. */
     private final Map<String, int[]> signatures;
     private final Map<String, Kernel> kernels = new ConcurrentHashMap<>();
-    private final AtomicBoolean closed = new AtomicBoolean();
 
     private PtxModule(CudaContext context, String name, CUmodule handle, Map<String, int[]> signatures) {
-        this.context = context;
+        super(context);
         this.name = name;
         this.handle = handle;
         this.signatures = signatures;
@@ -141,11 +138,6 @@ public final class PtxModule implements AutoCloseable {
         return name;
     }
 
-    /** The context the module was loaded into. */
-    public CudaContext context() {
-        return context;
-    }
-
     /** The JCuda handle, for driver calls this class does not wrap. */
     public CUmodule handle() {
         return handle;
@@ -176,32 +168,24 @@ public final class PtxModule implements AutoCloseable {
         });
     }
 
-    /** Whether {@link #close()} has been called. */
-    public boolean isClosed() {
-        return closed.get();
-    }
-
-    /** Unloads the module ({@code cuModuleUnload}). Idempotent; its kernels must not be running. */
+    /** Unloads the module ({@code cuModuleUnload}); its kernels must not be running. */
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        context.forget(this);
-        context.bind();
-        int result = JCudaDriver.cuModuleUnload(handle);
-        if (result != CUresult.CUDA_ERROR_DEINITIALIZED) {
-            Cuda.check(result, "cuModuleUnload(" + this + ")");
-        }
+    int free() {
+        return JCudaDriver.cuModuleUnload(handle);
     }
 
     @Override
-    public String toString() {
-        return "PtxModule[" + name + " on " + context.device() + (closed.get() ? ", closed" : "") + "]";
+    String freeCall() {
+        return "cuModuleUnload(" + this + ")";
+    }
+
+    @Override
+    String describe() {
+        return name + " on " + context.device();
     }
 
     void ensureOpen() {
-        if (closed.get()) {
+        if (isClosed()) {
             throw new IllegalStateException(this + " is closed: load it again with CudaContext.loadModule(\"" + name
                     + "\")");
         }

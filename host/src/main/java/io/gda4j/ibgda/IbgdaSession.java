@@ -6,6 +6,7 @@ import io.gda4j.nic.MemoryKind;
 import io.gda4j.nic.MemoryRegistration;
 import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicAccess;
+import io.gda4j.nic.NicCapabilities;
 import io.gda4j.nic.NicMemory;
 import io.gda4j.nic.NicQp;
 import io.gda4j.nic.QpPair;
@@ -103,7 +104,7 @@ final class IbgdaSession {
         return switch (config.flush()) {
             case ALWAYS -> true;
             case NEVER -> false;
-            case AUTO -> nic.capabilities().writesMayPassCqe() && (nic instanceof EmulatedNic
+            case AUTO -> nic.capabilities().writesMayPassCqe() && (!nic.capabilities().gpuDirectWrites()
                     || r.context().device().attribute(CUdevice_attribute
                     .CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING) < WRITES_ORDERING_OWNER);
         };
@@ -166,7 +167,7 @@ final class IbgdaSession {
     synchronized byte[] offerAcrossProcesses(Rank local) {
         requireOpen();
         RankState s = rankState(local);
-        EmulatedNic emulated = emulatedOf(s, local);
+        EmulatedNic emulated = processLinksOf(s, local);
         emulated.serializeAtomics(s.heap, s.words.address() + ATOMIC_LOCK_OFFSET);
         return new ProcessOffer(s.heap.rkey(), s.heap.address(), local.heapSizeBytes(), s.heap.access(),
                 ATOMIC_LOCK_OFFSET, s.words.exportIpcHandle()).encode();
@@ -192,7 +193,7 @@ final class IbgdaSession {
                     + " bytes but its card says " + peer.heapBytes());
         }
         RankState mine = rankState(local);
-        EmulatedNic emulated = emulatedOf(mine, local);
+        EmulatedNic emulated = processLinksOf(mine, local);
         IpcMemory words = local.context().openIpcMemory(offer.wordsHandle(), WORDS_BYTES, peer.description()
                 + "'s NIC words");
         RemoteResponder responder = new RemoteResponder(peer.description());
@@ -272,12 +273,17 @@ final class IbgdaSession {
         }
     }
 
-    private static EmulatedNic emulatedOf(RankState s, Rank r) {
-        if (!(s.nic instanceof EmulatedNic emulated)) {
+    /**
+     * {@code s}'s NIC, which must connect QPs to other processes ({@link NicCapabilities#processLinks()}). The calls
+     * that do it (a QP to a {@link RemoteResponder}, atomics under a lock line) are the emulated NIC's own API: it is
+     * the one NIC that states the capability.
+     */
+    private static EmulatedNic processLinksOf(RankState s, Rank r) {
+        if (!s.nic.capabilities().processLinks()) {
             throw new IllegalStateException("ibgda across processes needs the emulated NIC; rank " + r.rank()
                     + " posts on " + s.nic.description());
         }
-        return emulated;
+        return (EmulatedNic) s.nic;
     }
 
     private void requireOpen() {
@@ -342,9 +348,7 @@ final class IbgdaSession {
         if (!quiesced) {
             quiesced = true;
             for (Nic nic : nics.opened()) {
-                if (nic instanceof EmulatedNic emulated) {
-                    run(failures, emulated::quiesce);
-                }
+                run(failures, nic::quiesce);
             }
         }
         run(failures, qp::close);

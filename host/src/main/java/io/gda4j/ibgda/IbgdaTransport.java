@@ -7,6 +7,7 @@ import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.TransportTag;
+import io.gda4j.verbs.Verbs;
 import io.gda4j.world.Rank;
 
 import java.util.Collections;
@@ -85,12 +86,18 @@ public final class IbgdaTransport implements TransportProvider {
         return why.isPresent() || local == null ? why : nics.unusableReason(local);
     }
 
+    /** What libibverbs finds on this host: the RDMA NICs ibgda between hosts would use, or why there are none. */
+    @Override
+    public Optional<String> acrossHostsStatus() {
+        return Optional.of(Verbs.status().sentence());
+    }
+
     /** Why a NIC of provider {@code nicName} cannot connect {@code peer} of another process, or empty. */
     static Optional<String> acrossProcessesReason(String nicName, RemotePeer peer) {
         if (!Nic.EMULATED.equals(nicName)) {
             return Optional.of("ibgda over the " + nicName + " NIC does not connect processes yet: each side's RC QP"
-                    + " must be connected to the other's QP number, LID/GID and rkey, an exchange over the bootstrap "
-                    + "(io.gda4j.world.QpExchange) that is built but not wired. Use --nic emulated, --transport p2p or"
+                    + " must be connected to the other's QP number, LID/GID and rkey, and that exchange over the bootstrap "
+                    + "is not written yet. Use --nic emulated, --transport p2p or"
                     + " proxy, or drive every GPU from one JVM (LocalWorld)");
         }
         if (!peer.nativeAtomics()) {

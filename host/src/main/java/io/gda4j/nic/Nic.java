@@ -37,6 +37,14 @@ public interface Nic extends AutoCloseable {
     NicCapabilities capabilities();
 
     /**
+     * Stops executing work rung from now on and waits for what is already queued: the IBGDA transport calls it when
+     * a world starts closing, before any heap is freed. Nothing to do for hardware (the default), whose work needs
+     * no host thread; the emulated NIC stops its engine and drains its streams.
+     */
+    default void quiesce() {
+    }
+
+    /**
      * Registers memory ({@code ibv_reg_mr}, or {@code ibv_reg_dmabuf_mr} for GPU memory): WQEs may then name
      * addresses in it with its keys, locally (lkey) and from a peer QP on this NIC or its fabric (rkey), within the
      * access granted. Regions may overlap. Throws {@link NicException} with the reason when the NIC cannot reach the

@@ -14,7 +14,13 @@ package io.gda4j.nic;
  * @param relaxedOrdering  memory is registered with relaxed ordering: this NIC's writes into a target's memory may
  *                         become visible out of order, so an 8-byte WRITE used as a signal could overtake the data
  *                         before it (an atomic cannot: it reads the word, and a read does not pass earlier writes)
+ * @param gpuDirectWrites  this NIC writes into GPU memory by GPUDirect RDMA over PCIe, so what the GPU reports for
+ *                         such writes ({@code CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING}) holds for them;
+ *                         false for the emulated NIC, whose writes are CUDA copies
+ * @param processLinks     QPs can be connected to a rank of another process of this host without a network (the
+ *                         emulated NIC, through CUDA IPC: {@code EmulatedNic.createQpToProcess})
  */
 public record NicCapabilities(int maxSqWqebbs, int maxCqEntries, int maxInlineBytes, boolean atomics,
-                              boolean nullMemory, boolean writesMayPassCqe, boolean relaxedOrdering) {
+                              boolean nullMemory, boolean writesMayPassCqe, boolean relaxedOrdering,
+                              boolean gpuDirectWrites, boolean processLinks) {
 }

@@ -35,6 +35,14 @@ public interface TransportProvider {
     }
 
     /**
+     * What this host offers this transport for reaching ranks on other hosts (for ibgda: what libibverbs finds), in
+     * one sentence, or empty for a transport that never leaves the host. The world quotes it when a job spans hosts.
+     */
+    default Optional<String> acrossHostsStatus() {
+        return Optional.empty();
+    }
+
+    /**
      * Why this transport cannot connect {@code local} to {@code peer}, a rank of another process on this host, or
      * empty when it can. Never throws. By default a transport does not connect processes.
      */

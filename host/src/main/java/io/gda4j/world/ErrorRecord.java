@@ -7,7 +7,11 @@ import io.gda4j.world.ErrorRecordDescriptor.Op;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
+import java.util.ServiceLoader;
 
 /**
  * A decoded device error record (see {@link ErrorRecordDescriptor}): what a device API call was doing when it
@@ -182,23 +186,38 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
         }
     }
 
-    /** The CQE_ERROR record as the host's CompletionErrorException says it, plus the emulated NIC's reason. */
+    /**
+     * The CQE_ERROR record as the transport that posted the WQE words it ({@link DeviceErrorDecoder}); the raw fields
+     * where no decoder is on the class path.
+     */
     private String describeCqe() {
-        int syndrome = (int) (seen & 0xff);
-        int vendor = (int) ((seen >>> 8) & 0xff);
-        int cqeOpcode = (int) ((seen >>> 16) & 0xf);
-        io.gda4j.mlx5.DecodedCqe cqe = new io.gda4j.mlx5.DecodedCqe(cqeOpcode, 0, cmp & 0xffffff,
-                (int) (offset & 0xffff), (int) expected, 0, syndrome, vendor);
-        String text = new io.gda4j.mlx5.CompletionErrorException(cqe).getMessage();
-        io.gda4j.nic.emulated.EmulatedFault emulated = io.gda4j.nic.emulated.EmulatedFault.ofVendorSyndrome(vendor);
-        return emulated == null ? text : text + " Emulated NIC: " + emulated.description() + ".";
+        for (DeviceErrorDecoder decoder : Decoders.ALL) {
+            Optional<String> text = decoder.describe(this);
+            if (text.isPresent()) {
+                return text.get();
+            }
+        }
+        return String.format(Locale.ROOT, "RDMA completion error on QP 0x%06x, WQE index %d (opcode 0x%02x): "
+                        + "syndrome 0x%02x, vendor syndrome 0x%02x, CQE opcode %d (no decoder for it is registered)",
+                cmp & 0xffffff, offset & 0xffff, expected, seen & 0xff, (seen >>> 8) & 0xff, (seen >>> 16) & 0xf);
     }
 
     private static String transportName(long code) {
         try {
-            return io.gda4j.transport.TransportTag.ofCode((int) code).name().toLowerCase(Locale.ROOT);
+            return TransportTag.ofCode((int) code).name().toLowerCase(Locale.ROOT);
         } catch (IllegalArgumentException e) {
             return "code " + code;
+        }
+    }
+
+    /** Loaded at the first error CQE described, once: decoders are stateless and the class path does not change. */
+    private static final class Decoders {
+        static final List<DeviceErrorDecoder> ALL = load();
+
+        private static List<DeviceErrorDecoder> load() {
+            List<DeviceErrorDecoder> list = new ArrayList<>();
+            ServiceLoader.load(DeviceErrorDecoder.class, ErrorRecord.class.getClassLoader()).forEach(list::add);
+            return List.copyOf(list);
         }
     }
 }

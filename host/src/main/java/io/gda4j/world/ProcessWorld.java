@@ -15,7 +15,6 @@ import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.TransportTag;
-import io.gda4j.verbs.Verbs;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -121,7 +120,7 @@ public final class ProcessWorld implements World {
             for (int r = 0; r < published.length; r++) {
                 cards.add(PeerCard.decode(r, published[r]));
             }
-            ProcessRoutes.Route[] routes = ProcessRoutes.plan(cards, env.rank(), () -> Verbs.status().sentence());
+            ProcessRoutes.Route[] routes = ProcessRoutes.plan(cards, env.rank(), ProcessWorld::acrossHostsStatus);
             connect(rank, cards, routes, config.transport(), LocalWorld.providers(), bootstrap, mappings);
             rank.writeDeviceView(config.waitTimeout().toNanos());
             // Every process has mapped every peer before any of them returns: a kernel launched after create() never
@@ -247,6 +246,15 @@ public final class ProcessWorld implements World {
     }
 
     /** Where {@code rank}'s own ADDs go ({@link TransportProvider#loopbackAtomicsQp}), 0 for GPU atomics. */
+    /** What this host offers for reaching other hosts, as the transports that can leave it say (ibgda: RDMA). */
+    private static String acrossHostsStatus() {
+        List<String> said = new ArrayList<>();
+        for (TransportProvider p : LocalWorld.providers()) {
+            p.acrossHostsStatus().ifPresent(said::add);
+        }
+        return said.isEmpty() ? "no transport on the class path reaches other hosts" : String.join("; ", said);
+    }
+
     private static long loopbackOf(Rank rank, List<TransportProvider> providers) {
         for (TransportProvider p : providers) {
             long qp = p.loopbackAtomicsQp(rank);

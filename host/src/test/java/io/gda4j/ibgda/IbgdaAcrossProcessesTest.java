@@ -8,10 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicAccess;
 import io.gda4j.transport.RemotePeer;
+import io.gda4j.verbs.Verbs;
 
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -85,10 +87,15 @@ class IbgdaAcrossProcessesTest {
         assertTrue(IbgdaTransport.acrossProcessesReason(Nic.EMULATED, withAtomics).isEmpty());
         String mlx5 = IbgdaTransport.acrossProcessesReason("mlx5", withAtomics).orElseThrow();
         assertTrue(mlx5.startsWith("ibgda over the mlx5 NIC does not connect processes yet"), mlx5);
-        assertTrue(mlx5.contains("QpExchange") && mlx5.contains("--nic emulated"), mlx5);
+        assertTrue(mlx5.contains("QP number, LID/GID and rkey") && mlx5.contains("--nic emulated"), mlx5);
         String noAtomics = IbgdaTransport.acrossProcessesReason(Nic.EMULATED,
                 new RemotePeer(1, 1L << 40, 1 << 20, false, false, "rank 1 (pid 7)")).orElseThrow();
         assertTrue(noAtomics.contains("lock word") && noAtomics.contains("rank 1 (pid 7)'s GPU carries no atomics")
                 && noAtomics.contains("--transport proxy"), noAtomics);
+    }
+
+    @Test
+    void acrossHostsTheWorldQuotesWhatLibibverbsFinds() {
+        assertEquals(Optional.of(Verbs.status().sentence()), new IbgdaTransport().acrossHostsStatus());
     }
 }

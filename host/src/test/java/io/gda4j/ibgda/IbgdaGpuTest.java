@@ -22,16 +22,12 @@ import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.Rank;
 import io.gda4j.world.Scope;
+import io.gda4j.world.TransportConformanceGpuTest;
 import io.gda4j.world.SignalOp;
 import io.gda4j.world.WorldConfig;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
 import java.util.List;
@@ -39,20 +35,21 @@ import java.util.Random;
 
 /**
  * The IBGDA device API on real GPUs through the emulated NIC: kernels build the WQEs and ring the doorbell, the
- * engine executes them. Every byte of puts and gets checked, inline writes of every shape, atomics from many
- * threads summed, send-queue and 16-bit counter wrap, and each fault class as an exception naming the QP, the WQE
- * index, the opcode and the syndrome.
+ * engine executes them. The transport conformance suite, then every byte of gets checked, inline writes of every
+ * shape, atomics from many threads summed, send-queue and 16-bit counter wrap, and each fault class as an exception
+ * naming the QP, the WQE index, the opcode and the syndrome.
  */
 @RequiresCuda
 @Tag("gpu")
-class IbgdaGpuTest {
+class IbgdaGpuTest extends TransportConformanceGpuTest {
     static final long HEAP = 8L << 20;
-    static final byte POISON = (byte) 0xA5;
-    static LocalWorld world;
-    static DeviceOps ops;
-    static HeapBuffer src;
-    static HeapBuffer dst;
-    static HeapBuffer signals;
+
+    IbgdaGpuTest() {
+        // put_signal ends with quiet: its signal is in the peer's heap when the call returns.
+        super(new Trial(TransportTag.IBGDA, 3L << 20, 2, 7,
+                1, 7, 8, 15, 16, 17, 31, 63, 64, 100, 255, 4096, 4097, 65_539, 1 << 20, (1 << 20) + 5)
+                .signalLandedOnReturn().loading("ibgda"));
+    }
 
     /** Two ranks on GPUs 0 and 1 (or both on GPU 0) connected by ibgda on the emulated NIC. */
     static LocalWorld ibgdaWorld(String flush) {
@@ -69,26 +66,9 @@ class IbgdaGpuTest {
         }
     }
 
-    @BeforeAll
-    static void setUp() {
-        world = ibgdaWorld("auto");
-        ops = new DeviceOps(world);
-        world.loadModules("ibgda");
-        src = world.heap().allocate(3L << 20);
-        dst = world.heap().allocate(3L << 20);
-        signals = world.heap().allocateSignals(16);
-    }
-
-    @AfterAll
-    static void tearDown() {
-        if (world != null) {
-            world.close();
-        }
-    }
-
-    @BeforeEach
-    void clean() {
-        world.clearErrors();
+    @Override
+    protected LocalWorld createWorld() {
+        return ibgdaWorld("auto");
     }
 
     static EmulatedNic nic(LocalWorld w) {
@@ -98,51 +78,8 @@ class IbgdaGpuTest {
     }
 
     @Test
-    void ranksAreConnectedByIbgdaOnTheEmulatedNic() {
-        assertEquals(TransportTag.IBGDA, world.transport(0, 1));
-        assertEquals(TransportTag.IBGDA, world.transport(1, 0));
-        assertEquals(TransportTag.SELF, world.transport(0, 0));
+    void theRanksPostOnTheEmulatedNic() {
         assertTrue(nic(world).description().contains("emulated"));
-    }
-
-    @ParameterizedTest
-    @EnumSource(Scope.class)
-    void putsOfRandomSizesAndOffsetsMoveExactlyTheirBytes(Scope scope) {
-        Random rnd = new Random(7 + scope.ordinal());
-        long[] sizes = {1, 7, 8, 15, 16, 17, 31, 63, 64, 100, 255, 4096, 4097, 65_539, 1 << 20, (1 << 20) + 5};
-        for (long size : sizes) {
-            for (int trial = 0; trial < 2; trial++) {
-                checkPut(scope, (int) size, src.offset() + rnd.nextInt(64), dst.offset() + rnd.nextInt(64), rnd,
-                        trial == 1);
-            }
-        }
-    }
-
-    private void checkPut(Scope scope, int size, long srcOff, long dstOff, Random rnd, boolean withSignal) {
-        Rank r0 = world.rank(0);
-        Rank r1 = world.rank(1);
-        byte[] data = new byte[size];
-        rnd.nextBytes(data);
-        r0.writeHeap(srcOff, data);
-        r1.fillHeap(dst.offset(), dst.sizeBytes(), POISON);
-        r1.writeHeapLong(signals.word(0), 0);
-        if (withSignal) {
-            ops.putSignal(0, 1, dstOff, srcOff, size, scope, signals.word(0), SignalOp.SET, 42);
-            assertEquals(42, r1.readHeapLong(signals.word(0)), "signal after the data");
-        } else {
-            ops.put(0, 1, dstOff, srcOff, size, scope);
-        }
-        // The margin before the destination stops at the start of the poisoned buffer.
-        int before = (int) Math.min(64, dstOff - dst.offset());
-        byte[] got = new byte[before + size + 64];
-        r1.readHeap(dstOff - before, got);
-        for (int i = 0; i < got.length; i++) {
-            byte want = i < before || i >= before + size ? POISON : data[i - before];
-            if (got[i] != want) {
-                throw new AssertionError(String.format("%s put of %d bytes (src 0x%x -> dst 0x%x): byte %d is 0x%02x,"
-                        + " want 0x%02x", scope, size, srcOff, dstOff, i - before, got[i], want));
-            }
-        }
     }
 
     @Test

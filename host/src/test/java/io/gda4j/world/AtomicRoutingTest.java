@@ -3,7 +3,7 @@ package io.gda4j.world;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.gda4j.transport.P2pTransport;
+import io.gda4j.p2p.P2pTransport;
 import io.gda4j.transport.TransportTag;
 
 import org.junit.jupiter.api.Test;

@@ -48,7 +48,7 @@ class DeviceViewLayoutTest {
         same("FLAGS_OFFSET", DeviceViewDescriptor.FLAGS_OFFSET);
         same("HEADER_LENGTH", DeviceViewDescriptor.HEADER_LENGTH);
         same("VIEW_FLAG_PROXY_PEERS", DeviceViewDescriptor.VIEW_FLAG_PROXY_PEERS);
-        same("P2P_NO_NATIVE_ATOMICS", io.gda4j.transport.P2pTransport.NO_NATIVE_ATOMICS);
+        same("P2P_NO_NATIVE_ATOMICS", io.gda4j.p2p.P2pTransport.NO_NATIVE_ATOMICS);
         same("PEER_NIC_ATOMICS", AtomicRouting.PEER_NIC_ATOMICS);
         same("PEER_HANDLE_FLAGS", AtomicRouting.PEER_HANDLE_FLAGS);
         same("PEER_TRANSPORT_OFFSET", DeviceViewDescriptor.PEER_TRANSPORT_OFFSET);

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gda4j.cuda.DevicePointer;
-import io.gda4j.transport.P2pTransport;
+import io.gda4j.p2p.P2pTransport;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 

@@ -4,108 +4,33 @@ import io.gda4j.cuda.KernelArgs;
 import io.gda4j.cuda.RequiresCuda;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
-import java.util.Random;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The P2P device API on real GPUs: every byte of every put checked, signals summed, timeouts and range errors. */
+/**
+ * The P2P device API on real GPUs: the transport conformance suite, then signals summed, inline messages, timeouts
+ * and range errors.
+ */
 @RequiresCuda
 @Tag("gpu")
-class P2pGpuTest {
+class P2pGpuTest extends TransportConformanceGpuTest {
     static final long HEAP = 8L << 20;
-    static final byte POISON = (byte) 0xA5;
-    static LocalWorld world;
-    static DeviceOps ops;
-    static HeapBuffer src;
-    static HeapBuffer dst;
-    static HeapBuffer signals;
 
-    @BeforeAll
-    static void setUp() {
-        world = GpuWorlds.twoRanks(HEAP, Duration.ofSeconds(10));
-        ops = new DeviceOps(world);
-        src = world.heap().allocate(3L << 20);
-        dst = world.heap().allocate(3L << 20);
-        signals = world.heap().allocateSignals(16);
+    P2pGpuTest() {
+        super(new Trial(TransportTag.P2P, 3L << 20, 3, 42,
+                1, 7, 8, 15, 16, 17, 31, 63, 64, 100, 255, 4096, 4097, 65_536 + 3, 1 << 20)
+                .threadPutsUpTo(65_536 + 3)); // one thread moving a MiB is correct but slow; warp and block cover it
     }
 
-    @AfterAll
-    static void tearDown() {
-        if (world != null) {
-            world.close();
-        }
-    }
-
-    @BeforeEach
-    void clean() {
-        world.clearErrors();
-    }
-
-    @Test
-    void everyPairIsConnectedByP2pOrSelf() {
-        assertEquals(TransportTag.SELF, world.transport(0, 0));
-        assertEquals(TransportTag.P2P, world.transport(0, 1));
-        assertEquals(TransportTag.P2P, world.transport(1, 0));
-    }
-
-    @ParameterizedTest
-    @EnumSource(Scope.class)
-    void putsMoveExactlyTheirBytes(Scope scope) {
-        Random rnd = new Random(42 + scope.ordinal());
-        long[] sizes = {1, 7, 8, 15, 16, 17, 31, 63, 64, 100, 255, 4096, 4097, 65_536 + 3, 1 << 20};
-        for (long size : sizes) {
-            if (scope == Scope.THREAD && size > 65_536 + 3) {
-                continue; // one thread moving a MiB is correct but slow; warp and block cover it
-            }
-            for (int trial = 0; trial < 3; trial++) {
-                long srcOff = src.offset() + rnd.nextInt(64);
-                long dstOff = dst.offset() + rnd.nextInt(64);
-                checkPut(scope, (int) size, srcOff, dstOff, rnd, trial == 2);
-            }
-        }
-    }
-
-    private void checkPut(Scope scope, int size, long srcOff, long dstOff, Random rnd, boolean withSignal) {
-        Rank r0 = world.rank(0);
-        Rank r1 = world.rank(1);
-        byte[] data = new byte[size];
-        rnd.nextBytes(data);
-        r0.writeHeap(srcOff, data);
-        int margin = 64;
-        r1.fillHeap(dstOff - margin < dst.offset() ? dst.offset() : dstOff - margin, size + 2L * margin, POISON);
-        if (withSignal) {
-            long sig = signals.word(0);
-            r1.writeHeapLong(sig, 0);
-            ops.putSignal(0, 1, dstOff, srcOff, size, scope, sig, SignalOp.SET, 7);
-            assertEquals(7, ops.waitUntil(1, sig, Cmp.EQ, 7));
-        } else {
-            ops.put(0, 1, dstOff, srcOff, size, scope);
-        }
-        byte[] got = new byte[size];
-        r1.readHeap(dstOff, got);
-        assertArrayEquals(data, got, scope + " put of " + size + " bytes from " + srcOff + " to " + dstOff);
-        byte[] before = new byte[(int) Math.min(margin, dstOff - dst.offset())];
-        r1.readHeap(dstOff - before.length, before);
-        byte[] after = new byte[margin];
-        r1.readHeap(dstOff + size, after);
-        for (byte b : before) {
-            assertEquals(POISON, b, "bytes before the destination were written");
-        }
-        for (byte b : after) {
-            assertEquals(POISON, b, "bytes after the destination were written");
-        }
+    @Override
+    protected LocalWorld createWorld() {
+        return GpuWorlds.twoRanks(HEAP, Duration.ofSeconds(10));
     }
 
     @Test

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gda4j.transport.P2pTransport;
+import io.gda4j.p2p.P2pTransport;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;

@@ -21,6 +21,7 @@ import io.gda4j.world.LocalWorld;
 import io.gda4j.world.Rank;
 import io.gda4j.world.Scope;
 import io.gda4j.world.SignalOp;
+import io.gda4j.world.TransportConformanceGpuTest;
 import io.gda4j.world.WorldConfig;
 
 import java.nio.ByteBuffer;
@@ -30,13 +31,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The device API over the proxy transport on real GPUs (two ranks on GPUs 0 and 1, or both on GPU 0): every byte of
@@ -46,14 +42,15 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 @RequiresCuda
 @Tag("gpu")
-class ProxyGpuTest {
+class ProxyGpuTest extends TransportConformanceGpuTest {
     static final long HEAP = 64L << 20;
-    static final byte POISON = (byte) 0xA5;
-    static LocalWorld world;
-    static DeviceOps ops;
-    static HeapBuffer src;
-    static HeapBuffer dst;
-    static HeapBuffer signals;
+
+    ProxyGpuTest() {
+        // The tests launch the bench kernels while another rank's kernel may spin: loaded up front.
+        super(new Trial(TransportTag.PROXY, 16L << 20, 3, 42,
+                1, 7, 8, 15, 16, 17, 63, 64, 255, 4096, 4097, 65_536 + 3, 1 << 20, 3 << 20)
+                .destinationsFrom(64).loading("bench"));
+    }
 
     static void assumeGpu() {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
@@ -88,83 +85,19 @@ class ProxyGpuTest {
         return (ProxyChannel) w.rank(from).link(to).resources();
     }
 
-    @BeforeAll
-    static void setUp() {
-        world = proxyWorld(HEAP, Duration.ofSeconds(10), Map.of());
-        ops = new DeviceOps(world);
-        // The tests launch these while another rank's kernel may spin: loaded now, never behind a running kernel.
-        world.loadModules("bench");
-        src = world.heap().allocate(16L << 20);
-        dst = world.heap().allocate(16L << 20);
-        signals = world.heap().allocateSignals(16);
-    }
-
-    @AfterAll
-    static void tearDown() {
-        if (world != null) {
-            world.close();
-        }
-    }
-
-    @BeforeEach
-    void clean() {
-        world.clearErrors();
+    @Override
+    protected LocalWorld createWorld() {
+        return proxyWorld(HEAP, Duration.ofSeconds(10), Map.of());
     }
 
     @Test
-    void everyPairIsConnectedByTheProxyAndItsThreadsRun() {
-        assertEquals(TransportTag.SELF, world.transport(0, 0));
-        assertEquals(TransportTag.PROXY, world.transport(0, 1));
-        assertEquals(TransportTag.PROXY, world.transport(1, 0));
+    void aWorldSharesOneProxyServiceWhoseThreadsRun() {
         ProxyService service = channel(world, 0, 1).service();
         assertTrue(service == channel(world, 1, 0).service(), "a world shares one proxy service");
         for (ProxyThread r : service.threads()) {
             assertTrue(r.isAlive(), r.name());
         }
         assertEquals(List.of(), world.rank(0).linkProblems());
-    }
-
-    @ParameterizedTest
-    @EnumSource(Scope.class)
-    void putsMoveExactlyTheirBytes(Scope scope) {
-        Random rnd = new Random(42 + scope.ordinal());
-        long[] sizes = {1, 7, 8, 15, 16, 17, 63, 64, 255, 4096, 4097, 65_536 + 3, 1 << 20, 3 << 20};
-        for (long size : sizes) {
-            for (int trial = 0; trial < 3; trial++) {
-                checkPut(scope, (int) size, src.offset() + rnd.nextInt(64), dst.offset() + 64 + rnd.nextInt(64), rnd,
-                        trial == 2);
-            }
-        }
-    }
-
-    private void checkPut(Scope scope, int size, long srcOff, long dstOff, Random rnd, boolean withSignal) {
-        Rank r0 = world.rank(0);
-        Rank r1 = world.rank(1);
-        byte[] data = new byte[size];
-        rnd.nextBytes(data);
-        r0.writeHeap(srcOff, data);
-        int margin = 64;
-        r1.fillHeap(dstOff - margin, size + 2L * margin, POISON);
-        if (withSignal) {
-            long sig = signals.word(0);
-            r1.writeHeapLong(sig, 0);
-            ops.putSignal(0, 1, dstOff, srcOff, size, scope, sig, SignalOp.SET, 7);
-            assertEquals(7, ops.waitUntil(1, sig, Cmp.EQ, 7));
-        } else {
-            ops.put(0, 1, dstOff, srcOff, size, scope); // ends with flush: the bytes are there on return
-        }
-        byte[] got = new byte[size];
-        r1.readHeap(dstOff, got);
-        assertArrayEquals(data, got, scope + " put of " + size + " bytes from " + srcOff + " to " + dstOff);
-        byte[] around = new byte[margin];
-        r1.readHeap(dstOff - margin, around);
-        for (byte b : around) {
-            assertEquals(POISON, b, "bytes before the destination were written");
-        }
-        r1.readHeap(dstOff + size, around);
-        for (byte b : around) {
-            assertEquals(POISON, b, "bytes after the destination were written");
-        }
     }
 
     @Test

@@ -137,7 +137,7 @@ public final class EmulatedNic implements Nic {
     @Override
     public NicCapabilities capabilities() {
         return new NicCapabilities(1 << 15, 1 << 22, WqeDescriptor.MAX_INLINE_BYTES, true, true,
-                config.writesPassCqe(), false);
+                config.writesPassCqe(), false, false, true);
     }
 
     @Override

@@ -1,5 +1,5 @@
 /**
- * The emulated NIC: a software model of an mlx5 NIC for machines without one (DESIGN.md, "The emulated NIC").
+ * The emulated NIC: a software model of an mlx5 NIC for machines that have none (see docs/ARCHITECTURE.md).
  *
  * <p>Same rings and bytes as the real NIC ({@code io.gda4j.mlx5} layouts) in pinned host memory mapped into the GPU;
  * an {@link io.gda4j.nic.emulated.EmulatedEngine} thread polls each QP's doorbell record, decodes the new WQEs with

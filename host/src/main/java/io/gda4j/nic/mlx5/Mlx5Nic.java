@@ -93,9 +93,9 @@ public final class Mlx5Nic implements Nic {
         int maxSq = Integer.highestOneBit(Math.max(1, Math.min(device.maxQpWr(), 1 << 15)));
         boolean nullMr = LibIbverbs.nullMrUnsupportedReason(context.handle()) == null;
         // writesMayPassCqe: the CQ is in host memory and GPUDirect data in GPU memory, two PCIe paths; only the
-        // null-MR flush orders them (DESIGN.md, "PCIe flush via a null MR").
+        // null-MR flush orders them (a non-posted atomic cannot pass earlier posted writes: docs/ARCHITECTURE.md).
         this.capabilities = new NicCapabilities(maxSq, device.maxCqe(), probeMaxInline(), device.atomicCap() != 0,
-                nullMr, true, settings.relaxedOrdering());
+                nullMr, true, settings.relaxedOrdering(), true, false);
         this.description = describe(context.deviceName(), portNum, port.isEthernet(),
                 port.isEthernet() ? gid.reason() : String.format("LID 0x%x", port.lid()), port.activeWidth(),
                 port.activeSpeed());

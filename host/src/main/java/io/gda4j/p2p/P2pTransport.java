@@ -1,6 +1,10 @@
-package io.gda4j.transport;
+package io.gda4j.p2p;
 
 import io.gda4j.cuda.CudaDevice;
+import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.RemotePeer;
+import io.gda4j.transport.TransportProvider;
+import io.gda4j.transport.TransportTag;
 import io.gda4j.world.Rank;
 
 import java.util.Optional;

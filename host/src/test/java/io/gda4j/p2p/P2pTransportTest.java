@@ -1,4 +1,4 @@
-package io.gda4j.transport;
+package io.gda4j.p2p;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

@@ -1,0 +1,127 @@
+package io.gda4j;
+
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.EvaluationResult;
+import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
+import io.gda4j.bootstrap.Bootstrap;
+import io.gda4j.config.LayeringFixtureCycle;
+import io.gda4j.cuda.LayeringFixtureUpward;
+import io.gda4j.transport.TransportProvider;
+import io.gda4j.world.Rank;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.equivalentTo;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The layering of gda4j-host's packages, bottom to top (docs/ARCHITECTURE.md, "Layers", draws it); a package may use
+ * only the layers named for it, and no two packages may use each other, however indirectly.
+ * <pre>
+ *   moe          MoE dispatch/combine                      -> world, transport, cuda, nccl
+ *   nccl         NCCL binding (the MoE baselines)          -> config
+ *   p2p, ibgda   the transports of this module             -> world, transport, nic, verbs, mlx5, cuda, config
+ *   nic          NICs: the interface, mlx5, emulated       -> verbs, mlx5, cuda, config
+ *   verbs        libibverbs/libmlx5 bindings               -> mlx5, config
+ *   mlx5         WQE/CQE byte layouts and codecs           -> nothing
+ *   world        worlds, ranks, heaps, device view; and
+ *   transport    the transport SPI the world calls         -> bootstrap, hostflag, cuda, config
+ *   hostflag     host-to-GPU flags                         -> gdrcopy (module gda4j-gdrcopy), cuda
+ *   bootstrap    TCP rendezvous of the processes           -> config
+ *   cuda         JCuda: contexts, memory, streams, modules -> nothing
+ *   config       properties and environment variables      -> nothing
+ * </pre>
+ * The proxy transport (module gda4j-proxy) and the samples sit above all of these; Maven keeps their arrows down.
+ */
+@Timeout(120)
+class LayeringTest {
+    /**
+     * The one cycle left, named: the transport SPI's methods take a {@link Rank} (a rank's context, heap and device
+     * view), and the world calls the SPI. Breaking it changes the signature every transport implements, the proxy's
+     * too, so it waits for the change that reworks the proxy module; world and transport form one layer meanwhile.
+     */
+    static final DescribedPredicate<JavaClass> SPI_NAMES_RANK = equivalentTo(TransportProvider.class);
+
+    static JavaClasses host;
+
+    @BeforeAll
+    static void importHost() {
+        host = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackages("io.gda4j");
+        assertTrue(host.contain(Rank.class) && host.contain(TransportProvider.class) && host.size() > 200,
+                "the host's classes were not found: " + host.size());
+    }
+
+    static LayeredArchitecture layers() {
+        return layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("config").definedBy("io.gda4j.config..")
+                .layer("cuda").definedBy("io.gda4j.cuda..")
+                .layer("bootstrap").definedBy("io.gda4j.bootstrap..")
+                .layer("gdrcopy").definedBy("io.gda4j.gdrcopy..")
+                .layer("hostflag").definedBy("io.gda4j.hostflag..")
+                .layer("world").definedBy("io.gda4j.world..", "io.gda4j.transport..")
+                .layer("mlx5").definedBy("io.gda4j.mlx5..")
+                .layer("verbs").definedBy("io.gda4j.verbs..")
+                .layer("nic").definedBy("io.gda4j.nic..")
+                .layer("transports").definedBy("io.gda4j.p2p..", "io.gda4j.ibgda..")
+                .layer("nccl").definedBy("io.gda4j.nccl..")
+                .layer("moe").definedBy("io.gda4j.moe..")
+                .whereLayer("config").mayNotAccessAnyLayer()
+                .whereLayer("cuda").mayNotAccessAnyLayer()
+                .whereLayer("mlx5").mayNotAccessAnyLayer()
+                .whereLayer("bootstrap").mayOnlyAccessLayers("config")
+                .whereLayer("gdrcopy").mayNotAccessAnyLayer()
+                .whereLayer("hostflag").mayOnlyAccessLayers("gdrcopy", "cuda")
+                .whereLayer("world").mayOnlyAccessLayers("bootstrap", "hostflag", "cuda", "config")
+                .whereLayer("verbs").mayOnlyAccessLayers("mlx5", "config")
+                .whereLayer("nic").mayOnlyAccessLayers("verbs", "mlx5", "cuda", "config")
+                .whereLayer("transports").mayOnlyAccessLayers("world", "nic", "verbs", "mlx5", "cuda", "config")
+                .whereLayer("nccl").mayOnlyAccessLayers("config")
+                .whereLayer("moe").mayOnlyAccessLayers("world", "nccl", "cuda", "config");
+    }
+
+    static ArchRule noCycles() {
+        return slices().matching("io.gda4j.(**)").should().beFreeOfCycles()
+                .ignoreDependency(SPI_NAMES_RANK, equivalentTo(Rank.class));
+    }
+
+    @Test
+    void everyPackageUsesOnlyTheLayersBelowIt() {
+        layers().check(host);
+    }
+
+    @Test
+    void noPackagesUseEachOther() {
+        noCycles().check(host);
+    }
+
+    @Test
+    void everyHostPackageIsInALayer() {
+        // A new package must be placed in the layering above, or its arrows go unchecked.
+        layers().ensureAllClassesAreContainedInArchitecture().check(host);
+    }
+
+    /** The rules are not vacuous: an arrow up and a cycle, in test fixtures, are each reported. */
+    @Test
+    void anArrowUpAndACycleAreReported() {
+        JavaClasses upward = new ClassFileImporter().importClasses(LayeringFixtureUpward.class, Rank.class);
+        EvaluationResult up = layers().evaluate(upward);
+        assertTrue(up.hasViolation(), "cuda -> world must be refused");
+        assertTrue(up.getFailureReport().toString().contains("LayeringFixtureUpward"), up.getFailureReport().toString());
+
+        JavaClasses cycle = new ClassFileImporter().importPackagesOf(LayeringFixtureCycle.class, Bootstrap.class);
+        assertTrue(noCycles().evaluate(cycle).hasViolation(), "config <-> bootstrap must be reported as a cycle");
+        JavaClasses withoutFixture = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackagesOf(LayeringFixtureCycle.class, Bootstrap.class);
+        assertFalse(noCycles().evaluate(withoutFixture).hasViolation(), "bootstrap -> config alone is no cycle");
+    }
+}
