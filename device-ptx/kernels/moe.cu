@@ -522,6 +522,14 @@ __device__ __forceinline__ void block_release_to_all(const DeviceView* view, int
   }
 }
 
+// The direct kernels number their calls themselves (no gda4j_moe_next_call launch before them: one launch less per
+// call): each reads `*word + 1` as its sequence number at its start, and block 0 stores it once every block of the
+// rank has read it (after the done wait, which counts every block's ADD, and each block adds after its read) or when
+// it gives up on a failure. Either way the word moves on by exactly one per call, in eager calls and graph replays.
+__device__ __forceinline__ void finish_call(uint64_t* word, uint64_t seq) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *word = seq;
+}
+
 // Where a received array of device memory (recv_x .. recv_src, as the params name them here) lies in `heap`'s copy of
 // the direct receive block: every rank lays it out the same.
 __device__ __forceinline__ char* direct_field(const MoeParams* prm, char* heap, uint64_t field) {
@@ -561,18 +569,18 @@ __device__ __forceinline__ int combine_enter(const DeviceView* view, const Local
 // the row once and stores it to every rank that holds one of its experts. Claimed, not dealt out: blocks do not move
 // rows across NVLink at the same rate (2x H100, 24 blocks, tokens dealt out by channel: the first block done after
 // 102 us, the last after 213 us, the mean 146 us), so a fixed share left the call waiting for the slowest block.
-// Block 0 zeroes local_expert_counts; `*call_seq_word` as for gda4j_moe_dispatch.
+// Block 0 zeroes local_expert_counts; `*call_seq_word` counts this rank's dispatches (finish_call).
 extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch_direct(const DeviceView* view,
                                                                              const MoeParams* prm, const char* x,
                                                                              const float* scales,
                                                                              const int64_t* topk,
                                                                              const float* weights, int num_tokens,
-                                                                             const uint64_t* call_seq_word) {
+                                                                             uint64_t* call_seq_word) {
   __shared__ uint64_t counts[MAX_RANKS * MAX_RANKS];        // [src][dst]: seq << 32 | rows, as posted
   __shared__ int32_t first_row[MAX_CHANNELS * MAX_RANKS];  // [channel][dst]: the channel's first row there
   __shared__ int status;
   if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
-  const uint64_t seq = *call_seq_word;
+  const uint64_t seq = *call_seq_word + 1;
   const int n = prm->nranks, me = prm->rank, k = prm->top_k, local = prm->num_local_experts;
   const int channels = prm->num_channels;
   unsigned long long* next_token = reinterpret_cast<unsigned long long*>(prm->state);
@@ -607,7 +615,7 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch_direct(cons
     counts[threadIdx.x] = v;
   }
   __syncthreads();
-  if (status != OK) return;
+  if (status != OK) return finish_call(call_seq_word, seq);
   // Every channel's first row at every destination: after the rows of lower sources, then of lower channels.
   const int32_t* cc = reinterpret_cast<const int32_t*>(prm->channel_count);
   for (int i = (int)threadIdx.x; i < channels * n; i += (int)blockDim.x) first_row[i] = cc[i];
@@ -716,6 +724,7 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch_direct(cons
   block_release_to_all(view, n, signal_offset(prm, si.dispatch_done(me)));
   const int st = block_wait_all(l, prm, n, [&](int s) { return si.dispatch_done(s); },
                                 (uint64_t)gridDim.x * seq, nullptr, &status);
+  finish_call(call_seq_word, seq);
   if (st != OK) return;
 
   // 5. Per-local-expert counts over this block's share of the received rows.
@@ -799,8 +808,8 @@ __device__ __forceinline__ void combine_token(const char* my_row, uint16_t* out_
 // received (y, in dispatch's output order) in turn and store each in its source's landing row [me][token], except
 // this rank's own, which the sums read from y in place; once every rank's rows have landed, each block sums its share
 // of this rank's tokens: for each token the rows of the ranks it went to, in increasing rank order, in FP32 from +0.0,
-// rounded once to BF16 (io.gda4j.moe.MoeReference's order). `*combine_seq_word` counts this rank's combines from 1
-// (gda4j_moe_next_call raises it just before, in stream order).
+// rounded once to BF16 (io.gda4j.moe.MoeReference's order). `*combine_seq_word` counts this rank's combines, pushed
+// or pulled (finish_call).
 // Tried and dropped (2 ranks, 4096 tokens, 2x H200, 12 channels, 0.32 ms as it is): half the warps sending while the
 // other half summed the tokens whose rows had landed, in 8 phases: 0.50 ms (eight warps per block send too slowly, a
 // warp's row copy waits for its loads of y); every warp sending a phase, then summing the phase before, in 4 phases
@@ -808,10 +817,10 @@ __device__ __forceinline__ void combine_token(const char* my_row, uint16_t* out_
 extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_direct(const DeviceView* view,
                                                                             const MoeParams* prm, const uint16_t* y,
                                                                             uint16_t* out, int num_tokens,
-                                                                            const uint64_t* combine_seq_word) {
+                                                                            uint64_t* combine_seq_word) {
   __shared__ int status;
   if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
-  const uint64_t seq = *combine_seq_word;
+  const uint64_t seq = *combine_seq_word + 1;
   const int n = prm->nranks, me = prm->rank, hidden = prm->hidden;
   const uint32_t lane = detail::lane_id();
   const int warp = (int)(threadIdx.x >> 5), warps = (int)(blockDim.x >> 5);
@@ -823,7 +832,7 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_direct(const
   //    every rank has said so.
   __shared__ uint64_t entries[MAX_RANKS];
   int st = combine_enter(view, l, prm, si, seq, 0, entries, &status);
-  if (st != OK) return;
+  if (st != OK) return finish_call(combine_seq_word, seq);
 
   // 2. The rows, dealt out to the grid's warps in turn: they are sorted by source, so contiguous shares would leave
   //    the blocks holding this rank's own rows idle.
@@ -841,6 +850,7 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_direct(const
   block_release_to_all(view, n, signal_offset(prm, si.combine_done(me)));
   st = block_wait_all(l, prm, n, [&](int s) { return si.combine_done(s); }, (uint64_t)gridDim.x * seq, nullptr,
                       &status);
+  finish_call(combine_seq_word, seq);
   if (st != OK) return;
 
   // 3. The sums. Lane r < n holds the token's row from rank r (null where the token did not go to r).
@@ -878,11 +888,11 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_direct(const
 extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_pull(const DeviceView* view,
                                                                           const MoeParams* prm, uint16_t* out,
                                                                           int num_tokens,
-                                                                          const uint64_t* combine_seq_word) {
+                                                                          uint64_t* combine_seq_word) {
   __shared__ int status;
   __shared__ uint64_t entries[MAX_RANKS];
   if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
-  const uint64_t seq = *combine_seq_word;
+  const uint64_t seq = *combine_seq_word + 1;
   const int n = prm->nranks, hidden = prm->hidden;
   const uint32_t lane = detail::lane_id();
   const int warp = (int)(threadIdx.x >> 5), warps = (int)(blockDim.x >> 5);
@@ -891,7 +901,7 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_pull(const D
   const uint64_t row_bytes = (uint64_t)prm->combine_row_bytes;
 
   int st = combine_enter(view, l, prm, si, seq, 1, entries, &status);
-  if (st != OK) return;
+  if (st != OK) return finish_call(combine_seq_word, seq);
 
   // Lane r < n holds rank r's combine input.
   const char* input = nullptr;
@@ -915,4 +925,5 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_pull(const D
   }
   block_release_to_all(view, n, signal_offset(prm, si.combine_done(prm->rank)));
   block_wait_all(l, prm, n, [&](int s) { return si.combine_done(s); }, (uint64_t)gridDim.x * seq, nullptr, &status);
+  finish_call(combine_seq_word, seq);
 }

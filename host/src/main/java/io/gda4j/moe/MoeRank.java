@@ -352,8 +352,10 @@ public final class MoeRank implements AutoCloseable {
             zero(s.localExpertCounts(), s.numLocalExperts());   // the direct dispatch zeroes them itself
         }
         // The sequence number is raised on the GPU, not passed by value: a captured graph then makes a new call on
-        // every replay.
-        nextCall.launch(1, 1, 0, calls, KernelArgs.create().pointer(at(s.callSeq())));
+        // every replay. The direct kernels raise it themselves.
+        if (!s.direct()) {
+            nextCall.launch(1, 1, 0, calls, KernelArgs.create().pointer(at(s.callSeq())));
+        }
         if (s.direct()) {
             dispatchDirectKernel.launch(blocksPerRank(c), dispatchThreads(), 0, calls, KernelArgs.create()
                     .pointer(rank.deviceView()).pointer(at(s.params())).pointer(x.pointer())
@@ -435,12 +437,10 @@ public final class MoeRank implements AutoCloseable {
         DeviceTensor out = combined(h.numTokens());
         callStreamWaitsForComputeStream();
         if (pull) {
-            nextCall.launch(1, 1, 0, calls, KernelArgs.create().pointer(at(s.combineSeq())));
             combinePullKernel.launch(blocksPerRank(c), combineThreads(), 0, calls, KernelArgs.create()
                     .pointer(rank.deviceView()).pointer(at(s.params())).pointer(out.pointer())
                     .i32(h.numTokens()).pointer(at(s.combineSeq())));
         } else if (s.direct()) {
-            nextCall.launch(1, 1, 0, calls, KernelArgs.create().pointer(at(s.combineSeq())));
             combineDirectKernel.launch(blocksPerRank(c), combineThreads(), 0, calls, KernelArgs.create()
                     .pointer(rank.deviceView()).pointer(at(s.params())).pointer(y.pointer()).pointer(out.pointer())
                     .i32(h.numTokens()).pointer(at(s.combineSeq())));
