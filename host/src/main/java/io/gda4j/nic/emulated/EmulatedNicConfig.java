@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.TimeUnit;
 
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
@@ -33,9 +34,14 @@ import org.agrona.concurrent.IdleStrategy;
  *                      between is lost (NIC atomics stay atomic with each other); a counter that IBGDA peers and the
  *                      GPU add to loses updates, as on a ConnectX. {@code false}: a system-scope GPU atomic, which
  *                      hides that (the lenient model).
+ * @param retryNanos    strict mode: how long a WQE toward a peer that does not answer (closed, not connected back,
+ *                      not yet in RTR, in ERROR) keeps being retried before it fails with TRANSPORT_RETRY_EXC, as a
+ *                      ConnectX retries {@code retry_cnt} times after each {@code timeout} (default
+ *                      {@link #RETRY_DEFAULT}; tests make it short). The QP's later WQEs wait behind it; a peer that
+ *                      comes up within the time is reached. Lenient mode fails such a WQE at once.
  */
 public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolean strict, boolean writesPassCqe,
-                                boolean strictAtomics) {
+                                boolean strictAtomics, long retryNanos) {
     public static final String IDLE_PROP_NAME = "gda4j.emulatedNic.idle";
     public static final String IDLE_ENV = "GDA4J_EMULATED_NIC_IDLE";
     /** Never yields the core: lowest latency, one core busy for as long as the NIC is open. */
@@ -55,6 +61,13 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
     public static final String STRICT_ATOMICS_PROP_NAME = "gda4j.emulatedNic.strictAtomics";
     public static final String STRICT_ATOMICS_ENV = "GDA4J_EMULATED_NIC_STRICT_ATOMICS";
     public static final String STRICT_ATOMICS_DEFAULT = "true";
+    public static final String RETRY_PROP_NAME = "gda4j.emulatedNic.retryMillis";
+    public static final String RETRY_ENV = "GDA4J_EMULATED_NIC_RETRY_MILLIS";
+    /**
+     * About what a ConnectX takes with gda4j's QP settings ({@code timeout} 14: 4.096 us * 2^14 = 67 ms, times
+     * {@code retry_cnt} 7 + 1): an unreachable peer fails after about half a second, not at once.
+     */
+    public static final String RETRY_DEFAULT = "537";
     /**
      * Strict atomics: the pause between an atomic's read and its write, about a PCIe round trip (a ConnectX's atomic
      * on GPU memory is a non-posted read, then a posted write, some microseconds apart under load).
@@ -77,11 +90,35 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
             STRICT_ATOMICS_PROP_NAME, STRICT_ATOMICS_ENV, STRICT_ATOMICS_DEFAULT, "true or false",
             EmulatedNicConfig::parseFlag);
 
+    public static final Setting<Long> RETRY = Setting.of("emulated NIC transport retry (ms)", RETRY_PROP_NAME,
+            RETRY_ENV, RETRY_DEFAULT, "milliseconds, 0 or more", text -> {
+                long ms = Long.parseLong(text.strip());
+                if (ms < 0) {
+                    throw new IllegalArgumentException("negative");
+                }
+                return ms;
+            });
+
     /** Every emulated NIC setting, in the order {@code gda4j info} prints them. */
-    public static final List<Setting<?>> SETTINGS = List.of(IDLE, STRICT, WRITES_PASS_CQE, STRICT_ATOMICS);
+    public static final List<Setting<?>> SETTINGS = List.of(IDLE, STRICT, WRITES_PASS_CQE, STRICT_ATOMICS, RETRY);
 
     public EmulatedNicConfig {
         newIdleStrategy(idleStrategy); // validates
+        if (retryNanos < 0) {
+            throw new IllegalArgumentException("negative transport retry time " + retryNanos + " ns");
+        }
+    }
+
+    /** The default transport retry time. */
+    public EmulatedNicConfig(String idleStrategy, boolean startEngine, boolean strict, boolean writesPassCqe,
+                             boolean strictAtomics) {
+        this(idleStrategy, startEngine, strict, writesPassCqe, strictAtomics,
+                TimeUnit.MILLISECONDS.toNanos(Long.parseLong(RETRY_DEFAULT)));
+    }
+
+    /** The same settings with another transport retry time (tests make it short, or long to watch a retry). */
+    public EmulatedNicConfig withRetryNanos(long nanos) {
+        return new EmulatedNicConfig(idleStrategy, startEngine, strict, writesPassCqe, strictAtomics, nanos);
     }
 
     /** A strict NIC (the default) whose CQEs follow their data. */
@@ -136,6 +173,7 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
     /** @throws io.gda4j.config.SettingException naming the variable or property of a bad value */
     public static EmulatedNicConfig resolve(Properties props, Map<String, String> env) {
         return new EmulatedNicConfig(IDLE.resolve(props, env), true, STRICT.resolve(props, env),
-                WRITES_PASS_CQE.resolve(props, env), STRICT_ATOMICS.resolve(props, env));
+                WRITES_PASS_CQE.resolve(props, env), STRICT_ATOMICS.resolve(props, env),
+                TimeUnit.MILLISECONDS.toNanos(RETRY.resolve(props, env)));
     }
 }
