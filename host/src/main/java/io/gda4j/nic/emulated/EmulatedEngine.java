@@ -45,9 +45,9 @@ import io.gda4j.nic.QpState;
  * {@code max_dest_rd_atomic}) fails at the requester and moves the responder QP to ERROR too. Keys are looked up in
  * the responder NIC's table, so a key of another NIC fails.</li>
  * <li>States. A doorbell rung in RESET, INIT or RTR is dropped; in SQD it is taken but nothing starts.</li>
- * <li>Relaxed ordering. A WRITE into a region registered with {@code RELAXED_ORDERING} is held after its CQE and
- * may be passed by a later WRITE (a signal seen before its data); a READ or atomic toward the same NIC, or a WRITE
- * into a strictly ordered region on the same QP, lands it first.</li>
+ * <li>Relaxed ordering. A WRITE into a region registered with {@code RELAXED_ORDERING} is held after its CQE, and an
+ * 8- or 16-byte inline WRITE into such a region (a signal) lands at once, before the data held ahead of it; a READ
+ * or atomic toward the same NIC, or a WRITE into a strictly ordered region on the same QP, lands held data first.</li>
  * </ul>
  *
  * <p>Writes may pass CQEs ({@link EmulatedNicConfig#writesPassCqe()}, a mode the flush tests use): RDMA READ data and
@@ -417,7 +417,9 @@ public final class EmulatedEngine {
             long raddr = wqe.raddr() + target.translation;
             long ring = qp.rings.deviceAddress();
             boolean halves = (length == 8 || length == 16) && (raddr & 7) == 0;
-            if (holdsWrite(target) && (halves || makeStagingRoom(qp, length))) {
+            // Relaxed ordering: a small store into a relaxed region overtakes the larger writes held before it.
+            boolean overtakes = strict && target.relaxed && halves;
+            if (holdsWrite(target) && !overtakes && (halves || makeStagingRoom(qp, length))) {
                 if (halves) { // one 8-byte store per half, also when it lands late
                     hold(qp, raddr, wqe.inlineLongLittleEndian(qp.sq, 0), STORE64, domain, target.relaxed);
                     if (length == 16) {
