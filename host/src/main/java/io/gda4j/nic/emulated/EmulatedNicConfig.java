@@ -19,14 +19,19 @@ import org.agrona.concurrent.IdleStrategy;
  * @param idleStrategy  {@code spin} (default: lowest latency, one core busy while the NIC is open) or {@code backoff}
  * @param startEngine   whether the NIC runs its engine thread (tests drive {@link EmulatedEngine#doWork()} by hand)
  * @param strict        {@code true} (default): the NIC guarantees no more than a ConnectX does, so code that relies on
- *                      more fails a test: a WQE without the fence bit runs before an earlier RDMA READ's data has
- *                      landed ({@link EmulatedEngine}). {@code false}: every WQE completes in posting order (the
- *                      lenient model, for comparing against).
+ *                      more fails a test ({@link EmulatedEngine} lists how): a WQE without the fence bit runs before
+ *                      earlier READ and fetching-atomic responses have landed; QP states, transport retries, the
+ *                      responder's access flags and depth; relaxed ordering by the target's registration; one NIC
+ *                      per GPU in a world ({@link EmulatedNicProvider#oneNicPerGpu()}). {@code false}: every WQE
+ *                      completes in posting order, a doorbell rung before connect runs after it, an unreachable peer
+ *                      fails at once (the lenient model, for comparing against).
  * @param writesPassCqe {@code false} (default): a CQE is written after the data its WQE landed in local memory.
  *                      {@code true}: like a NIC whose GPUDirect writes may pass their CQE (relaxed ordering, some
  *                      PCIe platforms), an RDMA READ's data is held back after its CQE is written, until the NIC
  *                      executes an atomic or a WQE that reads local memory (the PCIe flush: a non-posted operation
- *                      that posted writes cannot be passed by) or the QP has been idle for a millisecond. The NIC then
+ *                      that posted writes cannot be passed by) or the QP has been idle for a millisecond; a WRITE's
+ *                      data likewise lands in the target after its CQE (so "quiet, then signal by another path"
+ *                      reads stale bytes), until a later WQE of its QP reaches the same memory or a flush there. The NIC then
  *                      reports {@code writesMayPassCqe}, so {@code quiet} ends with the PCIe flush; without it a get
  *                      returns stale bytes, and a test fails.
  * @param strictAtomics {@code true} (default): an ATOMIC_FA or ATOMIC_CS is what a NIC's atomic is to GPU memory, a
