@@ -95,7 +95,7 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
             STRICT_ATOMICS_PROP_NAME, STRICT_ATOMICS_ENV, STRICT_ATOMICS_DEFAULT, "true or false",
             EmulatedNicConfig::parseFlag);
 
-    public static final Setting<Long> RETRY = Setting.of("emulated NIC transport retry (ms)", RETRY_PROP_NAME,
+    public static final Setting<Long> RETRY = Setting.of("emulated NIC retry (ms)", RETRY_PROP_NAME,
             RETRY_ENV, RETRY_DEFAULT, "milliseconds, 0 or more", text -> {
                 long ms = Long.parseLong(text.strip());
                 if (ms < 0) {
