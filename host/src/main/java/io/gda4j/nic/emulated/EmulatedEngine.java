@@ -506,8 +506,9 @@ public final class EmulatedEngine {
             }
             return false;
         }
-        if (qp.writeStagingUsed + length > EmulatedQp.WRITE_STAGING_BYTES && qp.held > 0) {
-            landHeld(qp, null);
+        if ((qp.writeStagingUsed + length > EmulatedQp.WRITE_STAGING_BYTES || qp.held == qp.heldDst.length)
+                && qp.held > 0) {
+            landHeld(qp, null); // so that hold() need not land (and reuse the staging area) behind the new payload
         }
         return true;
     }
