@@ -276,4 +276,30 @@ class EmulatedNicVisibilityTest extends TwoHeapNicTest {
             assertArrayEquals(filled(BYTES, (byte) 0x21), read(heapB, BYTES));
         }
     }
+
+    @Test
+    void manyHeldWritesEachLandTheirOwnPayload() throws TimeoutException {
+        openWithRelaxedRegion(); // writes into it are held and do not land each other
+        try (QpPair qps = pair(16)) {
+            HostPoster p = qps.first().hostPoster();
+            // More WRITEs than the send queue holds (the held list fills and lands on its own), of mixed sizes, so
+            // the staging area is reused while some payloads are still held.
+            int writes = 30;
+            long offset = 0;
+            long[] at = new long[writes];
+            int[] size = new int[writes];
+            for (int i = 0; i < writes; i++) {
+                size[i] = i < 17 ? 24 : 64;
+                at[i] = offset;
+                p.postWriteInline(relaxed + offset, memRelaxed.rkey(), filled(size[i], (byte) (i + 1)), TIMEOUT);
+                complete(p);
+                offset += size[i];
+            }
+            p.postFetchAdd(relaxed + 3072, memRelaxed.rkey(), 1, heapA, memA.lkey(), TIMEOUT);
+            complete(p);
+            for (int i = 0; i < writes; i++) {
+                assertArrayEquals(filled(size[i], (byte) (i + 1)), read(relaxed + at[i], size[i]), "WRITE " + i);
+            }
+        }
+    }
 }
