@@ -20,8 +20,8 @@ import java.util.Optional;
 /**
  * The NIC each rank of a world posts on. A provider placed by PCIe distance (mlx5) gives each rank the port
  * {@link NicAffinity} picks for its GPU, so every GPU rings the doorbells of, and is read and written by, a NIC
- * near it; ranks that get the same port share one open NIC. Any other provider (the emulated NIC) is one NIC for
- * all ranks. NICs are opened on first use and closed together by {@link #close}.
+ * near it; ranks that get the same port share one open NIC. Any other provider is one NIC for all ranks, or one
+ * per GPU where it says so ({@link NicProvider#oneNicPerGpu()}: the strict emulated NIC). NICs are opened on first use and closed together by {@link #close}.
  */
 final class RankNics {
     /** Key of the one NIC of a provider not placed by distance. */
@@ -89,7 +89,8 @@ final class RankNics {
             return nic;
         }
         Optional<NicAssignment> a = assignment(rank);
-        String key = a.map(x -> x.port() == null ? "first" : x.port().label()).orElse(SHARED);
+        String key = a.map(x -> x.port() == null ? "first" : x.port().label())
+                .orElse(provider.oneNicPerGpu() ? "GPU " + rank.gpuBusId() : SHARED);
         nic = opened.get(key);
         if (nic == null) {
             NicOptions options = a.map(NicAssignment::options).orElseGet(this::sharedOptions);

@@ -14,7 +14,13 @@ public enum NicAccess {
     /** A peer may RDMA READ from the region. */
     REMOTE_READ(4),
     /** A peer may run 8-byte atomics on the region. */
-    REMOTE_ATOMIC(8);
+    REMOTE_ATOMIC(8),
+    /**
+     * The NIC may write the region with PCIe relaxed ordering ({@code IBV_ACCESS_RELAXED_ORDERING}): its writes into
+     * it may become visible out of order, so a later 8-byte WRITE (a signal) can be seen before the data written
+     * before it; an atomic or a READ cannot pass them. The target's registration decides, not the poster.
+     */
+    RELAXED_ORDERING(1 << 20);
 
     /** Everything a symmetric heap needs: the peer writes, reads and atomically updates it. */
     public static final Set<NicAccess> HEAP = Set.of(LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC);

@@ -29,6 +29,11 @@ public interface NicMemory extends AutoCloseable {
      */
     boolean isNull();
 
+    /** Whether the NIC's writes into this region may become visible out of order ({@link NicAccess#RELAXED_ORDERING}). */
+    default boolean relaxedOrdering() {
+        return access().contains(NicAccess.RELAXED_ORDERING);
+    }
+
     /** For messages, e.g. {@code "rank 1 heap"}. */
     String label();
 

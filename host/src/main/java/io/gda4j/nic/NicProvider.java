@@ -27,6 +27,14 @@ public interface NicProvider {
         return false;
     }
 
+    /**
+     * For a provider not placed by PCIe distance: true when each GPU gets a NIC of its own, with its own keys (the
+     * strict emulated NIC, as on a machine with a ConnectX per GPU), false for one NIC every GPU shares.
+     */
+    default boolean oneNicPerGpu() {
+        return false;
+    }
+
     /** Opens a NIC; throws {@link NicException} with the reason on failure. */
     Nic open(NicOptions options);
 }

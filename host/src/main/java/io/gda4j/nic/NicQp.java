@@ -8,7 +8,9 @@ package io.gda4j.nic;
  * <p>Completion contract, identical on both NICs: WQEs run in posting order; each WQE whose ctrl segment asks for a
  * CQE ({@code FM_CE_SE_CQ_UPDATE}) gets one, in order, in the send CQ. The first failing WQE gets an error CQE
  * ({@code REQ_ERR}, syndrome from {@code io.gda4j.mlx5.CqeSyndrome}) whether it asked for one or not; the QP then
- * goes to {@link QpState#ERROR} and every later WQE gets a {@code WR_FLUSH} error CQE without running.
+ * goes to {@link QpState#ERROR} and every later WQE gets a {@code WR_FLUSH} error CQE without running. A request the
+ * responder refuses (remote access, invalid request) moves the responder's QP to ERROR too. A CQE says the responder
+ * took the data, not that it is visible in the target's memory yet (see {@link NicCapabilities#writesMayPassCqe()}).
  */
 public interface NicQp extends AutoCloseable {
     /** 24-bit QP number. */
@@ -24,7 +26,8 @@ public interface NicQp extends AutoCloseable {
     QpAddress address();
 
     /**
-     * Moves the QP from RESET to RTS, connected to {@code peer} (which may be this QP's own address: a loopback QP).
+     * Moves the QP from RESET through INIT and RTR to RTS, connected to {@code peer} (which may be this QP's own
+     * address: a loopback QP).
      * The peer must connect back to this QP's address before WQEs flow (real RC needs both sides; the emulated NIC
      * needs the peer's registration table only). Throws {@link NicException} when the address is not reachable.
      */

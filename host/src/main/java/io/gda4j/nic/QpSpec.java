@@ -2,7 +2,9 @@ package io.gda4j.nic;
 
 import io.gda4j.cuda.CudaContext;
 
+import java.util.EnumSet;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * What to create a queue pair for.
@@ -14,12 +16,31 @@ import java.util.Objects;
  *                        WQE, so with at most {@code sqWqebbs} WQEs outstanding the CQ cannot overrun)
  * @param maxInlineBytes  largest inline WRITE payload the QP must accept
  * @param label           for messages, e.g. {@code "rank 0 -> rank 1"}
+ * @param remoteAccess    the QP's own access flags ({@code qp_access_flags}): which requests from its peer it answers
+ *                        (REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC); a request it does not allow fails at the
+ *                        requester with a remote invalid-request error, whatever the target region allows
+ * @param maxRdAtomic     RDMA READs and atomics this QP keeps in flight as a requester ({@code max_rd_atomic}, 1 to
+ *                        {@link #MAX_RD_ATOMIC}); one more waits for the oldest to complete
+ * @param maxDestRdAtomic RDMA READs and atomics from its peer this QP takes at once as a responder
+ *                        ({@code max_dest_rd_atomic}, 0 to {@link #MAX_RD_ATOMIC}); a peer that keeps more in flight
+ *                        gets a remote invalid-request error
  */
-public record QpSpec(CudaContext gpu, int sqWqebbs, int cqEntries, int maxInlineBytes, String label) {
+public record QpSpec(CudaContext gpu, int sqWqebbs, int cqEntries, int maxInlineBytes, String label,
+                     Set<NicAccess> remoteAccess, int maxRdAtomic, int maxDestRdAtomic) {
     /** Default send queue depth in WQEBBs. */
     public static final int DEFAULT_SQ_WQEBBS = 1024;
     /** Default inline limit: the device API's {@code put_inline} slot and 8-byte signals fit. */
     public static final int DEFAULT_MAX_INLINE_BYTES = 256;
+    /** Largest {@code max_rd_atomic} / {@code max_dest_rd_atomic} a ConnectX-7 grants ({@code max_qp_rd_atom}). */
+    public static final int MAX_RD_ATOMIC = 16;
+    /** What a QP answers by default: everything a symmetric heap's peer does. */
+    public static final Set<NicAccess> DEFAULT_REMOTE_ACCESS =
+            Set.of(NicAccess.REMOTE_WRITE, NicAccess.REMOTE_READ, NicAccess.REMOTE_ATOMIC);
+
+    /** A QP that answers every request and keeps {@link #MAX_RD_ATOMIC} READs and atomics in flight each way. */
+    public QpSpec(CudaContext gpu, int sqWqebbs, int cqEntries, int maxInlineBytes, String label) {
+        this(gpu, sqWqebbs, cqEntries, maxInlineBytes, label, DEFAULT_REMOTE_ACCESS, MAX_RD_ATOMIC, MAX_RD_ATOMIC);
+    }
 
     public QpSpec {
         Objects.requireNonNull(label, "label");
@@ -34,6 +55,17 @@ public record QpSpec(CudaContext gpu, int sqWqebbs, int cqEntries, int maxInline
         if (maxInlineBytes < 0) {
             throw new IllegalArgumentException(label + ": negative inline limit " + maxInlineBytes);
         }
+        if (maxRdAtomic < 1 || maxRdAtomic > MAX_RD_ATOMIC || maxDestRdAtomic < 0 || maxDestRdAtomic > MAX_RD_ATOMIC) {
+            throw new IllegalArgumentException(label + ": max_rd_atomic must be 1 to " + MAX_RD_ATOMIC
+                    + " and max_dest_rd_atomic 0 to " + MAX_RD_ATOMIC + ", not " + maxRdAtomic + " and "
+                    + maxDestRdAtomic);
+        }
+        remoteAccess = remoteAccess.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(remoteAccess));
+    }
+
+    /** The same QP with other access flags and READ/atomic depths. */
+    public QpSpec withRemote(Set<NicAccess> access, int rdAtomic, int destRdAtomic) {
+        return new QpSpec(gpu, sqWqebbs, cqEntries, maxInlineBytes, label, access, rdAtomic, destRdAtomic);
     }
 
     /** A QP of {@code sqWqebbs} WQEBBs, a CQ as deep, and the default inline limit. */

@@ -27,7 +27,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Which NIC each rank of a world opens: its own on mlx5 (by PCIe distance), one shared on the emulated NIC. */
+/**
+ * Which NIC each rank of a world opens: its own on mlx5 (by PCIe distance), one per GPU where the provider says so
+ * (the strict emulated NIC), else one shared.
+ */
 @Timeout(10)
 class RankNicsTest {
     @TempDir
@@ -171,5 +174,41 @@ class RankNicsTest {
         assertEquals(Optional.empty(), nics.unusableReason(ranks.get(1)));
         assertSame(nics.of(ranks.get(0)), nics.of(ranks.get(1)));
         assertEquals(List.of(NicOptions.defaults()), emulated.opened().stream().map(n -> n.options).toList());
+    }
+
+    @Test
+    void aProviderWithANicPerGpuOpensOnePerGpuAndRanksOfOneGpuShareIt() {
+        FakeProvider fake = new FakeProvider(false, new ArrayList<>());
+        NicProvider perGpu = new NicProvider() {
+            @Override
+            public String name() {
+                return fake.name();
+            }
+
+            @Override
+            public int autoPreference() {
+                return 0;
+            }
+
+            @Override
+            public Optional<String> unavailableReason() {
+                return Optional.empty();
+            }
+
+            @Override
+            public boolean oneNicPerGpu() {
+                return true;
+            }
+
+            @Override
+            public Nic open(NicOptions options) {
+                return fake.open(options);
+            }
+        };
+        RankNics nics = new RankNics(perGpu, NicPlacement.defaults(), null);
+        List<RankNics.Member> ranks = ranksOf(List.of("0000:01:00.0", "0000:81:00.0", "0000:01:00.0"));
+        assertNotSame(nics.of(ranks.get(0)), nics.of(ranks.get(1)), "each GPU its own NIC, with its own keys");
+        assertSame(nics.of(ranks.get(0)), nics.of(ranks.get(2)), "ranks sharing a GPU share its NIC");
+        assertEquals(2, fake.opened().size());
     }
 }

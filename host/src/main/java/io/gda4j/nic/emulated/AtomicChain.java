@@ -13,15 +13,22 @@ import jcuda.driver.CUstream;
 import jcuda.driver.JCudaDriver;
 
 /**
- * The order of one emulated NIC's split atomics (strict atomics: a read, a pause, a write). Each QP executes on its
- * own CUDA stream and streams run concurrently, but a responder NIC's atomics are atomic with each other: so each
- * split atomic's stream first waits for the NIC's previous one ({@code cuStreamWaitEvent}, across contexts and GPUs
- * alike), and then marks itself as the previous one with its context's event. The chain adds an order between QPs that
- * a NIC does not promise, only between atomics. Used by the engine thread alone; one event per context.
+ * The order of split atomics (strict atomics: a read, a pause, a write) of every emulated NIC of this process. Each QP
+ * executes on its own CUDA stream and streams run concurrently, but a responder NIC's atomics are atomic with each
+ * other, and here the requester's engine executes them (with one NIC per GPU, several engines act on one GPU's
+ * memory): so each split atomic's stream first waits for the previous one in the process ({@code cuStreamWaitEvent},
+ * across contexts and GPUs alike), and then marks itself as the previous one with its context's event. The chain adds
+ * an order between QPs that a NIC does not promise, only between atomics. One chain (its events, one per context) per
+ * platform; the previous atomic is shared by all, under {@link #ORDER}, which a caller holds from
+ * {@link #waitForPrevious} to {@link #markLast}.
  */
 final class AtomicChain implements AutoCloseable {
+    /** Held by an engine from its wait for the previous split atomic to marking its own. */
+    static final Object ORDER = new Object();
+    /** The event recorded after the process's latest split atomic (guarded by {@link #ORDER}). */
+    private static CUevent last;
+
     private final Map<CudaContext, CUevent> events = new IdentityHashMap<>();
-    private CUevent last;
 
     /** The event of {@code context} that marks its executors' atomics (made once; timing off, it is only waited on). */
     synchronized CUevent eventOf(CudaContext context) {
@@ -36,7 +43,10 @@ final class AtomicChain implements AutoCloseable {
         return e;
     }
 
-    /** Queues on {@code stream} a wait for the NIC's previous split atomic (a wait captures the event as it is now). */
+    /**
+     * Queues on {@code stream} a wait for the previous split atomic (a wait captures the event as it is now); hold
+     * {@link #ORDER}.
+     */
     void waitForPrevious(CUstream stream, long target) {
         if (last != null) {
             CudaQpExecutor.check(JCudaDriver.cuStreamWaitEvent(stream, last, 0), "cuStreamWaitEvent", target);
@@ -51,6 +61,11 @@ final class AtomicChain implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        synchronized (ORDER) {
+            if (events.containsValue(last)) {
+                last = null; // destroyed below; the next atomic need not wait for it (its platform is quiet)
+            }
+        }
         RuntimeException first = null;
         for (Map.Entry<CudaContext, CUevent> e : events.entrySet()) {
             if (e.getKey().isClosed()) {
@@ -64,7 +79,6 @@ final class AtomicChain implements AutoCloseable {
             }
         }
         events.clear();
-        last = null;
         if (first != null) {
             throw first;
         }

@@ -101,7 +101,7 @@ final class CudaQpExecutor implements QpExecutor {
     private boolean kernelStores;
 
     /**
-     * Split atomics ({@code splitNanos > 0}) run one at a time NIC-wide: each waits for the NIC's previous one
+     * Split atomics ({@code splitNanos > 0}) run one at a time process-wide: each waits for the previous one
      * ({@link AtomicChain}), since the streams of different QPs run concurrently and a NIC's atomics are atomic with
      * each other; only other writers of the word (GPU atomics) can fall between a read and its write. Across
      * processes the chain is not enough (each process has its own engine): the kernel also holds the responder's lock
@@ -118,12 +118,15 @@ final class CudaQpExecutor implements QpExecutor {
         splitArg[0] = splitNanos;
         lockArg[0] = lockAddress;
         context.makeCurrent();
-        if (splitNanos > 0) {
-            chain.waitForPrevious(stream.handle(), target);
+        if (splitNanos == 0) {
+            check(JCudaDriver.cuLaunchKernel(atomic.handle(), 1, 1, 1, 1, 1, 1, 0, stream.handle(), atomicParams,
+                    null), "cuLaunchKernel(" + ATOMIC_KERNEL + ")", target);
+            return;
         }
-        check(JCudaDriver.cuLaunchKernel(atomic.handle(), 1, 1, 1, 1, 1, 1, 0, stream.handle(), atomicParams, null),
-                "cuLaunchKernel(" + ATOMIC_KERNEL + ")", target);
-        if (splitNanos > 0) {
+        synchronized (AtomicChain.ORDER) { // other NICs' engines chain their split atomics through the same order
+            chain.waitForPrevious(stream.handle(), target);
+            check(JCudaDriver.cuLaunchKernel(atomic.handle(), 1, 1, 1, 1, 1, 1, 0, stream.handle(), atomicParams,
+                    null), "cuLaunchKernel(" + ATOMIC_KERNEL + ")", target);
             chain.markLast(atomicDone, stream.handle(), target);
         }
     }

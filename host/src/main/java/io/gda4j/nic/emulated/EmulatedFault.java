@@ -3,8 +3,8 @@ package io.gda4j.nic.emulated;
 import io.gda4j.mlx5.CqeSyndrome;
 
 /**
- * Why the emulated NIC failed a WQE: the {@code vendor_err_synd} byte of its error CQE (0xe1..0xef, a range real
- * mlx5 firmware does not use for these), next to the mlx5 syndrome a real NIC would report for the same mistake.
+ * Why the emulated NIC failed a WQE: the {@code vendor_err_synd} byte of its error CQE (0xd1..0xd2 and 0xe1..0xef,
+ * ranges real mlx5 firmware does not use for these), next to the mlx5 syndrome a real NIC would report for the same mistake.
  */
 public enum EmulatedFault {
     /** The WQE is malformed; the syndrome is the decoder's ({@code io.gda4j.mlx5.WqeFault#syndrome()}). */
@@ -23,8 +23,12 @@ public enum EmulatedFault {
     REMOTE_NO_ACCESS(0xe7, CqeSyndrome.REMOTE_ACCESS, "the remote region lacks the access right the operation needs"),
     /** An atomic's remote address is not 8-byte aligned. */
     MISALIGNED_ATOMIC(0xe8, CqeSyndrome.REMOTE_INVAL_REQ, "the atomic's remote address is not 8-byte aligned"),
-    /** The QP is not connected, or its peer QP is closed or in the error state. */
-    PEER_UNREACHABLE(0xe9, CqeSyndrome.TRANSPORT_RETRY_EXC, "the peer QP is not connected, closed or in error"),
+    /**
+     * The peer did not answer within the transport retry time: the QP is not connected, or its peer QP is closed,
+     * not yet ready to receive, in error, or connected to another QP.
+     */
+    PEER_UNREACHABLE(0xe9, CqeSyndrome.TRANSPORT_RETRY_EXC,
+            "the peer QP did not answer (not connected, closed, not ready, in error or connected elsewhere)"),
     /** RDMA_WRITE_IMM consumes a receive WQE, and emulated QPs have no receive queue. */
     NO_RECEIVE_QUEUE(0xea, CqeSyndrome.RNR_RETRY_EXC, "WRITE_IMM needs a receive WQE; emulated QPs have none"),
     /** The doorbell record covers only part of this WQE's WQEBBs. */
@@ -42,6 +46,11 @@ public enum EmulatedFault {
     /** The doorbell names WQEs the doorbell record does not cover yet: it was rung before the record was stored. */
     DOORBELL_AHEAD_OF_RECORD(0xef, CqeSyndrome.LOCAL_QP_OP,
             "the doorbell was rung before the doorbell record covered its WQEs"),
+    /** The responder QP's own access flags ({@code qp_access_flags}) do not allow the operation. */
+    QP_NO_ACCESS(0xd1, CqeSyndrome.REMOTE_INVAL_REQ, "the responder QP's access flags do not allow the operation"),
+    /** More READs and atomics in flight than the responder QP's {@code max_dest_rd_atomic} takes. */
+    RD_ATOMIC_EXCEEDED(0xd2, CqeSyndrome.REMOTE_INVAL_REQ,
+            "more READs/atomics in flight than the responder's max_dest_rd_atomic"),
     /** Flushed after an earlier error on the QP. */
     FLUSHED(0x00, CqeSyndrome.WR_FLUSH, "flushed after an earlier error");
 

@@ -16,7 +16,9 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -29,11 +31,13 @@ import org.agrona.concurrent.AgentTerminationException;
  * {@link EmulatedEngine} thread through a {@link EmulatedPlatform} (CUDA streams on a GPU machine). A test
  * instrument and a development backend: every figure measured through it must say "emulated NIC".
  *
- * <p>QPs connect to QPs of this NIC ({@link #createConnectedPair}), or to a responder in another process of this host
- * ({@link #createQpToProcess}): a QP address is only meaningful to the NIC instance that made it, so across processes
- * the requester's engine executes the WQEs itself on the responder's memory mapped by CUDA IPC, checked against the
- * responder's published registrations. One protection domain: any region registered here can be named from any of
- * its QPs.
+ * <p>QPs connect to QPs of this NIC ({@link #createConnectedPair}), to QPs of another emulated NIC of this process
+ * ({@link io.gda4j.nic.QpPair#connect}: one NIC per GPU, as on a machine with a ConnectX per GPU), or to a responder
+ * in another process of this host ({@link #createQpToProcess}), where the requester's engine executes the WQEs itself
+ * on the responder's memory mapped by CUDA IPC, checked against the responder's published registrations. One
+ * protection domain and key table per NIC: a local key must be this NIC's, a remote key the responder NIC's (its
+ * keys carry a per-NIC tag, so another NIC's key matches nothing), and a key registered on the wrong NIC fails with
+ * REMOTE_ACCESS or LOCAL_PROT, as on hardware.
  */
 public final class EmulatedNic implements Nic {
     /**
@@ -44,6 +48,8 @@ public final class EmulatedNic implements Nic {
     public static final int ATOMIC_LOCK_BYTES = 16;
     public static final int ATOMIC_LOCK_BROKEN_OFFSET = 8;
     private static final AtomicInteger INSTANCES = new AtomicInteger();
+    /** Every open emulated NIC of this process by device name: the "fabric" QPs of different NICs connect over. */
+    private static final Map<String, EmulatedNic> FABRIC = new ConcurrentHashMap<>();
     private static final int MAX_FAULTS = 64;
     private static final long QUIESCE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
     /** Ends the engine's Agrona loop once {@link #stopEngine()} ran; made once, no stack trace: it is control flow. */
@@ -53,7 +59,7 @@ public final class EmulatedNic implements Nic {
     private final EmulatedPlatform platform;
     private final EmulatedNicConfig config;
     private final String deviceName;
-    private final RegistrationTable table = new RegistrationTable();
+    private final RegistrationTable table;
     private final EmulatedEngine engine;
     private final List<EmulatedQp> open = new ArrayList<>();
     private final ArrayDeque<String> faults = new ArrayDeque<>();
@@ -68,8 +74,12 @@ public final class EmulatedNic implements Nic {
     public EmulatedNic(EmulatedPlatform platform, EmulatedNicConfig config) {
         this.platform = platform;
         this.config = config;
-        this.deviceName = "emulated#" + INSTANCES.incrementAndGet();
+        int instance = INSTANCES.incrementAndGet();
+        this.deviceName = "emulated#" + instance;
+        // Keys differ between NICs of a process (and, likely, between processes): a key used on the wrong NIC fails.
+        this.table = new RegistrationTable((int) Math.floorMod(ProcessHandle.current().pid() * 37 + instance, 254L) + 1);
         this.engine = new EmulatedEngine(this, table);
+        FABRIC.put(deviceName, this);
         if (config.startEngine()) {
             running = true;
             AgentRunner runner = new AgentRunner(config.newIdleStrategy(), e -> {
@@ -136,6 +146,10 @@ public final class EmulatedNic implements Nic {
 
     @Override
     public NicCapabilities capabilities() {
+        // Relaxed ordering: the emulated NIC registers nothing relaxed on its own; a region asks for it by its access
+        // flags (NicAccess.RELAXED_ORDERING), and strict mode then lets writes into it land out of order.
+        // No GPUDirect writes: its writes are CUDA copies, which the GPU's GPUDirect RDMA ordering attribute says
+        // nothing of. Process links: QPs to ranks of other processes through CUDA IPC (createQpToProcess).
         return new NicCapabilities(1 << 15, 1 << 22, WqeDescriptor.MAX_INLINE_BYTES, true, true,
                 config.writesPassCqe(), false, false, true);
     }
@@ -234,11 +248,21 @@ public final class EmulatedNic implements Nic {
         return qps;
     }
 
-    synchronized EmulatedQp findQp(QpAddress address) {
-        if (!deviceName.equals(address.device())) {
-            throw new NicException("cannot connect to " + address + ": the emulated NIC " + deviceName
-                    + " reaches only its own QPs (all ranks must share one emulated NIC in one process)");
+    RegistrationTable table() {
+        return table;
+    }
+
+    /** The QP at {@code address}: on this NIC or on another emulated NIC of this process. */
+    EmulatedQp findQp(QpAddress address) {
+        EmulatedNic owner = FABRIC.get(address.device());
+        if (owner == null) {
+            throw new NicException("cannot connect to " + address + ": no emulated NIC of this process is called "
+                    + address.device() + " (closed, or in another process: use createQpToProcess)");
         }
+        return owner.ownQp(address);
+    }
+
+    private synchronized EmulatedQp ownQp(QpAddress address) {
         for (EmulatedQp qp : open) {
             if (qp.qpn() == address.qpn()) {
                 return qp;
@@ -268,7 +292,7 @@ public final class EmulatedNic implements Nic {
     }
 
     /** Waits until the engine thread has begun and finished a pass after now (no-op without a thread). */
-    private void awaitEnginePasses(int count) {
+    void awaitEnginePasses(int count) {
         if (thread == null || !thread.isAlive() || Thread.currentThread() == thread) {
             return;
         }
@@ -333,6 +357,7 @@ public final class EmulatedNic implements Nic {
             }
             closed = true;
         }
+        FABRIC.remove(deviceName, this);
         stopEngine();
         RuntimeException first = null;
         List<EmulatedQp> toClose;

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.TimeUnit;
 
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
@@ -18,14 +19,19 @@ import org.agrona.concurrent.IdleStrategy;
  * @param idleStrategy  {@code spin} (default: lowest latency, one core busy while the NIC is open) or {@code backoff}
  * @param startEngine   whether the NIC runs its engine thread (tests drive {@link EmulatedEngine#doWork()} by hand)
  * @param strict        {@code true} (default): the NIC guarantees no more than a ConnectX does, so code that relies on
- *                      more fails a test: a WQE without the fence bit runs before an earlier RDMA READ's data has
- *                      landed ({@link EmulatedEngine}). {@code false}: every WQE completes in posting order (the
- *                      lenient model, for comparing against).
+ *                      more fails a test ({@link EmulatedEngine} lists how): a WQE without the fence bit runs before
+ *                      earlier READ and fetching-atomic responses have landed; QP states, transport retries, the
+ *                      responder's access flags and depth; relaxed ordering by the target's registration; one NIC
+ *                      per GPU in a world ({@link EmulatedNicProvider#oneNicPerGpu()}). {@code false}: every WQE
+ *                      completes in posting order, a doorbell rung before connect runs after it, an unreachable peer
+ *                      fails at once (the lenient model, for comparing against).
  * @param writesPassCqe {@code false} (default): a CQE is written after the data its WQE landed in local memory.
  *                      {@code true}: like a NIC whose GPUDirect writes may pass their CQE (relaxed ordering, some
  *                      PCIe platforms), an RDMA READ's data is held back after its CQE is written, until the NIC
  *                      executes an atomic or a WQE that reads local memory (the PCIe flush: a non-posted operation
- *                      that posted writes cannot be passed by) or the QP has been idle for a millisecond. The NIC then
+ *                      that posted writes cannot be passed by) or the QP has been idle for a millisecond; a WRITE's
+ *                      data likewise lands in the target after its CQE (so "quiet, then signal by another path"
+ *                      reads stale bytes), until a later WQE of its QP reaches the same memory or a flush there. The NIC then
  *                      reports {@code writesMayPassCqe}, so {@code quiet} ends with the PCIe flush; without it a get
  *                      returns stale bytes, and a test fails.
  * @param strictAtomics {@code true} (default): an ATOMIC_FA or ATOMIC_CS is what a NIC's atomic is to GPU memory, a
@@ -33,9 +39,14 @@ import org.agrona.concurrent.IdleStrategy;
  *                      between is lost (NIC atomics stay atomic with each other); a counter that IBGDA peers and the
  *                      GPU add to loses updates, as on a ConnectX. {@code false}: a system-scope GPU atomic, which
  *                      hides that (the lenient model).
+ * @param retryNanos    strict mode: how long a WQE toward a peer that does not answer (closed, not connected back,
+ *                      not yet in RTR, in ERROR) keeps being retried before it fails with TRANSPORT_RETRY_EXC, as a
+ *                      ConnectX retries {@code retry_cnt} times after each {@code timeout} (default
+ *                      {@link #RETRY_DEFAULT}; tests make it short). The QP's later WQEs wait behind it; a peer that
+ *                      comes up within the time is reached. Lenient mode fails such a WQE at once.
  */
 public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolean strict, boolean writesPassCqe,
-                                boolean strictAtomics) {
+                                boolean strictAtomics, long retryNanos) {
     public static final String IDLE_PROP_NAME = "gda4j.emulatedNic.idle";
     public static final String IDLE_ENV = "GDA4J_EMULATED_NIC_IDLE";
     /** Never yields the core: lowest latency, one core busy for as long as the NIC is open. */
@@ -55,6 +66,13 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
     public static final String STRICT_ATOMICS_PROP_NAME = "gda4j.emulatedNic.strictAtomics";
     public static final String STRICT_ATOMICS_ENV = "GDA4J_EMULATED_NIC_STRICT_ATOMICS";
     public static final String STRICT_ATOMICS_DEFAULT = "true";
+    public static final String RETRY_PROP_NAME = "gda4j.emulatedNic.retryMillis";
+    public static final String RETRY_ENV = "GDA4J_EMULATED_NIC_RETRY_MILLIS";
+    /**
+     * About what a ConnectX takes with gda4j's QP settings ({@code timeout} 14: 4.096 us * 2^14 = 67 ms, times
+     * {@code retry_cnt} 7 + 1): an unreachable peer fails after about half a second, not at once.
+     */
+    public static final String RETRY_DEFAULT = "537";
     /**
      * Strict atomics: the pause between an atomic's read and its write, about a PCIe round trip (a ConnectX's atomic
      * on GPU memory is a non-posted read, then a posted write, some microseconds apart under load).
@@ -77,11 +95,35 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
             STRICT_ATOMICS_PROP_NAME, STRICT_ATOMICS_ENV, STRICT_ATOMICS_DEFAULT, "true or false",
             EmulatedNicConfig::parseFlag);
 
+    public static final Setting<Long> RETRY = Setting.of("emulated NIC retry (ms)", RETRY_PROP_NAME,
+            RETRY_ENV, RETRY_DEFAULT, "milliseconds, 0 or more", text -> {
+                long ms = Long.parseLong(text.strip());
+                if (ms < 0) {
+                    throw new IllegalArgumentException("negative");
+                }
+                return ms;
+            });
+
     /** Every emulated NIC setting, in the order {@code gda4j info} prints them. */
-    public static final List<Setting<?>> SETTINGS = List.of(IDLE, STRICT, WRITES_PASS_CQE, STRICT_ATOMICS);
+    public static final List<Setting<?>> SETTINGS = List.of(IDLE, STRICT, WRITES_PASS_CQE, STRICT_ATOMICS, RETRY);
 
     public EmulatedNicConfig {
         newIdleStrategy(idleStrategy); // validates
+        if (retryNanos < 0) {
+            throw new IllegalArgumentException("negative transport retry time " + retryNanos + " ns");
+        }
+    }
+
+    /** The default transport retry time. */
+    public EmulatedNicConfig(String idleStrategy, boolean startEngine, boolean strict, boolean writesPassCqe,
+                             boolean strictAtomics) {
+        this(idleStrategy, startEngine, strict, writesPassCqe, strictAtomics,
+                TimeUnit.MILLISECONDS.toNanos(Long.parseLong(RETRY_DEFAULT)));
+    }
+
+    /** The same settings with another transport retry time (tests make it short, or long to watch a retry). */
+    public EmulatedNicConfig withRetryNanos(long nanos) {
+        return new EmulatedNicConfig(idleStrategy, startEngine, strict, writesPassCqe, strictAtomics, nanos);
     }
 
     /** A strict NIC (the default) whose CQEs follow their data. */
@@ -136,6 +178,7 @@ public record EmulatedNicConfig(String idleStrategy, boolean startEngine, boolea
     /** @throws io.gda4j.config.SettingException naming the variable or property of a bad value */
     public static EmulatedNicConfig resolve(Properties props, Map<String, String> env) {
         return new EmulatedNicConfig(IDLE.resolve(props, env), true, STRICT.resolve(props, env),
-                WRITES_PASS_CQE.resolve(props, env), STRICT_ATOMICS.resolve(props, env));
+                WRITES_PASS_CQE.resolve(props, env), STRICT_ATOMICS.resolve(props, env),
+                TimeUnit.MILLISECONDS.toNanos(RETRY.resolve(props, env)));
     }
 }

@@ -27,6 +27,15 @@ public final class EmulatedNicProvider implements NicProvider {
                 : Optional.of("the emulated NIC executes WQEs with CUDA: " + status.reason());
     }
 
+    /**
+     * Strict mode: one emulated NIC per GPU, each with its own protection domain and keys, so a key used on the
+     * wrong NIC fails as it would on a machine with a ConnectX per GPU; lenient: one NIC for all.
+     */
+    @Override
+    public boolean oneNicPerGpu() {
+        return EmulatedNicConfig.resolve().strict();
+    }
+
     @Override
     public Nic open(NicOptions options) {
         return new EmulatedNic(new CudaPlatform(), EmulatedNicConfig.resolve());

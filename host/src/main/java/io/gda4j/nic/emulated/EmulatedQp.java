@@ -16,15 +16,26 @@ import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.QpState;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * An emulated RC QP: its rings in one {@link RingMemory}, laid out
- * {@code [SQ | CQ | doorbell record (64 B line) | doorbell (64 B line) | CQ doorbell record (64 B line)]}, and an
- * executor. The engine thread owns {@link #consumed} and {@link #cqProducer}; state and peer are volatile because
- * set-up threads change them.
+ * {@code [SQ | CQ | doorbell record (64 B line) | doorbell (64 B line) | CQ doorbell record (64 B line) |
+ * fetch staging (16 x 8 B) | write staging (64 KiB)]}, and an executor. The staging areas hold what the NIC has
+ * taken but not yet delivered: an atomic's fetched value until it "returns" (strict mode), a WRITE's payload while
+ * it is still on its way into the target (writes that pass their CQE, relaxed ordering). The engine thread owns
+ * {@link #consumed} and {@link #cqProducer}; state and peer are volatile because set-up threads change them.
+ *
+ * <p>States ({@link QpState}): {@link #connect} walks RESET, INIT, RTR, RTS; {@link #modify} makes any move verbs
+ * allows, including the way back from ERROR (RESET, INIT, RTR, RTS). A doorbell rung in RESET, INIT or RTR is
+ * dropped, never replayed; in SQD it is taken, but nothing starts until RTS.
  */
 final class EmulatedQp implements NicQp {
     static final int LINE = 64;
+    /** Bytes of the fetch staging area: one 8-byte slot per READ/atomic a QP may keep in flight. */
+    static final int FETCH_STAGING_BYTES = QpSpec.MAX_RD_ATOMIC * 8;
+    /** Bytes of the write staging area: WRITE payloads held after their CQE; a larger WRITE is not held. */
+    static final int WRITE_STAGING_BYTES = 64 * 1024;
 
     private final EmulatedNic nic;
     private final QpSpec spec;
@@ -42,15 +53,22 @@ final class EmulatedQp implements NicQp {
     final long dbrecOffset;
     final long doorbellOffset;
     final long cqDbrecOffset;
+    final long fetchStagingOffset;
+    final long writeStagingOffset;
     final int maxInlineBytes;
 
-    private volatile QpState state = QpState.RESET;
+    /** Set by set-up threads (under {@link #setup}) and by the engine (to ERROR, never over a RESET). */
+    private final AtomicReference<QpState> state = new AtomicReference<>(QpState.RESET);
+    /** Serialises state changes made by set-up threads; the engine never takes it. */
+    private final Object setup = new Object();
     private volatile EmulatedQp peer;
     /** The responder in another process this QP is connected to, or null ({@link #connectToProcess}). */
     private volatile RemoteResponder responder;
     private volatile boolean closed;
     /** Set by the engine when the QP can make no more progress at all (CQ overrun, platform failure). */
     volatile boolean dead;
+    /** Set by {@link #modify} to RESET; the engine clears its own counters before it looks at the QP again. */
+    volatile boolean resetPending;
 
     /** Engine thread only: the counter of the next WQEBB to execute. */
     long consumed;
@@ -63,25 +81,39 @@ final class EmulatedQp implements NicQp {
     /** Written by the engine, read by anyone: WQEs executed (including failed and flushed ones). */
     volatile long wqes;
 
-    // Engine thread only, strict mode: an RDMA READ whose data has not "landed" yet (-1 length: none). Later WQEs
-    // without the fence bit run before it lands; their CQEs wait behind its own, which keeps completions in order.
-    long parkedDst;
-    long parkedSrc;
-    long parkedLength = -1;
+    // Engine thread only, strict mode: RDMA READs and fetching atomics whose data has not "landed" yet, oldest first
+    // (a ring of maxRdAtomic entries from parkedHead). Later WQEs without the fence bit run before they land; their
+    // CQEs wait behind the oldest parked one's, which keeps completions in order. An atomic's fetched value waits in
+    // its fetch staging slot.
+    final long[] parkedDst;
+    final long[] parkedSrc;
+    final long[] parkedLength;
+    final long[] parkedAt;
+    int parkedHead;
+    int parked;
     long parkedSinceNanos;
-    /** CQEs held back while a READ is parked: WQE counter, opcode and byte count, in posting order. */
+    /** Engine thread only: the WQE counter of a WQE being retried toward a peer that does not answer, or -1. */
+    long retryingAt = -1;
+    long retrySinceNanos;
+    /** CQEs held back while a READ or atomic is parked: WQE counter, opcode and byte count, in posting order. */
     final long[] deferredAt;
     final int[] deferredOpcode;
     final int[] deferredBytes;
     int deferred;
 
-    // Engine thread only, writesPassCqe mode: READ data whose CQE is written but which has not landed yet (copies
-    // not issued), in posting order, since heldSinceNanos.
+    // Engine thread only: data whose CQE is written but which has not landed yet (copies not issued), in posting
+    // order, since heldSinceNanos: READ data (writesPassCqe mode) and WRITE payloads staged in the write staging area
+    // (writesPassCqe mode, or a relaxed-ordering target in strict mode). heldDomain: the key table (NIC) of the memory
+    // it lands in, whose PCIe flush lands it; heldRelaxed: a relaxed-ordering region, so a later WRITE may pass it.
     final long[] heldDst;
     final long[] heldSrc;
     final long[] heldLength;
+    final RegistrationTable[] heldDomain;
+    final boolean[] heldRelaxed;
     int held;
     long heldSinceNanos;
+    /** Engine thread only: bytes of the write staging area in use by held WRITEs. */
+    long writeStagingUsed;
 
     EmulatedQp(EmulatedNic nic, QpSpec spec, int qpn, EmulatedPlatform platform) {
         this.nic = nic;
@@ -90,6 +122,13 @@ final class EmulatedQp implements NicQp {
         this.sqWqebbs = spec.sqWqebbs();
         this.cqeCount = spec.cqEntries();
         this.maxInlineBytes = Math.min(spec.maxInlineBytes(), WqeDescriptor.MAX_INLINE_BYTES);
+        int depth = spec.maxRdAtomic();
+        this.parkedDst = new long[depth];
+        this.parkedSrc = new long[depth];
+        this.parkedLength = new long[depth];
+        this.parkedAt = new long[depth];
+        this.heldDomain = new RegistrationTable[sqWqebbs];
+        this.heldRelaxed = new boolean[sqWqebbs];
         this.deferredAt = new long[sqWqebbs];
         this.deferredOpcode = new int[sqWqebbs];
         this.deferredBytes = new int[sqWqebbs];
@@ -102,7 +141,9 @@ final class EmulatedQp implements NicQp {
         this.dbrecOffset = sqBytes + cqBytes;
         this.doorbellOffset = dbrecOffset + LINE;
         this.cqDbrecOffset = doorbellOffset + LINE;
-        long total = cqDbrecOffset + LINE;
+        this.fetchStagingOffset = cqDbrecOffset + LINE;
+        this.writeStagingOffset = fetchStagingOffset + FETCH_STAGING_BYTES;
+        long total = writeStagingOffset + WRITE_STAGING_BYTES;
         if (total > Integer.MAX_VALUE) {
             throw new NicException(spec.label() + ": rings of " + total + " bytes are too large for the emulated NIC");
         }
@@ -146,24 +187,85 @@ final class EmulatedQp implements NicQp {
         return nic;
     }
 
+    EmulatedNic emulatedNic() {
+        return nic;
+    }
+
     @Override
     public QpAddress address() {
         return new QpAddress(nic.deviceName(), qpn, 0, null, qpn);
     }
 
+    /** Where the fetch staging area starts in ring memory of a QP made from {@code spec} (CPU tests allow writes). */
+    static long fetchStagingOffset(QpSpec spec) {
+        return (long) spec.sqWqebbs() * WqeDescriptor.WQEBB_SIZE + (long) spec.cqEntries() * CqeDescriptor.CQE_SIZE
+                + 3L * LINE;
+    }
+
+    /** RESET, INIT, RTR, RTS, connected to {@code peerAddress} (this QP's own address: a loopback QP). */
     @Override
     public void connect(QpAddress peerAddress) {
         requireOpen();
-        if (state != QpState.RESET) {
+        if (state.get() != QpState.RESET) {
             throw new IllegalStateException(this + " is " + state + ": only a QP in RESET can be connected");
         }
-        EmulatedQp remote = nic.findQp(peerAddress);
-        String degraded = remote == this ? null : nic.platform().connect(spec, remote.spec);
-        if (degraded != null) {
-            nic.recordFault(this + ": connected to " + remote + " over a degraded path: " + degraded);
+        modify(QpState.INIT);
+        toRtr(peerAddress);
+        modify(QpState.RTS);
+    }
+
+    /** INIT to RTR: the QP learns its peer (ibv_modify_qp with the remote QPN, LID/GID and PSN). */
+    void toRtr(QpAddress peerAddress) {
+        synchronized (setup) {
+            requireOpen();
+            EmulatedQp remote = nic.findQp(peerAddress);
+            if (state.get() != QpState.INIT) {
+                throw new IllegalStateException(this + " is " + state.get() + ": only a QP in INIT moves to RTR");
+            }
+            String degraded = remote == this ? null : nic.platform().connect(spec, remote.spec);
+            if (degraded != null) {
+                nic.recordFault(this + ": connected to " + remote + " over a degraded path: " + degraded);
+            }
+            this.peer = remote;
+            move(QpState.INIT, QpState.RTR);
         }
-        this.peer = remote;
-        this.state = QpState.RTS;
+    }
+
+    /** Moves from {@code from} to {@code to} unless the engine moved the QP to ERROR meanwhile. */
+    private void move(QpState from, QpState to) {
+        if (!state.compareAndSet(from, to)) {
+            throw new IllegalStateException(this + " went to " + state.get() + " while moving from " + from + " to "
+                    + to);
+        }
+    }
+
+    /**
+     * A state change verbs allows without new connection data ({@link QpState#canMoveTo}): RESET to INIT, RTR to
+     * RTS, RTS to SQD and back, anything to ERROR or RESET; INIT to RTR needs {@link #toRtr}. Moving to RESET forgets
+     * the peer and the send queue: the doorbell record and the doorbell page go to zero (the poster starts again from
+     * producer index 0, as after rdma-core's reset), and the engine clears its counters before it looks at the QP
+     * again; CQEs already written stay in the CQ. Throws {@link IllegalStateException} for a move verbs refuses.
+     */
+    void modify(QpState to) {
+        synchronized (setup) {
+            requireOpen();
+            QpState from = state.get();
+            if (!from.canMoveTo(to) || to == QpState.RTR) {
+                throw new IllegalStateException(this + ": cannot move from " + from + " to " + to
+                        + (to == QpState.RTR ? " without a peer address (toRtr)" : ""));
+            }
+            if (to != QpState.RESET) {
+                move(from, to);
+                return;
+            }
+            state.set(QpState.RESET);
+            peer = null;
+            responder = null;
+            DoorbellRecordDescriptor.putSendCounterRelease(dbrec, 0, 0);
+            DoorbellDescriptor.putDoorbellRelease(doorbell, 0, 0, 0);
+            resetPending = true;
+            nic.awaitEnginePasses(2); // the engine has applied the reset before a poster can ring again
+        }
     }
 
     /**
@@ -172,11 +274,15 @@ final class EmulatedQp implements NicQp {
      */
     void connectToProcess(RemoteResponder remote) {
         requireOpen();
-        if (state != QpState.RESET) {
-            throw new IllegalStateException(this + " is " + state + ": only a QP in RESET can be connected");
+        if (state.get() != QpState.RESET) {
+            throw new IllegalStateException(this + " is " + state.get() + ": only a QP in RESET can be connected");
         }
-        this.responder = remote;
-        this.state = QpState.RTS;
+        synchronized (setup) {
+            modify(QpState.INIT);
+            this.responder = remote;
+            move(QpState.INIT, QpState.RTR);
+            modify(QpState.RTS);
+        }
     }
 
     RemoteResponder responder() {
@@ -185,11 +291,17 @@ final class EmulatedQp implements NicQp {
 
     @Override
     public QpState state() {
-        return state;
+        return state.get();
     }
 
+    /** The engine's move to ERROR (a failed WQE, or a failed request this QP answered); a reset wins over it. */
     void toError() {
-        state = QpState.ERROR;
+        QpState s;
+        while ((s = state.get()) != QpState.RESET && s != QpState.ERROR) {
+            if (state.compareAndSet(s, QpState.ERROR)) {
+                return;
+            }
+        }
     }
 
     EmulatedQp peer() {

@@ -24,6 +24,8 @@ final class Registration implements NicMemory {
     final boolean remoteWrite;
     final boolean remoteRead;
     final boolean remoteAtomic;
+    /** Registered with relaxed ordering: this NIC's writes into it may become visible out of order. */
+    final boolean relaxed;
     /** What to add to an address of this region to get the address the executor uses (0 but for other processes'). */
     final long translation;
     /**
@@ -53,6 +55,7 @@ final class Registration implements NicMemory {
         this.remoteWrite = access.contains(NicAccess.REMOTE_WRITE);
         this.remoteRead = access.contains(NicAccess.REMOTE_READ);
         this.remoteAtomic = access.contains(NicAccess.REMOTE_ATOMIC);
+        this.relaxed = access.contains(NicAccess.RELAXED_ORDERING);
     }
 
     int key() {

@@ -47,7 +47,8 @@ class EmulatedEngineTest extends TwoHeapNicTest {
 
     @BeforeEach
     void open() {
-        open(new EmulatedNicConfig("backoff", false));
+        // Retry time 0: a peer that does not answer fails at the engine's second look (EmulatedNicRcTest: retries).
+        open(new EmulatedNicConfig("backoff", false).withRetryNanos(0));
     }
 
     /** Rings, runs the engine until quiet, then reaps (so failures surface as exceptions). */

@@ -54,7 +54,7 @@ class EmulatedNicAcrossProcessesTest {
     @BeforeEach
     void open() {
         platform = new HostMemoryPlatform();
-        EmulatedNicConfig strict = new EmulatedNicConfig("backoff", false, true, false, true);
+        EmulatedNicConfig strict = new EmulatedNicConfig("backoff", false, true, false, true, 0); // retry time 0
         nicA = new EmulatedNic(platform, strict);
         nicB = new EmulatedNic(platform, strict);
         localA = platform.allocate(REGION);

@@ -130,11 +130,14 @@ class EmulatedNicFlushTest extends TwoHeapNicTest {
     void aWriteThatReadsLocalMemoryLandsHeldDataFirst() throws TimeoutException {
         open(false, true);
         try (QpPair qps = pair()) {
+            NicQp loopback = nic.createLoopbackQp(QpSpec.of(null, 16, "flush"));
             HostPoster p = readAndConsumeTheCqe(qps);
             p.postWrite(heapB + 1024, memB.rkey(), heapA, memA.lkey(), BYTES, TIMEOUT);
             complete(p);
+            flush(loopback); // the WRITE's own data lands after its CQE in this mode
             assertArrayEquals(filled((byte) 0x22), new Pointer(heapB + 1024).getByteArray(0, BYTES),
                     "a DMA read of local memory does not pass the posted writes before it");
+            loopback.close();
         }
     }
 

@@ -115,4 +115,55 @@ class EmulatedNicGpuTest {
             qp.close();
         }
     }
+
+    @Test
+    void qpsOfTwoNicsOneAGpuUseTheResponderNicsKeys() throws TimeoutException {
+        EmulatedNic other = new EmulatedNic(new CudaPlatform(), new EmulatedNicConfig("spin", true));
+        try {
+            NicMemory bOnOther = other.registerMemory(MemoryRegistration.deviceHeap(gpu1, b.address(), BYTES, "B"));
+            try (QpPair qps = QpPair.connect(nic, QpSpec.of(gpu0, 64, "gpu0->gpu1"), other,
+                    QpSpec.of(gpu1, 64, "gpu1->gpu0"))) {
+                HostPoster p = qps.first().hostPoster();
+                a.writeLong(0, 0x1234);
+                b.writeLong(64, 40);
+                p.postWrite(b.address(), bOnOther.rkey(), a.address(), memA.lkey(), 8, TIMEOUT);
+                p.postFetchAdd(b.address() + 64, bOnOther.rkey(), 2, a.address() + 64, memA.lkey(), TIMEOUT);
+                p.quiet(TIMEOUT);
+                assertEquals(0x1234, b.readLong(0));
+                assertEquals(42, b.readLong(64));
+                assertEquals(40, a.readLong(64), "the fetched value came back through the staging slot");
+                p.postWrite(b.address() + 128, memB.rkey(), a.address(), memA.lkey(), 8, TIMEOUT);
+                CompletionErrorException e = assertThrows(CompletionErrorException.class, () -> p.quiet(TIMEOUT));
+                assertEquals(CqeSyndrome.REMOTE_ACCESS, e.syndrome(), "a key of the requester's NIC: " + e);
+            }
+        } finally {
+            other.close();
+        }
+    }
+
+    @Test
+    void heldWriteDataLandsAtTheFlushOnTheGpu() throws TimeoutException {
+        nic.close();
+        nic = new EmulatedNic(new CudaPlatform(), new EmulatedNicConfig("spin", true, true, true));
+        memA = nic.registerMemory(MemoryRegistration.deviceHeap(gpu0, a.address(), BYTES, "A"));
+        memB = nic.registerMemory(MemoryRegistration.deviceHeap(gpu1, b.address(), BYTES, "B"));
+        NicQp flush = nic.createLoopbackQp(QpSpec.of(gpu1, 64, "flush at B"));
+        try (QpPair qps = pair()) {
+            byte[] data = new byte[4096];
+            new Random(2).nextBytes(data);
+            a.copyFromHost(0, data, 0, data.length);
+            HostPoster p = qps.first().hostPoster();
+            p.postWrite(b.address(), memB.rkey(), a.address(), memA.lkey(), data.length, TIMEOUT);
+            p.quiet(TIMEOUT);
+            a.fill((byte) 0); // the source may be reused after the CQE: the staged copy is what lands
+            HostPoster f = flush.hostPoster();
+            f.postFetchAdd(b.address() + 8192, memB.rkey(), 1, 0, nic.nullMemory().lkey(), TIMEOUT);
+            f.quiet(TIMEOUT);
+            byte[] got = new byte[data.length];
+            b.copyToHost(0, got, 0, got.length);
+            assertArrayEquals(data, got, "the WRITE's data, staged when it executed, landed at the flush");
+        } finally {
+            flush.close();
+        }
+    }
 }

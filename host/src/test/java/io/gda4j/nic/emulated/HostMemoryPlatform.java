@@ -66,6 +66,9 @@ final class HostMemoryPlatform implements EmulatedPlatform {
     @Override
     public RingMemory allocateRings(QpSpec spec, long sizeBytes) {
         long address = allocate(sizeBytes);
+        // The NIC's own staging (fetched values and WRITE payloads on their way) lies behind the rings.
+        long staging = EmulatedQp.fetchStagingOffset(spec);
+        allowWrites(address + staging, sizeBytes - staging);
         ByteBuffer buffer = new Pointer(address).getByteBuffer(0, sizeBytes).order(ByteOrder.nativeOrder());
         return new RingMemory() {
             @Override
