@@ -152,7 +152,7 @@ final class IbgdaSession {
                 theirs.heap.rkey(), mine.flushOnQuiet ? mine.loopbackDeviceQp.address() : 0,
                 mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.address(),
                 mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.rkey(), mine.discardAddr(),
-                mine.discardLkey(), mine.flushOnQuiet, mine.nic.capabilities().relaxedOrdering(), peer.rank()));
+                mine.discardLkey(), mine.flushOnQuiet, theirs.heap.relaxedOrdering(), peer.rank()));
         openLinks++;
         AutoCloseable resources = () -> closeLink(qp, dqp, () -> { });
         return new PeerLink(TransportTag.IBGDA, 0, dqp.address(), theirs.heap.rkey(), mine.heap.lkey(), 0, resources);
@@ -208,7 +208,8 @@ final class IbgdaSession {
                     offer.heapRkey(), mine.flushOnQuiet ? mine.loopbackDeviceQp.address() : 0,
                     mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.address(),
                     mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.rkey(), mine.discardAddr(),
-                    mine.discardLkey(), mine.flushOnQuiet, mine.nic.capabilities().relaxedOrdering(), peer.rank()));
+                    mine.discardLkey(), mine.flushOnQuiet,
+                    offer.heapAccess().contains(NicAccess.RELAXED_ORDERING), peer.rank()));
         } catch (RuntimeException e) {
             if (qp != null) {
                 run(e::addSuppressed, qp::close);
@@ -338,7 +339,7 @@ final class IbgdaSession {
                 QpSpec.DEFAULT_MAX_INLINE_BYTES, "rank " + r.rank() + " loopback (own ADDs, PCIe flush)"));
         s.loopbackDeviceQp = DeviceQp.create(r.context(), s.loopbackQp.deviceRings(), new DeviceQp.Addressing(
                 s.heap.address(), s.heap.address(), r.heapSizeBytes(), s.heap.lkey(), s.heap.rkey(), 0, 0, 0,
-                s.discardAddr(), s.discardLkey(), false, nic.capabilities().relaxedOrdering(), r.rank()));
+                s.discardAddr(), s.discardLkey(), false, s.heap.relaxedOrdering(), r.rank()));
         return s;
     }
 

@@ -36,9 +36,18 @@ record ProcessOffer(int heapRkey, long heapAddress, long heapBytes, Set<NicAcces
         return wordsHandle.clone();
     }
 
+    /** The access field: the {@code IBV_ACCESS_*} bits below bit 15, relaxed ordering (bit 20 there) as bit 15. */
+    private static int offerFlags(Set<NicAccess> access) {
+        int flags = 0;
+        for (NicAccess a : access) {
+            flags |= a == NicAccess.RELAXED_ORDERING ? ProcessOfferDescriptor.ACCESS_RELAXED_ORDERING : a.ibvFlag();
+        }
+        return flags;
+    }
+
     byte[] encode() {
         return ByteBuffer.allocate(ProcessOfferDescriptor.LENGTH).putInt(ProcessOfferDescriptor.MAGIC)
-                .putShort(ProcessOfferDescriptor.VERSION).putShort((short) NicAccess.flags(heapAccess))
+                .putShort(ProcessOfferDescriptor.VERSION).putShort((short) offerFlags(heapAccess))
                 .putInt(heapRkey).putLong(heapAddress).putLong(heapBytes).putInt(lockOffset).put(wordsHandle).array();
     }
 
@@ -59,6 +68,10 @@ record ProcessOffer(int heapRkey, long heapAddress, long heapBytes, Set<NicAcces
             }
             int flags = Short.toUnsignedInt(b.getShort());
             Set<NicAccess> access = EnumSet.noneOf(NicAccess.class);
+            if ((flags & ProcessOfferDescriptor.ACCESS_RELAXED_ORDERING) != 0) {
+                access.add(NicAccess.RELAXED_ORDERING);
+                flags &= ~ProcessOfferDescriptor.ACCESS_RELAXED_ORDERING;
+            }
             for (NicAccess a : NicAccess.values()) {
                 if ((flags & a.ibvFlag()) != 0) {
                     access.add(a);

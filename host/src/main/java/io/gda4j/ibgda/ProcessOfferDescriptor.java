@@ -19,7 +19,8 @@ import io.gda4j.cuda.IpcMemory;
  *  | NIC words IPC handle (64): cuIpcGetMemHandle of the words     |
  *  +-------------------------------------------------------------+
  * </pre>
- * access: the heap registration's {@code IBV_ACCESS_*} bits ({@link io.gda4j.nic.NicAccess#flags}); heap address: as
+ * access: the heap registration's {@code IBV_ACCESS_*} bits ({@link io.gda4j.nic.NicAccess#flags}), except relaxed
+ * ordering ({@code 1 << 20}, past 16 bits), carried as bit 15 ({@link #ACCESS_RELAXED_ORDERING}); heap address: as
  * this rank's process addresses it (what WQEs name, as on the wire); lock offset: of the lock line in the words.
  */
 public final class ProcessOfferDescriptor {
@@ -29,6 +30,8 @@ public final class ProcessOfferDescriptor {
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
+    /** The access field's bit for {@code IBV_ACCESS_RELAXED_ORDERING}, which 16 bits cannot hold as it is. */
+    public static final int ACCESS_RELAXED_ORDERING = 1 << 15;
     public static final int ACCESS_OFFSET = 6;
     public static final int HEAP_RKEY_OFFSET = 8;
     public static final int HEAP_ADDRESS_OFFSET = 12;

@@ -52,6 +52,20 @@ class IbgdaAcrossProcessesTest {
         assertEquals(Set.of(NicAccess.REMOTE_READ), ProcessOffer.decode("rank 1", readOnly.encode()).heapAccess());
     }
 
+    /** Relaxed ordering is IBV_ACCESS bit 20, past the field's 16 bits: it travels as bit 15, so the peer that posts
+     * into this heap learns it may not signal with a SET there. */
+    @Test
+    void aRelaxedOrderingRegistrationCrossesToTheOtherProcess() {
+        Set<NicAccess> relaxed = java.util.EnumSet.copyOf(NicAccess.HEAP);
+        relaxed.add(NicAccess.RELAXED_ORDERING);
+        ProcessOffer offer = new ProcessOffer(0x15a, 0x7f00_1234_0000L, 64L << 20, relaxed,
+                IbgdaSession.ATOMIC_LOCK_OFFSET, handle(3));
+        byte[] bytes = offer.encode();
+        assertEquals(NicAccess.flags(NicAccess.HEAP) | ProcessOfferDescriptor.ACCESS_RELAXED_ORDERING,
+                Short.toUnsignedInt(ByteBuffer.wrap(bytes).getShort(ProcessOfferDescriptor.ACCESS_OFFSET)));
+        assertEquals(relaxed, ProcessOffer.decode("rank 1", bytes).heapAccess());
+    }
+
     @Test
     void theNicWordsHaveRoomForTheLockLine() {
         assertTrue(IbgdaSession.ATOMIC_LOCK_OFFSET >= IbgdaSession.SCRATCH_OFFSET + 8);

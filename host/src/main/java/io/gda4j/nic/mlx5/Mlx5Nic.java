@@ -29,6 +29,7 @@ import io.gda4j.verbs.VerbsException;
 import io.gda4j.verbs.VerbsStatus;
 
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 
@@ -200,7 +201,13 @@ public final class Mlx5Nic implements Nic {
         } catch (VerbsException e) {
             throw new NicException(request.label() + ": " + e.getMessage(), e);
         }
-        Mlx5Memory memory = new Mlx5Memory(this, mr, request.address(), request.lengthBytes(), request.access(),
+        // The region says what it was registered with: a poster asks the target's region, not its own NIC, whether a
+        // SET signal could overtake its data.
+        Set<NicAccess> registered = EnumSet.copyOf(request.access());
+        if (settings.relaxedOrdering()) {
+            registered.add(NicAccess.RELAXED_ORDERING);
+        }
+        Mlx5Memory memory = new Mlx5Memory(this, mr, request.address(), request.lengthBytes(), registered,
                 request.label(), false);
         memories.add(memory);
         return memory;
