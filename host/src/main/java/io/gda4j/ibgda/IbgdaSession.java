@@ -13,11 +13,11 @@ import io.gda4j.nic.QpPair;
 import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.RemoteResponder;
+import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.LinkHealth;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportTag;
-import io.gda4j.world.Rank;
 
 import jcuda.driver.CUdevice_attribute;
 
@@ -90,7 +90,7 @@ final class IbgdaSession {
     }
 
     /** The NIC {@code rank} posts on, once it has a link. */
-    Optional<Nic> nicOf(Rank rank) {
+    Optional<Nic> nicOf(LinkEnd rank) {
         return nics.existing(rank);
     }
 
@@ -100,7 +100,7 @@ final class IbgdaSession {
      * ({@code CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING} at least OWNER; a real NIC's writes only: the
      * emulated NIC's are CUDA copies, about which the attribute says nothing).
      */
-    private boolean flushOnQuiet(Rank r, Nic nic) {
+    private boolean flushOnQuiet(LinkEnd r, Nic nic) {
         return switch (config.flush()) {
             case ALWAYS -> true;
             case NEVER -> false;
@@ -111,13 +111,13 @@ final class IbgdaSession {
     }
 
     /** Whether quiet on {@code rank}'s QPs ends with the PCIe flush. */
-    synchronized boolean flushOnQuietOf(Rank rank) {
+    synchronized boolean flushOnQuietOf(LinkEnd rank) {
         RankState s = ranks.get(rank.rank());
         return s != null && s.flushOnQuiet;
     }
 
     /** One line: the flush and where discarded fetched values go for {@code r} (for labels and {@code info}). */
-    synchronized String describeFetchedValues(Rank r) {
+    synchronized String describeFetchedValues(LinkEnd r) {
         RankState s = ranks.get(r.rank());
         if (s == null) {
             return "rank " + r.rank() + " has no IBGDA links";
@@ -127,7 +127,7 @@ final class IbgdaSession {
                 : "an 8-byte scratch MR");
     }
 
-    synchronized PeerLink link(Rank local, Rank peer) {
+    synchronized PeerLink link(LinkEnd local, LinkEnd peer) {
         if (closed) {
             throw new IllegalStateException("the IBGDA session of this world is closed");
         }
@@ -138,8 +138,8 @@ final class IbgdaSession {
         RankState theirs = rankState(peer);
         QpPair pair = pairs.get(key);
         if (pair == null) {
-            Rank first = local.rank() == lo ? local : peer;
-            Rank second = first == local ? peer : local;
+            LinkEnd first = local.rank() == lo ? local : peer;
+            LinkEnd second = first == local ? peer : local;
             Nic firstNic = rankState(first).nic;
             Nic secondNic = rankState(second).nic;
             pair = firstNic == secondNic ? firstNic.createConnectedPair(spec(first, second), spec(second, first))
@@ -164,7 +164,7 @@ final class IbgdaSession {
      * process's atomics on it will: the emulated NICs of several processes are several engines, and a NIC's atomics
      * must stay atomic with each other ({@link EmulatedNic#serializeAtomics}).
      */
-    synchronized byte[] offerAcrossProcesses(Rank local) {
+    synchronized byte[] offerAcrossProcesses(LinkEnd local) {
         requireOpen();
         RankState s = rankState(local);
         EmulatedNic emulated = processLinksOf(s, local);
@@ -179,7 +179,7 @@ final class IbgdaSession {
      * peer's registration as the peer's NIC would ({@code RemoteResponder}), its strict atomics under the peer's lock
      * line (mapped here by CUDA IPC). WQEs name the peer's own heap addresses and rkey, as they would on the wire.
      */
-    synchronized PeerLink linkAcrossProcesses(Rank local, RemotePeer peer) {
+    synchronized PeerLink linkAcrossProcesses(LinkEnd local, RemotePeer peer) {
         requireOpen();
         byte[] published = peer.offer();
         if (published == null) {
@@ -279,7 +279,7 @@ final class IbgdaSession {
      * that do it (a QP to a {@link RemoteResponder}, atomics under a lock line) are the emulated NIC's own API: it is
      * the one NIC that states the capability.
      */
-    private static EmulatedNic processLinksOf(RankState s, Rank r) {
+    private static EmulatedNic processLinksOf(RankState s, LinkEnd r) {
         if (!s.nic.capabilities().processLinks()) {
             throw new IllegalStateException("ibgda across processes needs the emulated NIC; rank " + r.rank()
                     + " posts on " + s.nic.description());
@@ -294,21 +294,21 @@ final class IbgdaSession {
     }
 
     /** The GPU address of {@code rank}'s loopback DeviceQp (its own ADDs), or 0 when it has no IBGDA link. */
-    synchronized long loopbackAtomicsQp(Rank rank) {
+    synchronized long loopbackAtomicsQp(LinkEnd rank) {
         RankState s = ranks.get(rank.rank());
         return s == null || s.loopbackDeviceQp == null ? 0 : s.loopbackDeviceQp.address();
     }
 
-    private QpSpec spec(Rank poster, Rank target) {
+    private QpSpec spec(LinkEnd poster, LinkEnd target) {
         return spec(poster, target.rank());
     }
 
-    private QpSpec spec(Rank poster, int target) {
+    private QpSpec spec(LinkEnd poster, int target) {
         return new QpSpec(poster.context(), config.sqWqebbs(), config.sqWqebbs(), QpSpec.DEFAULT_MAX_INLINE_BYTES,
                 "rank " + poster.rank() + " -> rank " + target);
     }
 
-    private RankState rankState(Rank r) {
+    private RankState rankState(LinkEnd r) {
         RankState s = ranks.get(r.rank());
         if (s != null) {
             return s;

@@ -3,6 +3,7 @@ package io.gda4j.ibgda;
 import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicSelection;
 import io.gda4j.nic.Nics;
+import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
@@ -29,7 +30,7 @@ import java.util.Optional;
 public final class IbgdaTransport implements TransportProvider {
     public static final String NAME = "ibgda";
 
-    private static final Map<Rank, IbgdaSession> SESSIONS = Collections.synchronizedMap(new IdentityHashMap<>());
+    private static final Map<LinkEnd, IbgdaSession> SESSIONS = Collections.synchronizedMap(new IdentityHashMap<>());
 
     private IbgdaConfig config;
     private NicSelection selection;
@@ -52,7 +53,7 @@ public final class IbgdaTransport implements TransportProvider {
     }
 
     @Override
-    public synchronized Optional<String> unavailableReason(Rank local, Rank peer) {
+    public synchronized Optional<String> unavailableReason(LinkEnd local, LinkEnd peer) {
         return resolve().or(() -> nics.unusableReason(local)).or(() -> nics.unusableReason(peer));
     }
 
@@ -76,7 +77,7 @@ public final class IbgdaTransport implements TransportProvider {
      * {@link IbgdaSession#linkAcrossProcesses}), which needs atomics on the link between the two GPUs.
      */
     @Override
-    public synchronized Optional<String> unavailableAcrossProcesses(Rank local, RemotePeer peer) {
+    public synchronized Optional<String> unavailableAcrossProcesses(LinkEnd local, RemotePeer peer) {
         Optional<String> why = resolve();
         if (why.isPresent()) {
             return why;
@@ -110,7 +111,7 @@ public final class IbgdaTransport implements TransportProvider {
     }
 
     @Override
-    public synchronized Optional<byte[]> offerAcrossProcesses(Rank local) {
+    public synchronized Optional<byte[]> offerAcrossProcesses(LinkEnd local) {
         Optional<String> why = resolve();
         if (why.isPresent()) {
             throw new IllegalStateException("ibgda: " + why.get());
@@ -119,7 +120,7 @@ public final class IbgdaTransport implements TransportProvider {
     }
 
     @Override
-    public synchronized PeerLink connectAcrossProcesses(Rank local, RemotePeer peer) {
+    public synchronized PeerLink connectAcrossProcesses(LinkEnd local, RemotePeer peer) {
         Optional<String> why = unavailableAcrossProcesses(local, peer);
         if (why.isPresent()) {
             throw new IllegalStateException("ibgda: " + why.get());
@@ -128,13 +129,13 @@ public final class IbgdaTransport implements TransportProvider {
     }
 
     @Override
-    public synchronized void abandonAcrossProcesses(Rank local) {
+    public synchronized void abandonAcrossProcesses(LinkEnd local) {
         if (session != null) {
             session.abandon();
         }
     }
 
-    private IbgdaSession session(Rank local) {
+    private IbgdaSession session(LinkEnd local) {
         if (session == null) {
             session = new IbgdaSession(config, nics);
         }
@@ -143,7 +144,7 @@ public final class IbgdaTransport implements TransportProvider {
     }
 
     @Override
-    public synchronized PeerLink connect(Rank local, Rank peer) {
+    public synchronized PeerLink connect(LinkEnd local, LinkEnd peer) {
         Optional<String> why = unavailableReason(local, peer);
         if (why.isPresent()) {
             throw new IllegalStateException("ibgda: " + why.get());
@@ -158,7 +159,7 @@ public final class IbgdaTransport implements TransportProvider {
 
     /** {@code local}'s loopback QP, on which its own ADDs go ({@link io.gda4j.world.AtomicRouting}); 0 without links. */
     @Override
-    public synchronized long loopbackAtomicsQp(Rank local) {
+    public synchronized long loopbackAtomicsQp(LinkEnd local) {
         return session == null ? 0 : session.loopbackAtomicsQp(local);
     }
 

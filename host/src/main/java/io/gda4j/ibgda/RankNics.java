@@ -8,7 +8,7 @@ import io.gda4j.nic.topology.NicAffinity;
 import io.gda4j.nic.topology.NicAssignment;
 import io.gda4j.nic.topology.NicPlacement;
 import io.gda4j.nic.topology.PciTopology;
-import io.gda4j.world.Rank;
+import io.gda4j.transport.LinkEnd;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -48,7 +48,7 @@ final class RankNics {
          * One JVM drives every rank of a {@code LocalWorld}, so the rank is the local rank; a multi-process world
          * must give its LOCAL_RANK and local size here instead.
          */
-        static Member of(Rank rank) {
+        static Member of(LinkEnd rank) {
             return new Member(rank.rank(), rank.rank(), rank.worldSize(), rank.device().pciBusId());
         }
     }
@@ -64,11 +64,11 @@ final class RankNics {
         this.affinity = provider.placedByPciDistance() ? new NicAffinity(topology, placement) : null;
     }
 
-    synchronized Optional<String> unusableReason(Rank rank) {
+    synchronized Optional<String> unusableReason(LinkEnd rank) {
         return unusableReason(Member.of(rank));
     }
 
-    synchronized Nic of(Rank rank) {
+    synchronized Nic of(LinkEnd rank) {
         return of(Member.of(rank));
     }
 
@@ -102,7 +102,7 @@ final class RankNics {
     }
 
     /** The NIC {@code rank} already posts on, if any. */
-    synchronized Optional<Nic> existing(Rank rank) {
+    synchronized Optional<Nic> existing(LinkEnd rank) {
         return Optional.ofNullable(byRank.get(rank.rank()));
     }
 

@@ -1,11 +1,11 @@
 package io.gda4j.p2p;
 
 import io.gda4j.cuda.CudaDevice;
+import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.TransportTag;
-import io.gda4j.world.Rank;
 
 import java.util.Optional;
 
@@ -40,7 +40,7 @@ public final class P2pTransport implements TransportProvider {
     }
 
     @Override
-    public Optional<String> unavailableReason(Rank local, Rank peer) {
+    public Optional<String> unavailableReason(LinkEnd local, LinkEnd peer) {
         CudaDevice a = local.device();
         CudaDevice b = peer.device();
         if (a.ordinal() == b.ordinal()) {
@@ -59,7 +59,7 @@ public final class P2pTransport implements TransportProvider {
     }
 
     @Override
-    public PeerLink connect(Rank local, Rank peer) {
+    public PeerLink connect(LinkEnd local, LinkEnd peer) {
         boolean sameGpu = local.device().ordinal() == peer.device().ordinal();
         if (!sameGpu) {
             local.context().enablePeerAccess(peer.context());
@@ -70,7 +70,7 @@ public final class P2pTransport implements TransportProvider {
 
     /** Across processes the peer heap is mapped by CUDA IPC already; stores to it need nothing more. */
     @Override
-    public Optional<String> unavailableAcrossProcesses(Rank local, RemotePeer peer) {
+    public Optional<String> unavailableAcrossProcesses(LinkEnd local, RemotePeer peer) {
         return Optional.empty();
     }
 
@@ -80,7 +80,7 @@ public final class P2pTransport implements TransportProvider {
      * process dies.
      */
     @Override
-    public PeerLink connectAcrossProcesses(Rank local, RemotePeer peer) {
+    public PeerLink connectAcrossProcesses(LinkEnd local, RemotePeer peer) {
         return new PeerLink(TransportTag.P2P, peer.heapAddress(), handleFlags(peer.sameGpu(), peer.nativeAtomics()), 0,
                 0, 0, null);
     }

@@ -1,7 +1,5 @@
 package io.gda4j.transport;
 
-import io.gda4j.world.Rank;
-
 import java.util.Optional;
 
 /**
@@ -19,18 +17,18 @@ public interface TransportProvider {
     int autoPreference();
 
     /** Why {@code local} cannot reach {@code peer} over this transport, or empty when it can. Never throws. */
-    Optional<String> unavailableReason(Rank local, Rank peer);
+    Optional<String> unavailableReason(LinkEnd local, LinkEnd peer);
 
     /** Connects {@code local} to {@code peer}; called only when {@link #unavailableReason} is empty. */
-    PeerLink connect(Rank local, Rank peer);
+    PeerLink connect(LinkEnd local, LinkEnd peer);
 
     /**
      * Where {@code local}'s own ADDs must go because this transport's NIC adds to its words: the GPU address of a
      * loopback {@code DeviceQp} on {@code local}'s NIC (aligned: the peer entry keeps flags in its low bits), or 0
-     * where this transport adds with GPU atomics or has no link to {@code local} ({@link io.gda4j.world.AtomicRouting}).
-     * Asked once every pair is connected.
+     * where this transport adds with GPU atomics or has no link to {@code local}: one path for the atomics on a word
+     * (docs/ARCHITECTURE.md, "Ordering per transport"). Asked once every pair is connected.
      */
-    default long loopbackAtomicsQp(Rank local) {
+    default long loopbackAtomicsQp(LinkEnd local) {
         return 0;
     }
 
@@ -46,7 +44,7 @@ public interface TransportProvider {
      * Why this transport cannot connect {@code local} to {@code peer}, a rank of another process on this host, or
      * empty when it can. Never throws. By default a transport does not connect processes.
      */
-    default Optional<String> unavailableAcrossProcesses(Rank local, RemotePeer peer) {
+    default Optional<String> unavailableAcrossProcesses(LinkEnd local, RemotePeer peer) {
         return Optional.of("transport " + name() + " does not connect processes yet");
     }
 
@@ -57,7 +55,7 @@ public interface TransportProvider {
      * {@link #connectAcrossProcesses}; it publishes the bytes on the bootstrap's all-gather, and each peer's
      * connect receives them as {@link RemotePeer#offer()}.
      */
-    default Optional<byte[]> offerAcrossProcesses(Rank local) {
+    default Optional<byte[]> offerAcrossProcesses(LinkEnd local) {
         return Optional.empty();
     }
 
@@ -65,14 +63,14 @@ public interface TransportProvider {
      * Frees what {@link #offerAcrossProcesses} made when the world fails before every pair is connected; a no-op once
      * links exist (closing them frees it). Never called after a successful set-up.
      */
-    default void abandonAcrossProcesses(Rank local) {
+    default void abandonAcrossProcesses(LinkEnd local) {
     }
 
     /**
      * Connects {@code local} to {@code peer} in another process; called only when the reason above is empty, with the
      * offer the peer's process published for this transport (null when it published none).
      */
-    default PeerLink connectAcrossProcesses(Rank local, RemotePeer peer) {
+    default PeerLink connectAcrossProcesses(LinkEnd local, RemotePeer peer) {
         throw new UnsupportedOperationException("transport " + name() + " does not connect processes");
     }
 }

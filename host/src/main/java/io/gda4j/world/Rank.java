@@ -8,6 +8,7 @@ import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.cuda.ModuleImage;
+import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.TransportTag;
 
@@ -24,7 +25,7 @@ import java.util.List;
  * view's address and the host reads the record with one copy once the kernels are done. The abort word lives apart,
  * in mapped pinned host memory (see {@link #raiseAbort()}).
  */
-public final class Rank implements AutoCloseable {
+public final class Rank implements LinkEnd, AutoCloseable {
     private static final int CONTROL_ALIGN = 64;
 
     private final int rank;
@@ -94,18 +95,22 @@ public final class Rank implements AutoCloseable {
         return (n + CONTROL_ALIGN - 1) & -CONTROL_ALIGN;
     }
 
+    @Override
     public int rank() {
         return rank;
     }
 
+    @Override
     public int worldSize() {
         return worldSize;
     }
 
+    @Override
     public CudaDevice device() {
         return context.device();
     }
 
+    @Override
     public CudaContext context() {
         return context;
     }
@@ -119,10 +124,12 @@ public final class Rank implements AutoCloseable {
         return heap;
     }
 
+    @Override
     public long heapBase() {
         return heap.address();
     }
 
+    @Override
     public long heapSizeBytes() {
         return heap.sizeBytes();
     }
@@ -132,10 +139,12 @@ public final class Rank implements AutoCloseable {
         return control.pointer();
     }
 
+    @Override
     public long abortFlagAddress() {
         return abortWord.deviceAddress();
     }
 
+    @Override
     public long errorRecordAddress() {
         return control.address() + errorRecordOffset;
     }
@@ -184,6 +193,7 @@ public final class Rank implements AutoCloseable {
      *
      * @throws io.gda4j.cuda.ContextBusyException when the module must be loaded while a kernel on this GPU runs
      */
+    @Override
     public Kernel kernel(String module, String function) {
         return modules.module(context, module).function(function);
     }
@@ -276,6 +286,7 @@ public final class Rank implements AutoCloseable {
      * call). The failure path makes no CUDA call at all, so nothing it does can queue behind the work it is meant
      * to stop. Pairs with the device's volatile load of the word.
      */
+    @Override
     public void raiseAbort() {
         abortWord.putLongRelease(0, 1L);
     }

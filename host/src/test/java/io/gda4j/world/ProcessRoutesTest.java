@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gda4j.p2p.P2pTransport;
+import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
@@ -82,12 +83,12 @@ class ProcessRoutesTest {
             }
 
             @Override
-            public Optional<String> unavailableReason(Rank local, Rank peer) {
+            public Optional<String> unavailableReason(LinkEnd local, LinkEnd peer) {
                 return Optional.empty();
             }
 
             @Override
-            public PeerLink connect(Rank local, Rank peer) {
+            public PeerLink connect(LinkEnd local, LinkEnd peer) {
                 throw new AssertionError("not connected in this test");
             }
 

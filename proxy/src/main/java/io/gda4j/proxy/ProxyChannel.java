@@ -19,12 +19,12 @@ import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.cuda.MutableDevicePointer;
 import io.gda4j.nic.Nic;
+import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.LinkHealth;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.ErrorRecordDescriptor;
-import io.gda4j.world.Rank;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -72,8 +72,8 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
      * @param inProcess the peer as a rank of this process, or null when it lives in another process (then its
      *                  context, streams and abort word are out of reach: signals take the direct path)
      */
-    private record PeerSide(int rank, long heapBase, long heapBytes, boolean sameGpu, Rank inProcess) {
-        static PeerSide of(Rank local, Rank peer) {
+    private record PeerSide(int rank, long heapBase, long heapBytes, boolean sameGpu, LinkEnd inProcess) {
+        static PeerSide of(LinkEnd local, LinkEnd peer) {
             return new PeerSide(peer.rank(), peer.heapBase(), peer.heapSizeBytes(),
                     local.device().ordinal() == peer.device().ordinal(), peer);
         }
@@ -108,8 +108,8 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
      *                          the channel's own stream
      * @param onClosed          told once the channel is closed (the transport's reference count)
      */
-    static ProxyChannel open(Rank local, Rank peer, ProxyService service, ProxyConfig config, boolean peerStreamSignals,
-                             Consumer<ProxyChannel> onClosed) {
+    static ProxyChannel open(LinkEnd local, LinkEnd peer, ProxyService service, ProxyConfig config,
+                             boolean peerStreamSignals, Consumer<ProxyChannel> onClosed) {
         return open(local, PeerSide.of(local, peer), service, config, peerStreamSignals, onClosed);
     }
 
@@ -117,13 +117,13 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
      * Builds the channel {@code local -> peer} to a rank of another process: the copy engine copies into the peer's
      * heap as the world mapped it by CUDA IPC, and signals are written from this process's stream (direct path).
      */
-    static ProxyChannel openAcrossProcesses(Rank local, RemotePeer peer, ProxyService service, ProxyConfig config,
+    static ProxyChannel openAcrossProcesses(LinkEnd local, RemotePeer peer, ProxyService service, ProxyConfig config,
                                             Consumer<ProxyChannel> onClosed) {
         return open(local, new PeerSide(peer.rank(), peer.heapAddress(), peer.heapBytes(), peer.sameGpu(), null),
                 service, config, false, onClosed);
     }
 
-    private static ProxyChannel open(Rank local, PeerSide peer, ProxyService service, ProxyConfig config,
+    private static ProxyChannel open(LinkEnd local, PeerSide peer, ProxyService service, ProxyConfig config,
                                      boolean peerStreamSignals, Consumer<ProxyChannel> onClosed) {
         if (peerStreamSignals && peer.inProcess() == null) {
             throw new IllegalArgumentException("peer-stream signals need the peer's context in this process");
@@ -142,7 +142,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
                 copiesDone = add(resources, local.context().createOrderingEvent());
                 signalsDone = add(resources, peer.inProcess().context().createOrderingEvent());
             }
-            Rank signaller = peerStreamSignals ? peer.inProcess() : local;
+            LinkEnd signaller = peerStreamSignals ? peer.inProcess() : local;
             // Across processes the peer's context is out of reach; the direct path never uses it (copies and
             // signals run on the local stream into the mapped heap), so the local context stands in.
             CudaContext peerContext = peer.inProcess() != null ? peer.inProcess().context() : local.context();
@@ -164,7 +164,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
      *
      * @param nic the NIC the link's QP is on (named in the handler label; the emulated one says so)
      */
-    static ProxyChannel openVerbs(Rank local, Rank peer, ProxyService service, ProxyConfig config, VerbsLink link,
+    static ProxyChannel openVerbs(LinkEnd local, LinkEnd peer, ProxyService service, ProxyConfig config, VerbsLink link,
                                   VerbsSession session, Consumer<ProxyChannel> onClosed) {
         Nic nic = session.nic();
         String label = "verbs on " + (nic.isEmulated() ? "the emulated NIC (" + nic.description() + ")"
@@ -198,7 +198,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
      * Writes a host-made error record into the rank's device error record unless a device call claimed it first
      * (the first failure wins, as on the device). Error path only: it waits for its own copies.
      */
-    private static void writeErrorRecord(Rank local, CUcontext context, CUstream stream, ByteBuffer record) {
+    private static void writeErrorRecord(LinkEnd local, CUcontext context, CUstream stream, ByteBuffer record) {
         JCudaDriver.cuCtxSetCurrent(context);
         MutableDevicePointer at = new MutableDevicePointer();
         at.set(local.errorRecordAddress());
@@ -229,7 +229,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
                               List<AutoCloseable> resources);
     }
 
-    private static ProxyChannel build(Rank local, PeerSide peer, ProxyService service, ProxyConfig config,
+    private static ProxyChannel build(LinkEnd local, PeerSide peer, ProxyService service, ProxyConfig config,
                                       boolean peerStreamSignals, String handlerLabel, HandlerFactory handlers,
                                       Consumer<ProxyChannel> onClosed) {
         String name = "rank " + local.rank() + " -> rank " + peer.rank();

@@ -7,6 +7,7 @@ import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicOptions;
 import io.gda4j.nic.NicSelection;
 import io.gda4j.nic.Nics;
+import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
@@ -59,7 +60,7 @@ public final class ProxyTransport implements TransportProvider {
     }
 
     @Override
-    public Optional<String> unavailableReason(Rank local, Rank peer) {
+    public Optional<String> unavailableReason(LinkEnd local, LinkEnd peer) {
         try {
             long heap = Math.max(local.heapSizeBytes(), peer.heapSizeBytes());
             if (heap > TriggerFifoDescriptor.FIELD_LIMIT) {
@@ -81,7 +82,7 @@ public final class ProxyTransport implements TransportProvider {
         }
     }
 
-    private static boolean peerAccess(Rank local, Rank peer) {
+    private static boolean peerAccess(LinkEnd local, LinkEnd peer) {
         return local.device().ordinal() == peer.device().ordinal() || local.device().canAccessPeer(peer.device());
     }
 
@@ -145,7 +146,7 @@ public final class ProxyTransport implements TransportProvider {
     }
 
     @Override
-    public PeerLink connect(Rank local, Rank peer) {
+    public PeerLink connect(LinkEnd local, LinkEnd peer) {
         ProxyConfig config = ProxyConfig.resolve();
         if (config.handler().forPeer(true) == ProxyConfig.Handler.VERBS) { // ranks of one process share a host
             return connectVerbs(local, peer, config);
@@ -161,7 +162,7 @@ public final class ProxyTransport implements TransportProvider {
         }
     }
 
-    private PeerLink connectVerbs(Rank local, Rank peer, ProxyConfig config) {
+    private PeerLink connectVerbs(LinkEnd local, LinkEnd peer, ProxyConfig config) {
         ProxyService s = acquire(config);
         try {
             VerbsLink link;
@@ -201,7 +202,7 @@ public final class ProxyTransport implements TransportProvider {
     }
 
     /** Credit blocks in pinned host memory mapped into the GPU (the emulated NIC's CUDA executor writes them). */
-    private static VerbsSession.WordMemory pinnedWords(Rank owner, int bytes) {
+    private static VerbsSession.WordMemory pinnedWords(LinkEnd owner, int bytes) {
         MappedHostMemory m = owner.context().allocateMappedHost(bytes);
         m.hostBuffer().put(new byte[bytes]).clear();
         return new VerbsSession.WordMemory() {
@@ -227,7 +228,7 @@ public final class ProxyTransport implements TransportProvider {
      * take the direct path from this process's stream: the peer-stream path would need the peer's context.
      */
     @Override
-    public Optional<String> unavailableAcrossProcesses(Rank local, RemotePeer peer) {
+    public Optional<String> unavailableAcrossProcesses(LinkEnd local, RemotePeer peer) {
         try {
             long heap = peer.heapBytes(); // the world checked that every heap has this size
             if (heap > TriggerFifoDescriptor.FIELD_LIMIT) {
@@ -251,7 +252,7 @@ public final class ProxyTransport implements TransportProvider {
     }
 
     @Override
-    public PeerLink connectAcrossProcesses(Rank local, RemotePeer peer) {
+    public PeerLink connectAcrossProcesses(LinkEnd local, RemotePeer peer) {
         ProxyConfig config = ProxyConfig.resolve();
         ProxyService s = acquire(config);
         try {
