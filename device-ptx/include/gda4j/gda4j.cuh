@@ -42,13 +42,13 @@
 //    demanding callee: where occupancy matters, bound the kernel with __launch_bounds__ (see gda4j_put_bandwidth).
 #pragma once
 #include <stdint.h>
-#include "view.cuh"
-#include "memory_model.cuh"
-#include "errors.cuh"
-#include "copy.cuh"
-#include "handles.cuh"
-#include "proxy.cuh"
-#include "inline_slot.cuh"
+#include "layout/view.cuh"
+#include "core/memory_model.cuh"
+#include "core/errors.cuh"
+#include "core/copy.cuh"
+#include "core/handles.cuh"
+#include "transport/proxy.cuh"
+#include "layout/inline_slot.cuh"
 
 namespace gda4j {
 
@@ -98,7 +98,7 @@ __device__ __forceinline__ int check_put(const Peer& p, uint32_t op, uint64_t ds
 }  // namespace detail
 }  // namespace gda4j
 
-#include "ibgda_api.cuh"  // the TRANSPORT_IBGDA branch of the indirect back ends below (detail::ibgda_*)
+#include "transport/ibgda.cuh"  // the TRANSPORT_IBGDA branch of the indirect back ends below (detail::ibgda_*)
 
 namespace gda4j {
 namespace detail {

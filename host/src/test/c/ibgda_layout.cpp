@@ -2,7 +2,7 @@
 // io.gda4j.ibgda.DeviceQpDescriptor. Without nvcc the header exposes only the struct and constants (plain C++).
 #include <cstddef>
 #include <cstdio>
-#include "gda4j/ibgda.cuh"
+#include "gda4j/transport/ibgda_qp.cuh"
 
 using namespace gda4j::ibgda;
 #define P(name, value) std::printf("%s %lld\n", name, (long long)(value))

@@ -7,7 +7,7 @@
 //                                              s_wqe_opcode=.. fresh=.."
 //
 // Built with: nvcc -std=c++17 -I device-ptx/include mlx5_cuh_golden.cu
-#include <gda4j/mlx5.cuh>
+#include <gda4j/layout/mlx5.cuh>
 
 #include <cstdio>
 #include <cstdlib>

@@ -3,8 +3,8 @@
 #define __device__
 #include <cstddef>
 #include <cstdio>
-#include "gda4j/view.cuh"
-#include "gda4j/inline_slot.cuh"
+#include "gda4j/layout/view.cuh"
+#include "gda4j/layout/inline_slot.cuh"
 
 using namespace gda4j;
 #define P(name, value) std::printf("%s %lld\n", name, (long long)(value))

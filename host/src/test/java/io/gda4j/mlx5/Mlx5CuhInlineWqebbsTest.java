@@ -34,7 +34,7 @@ class Mlx5CuhInlineWqebbsTest {
     static void findHeader() throws InterruptedException {
         GccProgram.requireTool("nvcc", "gda4j/mlx5.cuh cannot be compiled here");
         for (Path candidate : List.of(Path.of("../device-ptx/include"), Path.of("device-ptx/include"))) {
-            if (Files.isRegularFile(candidate.resolve("gda4j/mlx5.cuh"))) {
+            if (Files.isRegularFile(candidate.resolve("gda4j/layout/mlx5.cuh"))) {
                 include = candidate.toAbsolutePath().normalize();
             }
         }
@@ -45,7 +45,7 @@ class Mlx5CuhInlineWqebbsTest {
     static String deviceCounts() throws Exception {
         Path source = buildDir.resolve("inline_wqebbs.cu");
         Files.writeString(source, String.join("\n",
-                "#include <gda4j/mlx5.cuh>",
+                "#include <gda4j/layout/mlx5.cuh>",
                 "#include <cstdio>",
                 "#include <vector>",
                 "using namespace gda4j::mlx5;",

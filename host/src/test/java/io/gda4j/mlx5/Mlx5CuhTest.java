@@ -36,7 +36,7 @@ class Mlx5CuhTest {
     static void findHeader() throws InterruptedException {
         GccProgram.requireTool("nvcc", "gda4j/mlx5.cuh cannot be compiled here");
         for (Path candidate : List.of(Path.of("../device-ptx/include"), Path.of("device-ptx/include"))) {
-            if (Files.isRegularFile(candidate.resolve("gda4j/mlx5.cuh"))) {
+            if (Files.isRegularFile(candidate.resolve("gda4j/layout/mlx5.cuh"))) {
                 include = candidate.toAbsolutePath().normalize();
             }
         }
@@ -52,7 +52,7 @@ class Mlx5CuhTest {
 
     @Test
     void headerNamesEveryJavaConstantWithTheSameValue() throws Exception {
-        StringBuilder source = new StringBuilder("#include <gda4j/mlx5.cuh>\n");
+        StringBuilder source = new StringBuilder("#include <gda4j/layout/mlx5.cuh>\n");
         for (Class<?> type : Mlx5GoldenTest.CONSTANT_CLASSES) {
             for (Field field : type.getDeclaredFields()) {
                 int modifiers = field.getModifiers();

@@ -10,7 +10,7 @@
 // should say so with __launch_bounds__ (the toolkit's bandwidth kernel does) so ptxas keeps the count down; or build
 // with -DGDA4J_IBGDA_ENABLED=0 to compile the branch out (IBGDA peers then fail with ERROR_UNSUPPORTED_TRANSPORT).
 #pragma once
-#include "ibgda.cuh"
+#include "ibgda_qp.cuh"
 
 #ifndef GDA4J_IBGDA_ENABLED
 #define GDA4J_IBGDA_ENABLED 1

@@ -136,11 +136,11 @@ static_assert(__builtin_offsetof(DeviceQp, cons_head) == 192, "DeviceQp line 3 a
 // posted by the same thread after the READ (or ordered after it by a barrier) sees the raised fetch_end.
 // ================================================================================================================
 #if defined(__CUDACC__)
-#include "view.cuh"
-#include "memory_model.cuh"
-#include "errors.cuh"
-#include "mlx5.cuh"
-#include "inline_slot.cuh"
+#include "../layout/view.cuh"
+#include "../core/memory_model.cuh"
+#include "../core/errors.cuh"
+#include "../layout/mlx5.cuh"
+#include "../layout/inline_slot.cuh"
 
 namespace gda4j {
 namespace ibgda {

@@ -18,11 +18,11 @@
 // fields) run before the claim, so a rejected call never touches the ring.
 #pragma once
 #include <stdint.h>
-#include "view.cuh"
-#include "memory_model.cuh"
-#include "errors.cuh"
-#include "handles.cuh"
-#include "proxy_fifo.cuh"
+#include "../layout/view.cuh"
+#include "../core/memory_model.cuh"
+#include "../core/errors.cuh"
+#include "../core/handles.cuh"
+#include "../layout/proxy_fifo.cuh"
 
 namespace gda4j {
 namespace proxy {

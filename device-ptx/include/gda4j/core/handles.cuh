@@ -3,7 +3,7 @@
 // Included by gda4j.cuh; the transport back ends (proxy.cuh) take the same handles.
 #pragma once
 #include <stdint.h>
-#include "view.cuh"
+#include "../layout/view.cuh"
 
 namespace gda4j {
 
