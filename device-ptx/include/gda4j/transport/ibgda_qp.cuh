@@ -446,7 +446,7 @@ __device__ inline __noinline__ int check_set_signal(const DeviceView* v, const D
   return check_inline(v, qp, op, peer, offset, SIGNAL_VALUE_BYTES);
 }
 
-// ---- the device API on one QP (gda4j.cuh dispatches here for TRANSPORT_IBGDA peers) ------------------------------
+// ---- the device API on one QP (transport/ibgda.cuh calls these for TRANSPORT_IBGDA peers) ----------------------
 // Offsets are heap offsets, already range-checked by the caller; `peer` and `op` only label error records.
 
 // RDMA WRITE of [src, src + bytes) of this rank's heap to [dst, ...) of the peer's. Complete at the next quiet.
