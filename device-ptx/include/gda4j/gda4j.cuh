@@ -11,11 +11,12 @@
 //   transport/none.cuh     peers no transport serves: the failure and its record
 //   core/                  what every layer uses: the handles (Peer, Local), memory-model wrappers, the error record,
 //                          the cooperative copy
-//   layout/                bytes shared with the host, each mirrored by a Java *Descriptor and checked by a layout test
+//   layout/                bytes shared with the host (view, inline slot, proxy FIFO, DeviceQp, mlx5 WQEs), each
+//                          mirrored by a Java *Descriptor and checked by a layout test
 //   moe/                   the MoE kernels' device code, on top of this API
 // Names in gda4j::detail, gda4j::proxy and gda4j::ibgda are internal.
 //
-// gda4j device API. Include this in your kernels and pass the rank's DeviceView pointer (Rank.deviceView()).
+// Kernels take the rank's DeviceView pointer (Rank.deviceView()) and call the functions below on it.
 //
 // Handles: resolve a peer once per kernel with `Peer p = peer_of(view, r)` and this rank's side with
 // `Local me = local_of(view)`; the calls on handles read no memory but the data they move (a view read after an
@@ -39,19 +40,19 @@
 //    same word. A rank with IBGDA links takes ADDs only through a NIC: its own SIGNAL_ADD / atomic_add / put_signal
 //    ADD to itself are ATOMIC_FAs on its loopback QP (complete at flush(self) or quiet), and an ADD to it from a p2p
 //    or proxy peer fails with ERROR_MIXED_ATOMICS. Do not add to such words with your own GPU atomics either.
-//  - put_inline carries up to 8 bytes inside a 16-byte slot with the sequence number in each half (inline_slot.cuh);
-//    wait_inline returns the value once both halves carry the same sequence, at or after the one waited for. No
-//    fence is needed: the fastest small message. A sender may overwrite the slot before the reader looked (the
-//    reader then gets a later message, whole, never halves of two).
+//  - put_inline carries up to 8 bytes inside a 16-byte slot with the sequence number in each half
+//    (layout/inline_slot.cuh); wait_inline returns the value once both halves carry the same sequence, at or after
+//    the one waited for. No fence is needed: the fastest small message. A sender may overwrite the slot before the
+//    reader looked (the reader then gets a later message, whole, never halves of two).
 //  - fence(peer): earlier puts to `peer` are ordered before later ones. flush(peer): every earlier call to `peer` is
 //    complete. quiet(): every earlier call to every peer is complete and visible system-wide.
 //
 // Transports: every call dispatches on the peer's transport once, with the branch predicted for direct (p2p/self)
 // peers and the other back ends out of line, so a p2p call costs what it did before they existed.
 //  - p2p, self: this GPU's loads and stores; a put is complete when it returns.
-//  - proxy (transport/proxy.cuh): the call pushes a 16-byte trigger to a host proxy thread, which executes the channel's
-//    triggers in order with the copy engine. The ordering rules above hold; in addition a put returns once queued,
-//    so its source must stay unchanged until a flush/quiet (or the peer's signal) says the copy is done, like
+//  - proxy (transport/proxy.cuh): the call pushes a 16-byte trigger to a host proxy thread, which executes the
+//    channel's triggers in order with the copy engine. The ordering rules above hold; in addition a put returns once
+//    queued, so its source must stay unchanged until a flush/quiet (or the peer's signal) says the copy is done, like
 //    nvshmem_put_nbi. put_inline needs direct stores and fails with ERROR_UNSUPPORTED_TRANSPORT. The _warp and
 //    _block forms push one trigger from lane/thread 0 after a barrier and return its status to every thread.
 //    quiet() pushes a FLUSH to every proxy peer: call it from one thread (after a barrier), not from all of them.
@@ -182,8 +183,8 @@ __device__ __forceinline__ int put_signal_block(const Peer& p, uint64_t dst_offs
 }
 
 // ---- put_inline: up to 8 bytes carried in the peer's 16-byte slot at `slot_offset` (16-byte aligned) as two
-// halves {lo32, seq} {hi32, seq} (inline_slot.cuh). `seq` must be nonzero and grow with every message to the slot
-// (slots start zeroed).
+// halves {lo32, seq} {hi32, seq} (layout/inline_slot.cuh). `seq` must be nonzero and grow with every message to the
+// slot (slots start zeroed).
 __device__ __forceinline__ int put_inline(const Peer& p, uint64_t slot_offset, uint64_t value, uint32_t seq) {
   // Needs the peer's memory under this GPU's stores: no other transport can keep the LL slot's promise.
   if (__builtin_expect(!detail::is_direct(p), 0)) {

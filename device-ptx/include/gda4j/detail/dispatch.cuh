@@ -76,10 +76,10 @@ __device__ inline __noinline__ int flush_loopback(GDA4J_PEER_PARAMS) {
   return ibgda::drain(p.view, loopback_qp(p.handle), OP_FLUSH, p.rank);
 }
 
-// ---- indirect back ends, out of line: the direct path (gda4j.cuh, transport/p2p.cuh) stays as small as it was. They take the handle's
-// fields as scalars and rebuild the Peer inside: passed as a struct (by reference or by value) it would make every
-// caller keep a copy in local memory or in extra registers, direct path included (ptxas: 48 -> 82 registers in the
-// bandwidth kernel, halving its occupancy).
+// ---- indirect back ends, out of line: the direct path (gda4j.cuh, transport/p2p.cuh) stays as small as it was.
+// They take the handle's fields as scalars and rebuild the Peer inside: passed as a struct (by reference or by value)
+// it would make every caller keep a copy in local memory or in extra registers, direct path included (ptxas: 48 -> 82
+// registers in the bandwidth kernel, halving its occupancy).
 
 __device__ inline __noinline__ int put_indirect(GDA4J_PEER_PARAMS, uint32_t op, uint64_t dst, uint64_t src,
                                                 uint64_t bytes) {
@@ -119,8 +119,8 @@ __device__ inline __noinline__ int signal_indirect(GDA4J_PEER_PARAMS, uint32_t o
 __device__ inline __noinline__ int fence_indirect(GDA4J_PEER_PARAMS) {
   const Peer p = unpack(GDA4J_PEER_NAMES);
   // The proxy executes a channel's triggers in order on one stream. An RC QP keeps its WQEs in posting order, and
-  // a WQE posted while an earlier READ (get) is outstanding carries the fence bit (ibgda.cuh, "Fence"), so it cannot
-  // read its source before the READ's data has landed: later operations already wait for earlier ones.
+  // a WQE posted while an earlier READ (get) is outstanding carries the fence bit (transport/ibgda_qp.cuh, "Fence"),
+  // so it cannot read its source before the READ's data has landed: later operations already wait for earlier ones.
   if (p.transport == TRANSPORT_PROXY || is_ibgda(p.transport)) return OK;
   return fail_peer(GDA4J_PEER_FIELDS(p), OP_FENCE, 0);
 }

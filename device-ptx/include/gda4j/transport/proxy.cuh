@@ -1,5 +1,5 @@
 // The proxy back end of the device API (PortChannel): put, put_signal, signal, atomic_add and flush to a peer whose
-// transport is PROXY push 16-byte triggers into the channel's FIFO (layout: gda4j/proxy_fifo.cuh) and a host proxy
+// transport is PROXY push 16-byte triggers into the channel's FIFO (layout/proxy_fifo.cuh) and a host proxy
 // thread executes them with the copy engine. detail/dispatch.cuh dispatches here; kernels call the gda4j:: API.
 //
 // Push protocol (one pushing GPU thread; many may push to one channel at once):
