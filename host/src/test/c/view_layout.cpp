@@ -1,5 +1,5 @@
-// Prints the layout of gda4j/view.cuh as "name value" lines; DeviceViewLayoutTest compares them with the Java
-// descriptors. view.cuh is plain C++ (no CUDA builtins), so g++ compiles it on machines without nvcc.
+// Prints the layout of gda4j/layout/view.cuh as "name value" lines; DeviceViewLayoutTest compares them with the Java
+// descriptors. layout/view.cuh is plain C++ (no CUDA builtins), so g++ compiles it on machines without nvcc.
 #define __device__
 #include <cstddef>
 #include <cstdio>

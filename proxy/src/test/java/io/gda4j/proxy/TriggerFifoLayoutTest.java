@@ -24,8 +24,8 @@ import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code device-ptx/include/gda4j/proxy_fifo.cuh} against {@link TriggerFifoDescriptor}, with g++ and no GPU: every
- * public constant of the Java class exists in the header under the same name with the same value (static_assert),
+ * {@code device-ptx/include/gda4j/layout/proxy_fifo.cuh} against {@link TriggerFifoDescriptor}, with g++ and no GPU:
+ * every public constant of the Java class exists in the header under the same name with the same value (static_assert),
  * and the header's encoders, which the GPU runs, write the same words as the Java encoders for a few thousand
  * cases, limits included.
  */
@@ -47,7 +47,7 @@ class TriggerFifoLayoutTest {
                 include = candidate.toAbsolutePath().normalize();
             }
         }
-        assertNotNull(include, "gda4j/proxy_fifo.cuh not found from " + Path.of("").toAbsolutePath());
+        assertNotNull(include, "gda4j/layout/proxy_fifo.cuh not found from " + Path.of("").toAbsolutePath());
     }
 
     @Test
