@@ -11,6 +11,10 @@
 // should say so with __launch_bounds__ (the toolkit's bandwidth kernel does) so ptxas keeps the count down; or build
 // with -DGDA4J_IBGDA_ENABLED=0 to compile the branch out (IBGDA peers then fail with ERROR_UNSUPPORTED_TRANSPORT).
 #pragma once
+#include <stdint.h>
+#include "../layout/view.cuh"
+#include "../core/errors.cuh"
+#include "../core/handles.cuh"
 #include "ibgda_qp.cuh"
 
 #ifndef GDA4J_IBGDA_ENABLED
