@@ -3,8 +3,8 @@
 // otherwise calls an out-of-line *_indirect function here, which branches on the peer's transport to its back end.
 // A new transport is one header under transport/ and one branch per call here. Kernels include gda4j.cuh, not this.
 //
-// The includes below are in the order the functions were always defined in: nvcc lays out a module's PTX functions
-// in definition order, and keeping it keeps the committed PTX byte-identical (device-ptx/regen-ptx.sh --check).
+// Keep the include order: nvcc lays out a module's PTX functions by where they are defined, and this order (proxy,
+// none, ibgda, then the functions below) is the one the committed PTX was built with (regen-ptx.sh --check).
 #pragma once
 #include <stdint.h>
 #include "../layout/view.cuh"

@@ -1,5 +1,6 @@
 // gda4j/detail/poll.cuh: how the public waits (wait_until, wait_inline) spin: unrolled batches of loads between looks
-// at the abort flag and the clock, and the look itself out of line. gda4j.cuh includes it after the dispatcher.
+// at the abort flag and the clock, and the look itself out of line. gda4j.cuh includes it after the dispatcher, where
+// its function has always been defined (PTX function order: see detail/dispatch.cuh).
 #pragma once
 #include <stdint.h>
 #include "../layout/view.cuh"
