@@ -1,8 +1,8 @@
 // The emulated NIC's helper kernel (io.gda4j.nic.emulated.CudaQpExecutor): one 8-byte RDMA atomic, launched with one
 // thread on the QP's stream so it runs after the WQEs before it and before the CQE store queued after it.
 #include <stdint.h>
-#include <gda4j/mlx5.cuh>
-#include <gda4j/memory_model.cuh>
+#include <gda4j/layout/mlx5.cuh>
+#include <gda4j/core/memory_model.cuh>
 
 // Opcode 0 (not an mlx5 atomic) stores swap_add: the fallback for an 8-byte inline store where the driver refuses a
 // stream write to that address. ATOMIC_FA adds swap_add; ATOMIC_CS stores swap_add if the word equals compare. The old value goes to fetch_dst

@@ -10,8 +10,8 @@
 // st.release.sys: the host sets *status_out to STATUS_RUNNING before the launch and polls it with getLongAcquire.
 // Statuses (int64, mirrored by io.gda4j.hostflag.FlagEcho): OK, ERR_TIMEOUT, ERR_RANGE (the observe array filled
 // up), STATUS_STOPPED (the host stored FLAG_STOP).
-#include <gda4j/view.cuh>
-#include <gda4j/memory_model.cuh>
+#include <gda4j/layout/view.cuh>
+#include <gda4j/core/memory_model.cuh>
 
 using namespace gda4j;
 

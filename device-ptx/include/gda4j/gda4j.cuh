@@ -1,4 +1,22 @@
-// gda4j device API. Include this in your kernels and pass the rank's DeviceView pointer (Rank.deviceView()).
+// gda4j device API: the one header a kernel includes (#include <gda4j/gda4j.cuh>, nvcc -I device-ptx/include).
+//
+// The headers by layer; each includes only the layers below it:
+//   gda4j.cuh              this file: the public API (put, get, signal, atomic_add, put_signal, put_inline, fence,
+//                          flush, quiet, wait_until, wait_inline) and its contract. A user reads only this file.
+//   detail/dispatch.cuh    the one dispatcher: out-of-line calls that branch on a peer's transport to its back end
+//   detail/poll.cuh        how the waits spin between looks at the abort flag and the clock
+//   transport/p2p.cuh      direct peers (p2p, self): loads and stores, inline in the calls below
+//   transport/proxy.cuh    proxy peers: 16-byte triggers to a host proxy thread
+//   transport/ibgda.cuh    IBGDA peers: the calls as RDMA work requests, posted by transport/ibgda_qp.cuh
+//   transport/none.cuh     peers no transport serves: the failure and its record
+//   core/                  what every layer uses: the handles (Peer, Local), memory-model wrappers, the error record,
+//                          the cooperative copy
+//   layout/                bytes shared with the host (view, inline slot, proxy FIFO, DeviceQp, mlx5 WQEs), each
+//                          mirrored by a Java *Descriptor and checked by a layout test
+//   moe/                   the MoE kernels' device code, on top of this API
+// Names in gda4j::detail, gda4j::proxy and gda4j::ibgda are internal.
+//
+// Kernels take the rank's DeviceView pointer (Rank.deviceView()) and call the functions below on it.
 //
 // Handles: resolve a peer once per kernel with `Peer p = peer_of(view, r)` and this rank's side with
 // `Local me = local_of(view)`; the calls on handles read no memory but the data they move (a view read after an
@@ -22,19 +40,19 @@
 //    same word. A rank with IBGDA links takes ADDs only through a NIC: its own SIGNAL_ADD / atomic_add / put_signal
 //    ADD to itself are ATOMIC_FAs on its loopback QP (complete at flush(self) or quiet), and an ADD to it from a p2p
 //    or proxy peer fails with ERROR_MIXED_ATOMICS. Do not add to such words with your own GPU atomics either.
-//  - put_inline carries up to 8 bytes inside a 16-byte slot with the sequence number in each half (inline_slot.cuh);
-//    wait_inline returns the value once both halves carry the same sequence, at or after the one waited for. No
-//    fence is needed: the fastest small message. A sender may overwrite the slot before the reader looked (the
-//    reader then gets a later message, whole, never halves of two).
+//  - put_inline carries up to 8 bytes inside a 16-byte slot with the sequence number in each half
+//    (layout/inline_slot.cuh); wait_inline returns the value once both halves carry the same sequence, at or after
+//    the one waited for. No fence is needed: the fastest small message. A sender may overwrite the slot before the
+//    reader looked (the reader then gets a later message, whole, never halves of two).
 //  - fence(peer): earlier puts to `peer` are ordered before later ones. flush(peer): every earlier call to `peer` is
 //    complete. quiet(): every earlier call to every peer is complete and visible system-wide.
 //
 // Transports: every call dispatches on the peer's transport once, with the branch predicted for direct (p2p/self)
 // peers and the other back ends out of line, so a p2p call costs what it did before they existed.
 //  - p2p, self: this GPU's loads and stores; a put is complete when it returns.
-//  - proxy (gda4j/proxy.cuh): the call pushes a 16-byte trigger to a host proxy thread, which executes the channel's
-//    triggers in order with the copy engine. The ordering rules above hold; in addition a put returns once queued,
-//    so its source must stay unchanged until a flush/quiet (or the peer's signal) says the copy is done, like
+//  - proxy (transport/proxy.cuh): the call pushes a 16-byte trigger to a host proxy thread, which executes the
+//    channel's triggers in order with the copy engine. The ordering rules above hold; in addition a put returns once
+//    queued, so its source must stay unchanged until a flush/quiet (or the peer's signal) says the copy is done, like
 //    nvshmem_put_nbi. put_inline needs direct stores and fails with ERROR_UNSUPPORTED_TRANSPORT. The _warp and
 //    _block forms push one trigger from lane/thread 0 after a barrier and return its status to every thread.
 //    quiet() pushes a FLUSH to every proxy peer: call it from one thread (after a barrier), not from all of them.
@@ -42,266 +60,8 @@
 //    demanding callee: where occupancy matters, bound the kernel with __launch_bounds__ (see gda4j_put_bandwidth).
 #pragma once
 #include <stdint.h>
-#include "view.cuh"
-#include "memory_model.cuh"
-#include "errors.cuh"
-#include "copy.cuh"
-#include "handles.cuh"
-#include "proxy.cuh"
-#include "inline_slot.cuh"
-
-namespace gda4j {
-
-// The Peer fields an out-of-line back end needs, as separate arguments (see "indirect back ends" below).
-#define GDA4J_PEER_PARAMS const DeviceView *peer_view, uint64_t peer_handle, uint64_t peer_heap_size, int peer_rank, \
-                          uint32_t peer_transport
-#define GDA4J_PEER_NAMES peer_view, peer_handle, peer_heap_size, peer_rank, peer_transport
-#define GDA4J_PEER_FIELDS(p) (p).view, (p).handle, (p).heap_size, (p).rank, (p).transport
-
-namespace detail {
-// The Peer an indirect back end works on: everything but the direct heap pointers, which it does not use.
-__device__ __forceinline__ Peer unpack(const DeviceView* v, uint64_t handle, uint64_t heap_size, int rank,
-                                       uint32_t transport) {
-  Peer p;
-  p.view = v;
-  p.heap = nullptr;
-  p.local_heap = reinterpret_cast<const char*>(v->heap_base);
-  p.heap_size = heap_size;
-  p.handle = handle;
-  p.transport = transport;
-  p.rank = rank;
-  return p;
-}
-}  // namespace detail
-
-static_assert(SIGNAL_SET == proxy::TriggerFifoDescriptor::SIGNAL_OP_SET &&
-                  SIGNAL_ADD == proxy::TriggerFifoDescriptor::SIGNAL_OP_ADD,
-              "signal ops travel in proxy triggers unchanged");
-
-namespace detail {
-
-// A peer no back end serves (NONE: out of range or unconnected; or a transport this API does not drive yet).
-__device__ inline __noinline__ int fail_peer(GDA4J_PEER_PARAMS, uint32_t op, uint64_t offset) {
-  const Peer p = unpack(GDA4J_PEER_NAMES);
-  if (p.transport == TRANSPORT_NONE) {
-    return fail(p.view, ERR_PEER, ERROR_BAD_PEER, op, p.rank, offset, 0, (uint64_t)p.view->nranks);
-  }
-  return fail(p.view, ERR_TRANSPORT, ERROR_UNSUPPORTED_TRANSPORT, op, p.rank, offset, TRANSPORT_P2P, p.transport);
-}
-
-__device__ __forceinline__ int check_put(const Peer& p, uint32_t op, uint64_t dst, uint64_t src, uint64_t bytes) {
-  int st = check_range(p.view, p.heap_size, op, p.rank, dst, bytes);
-  if (st == OK) st = check_range(p.view, p.heap_size, op, -1, src, bytes);
-  return st;
-}
-
-}  // namespace detail
-}  // namespace gda4j
-
-#include "ibgda_api.cuh"  // the TRANSPORT_IBGDA branch of the indirect back ends below (detail::ibgda_*)
-
-namespace gda4j {
-namespace detail {
-
-// ---- one path for the atomics on a word (NVSHMEM's rule). A NIC's atomic is a read and a write across PCIe, not
-// atomic with GPU atomics on the same word, so the words of a rank with IBGDA links (which its IBGDA peers add to)
-// take ADDs only through a NIC: the rank's own through its loopback QP, and a GPU ADD from a p2p or proxy peer is
-// refused (ERROR_MIXED_ATOMICS). The host marks such entries with PEER_NIC_ATOMICS (io.gda4j.world.AtomicRouting).
-
-// An ADD to an entry with flag bits: refused over a p2p link without native atomics (red.add.sys is then a read and a
-// write) or to a rank whose words get NIC atomics, unless it is this rank's own (then posted on its loopback QP).
-__device__ inline __noinline__ int check_flagged_add(GDA4J_PEER_PARAMS, uint32_t op, uint64_t sig) {
-  const Peer p = unpack(GDA4J_PEER_NAMES);
-  if ((p.handle & P2P_NO_NATIVE_ATOMICS) != 0) {
-    return fail(p.view, ERR_TRANSPORT, ERROR_NO_NATIVE_ATOMICS, op, p.rank, sig, SIGNAL_ADD, 0);
-  }
-  if (p.transport != TRANSPORT_SELF) {
-    return fail(p.view, ERR_TRANSPORT, ERROR_MIXED_ATOMICS, op, p.rank, sig, SIGNAL_ADD, p.transport);
-  }
-  if (!GDA4J_IBGDA_ENABLED) {  // built without the IBGDA branch: this rank's own ADDs have no NIC to go through
-    return fail(p.view, ERR_TRANSPORT, ERROR_UNSUPPORTED_TRANSPORT, op, p.rank, sig, TRANSPORT_IBGDA, p.transport);
-  }
-  return check_word(p.view, p.heap_size, op, p.rank, sig);
-}
-
-// A direct peer's word; an ADD to an entry with flag bits is checked out of line (check_flagged_add).
-__device__ __forceinline__ int check_signal(const Peer& p, uint32_t op, uint64_t sig, uint32_t sig_op) {
-  if (__builtin_expect(sig_op == SIGNAL_ADD && (p.handle & PEER_HANDLE_FLAGS) != 0, 0)) {
-    return check_flagged_add(GDA4J_PEER_FIELDS(p), op, sig);
-  }
-  return check_word(p.view, p.heap_size, op, p.rank, sig);
-}
-
-// After check_signal: an ADD that must go through this rank's loopback QP (only the SELF entry passes the check with
-// PEER_NIC_ATOMICS set).
-__device__ __forceinline__ bool add_via_nic(const Peer& p, uint32_t sig_op) {
-  return __builtin_expect(sig_op == SIGNAL_ADD && (p.handle & PEER_NIC_ATOMICS) != 0, 0);
-}
-
-__device__ __forceinline__ ibgda::DeviceQp* loopback_qp(uint64_t handle) {
-  return reinterpret_cast<ibgda::DeviceQp*>(handle & ~PEER_HANDLE_FLAGS);
-}
-
-// This rank's own ADD as an ATOMIC_FA on its loopback QP, posted by one thread of the scope after a barrier (so the
-// scope's earlier stores are ordered before it, as a release); relaxed otherwise, complete at flush(self) or quiet.
-__device__ inline __noinline__ int add_via_loopback(GDA4J_PEER_PARAMS, uint32_t op, uint64_t sig, uint64_t value,
-                                                    uint32_t scope) {
-  const Peer p = unpack(GDA4J_PEER_NAMES);
-  return ibgda_scoped(scope, [&] {
-    return ibgda::signal(p.view, loopback_qp(p.handle), p.rank, op, sig, SIGNAL_ADD, value);
-  });
-}
-
-// flush(self) where this rank's ADDs go through its loopback QP: they are complete once it is drained.
-__device__ inline __noinline__ int flush_loopback(GDA4J_PEER_PARAMS) {
-  const Peer p = unpack(GDA4J_PEER_NAMES);
-  return ibgda::drain(p.view, loopback_qp(p.handle), OP_FLUSH, p.rank);
-}
-
-// ---- indirect back ends, out of line: the direct path above them stays as small as it was. They take the handle's
-// fields as scalars and rebuild the Peer inside: passed as a struct (by reference or by value) it would make every
-// caller keep a copy in local memory or in extra registers, direct path included (ptxas: 48 -> 82 registers in the
-// bandwidth kernel, halving its occupancy).
-
-__device__ inline __noinline__ int put_indirect(GDA4J_PEER_PARAMS, uint32_t op, uint64_t dst, uint64_t src,
-                                                uint64_t bytes) {
-  const Peer p = unpack(GDA4J_PEER_NAMES);
-  if (p.transport == TRANSPORT_PROXY) return proxy::put(p, op, dst, src, bytes);
-  if (is_ibgda(p.transport)) return ibgda_put(p, op, dst, src, bytes, IBGDA_SCOPE_THREAD);
-  return fail_peer(GDA4J_PEER_FIELDS(p), op, dst);
-}
-
-__device__ inline __noinline__ int put_signal_indirect(GDA4J_PEER_PARAMS, uint64_t dst, uint64_t src, uint64_t bytes,
-                                                       uint64_t sig, uint32_t sig_op, uint64_t value) {
-  const Peer p = unpack(GDA4J_PEER_NAMES);
-  if (p.transport == TRANSPORT_PROXY) {
-    if (sig_op == SIGNAL_ADD && (p.handle & PEER_NIC_ATOMICS) != 0) {
-      return fail(p.view, ERR_TRANSPORT, ERROR_MIXED_ATOMICS, OP_PUT_SIGNAL, p.rank, sig, SIGNAL_ADD, p.transport);
-    }
-    return proxy::put_signal(p, dst, src, bytes, sig, sig_op, value);
-  }
-  if (is_ibgda(p.transport)) return ibgda_put_signal(p, dst, src, bytes, sig, sig_op, value, IBGDA_SCOPE_THREAD);
-  return fail_peer(GDA4J_PEER_FIELDS(p), OP_PUT_SIGNAL, dst);
-}
-
-__device__ inline __noinline__ int signal_indirect(GDA4J_PEER_PARAMS, uint32_t op, uint64_t sig, uint32_t sig_op,
-                                                   uint64_t value) {
-  const Peer p = unpack(GDA4J_PEER_NAMES);
-  if (p.transport == TRANSPORT_PROXY) {
-    // The proxy adds with a GPU atomic (a kernel on its stream): refused where the target's words get NIC atomics.
-    if (sig_op == SIGNAL_ADD && (p.handle & PEER_NIC_ATOMICS) != 0) {
-      return fail(p.view, ERR_TRANSPORT, ERROR_MIXED_ATOMICS, op, p.rank, sig, SIGNAL_ADD, p.transport);
-    }
-    return proxy::signal(p, op, sig, sig_op, value);
-  }
-  if (is_ibgda(p.transport)) return ibgda_signal(p, op, sig, sig_op, value);
-  return fail_peer(GDA4J_PEER_FIELDS(p), op, sig);
-}
-
-__device__ inline __noinline__ int fence_indirect(GDA4J_PEER_PARAMS) {
-  const Peer p = unpack(GDA4J_PEER_NAMES);
-  // The proxy executes a channel's triggers in order on one stream. An RC QP keeps its WQEs in posting order, and
-  // a WQE posted while an earlier READ (get) is outstanding carries the fence bit (ibgda.cuh, "Fence"), so it cannot
-  // read its source before the READ's data has landed: later operations already wait for earlier ones.
-  if (p.transport == TRANSPORT_PROXY || is_ibgda(p.transport)) return OK;
-  return fail_peer(GDA4J_PEER_FIELDS(p), OP_FENCE, 0);
-}
-
-__device__ inline __noinline__ int flush_indirect(GDA4J_PEER_PARAMS) {
-  const Peer p = unpack(GDA4J_PEER_NAMES);
-  if (p.transport == TRANSPORT_PROXY) return proxy::flush(p, OP_FLUSH);
-  // Draining every IBGDA QP (and the PCIe flush where configured) covers this peer's.
-  if (is_ibgda(p.transport)) return ibgda_quiet_all(p.view);
-  return fail_peer(GDA4J_PEER_FIELDS(p), OP_FLUSH, 0);
-}
-
-// put_inline needs the peer's memory under this GPU's stores, or a NIC that writes the 16-byte slot in one piece
-// (IBGDA: an inline WRITE); the proxy cannot keep the slot's promise.
-__device__ inline __noinline__ int put_inline_indirect(GDA4J_PEER_PARAMS, uint64_t slot, uint64_t value, uint32_t seq) {
-  const Peer p = unpack(GDA4J_PEER_NAMES);
-  if (is_ibgda(p.transport)) return ibgda_put_inline(p, slot, value, seq);
-  return fail_peer(GDA4J_PEER_FIELDS(p), OP_PUT_INLINE, slot);
-}
-
-// Lane 0 of the warp pushes for the warp (after the warp's stores, which its release covers) and every lane gets
-// its status. All 32 lanes call.
-__device__ inline __noinline__ int put_indirect_warp(GDA4J_PEER_PARAMS, uint32_t op, uint64_t dst, uint64_t src,
-                                                     uint64_t bytes) {
-  const Peer p = unpack(GDA4J_PEER_NAMES);
-  __syncwarp();
-  int st = OK;
-  if (lane_id() == 0) st = put_indirect(GDA4J_PEER_FIELDS(p), op, dst, src, bytes);
-  return __shfl_sync(0xffffffffu, st, 0);
-}
-
-__device__ inline __noinline__ int put_signal_indirect_warp(GDA4J_PEER_PARAMS, uint64_t dst, uint64_t src,
-                                                            uint64_t bytes, uint64_t sig, uint32_t sig_op,
-                                                            uint64_t value) {
-  const Peer p = unpack(GDA4J_PEER_NAMES);
-  __syncwarp();
-  int st = OK;
-  if (lane_id() == 0) st = put_signal_indirect(GDA4J_PEER_FIELDS(p), dst, src, bytes, sig, sig_op, value);
-  return __shfl_sync(0xffffffffu, st, 0);
-}
-
-// Thread 0 pushes for the block after bar.sync (which orders the block's stores before its release); every thread
-// gets the status. All threads of the block call.
-__device__ inline __noinline__ int put_indirect_block(GDA4J_PEER_PARAMS, uint32_t op, uint64_t dst, uint64_t src,
-                                                      uint64_t bytes) {
-  const Peer p = unpack(GDA4J_PEER_NAMES);
-  __shared__ int status;
-  __syncthreads();
-  if (block_thread_id() == 0) status = put_indirect(GDA4J_PEER_FIELDS(p), op, dst, src, bytes);
-  __syncthreads();
-  const int st = status;
-  __syncthreads();  // `status` may be reused by the next call
-  return st;
-}
-
-__device__ inline __noinline__ int put_signal_indirect_block(GDA4J_PEER_PARAMS, uint64_t dst, uint64_t src,
-                                                             uint64_t bytes, uint64_t sig, uint32_t sig_op,
-                                                             uint64_t value) {
-  const Peer p = unpack(GDA4J_PEER_NAMES);
-  __shared__ int status;
-  __syncthreads();
-  if (block_thread_id() == 0) {
-    status = put_signal_indirect(GDA4J_PEER_FIELDS(p), dst, src, bytes, sig, sig_op, value);
-  }
-  __syncthreads();
-  const int st = status;
-  __syncthreads();
-  return st;
-}
-
-__device__ __forceinline__ uint64_t* peer_word(const Peer& p, uint64_t offset) {
-  return reinterpret_cast<uint64_t*>(p.heap + offset);
-}
-
-__device__ __forceinline__ void signal_relaxed(const Peer& p, uint64_t sig, uint32_t op, uint64_t value) {
-  if (op == SIGNAL_ADD) {
-    red_add_relaxed_sys(peer_word(p, sig), value);
-  } else {
-    store_relaxed_sys(peer_word(p, sig), value);
-  }
-}
-
-// Release: ordered after every store the calling thread (and, after a barrier, its group) made before it.
-__device__ __forceinline__ void signal_release(const Peer& p, uint64_t sig, uint32_t op, uint64_t value) {
-  if (op == SIGNAL_ADD) {
-    red_add_release_sys(peer_word(p, sig), value);
-  } else {
-    store_release_sys(peer_word(p, sig), value);
-  }
-}
-
-__device__ __forceinline__ void copy(const Peer& p, uint64_t dst, uint64_t src, uint64_t bytes, uint32_t lane,
-                                     uint32_t nlanes) {
-  copy_cooperative(p.heap + dst, p.local_heap + src, bytes, lane, nlanes);
-}
-
-}  // namespace detail
-}  // namespace gda4j
-
+#include "detail/dispatch.cuh"
+#include "detail/poll.cuh"
 
 namespace gda4j {
 
@@ -423,8 +183,8 @@ __device__ __forceinline__ int put_signal_block(const Peer& p, uint64_t dst_offs
 }
 
 // ---- put_inline: up to 8 bytes carried in the peer's 16-byte slot at `slot_offset` (16-byte aligned) as two
-// halves {lo32, seq} {hi32, seq} (inline_slot.cuh). `seq` must be nonzero and grow with every message to the slot
-// (slots start zeroed).
+// halves {lo32, seq} {hi32, seq} (layout/inline_slot.cuh). `seq` must be nonzero and grow with every message to the
+// slot (slots start zeroed).
 __device__ __forceinline__ int put_inline(const Peer& p, uint64_t slot_offset, uint64_t value, uint32_t seq) {
   // Needs the peer's memory under this GPU's stores: no other transport can keep the LL slot's promise.
   if (__builtin_expect(!detail::is_direct(p), 0)) {
@@ -436,6 +196,21 @@ __device__ __forceinline__ int put_inline(const Peer& p, uint64_t slot_offset, u
                          InlineSlotDescriptor::half((uint32_t)value, seq),
                          InlineSlotDescriptor::half((uint32_t)(value >> 32), seq));
   return OK;
+}
+
+// ---- get (RDMA READ) from an IBGDA peer: [src, src + bytes) of its heap into [dst, ...) of this rank's; the data is
+// in place after quiet. Direct peers have no get in the device API yet: this returns ERR_TRANSPORT for them.
+__device__ __forceinline__ int get(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
+  if (p.transport != TRANSPORT_IBGDA) {
+    return fail(p.view, ERR_TRANSPORT, ERROR_UNSUPPORTED_TRANSPORT, OP_GET, p.rank, src_offset, TRANSPORT_IBGDA,
+                p.transport);
+  }
+  int st = check_range(p.view, p.heap_size, OP_GET, p.rank, src_offset, bytes);
+  if (st == OK) st = check_range(p.view, p.heap_size, OP_GET, -1, dst_offset, bytes);
+  if (st != OK) return st;
+  // Posted from here, not through an ibgda_get helper in transport/ibgda.cuh: with that helper nvcc lays out the PTX
+  // functions in another order (regen-ptx.sh --check).
+  return ibgda::get(p.view, detail::ibgda_qp(p), p.rank, dst_offset, src_offset, bytes);
 }
 
 // ---- fence / flush / quiet. For direct peers each is a system-scope fence: the stores are this thread's own, so
@@ -461,36 +236,6 @@ __device__ __forceinline__ int flush(const Peer& p) {
   return OK;
 }
 
-namespace detail {
-// Flushes every proxy channel of this rank: all FLUSH triggers are pushed first, then waited for, so the waits
-// overlap. Channels this kernel did not use cost one trigger each.
-__device__ inline __noinline__ int quiet_proxies(const Local& me) {
-  constexpr int GROUP = 8;
-  const DeviceView* v = me.view;
-  const int n = v->nranks;
-  for (int first = 0; first < n; first += GROUP) {
-    uint64_t want[GROUP];
-    int peer[GROUP];
-    int count = 0;
-    for (int r = first; r < n && r < first + GROUP; ++r) {
-      if (v->peers[r].transport != TRANSPORT_PROXY) continue;
-      const Peer p = peer_of(v, r);
-      uint64_t q;
-      int st = proxy::push1(p, OP_QUIET, proxy::control_word0(proxy::TriggerFifoDescriptor::KIND_FLUSH), 0, &q);
-      if (st != OK) return st;
-      want[count] = q + 1;
-      peer[count] = r;
-      ++count;
-    }
-    for (int i = 0; i < count; ++i) {
-      int st = proxy::wait_done(peer_of(v, peer[i]), want[i], OP_QUIET);
-      if (st != OK) return st;
-    }
-  }
-  return OK;
-}
-}  // namespace detail
-
 __device__ __forceinline__ int quiet(const Local& me) {
   fence_acq_rel_sys();
   if (__builtin_expect((me.flags & VIEW_FLAG_PROXY_PEERS) != 0, 0)) {
@@ -505,31 +250,6 @@ __device__ __forceinline__ int quiet(const Local& me) {
 
 // ---- waits on this rank's heap. Spins give up after the view's timeout (recording ERROR_WAIT_TIMEOUT and raising
 // the abort flag) or when the abort flag is raised elsewhere (ERR_ABORTED, no record).
-
-namespace detail {
-// Polls between looks at the abort word and the clock. Those looks cost more than a poll, and a poll loop with
-// bookkeeping in it answers later: the polls run unrolled, the bookkeeping once per POLL_BATCH. The abort word is in
-// pinned host memory, so a look is a read across PCIe: with a look every 64 polls, the hundreds of warps a MoE
-// kernel keeps waiting spent half their wait on those reads, and the warps copying beside them waited ~4x longer for
-// their loads (ncu). One rank's MoE combine of 4096 tokens on an H100 went from 7.6 to 0.57 ms with 1024 polls,
-// still well under a millisecond between looks.
-constexpr uint32_t POLL_BATCH = 1024;
-constexpr uint32_t POLL_UNROLL = 8;
-
-// Out of line, so that the poll loop around it stays small. Returns OK to keep spinning.
-__device__ inline __noinline__ int spin_check(const Local& me, uint64_t* start, uint32_t op, uint64_t offset,
-                                             uint64_t want, uint64_t seen, uint32_t cmp) {
-  uint64_t now = global_timer_ns();
-  if (*start == 0) *start = now;
-  if (load_volatile(me.abort_flag) != 0) return ERR_ABORTED;
-  uint64_t elapsed = now - *start;
-  if (elapsed > me.timeout_ns) {
-    record_error(me.view, ERROR_WAIT_TIMEOUT, op, me.rank, offset, want, seen, cmp, elapsed);
-    return ERR_TIMEOUT;
-  }
-  return OK;
-}
-}  // namespace detail
 
 // Spins until this rank's word at `sig_offset` satisfies `word <cmp> value`. An acquire: what the signaller wrote
 // before a release signal (put_signal, or fence + signal) is visible after it returns OK.

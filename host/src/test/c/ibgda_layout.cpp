@@ -1,8 +1,8 @@
-// Prints the layout of gda4j/ibgda.cuh's DeviceQp as "name value" lines; DeviceQpLayoutTest compares them with
-// io.gda4j.ibgda.DeviceQpDescriptor. Without nvcc the header exposes only the struct and constants (plain C++).
+// Prints the layout of gda4j/layout/device_qp.cuh's DeviceQp as "name value" lines; DeviceQpLayoutTest compares them
+// with io.gda4j.ibgda.DeviceQpDescriptor. The header is plain C++ (the struct and its constants), so g++ builds it.
 #include <cstddef>
 #include <cstdio>
-#include "gda4j/ibgda.cuh"
+#include "gda4j/layout/device_qp.cuh"
 
 using namespace gda4j::ibgda;
 #define P(name, value) std::printf("%s %lld\n", name, (long long)(value))

@@ -1,6 +1,6 @@
-// Mlx5CuhTest compiles this with nvcc -std=c++17 -arch=sm_90 -x cu -c: every device function of gda4j/mlx5.cuh
+// Mlx5CuhTest compiles this with nvcc -std=c++17 -arch=sm_90 -x cu -c: every device function of gda4j/layout/mlx5.cuh
 // must compile and assemble (ptxas) for Hopper, including the ordered and MMIO stores written in inline PTX.
-#include <gda4j/mlx5.cuh>
+#include <gda4j/layout/mlx5.cuh>
 
 using namespace gda4j::mlx5;
 

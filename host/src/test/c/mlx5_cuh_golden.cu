@@ -1,4 +1,4 @@
-// Host build of gda4j/mlx5.cuh's encoders for Mlx5CuhTest: the same functions the GPU runs (with the host byte
+// Host build of gda4j/layout/mlx5.cuh's encoders for Mlx5CuhTest: the same functions the GPU runs (with the host byte
 // swap in place of __byte_perm), writing the golden cases so the Java test can compare them byte for byte.
 //
 //   mlx5_cuh_golden cases < golden-cases.txt   prints "<name> <hex>" for the WQE, dbr and doorbell cases
@@ -7,7 +7,7 @@
 //                                              s_wqe_opcode=.. fresh=.."
 //
 // Built with: nvcc -std=c++17 -I device-ptx/include mlx5_cuh_golden.cu
-#include <gda4j/mlx5.cuh>
+#include <gda4j/layout/mlx5.cuh>
 
 #include <cstdio>
 #include <cstdlib>

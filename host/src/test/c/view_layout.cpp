@@ -1,10 +1,10 @@
-// Prints the layout of gda4j/view.cuh as "name value" lines; DeviceViewLayoutTest compares them with the Java
-// descriptors. view.cuh is plain C++ (no CUDA builtins), so g++ compiles it on machines without nvcc.
+// Prints the layout of gda4j/layout/view.cuh as "name value" lines; DeviceViewLayoutTest compares them with the Java
+// descriptors. layout/view.cuh is plain C++ (no CUDA builtins), so g++ compiles it on machines without nvcc.
 #define __device__
 #include <cstddef>
 #include <cstdio>
-#include "gda4j/view.cuh"
-#include "gda4j/inline_slot.cuh"
+#include "gda4j/layout/view.cuh"
+#include "gda4j/layout/inline_slot.cuh"
 
 using namespace gda4j;
 #define P(name, value) std::printf("%s %lld\n", name, (long long)(value))

@@ -10,7 +10,7 @@ import io.gda4j.world.ErrorRecordDescriptor.Code;
 import java.util.Optional;
 
 /**
- * Words the error CQE that {@code gda4j/ibgda.cuh} copied into the device error record as the host's
+ * Words the error CQE that {@code gda4j/transport/ibgda_qp.cuh} copied into the device error record as the host's
  * {@link CompletionErrorException} says it, plus the emulated NIC's reason for its own vendor syndromes. Registered
  * in {@code META-INF/services/io.gda4j.world.DeviceErrorDecoder}.
  */

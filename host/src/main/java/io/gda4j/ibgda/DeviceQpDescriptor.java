@@ -2,8 +2,8 @@ package io.gda4j.ibgda;
 
 /**
  * Byte layout of the device QP: the struct in GPU memory through which a kernel posts WQEs on one queue pair and
- * reaps its completions ({@code struct DeviceQp} in {@code gda4j/ibgda.cuh}, same field names). Little-endian (GPU
- * order). A peer entry of the device view points at it ({@code PeerEntry.handle}).
+ * reaps its completions ({@code struct DeviceQp} in {@code gda4j/layout/device_qp.cuh}, same field names).
+ * Little-endian (GPU order). A peer entry of the device view points at it ({@code PeerEntry.handle}).
  *
  * <pre>
  *  line 0: rings (host-written once, read-only for kernels)

@@ -18,9 +18,9 @@ import java.util.Optional;
 
 /**
  * The IBGDA transport ({@code --transport ibgda}): each pair of ranks gets an RC QP pair on a {@link Nic}, and each
- * rank's peer entry points at its QP's {@link DeviceQp}, on which {@code gda4j/ibgda.cuh} posts WQEs and rings the
- * doorbell from the kernel. The NIC is chosen by {@link IbgdaConfig#nic()}: mlx5 where a device exists, else the
- * emulated NIC (whose figures must be labelled "emulated NIC": see {@link #nicOf(Rank)}). Each rank's GPU gets its
+ * rank's peer entry points at its QP's {@link DeviceQp}, on which {@code gda4j/transport/ibgda_qp.cuh} posts WQEs and
+ * rings the doorbell from the kernel. The NIC is chosen by {@link IbgdaConfig#nic()}: mlx5 where a device exists, else
+ * the emulated NIC (whose figures must be labelled "emulated NIC": see {@link #nicOf(Rank)}). Each rank's GPU gets its
  * own mlx5 port, the closest on the PCIe tree ({@link RankNics}); a rank whose GPU has no NIC near enough for
  * GPUDirect RDMA makes this transport unavailable to it, with the reason.
  *

@@ -44,7 +44,7 @@ import java.nio.ByteBuffer;
  *      12 |                                                               |
  *         +---------------+---------------+---------------+---------------+
  * </pre>
- * The field names are those of rdma-core's {@code struct mlx5_wqe_*_seg} and of {@code gda4j/mlx5.cuh}.
+ * The field names are those of rdma-core's {@code struct mlx5_wqe_*_seg} and of {@code gda4j/layout/mlx5.cuh}.
  */
 public final class WqeDescriptor {
     /** Bytes in one WQE basic block ({@code MLX5_SEND_WQE_BB}). */

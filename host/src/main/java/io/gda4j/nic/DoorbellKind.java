@@ -1,8 +1,8 @@
 package io.gda4j.nic;
 
 /**
- * What the doorbell register of a QP is. Both are rung the same way ({@code gda4j/ibgda.cuh} {@code ring}: a
- * {@code fence.sc.sys}, then one 8-byte {@code st.mmio.relaxed.sys}; on the host
+ * What the doorbell register of a QP is. Both are rung the same way ({@code gda4j/transport/ibgda_qp.cuh} {@code ring}:
+ * a {@code fence.sc.sys}, then one 8-byte {@code st.mmio.relaxed.sys}; on the host
  * {@code DoorbellDescriptor.putDoorbellRelease} between {@link HostPoster.DoorbellBarriers}), so the real NIC's store
  * is the one the emulated NIC's tests execute.
  */

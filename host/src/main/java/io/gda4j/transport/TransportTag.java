@@ -2,7 +2,7 @@ package io.gda4j.transport;
 
 /**
  * The transport of a peer entry in the device view; the numeric codes are the {@code TRANSPORT_*} constants of
- * {@code gda4j/view.cuh}.
+ * {@code gda4j/layout/view.cuh}.
  */
 public enum TransportTag {
     /** No path to this peer: device calls to it fail with ERROR_BAD_PEER. */

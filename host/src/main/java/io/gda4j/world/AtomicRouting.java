@@ -21,7 +21,7 @@ import java.util.List;
  *       device API cannot see them.</li>
  * </ul>
  * A world whose ranks have no IBGDA links keeps GPU atomics everywhere and its entries unchanged.
- * {@code gda4j/view.cuh} holds the same constants; the device side is {@code gda4j/gda4j.cuh}.
+ * {@code gda4j/layout/view.cuh} holds the same constants; the device side is {@code gda4j/detail/dispatch.cuh}.
  */
 public final class AtomicRouting {
     /** {@code PeerEntry.handle} bit: the peer's words receive NIC atomics, so ADDs to it go through a NIC. */

@@ -11,7 +11,7 @@ import java.util.stream.Collectors;
 
 /**
  * Byte layout of the per-rank device view a kernel receives, mirrored field for field by {@code struct DeviceView}
- * and {@code struct PeerEntry} in {@code gda4j/view.cuh}. Little-endian (GPU native order). The host writes it
+ * and {@code struct PeerEntry} in {@code gda4j/layout/view.cuh}. Little-endian (GPU native order). The host writes it
  * once when the world is built; kernels only read it.
  *
  * <pre>

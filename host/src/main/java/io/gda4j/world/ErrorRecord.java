@@ -110,7 +110,8 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
             case SQ_FULL:
             case POST_TIMEOUT:
                 if (elapsedNanos == 0) {
-                    // ibgda.cuh fail_dead: a call on a QP that an earlier post left failed (elapsed is never 0 else).
+                    // transport/ibgda_qp.cuh fail_dead: a call on a QP that an earlier post left failed (elapsed is
+                    // never 0 else).
                     return String.format(Locale.ROOT,
                             "%s: QP 0x%06x failed earlier: a post %s after reserving its send queue slots and never"
                                     + " published them (reserved %d WQEBBs, published %d, completed %d), so nothing"

@@ -2,7 +2,7 @@ package io.gda4j.world;
 
 /**
  * Byte layout of the per-rank error record in GPU memory, mirrored by {@code struct ErrorRecord} in
- * {@code gda4j/view.cuh}. The first failing device call claims it (CAS on {@code claimed}), writes the fields,
+ * {@code gda4j/layout/view.cuh}. The first failing device call claims it (CAS on {@code claimed}), writes the fields,
  * then publishes {@code code}; the host reads it after the kernel returns.
  *
  * <pre>

@@ -1,8 +1,8 @@
 package io.gda4j.world;
 
 /**
- * The 16-byte inline slot of {@code put_inline} / {@code wait_inline}, as {@code gda4j/inline_slot.cuh} lays it out
- * (same names, same values):
+ * The 16-byte inline slot of {@code put_inline} / {@code wait_inline}, as {@code gda4j/layout/inline_slot.cuh} lays it
+ * out (same names, same values):
  *
  * <pre>
  *   0                 8                 16

@@ -16,7 +16,7 @@ import java.lang.reflect.Modifier;
 import java.nio.file.Path;
 import java.util.Map;
 
-/** DeviceQpDescriptor against gda4j/ibgda.cuh's struct DeviceQp, compiled with g++: every offset and flag. */
+/** DeviceQpDescriptor against layout/device_qp.cuh's struct DeviceQp, compiled with g++: every offset and flag. */
 @RequiresCompilers(tools = "g++")
 class DeviceQpLayoutTest {
     static Map<String, Long> header;
@@ -36,7 +36,8 @@ class DeviceQpLayoutTest {
             Long h = header.get(f.getName());
             assertNotNull(h, f.getName() + " is not printed by ibgda_layout.cpp (add it there)");
             long javaValue = f.getInt(null) & 0xffffffffL;
-            assertEquals(h.longValue(), javaValue, f.getName() + ": ibgda.cuh says " + h + ", Java says " + javaValue);
+            assertEquals(h.longValue(), javaValue,
+                    f.getName() + ": device_qp.cuh says " + h + ", Java says " + javaValue);
             checked++;
         }
         assertEquals(header.size(), checked, "ibgda_layout.cpp prints a name DeviceQpDescriptor lacks");

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 
-/** The host's text for the IBGDA error records the device writes (gda4j/ibgda.cuh). */
+/** The host's text for the IBGDA error records the device writes (gda4j/transport/ibgda_qp.cuh). */
 class IbgdaErrorRecordTest {
     static final Duration TIMEOUT = Duration.ofSeconds(10);
 

@@ -20,8 +20,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The GPU's encoder (gda4j/mlx5.cuh, run by {@code gda4j_ibgda_encode_cases} in kernels/ibgda.cu) against the golden
- * table: every WQE, doorbell record and doorbell the device writes equals, byte for byte, what the Java encoder
+ * The GPU's encoder (gda4j/layout/mlx5.cuh, run by {@code gda4j_ibgda_encode_cases} in kernels/ibgda.cu) against the
+ * golden table: every WQE, doorbell record and doorbell the device writes equals, byte for byte, what the Java encoder
  * writes (which {@link Mlx5GoldenTest} checks against rdma-core); every CQE the Java side writes is parsed by the
  * device into the fields the table names.
  */

@@ -14,10 +14,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The WQEBB count {@code gda4j/mlx5.cuh}'s inline encoder returns, which the device records in its {@code wqe_sizes}
- * table to retire slots and to reserve the next ones, for every inline length (built for the host with nvcc, no
- * GPU). The device API's own inline WQEs (an 8-byte SET signal, the 16-byte slot) take one WQEBB, so a return of
- * "always 1" would pass every GPU test; here 29 bytes and more must take two WQEBBs, as the Java encoder and
+ * The WQEBB count {@code gda4j/layout/mlx5.cuh}'s inline encoder returns, which the device records in its
+ * {@code wqe_sizes} table to retire slots and to reserve the next ones, for every inline length (built for the host
+ * with nvcc, no GPU). The device API's own inline WQEs (an 8-byte SET signal, the 16-byte slot) take one WQEBB, so a
+ * return of "always 1" would pass every GPU test; here 29 bytes and more must take two WQEBBs, as the Java encoder and
  * rdma-core count them. Skipped where nvcc is missing.
  */
 @RequiresCompilers(tools = "nvcc", promised = false)
@@ -32,20 +32,21 @@ class Mlx5CuhInlineWqebbsTest {
 
     @BeforeAll
     static void findHeader() throws InterruptedException {
-        GccProgram.requireTool("nvcc", "gda4j/mlx5.cuh cannot be compiled here");
+        GccProgram.requireTool("nvcc", "gda4j/layout/mlx5.cuh cannot be compiled here");
         for (Path candidate : List.of(Path.of("../device-ptx/include"), Path.of("device-ptx/include"))) {
-            if (Files.isRegularFile(candidate.resolve("gda4j/mlx5.cuh"))) {
+            if (Files.isRegularFile(candidate.resolve("gda4j/layout/mlx5.cuh"))) {
                 include = candidate.toAbsolutePath().normalize();
             }
         }
-        assertNotNull(include, "device-ptx/include/gda4j/mlx5.cuh not found from " + Path.of("").toAbsolutePath());
+        assertNotNull(include,
+                "device-ptx/include/gda4j/layout/mlx5.cuh not found from " + Path.of("").toAbsolutePath());
     }
 
     /** "length wqebbs" lines from the header's encoder, for lengths 0 .. MAX_INLINE_BYTES, each wrapping the ring. */
     static String deviceCounts() throws Exception {
         Path source = buildDir.resolve("inline_wqebbs.cu");
         Files.writeString(source, String.join("\n",
-                "#include <gda4j/mlx5.cuh>",
+                "#include <gda4j/layout/mlx5.cuh>",
                 "#include <cstdio>",
                 "#include <vector>",
                 "using namespace gda4j::mlx5;",

@@ -20,10 +20,10 @@ import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code device-ptx/include/gda4j/mlx5.cuh} against the Java side, with nvcc and no GPU: it compiles and assembles
- * for sm_90; it declares every Java layout constant under the same name with the same value; and its encoders,
- * built for the host, write the golden cases byte for byte as the Java encoders do (which Mlx5GoldenTest holds to
- * rdma-core). Skipped where nvcc is missing.
+ * {@code device-ptx/include/gda4j/layout/mlx5.cuh} against the Java side, with nvcc and no GPU: it compiles and
+ * assembles for sm_90; it declares every Java layout constant under the same name with the same value; and its
+ * encoders, built for the host, write the golden cases byte for byte as the Java encoders do (which Mlx5GoldenTest
+ * holds to rdma-core). Skipped where nvcc is missing.
  */
 @RequiresCompilers(tools = "nvcc", promised = false)
 class Mlx5CuhTest {
@@ -34,13 +34,14 @@ class Mlx5CuhTest {
 
     @BeforeAll
     static void findHeader() throws InterruptedException {
-        GccProgram.requireTool("nvcc", "gda4j/mlx5.cuh cannot be compiled here");
+        GccProgram.requireTool("nvcc", "gda4j/layout/mlx5.cuh cannot be compiled here");
         for (Path candidate : List.of(Path.of("../device-ptx/include"), Path.of("device-ptx/include"))) {
-            if (Files.isRegularFile(candidate.resolve("gda4j/mlx5.cuh"))) {
+            if (Files.isRegularFile(candidate.resolve("gda4j/layout/mlx5.cuh"))) {
                 include = candidate.toAbsolutePath().normalize();
             }
         }
-        assertNotNull(include, "device-ptx/include/gda4j/mlx5.cuh not found from " + Path.of("").toAbsolutePath());
+        assertNotNull(include,
+                "device-ptx/include/gda4j/layout/mlx5.cuh not found from " + Path.of("").toAbsolutePath());
     }
 
     @Test
@@ -52,7 +53,7 @@ class Mlx5CuhTest {
 
     @Test
     void headerNamesEveryJavaConstantWithTheSameValue() throws Exception {
-        StringBuilder source = new StringBuilder("#include <gda4j/mlx5.cuh>\n");
+        StringBuilder source = new StringBuilder("#include <gda4j/layout/mlx5.cuh>\n");
         for (Class<?> type : Mlx5GoldenTest.CONSTANT_CLASSES) {
             for (Field field : type.getDeclaredFields()) {
                 int modifiers = field.getModifiers();

@@ -15,7 +15,7 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
-/** The Java descriptors and enums against gda4j/view.cuh, compiled with g++: every offset and code, one by one. */
+/** The Java descriptors and enums against layout/view.cuh, compiled with g++: every offset and code, one by one. */
 @RequiresCompilers(tools = "g++")
 class DeviceViewLayoutTest {
     static Map<String, Long> header;

@@ -13,10 +13,10 @@ import java.nio.ByteOrder;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The GPU's push protocol of {@code gda4j/proxy.cuh}, run by JVM threads: a test instrument and a benchmark driver
- * for the host side, labelled as such. Any number of threads may push at once, as GPU threads do. The head and the
- * tail cache, which live in GPU memory on the device, are fields here; the ring, the tail and the state word are the
- * shared region, as on the device.
+ * The GPU's push protocol of {@code gda4j/transport/proxy.cuh}, run by JVM threads: a test instrument and a benchmark
+ * driver for the host side, labelled as such. Any number of threads may push at once, as GPU threads do. The head and
+ * the tail cache, which live in GPU memory on the device, are fields here; the ring, the tail and the state word are
+ * the shared region, as on the device.
  *
  * <p>Hot-path results are codes: a push returns its position (&ge; 0), {@link #TIMED_OUT} or {@link #PROXY_STOPPED}.
  */

@@ -24,8 +24,8 @@ import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code device-ptx/include/gda4j/proxy_fifo.cuh} against {@link TriggerFifoDescriptor}, with g++ and no GPU: every
- * public constant of the Java class exists in the header under the same name with the same value (static_assert),
+ * {@code device-ptx/include/gda4j/layout/proxy_fifo.cuh} against {@link TriggerFifoDescriptor}, with g++ and no GPU:
+ * every public constant of the Java class exists in the header under the same name with the same value (static_assert),
  * and the header's encoders, which the GPU runs, write the same words as the Java encoders for a few thousand
  * cases, limits included.
  */
@@ -43,16 +43,16 @@ class TriggerFifoLayoutTest {
     static void findHeader() {
         assertTrue(onPath("g++"), "g++ is not on the PATH, and gda4j.test.requireCompilers says the build promises it");
         for (Path candidate : List.of(Path.of("../device-ptx/include"), Path.of("device-ptx/include"))) {
-            if (Files.isRegularFile(candidate.resolve("gda4j/proxy_fifo.cuh"))) {
+            if (Files.isRegularFile(candidate.resolve("gda4j/layout/proxy_fifo.cuh"))) {
                 include = candidate.toAbsolutePath().normalize();
             }
         }
-        assertNotNull(include, "gda4j/proxy_fifo.cuh not found from " + Path.of("").toAbsolutePath());
+        assertNotNull(include, "gda4j/layout/proxy_fifo.cuh not found from " + Path.of("").toAbsolutePath());
     }
 
     @Test
     void headerNamesEveryJavaConstantWithTheSameValue() throws Exception {
-        StringBuilder src = new StringBuilder("#include <gda4j/proxy_fifo.cuh>\nint main() { return 0; }\n");
+        StringBuilder src = new StringBuilder("#include <gda4j/layout/proxy_fifo.cuh>\nint main() { return 0; }\n");
         int checked = 0;
         for (Field f : TriggerFifoDescriptor.class.getDeclaredFields()) {
             int m = f.getModifiers();
@@ -118,7 +118,7 @@ class TriggerFifoLayoutTest {
         calls.add("nop_word1(~0ull)");
         expected.add(hex(TriggerFifoDescriptor.nopWord1(-1L)));
 
-        StringBuilder src = new StringBuilder("#include <gda4j/proxy_fifo.cuh>\n#include <cstdio>\n"
+        StringBuilder src = new StringBuilder("#include <gda4j/layout/proxy_fifo.cuh>\n#include <cstdio>\n"
                 + "using namespace gda4j::proxy;\nint main() {\n");
         for (String c : calls) {
             src.append("  std::printf(\"%016llx\\n\", (unsigned long long)(").append(c).append("));\n");
@@ -133,7 +133,7 @@ class TriggerFifoLayoutTest {
 
     @Test
     void structsHaveTheDescribedOffsets() throws Exception {
-        String src = "#include <gda4j/proxy_fifo.cuh>\n#include <cstddef>\n#include <cstdio>\nusing namespace gda4j::proxy;\n"
+        String src = "#include <gda4j/layout/proxy_fifo.cuh>\n#include <cstddef>\n#include <cstdio>\nusing namespace gda4j::proxy;\n"
                 + "int main() {\n"
                 + "  std::printf(\"CHANNEL_RING_OFFSET %zu\\n\", offsetof(ProxyChannel, ring));\n"
                 + "  std::printf(\"CHANNEL_CONTROL_OFFSET %zu\\n\", offsetof(ProxyChannel, control));\n"

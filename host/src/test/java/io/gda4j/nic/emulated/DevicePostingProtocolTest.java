@@ -32,15 +32,15 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The GPU posting protocol of {@code gda4j/ibgda.cuh}, transcribed step for step into Java threads and run against
- * the emulated NIC's engine on host memory: many posters reserving slots at once, publishing in reservation order,
- * ringing under the doorbell lock, one poller at a time retiring slots from CQEs through the wqe_sizes table. A lost,
- * duplicated or overwritten WQE shows up: an overwritten slot carries a later WQE index, which the engine rejects
+ * The GPU posting protocol of {@code gda4j/transport/ibgda_qp.cuh}, transcribed step for step into Java threads and run
+ * against the emulated NIC's engine on host memory: many posters reserving slots at once, publishing in reservation
+ * order, ringing under the doorbell lock, one poller at a time retiring slots from CQEs through the wqe_sizes table. A
+ * lost, duplicated or overwritten WQE shows up: an overwritten slot carries a later WQE index, which the engine rejects
  * (WQE_INDEX_MISMATCH), and the atomic sum would be off. Waits yield instead of spinning: unlike warps, these
  * threads outnumber the cores, and a preempted thread holding the next reservation would stall everyone.
  */
 class DevicePostingProtocolTest {
-    /** ibgda.cuh's DeviceQp state and functions, in Java. */
+    /** transport/ibgda_qp.cuh's DeviceQp state and functions, in Java. */
     static final class Poster {
         final ByteBuffer sq;
         final ByteBuffer dbrec;

@@ -2,7 +2,7 @@
 // A kernel never hangs without a message: the first failure claims the rank's ErrorRecord, raises the abort
 // flag of this rank and of every peer it can reach directly, and every spin elsewhere returns ERR_ABORTED.
 #pragma once
-#include "view.cuh"
+#include "../layout/view.cuh"
 #include "memory_model.cuh"
 
 namespace gda4j {

@@ -1,4 +1,4 @@
-// gda4j/mlx5.cuh: the device-side mirror of io.gda4j.mlx5 (WqeDescriptor, Mlx5Opcode, CqeDescriptor, CqeOpcode,
+// gda4j/layout/mlx5.cuh: the device-side mirror of io.gda4j.mlx5 (WqeDescriptor, Mlx5Opcode, CqeDescriptor, CqeOpcode,
 // DoorbellRecordDescriptor, DoorbellDescriptor). Same names, same values, same bytes: the Java golden tests check
 // the Java side against rdma-core's <infiniband/mlx5dv.h>, and Mlx5CuhTest checks this header against the Java
 // side (host build of these functions) and that it compiles for sm_90.

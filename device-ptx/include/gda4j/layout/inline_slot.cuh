@@ -1,4 +1,4 @@
-// gda4j/inline_slot.cuh: the 16-byte inline slot of put_inline / wait_inline, mirrored by
+// gda4j/layout/inline_slot.cuh: the 16-byte inline slot of put_inline / wait_inline, mirrored by
 // io.gda4j.world.InlineSlotDescriptor (same names, same values).
 //
 //   0                 8                 16

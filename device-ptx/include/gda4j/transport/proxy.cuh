@@ -1,6 +1,6 @@
 // The proxy back end of the device API (PortChannel): put, put_signal, signal, atomic_add and flush to a peer whose
-// transport is PROXY push 16-byte triggers into the channel's FIFO (layout: gda4j/proxy_fifo.cuh) and a host proxy
-// thread executes them with the copy engine. gda4j.cuh dispatches here; kernels normally call the gda4j:: API.
+// transport is PROXY push 16-byte triggers into the channel's FIFO (layout/proxy_fifo.cuh) and a host proxy
+// thread executes them with the copy engine. detail/dispatch.cuh dispatches here; kernels call the gda4j:: API.
 //
 // Push protocol (one pushing GPU thread; many may push to one channel at once):
 //   1. claim: atomicAdd on the channel's head (GPU memory) gives position q (q, q+1 for PUT_SIGNAL);
@@ -18,11 +18,11 @@
 // fields) run before the claim, so a rejected call never touches the ring.
 #pragma once
 #include <stdint.h>
-#include "view.cuh"
-#include "memory_model.cuh"
-#include "errors.cuh"
-#include "handles.cuh"
-#include "proxy_fifo.cuh"
+#include "../layout/view.cuh"
+#include "../core/memory_model.cuh"
+#include "../core/errors.cuh"
+#include "../core/handles.cuh"
+#include "../layout/proxy_fifo.cuh"
 
 namespace gda4j {
 namespace proxy {
@@ -194,7 +194,7 @@ __device__ __forceinline__ int check_signal(const Peer& p, uint32_t op, uint64_t
   return st;
 }
 
-// ---- the calls, thread scope (gda4j.cuh adds the warp and block forms around them).
+// ---- the calls, thread scope (detail/dispatch.cuh adds the warp and block forms around them).
 
 // PUT: the copy engine copies [src, src + bytes) of this rank's heap to the peer's heap at dst. Returns once the
 // trigger is queued: keep the source unchanged until a flush (or the peer's signal) says the copy is done.
@@ -245,4 +245,9 @@ __device__ __forceinline__ int push_nop(const Peer& p, uint64_t cookie, uint64_t
 }
 
 }  // namespace proxy
+
+static_assert(SIGNAL_SET == proxy::TriggerFifoDescriptor::SIGNAL_OP_SET &&
+                  SIGNAL_ADD == proxy::TriggerFifoDescriptor::SIGNAL_OP_ADD,
+              "signal ops travel in proxy triggers unchanged");
+
 }  // namespace gda4j

@@ -1,7 +1,7 @@
-// gda4j/proxy_fifo.cuh: the trigger FIFO between a GPU and its host proxy (MSCCL++ PortChannel style), mirrored
-// name for name by io.gda4j.proxy.TriggerFifoDescriptor. Plain C++ (constants, structs, encoders): the device code
-// that pushes is in gda4j/proxy.cuh, and TriggerFifoLayoutTest builds this header with g++ to check every constant
-// and every encoded word against the Java side.
+// gda4j/layout/proxy_fifo.cuh: the trigger FIFO between a GPU and its host proxy (MSCCL++ PortChannel style),
+// mirrored name for name by io.gda4j.proxy.TriggerFifoDescriptor. Plain C++ (constants, structs, encoders): the
+// device code that pushes is in gda4j/transport/proxy.cuh, and TriggerFifoLayoutTest builds this header with g++ to
+// check every constant and every encoded word against the Java side.
 //
 // Memory (per channel = one ordered pair "rank -> peer"):
 //

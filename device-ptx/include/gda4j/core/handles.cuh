@@ -1,9 +1,16 @@
 // Handles of the device API: this rank's side (Local) and one peer (Peer), resolved once per kernel into registers
 // so that hot calls read no view memory (a view read after an acquire costs about half a microsecond over NVLink).
-// Included by gda4j.cuh; the transport back ends (proxy.cuh) take the same handles.
+// Included by gda4j.cuh; the transport back ends (transport/*.cuh) take the same handles.
 #pragma once
 #include <stdint.h>
-#include "view.cuh"
+#include "../layout/view.cuh"
+
+// The Peer fields an out-of-line back end needs, as separate arguments (see "indirect back ends" in
+// detail/dispatch.cuh).
+#define GDA4J_PEER_PARAMS const DeviceView *peer_view, uint64_t peer_handle, uint64_t peer_heap_size, int peer_rank, \
+                          uint32_t peer_transport
+#define GDA4J_PEER_NAMES peer_view, peer_handle, peer_heap_size, peer_rank, peer_transport
+#define GDA4J_PEER_FIELDS(p) (p).view, (p).handle, (p).heap_size, (p).rank, (p).transport
 
 namespace gda4j {
 
@@ -80,5 +87,19 @@ __device__ __forceinline__ bool is_direct(const Peer& p) {
   return p.transport == TRANSPORT_SELF || p.transport == TRANSPORT_P2P;
 }
 
+
+// The Peer an indirect back end works on: everything but the direct heap pointers, which it does not use.
+__device__ __forceinline__ Peer unpack(const DeviceView* v, uint64_t handle, uint64_t heap_size, int rank,
+                                       uint32_t transport) {
+  Peer p;
+  p.view = v;
+  p.heap = nullptr;
+  p.local_heap = reinterpret_cast<const char*>(v->heap_base);
+  p.heap_size = heap_size;
+  p.handle = handle;
+  p.transport = transport;
+  p.rank = rank;
+  return p;
+}
 }  // namespace detail
 }  // namespace gda4j

@@ -1,5 +1,6 @@
-// gda4j/ibgda_api.cuh: the device API's IBGDA branch. gda4j.cuh includes it after Peer/Local and calls these
-// functions when a peer's transport is TRANSPORT_IBGDA (a branch marked unlikely, so P2P code stays as it was).
+// gda4j/transport/ibgda.cuh: the device API's IBGDA back end. detail/dispatch.cuh calls these functions when a peer's
+// transport is TRANSPORT_IBGDA (a branch marked unlikely, so P2P code stays as it was); transport/ibgda_qp.cuh posts
+// the WQEs.
 // Each is out of line: the P2P hot loops keep their size, and an IBGDA call is dominated by PCIe stores anyway.
 // Scope: 0 = thread, 1 = warp (every lane calls with the same arguments), 2 = block (every thread does); one thread
 // posts for the group after a barrier that orders the group's earlier stores before its release (cumulativity), and
@@ -10,7 +11,11 @@
 // should say so with __launch_bounds__ (the toolkit's bandwidth kernel does) so ptxas keeps the count down; or build
 // with -DGDA4J_IBGDA_ENABLED=0 to compile the branch out (IBGDA peers then fail with ERROR_UNSUPPORTED_TRANSPORT).
 #pragma once
-#include "ibgda.cuh"
+#include <stdint.h>
+#include "../layout/view.cuh"
+#include "../core/errors.cuh"
+#include "../core/handles.cuh"
+#include "ibgda_qp.cuh"
 
 #ifndef GDA4J_IBGDA_ENABLED
 #define GDA4J_IBGDA_ENABLED 1
@@ -19,7 +24,7 @@
 namespace gda4j {
 namespace detail {
 
-// The dispatch test in gda4j.cuh: a compile-time false removes the IBGDA branch entirely.
+// The dispatch test (detail/dispatch.cuh, gda4j.cuh): a compile-time false removes the IBGDA branch entirely.
 __device__ __forceinline__ bool is_ibgda(uint32_t transport) {
   return GDA4J_IBGDA_ENABLED && __builtin_expect(transport == TRANSPORT_IBGDA, 0);
 }
@@ -104,7 +109,7 @@ __device__ inline __noinline__ int ibgda_quiet_all(const DeviceView* v) {
       int st = ibgda::drain(v, reinterpret_cast<ibgda::DeviceQp*>(e.handle), OP_QUIET, r);
       if (st != OK) return st;
     } else if (e.transport == TRANSPORT_SELF && (e.handle & PEER_NIC_ATOMICS) != 0) {
-      // This rank's own ADDs, posted on its loopback QP (gda4j.cuh, "one path for the atomics on a word").
+      // This rank's own ADDs, posted on its loopback QP (detail/dispatch.cuh, "one path for the atomics on a word").
       int st = ibgda::drain(v, reinterpret_cast<ibgda::DeviceQp*>(e.handle & ~PEER_HANDLE_FLAGS), OP_QUIET, r);
       if (st != OK) return st;
     }
@@ -113,18 +118,4 @@ __device__ inline __noinline__ int ibgda_quiet_all(const DeviceView* v) {
 }
 
 }  // namespace detail
-
-// get (RDMA READ) from an IBGDA peer: [src, src + bytes) of its heap into [dst, ...) of this rank's; the data is in
-// place after quiet. Direct peers have no get in the device API yet: this returns ERR_TRANSPORT for them.
-__device__ __forceinline__ int get(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
-  if (p.transport != TRANSPORT_IBGDA) {
-    return fail(p.view, ERR_TRANSPORT, ERROR_UNSUPPORTED_TRANSPORT, OP_GET, p.rank, src_offset, TRANSPORT_IBGDA,
-                p.transport);
-  }
-  int st = check_range(p.view, p.heap_size, OP_GET, p.rank, src_offset, bytes);
-  if (st == OK) st = check_range(p.view, p.heap_size, OP_GET, -1, dst_offset, bytes);
-  if (st != OK) return st;
-  return ibgda::get(p.view, detail::ibgda_qp(p), p.rank, dst_offset, src_offset, bytes);
-}
-
 }  // namespace gda4j

@@ -1,113 +1,11 @@
-// gda4j/ibgda.cuh: GPU-initiated posting on an mlx5 queue pair (a real NIC or the emulated NIC; same bytes).
-// struct DeviceQp mirrors io.gda4j.ibgda.DeviceQpDescriptor field for field (same names, same offsets).
-//
-//  line 0: rings (host-written once, read-only for kernels)
-//   0                 8                 16                24                32                40
-//   +-----------------+-----------------+-----------------+-----------------+-----------------+
-//   | sq_buf          | dbrec           | doorbell        | cq_buf          | cq_dbrec        |
-//   +-----------------+-----------------+-----------------+-----------------+-----------------+
-//   40                48       52       56       60       64
-//   +-----------------+--------+--------+--------+--------+
-//   | wqe_sizes       |sq_wqebb|cqe_cnt | qpn    | flags  |
-//   +-----------------+--------+--------+--------+--------+
-//  line 1: addressing and flush (host-written once, read-only for kernels)
-//   64                72                80                88       92       96
-//   +-----------------+-----------------+-----------------+--------+--------+
-//   | local_base      | remote_base     | heap_size_bytes | lkey   | rkey   |
-//   +-----------------+-----------------+-----------------+--------+--------+
-//   96                104               112      116      120      124      128
-//   +-----------------+-----------------+--------+--------+--------+--------+
-//   | flush_qp        | flush_flag      |flush_rk|disc_lk |max_inl | peer   |
-//   +-----------------+-----------------+--------+--------+--------+--------+
-//  line 2: producer state (kernels only; zero at start), and discard_addr (host-written once)
-//   128               136               144               152      156      160
-//   +-----------------+-----------------+-----------------+--------+--------+
-//   | resv_head       | ready_head      | prod_idx        | db_lock| resvd  |
-//   +-----------------+-----------------+-----------------+--------+--------+
-//   160               168               176               184               192
-//   +-----------------+-----------------+-----------------+-----------------+
-//   | fetch_end       | gets_posted     | gets_flushed    | discard_addr    |
-//   +-----------------+-----------------+-----------------+-----------------+
-//  line 3: consumer state (kernels only; zero at start)
-//   192               200               208      212      216 .. 256
-//   +-----------------+-----------------+--------+--------+-----------+
-//   | cons_head       | cq_ci           |poll_lck| error  | reserved  |
-//   +-----------------+-----------------+--------+--------+-----------+
+// gda4j/transport/ibgda_qp.cuh: GPU-initiated posting on an mlx5 queue pair (a real NIC or the emulated NIC; same
+// bytes), on the struct DeviceQp of layout/device_qp.cuh.
 #pragma once
 #include <stdint.h>
-
-namespace gda4j {
-namespace ibgda {
-
-// DeviceQp.flags (io.gda4j.ibgda.DeviceQpDescriptor.FLAG_*).
-// Bit 0 is unused (it once selected a different doorbell store; every doorbell is now an MMIO store).
-constexpr uint32_t FLAG_FLUSH_ON_QUIET = 1u << 1;
-// The NIC writes with relaxed ordering: an 8-byte inline WRITE used as a SET signal could become visible at the target
-// before the data WRITEs ahead of it, so SET signals are refused (ERROR_SET_SIGNAL_RELAXED); an ADD signal is an
-// atomic, which reads the word and so cannot pass the writes before it.
-constexpr uint32_t FLAG_RELAXED_ORDERING = 1u << 2;
-// DeviceQp.error, the QP's first failure (0 = none; once set the QP is dead and every later call on it fails at
-// once with this failure): an error CQE is ERROR_SET | cqe_opcode << 16 | vendor_syndrome << 8 | syndrome; a post
-// that failed after its reservation (which leaves a hole no later poster can publish past) is
-// ERROR_SET | ERROR_POSTING | the ErrorRecord code it failed with (ERROR_SQ_FULL, ERROR_POST_TIMEOUT).
-constexpr uint32_t ERROR_SET = 1u << 31;
-constexpr uint32_t ERROR_POSTING = 1u << 30;
-
-struct DeviceQp {
-  // line 0: rings, as this GPU addresses them
-  uint64_t sq_buf;           // send queue ring, sq_wqebbs * 64 bytes
-  uint64_t dbrec;            // 8-byte doorbell record; send counter = BE32(pi & 0xffff) in word 1
-  uint64_t doorbell;         // 8-byte doorbell register (UAR, or the emulated NIC's stand-in page)
-  uint64_t cq_buf;           // send CQ ring, cqe_count * 64 bytes
-  uint64_t cq_dbrec;         // CQ doorbell record; consumer index = BE32(ci & 0xffffff) in word 0
-  uint64_t wqe_sizes;        // GPU memory, sq_wqebbs bytes: WQEBBs of the WQE starting at each slot
-  uint32_t sq_wqebbs;        // power of two
-  uint32_t cqe_count;        // power of two, >= sq_wqebbs
-  uint32_t qpn;
-  uint32_t flags;
-  // line 1: addressing and flush
-  uint64_t local_base;       // NIC address of this rank's heap (local data segments)
-  uint64_t remote_base;      // NIC address of the peer's heap (raddr segments)
-  uint64_t heap_size_bytes;
-  uint32_t lkey;
-  uint32_t rkey;
-  uint64_t flush_qp;         // DeviceQp* of the loopback flush QP, 0 = none
-  uint64_t flush_flag;       // NIC address of the GPU word the flush ATOMIC_FA adds to
-  uint32_t flush_rkey;
-  uint32_t discard_lkey;     // where fetched values nobody reads go: the null MR (dropped), or an 8-byte scratch MR
-  uint32_t max_inline;
-  int32_t peer;              // peer rank, for error records
-  // line 2: producer state
-  uint64_t resv_head;        // WQEBBs reserved (atomicAdd)
-  uint64_t ready_head;       // WQEBBs published in reservation order (CAS)
-  uint64_t prod_idx;         // producer index last stored to the doorbell record (under db_lock)
-  uint32_t db_lock;
-  uint32_t reserved0;
-  uint64_t fetch_end;        // counter after the last READ / fetching atomic reserved (atomicMax): fence bit until
-                             // cons_head passes it
-  uint64_t gets_posted;      // flush QP only: gets published by this rank on any QP (release atomicAdd after publish)
-  uint64_t gets_flushed;     // flush QP only: gets_posted covered by the last completed flush (atomicMax)
-  uint64_t discard_addr;     // host-written: NIC address for discard_lkey (0 with the null MR)
-  // line 3: consumer state
-  uint64_t cons_head;        // WQEBBs retired by CQEs
-  uint64_t cq_ci;            // CQEs consumed
-  uint32_t poll_lock;
-  uint32_t error;            // 0, or the first error CQE (ERROR_SET | ...)
-  uint64_t reserved2[5];
-};
-
-static_assert(sizeof(DeviceQp) == 256, "DeviceQp is 256 bytes");
-static_assert(__builtin_offsetof(DeviceQp, local_base) == 64, "DeviceQp line 1 at 64");
-static_assert(__builtin_offsetof(DeviceQp, resv_head) == 128, "DeviceQp line 2 at 128");
-static_assert(__builtin_offsetof(DeviceQp, fetch_end) == 160, "DeviceQp fetch_end at 160");
-static_assert(__builtin_offsetof(DeviceQp, discard_addr) == 184, "DeviceQp discard_addr at 184");
-static_assert(__builtin_offsetof(DeviceQp, cons_head) == 192, "DeviceQp line 3 at 192");
-
-}  // namespace ibgda
-}  // namespace gda4j
+#include "../layout/device_qp.cuh"
 
 // ================================================================================================================
-// Posting, completions and the device API over WQEs (CUDA only; the struct above is plain C++ for layout checks).
+// Posting, completions and the device API over WQEs (CUDA only; layout/device_qp.cuh is plain C++ for layout checks).
 //
 // Protocol (docs/ARCHITECTURE.md, "IBGDA on mlx5"), for any number of threads and warps posting on one QP at once:
 //  1. reserve: atomicAdd on resv_head gives each caller its own WQEBBs [base, base + n);
@@ -136,11 +34,11 @@ static_assert(__builtin_offsetof(DeviceQp, cons_head) == 192, "DeviceQp line 3 a
 // posted by the same thread after the READ (or ordered after it by a barrier) sees the raised fetch_end.
 // ================================================================================================================
 #if defined(__CUDACC__)
-#include "view.cuh"
-#include "memory_model.cuh"
-#include "errors.cuh"
-#include "mlx5.cuh"
-#include "inline_slot.cuh"
+#include "../layout/view.cuh"
+#include "../core/memory_model.cuh"
+#include "../core/errors.cuh"
+#include "../layout/mlx5.cuh"
+#include "../layout/inline_slot.cuh"
 
 namespace gda4j {
 namespace ibgda {
@@ -154,7 +52,7 @@ constexpr uint32_t SPIN_CHECK_EVERY = 256;
 
 namespace detail {
 
-// DeviceQp state words are touched only by this GPU: the gpu-scope accessors of memory_model.cuh order them.
+// DeviceQp state words are touched only by this GPU: the gpu-scope accessors of core/memory_model.cuh order them.
 // Lock acquire/release for db_lock and poll_lock: CAS 0->1 then an acquire fence; a release fence then store 0.
 __device__ __forceinline__ bool try_lock(uint32_t* lock) {
   if (atomicCAS(lock, 0u, 1u) != 0u) return false;
@@ -439,14 +337,14 @@ __device__ inline __noinline__ int check_inline(const DeviceView* v, const Devic
 __device__ inline __noinline__ int check_set_signal(const DeviceView* v, const DeviceQp* qp, uint32_t op, int peer,
                                                     uint64_t offset) {
   if (__builtin_expect(qp->flags & FLAG_RELAXED_ORDERING, 0)) {
-    // cmp = QP number, as view.cuh documents for this code (fail() would leave cmp 0).
+    // cmp = QP number, as layout/view.cuh documents for this code (fail() would leave cmp 0).
     record_error(v, ERROR_SET_SIGNAL_RELAXED, op, peer, offset, SIGNAL_SET, 0, qp->qpn, 0);
     return ERR_TRANSPORT;
   }
   return check_inline(v, qp, op, peer, offset, SIGNAL_VALUE_BYTES);
 }
 
-// ---- the device API on one QP (gda4j.cuh dispatches here for TRANSPORT_IBGDA peers) ------------------------------
+// ---- the device API on one QP (transport/ibgda.cuh calls these for TRANSPORT_IBGDA peers) ----------------------
 // Offsets are heap offsets, already range-checked by the caller; `peer` and `op` only label error records.
 
 // RDMA WRITE of [src, src + bytes) of this rank's heap to [dst, ...) of the peer's. Complete at the next quiet.
@@ -516,9 +414,9 @@ __device__ inline __noinline__ int signal(const DeviceView* v, DeviceQp* qp, int
   return publish(v, qp, base, used, op_code, peer);
 }
 
-// The 16-byte inline slot (inline_slot.cuh) in one inline WRITE. The NIC writes it as one PCIe write; the emulated
-// NIC as two 8-byte stores, one per half, which the slot's rule tolerates (wait_inline wants the same sequence in
-// both halves).
+// The 16-byte inline slot (layout/inline_slot.cuh) in one inline WRITE. The NIC writes it as one PCIe write; the
+// emulated NIC as two 8-byte stores, one per half, which the slot's rule tolerates (wait_inline wants the same
+// sequence in both halves).
 __device__ inline __noinline__ int put_inline(const DeviceView* v, DeviceQp* qp, int peer, uint64_t slot_offset,
                                           uint64_t value, uint32_t seq) {
   int st = check_inline(v, qp, OP_PUT_INLINE, peer, slot_offset, InlineSlotDescriptor::SIZE);
