@@ -1,0 +1,154 @@
+package io.gda4j.ptx;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The device headers keep their layers, as LayeringTest keeps the host's packages: a header includes only headers of
+ * a lower layer, or of its own directory (a transport only its own parts), and the includes form no cycle. Bottom to
+ * top: {@code layout/} (bytes shared with the host, plain C++), {@code core/}, {@code transport/}, {@code detail/}, the
+ * public {@code gda4j.cuh}, and {@code moe/} on top of the public API. A user's kernel includes {@code gda4j.cuh}.
+ */
+class DeviceHeaderLayersTest {
+    private static final Path ROOT = Path.of("include", "gda4j");
+    private static final List<String> LAYERS = List.of("layout", "core", "transport", "detail", "", "moe");
+    private static final Pattern INCLUDE = Pattern.compile("^\\s*#\\s*include\\s+[\"<]([^\">]+)[\">]", Pattern.MULTILINE);
+
+    /** Every header under include/gda4j, by its path from there, with the headers it includes (same form). */
+    static Map<String, List<String>> includes() throws IOException {
+        Map<String, List<String>> graph = new TreeMap<>();
+        try (Stream<Path> files = Files.walk(ROOT)) {
+            for (Path p : files.filter(f -> f.toString().endsWith(".cuh")).toList()) {
+                String name = ROOT.relativize(p).toString().replace('\\', '/');
+                List<String> deps = new ArrayList<>();
+                Matcher m = INCLUDE.matcher(Files.readString(p, StandardCharsets.UTF_8));
+                while (m.find()) {
+                    String target = m.group(1);
+                    if (target.startsWith("gda4j/")) {
+                        deps.add(target.substring("gda4j/".length()));
+                    } else if (target.endsWith(".cuh")) {
+                        Path resolved = ROOT.relativize(p.getParent().resolve(target).normalize());
+                        deps.add(resolved.toString().replace('\\', '/'));
+                    }
+                }
+                graph.put(name, deps);
+            }
+        }
+        return graph;
+    }
+
+    static String dir(String header) {
+        int slash = header.lastIndexOf('/');
+        return slash < 0 ? "" : header.substring(0, slash);
+    }
+
+    /** Why {@code from} may not include {@code to}, or null when it may. */
+    static String wrongArrow(String from, String to) {
+        String a = dir(from);
+        String b = dir(to);
+        int la = LAYERS.indexOf(a);
+        int lb = LAYERS.indexOf(b);
+        if (la < 0 || lb < 0) {
+            return "a header outside the known layers " + LAYERS;
+        }
+        if (la > lb) {
+            return null;
+        }
+        if (la < lb) {
+            return "an upward include (" + (a.isEmpty() ? "gda4j.cuh" : a + "/") + " below "
+                    + (b.isEmpty() ? "gda4j.cuh" : b + "/") + ")";
+        }
+        if (a.equals("transport")) {
+            String fa = from.substring(from.lastIndexOf('/') + 1).replace(".cuh", "");
+            String fb = to.substring(to.lastIndexOf('/') + 1);
+            return fb.startsWith(fa + "_") ? null : "one transport including another";
+        }
+        return null;
+    }
+
+    @Test
+    void everyIncludePointsDownOrWithinItsOwnPart() throws IOException {
+        Map<String, List<String>> graph = includes();
+        assertTrue(graph.containsKey("gda4j.cuh") && graph.size() > 10, "headers found: " + graph.keySet());
+        List<String> wrong = new ArrayList<>();
+        graph.forEach((from, deps) -> {
+            for (String to : deps) {
+                assertTrue(graph.containsKey(to), from + " includes " + to + ", which does not exist");
+                String why = wrongArrow(from, to);
+                if (why != null) {
+                    wrong.add(from + " -> " + to + ": " + why);
+                }
+            }
+        });
+        assertEquals(List.of(), wrong);
+    }
+
+    @Test
+    void theIncludesFormNoCycle() throws IOException {
+        Map<String, List<String>> graph = includes();
+        Map<String, Integer> state = new TreeMap<>();   // 1: on the path, 2: done
+        for (String h : graph.keySet()) {
+            List<String> path = new ArrayList<>();
+            String cycle = visit(h, graph, state, path);
+            assertEquals(null, cycle, "an include cycle");
+        }
+    }
+
+    private static String visit(String h, Map<String, List<String>> graph, Map<String, Integer> state,
+                                List<String> path) {
+        Integer s = state.get(h);
+        if (s != null) {
+            return s == 1 ? String.join(" -> ", path) + " -> " + h : null;
+        }
+        state.put(h, 1);
+        path.add(h);
+        for (String to : graph.getOrDefault(h, List.of())) {
+            String cycle = visit(to, graph, state, path);
+            if (cycle != null) {
+                return cycle;
+            }
+        }
+        path.remove(path.size() - 1);
+        state.put(h, 2);
+        return null;
+    }
+
+    @Test
+    void layoutHeadersIncludeNoOtherLayer() throws IOException {
+        includes().forEach((from, deps) -> {
+            if (dir(from).equals("layout")) {
+                for (String to : deps) {
+                    assertEquals("layout", dir(to), from + " is shared with the host (plain C++) but includes " + to);
+                }
+            }
+        });
+    }
+
+    /** The rules catch what they claim to: an upward arrow, a transport reaching into another, and a cycle. */
+    @Test
+    void theRulesCanFail() {
+        assertFalse(wrongArrow("core/errors.cuh", "transport/p2p.cuh") == null, "core -> transport");
+        assertFalse(wrongArrow("layout/view.cuh", "core/handles.cuh") == null, "layout -> core");
+        assertFalse(wrongArrow("transport/p2p.cuh", "transport/proxy.cuh") == null, "p2p -> proxy");
+        assertFalse(wrongArrow("gda4j.cuh", "moe/moe.cuh") == null, "gda4j.cuh -> moe");
+        assertEquals(null, wrongArrow("transport/ibgda.cuh", "transport/ibgda_qp.cuh"), "ibgda -> its QP part");
+        assertEquals(null, wrongArrow("moe/moe.cuh", "gda4j.cuh"), "moe -> the public API");
+        Map<String, List<String>> looped = Map.of("a.cuh", List.of("b.cuh"), "b.cuh", List.of("a.cuh"));
+        assertFalse(visit("a.cuh", looped, new TreeMap<>(), new ArrayList<>()) == null, "a two-header cycle");
+    }
+}
