@@ -45,7 +45,8 @@ final class CompareCommand implements Command {
                 + "pushing one trigger per copy for proxy, one block posting one WQE per copy for ibgda) for every size, "
                 + "then closes it. Columns of ibgda through the emulated NIC are named ibgda-emulated. The table puts the "
                 + "transports side by side, with ratios against the first transport and against cuMemcpyPeerAsync "
-                + "(measured once, in the first world). --plot draws round trip and bandwidth versus size into a PNG; "
+                + "(measured once, in the first world), and per size the path that won (fastest_rtt; fastest_GBps, where "
+                + "memcpyPeer competes too). --plot draws round trip and bandwidth versus size into a PNG; "
                 + "--from redraws and reprints a CSV written by --csv, without a GPU.";
     }
 

@@ -70,6 +70,8 @@ final class CompareResults {
         for (String t : transports) {
             cols.add(t + "/memcpyPeer");
         }
+        cols.add("fastest_rtt");
+        cols.add("fastest_GBps");
         ResultTable table = new ResultTable("compare: put_signal ping-pong round trip (median, us) and put bandwidth "
                 + "(GB/s = 10^9 B/s) per transport", cols);
         for (int i = 0; i < sizes.length; i++) {
@@ -91,12 +93,43 @@ final class CompareResults {
             for (int t = 0; t < n; t++) {
                 row.add(gbps[t][i] / memcpyPeerGbps[i]);
             }
+            row.add(fastestRtt(i));
+            row.add(fastestGbps(i));
             table.add(row.toArray());
         }
         for (String note : notes) {
             table.note(note);
         }
         return table;
+    }
+
+    /** The transport with the shortest round trip at size {@code i}, or "-" when none was measured. */
+    String fastestRtt(int i) {
+        String best = "-";
+        double at = Double.POSITIVE_INFINITY;
+        for (int t = 0; t < transports.size(); t++) {
+            if (rttMicros[t][i] < at) {
+                at = rttMicros[t][i];
+                best = transports.get(t);
+            }
+        }
+        return best;
+    }
+
+    /**
+     * What moved size {@code i} fastest: a transport, or memcpyPeer (a plain cuMemcpyPeerAsync, the reference line)
+     * when it beat them all; "-" when nothing was measured.
+     */
+    String fastestGbps(int i) {
+        String best = "-";
+        double at = Double.NEGATIVE_INFINITY;
+        for (int t = 0; t < transports.size(); t++) {
+            if (gbps[t][i] > at) {
+                at = gbps[t][i];
+                best = transports.get(t);
+            }
+        }
+        return memcpyPeerGbps[i] > at ? "memcpyPeer" : best;
     }
 
     /** Reads the CSV that {@code compare --csv} printed (columns found by name; ratios are recomputed). */

@@ -42,9 +42,23 @@ class CompareResultsTest {
         String csv = out.toString(StandardCharsets.UTF_8);
         String header = csv.lines().findFirst().orElseThrow();
         assertEquals("size,bytes,p2p_rtt_us,proxy_rtt_us,proxy/p2p_rtt,p2p_GBps,proxy_GBps,proxy/p2p_GBps,"
-                + "memcpyPeer_GBps,p2p/memcpyPeer,proxy/memcpyPeer", header);
+                + "memcpyPeer_GBps,p2p/memcpyPeer,proxy/memcpyPeer,fastest_rtt,fastest_GBps", header);
         String last = csv.strip().lines().reduce((a, b) -> b).orElseThrow();
         assertTrue(last.startsWith("256 MiB,268435456,1400.0,1420.0,1.014,368.0,385.0,1.046,397.0,0.927,0.970"), last);
+    }
+
+    /** Per size, which path won: the shortest round trip, and the most GB/s with the copy engines in the running. */
+    @Test
+    void eachSizeNamesThePathThatWon() {
+        CompareResults r = sample();
+        assertEquals(List.of("p2p", "p2p", "p2p", "p2p"), List.of(r.fastestRtt(0), r.fastestRtt(1), r.fastestRtt(2),
+                r.fastestRtt(3)));
+        // 8 B and 4 KiB: p2p's stores; 1 MiB: the proxy's 210 GB/s lose to memcpyPeer's 230; 256 MiB: memcpyPeer.
+        assertEquals(List.of("p2p", "p2p", "memcpyPeer", "memcpyPeer"), List.of(r.fastestGbps(0), r.fastestGbps(1),
+                r.fastestGbps(2), r.fastestGbps(3)));
+        CompareResults empty = new CompareResults(List.of("p2p"), new long[] {8});
+        assertEquals("-", empty.fastestRtt(0));
+        assertEquals("-", empty.fastestGbps(0));
     }
 
     @Test
