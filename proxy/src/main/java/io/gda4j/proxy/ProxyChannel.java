@@ -300,7 +300,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
         return deviceChannel.address();
     }
 
-    /** Which handler executes the triggers: "copy engine" or "verbs on <NIC>", for info and result labels. */
+    /** Which handler executes the triggers: "copy engine" or "verbs on" and the NIC, for info and result labels. */
     public String handlerLabel() {
         return handlerLabel;
     }
