@@ -245,7 +245,6 @@ public final class ProcessWorld implements World {
         }
     }
 
-    /** Where {@code rank}'s own ADDs go ({@link TransportProvider#loopbackAtomicsQp}), 0 for GPU atomics. */
     /** What this host offers for reaching other hosts, as the transports that can leave it say (ibgda: RDMA). */
     private static String acrossHostsStatus() {
         List<String> said = new ArrayList<>();
@@ -255,6 +254,7 @@ public final class ProcessWorld implements World {
         return said.isEmpty() ? "no transport on the class path reaches other hosts" : String.join("; ", said);
     }
 
+    /** Where {@code rank}'s own ADDs go ({@link TransportProvider#loopbackAtomicsQp}), 0 for GPU atomics. */
     private static long loopbackOf(Rank rank, List<TransportProvider> providers) {
         for (TransportProvider p : providers) {
             long qp = p.loopbackAtomicsQp(rank);
