@@ -128,8 +128,8 @@ public final class MoeRank implements AutoCloseable {
     }
 
     /**
-     * A combine block: in a direct world 16 warps that send rows, then reduce tokens (or pull and reduce them); with rings a group of warps per
-     * peer in the sending block, combineWarps in the reducing one.
+     * A combine block: in a direct world 16 warps that send rows, then reduce tokens (or pull and reduce them); with
+     * rings a group of warps per peer in the sending block, combineWarps in the reducing one.
      */
     private int combineThreads() {
         return s.direct() ? DIRECT_THREADS
