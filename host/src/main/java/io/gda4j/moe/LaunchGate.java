@@ -139,13 +139,22 @@ final class LaunchGate implements AutoCloseable {
         }
     }
 
-    /** Frees the word; the streams it held must be done with it (synchronise them first). */
+    /**
+     * Waits for the streams of every local rank (the ones {@link #hold} may have held: nothing may still wait on the
+     * word or write the status words), then frees the word, even when a wait throws.
+     */
     @Override
     public void close() {
         try {
-            closeAll(status);
+            for (Rank r : world.localRanks()) {
+                r.stream().synchronize();
+            }
         } finally {
-            word.close();
+            try {
+                closeAll(status);
+            } finally {
+                word.close();
+            }
         }
     }
 

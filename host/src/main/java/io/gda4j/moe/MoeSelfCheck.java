@@ -161,13 +161,7 @@ public final class MoeSelfCheck implements AutoCloseable {
             }
             gate.checkStartLine();
         } finally {
-            try {
-                for (int r : locals) {
-                    buffer.rank(r).stream().synchronize();   // nothing may still wait on the gate's word
-                }
-            } finally {
-                gate.close();
-            }
+            gate.close();
         }
         dispatch = slowestOfEveryProcess(buffer.world(), dispatch);
         combine = slowestOfEveryProcess(buffer.world(), combine);
