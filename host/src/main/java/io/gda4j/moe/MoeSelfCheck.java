@@ -34,6 +34,7 @@ public final class MoeSelfCheck implements AutoCloseable {
     private final DeviceMemory[] scales;
     private final DeviceMemory[] topk;
     private final DeviceMemory[] weights;
+    /** Expert outputs of a pushing combine, per local rank; null when the combines pull. */
     private final DeviceMemory[] y;
     private final CudaEvent[][] events;
     /** Expert outputs go to each rank's {@link MoeRank#combineInput()} and combines pull them from there. */
@@ -69,7 +70,9 @@ public final class MoeSelfCheck implements AutoCloseable {
             scales[i] = r.context().allocate(Math.max(16, t * 4L * s.scalesPerRow()));
             topk[i] = r.context().allocate(Math.max(16, t * 8L * c.topK()));
             weights[i] = r.context().allocate(Math.max(16, t * 4L * c.topK()));
-            y[i] = r.context().allocate((long) s.maxRecvTokens() * s.combineRowBytes());
+            if (!pull) {   // a pulling combine reads the rank's combine input in the heap instead
+                y[i] = r.context().allocate((long) s.maxRecvTokens() * s.combineRowBytes());
+            }
             for (int e = 0; e < 3; e++) {
                 events[i][e] = r.context().createEvent();
             }
@@ -111,7 +114,9 @@ public final class MoeSelfCheck implements AutoCloseable {
             }
             byte[] tk = longs(idx);
             topk[r].copyFromHost(0, tk, 0, tk.length);
-            y[r].fill((byte) 0);
+            if (!pull) {
+                y[r].fill((byte) 0);
+            }
             in[r] = new DeviceTensor[] {tensor(x[r], c.dtype(), tokens[r], c.hidden()),
                     s.scalesPerRow() == 0 ? null : tensor(scales[r], ElementType.FP32, tokens[r], s.scalesPerRow()),
                     tensor(topk[r], ElementType.INT64, tokens[r], c.topK()),
