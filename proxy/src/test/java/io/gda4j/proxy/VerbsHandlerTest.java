@@ -23,6 +23,7 @@ import io.gda4j.nic.NicMemory;
 import io.gda4j.nic.emulated.EmulatedFault;
 import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
+import io.gda4j.nic.emulated.HostMemoryPlatform;
 import io.gda4j.world.ErrorRecord;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.ErrorRecordDescriptor.Op;
@@ -58,7 +59,7 @@ class VerbsHandlerTest {
     static final long SHORT_CREDIT_TIMEOUT = TimeUnit.MILLISECONDS.toNanos(300);
     static final long LONG_CREDIT_TIMEOUT = 20 * SECOND;
 
-    HostMemoryNicPlatform platform;
+    HostMemoryPlatform platform;
     EmulatedNic nic;
     VerbsSession session;
     ProxyService service;
@@ -141,15 +142,39 @@ class VerbsHandlerTest {
 
     @BeforeEach
     void open() {
-        platform = new HostMemoryNicPlatform();
+        platform = new HostMemoryPlatform();
         nic = new EmulatedNic(platform, new EmulatedNicConfig(EmulatedNicConfig.IDLE_BACKOFF, true));
-        session = new VerbsSession(nic, platform::words, 256);
+        session = new VerbsSession(nic, this::words, 256);
         heap0 = platform.allocate(HEAP);
         heap1 = platform.allocate(HEAP);
+        platform.allowWrites(heap0, HEAP);
+        platform.allowWrites(heap1, HEAP);
         session.registerHeap(0, null, heap0, HEAP, MemoryKind.DEVICE);
         session.registerHeap(1, null, heap1, HEAP, MemoryKind.DEVICE);
         service = new ProxyService(new ProxyConfig(1, DEPTH, ProxyConfig.IDLE_BACKOFF, ProxyConfig.SignalPath.AUTO,
                 Duration.ofSeconds(5)));
+    }
+
+    /** A credit block for {@link VerbsSession}: host memory the peer's NIC may write. */
+    VerbsSession.WordMemory words(int bytes) {
+        long address = platform.allocate(bytes);
+        platform.allowWrites(address, bytes);
+        ByteBuffer view = new Pointer(address).getByteBuffer(0, bytes);
+        return new VerbsSession.WordMemory() {
+            @Override
+            public long address() {
+                return address;
+            }
+
+            @Override
+            public ByteBuffer buffer() {
+                return view.duplicate();
+            }
+
+            @Override
+            public void close() {
+            }
+        };
     }
 
     @AfterEach
@@ -383,7 +408,7 @@ class VerbsHandlerTest {
     void aFlushIsPublishedOnlyOnceTheWorkBeforeItHasCompleted() {
         // The engine is driven by hand here, so "not yet complete" is a state the test holds, not a race it hopes for.
         try (EmulatedNic manual = new EmulatedNic(platform, new EmulatedNicConfig(EmulatedNicConfig.IDLE_BACKOFF,
-                false)); VerbsSession s = new VerbsSession(manual, platform::words, 64)) {
+                false)); VerbsSession s = new VerbsSession(manual, this::words, 64)) {
             s.registerHeap(0, null, heap0, HEAP, MemoryKind.DEVICE);
             s.registerHeap(1, null, heap1, HEAP, MemoryKind.DEVICE);
             VerbsLink[] links = s.connect(0, null, "rank 0", 1, null, "rank 1");

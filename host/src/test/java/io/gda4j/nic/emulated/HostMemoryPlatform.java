@@ -17,9 +17,10 @@ import java.util.List;
  * The emulated NIC's platform seam over plain host memory, for CPU tests: rings and "GPU memory" are JNA
  * allocations, the executor carries out each operation at once on the calling (engine) thread, and every byte it
  * writes is checked against the ranges the test allowed (registered regions and the QP's CQ), so a validation gap
- * shows up as a test failure rather than as memory corruption.
+ * shows up as a test failure rather than as memory corruption. Public for the proxy module's CPU tests (the host
+ * test jar), which run its verbs handler on the emulated NIC over this memory.
  */
-final class HostMemoryPlatform implements EmulatedPlatform {
+public final class HostMemoryPlatform implements EmulatedPlatform {
     private static final VarHandle LONG_BE = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
     static final VarHandle LONG_NATIVE = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
@@ -41,7 +42,7 @@ final class HostMemoryPlatform implements EmulatedPlatform {
     volatile java.util.function.LongConsumer interleavedWriter;
 
     /** Host memory of {@code bytes}, 64-byte aligned, zeroed; its address stands for a GPU address. */
-    synchronized long allocate(long bytes) {
+    public synchronized long allocate(long bytes) {
         Memory m = new Memory(bytes + 64);
         m.clear();
         keepAlive.add(m);
@@ -49,7 +50,8 @@ final class HostMemoryPlatform implements EmulatedPlatform {
         return (address + 63) & -64L;
     }
 
-    synchronized void allowWrites(long address, long bytes) {
+    /** Lets executors write [address, address + bytes): a registered region, or a NIC's own words. */
+    public synchronized void allowWrites(long address, long bytes) {
         writable.add(new long[] {address, address + bytes});
     }
 
@@ -120,6 +122,8 @@ final class HostMemoryPlatform implements EmulatedPlatform {
             public void store64(long dst, long value) {
                 operations++;
                 checkWrite(dst, 8, "store64");
+                // Ordered after the NIC's earlier writes: another thread (a proxy thread's poll) may read the word.
+                VarHandle.releaseFence();
                 new Pointer(dst).setLong(0, value);
             }
 
