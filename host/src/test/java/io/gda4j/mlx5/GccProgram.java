@@ -44,6 +44,21 @@ public final class GccProgram {
     }
 
     /**
+     * The device headers' include directory ({@code device-ptx/include}, absolute), found from a module or the
+     * reactor root by the header {@code header} (e.g. {@code gda4j/layout/mlx5.cuh}) it must hold.
+     *
+     * @throws AssertionError naming the header and the working directory where it is not found
+     */
+    public static Path deviceInclude(String header) {
+        for (Path candidate : List.of(Path.of("../device-ptx/include"), Path.of("device-ptx/include"))) {
+            if (Files.isRegularFile(candidate.resolve(header))) {
+                return candidate.toAbsolutePath().normalize();
+            }
+        }
+        throw new AssertionError("device-ptx/include/" + header + " not found from " + Path.of("").toAbsolutePath());
+    }
+
+    /**
      * Compiles {@code source} into {@code outputDir}; skips the calling test when gcc or one of {@code headers}
      * (as written in an {@code #include <...>}) is missing.
      */

@@ -1,7 +1,6 @@
 package io.gda4j.mlx5;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -33,13 +32,7 @@ class Mlx5CuhInlineWqebbsTest {
     @BeforeAll
     static void findHeader() throws InterruptedException {
         GccProgram.requireTool("nvcc", "gda4j/layout/mlx5.cuh cannot be compiled here");
-        for (Path candidate : List.of(Path.of("../device-ptx/include"), Path.of("device-ptx/include"))) {
-            if (Files.isRegularFile(candidate.resolve("gda4j/layout/mlx5.cuh"))) {
-                include = candidate.toAbsolutePath().normalize();
-            }
-        }
-        assertNotNull(include,
-                "device-ptx/include/gda4j/layout/mlx5.cuh not found from " + Path.of("").toAbsolutePath());
+        include = GccProgram.deviceInclude("gda4j/layout/mlx5.cuh");
     }
 
     /** "length wqebbs" lines from the header's encoder, for lengths 0 .. MAX_INLINE_BYTES, each wrapping the ring. */

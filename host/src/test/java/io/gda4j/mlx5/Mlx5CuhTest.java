@@ -1,7 +1,6 @@
 package io.gda4j.mlx5;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
@@ -35,13 +34,7 @@ class Mlx5CuhTest {
     @BeforeAll
     static void findHeader() throws InterruptedException {
         GccProgram.requireTool("nvcc", "gda4j/layout/mlx5.cuh cannot be compiled here");
-        for (Path candidate : List.of(Path.of("../device-ptx/include"), Path.of("device-ptx/include"))) {
-            if (Files.isRegularFile(candidate.resolve("gda4j/layout/mlx5.cuh"))) {
-                include = candidate.toAbsolutePath().normalize();
-            }
-        }
-        assertNotNull(include,
-                "device-ptx/include/gda4j/layout/mlx5.cuh not found from " + Path.of("").toAbsolutePath());
+        include = GccProgram.deviceInclude("gda4j/layout/mlx5.cuh");
     }
 
     @Test

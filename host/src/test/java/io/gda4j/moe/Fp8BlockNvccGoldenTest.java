@@ -7,14 +7,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -27,13 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class Fp8BlockNvccGoldenTest {
     @Test
     void theKernelsCastMatchesJavaBitForBit(@TempDir Path dir) throws Exception {
-        Path include = null;
-        for (Path candidate : List.of(Path.of("../device-ptx/include"), Path.of("device-ptx/include"))) {
-            if (Files.isRegularFile(candidate.resolve("gda4j/moe/fp8_block.cuh"))) {
-                include = candidate.toAbsolutePath().normalize();
-            }
-        }
-        assertNotNull(include, "device-ptx/include not found from " + Path.of("").toAbsolutePath());
+        Path include = GccProgram.deviceInclude("gda4j/moe/fp8_block.cuh");
         Path exe = dir.resolve("fp8_block_golden");
         Process nvcc = new ProcessBuilder("nvcc", "-std=c++17", "-I", include.toString(),
                 GccProgram.source("fp8_block_golden.cu").toString(), "-o", exe.toString()).redirectErrorStream(true).start();

@@ -1,7 +1,6 @@
 package io.gda4j.proxy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -42,12 +41,7 @@ class TriggerFifoLayoutTest {
     @BeforeAll
     static void findHeader() {
         assertTrue(onPath("g++"), "g++ is not on the PATH, and gda4j.test.requireCompilers says the build promises it");
-        for (Path candidate : List.of(Path.of("../device-ptx/include"), Path.of("device-ptx/include"))) {
-            if (Files.isRegularFile(candidate.resolve("gda4j/layout/proxy_fifo.cuh"))) {
-                include = candidate.toAbsolutePath().normalize();
-            }
-        }
-        assertNotNull(include, "gda4j/layout/proxy_fifo.cuh not found from " + Path.of("").toAbsolutePath());
+        include = io.gda4j.mlx5.GccProgram.deviceInclude("gda4j/layout/proxy_fifo.cuh");
     }
 
     @Test
