@@ -91,24 +91,33 @@ class IbgdaAtomicsGpuTest {
             long self = selfHandle(r0);
             assertEquals(AtomicRouting.PEER_NIC_ATOMICS, self & AtomicRouting.PEER_HANDLE_FLAGS,
                     "rank 0's SELF entry routes its ADDs through its loopback QP");
-            List<DeviceMemory> status = new ArrayList<>();
-            try {
-                for (Rank r : w.localRanks()) {
-                    DeviceMemory s = r.context().allocate(8);
-                    s.fill((byte) 0x7f);
-                    status.add(s);
-                }
-                for (Rank r : w.localRanks()) {
-                    r.kernel("ibgda", "gda4j_ibgda_add_counter").launch(1, 1, 0, r.stream(), KernelArgs.create()
-                            .pointer(r.deviceView()).i32(0).i64(counter.offset()).i64(data.offset()).i32(ADDS)
-                            .pointer(status.get(r.rank()).pointer()));
-                }
-                finish(w, status);
-                assertEquals((long) RANKS * ADDS, r0.readHeapLong(counter.offset()),
-                        "IBGDA peers and the rank itself added to one counter through the API: every add counts");
-            } finally {
-                status.forEach(DeviceMemory::close);
+            everyRankAdds(w, counter, data, ADDS);
+            assertEquals((long) RANKS * ADDS, r0.readHeapLong(counter.offset()),
+                    "IBGDA peers and the rank itself added to one counter through the API: every add counts");
+        }
+    }
+
+    /**
+     * Every rank adds 1 to rank 0's {@code counter} {@code adds} times through the API ({@code gda4j_ibgda_add_counter},
+     * with puts into {@code data} between), then every stream is idle and every rank's status is 0. Shared with the
+     * mlx5 test.
+     */
+    static void everyRankAdds(LocalWorld w, HeapBuffer counter, HeapBuffer data, int adds) {
+        List<DeviceMemory> status = new ArrayList<>();
+        try {
+            for (Rank r : w.localRanks()) {
+                DeviceMemory s = r.context().allocate(8);
+                s.fill((byte) 0x7f);
+                status.add(s);
             }
+            for (Rank r : w.localRanks()) {
+                r.kernel("ibgda", "gda4j_ibgda_add_counter").launch(1, 1, 0, r.stream(), KernelArgs.create()
+                        .pointer(r.deviceView()).i32(0).i64(counter.offset()).i64(data.offset()).i32(adds)
+                        .pointer(status.get(r.rank()).pointer()));
+            }
+            finish(w, status);
+        } finally {
+            status.forEach(DeviceMemory::close);
         }
     }
 

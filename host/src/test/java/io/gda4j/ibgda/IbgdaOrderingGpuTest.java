@@ -97,32 +97,40 @@ class IbgdaOrderingGpuTest {
     @Test
     void getThenPutSendsTheFetchedBytes() {
         try (LocalWorld w = IbgdaGpuTest.ibgdaWorld("auto")) {
-            int bytes = 4096;
-            HeapBuffer buf = w.heap().allocate(3L * bytes);
-            Rank r0 = w.rank(0);
-            Rank r1 = w.rank(1);
-            for (int round = 0; round < 20; round++) {
-                byte fresh = (byte) (0x40 + round);
-                r0.fillHeap(buf.offset(), bytes, (byte) 0x11); // rank 0's buffer before the get: stale
-                r1.fillHeap(buf.offset() + bytes, bytes, fresh); // what the get fetches
-                r1.fillHeap(buf.offset() + 2L * bytes, bytes, (byte) 0);
-                try (DeviceMemory status = r0.context().allocate(16)) {
-                    status.fill((byte) 0);
-                    r0.kernel("ibgda", "gda4j_ibgda_get_then_put").launch(1, 1, 0, r0.stream(), KernelArgs.create()
-                            .pointer(r0.deviceView()).i32(1).i64(buf.offset()).i64(buf.offset() + bytes).i64(bytes)
-                            .i64(buf.offset() + 2L * bytes).pointer(status.pointer()));
-                    r0.stream().synchronize();
-                    w.checkErrors();
-                    assertEquals(0, (int) status.readLong(0), "status");
-                }
-                byte[] want = new byte[bytes];
-                Arrays.fill(want, fresh);
-                byte[] got = new byte[bytes];
-                r1.readHeap(buf.offset() + 2L * bytes, got);
-                assertArrayEquals(want, got, "round " + round + ": the put after get sent " + String.format("0x%02x",
-                        got[0]) + "; 0x11 means it read its source before the READ's data landed (no fence bit on"
-                        + " its WQE; the strict emulated NIC lets an unfenced WQE overtake a READ)");
+            getThenPutSendsTheFetchedBytes(w);
+        }
+    }
+
+    /**
+     * Rank 0 gets 4 KiB from rank 1, then puts its copy back to rank 1, in one kernel, 20 rounds of fresh bytes: the
+     * put must carry the fetched bytes (its WQE waits for the READ through the fence bit). Shared with the mlx5 test.
+     */
+    static void getThenPutSendsTheFetchedBytes(LocalWorld w) {
+        int bytes = 4096;
+        HeapBuffer buf = w.heap().allocate(3L * bytes);
+        Rank r0 = w.rank(0);
+        Rank r1 = w.rank(1);
+        for (int round = 0; round < 20; round++) {
+            byte fresh = (byte) (0x40 + round);
+            r0.fillHeap(buf.offset(), bytes, (byte) 0x11); // rank 0's buffer before the get: stale
+            r1.fillHeap(buf.offset() + bytes, bytes, fresh); // what the get fetches
+            r1.fillHeap(buf.offset() + 2L * bytes, bytes, (byte) 0);
+            try (DeviceMemory status = r0.context().allocate(16)) {
+                status.fill((byte) 0);
+                r0.kernel("ibgda", "gda4j_ibgda_get_then_put").launch(1, 1, 0, r0.stream(), KernelArgs.create()
+                        .pointer(r0.deviceView()).i32(1).i64(buf.offset()).i64(buf.offset() + bytes).i64(bytes)
+                        .i64(buf.offset() + 2L * bytes).pointer(status.pointer()));
+                r0.stream().synchronize();
+                w.checkErrors();
+                assertEquals(0, (int) status.readLong(0), "status");
             }
+            byte[] want = new byte[bytes];
+            Arrays.fill(want, fresh);
+            byte[] got = new byte[bytes];
+            r1.readHeap(buf.offset() + 2L * bytes, got);
+            assertArrayEquals(want, got, "round " + round + ": the put after get sent " + String.format("0x%02x",
+                    got[0]) + "; 0x11 means it read its source before the READ's data landed (no fence bit on"
+                    + " its WQE; the strict emulated NIC lets an unfenced WQE overtake a READ)");
         }
     }
 

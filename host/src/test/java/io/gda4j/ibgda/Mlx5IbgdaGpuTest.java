@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gda4j.cuda.Cuda;
-import io.gda4j.cuda.DeviceMemory;
-import io.gda4j.cuda.KernelArgs;
 import io.gda4j.cuda.RequiresCuda;
 import io.gda4j.nic.Nic;
 import io.gda4j.transport.TransportTag;
@@ -16,7 +14,6 @@ import io.gda4j.world.DeviceOps;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.LocalWorld;
-import io.gda4j.world.Rank;
 import io.gda4j.world.Scope;
 import io.gda4j.world.SignalOp;
 import io.gda4j.world.WorldConfig;
@@ -26,8 +23,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
@@ -104,31 +99,7 @@ class Mlx5IbgdaGpuTest {
     @Test
     void getThenPutSendsTheFetchedBytes() {
         try (LocalWorld w = mlx5World()) {
-            int bytes = 4096;
-            HeapBuffer buf = w.heap().allocate(3L * bytes);
-            Rank r0 = w.rank(0);
-            Rank r1 = w.rank(1);
-            for (int round = 0; round < 20; round++) {
-                byte fresh = (byte) (0x40 + round);
-                r0.fillHeap(buf.offset(), bytes, (byte) 0x11);
-                r1.fillHeap(buf.offset() + bytes, bytes, fresh);
-                r1.fillHeap(buf.offset() + 2L * bytes, bytes, (byte) 0);
-                try (DeviceMemory status = r0.context().allocate(16)) {
-                    status.fill((byte) 0);
-                    r0.kernel("ibgda", "gda4j_ibgda_get_then_put").launch(1, 1, 0, r0.stream(), KernelArgs.create()
-                            .pointer(r0.deviceView()).i32(1).i64(buf.offset()).i64(buf.offset() + bytes).i64(bytes)
-                            .i64(buf.offset() + 2L * bytes).pointer(status.pointer()));
-                    r0.stream().synchronize();
-                    w.checkErrors();
-                    assertEquals(0, (int) status.readLong(0), "status");
-                }
-                byte[] want = new byte[bytes];
-                Arrays.fill(want, fresh);
-                byte[] got = new byte[bytes];
-                r1.readHeap(buf.offset() + 2L * bytes, got);
-                assertArrayEquals(want, got, "round " + round + ": the put after a get sent stale bytes (0x11: the"
-                        + " WQE ran before the READ's data landed: no fence bit)");
-            }
+            IbgdaOrderingGpuTest.getThenPutSendsTheFetchedBytes(w);
         }
     }
 
@@ -149,24 +120,9 @@ class Mlx5IbgdaGpuTest {
             HeapBuffer counter = w.heap().allocateSignals(1);
             HeapBuffer data = w.heap().allocate(4096);
             w.rank(0).fillHeap(counter.offset(), 8, (byte) 0);
-            List<DeviceMemory> status = new ArrayList<>();
-            try {
-                for (Rank r : w.localRanks()) {
-                    DeviceMemory s = r.context().allocate(8);
-                    s.fill((byte) 0x7f);
-                    status.add(s);
-                }
-                for (Rank r : w.localRanks()) {
-                    r.kernel("ibgda", "gda4j_ibgda_add_counter").launch(1, 1, 0, r.stream(), KernelArgs.create()
-                            .pointer(r.deviceView()).i32(0).i64(counter.offset()).i64(data.offset()).i32(adds)
-                            .pointer(status.get(r.rank()).pointer()));
-                }
-                IbgdaAtomicsGpuTest.finish(w, status);
-                assertEquals((long) w.localRanks().size() * adds, w.rank(0).readHeapLong(counter.offset()),
-                        "RDMA atomics and the rank's own adds to one counter: every add counts");
-            } finally {
-                status.forEach(DeviceMemory::close);
-            }
+            IbgdaAtomicsGpuTest.everyRankAdds(w, counter, data, adds);
+            assertEquals((long) w.localRanks().size() * adds, w.rank(0).readHeapLong(counter.offset()),
+                    "RDMA atomics and the rank's own adds to one counter: every add counts");
         }
     }
 }
