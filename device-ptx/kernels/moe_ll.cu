@@ -17,10 +17,11 @@
 //
 // Ordering (each transport's rules: docs/ARCHITECTURE.md, "Ordering per transport"):
 //  - the count of an expert is SET after the rows: the block of a token, after every warp's stores (or puts) of its
-//    rows, makes them visible (a block barrier, then a system fence by each counting lane of warp 0) and counts the
-//    rows done on this GPU; the lane that completes a count calls fence(peer) (p2p: a system fence; proxy/ibgda:
-//    in-order channels) and then signals (proxy: put_signal of the expert's rows), so a receiver that acquires the
-//    count sees every row;
+//    rows, counts the rows done on this GPU (a block barrier, then each counting lane of warp 0 adds with a
+//    GPU-scope release and acquire); the lane that completes a count has every block's rows for that expert in its
+//    causality past, fences at system scope (cumulative: it carries them all) and then signals (proxy: put_signal of
+//    the expert's rows), so a receiver that acquires the count sees every row. A zero count goes out first, with no
+//    fence: no row goes with it;
 //  - combine: the block of a local expert stores its rows (or writes them to its staging copy), then (bar.sync) one
 //    warp per source rank fences and SETs the expert's flag at that rank, or puts the staged rows with the flag.
 //    The combine's receive half waits for every expert's flag, so it is a barrier over all ranks: a rank's next use
@@ -160,11 +161,12 @@ __device__ __forceinline__ int signal_count(const DeviceView* view, const LlBuff
   const Peer peer = peer_of(view, expert / p->num_local_experts);
   const int le = expert % p->num_local_experts;
   const uint64_t sig = b.dispatch_count(le, p->rank), value = seq << 32 | (uint32_t)rows;
-  // Orders this thread's send_done atomic (which saw every other warp's rows out) before the signal: for a direct
-  // peer this is the fence that fence(peer) would be (so that call is left out), and a proxy or ibgda signal claims
-  // its FIFO/queue slot with another atomic, which must come after those warps' claims, and the copy a proxy trigger
-  // asks for reads messages other blocks wrote (each fenced before its atomic).
-  __threadfence_system();
+  // A count of rows: this thread's send_done add acquired every add before it, each a release of its block's rows
+  // (and puts); this fence, cumulative, makes all of them visible system-wide before the signal. For a direct peer it
+  // is the fence that fence(peer) would be (so that call is left out); a proxy or ibgda signal claims its FIFO/queue
+  // slot with another atomic, which must come after those warps' claims, and the copy a proxy trigger asks for reads
+  // messages other blocks wrote. A zero count orders nothing: no row goes with it.
+  if (rows > 0) __threadfence_system();
   if (peer.transport == TRANSPORT_PROXY && rows > 0) {
     return put_signal(peer, b.recv_msg(b.row(le, p->rank * p->max_tokens)), b.send_msg(b.send_base()[expert]),
                       (uint64_t)rows * p->msg_bytes, sig, SIGNAL_SET, value);
@@ -305,13 +307,13 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
     __syncthreads();
   }
   // Count the token's part done: warp 0's lane of each entry, all at once (one after the other, thread 0's chain
-  // of returning atomics was a large part of the kernel), each after a system fence that orders every warp's
-  // direct stores and puts of the part (shown to it by the barrier above; the fence is cumulative) before its
-  // count. Each row counts once per part, so the lane that brings an expert's count to parts x rows signals it
-  // (ordering: see the file comment).
+  // of returning atomics was a large part of the kernel). Each add is a GPU-scope release of every warp's direct
+  // stores and puts of the part (shown to the lane by the barrier above) and an acquire of the adds before it, so
+  // the lane that brings an expert's count to parts x rows has every block's rows for that expert in its past; its
+  // system fence in signal_count publishes them (ordering: see the file comment). A system fence before every add
+  // instead put one more (about 1.6 us on an H100) in each (token, part)'s chain.
   if (warp == 0 && slot >= 0 && !*failed) {
-    __threadfence_system();
-    const int32_t done = atomicAdd(b.send_done() + expert, 1) + 1;
+    const int32_t done = atom_add_acq_rel_gpu(b.send_done() + expert, 1) + 1;
     if (done == parts * rows_to_expert && signal_count(view, b, expert, seq, rows_to_expert) != OK) *failed = 1;
   }
   // Warp 0's verdict reaches every thread before the next token (or the kernel's return) reuses `failed`.
@@ -324,9 +326,8 @@ using namespace moe_ll_kernels;
 
 // Dispatch, send half. Grid: max(1, num_tokens x parts) blocks (or fewer: they loop) of 32 * LL_TOKEN_WARPS
 // threads; after gda4j_moe_ll_route on the same stream. Block b sends the (token, part) items b, b + gridDim.x, ...
-// (item i: token i / parts, part i % parts; send_token); `parts` is 1 where this rank has ibgda peers. Then the
-// experts this rank sends no row get their zero count from the first threads (after the tokens: nothing waits for
-// them here, and the first token's loads go out sooner).
+// (item i: token i / parts, part i % parts; send_token); `parts` is 1 where this rank has ibgda peers. First the
+// experts this rank sends no row get their zero count from the first threads.
 // The params come by value (kernel parameter memory, like every kernel of this file): a field costs no memory round
 // trip, where a params block in device memory put one at the head of every chain of loads.
 extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_dispatch_send(
@@ -339,13 +340,16 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_d
   const uint64_t seq = *b.seq();
   if (threadIdx.x == 0) failed = 0;
   __syncthreads();
-  const int64_t items = (int64_t)num_tokens * parts;
-  for (int64_t i = blockIdx.x; i < items; i += gridDim.x) {
-    if (send_token(view, b, x, topk, (int)(i / parts), (int)(i % parts), parts, seq, &failed) != OK) return;
-  }
+  // Zero counts first: they wait for no row (so no fence); sent last they were a load, a fence and a store at the
+  // end of the kernel's chain. With the GPU-scope adds of send_token, a one-token dispatch went from 0.027 to 0.024
+  // ms (2 ranks, H100s).
   const int threads = gridDim.x * blockDim.x;
   for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < p->num_experts; e += threads) {
     if (b.send_count()[e] == 0 && signal_count(view, b, e, seq, 0) != OK) break;
+  }
+  const int64_t items = (int64_t)num_tokens * parts;
+  for (int64_t i = blockIdx.x; i < items; i += gridDim.x) {
+    if (send_token(view, b, x, topk, (int)(i / parts), (int)(i % parts), parts, seq, &failed) != OK) return;
   }
 }
 
@@ -406,12 +410,15 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_dispatch_recv(
 // Combine, send half. Grid: num_local_experts blocks of 256 threads; after the dispatch's receive half. Block le
 // returns each received row of its expert (y: [num_local_experts][slots][hidden] BF16, the dispatch's layout) to its
 // source, at the send row its source record names in the source's combine buffer: p2p/self sources by stores, staged
-// ones through this rank's staging copy. Then warp s % 8 sets the expert's flag at rank s: a fence and a SET, or
-// for a staged source one PUT_SIGNAL of all its rows (consecutive at both ends) with the flag.
+// ones through this rank's combine input (a copy, unless y is that section already). Then warp s % 8 sets the
+// expert's flag at rank s: a fence and a SET, or for a staged source one PUT_SIGNAL of all its rows (consecutive at
+// both ends) with the flag. With `pull` (y is the combine input and every pair is direct) nothing is copied: the
+// flag tells each source that the rows it will read are final. A flag is SET to seq << 1 | pull, so a receiver also
+// learns which combine the expert's rank ran (the two kinds cannot mix: see gda4j_moe_ll_combine_recv).
 // 256 threads, not 1024: a 1024-thread block needs a whole SM's registers, and where ranks share a GPU the other
 // ranks' receive blocks, spinning until this kernel's flags arrive, may hold a share of every SM.
 extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine_send(
-    const DeviceView* view, const __grid_constant__ LlParams params, int buf, const uint16_t* y) {
+    const DeviceView* view, const __grid_constant__ LlParams params, int buf, const uint16_t* y, int pull) {
   const LlParams* p = &params;
   if (p->magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
   __shared__ int32_t first_row[MAX_RANKS + 1];
@@ -427,18 +434,19 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine_send(
   }
   __syncthreads();
   const uint64_t row_bytes = 2ull * hidden;
-  for (int j = warp; j < first_row[n]; j += warps) {
+  for (int j = warp; j < first_row[n] && !pull; j += warps) {
     int s = 0;
     while (j >= first_row[s + 1]) ++s;
     const uint64_t r = b.row(le, s * p->max_tokens + (j - first_row[s]));
     const int send_row = reinterpret_cast<const int32_t*>(l.heap + b.recv_src(r))[3];
     const Peer peer = peer_of(view, s);
-    char* dst = detail::is_direct(peer) ? peer.heap + b.combine_recv(send_row) : l.heap + b.combine_send(r);
-    warp_copy16(dst, y + r * hidden, row_bytes, lane);
+    char* dst = detail::is_direct(peer) ? peer.heap + b.combine_recv(send_row) : l.heap + b.combine_input(r);
+    const uint16_t* src = y + r * hidden;
+    if (dst != reinterpret_cast<const char*>(src)) warp_copy16(dst, src, row_bytes, lane);
   }
   // Every warp's rows are stored before any flag is set or staged row put.
   __syncthreads();
-  const uint64_t flag = b.combine_flag(p->rank * p->num_local_experts + le);
+  const uint64_t flag = b.combine_flag(p->rank * p->num_local_experts + le), value = seq << 1 | (uint64_t)pull;
   for (int s = warp; s < n; s += warps) {
     const Peer peer = peer_of(view, s);
     const int32_t rows = first_row[s + 1] - first_row[s];
@@ -449,9 +457,9 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine_send(
       const int send_row0 = reinterpret_cast<const int32_t*>(l.heap + b.recv_src(r0))[3];
       __threadfence_system();
       __syncwarp();
-      put_signal_warp(peer, b.combine_recv(send_row0), b.combine_send(r0), rows * row_bytes, flag, SIGNAL_SET, seq);
+      put_signal_warp(peer, b.combine_recv(send_row0), b.combine_input(r0), rows * row_bytes, flag, SIGNAL_SET, value);
     } else if (lane == 0 && fence(peer) == OK) {
-      signal(peer, flag, SIGNAL_SET, seq);
+      signal(peer, flag, SIGNAL_SET, value);
     }
   }
 }
@@ -460,10 +468,15 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine_send(
 // (token, 256-channel slice), capped at the rank's share of the SMs). Every block first waits for every expert's
 // flag (a barrier over all ranks, see below); then the warp of (t, slice) sums its channels: acc = +0; for k = 0 ..
 // top_k - 1 (skipping -1 and bad entries) acc = fma(weight[t][k], float(row(t, first k with that expert)[h]), acc);
-// out = bf16_rn(acc): the order io.gda4j.moe.MoeLowLatencyReference documents.
+// out = bf16_rn(acc): the order io.gda4j.moe.MoeLowLatencyReference documents. The rows are where the experts'
+// ranks returned them (this rank's combine buffer), or with `pull` where they are: in the combine input of the
+// expert's rank, read over NVLink, so nothing crossed twice and no copy waits before the sums. Every rank must run
+// the same kind: a pulling rank reads rows a pushing rank never put in its combine input, and a pushing rank waits
+// for rows a pulling one never sends. The flags carry each expert rank's kind, and a rank that sees the other kind
+// records ERROR_COMBINE_INPUT_MIXED and sums nothing.
 extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_combine_recv(
     const DeviceView* view, const __grid_constant__ LlParams params, int buf, const int64_t* topk,
-    const float* weights, int num_tokens) {
+    const float* weights, int num_tokens, int pull) {
   const LlParams* p = &params;
   if (p->magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
   __shared__ int barrier_failed;
@@ -490,19 +503,29 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
   // one H100 shared by 2 ranks (1 token, 4 blocks: 0.4 ms).
   constexpr uint64_t COMBINE_FAILED = 1ull << 63;
   uint64_t* ready = b.combine_ready();
+  const uint64_t want = seq << 1;
   if (blockIdx.x == 0) {
-    int arrived = 1;
+    int arrived = 1, other = -1;  // other: an expert whose rank ran the other kind of combine
+    uint64_t other_value = 0;
     for (int e = threadIdx.x; e < experts && arrived; e += blockDim.x) {
-      arrived = load_acquire_sys(reinterpret_cast<const uint64_t*>(l.heap + b.combine_flag(e))) >= seq;
+      const uint64_t v = load_acquire_sys(reinterpret_cast<const uint64_t*>(l.heap + b.combine_flag(e)));
+      arrived = v >= want;
+      if (arrived && (v & 1) != (uint64_t)pull) other = e, other_value = v;
     }
     if (!__syncthreads_and(arrived) && threadIdx.x < 32) {
       for (int e = threadIdx.x; e < experts; e += 32) {
         uint64_t v;
-        if (ll_wait(l, p, b.combine_flag(e), seq, e / p->num_local_experts, &v) != OK) {
+        if (ll_wait(l, p, b.combine_flag(e), want, e / p->num_local_experts, &v) != OK) {
           barrier_failed = 1;
           break;
         }
+        if ((v & 1) != (uint64_t)pull) other = e, other_value = v;
       }
+    }
+    if (other >= 0) {
+      record_error(view, ERROR_COMBINE_INPUT_MIXED, OP_WAIT_UNTIL, other / p->num_local_experts,
+                   b.combine_flag(other), want | (uint64_t)pull, other_value, CMP_GE, 0);
+      barrier_failed = 1;
     }
     __syncthreads();
     // Cumulative: the release covers the flags the barrier showed thread 0.
@@ -528,36 +551,42 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
   // with the params in device memory).
   const char* const recv_rows = l.heap + b.combine_recv(0);
   const uint64_t row_bytes = 2ull * hidden;
+  const int local = p->num_local_experts, me = p->rank;
   uint16_t* const out = b.combined();
   const int32_t* const route_slot = b.route_slot();
   const int32_t* const send_base = b.send_base();
   const int64_t item_end = items * (warp + 1) / warps;
-  int t = -1, send_row = -1;
+  int t = -1;
+  const char* row = nullptr;  // lane k: the row of entry k (or of the first entry naming its expert); null: none
   float w = 0.0f;
   for (int64_t item = items * warp / warps; item < item_end; ++item) {
     const int h = (int)(item % slices) * 256 + (int)lane * 8;
     if ((int)(item / slices) != t) {
       t = (int)(item / slices);
-      // Lane k < top_k: entry k's weight, and the send row of the first k' <= k naming the same expert (-1 for -1
-      // and bad entries), where that expert returned the row: the lanes holding one expert find each other with a
-      // match, whose lowest lane is the first occurrence and the only one with a slot. Lanes without a valid entry
-      // match nobody (a key no expert has).
+      // Lane k < top_k: entry k's weight, and the row of the first k' <= k naming the same expert (null for -1
+      // and bad entries): where that expert returned it (its send row here), or where it is at the expert's rank
+      // when pulling. The lanes holding one expert find each other with a match, whose lowest lane is the first
+      // occurrence and the only one with a slot. Lanes without a valid entry match nobody (a key no expert has).
       int64_t key = -2 - (int64_t)lane;
       w = 0.0f;
-      int own = -1;
+      const char* own = nullptr;
       if (lane < (uint32_t)k_count) {
         const int64_t e = topk[(int64_t)t * k_count + lane];
         w = weights[(int64_t)t * k_count + lane];
         if (e >= 0 && e < experts) {
           key = e;
           const int slot = route_slot[(int64_t)t * k_count + lane];
-          if (slot >= 0) own = send_base[e] + slot;
+          if (slot >= 0 && pull) {
+            own = peer_of(view, (int)e / local).heap + b.combine_input(b.row((int)e % local, me * p->max_tokens + slot));
+          } else if (slot >= 0) {
+            own = recv_rows + (uint64_t)(send_base[e] + slot) * row_bytes;
+          }
         }
       }
       const uint32_t same = __match_any_sync(0xffffffffu, (unsigned long long)key);
       const int first = __ffs(same) - 1;
-      send_row = __shfl_sync(0xffffffffu, own, first);
-      if (key < 0) send_row = -1;
+      row = reinterpret_cast<const char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(own), first));
+      if (key < 0) row = nullptr;
     }
     // hidden is a multiple of 128, not of 256: in the last slice of an odd number of 128-channel groups only lanes
     // 0..15 have channels, but every lane runs the shuffles below.
@@ -577,10 +606,11 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
 #pragma unroll
       for (int i = 0; i < BATCH; ++i) {
         const int k = k0 + i;
-        const int r = __shfl_sync(0xffffffffu, send_row, k & 31);
+        const char* r = reinterpret_cast<const char*>(
+            __shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(row), k & 31));
         wk[i] = __shfl_sync(0xffffffffu, w, k & 31);
-        use[i] = k < k_count && r >= 0 && mine;
-        v[i] = *reinterpret_cast<const uint4*>(recv_rows + (use[i] ? (uint64_t)r * row_bytes + 2ull * h : 0));
+        use[i] = k < k_count && r != nullptr && mine;
+        v[i] = *reinterpret_cast<const uint4*>(use[i] ? r + 2ull * h : recv_rows);
       }
 #pragma unroll
       for (int i = 0; i < BATCH; ++i) {

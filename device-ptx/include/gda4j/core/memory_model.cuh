@@ -101,6 +101,16 @@ __device__ __forceinline__ void red_max_release_gpu(uint64_t* p, uint64_t v) {
   asm volatile("red.release.gpu.global.max.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
 }
 
+// Adds v to *p and returns the old value; acquire and release at GPU scope. A chain of these on one word is a
+// release sequence: the thread that reads the last value has everything the earlier adders saw before their adds
+// in its causality past, and a system-scope fence or release after it carries all of it to other GPUs (PTX
+// causality order is transitive across scopes, each link being morally strong).
+__device__ __forceinline__ int32_t atom_add_acq_rel_gpu(int32_t* p, int32_t v) {
+  int32_t old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+
 // One 16-byte store of {w0, w1} (p 16-byte aligned), released at system scope: pairs with the host's acquire load
 // of either word. The hardware writes both halves in one transaction, but the memory model does not promise that,
 // so readers check a flag in each half (the proxy FIFO's lap bits, the LL slots).

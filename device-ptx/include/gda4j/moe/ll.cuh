@@ -6,7 +6,8 @@
 //   dispatchCount[buffer][local expert][source]  at the expert's rank; SET by the source to (seq << 32 | rows) after
 //                                                its last row to that expert (fence, then the signal; over the
 //                                                proxy one PUT_SIGNAL of the rows, then the signal)
-//   combineFlag[buffer][expert]                   at the source; SET to seq by the expert's rank after its rows
+//   combineFlag[buffer][expert]                   at the source; SET to seq << 1 | pull by the expert's rank after
+//                                                its rows (pull: it left them in its combine input to be read)
 // seq[buffer] lives in the rank's device memory and is raised by the route kernel of each dispatch on that buffer,
 // so a CUDA graph replaying dispatch and combine uses a new sequence number each time without the host.
 #pragma once
@@ -46,8 +47,10 @@ struct LlBuffer {
   __device__ __forceinline__ uint64_t send_msg(int send_row) const {
     return heap(p->send_msg) + (uint64_t)send_row * p->msg_bytes;
   }
-  __device__ __forceinline__ uint64_t combine_send(uint64_t row) const {
-    return heap(p->combine_send) + row * 2ull * p->hidden;
+  // The combine input (y in the heap): row `row` of the expert-major layout, read by the sources where they pull and
+  // put from where they are staged.
+  __device__ __forceinline__ uint64_t combine_input(uint64_t row) const {
+    return heap(p->combine_input) + row * 2ull * p->hidden;
   }
   __device__ __forceinline__ uint64_t dispatch_count(int le, int src) const {
     const LlSignalIndex si{p->num_local_experts, p->nranks, p->num_experts};

@@ -26,7 +26,7 @@
 //       96  u64  combine_recv  (offset in a buffer)
 //      104  u64  recv_msg  (offset in a buffer)
 //      112  u64  send_msg  (offset in a buffer)
-//      120  u64  combine_send  (offset in a buffer)
+//      120  u64  combine_input  (offset in a buffer)
 //      128  u64  signals  (heap offset)
 //      136  u64  status  (device address)
 //      144  u64  seq  (device address)
@@ -78,7 +78,7 @@ struct LlParams {
   uint64_t combine_recv;
   uint64_t recv_msg;
   uint64_t send_msg;
-  uint64_t combine_send;
+  uint64_t combine_input;
   uint64_t signals;
   uint64_t status;
   uint64_t seq;
@@ -119,7 +119,7 @@ constexpr uint32_t RECV_SRC_OFFSET = 88;
 constexpr uint32_t COMBINE_RECV_OFFSET = 96;
 constexpr uint32_t RECV_MSG_OFFSET = 104;
 constexpr uint32_t SEND_MSG_OFFSET = 112;
-constexpr uint32_t COMBINE_SEND_OFFSET = 120;
+constexpr uint32_t COMBINE_INPUT_OFFSET = 120;
 constexpr uint32_t SIGNALS_OFFSET = 128;
 constexpr uint32_t STATUS_OFFSET = 136;
 constexpr uint32_t SEQ_OFFSET = 144;
@@ -165,7 +165,7 @@ static_assert(offsetof(LlParams, recv_src) == MoeLowLatencyParamsDescriptor::REC
 static_assert(offsetof(LlParams, combine_recv) == MoeLowLatencyParamsDescriptor::COMBINE_RECV_OFFSET, "combine_recv");
 static_assert(offsetof(LlParams, recv_msg) == MoeLowLatencyParamsDescriptor::RECV_MSG_OFFSET, "recv_msg");
 static_assert(offsetof(LlParams, send_msg) == MoeLowLatencyParamsDescriptor::SEND_MSG_OFFSET, "send_msg");
-static_assert(offsetof(LlParams, combine_send) == MoeLowLatencyParamsDescriptor::COMBINE_SEND_OFFSET, "combine_send");
+static_assert(offsetof(LlParams, combine_input) == MoeLowLatencyParamsDescriptor::COMBINE_INPUT_OFFSET, "combine_input");
 static_assert(offsetof(LlParams, signals) == MoeLowLatencyParamsDescriptor::SIGNALS_OFFSET, "signals");
 static_assert(offsetof(LlParams, status) == MoeLowLatencyParamsDescriptor::STATUS_OFFSET, "status");
 static_assert(offsetof(LlParams, seq) == MoeLowLatencyParamsDescriptor::SEQ_OFFSET, "seq");

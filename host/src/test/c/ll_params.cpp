@@ -30,7 +30,7 @@ int main() {
   P("COMBINE_RECV_OFFSET", offsetof(LlParams, combine_recv));
   P("RECV_MSG_OFFSET", offsetof(LlParams, recv_msg));
   P("SEND_MSG_OFFSET", offsetof(LlParams, send_msg));
-  P("COMBINE_SEND_OFFSET", offsetof(LlParams, combine_send));
+  P("COMBINE_INPUT_OFFSET", offsetof(LlParams, combine_input));
   P("SIGNALS_OFFSET", offsetof(LlParams, signals));
   P("STATUS_OFFSET", offsetof(LlParams, status));
   P("SEQ_OFFSET", offsetof(LlParams, seq));

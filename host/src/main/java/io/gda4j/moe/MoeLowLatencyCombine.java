@@ -12,15 +12,17 @@ public final class MoeLowLatencyCombine {
     private final int numTokens;
     private final DeviceTensor topkIdx;
     private final DeviceTensor topkWeights;
+    private final boolean pull;
     private boolean received;
 
     MoeLowLatencyCombine(MoeLowLatencyRank rank, AlternatingBuffers.Ticket ticket, int numTokens, DeviceTensor topkIdx,
-                         DeviceTensor topkWeights) {
+                         DeviceTensor topkWeights, boolean pull) {
         this.rank = rank;
         this.ticket = ticket;
         this.numTokens = numTokens;
         this.topkIdx = topkIdx;
         this.topkWeights = topkWeights;
+        this.pull = pull;
     }
 
     AlternatingBuffers.Ticket ticket() {
@@ -37,6 +39,11 @@ public final class MoeLowLatencyCombine {
 
     DeviceTensor topkWeights() {
         return topkWeights;
+    }
+
+    /** Whether the receive half reads the rows from the experts' combine inputs (nothing was copied). */
+    boolean pull() {
+        return pull;
     }
 
     /** The receive half: queues the wait for the experts' rows and the weighted sum. Frees the call's buffer. */

@@ -92,6 +92,19 @@ public final class MoeLowLatencyDispatch {
         return rank.recvSource(ticket.buffer());
     }
 
+    /**
+     * {@code [numLocalExperts][slots][hidden]} BF16 in this call's buffer, shaped like the combine's y: write the
+     * expert outputs here and pass this tensor as y, and no row is copied: where every pair of ranks is p2p or self,
+     * each rank reads its tokens' rows from the experts' ranks while it sums them. Every rank of a combine must do
+     * the same (pass its combine input, or each a tensor of its own): a rank that sees another do the other fails the
+     * combine with an error naming both. Valid from the receive until the combine; it lives in the buffer, so the
+     * combine two calls later (the next on this buffer) reuses it.
+     */
+    public DeviceTensor combineInput() {
+        requireReceived("combineInput");
+        return rank.combineInput(ticket.buffer());
+    }
+
     /** {@code [numLocalExperts][worldSize]} INT32 on the GPU: rows received per (local expert, source). */
     public DeviceTensor countsPerSource() {
         requireReceived("countsPerSource");

@@ -29,7 +29,7 @@ package io.gda4j.moe;
  *       96  u64  combine_recv  (offset in a buffer)
  *      104  u64  recv_msg  (offset in a buffer)
  *      112  u64  send_msg  (offset in a buffer)
- *      120  u64  combine_send  (offset in a buffer)
+ *      120  u64  combine_input  (offset in a buffer)
  *      128  u64  signals  (heap offset)
  *      136  u64  status  (device address)
  *      144  u64  seq  (device address)
@@ -72,7 +72,7 @@ public final class MoeLowLatencyParamsDescriptor {
     public static final int COMBINE_RECV_OFFSET = 96;
     public static final int RECV_MSG_OFFSET = 104;
     public static final int SEND_MSG_OFFSET = 112;
-    public static final int COMBINE_SEND_OFFSET = 120;
+    public static final int COMBINE_INPUT_OFFSET = 120;
     public static final int SIGNALS_OFFSET = 128;
     public static final int STATUS_OFFSET = 136;
     public static final int SEQ_OFFSET = 144;

@@ -107,7 +107,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         b.putLong(MoeLowLatencyParamsDescriptor.COMBINE_RECV_OFFSET, s.combineRecv(0));
         b.putLong(MoeLowLatencyParamsDescriptor.RECV_MSG_OFFSET, s.recvMsg(0));
         b.putLong(MoeLowLatencyParamsDescriptor.SEND_MSG_OFFSET, s.sendMsg(0));
-        b.putLong(MoeLowLatencyParamsDescriptor.COMBINE_SEND_OFFSET, s.combineSend(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.COMBINE_INPUT_OFFSET, s.combineInput(0));
         b.putLong(MoeLowLatencyParamsDescriptor.SIGNALS_OFFSET, heap + s.signals());
         b.putLong(MoeLowLatencyParamsDescriptor.STATUS_OFFSET, base + s.status());
         b.putLong(MoeLowLatencyParamsDescriptor.SEQ_OFFSET, base + s.seq());
@@ -231,7 +231,12 @@ public final class MoeLowLatencyRank implements AutoCloseable {
      * back to the sources: this rank gets {@code numTokens x hidden} BF16, token t the sum over its top-k, in
      * increasing k, of {@code topkWeights[t][k] * y_row} (FP32 fma, one rounding to BF16 at the end). {@code topkIdx}
      * and {@code topkWeights} ({@code numTokens x topK}, INT64 and FP32) must be the routing {@code dispatched} sent.
-     * With {@code returnAfterSend} only the send half is queued: call {@link MoeLowLatencyCombine#receive()}.
+     * With {@code returnAfterSend} only the send half is queued: call {@link MoeLowLatencyCombine#receive()}. With
+     * {@link MoeLowLatencyDispatch#combineInput()} as y where every pair of ranks is p2p or self, nothing is copied:
+     * each rank reads its tokens' rows from the experts' ranks (every rank must then pass its combine input).
+     *
+     * @throws IllegalArgumentException when y overlaps a combine input of this rank without being the one of
+     *                                  {@code dispatched}
      */
     public synchronized MoeLowLatencyCombine combine(DeviceTensor y, DeviceTensor topkIdx, DeviceTensor topkWeights,
                                                      MoeLowLatencyDispatch dispatched, boolean returnAfterSend) {
@@ -245,12 +250,26 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         int tokens = dispatched.numTokens();
         topkIdx.require("topkIdx", ElementType.INT64, tokens, c.topK());
         topkWeights.require("topkWeights", ElementType.FP32, tokens, c.topK());
-        buffers.combineSend(dispatched.ticket());
         int b = dispatched.ticket().buffer();
+        boolean own = y.address() == combineInput(b).address();
+        for (int other = 0; other < 2; other++) {
+            DeviceTensor in = combineInput(other);
+            if (!(own && other == b) && y.address() < in.address() + in.sizeBytes()
+                    && in.address() < y.address() + y.sizeBytes()) {
+                throw new IllegalArgumentException("y overlaps the combine input of buffer " + other + " but is not"
+                        + " the combine input of dispatch #" + dispatched.call() + " (buffer " + b + "); pass"
+                        + " dispatched.combineInput() itself, or a tensor of your own");
+            }
+        }
+        // Pulling needs every peer's heap mapped here; where some pair is staged the rows are put from the combine
+        // input (no copy when y is it).
+        boolean pull = own && !s.staged();
+        buffers.combineSend(dispatched.ticket());
         combinedCall[b] = dispatched.ticket().call();
         combineSend.launch(s.numLocalExperts(), COMBINE_SEND_THREADS, 0, rank.stream(), KernelArgs.create()
-                .pointer(rank.deviceView()).struct(params).i32(b).pointer(y.pointer()));
-        MoeLowLatencyCombine r = new MoeLowLatencyCombine(this, dispatched.ticket(), tokens, topkIdx, topkWeights);
+                .pointer(rank.deviceView()).struct(params).i32(b).pointer(y.pointer()).i32(pull ? 1 : 0));
+        MoeLowLatencyCombine r = new MoeLowLatencyCombine(this, dispatched.ticket(), tokens, topkIdx, topkWeights,
+                pull);
         if (!returnAfterSend) {
             r.receive();
         } else {
@@ -268,7 +287,8 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         int blocks = Math.min(tokenBlocks(Math.toIntExact(r.numTokens() * slices)), spinningBlocks);
         combineRecv.launch(blocks, 32 * TOKEN_WARPS, 0, rank.stream(),
                 KernelArgs.create().pointer(rank.deviceView()).struct(params).i32(r.ticket().buffer())
-                        .pointer(r.topkIdx().pointer()).pointer(r.topkWeights().pointer()).i32(r.numTokens()));
+                        .pointer(r.topkIdx().pointer()).pointer(r.topkWeights().pointer()).i32(r.numTokens())
+                        .i32(r.pull() ? 1 : 0));
         done.record(rank.stream());
     }
 
@@ -319,6 +339,13 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     DeviceTensor recvSource(int b) {
         return heapTensor(s.recvSrc(b), s.recvSrcBytes(), ElementType.INT32, s.numLocalExperts(), s.slotsPerExpert(),
                 MoeLowLatencySizing.SRC_INTS);
+    }
+
+    /** {@code [numLocalExperts][slots][hidden]} BF16: where a combine may read the expert outputs without a copy. */
+    DeviceTensor combineInput(int b) {
+        long rows = (long) s.numLocalExperts() * s.slotsPerExpert();
+        return heapTensor(s.combineInput(b), rows * 2L * s.config().hidden(), ElementType.BF16, s.numLocalExperts(),
+                s.slotsPerExpert(), s.config().hidden());
     }
 
     DeviceTensor countsPerSource(int b) {

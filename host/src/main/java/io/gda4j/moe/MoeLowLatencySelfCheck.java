@@ -25,9 +25,22 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
     private final DeviceMemory[] topk;
     private final DeviceMemory[] weights;
     private final DeviceMemory[] y;
+    /** Expert outputs go to each call's {@link MoeLowLatencyDispatch#combineInput()} and are passed from there. */
+    private final boolean combineFromHeap;
 
+    /** A check whose combines take the expert outputs from tensors of its own (the rows are pushed). */
     public MoeLowLatencySelfCheck(MoeLowLatencyBuffer buffer) {
+        this(buffer, false);
+    }
+
+    /**
+     * With {@code combineFromHeap} the expert outputs are written to each call's
+     * {@link MoeLowLatencyDispatch#combineInput()} and passed from there: the combines pull them where every pair of
+     * ranks is direct (they are put from there where some pair is staged).
+     */
+    public MoeLowLatencySelfCheck(MoeLowLatencyBuffer buffer, boolean combineFromHeap) {
         this.buffer = buffer;
+        this.combineFromHeap = combineFromHeap;
         this.s = buffer.sizing();
         List<Rank> ranks = buffer.world().localRanks();
         this.n = s.worldSize();
@@ -87,9 +100,14 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
             upload(x[r], MoeSelfCheck.shorts(in[r].x()));
             upload(topk[r], MoeSelfCheck.longs(idx));
             upload(weights[r], MoeSelfCheck.floats(w[r]));
-            if (referenceY) {
+            if (referenceY && !combineFromHeap) {
                 upload(y[r], MoeSelfCheck.shorts(ys[r]));
-            } else {
+            } else if (!referenceY && combineFromHeap) {
+                for (int b = 0; b < 2; b++) {   // never written by the kernels: both buffers keep it
+                    buffer.rank(r).rank().fillHeap(buffer.heapRegion().offset() + s.combineInput(b),
+                            (long) s.numLocalExperts() * s.slotsPerExpert() * 2L * c.hidden(), (byte) 0x3F);
+                }
+            } else if (!referenceY) {
                 y[r].fill((byte) 0x3F);
             }
         }
@@ -112,20 +130,20 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
     }
 
     /**
-     * Event-timed calls, per iteration the slowest rank's time (ms): the whole dispatch and combine, and their send
-     * and receive halves (made with the split, events between the halves on each rank's stream; a receive half
-     * includes the wait for the slowest peer).
+     * Event-timed calls, per iteration the slowest rank's time (ms): the whole dispatch and combine as a user calls
+     * them (no split, no event between the kernels), and their send and receive halves (made with the split, events
+     * between the halves on each rank's stream; a receive half includes the wait for the slowest peer).
      */
     public record Timing(double[] dispatchMillis, double[] combineMillis, double[] dispatchSendMillis,
                          double[] dispatchReceiveMillis, double[] combineSendMillis, double[] combineReceiveMillis) {
     }
 
     /**
-     * Uploads routing {@code kind}, then runs {@code warmup + iterations} dispatch + combine pairs on every rank with
-     * the send/receive split, timed with events on each rank's stream. Each iteration is queued on every local rank
-     * behind a {@link LaunchGate} and then released at once, so the times start together on every rank and leave out
-     * the host's launches; in a world of several processes the gate's start line also leaves out the gap between the
-     * processes' launches. Outputs are not checked: run {@link #run}.
+     * Uploads routing {@code kind}, then runs {@code warmup + iterations} dispatch + combine pairs on every rank
+     * without the split, and as many with it, timed with events on each rank's stream. Each iteration is queued on
+     * every local rank behind a {@link LaunchGate} and then released at once, so the times start together on every
+     * rank and leave out the host's launches; in a world of several processes the gate's start line also leaves out
+     * the gap between the processes' launches. Outputs are not checked: run {@link #run}.
      */
     public Timing time(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
         prepare(kind, seed, tokens, false);
@@ -139,47 +157,26 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
             }
             double[][] t = new double[6][iterations];
             buffer.world().barrier();
-            for (int i = -warmup; i < iterations; i++) {
-                MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[n];
-                MoeLowLatencyCombine[] c = new MoeLowLatencyCombine[n];
-                try {
+            for (boolean split : new boolean[] {false, true}) {
+                for (int i = -warmup; i < iterations; i++) {
+                    queueTimedStep(gate, ev, tokens, split);
                     for (int r : locals) {
-                        gate.hold(buffer.rank(r).rank());
+                        buffer.rank(r).stream().synchronize();
+                    }
+                    buffer.checkErrors();
+                    if (i < 0) {
+                        continue;
                     }
                     for (int r : locals) {
-                        MoeLowLatencyRank m = buffer.rank(r);
-                        ev[r][0].record(m.stream());
-                        d[r] = m.dispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), true);
-                        ev[r][1].record(m.stream());
-                    }
-                    for (int r : locals) {
-                        d[r].receive();
-                        ev[r][2].record(buffer.rank(r).stream());
-                    }
-                    for (int r : locals) {
-                        c[r] = buffer.rank(r).combine(y(r), topkIdx(r, tokens[r]), topkWeights(r, tokens[r]), d[r],
-                                true);
-                        ev[r][3].record(buffer.rank(r).stream());
-                    }
-                    for (int r : locals) {
-                        c[r].receive();
-                        ev[r][4].record(buffer.rank(r).stream());
-                    }
-                } finally {
-                    gate.open();
-                }
-                for (int r : locals) {
-                    buffer.rank(r).stream().synchronize();
-                }
-                buffer.checkErrors();
-                if (i >= 0) {
-                    for (int r : locals) {
-                        t[0][i] = Math.max(t[0][i], ev[r][2].elapsedMillisSince(ev[r][0]));
-                        t[1][i] = Math.max(t[1][i], ev[r][4].elapsedMillisSince(ev[r][2]));
-                        t[2][i] = Math.max(t[2][i], ev[r][1].elapsedMillisSince(ev[r][0]));
-                        t[3][i] = Math.max(t[3][i], ev[r][2].elapsedMillisSince(ev[r][1]));
-                        t[4][i] = Math.max(t[4][i], ev[r][3].elapsedMillisSince(ev[r][2]));
-                        t[5][i] = Math.max(t[5][i], ev[r][4].elapsedMillisSince(ev[r][3]));
+                        if (!split) {
+                            t[0][i] = Math.max(t[0][i], ev[r][2].elapsedMillisSince(ev[r][0]));
+                            t[1][i] = Math.max(t[1][i], ev[r][4].elapsedMillisSince(ev[r][2]));
+                        } else {
+                            t[2][i] = Math.max(t[2][i], ev[r][1].elapsedMillisSince(ev[r][0]));
+                            t[3][i] = Math.max(t[3][i], ev[r][2].elapsedMillisSince(ev[r][1]));
+                            t[4][i] = Math.max(t[4][i], ev[r][3].elapsedMillisSince(ev[r][2]));
+                            t[5][i] = Math.max(t[5][i], ev[r][4].elapsedMillisSince(ev[r][3]));
+                        }
                     }
                 }
             }
@@ -197,6 +194,44 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * One dispatch + combine on every local rank behind the gate: events 0, 2 and 4 before the dispatch, between the
+     * calls and after the combine; with {@code split}, events 1 and 3 between the halves as well.
+     */
+    private void queueTimedStep(LaunchGate gate, io.gda4j.cuda.CudaEvent[][] ev, int[] tokens, boolean split) {
+        MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[n];
+        try {
+            for (int r : locals) {
+                gate.hold(buffer.rank(r).rank());
+            }
+            for (int r : locals) {
+                MoeLowLatencyRank m = buffer.rank(r);
+                ev[r][0].record(m.stream());
+                d[r] = m.dispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), split);
+                if (split) {
+                    ev[r][1].record(m.stream());
+                }
+            }
+            for (int r : locals) {
+                if (split) {
+                    d[r].receive();
+                }
+                ev[r][2].record(buffer.rank(r).stream());
+            }
+            for (int r : locals) {
+                MoeLowLatencyCombine c = buffer.rank(r).combine(y(r, d[r]), topkIdx(r, tokens[r]),
+                        topkWeights(r, tokens[r]), d[r], split);
+                if (split) {
+                    ev[r][3].record(buffer.rank(r).stream());
+                    c.receive();
+                }
+                ev[r][4].record(buffer.rank(r).stream());
+            }
+        } finally {
+            gate.open();
         }
     }
 
@@ -225,6 +260,11 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
         return DeviceTensor.of(y[r], ElementType.BF16, s.numLocalExperts(), s.slotsPerExpert(), s.config().hidden());
     }
 
+    /** Rank r's expert outputs as its combine of {@code d} takes them: d's combine input, or {@link #y(int)}. */
+    public DeviceTensor y(int r, MoeLowLatencyDispatch d) {
+        return combineFromHeap ? d.combineInput() : y(r);
+    }
+
     /**
      * Dispatch and combine of one prepared case on every rank; with {@code split} every rank first queues its send
      * half and then its receive half (both calls). Checks everything and returns a hash of every rank's outputs.
@@ -251,9 +291,13 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
             buffers[r] = d[r].buffer();
         }
         long hash = expectDispatch(c, buffers);
+        if (combineFromHeap) {
+            writeCombineInputs(c, buffers);   // every stream is idle here (expectDispatch synchronized them)
+        }
         buffer.world().barrier();
         for (int r : locals) {
-            out[r] = buffer.rank(r).combine(y(r), topkIdx(r, tokens[r]), topkWeights(r, tokens[r]), d[r], split);
+            out[r] = buffer.rank(r).combine(y(r, d[r]), topkIdx(r, tokens[r]), topkWeights(r, tokens[r]), d[r],
+                    split);
         }
         if (split) {
             for (int r : locals) {
@@ -265,6 +309,18 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
             o[r] = out[r].output();
         }
         return expectCombine(c, o, hash);
+    }
+
+    /**
+     * Writes case {@code c}'s expert outputs of each local rank r into the combine input of its buffer
+     * {@code buffers[r]}, where a combine from the heap reads them. Synchronous copies: call it while no kernel of
+     * these ranks runs.
+     */
+    public void writeCombineInputs(Case c, int[] buffers) {
+        for (int r : locals) {
+            buffer.rank(r).rank().writeHeap(buffer.heapRegion().offset() + s.combineInput(buffers[r]),
+                    MoeSelfCheck.shorts(c.y()[r]));
+        }
     }
 
     /**

@@ -25,13 +25,16 @@ package io.gda4j.moe;
  *     recvScales    [L][S][G] f32        FP8 only
  *     recvSrc       [L][S][4] i32        (source rank, source token, top-k slot, send row) of each row
  *     combineRecv   [T x K][hidden] bf16 written by the peers' combine: row r of this rank's send order
+ *     combineInput  [L][S][hidden] bf16  the expert outputs where the user writes them here (combineInput()): then
+ *                                        every source reads its rows from here (the pulling combine) where every
+ *                                        pair is direct, and staged rows are put from here
  *   only where some pair of ranks is proxy or ibgda (0 bytes otherwise):
  *     recvMsg       [L][S][M]            staged rows land here as messages (ll_params.cuh: record | payload | scales)
  *     sendMsg       [T x K][M]           this rank's staged messages, in send order: put from here
- *     combineSend   [L][S][hidden] bf16  y rows for staged sources, put from here
  *   signals (u64) at 2 x bufferBytes:
  *     dispatchCount [2 buffer][L][N source]   SET by the source after its rows: call sequence &lt;&lt; 32 | rows
- *     combineFlag   [2 buffer][numExperts]    SET by the expert's rank after its rows: call sequence
+ *     combineFlag   [2 buffer][numExperts]    SET by the expert's rank after its rows: call sequence &lt;&lt; 1 | 1
+ *                                             where it left them in its combine input to be read
  * </pre>
  * Device memory of each rank (outside the heap; offsets from its start):
  * <pre>
@@ -72,7 +75,7 @@ public final class MoeLowLatencySizing {
     private final long combineRecv;
     private final long recvMsg;
     private final long sendMsg;
-    private final long combineSend;
+    private final long combineInput;
     private final long bufferBytes;
     private final long signals;
     private final int signalWords;
@@ -131,8 +134,8 @@ public final class MoeLowLatencySizing {
         at = next(at, "recvMsg bytes", mul("recvMsg bytes", rows, msgBytes));
         sendMsg = at;
         at = next(at, "sendMsg bytes", mul("sendMsg bytes", mul("sendMsg rows", t, k), msgBytes));
-        combineSend = at;
-        bufferBytes = next(at, "combineSend bytes", mul("combineSend bytes", staged ? rows : 0, 2L * c.hidden()));
+        combineInput = at;
+        bufferBytes = next(at, "combineInput bytes", mul("combineInput bytes", rows, 2L * c.hidden()));
         signals = mul("two buffers", 2, bufferBytes);
         signalWords = toInt("signal words", add("signal words", mul("dispatch counts", 2L * numLocalExperts, worldSize),
                 2L * c.numExperts()));
@@ -282,8 +285,8 @@ public final class MoeLowLatencySizing {
         return b * bufferBytes + sendMsg;
     }
 
-    public long combineSend(int b) {
-        return b * bufferBytes + combineSend;
+    public long combineInput(int b) {
+        return b * bufferBytes + combineInput;
     }
 
     /** Bytes between recvX and recvScales, etc.: what each section may hold. */

@@ -146,9 +146,10 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
             case COMBINE_INPUT_MIXED:
                 return String.format(Locale.ROOT,
                         "%s: this rank's combine %d read its expert outputs from %s, rank %d's from %s. Every rank of"
-                                + " a combine must do the same: pass MoeRank.combineInput() as y on every rank (the"
-                                + " rows are pulled from the peers' heaps) or a tensor of its own on every rank (the"
-                                + " rows are pushed); nothing was combined.",
+                                + " a combine must do the same: pass its combine input as y on every rank"
+                                + " (MoeRank.combineInput(), or MoeLowLatencyDispatch.combineInput() in low-latency"
+                                + " mode: the rows are pulled from the peers' heaps) or a tensor of its own on every"
+                                + " rank (the rows are pushed); nothing was combined.",
                         where, expected >>> 1, heapOrOwn(expected), peer, heapOrOwn(seen));
             case INLINE_TOO_LARGE:
                 return String.format(Locale.ROOT,

@@ -38,11 +38,11 @@ class MoeLowLatencyConfigTest {
         assertEquals(rows * 7168, s.recvScales(0));
         assertEquals(rows * 7168 + rows * 224, s.recvSrc(0));
         assertEquals(s.bufferBytes() + s.recvSrc(0), s.recvSrc(1));
-        assertTrue(s.combineSend(1) + rows * 2 * 7168 <= s.signals());
+        assertEquals(s.signals(), s.combineInput(1) + rows * 2 * 7168, "the combine input ends buffer 1");
         assertEquals(2 * 32 * 8 + 2 * 256, s.signalWords());
         assertTrue(s.heapBytes() >= s.signals() + 8L * s.signalWords() && s.heapBytes() % 256 == 0);
         for (long off : new long[] {s.recvX(1), s.recvScales(1), s.recvSrc(1), s.combineRecv(1), s.recvMsg(1),
-                s.sendMsg(1), s.combineSend(1), s.bufferState(1), s.combined(), s.sendBase()}) {
+                s.sendMsg(1), s.combineInput(1), s.bufferState(1), s.combined(), s.sendBase()}) {
             assertEquals(0, off % 256, "sections are 256-byte aligned");
         }
         assertTrue(s.bufferState(1) + s.stateBytes() <= s.deviceBytes());
@@ -50,7 +50,7 @@ class MoeLowLatencyConfigTest {
         assertTrue(s.staged());
         assertEquals(7408, s.msgBytes());
         assertEquals(rows * 7408, s.sendMsg(0) - s.recvMsg(0));
-        assertEquals(128L * 8 * 7408, s.combineSend(0) - s.sendMsg(0));
+        assertEquals(128L * 8 * 7408, s.combineInput(0) - s.sendMsg(0));
     }
 
     @Test
@@ -60,11 +60,12 @@ class MoeLowLatencyConfigTest {
         MoeLowLatencySizing direct = c.sizing(2, false);
         assertEquals(0, direct.msgBytes());
         assertEquals(direct.recvMsg(0), direct.sendMsg(0));
-        assertEquals(direct.sendMsg(0), direct.combineSend(0));
-        assertEquals(direct.combineSend(0), direct.bufferBytes(), "no combine staging either");
-        assertEquals(staged.combineRecv(0), direct.combineRecv(0), "the sections every world uses stay put");
+        assertEquals(direct.sendMsg(0), direct.combineInput(0));
         long rows = 128L * 256;
-        long saved = 2 * (rows * 7408 + 128L * 8 * 7408 + rows * 2 * 7168);
+        assertEquals(direct.combineInput(0) + rows * 2 * 7168, direct.bufferBytes(),
+                "the combine input (every world has one: a pulling combine reads it)");
+        assertEquals(staged.combineRecv(0), direct.combineRecv(0), "the sections every world uses stay put");
+        long saved = 2 * (rows * 7408 + 128L * 8 * 7408);
         assertEquals(saved, staged.heapBytes() - direct.heapBytes(), "both buffers' staging, 256-aligned already");
         assertEquals(staged.heapBytes(), c.sizing(2).heapBytes(), "the one-argument sizing is the worst case");
         // BF16 rows of hidden 128 (256 bytes) with no scales: 272-byte messages; FP8 hidden 128: 16 + 128 + 4 -> 160.

@@ -76,7 +76,8 @@ class ErrorRecordTest {
         String m = ErrorRecord.decode(record(Code.COMBINE_INPUT_MIXED, Op.WAIT_UNTIL, 0x80, 11, 10, Cmp.GE))
                 .describe(Duration.ofSeconds(1));
         assertTrue(m.contains("combine 5 read its expert outputs from its heap's combine input"), m);
-        assertTrue(m.contains("rank 0's from a tensor of its own") && m.contains("MoeRank.combineInput()"), m);
+        assertTrue(m.contains("rank 0's from a tensor of its own") && m.contains("MoeRank.combineInput()")
+                && m.contains("MoeLowLatencyDispatch.combineInput()"), m);
     }
 
     @Test

@@ -228,10 +228,7 @@ final class MoeCommand implements Command {
             throw new UsageException("--comm-stream applies to --mode high-throughput; the low-latency calls run on the"
                     + " rank's stream");
         }
-        if (cmd.hasOption("combine-from")) {
-            throw new UsageException("--combine-from applies to --mode high-throughput; the low-latency combine always"
-                    + " reads the expert outputs from its own buffer");
-        }
+        boolean combineFromHeap = combineFromHeap(cmd);
         List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "128"));
         int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
         List<MoeLowLatencyConfig> configs = lowLatencyConfigs(cmd, maxTokens);
@@ -260,13 +257,15 @@ final class MoeCommand implements Command {
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
             List<MoeLowLatencyBuffer> buffers = new ArrayList<>();
             int waitingBlocks = 0;
+            boolean staged = false;
             try {
                 for (MoeLowLatencyConfig c : configs) {
                     buffers.add(MoeLowLatencyBuffer.create(world, c));
+                    staged |= buffers.get(buffers.size() - 1).sizing().staged();
                 }
                 for (MoeLowLatencyBuffer ll : buffers) {
                     String name = ll.config().dispatchType().name() + (ll.config().powerOfTwoScales() ? "/UE8M0" : "");
-                    try (MoeLowLatencySelfCheck run = new MoeLowLatencySelfCheck(ll);
+                    try (MoeLowLatencySelfCheck run = new MoeLowLatencySelfCheck(ll, combineFromHeap);
                          MoeLowLatencyNcclBaseline nccl = ncclMissing == null ? new MoeLowLatencyNcclBaseline(ll) : null) {
                         waitingBlocks = run.waitingBlocksPerRank();
                         if (cmd.hasOption("check")) {
@@ -310,7 +309,9 @@ final class MoeCommand implements Command {
                 table.note(placement(world, w));
             }
             table.note(timingNote(world, true));
-            table.note("send/recv columns: medians of the halves made with the send/receive split");
+            table.note("dispatch/combine: the calls without the split; send/recv columns: medians of the halves, timed"
+                    + " apart with the send/receive split");
+            table.note(lowLatencyCombineFromNote(combineFromHeap, staged));
             table.note(lowLatencySmsNote(waitingBlocks, configs.get(0).sizing(ranks).numLocalExperts(),
                     world.localRanks().get(0).device().multiprocessorCount()));
             table.note(ncclMissing == null ? "nccl: NCCL " + NcclComms.version() + " from " + LibNccl.loadedFrom()
@@ -417,6 +418,26 @@ final class MoeCommand implements Command {
                 PEER_COPY_REPS);
     }
 
+    /** --combine-from: whether the expert outputs go to the buffer's combine input (heap, the default). */
+    static boolean combineFromHeap(CommandLine cmd) {
+        String from = cmd.getOptionValue("combine-from", "heap").trim().toLowerCase(java.util.Locale.ROOT);
+        if (!from.equals("heap") && !from.equals("tensor")) {
+            throw new UsageException("--combine-from must be heap or tensor, got " + from);
+        }
+        return from.equals("heap");
+    }
+
+    /** The note that says where the low-latency combines read the expert outputs. */
+    static String lowLatencyCombineFromNote(boolean fromHeap, boolean staged) {
+        if (fromHeap && !staged) {
+            return "combine: expert outputs in each call's MoeLowLatencyDispatch.combineInput(); each rank reads its"
+                    + " tokens' rows from the experts' ranks as it sums them (--combine-from heap)";
+        }
+        return "combine: expert outputs " + (fromHeap ? "in each call's combineInput()" : "in a tensor of each rank's"
+                + " own") + "; the experts' ranks return the rows" + (staged ? " (the world has a proxy or ibgda"
+                + " pair)" : "") + ", then each rank sums them (--combine-from " + (fromHeap ? "heap" : "tensor") + ")";
+    }
+
     /** The note that says where the high-throughput combines read the expert outputs. */
     static String combineFromNote(boolean fromHeap, boolean direct) {
         if (!direct) {
@@ -473,11 +494,7 @@ final class MoeCommand implements Command {
         int warmup = OptionValues.integer(cmd, "warmup", 3, 0, 1_000_000);
         checkTopK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE),
                 OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE));
-        String from = cmd.getOptionValue("combine-from", "heap").trim().toLowerCase(java.util.Locale.ROOT);
-        if (!from.equals("heap") && !from.equals("tensor")) {
-            throw new UsageException("--combine-from must be heap or tensor, got " + from);
-        }
-        boolean combineFromHeap = from.equals("heap");
+        boolean combineFromHeap = combineFromHeap(cmd);
         List<MoeConfig> configs = new ArrayList<>();
         int ring = OptionValues.integer(cmd, "ring", 128, 1, Integer.MAX_VALUE);
         try {
