@@ -46,6 +46,11 @@ public final class MoeLowLatencyCombine {
         return pull;
     }
 
+    /** A combine made without the split: its one kernel (both halves) is queued. */
+    synchronized void markReceived() {
+        received = true;
+    }
+
     /** The receive half: queues the wait for the experts' rows and the weighted sum. Frees the call's buffer. */
     public synchronized void receive() {
         rank.receiveCombine(this);

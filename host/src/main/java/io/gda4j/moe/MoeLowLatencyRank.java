@@ -44,6 +44,9 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     private final Kernel dispatchRecv;
     private final Kernel combineSend;
     private final Kernel combineRecv;
+    /** The calls without the split: both halves in one kernel each. */
+    private final Kernel dispatchWhole;
+    private final Kernel combineWhole;
     private final AlternatingBuffers buffers = new AlternatingBuffers();
     /** Per buffer, the dispatch number whose combine last used it: its output is that combine's. */
     private final long[] combinedCall = {-1, -1};
@@ -57,6 +60,11 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     private final int rowParts;
     /** Blocks of the dispatch send that fit at once on this rank's share of its GPU. */
     private final int sendWave;
+    /**
+     * Blocks of the whole dispatch (no split) resident at once on this rank's share of its GPU: its grid, since its
+     * blocks wait for counts that other blocks of it send.
+     */
+    private final int dispatchWave;
 
     MoeLowLatencyRank(MoeLowLatencyBuffer buffer, Rank rank) {
         this.buffer = buffer;
@@ -68,14 +76,19 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         this.dispatchRecv = rank.kernel(m, "gda4j_moe_ll_dispatch_recv");
         this.combineSend = rank.kernel(m, "gda4j_moe_ll_combine_send");
         this.combineRecv = rank.kernel(m, "gda4j_moe_ll_combine_recv");
+        this.dispatchWhole = rank.kernel(m, "gda4j_moe_ll_dispatch");
+        this.combineWhole = rank.kernel(m, "gda4j_moe_ll_combine");
         if (route.maxThreadsPerBlock() < ROUTE_THREADS) {
             throw new IllegalStateException("the low-latency route kernel needs 1024-thread blocks, " + rank.device()
                     + " allows " + route.maxThreadsPerBlock());
         }
         this.spinningBlocks = spinningBlocks(buffer.world(), rank);
         this.rowParts = rowParts(buffer.world(), rank, s.config().hidden());
+        int ranksOnGpu = Math.max(1, buffer.world().ranksOnGpuOf(rank.rank()));
         this.sendWave = Math.max(1, dispatchSend.maxActiveBlocksPerMultiprocessor(32 * TOKEN_WARPS, 0)
-                * rank.device().multiprocessorCount() / Math.max(1, buffer.world().ranksOnGpuOf(rank.rank())));
+                * rank.device().multiprocessorCount() / ranksOnGpu);
+        this.dispatchWave = Math.max(1, dispatchWhole.maxActiveBlocksPerMultiprocessor(32 * TOKEN_WARPS, 0)
+                * rank.device().multiprocessorCount() / ranksOnGpu);
         this.memory = new MoeRankMemory(rank, s.deviceBytes(), READBACK_BYTES);
         this.params = paramsBlock(memory.address());
         this.done = memory.done();
@@ -172,6 +185,12 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         return Math.max(1, (chunks + TOKEN_WARPS - 1) / TOKEN_WARPS);
     }
 
+    /** Blocks for one warp per (token, 256-channel slice) of the combine's sums. */
+    private int sumBlocks(int tokens) {
+        long slices = (s.config().hidden() + 255) / 256;
+        return tokenBlocks(Math.toIntExact(tokens * slices));
+    }
+
     private static int tokenBlocks(int tokens) {
         return Math.max(1, (tokens + TOKEN_WARPS - 1) / TOKEN_WARPS);
     }
@@ -198,16 +217,20 @@ public final class MoeLowLatencyRank implements AutoCloseable {
                 .pointer(topkIdx.pointer()).i32(tokens));
         // Parts only while one wave holds every block: past it (2 ranks on one H100: 128 tokens of 2 parts) the
         // blocks ran in two waves and the send took 0.027 ms where one part took 0.024 (512 tokens: 0.072, 0.056).
-        int parts = (long) tokens * rowParts <= sendWave ? rowParts : 1;
-        dispatchSend.launch(Math.max(1, tokens * parts), 32 * TOKEN_WARPS, 0, rank.stream(),
-                KernelArgs.create().pointer(rank.deviceView()).struct(params).i32(b).pointer(x.pointer())
-                        .pointer(topkIdx.pointer()).i32(tokens).i32(parts));
+        int wave = returnAfterSend ? sendWave : dispatchWave;
+        int parts = (long) tokens * rowParts <= wave ? rowParts : 1;
+        KernelArgs args = KernelArgs.create().pointer(rank.deviceView()).struct(params).i32(b).pointer(x.pointer())
+                .pointer(topkIdx.pointer()).i32(tokens).i32(parts);
         MoeLowLatencyDispatch d = new MoeLowLatencyDispatch(this, t, tokens);
-        if (!returnAfterSend) {
-            d.receive();
+        if (returnAfterSend) {
+            dispatchSend.launch(Math.max(1, tokens * parts), 32 * TOKEN_WARPS, 0, rank.stream(), args);
         } else {
-            done.record(rank.stream());
+            buffers.receive(t);
+            // Every (token, part) and every local expert's wait in one grid that the GPU holds at once.
+            dispatchWhole.launch(Math.min(wave, Math.max(tokens * parts, s.numLocalExperts())), 32 * TOKEN_WARPS, 0,
+                    rank.stream(), args);
         }
+        done.record(rank.stream());
         return d;
     }
 
@@ -266,15 +289,20 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         boolean pull = own && !s.staged();
         buffers.combineSend(dispatched.ticket());
         combinedCall[b] = dispatched.ticket().call();
-        combineSend.launch(s.numLocalExperts(), COMBINE_SEND_THREADS, 0, rank.stream(), KernelArgs.create()
-                .pointer(rank.deviceView()).struct(params).i32(b).pointer(y.pointer()).i32(pull ? 1 : 0));
         MoeLowLatencyCombine r = new MoeLowLatencyCombine(this, dispatched.ticket(), tokens, topkIdx, topkWeights,
                 pull);
-        if (!returnAfterSend) {
-            r.receive();
+        if (returnAfterSend) {
+            combineSend.launch(s.numLocalExperts(), COMBINE_SEND_THREADS, 0, rank.stream(), KernelArgs.create()
+                    .pointer(rank.deviceView()).struct(params).i32(b).pointer(y.pointer()).i32(pull ? 1 : 0));
         } else {
-            done.record(rank.stream());
+            buffers.combineReceive(r.ticket());
+            combineWhole.launch(Math.min(spinningBlocks, Math.max(s.numLocalExperts(), sumBlocks(tokens))),
+                    COMBINE_SEND_THREADS, 0, rank.stream(), KernelArgs.create().pointer(rank.deviceView())
+                            .struct(params).i32(b).pointer(y.pointer()).pointer(topkIdx.pointer())
+                            .pointer(topkWeights.pointer()).i32(tokens).i32(pull ? 1 : 0));
+            r.markReceived();
         }
+        done.record(rank.stream());
         return r;
     }
 
@@ -283,9 +311,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         buffers.combineReceive(r.ticket());
         // One warp per (token, 256-channel slice), as many as the GPU's share of this rank allows; the kernel loops
         // over the rest.
-        long slices = (s.config().hidden() + 255) / 256;
-        int blocks = Math.min(tokenBlocks(Math.toIntExact(r.numTokens() * slices)), spinningBlocks);
-        combineRecv.launch(blocks, 32 * TOKEN_WARPS, 0, rank.stream(),
+        combineRecv.launch(Math.min(sumBlocks(r.numTokens()), spinningBlocks), 32 * TOKEN_WARPS, 0, rank.stream(),
                 KernelArgs.create().pointer(rank.deviceView()).struct(params).i32(r.ticket().buffer())
                         .pointer(r.topkIdx().pointer()).pointer(r.topkWeights().pointer()).i32(r.numTokens())
                         .i32(r.pull() ? 1 : 0));

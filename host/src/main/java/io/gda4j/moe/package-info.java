@@ -53,6 +53,8 @@
  * once to each distinct expert of its top-k into an expert-major buffer, BF16 or FP8 cast on the fly
  * ({@link io.gda4j.moe.Fp8BlockQuantizer}), with no host synchronisation and two alternating buffers; the layout and
  * the combine order are {@link io.gda4j.moe.MoeLowLatencyReference}'s. Each call can be split into a send and a
- * receive half.
+ * receive half; unsplit, each is one kernel (after the dispatch's route). The combine reads the expert outputs where
+ * they are when they were written to {@link io.gda4j.moe.MoeLowLatencyDispatch#combineInput()} and every pair of ranks
+ * is direct; otherwise the experts' ranks return the rows first.
  */
 package io.gda4j.moe;
