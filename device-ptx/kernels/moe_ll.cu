@@ -463,7 +463,8 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
   const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const uint64_t seq = *b.seq();
   const Local l = local_of(view);
-  if (threadIdx.x == 0) {
+  // The rows per source (a pulling combine moves none: its flags go out at once).
+  if (threadIdx.x == 0 && !pull) {
     first_row[0] = 0;
     for (int s = 0; s < n; ++s) first_row[s + 1] = first_row[s] + b.recv_count_src()[le * n + s];
   }
@@ -484,7 +485,7 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
   const uint64_t flag = b.combine_flag(p->rank * p->num_local_experts + le), value = seq << 1 | (uint64_t)pull;
   for (int s = warp; s < n; s += warps) {
     const Peer peer = peer_of(view, s);
-    const int32_t rows = first_row[s + 1] - first_row[s];
+    const int32_t rows = pull ? 0 : first_row[s + 1] - first_row[s];
     if (!detail::is_direct(peer) && rows > 0) {
       // The staged rows (stored by every warp, shown to this one by the barrier) visible system-wide before the
       // copy engine or the NIC reads them; cumulative, like the fence below.
@@ -538,7 +539,7 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
   // some rank R's experts could run its next dispatch on this buffer (two calls on; one call on under a CUDA graph
   // that replays one buffer) while R has yet to receive this one: R would take the newer count as this call's and
   // return rows into a combine buffer already in use again.
-  // Block 0's warp 0 waits for all of them (the waits time out, and count in wait_ns), then publishes the outcome in
+  // Block 0 waits for all of them (the waits time out, and count in wait_ns), then publishes the outcome in
   // this rank's combine_ready word: seq, or seq | COMBINE_FAILED. Every other block has one thread wait for that
   // word alone, without a clock of its own (block 0 always writes it, and the host keeps the grid within the SMs,
   // so block 0 runs). Each block's barrier then orders those acquires before its warps' loads of the rows: no warp
@@ -557,8 +558,10 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
       arrived = v >= want;
       if (arrived && (v & 1) != (uint64_t)pull) other = e, other_value = v;
     }
-    if (!__syncthreads_and(arrived) && threadIdx.x < 32) {
-      for (int e = threadIdx.x; e < experts; e += 32) {
+    // Those not seen yet: every thread waits for its own flags at once (warp 0 alone, each lane waiting for 8 flags
+    // of 256 one after the other, put up to 8 load latencies in the chain).
+    if (!__syncthreads_and(arrived)) {
+      for (int e = threadIdx.x; e < experts; e += blockDim.x) {
         uint64_t v;
         if (ll_wait(l, p, b.combine_flag(e), want, e / p->num_local_experts, &v) != OK) {
           barrier_failed = 1;
