@@ -1,6 +1,8 @@
 // MoE expert parallelism for decoding (io.gda4j.moe, low latency): route, dispatch (send, receive), combine (send,
 // receive). Each half is its own kernel, so the host can return after the sends and receive later (the
-// send/receive split); no kernel waits for the host and none reads host memory, so a CUDA graph can hold them.
+// send/receive split); a call without the split runs both halves in one kernel (gda4j_moe_ll_dispatch after the
+// route, gda4j_moe_ll_combine). No kernel waits for the host and none reads host memory, so a CUDA graph can hold
+// them.
 // gda4j/moe/ll.cuh has the buffer layout and the counters; io.gda4j.moe.MoeLowLatencyReference is what they must
 // produce, bit for bit.
 //
@@ -13,7 +15,8 @@
 //    one PUT_SIGNAL trigger for all of them (the copy, then the count);
 //  - a staged row lands as a message; the receive half copies it apart into x, scales and source records.
 //  The combine returns the rows of (local expert, source) to the source's send rows, which are consecutive too: one
-//  put (PUT_SIGNAL, with the expert's flag) per (local expert, staged source).
+//  put (PUT_SIGNAL, with the expert's flag) per (local expert, staged source). Where y is the buffer's combine input
+//  and every pair is direct, nothing is returned: each source reads its rows there (the pulling combine).
 //
 // Ordering (each transport's rules: docs/ARCHITECTURE.md, "Ordering per transport"):
 //  - the count of an expert is SET after the rows: the block of a token, after every warp's stores (or puts) of its
@@ -22,8 +25,9 @@
 //    causality past, fences at system scope (cumulative: it carries them all) and then signals (proxy: put_signal of
 //    the expert's rows), so a receiver that acquires the count sees every row. A zero count goes out first, with no
 //    fence: no row goes with it;
-//  - combine: the block of a local expert stores its rows (or writes them to its staging copy), then (bar.sync) one
-//    warp per source rank fences and SETs the expert's flag at that rank, or puts the staged rows with the flag.
+//  - combine: the block of a local expert stores its rows (or writes them to its combine input), then (bar.sync) one
+//    warp per source rank fences and SETs the expert's flag at that rank, or puts the staged rows with the flag; a
+//    pulling combine only fences and SETs (the rows the sources will read were written before the kernel).
 //    The combine's receive half waits for every expert's flag, so it is a barrier over all ranks: a rank's next use
 //    of a buffer follows every rank's receive of the previous one.
 #include <gda4j/gda4j.cuh>
@@ -439,7 +443,6 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_d
   receive_counts(view, &params, buf);
 }
 
-
 // Combine, send half. Grid: num_local_experts blocks of 256 threads; after the dispatch's receive half. Block le
 // returns each received row of its expert (y: [num_local_experts][slots][hidden] BF16, the dispatch's layout) to its
 // source, at the send row its source record names in the source's combine buffer: p2p/self sources by stores, staged
@@ -454,8 +457,8 @@ namespace moe_ll_kernels {
 
 // The send half's work for local expert `le`, by one block (every thread calls it; it ends with a barrier, so a
 // block may call it again for another expert).
-__device__ __forceinline__ void return_expert_rows(const DeviceView* view, const LlParams* p, int buf, const uint16_t* y, int pull,
-                                                   int le) {
+__device__ __forceinline__ void return_expert_rows(const DeviceView* view, const LlParams* p, int buf,
+                                                   const uint16_t* y, int pull, int le) {
   __shared__ int32_t first_row[MAX_RANKS + 1];
   const LlBuffer b{p, buf};
   const int n = p->nranks, hidden = p->hidden;
@@ -493,7 +496,8 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
       const int send_row0 = reinterpret_cast<const int32_t*>(l.heap + b.recv_src(r0))[3];
       __threadfence_system();
       __syncwarp();
-      put_signal_warp(peer, b.combine_recv(send_row0), b.combine_input(r0), rows * row_bytes, flag, SIGNAL_SET, value);
+      put_signal_warp(peer, b.combine_recv(send_row0), b.combine_input(r0), rows * row_bytes, flag, SIGNAL_SET,
+                      value);
     } else if (lane == 0 && fence(peer) == OK) {
       signal(peer, flag, SIGNAL_SET, value);
     }
@@ -523,8 +527,8 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine_send(
 namespace moe_ll_kernels {
 
 // The receive half's work, by every block of the grid (every thread calls it).
-__device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const LlParams* p, int buf, const int64_t* topk,
-                                                  const float* weights, int num_tokens, int pull) {
+__device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const LlParams* p, int buf,
+                                                  const int64_t* topk, const float* weights, int num_tokens, int pull) {
   __shared__ int barrier_failed;
   const LlBuffer b{p, buf};
   const uint32_t lane = detail::lane_id();
@@ -625,7 +629,8 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
           key = e;
           const int slot = route_slot[(int64_t)t * k_count + lane];
           if (slot >= 0 && pull) {
-            own = peer_of(view, (int)e / local).heap + b.combine_input(b.row((int)e % local, me * p->max_tokens + slot));
+            own = peer_of(view, (int)e / local).heap +
+                  b.combine_input(b.row((int)e % local, me * p->max_tokens + slot));
           } else if (slot >= 0) {
             own = recv_rows + (uint64_t)(send_base[e] + slot) * row_bytes;
           }

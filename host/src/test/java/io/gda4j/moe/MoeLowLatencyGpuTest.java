@@ -193,14 +193,16 @@ class MoeLowLatencyGpuTest {
 
     /**
      * Dispatch + combine of every rank captured in one CUDA graph per rank, replayed 100 times with new inputs each
-     * time (same shapes): the sequence numbers live on the GPU, so each replay is a new call to the peers.
+     * time (same shapes): the sequence numbers live on the GPU, so each replay is a new call to the peers. From the
+     * heap, each replay's expert outputs are written to the captured call's combine input, which the combines pull.
      */
-    @Test
+    @ParameterizedTest(name = "combine from the heap {0}")
+    @ValueSource(booleans = {false, true})
     @Timeout(600)
-    void aCapturedGraphReplays100TimesWithNewData() {
+    void aCapturedGraphReplays100TimesWithNewData(boolean fromHeap) {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, false, 8, 32));
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll, fromHeap)) {
             int[] tokens = {32, 20};
             CUgraphExec[] exec = new CUgraphExec[2];
             DeviceTensor[] out = new DeviceTensor[2];
@@ -211,8 +213,8 @@ class MoeLowLatencyGpuTest {
                 JCudaDriver.cuStreamBeginCapture(m.stream().handle(), CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
                 MoeLowLatencyDispatch d = m.dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), false);
                 buffers[r] = d.buffer();
-                out[r] = m.combine(check.y(r), check.topkIdx(r, tokens[r]), check.topkWeights(r, tokens[r]), d, false)
-                        .output();
+                out[r] = m.combine(check.y(r, d), check.topkIdx(r, tokens[r]), check.topkWeights(r, tokens[r]), d,
+                        false).output();
                 CUgraph graph = new CUgraph();
                 JCudaDriver.cuStreamEndCapture(m.stream().handle(), graph);
                 exec[r] = new CUgraphExec();
@@ -223,6 +225,9 @@ class MoeLowLatencyGpuTest {
             try {
                 for (int i = 0; i < 100; i++) {
                     MoeLowLatencySelfCheck.Case c = check.prepare(MoeLowLatencyRouting.Kind.values()[i % 7], i, tokens);
+                    if (fromHeap) {
+                        check.writeCombineInputs(c, buffers);
+                    }
                     for (int r = 0; r < 2; r++) {
                         JCudaDriver.cuGraphLaunch(exec[r], ll.rank(r).stream().handle());
                     }
