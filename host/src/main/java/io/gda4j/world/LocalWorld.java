@@ -12,9 +12,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.ServiceLoader;
-import java.util.stream.Collectors;
 
 /**
  * A world whose ranks all live in this JVM, one per listed GPU: handy for tests, samples and single-host
@@ -126,30 +124,8 @@ public final class LocalWorld implements World {
         if (local.rank() == peer.rank()) {
             return new PeerLink(TransportTag.SELF, local.heapBase(), 0, 0, 0, local.abortFlagAddress(), null);
         }
-        String names = providers.stream().map(TransportProvider::name).collect(Collectors.joining(", "));
-        if (WorldConfig.TRANSPORT_AUTO.equalsIgnoreCase(wanted)) {
-            List<String> reasons = new ArrayList<>();
-            for (TransportProvider p : providers) {
-                Optional<String> why = p.unavailableReason(local, peer);
-                if (why.isEmpty()) {
-                    return p.connect(local, peer);
-                }
-                reasons.add(p.name() + ": " + why.get());
-            }
-            throw new WorldSetupException("no transport connects rank " + local.rank() + " to rank " + peer.rank()
-                    + (reasons.isEmpty() ? " (no transport is on the class path)" : ": " + String.join("; ", reasons)));
-        }
-        for (TransportProvider p : providers) {
-            if (p.name().equalsIgnoreCase(wanted)) {
-                Optional<String> why = p.unavailableReason(local, peer);
-                if (why.isPresent()) {
-                    throw new WorldSetupException("transport " + p.name() + " cannot connect rank " + local.rank()
-                            + " to rank " + peer.rank() + ": " + why.get());
-                }
-                return p.connect(local, peer);
-            }
-        }
-        throw new WorldSetupException("unknown transport '" + wanted + "': available here are auto, " + names);
+        return TransportChoice.choose(wanted, providers, "rank " + local.rank() + " to rank " + peer.rank(),
+                p -> p.unavailableReason(local, peer), "between these ranks", "").connect(local, peer);
     }
 
     @Override

@@ -1,20 +1,16 @@
 package io.gda4j.world;
 
-import io.gda4j.transport.TransportProvider;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.function.Function;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
 
 /**
  * How one process of a multi-process world reaches each peer, decided from the published {@link PeerCard}s alone,
- * before any CUDA call is made on a peer's behalf, and which transport serves a pair: pure functions, so every
- * refusal is tested on a machine with no GPU. A world that cannot connect every pair is refused at creation, with
- * all the reasons at once.
+ * before any CUDA call is made on a peer's behalf (which transport serves a pair: {@link TransportChoice}): a pure
+ * function, so every refusal is tested on a machine with no GPU. A world that cannot connect every pair is refused at
+ * creation, with all the reasons at once.
  */
 final class ProcessRoutes {
     /** How the local rank reaches one peer. */
@@ -84,37 +80,5 @@ final class ProcessRoutes {
             throw new WorldSetupException("rank " + local + " cannot reach every peer: " + String.join("; ", problems));
         }
         return routes;
-    }
-
-    /**
-     * The transport that connects a pair of processes: for {@code auto} the first of {@code providers} (in
-     * auto-preference order) that can, else the one named.
-     *
-     * @param unavailable why a provider cannot connect this pair across processes (empty: it can)
-     * @throws WorldSetupException naming the pair and every provider's reason
-     */
-    static TransportProvider choose(String wanted, List<TransportProvider> providers, String pair,
-                                    Function<TransportProvider, Optional<String>> unavailable) {
-        boolean auto = WorldConfig.TRANSPORT_AUTO.equalsIgnoreCase(wanted);
-        List<String> reasons = new ArrayList<>();
-        for (TransportProvider p : providers) {
-            if (auto || p.name().equalsIgnoreCase(wanted)) {
-                Optional<String> why = unavailable.apply(p);
-                if (why.isEmpty()) {
-                    return p;
-                }
-                reasons.add(why.get());
-            }
-        }
-        if (!auto && reasons.isEmpty()) {
-            throw new WorldSetupException("unknown transport '" + wanted + "': available here are auto, "
-                    + providers.stream().map(TransportProvider::name).collect(Collectors.joining(", ")));
-        }
-        String across = providers.stream().filter(p -> unavailable.apply(p).isEmpty()).map(TransportProvider::name)
-                .collect(Collectors.joining(", "));
-        throw new WorldSetupException("no transport connects " + pair + ": " + String.join("; ", reasons)
-                + (across.isEmpty() ? "" : ". Between these processes " + across + " can: set "
-                + WorldConfig.TRANSPORT_ENV + "=auto or one of them")
-                + ", or drive every GPU from one JVM (LocalWorld), where every transport works");
     }
 }

@@ -206,8 +206,9 @@ public final class ProcessWorld implements World {
             RemotePeer remote = new RemotePeer(p, heap.address(), peer.heapBytes(), sameGpu,
                     sameGpu || nativeAtomicsTo(rank.device(), peer), peer.describe());
             remotes[p] = remote;
-            chosen[p] = ProcessRoutes.choose(transport, providers, "rank " + rank.rank() + " to " + peer.describe(),
-                    provider -> provider.unavailableAcrossProcesses(rank, remote));
+            chosen[p] = TransportChoice.choose(transport, providers, "rank " + rank.rank() + " to " + peer.describe(),
+                    provider -> provider.unavailableAcrossProcesses(rank, remote), "between these processes",
+                    ", or drive every GPU from one JVM (LocalWorld), where every transport works");
         }
         Map<String, byte[]> offers = new LinkedHashMap<>();
         for (TransportProvider p : providers) {

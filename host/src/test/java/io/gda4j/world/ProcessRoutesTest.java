@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gda4j.p2p.P2pTransport;
-import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
@@ -16,7 +15,6 @@ import io.gda4j.verbs.Verbs;
 import io.gda4j.world.ProcessRoutes.Route;
 
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
@@ -62,69 +60,6 @@ class ProcessRoutesTest {
         WorldSetupException e = assertThrows(WorldSetupException.class,
                 () -> ProcessRoutes.plan(cards, 1, () -> Verbs.status().sentence()));
         assertTrue(e.getMessage().contains(status), e.getMessage());
-    }
-
-    /** A provider that connects processes or not, as told; only its name and that answer matter here. */
-    static TransportProvider provider(String name, int preference, String whyNot) {
-        return new TransportProvider() {
-            @Override
-            public String name() {
-                return name;
-            }
-
-            @Override
-            public TransportTag tag() {
-                return TransportTag.P2P;
-            }
-
-            @Override
-            public int autoPreference() {
-                return preference;
-            }
-
-            @Override
-            public Optional<String> unavailableReason(LinkEnd local, LinkEnd peer) {
-                return Optional.empty();
-            }
-
-            @Override
-            public PeerLink connect(LinkEnd local, LinkEnd peer) {
-                throw new AssertionError("not connected in this test");
-            }
-
-            @Override
-            public String toString() {
-                return whyNot == null ? "" : whyNot;
-            }
-        };
-    }
-
-    static final List<TransportProvider> PROVIDERS = List.of(provider("p2p", 0, null),
-            provider("ibgda", 10, "transport ibgda does not connect processes yet"), provider("proxy", 20, null));
-
-    static Optional<String> why(TransportProvider p) {
-        return p.toString().isEmpty() ? Optional.empty() : Optional.of(p.toString());
-    }
-
-    @Test
-    void autoTakesTheFirstTransportThatConnectsProcessesAndANamedOneIsTakenAsNamed() {
-        assertEquals("p2p", ProcessRoutes.choose("auto", PROVIDERS, "pair", ProcessRoutesTest::why).name());
-        assertEquals("proxy", ProcessRoutes.choose("auto", PROVIDERS.subList(1, 3), "pair", ProcessRoutesTest::why)
-                .name(), "ibgda cannot, so auto goes on to the proxy");
-        assertEquals("proxy", ProcessRoutes.choose("PROXY", PROVIDERS, "pair", ProcessRoutesTest::why).name());
-    }
-
-    @Test
-    void aTransportThatCannotConnectProcessesIsRefusedNamingThoseThatCan() {
-        WorldSetupException e = assertThrows(WorldSetupException.class,
-                () -> ProcessRoutes.choose("ibgda", PROVIDERS, "rank 0 to rank 1 (pid 7)", ProcessRoutesTest::why));
-        assertTrue(e.getMessage().startsWith("no transport connects rank 0 to rank 1 (pid 7): transport ibgda does not"
-                + " connect processes yet"), e.getMessage());
-        assertTrue(e.getMessage().contains("p2p, proxy can: set " + WorldConfig.TRANSPORT_ENV + "=auto"),
-                e.getMessage());
-        WorldSetupException unknown = assertThrows(WorldSetupException.class,
-                () -> ProcessRoutes.choose("carrier-pigeon", PROVIDERS, "pair", ProcessRoutesTest::why));
-        assertTrue(unknown.getMessage().contains("available here are auto, p2p, ibgda, proxy"), unknown.getMessage());
     }
 
     @Test
