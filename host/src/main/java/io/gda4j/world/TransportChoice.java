@@ -34,16 +34,14 @@ final class TransportChoice {
                                     String otherwise) {
         boolean auto = WorldConfig.TRANSPORT_AUTO.equalsIgnoreCase(wanted);
         List<String> reasons = new ArrayList<>();
-        List<String> able = new ArrayList<>();
+        // Only the candidates are asked until one can: asking a provider may resolve its configuration or its NICs.
         for (TransportProvider p : providers) {
-            Optional<String> why = unavailable.apply(p);
-            if ((auto || p.name().equalsIgnoreCase(wanted)) && why.isEmpty()) {
-                return p;
-            }
             if (auto || p.name().equalsIgnoreCase(wanted)) {
+                Optional<String> why = unavailable.apply(p);
+                if (why.isEmpty()) {
+                    return p;
+                }
                 reasons.add(p.name() + ": " + why.get());
-            } else if (why.isEmpty()) {
-                able.add(p.name());
             }
         }
         if (!auto && reasons.isEmpty()) {
@@ -54,6 +52,8 @@ final class TransportChoice {
             throw new WorldSetupException("no transport connects " + pair + ": no transport is on the class path"
                     + otherwise);
         }
+        List<String> able = providers.stream().filter(p -> unavailable.apply(p).isEmpty()).map(TransportProvider::name)
+                .toList();
         throw new WorldSetupException("no transport connects " + pair + ": " + String.join("; ", reasons)
                 + (able.isEmpty() ? "" : ". " + capitalized(scope) + " " + String.join(", ", able) + " can: set "
                 + WorldConfig.TRANSPORT_ENV + "=auto or one of them") + otherwise);
