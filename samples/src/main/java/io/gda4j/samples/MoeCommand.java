@@ -247,7 +247,8 @@ final class MoeCommand implements Command {
         ResultTable table = new ResultTable("moe --mode low-latency: per call, the slowest rank, median and p99 of "
                 + iters + " (ms)", List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms", "combine_ms",
                 "combine_p99_ms", "dispatch_send_ms", "dispatch_recv_ms", "combine_send_ms", "combine_recv_ms",
-                "nccl_dispatch_ms", "nccl_dispatch_p99_ms", "nccl_combine_ms", "nccl_combine_p99_ms"));
+                "nccl_dispatch_ms", "nccl_dispatch_p99_ms", "dispatch_x_nccl", "nccl_combine_ms", "nccl_combine_p99_ms",
+                "combine_x_nccl"));
         boolean reporting;
         try (World world = w.openWorld(heap)) {
             // Under a launcher every process runs the same calls; rank 0's process reports.
@@ -289,11 +290,10 @@ final class MoeCommand implements Command {
                             if (nccl != null) {
                                 MoeNcclBaseline.Timing base = nccl.time(MoeLowLatencyRouting.Kind.UNIFORM, 7, perRank,
                                         warmup, iters);
-                                row.addAll(List.of(percentile(base.dispatchMillis(), 0.5),
-                                        percentile(base.dispatchMillis(), 0.99), percentile(base.combineMillis(), 0.5),
-                                        percentile(base.combineMillis(), 0.99)));
+                                row.addAll(ncclCells(base, percentile(timing.dispatchMillis(), 0.5),
+                                        percentile(timing.combineMillis(), 0.5)));
                             } else {
-                                row.addAll(List.of(ncclColumn(ncclMissing), "-", "-", "-"));
+                                row.addAll(List.of(ncclColumn(ncclMissing), "-", "-", "-", "-", "-"));
                             }
                             table.add(row.toArray());
                         }
@@ -315,7 +315,8 @@ final class MoeCommand implements Command {
             table.note(lowLatencySmsNote(waitingBlocks, configs.get(0).sizing(ranks).numLocalExperts(),
                     world.localRanks().get(0).device().multiprocessorCount()));
             table.note(ncclMissing == null ? "nccl: NCCL " + NcclComms.version() + " from " + LibNccl.loadedFrom()
-                    + ", all-to-all-v of the same routing, one row per (token, expert)" : "nccl: not run: " + ncclMissing);
+                    + ", all-to-all-v of the same routing, one row per (token, expert); x_nccl = NCCL median / gda4j"
+                    + " median" : "nccl: not run: " + ncclMissing);
         }
         if (reporting) {
             table.print(out, w.format);
@@ -366,7 +367,7 @@ final class MoeCommand implements Command {
                 cLink, ratio(cLink, peerGbps));
     }
 
-    /** The NCCL cells of a high-throughput row, against gda4j's median dispatch and combine times. */
+    /** The NCCL cells of a row (either mode), against gda4j's median dispatch and combine times. */
     static List<Object> ncclCells(MoeNcclBaseline.Timing base, double dispatchMillis, double combineMillis) {
         double nd = percentile(base.dispatchMillis(), 0.5);
         double nc = percentile(base.combineMillis(), 0.5);
