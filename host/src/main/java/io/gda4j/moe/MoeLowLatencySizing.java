@@ -54,7 +54,6 @@ package io.gda4j.moe;
  * </pre>
  */
 public final class MoeLowLatencySizing {
-    private static final int ALIGN = 256;
     /** Ints of a row's source record: source rank, source token, top-k slot, send row. */
     public static final int SRC_INTS = 4;
     /** Bytes of a staged message before the payload: the source record. */
@@ -97,6 +96,7 @@ public final class MoeLowLatencySizing {
     private final long deviceBytes;
 
     MoeLowLatencySizing(MoeLowLatencyConfig c, int worldSize, boolean staged) {
+        ExactSizes x = new ExactSizes("MoeLowLatencyConfig");
         if (worldSize < 1 || worldSize > MoeConfig.MAX_RANKS) {
             throw new IllegalArgumentException("MoE needs 1.." + MoeConfig.MAX_RANKS + " ranks, the world has " + worldSize);
         }
@@ -109,103 +109,67 @@ public final class MoeLowLatencySizing {
         this.numLocalExperts = c.numExperts() / worldSize;
         int t = c.maxTokensPerRank();
         int k = c.topK();
-        this.slotsPerExpert = toInt("slots per expert (worldSize x maxTokensPerRank)", mul("slots per expert", worldSize, t));
-        toInt("received rows (numExperts x maxTokensPerRank)", mul("received rows", c.numExperts(), t));
-        this.payloadBytes = toInt("payload bytes per row", mul("payload bytes per row", c.hidden(),
+        this.slotsPerExpert = x.toInt("slots per expert (worldSize x maxTokensPerRank)",
+                x.mul("slots per expert", worldSize, t));
+        x.toInt("received rows (numExperts x maxTokensPerRank)", x.mul("received rows", c.numExperts(), t));
+        this.payloadBytes = x.toInt("payload bytes per row", x.mul("payload bytes per row", c.hidden(),
                 c.dispatchType().bytes()));
         this.scalesPerRow = c.dispatchType() == ElementType.FP8_E4M3 ? c.hidden() / MoeConfig.FP8_SCALE_BLOCK : 0;
         this.staged = staged;
-        this.msgBytes = staged ? toInt("message bytes per staged row", (MSG_HEADER_BYTES + (long) payloadBytes
+        this.msgBytes = staged ? x.toInt("message bytes per staged row", (MSG_HEADER_BYTES + (long) payloadBytes
                 + 4L * scalesPerRow + 15) & -16L) : 0;
-        long rows = mul("received rows", numLocalExperts, slotsPerExpert);
-        toInt("received rows per rank (local experts x slots)", rows);
-        toInt("top-k entries (maxTokensPerRank x topK)", mul("top-k entries", t, k));
+        long rows = x.mul("received rows", numLocalExperts, slotsPerExpert);
+        x.toInt("received rows per rank (local experts x slots)", rows);
+        x.toInt("top-k entries (maxTokensPerRank x topK)", x.mul("top-k entries", t, k));
 
         long at = 0;
         recvX = at;
-        at = next(at, "recvX bytes", mul("recvX bytes", rows, payloadBytes));
+        at = x.next(at, "recvX bytes", x.mul("recvX bytes", rows, payloadBytes));
         recvScales = at;
-        at = next(at, "recvScales bytes", mul("recvScales bytes", rows, 4L * scalesPerRow));
+        at = x.next(at, "recvScales bytes", x.mul("recvScales bytes", rows, 4L * scalesPerRow));
         recvSrc = at;
-        at = next(at, "recvSrc bytes", mul("recvSrc bytes", rows, 4L * SRC_INTS));
+        at = x.next(at, "recvSrc bytes", x.mul("recvSrc bytes", rows, 4L * SRC_INTS));
         combineRecv = at;
-        at = next(at, "combineRecv bytes", mul("combineRecv bytes", mul("combineRecv rows", t, k), 2L * c.hidden()));
+        at = x.next(at, "combineRecv bytes",
+                x.mul("combineRecv bytes", x.mul("combineRecv rows", t, k), 2L * c.hidden()));
         recvMsg = at;
-        at = next(at, "recvMsg bytes", mul("recvMsg bytes", rows, msgBytes));
+        at = x.next(at, "recvMsg bytes", x.mul("recvMsg bytes", rows, msgBytes));
         sendMsg = at;
-        at = next(at, "sendMsg bytes", mul("sendMsg bytes", mul("sendMsg rows", t, k), msgBytes));
+        at = x.next(at, "sendMsg bytes", x.mul("sendMsg bytes", x.mul("sendMsg rows", t, k), msgBytes));
         combineInput = at;
-        bufferBytes = next(at, "combineInput bytes", mul("combineInput bytes", rows, 2L * c.hidden()));
-        signals = mul("two buffers", 2, bufferBytes);
-        signalWords = toInt("signal words", add("signal words", mul("dispatch counts", 2L * numLocalExperts, worldSize),
+        bufferBytes = x.next(at, "combineInput bytes", x.mul("combineInput bytes", rows, 2L * c.hidden()));
+        signals = x.mul("two buffers", 2, bufferBytes);
+        signalWords = x.toInt("signal words", x.add("signal words",
+                x.mul("dispatch counts", 2L * numLocalExperts, worldSize),
                 2L * c.numExperts()));
-        heapBytes = next(signals, "signal bytes", 8L * signalWords);
+        heapBytes = x.next(signals, "signal bytes", 8L * signalWords);
 
         long d = 0;
         status = d;
-        d = next(d, "status", 16);
+        d = x.next(d, "status", 16);
         seq = d;
-        d = next(d, "seq", 16);
+        d = x.next(d, "seq", 16);
         waitNanos = d;
-        d = next(d, "wait time per peer", 8L * worldSize);
+        d = x.next(d, "wait time per peer", 8L * worldSize);
         bufferState = d;
         long s = 0;
         routeSlot = s;
-        s = next(s, "routeSlot", mul("routeSlot", t, 4L * k));
+        s = x.next(s, "routeSlot", x.mul("routeSlot", t, 4L * k));
         sendCount = s;
-        s = next(s, "sendCount", 4L * c.numExperts());
+        s = x.next(s, "sendCount", 4L * c.numExperts());
         sendBase = s;
-        s = next(s, "sendBase", 4L * c.numExperts());
+        s = x.next(s, "sendBase", 4L * c.numExperts());
         sendDone = s;
-        s = next(s, "sendDone", 4L * c.numExperts());
+        s = x.next(s, "sendDone", 4L * c.numExperts());
         recvCountSrc = s;
-        s = next(s, "recvCountSrc", 4L * numLocalExperts * worldSize);
+        s = x.next(s, "recvCountSrc", 4L * numLocalExperts * worldSize);
         recvCount = s;
-        s = next(s, "recvCount", 4L * numLocalExperts);
+        s = x.next(s, "recvCount", 4L * numLocalExperts);
         combined = s;
-        s = next(s, "combined rows (maxTokensPerRank x 2 hidden)", mul("combined", t, 2L * c.hidden()));
+        s = x.next(s, "combined rows (maxTokensPerRank x 2 hidden)", x.mul("combined", t, 2L * c.hidden()));
         combineReady = s;
-        stateBytes = next(s, "combineReady", 8);
-        deviceBytes = add("device bytes", bufferState, mul("device state of two buffers", 2, stateBytes));
-    }
-
-    private static long align(long v) {
-        return Math.addExact(v, ALIGN - 1) & -ALIGN;
-    }
-
-    private static long mul(String what, long a, long b) {
-        try {
-            return Math.multiplyExact(a, b);
-        } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("MoeLowLatencyConfig too large: " + what + " = " + a + " x " + b
-                    + " overflows 64 bits");
-        }
-    }
-
-    private static long add(String what, long a, long b) {
-        try {
-            return Math.addExact(a, b);
-        } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("MoeLowLatencyConfig too large: " + what + " = " + a + " + " + b
-                    + " overflows 64 bits");
-        }
-    }
-
-    private static int toInt(String what, long v) {
-        if (v > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("MoeLowLatencyConfig too large: " + what + " = " + v + " exceeds "
-                    + Integer.MAX_VALUE + ", the largest 32-bit index the kernels use; lower the sizes that make it up");
-        }
-        return (int) v;
-    }
-
-    private static long next(long at, String what, long bytes) {
-        try {
-            return align(Math.addExact(at, bytes));
-        } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("MoeLowLatencyConfig too large: " + what + " (" + bytes
-                    + " bytes) overflows 64 bits");
-        }
+        stateBytes = x.next(s, "combineReady", 8);
+        deviceBytes = x.add("device bytes", bufferState, x.mul("device state of two buffers", 2, stateBytes));
     }
 
     public MoeLowLatencyConfig config() {

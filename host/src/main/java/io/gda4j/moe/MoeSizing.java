@@ -37,7 +37,6 @@ package io.gda4j.moe;
  * ends where they would start).
  */
 public final class MoeSizing {
-    private static final int ALIGN = 256;
 
     private final MoeConfig config;
     private final int worldSize;
@@ -89,6 +88,7 @@ public final class MoeSizing {
     private final long deviceBytes;
 
     MoeSizing(MoeConfig c, int worldSize, boolean direct) {
+        ExactSizes x = new ExactSizes("MoeConfig");
         if (worldSize < 1 || worldSize > MoeConfig.MAX_RANKS) {
             throw new IllegalArgumentException("MoE needs 1.." + MoeConfig.MAX_RANKS + " ranks, the world has " + worldSize);
         }
@@ -100,116 +100,81 @@ public final class MoeSizing {
         this.worldSize = worldSize;
         this.direct = direct;
         this.numLocalExperts = c.numExperts() / worldSize;
-        this.maxRecvTokens = toInt("maxRecvTokens (worldSize x maxTokensPerRank)", mul("maxRecvTokens", worldSize, c.maxTokensPerRank()));
-        this.payloadBytes = toInt("payload bytes per row (hidden x element bytes)", mul("payload bytes", c.hidden(), c.dtype().bytes()));
+        this.maxRecvTokens = x.toInt("maxRecvTokens (worldSize x maxTokensPerRank)", x.mul("maxRecvTokens", worldSize, c.maxTokensPerRank()));
+        this.payloadBytes = x.toInt("payload bytes per row (hidden x element bytes)", x.mul("payload bytes", c.hidden(), c.dtype().bytes()));
         this.scalesPerRow = c.dtype() == ElementType.FP8_E4M3 ? c.hidden() / MoeConfig.FP8_SCALE_BLOCK : 0;
         this.scalesOffset = payloadBytes;
-        this.metaOffset = toInt("row meta offset", add("row meta offset", scalesOffset, align(4L * scalesPerRow, 16)));
-        this.dispatchRowBytes = toInt("dispatchRowBytes", add("dispatchRowBytes", metaOffset, align(8 + 8L * c.topK(), 16)));
-        this.combineRowBytes = toInt("combineRowBytes (2 x hidden)", mul("combineRowBytes", 2, c.hidden()));
-        long pairs = mul("channels x ranks", c.numChannels(), worldSize);
-        toInt("channels x ranks", pairs);
-        long ringRows = mul("ring rows per rank (channels x ranks x ringTokens)", pairs, c.ringTokens());
-        toInt("ring rows per rank (channels x ranks x ringTokens)", ringRows);
-        this.signalWords = toInt("signal words", add("signal words", mul("signal words", pairs, 6),
+        this.metaOffset = x.toInt("row meta offset",
+                x.add("row meta offset", scalesOffset, ExactSizes.align(4L * scalesPerRow, 16)));
+        this.dispatchRowBytes = x.toInt("dispatchRowBytes", x.add("dispatchRowBytes", metaOffset, ExactSizes.align(8 + 8L * c.topK(), 16)));
+        this.combineRowBytes = x.toInt("combineRowBytes (2 x hidden)", x.mul("combineRowBytes", 2, c.hidden()));
+        long pairs = x.mul("channels x ranks", c.numChannels(), worldSize);
+        x.toInt("channels x ranks", pairs);
+        long ringRows = x.mul("ring rows per rank (channels x ranks x ringTokens)", pairs, c.ringTokens());
+        x.toInt("ring rows per rank (channels x ranks x ringTokens)", ringRows);
+        this.signalWords = x.toInt("signal words", x.add("signal words", x.mul("signal words", pairs, 6),
                 (long) worldSize * (2L * worldSize + 3)));
         long rings = direct ? 0 : ringRows;
 
         long d = 0;
         params = d;
-        d = next(d, "params", MoeParamsDescriptor.LENGTH);
+        d = x.next(d, "params", MoeParamsDescriptor.LENGTH);
         tokenSlot = d;
-        d = next(d, "token slots (maxTokensPerRank x ranks x 4)", mul("token slots", mul("token slots", c.maxTokensPerRank(), worldSize), 4));
+        d = x.next(d, "token slots (maxTokensPerRank x ranks x 4)", x.mul("token slots", x.mul("token slots", c.maxTokensPerRank(), worldSize), 4));
         channelCount = d;
-        d = next(d, "channel counts", 4 * pairs);
+        d = x.next(d, "channel counts", 4 * pairs);
         tokensPerRank = d;
-        d = next(d, "tokens per rank", 4L * worldSize);
+        d = x.next(d, "tokens per rank", 4L * worldSize);
         tokensPerExpert = d;
-        d = next(d, "tokens per expert", 4L * c.numExperts());
+        d = x.next(d, "tokens per expert", 4L * c.numExperts());
         layoutStatus = d;
-        d = next(d, "layout status", 16);
+        d = x.next(d, "layout status", 16);
         callSeq = d;
-        d = next(d, "dispatch sequence number", 8);
+        d = x.next(d, "dispatch sequence number", 8);
         combineSeq = d;
-        d = next(d, "combine sequence number", 8);
+        d = x.next(d, "combine sequence number", 8);
         state = d;
-        d = next(d, "channel state", mul("channel state", pairs, 32));
+        d = x.next(d, "channel state", x.mul("channel state", pairs, 32));
         waitNanos = d;
-        d = next(d, "wait time per peer", 8L * worldSize);
+        d = x.next(d, "wait time per peer", 8L * worldSize);
         recvChannelOffset = d;
-        d = next(d, "receive channel offsets", 4 * pairs);
+        d = x.next(d, "receive channel offsets", 4 * pairs);
         recvChannelCount = d;
-        d = next(d, "receive channel counts", 4 * pairs);
+        d = x.next(d, "receive channel counts", 4 * pairs);
         recvTotal = d;
-        d = next(d, "receive total", 16);
+        d = x.next(d, "receive total", 16);
         localExpertCounts = d;
-        d = next(d, "local expert counts", 4L * numLocalExperts);
+        d = x.next(d, "local expert counts", 4L * numLocalExperts);
         combined = d;
-        d = next(d, "combined rows (maxTokensPerRank x 2 hidden)", mul("combined rows", c.maxTokensPerRank(), combineRowBytes));
+        d = x.next(d, "combined rows (maxTokensPerRank x 2 hidden)", x.mul("combined rows", c.maxTokensPerRank(), combineRowBytes));
         recvX = d;
-        d = next(d, "received rows (maxRecvTokens x payload)", mul("received rows", maxRecvTokens, payloadBytes));
+        d = x.next(d, "received rows (maxRecvTokens x payload)", x.mul("received rows", maxRecvTokens, payloadBytes));
         recvScales = d;
-        d = next(d, "received scales", mul("received scales", maxRecvTokens, 4L * scalesPerRow));
+        d = x.next(d, "received scales", x.mul("received scales", maxRecvTokens, 4L * scalesPerRow));
         recvTopkIdx = d;
-        d = next(d, "received top-k indices", mul("received top-k indices", maxRecvTokens, 4L * c.topK()));
+        d = x.next(d, "received top-k indices", x.mul("received top-k indices", maxRecvTokens, 4L * c.topK()));
         recvTopkWeights = d;
-        d = next(d, "received top-k weights", mul("received top-k weights", maxRecvTokens, 4L * c.topK()));
+        d = x.next(d, "received top-k weights", x.mul("received top-k weights", maxRecvTokens, 4L * c.topK()));
         recvSrc = d;
-        recvEnd = next(d, "received sources", mul("received sources", maxRecvTokens, 8));
+        recvEnd = x.next(d, "received sources", x.mul("received sources", maxRecvTokens, 8));
         deviceBytes = direct ? recvX : recvEnd;
 
         long at = 0;
         dispatchRecvRing = at;
-        at = next(at, "dispatch receive ring bytes", mul("dispatch receive ring bytes", rings, dispatchRowBytes));
+        at = x.next(at, "dispatch receive ring bytes", x.mul("dispatch receive ring bytes", rings, dispatchRowBytes));
         dispatchSendStage = at;
-        at = next(at, "dispatch send staging bytes", mul("dispatch send staging bytes", rings, dispatchRowBytes));
+        at = x.next(at, "dispatch send staging bytes", x.mul("dispatch send staging bytes", rings, dispatchRowBytes));
         combineRecvRing = at;
-        at = next(at, "combine receive ring bytes", mul("combine receive ring bytes", rings, combineRowBytes));
+        at = x.next(at, "combine receive ring bytes", x.mul("combine receive ring bytes", rings, combineRowBytes));
         combineSendStage = at;
-        at = next(at, "combine send staging bytes", mul("combine send staging bytes", rings, combineRowBytes));
+        at = x.next(at, "combine send staging bytes", x.mul("combine send staging bytes", rings, combineRowBytes));
         directRecv = at;
-        at = next(at, "received tensors in the heap", direct ? recvEnd - recvX : 0);
+        at = x.next(at, "received tensors in the heap", direct ? recvEnd - recvX : 0);
         combineLanding = at;
-        long landingRows = direct ? mul("combine landing rows", worldSize, c.maxTokensPerRank()) : 0;
-        at = next(at, "combine landing rows", mul("combine landing bytes", landingRows, combineRowBytes));
+        long landingRows = direct ? x.mul("combine landing rows", worldSize, c.maxTokensPerRank()) : 0;
+        at = x.next(at, "combine landing rows", x.mul("combine landing bytes", landingRows, combineRowBytes));
         signals = at;
-        heapBytes = next(at, "signal bytes", 8L * signalWords);
-    }
-
-    private static long align(long v, long a) {
-        return Math.addExact(v, a - 1) & -a;
-    }
-
-    private static long mul(String what, long a, long b) {
-        try {
-            return Math.multiplyExact(a, b);
-        } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("MoeConfig too large: " + what + " = " + a + " x " + b + " overflows 64 bits");
-        }
-    }
-
-    private static long add(String what, long a, long b) {
-        try {
-            return Math.addExact(a, b);
-        } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("MoeConfig too large: " + what + " = " + a + " + " + b + " overflows 64 bits");
-        }
-    }
-
-    private static int toInt(String what, long v) {
-        if (v > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("MoeConfig too large: " + what + " = " + v + " exceeds " + Integer.MAX_VALUE
-                    + ", the largest 32-bit index the kernels use; lower the sizes that make it up");
-        }
-        return (int) v;
-    }
-
-    private static long next(long at, String what, long bytes) {
-        try {
-            return align(Math.addExact(at, bytes), ALIGN);
-        } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("MoeConfig too large: " + what + " (" + bytes + " bytes) overflows 64 bits");
-        }
+        heapBytes = x.next(at, "signal bytes", 8L * signalWords);
     }
 
     public MoeConfig config() {
