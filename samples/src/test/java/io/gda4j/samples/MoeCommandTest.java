@@ -144,6 +144,12 @@ class MoeCommandTest {
         assertTrue(json.contains("\"dispatch_x_nccl\":2.000"), json);
         assertTrue(MoeCommand.peerCopyNote(-1, Double.NaN).contains("not measured: every rank shares rank 0's GPU"));
         assertTrue(MoeCommand.lowLatencySmsNote(132, 128, 132).contains("132 of 132 SMs"));
+        assertTrue(MoeCommand.lowLatencyCombineFromNote(true, false).contains("reads its tokens' rows from the experts'"
+                + " ranks as it sums them (--combine-from heap)"));
+        assertTrue(MoeCommand.lowLatencyCombineFromNote(true, true).contains("return the rows (the world has a proxy"
+                + " or ibgda pair)"), "a staged world pushes even from the combine input");
+        assertTrue(MoeCommand.lowLatencyCombineFromNote(false, false).contains("in a tensor of each rank's own; the"
+                + " experts' ranks return the rows, then each rank sums them (--combine-from tensor)"));
     }
 
     /** README.md as a reader sees it: line breaks and indents as single spaces. */
