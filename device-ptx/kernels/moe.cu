@@ -70,7 +70,7 @@ __device__ __forceinline__ GroupSender make_sender(const DeviceView* view, const
   s.peer = peer_of(view, dest);
   s.me = local_of(view);
   s.prm = prm;
-  s.direct = detail::is_direct(s.peer);
+  s.direct = is_direct(s.peer);
   s.row_bytes = dispatch ? prm->dispatch_row_bytes : prm->combine_row_bytes;
   s.ring = prm->ring_tokens;
   s.chunk = prm->chunk_tokens;
@@ -94,7 +94,7 @@ __device__ __forceinline__ GroupSender make_sender(const DeviceView* view, const
 __device__ int dispatch_send(const DeviceView* view, const MoeParams* prm, int c, int dest, int w, int warps,
                              int* status, const char* x, const float* scales, const int64_t* topk,
                              const float* weights, int num_tokens, uint64_t call_seq) {
-  const uint32_t lane = detail::lane_id();
+  const uint32_t lane = lane_id();
   const int n = prm->nranks, k = prm->top_k, me = prm->rank;
   GroupSender s = make_sender(view, prm, c, dest, true, w, warps, status);
   const int32_t count = reinterpret_cast<const int32_t*>(prm->channel_count)[c * n + dest];
@@ -160,7 +160,7 @@ struct GroupNews {
 // copied them; the group shares each batch that arrived.
 __device__ int dispatch_receive(const DeviceView* view, const MoeParams* prm, int c, int src, int w, int warps,
                                 GroupNews* news, uint64_t call_seq) {
-  const uint32_t lane = detail::lane_id();
+  const uint32_t lane = lane_id();
   const int n = prm->nranks, channels = prm->num_channels, k = prm->top_k, me = prm->rank;
   const int local = prm->num_local_experts;
   const Local l = local_of(view);
@@ -318,7 +318,7 @@ namespace moe_kernels {
 // y), sent back in order.
 __device__ int combine_send(const DeviceView* view, const MoeParams* prm, int c, int dest, int w, int warps,
                             int* status, const uint16_t* y) {
-  const uint32_t lane = detail::lane_id();
+  const uint32_t lane = lane_id();
   const int n = prm->nranks;
   GroupSender s = make_sender(view, prm, c, dest, false, w, warps, status);
   const int32_t first = reinterpret_cast<const int32_t*>(prm->recv_channel_offset)[c * n + dest];
@@ -349,7 +349,7 @@ __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int
                                uint16_t* out) {
   __shared__ int32_t consumed[MAX_RANKS];
   __shared__ int failed;
-  const uint32_t lane = detail::lane_id();
+  const uint32_t lane = lane_id();
   const int n = prm->nranks, warps = prm->combine_warps, hidden = prm->hidden, me = prm->rank;
   const uint32_t ring = prm->ring_tokens, row_bytes = prm->combine_row_bytes;
   const Local l = local_of(view);
@@ -585,7 +585,7 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch_direct(cons
   const int channels = prm->num_channels;
   unsigned long long* next_token = reinterpret_cast<unsigned long long*>(prm->state);
   if (blockIdx.x == 0 && threadIdx.x == 0) next_token[(seq + 1) & 1] = 0;  // the next call's; nothing uses it now
-  const uint32_t lane = detail::lane_id();
+  const uint32_t lane = lane_id();
   const SignalIndex si = signal_index(prm);
   const Local l = local_of(view);
   const int parity = (int)(seq & 1);
@@ -822,7 +822,7 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_direct(const
   if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
   const uint64_t seq = *combine_seq_word + 1;
   const int n = prm->nranks, me = prm->rank, hidden = prm->hidden;
-  const uint32_t lane = detail::lane_id();
+  const uint32_t lane = lane_id();
   const int warp = (int)(threadIdx.x >> 5), warps = (int)(blockDim.x >> 5);
   const SignalIndex si = signal_index(prm);
   const Local l = local_of(view);
@@ -894,7 +894,7 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_pull(const D
   if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
   const uint64_t seq = *combine_seq_word + 1;
   const int n = prm->nranks, hidden = prm->hidden;
-  const uint32_t lane = detail::lane_id();
+  const uint32_t lane = lane_id();
   const int warp = (int)(threadIdx.x >> 5), warps = (int)(blockDim.x >> 5);
   const SignalIndex si = signal_index(prm);
   const Local l = local_of(view);

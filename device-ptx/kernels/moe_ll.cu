@@ -199,7 +199,7 @@ constexpr int LL_SEND_BATCH = 4;
 __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint16_t* x, const int64_t* topk, int t,
                           int part, int parts, uint64_t seq, int* failed) {
   const LlParams* p = b.p;
-  const uint32_t lane = detail::lane_id();
+  const uint32_t lane = lane_id();
   const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int k_count = p->top_k, local = p->num_local_experts, me = p->rank, hidden = p->hidden;
   const bool fp8 = p->dtype == LL_DTYPE_FP8_E4M3;
@@ -242,7 +242,7 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
       rows_to_expert = b.send_count()[expert];
       const Peer peer = peer_of(view, expert / local);
       transport = peer.transport;
-      if (detail::is_direct(peer)) {
+      if (is_direct(peer)) {
         const uint64_t r = b.row(expert % local, me * p->max_tokens + slot);
         dst_x = peer.heap + b.recv_x(r);
         dst_scales = reinterpret_cast<float*>(peer.heap + b.recv_scales(r));
@@ -256,7 +256,7 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
     }
   }
   const uint32_t dests = __ballot_sync(0xffffffffu, slot >= 0);
-  const uint32_t ibgda_dests = __ballot_sync(0xffffffffu, slot >= 0 && detail::is_ibgda(transport));
+  const uint32_t ibgda_dests = __ballot_sync(0xffffffffu, slot >= 0 && transport == TRANSPORT_IBGDA);
   // A round: its chunks cast (FP8), then stored destination by destination, so a destination's addresses are
   // shuffled once per round rather than once per chunk.
   for (int c0 = first; c0 < chunks; c0 += LL_SEND_BATCH * stride) {
@@ -380,7 +380,7 @@ __device__ __forceinline__ void receive_counts(const DeviceView* view, const LlP
   __shared__ int32_t rows_from[MAX_RANKS];
   __shared__ int failed;
   const LlBuffer b{p, buf};
-  const uint32_t lane = detail::lane_id();
+  const uint32_t lane = lane_id();
   const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5, n = p->nranks;
   const uint64_t seq = *b.seq();
   const Local l = local_of(view);
@@ -408,7 +408,7 @@ __device__ __forceinline__ void receive_counts(const DeviceView* view, const LlP
     if (failed) return;  // block-uniform
     if (p->msg_bytes != 0) {
       for (int s = 0; s < n; ++s) {
-        if (detail::is_direct(peer_of(view, s))) continue;
+        if (is_direct(peer_of(view, s))) continue;
         for (int j = warp; j < rows_from[s]; j += warps) {
           const uint64_t r = b.row(le, s * p->max_tokens + j);
           const char* msg = l.heap + b.recv_msg(r);
@@ -462,7 +462,7 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
   __shared__ int32_t first_row[MAX_RANKS + 1];
   const LlBuffer b{p, buf};
   const int n = p->nranks, hidden = p->hidden;
-  const uint32_t lane = detail::lane_id();
+  const uint32_t lane = lane_id();
   const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const uint64_t seq = *b.seq();
   const Local l = local_of(view);
@@ -479,7 +479,7 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
     const uint64_t r = b.row(le, s * p->max_tokens + (j - first_row[s]));
     const int send_row = reinterpret_cast<const int32_t*>(l.heap + b.recv_src(r))[3];
     const Peer peer = peer_of(view, s);
-    char* dst = detail::is_direct(peer) ? peer.heap + b.combine_recv(send_row) : l.heap + b.combine_input(r);
+    char* dst = is_direct(peer) ? peer.heap + b.combine_recv(send_row) : l.heap + b.combine_input(r);
     const uint16_t* src = y + r * hidden;
     if (dst != reinterpret_cast<const char*>(src)) warp_copy16(dst, src, row_bytes, lane);
   }
@@ -489,7 +489,7 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
   for (int s = warp; s < n; s += warps) {
     const Peer peer = peer_of(view, s);
     const int32_t rows = pull ? 0 : first_row[s + 1] - first_row[s];
-    if (!detail::is_direct(peer) && rows > 0) {
+    if (!is_direct(peer) && rows > 0) {
       // The staged rows (stored by every warp, shown to this one by the barrier) visible system-wide before the
       // copy engine or the NIC reads them; cumulative, like the fence below.
       const uint64_t r0 = b.row(le, s * p->max_tokens);
@@ -531,7 +531,7 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
                                                   const int64_t* topk, const float* weights, int num_tokens, int pull) {
   __shared__ int barrier_failed;
   const LlBuffer b{p, buf};
-  const uint32_t lane = detail::lane_id();
+  const uint32_t lane = lane_id();
   const int k_count = p->top_k, experts = p->num_experts, hidden = p->hidden;
   const uint64_t seq = *b.seq();
   const Local l = local_of(view);

@@ -2,7 +2,8 @@
 //
 // The headers by layer; each includes only the layers below it:
 //   gda4j.cuh              this file: the public API (put, get, signal, atomic_add, put_signal, put_inline, fence,
-//                          flush, quiet, wait_until, wait_inline) and its contract. A user reads only this file.
+//                          flush, quiet, wait_until, wait_inline; is_direct, is_ibgda and lane_id for kernels that
+//                          move data themselves) and its contract. A user reads only this file.
 //   detail/dispatch.cuh    the one dispatcher: out-of-line calls that branch on a peer's transport to its back end
 //   detail/poll.cuh        how the waits spin between looks at the abort flag and the clock
 //   transport/p2p.cuh      direct peers (p2p, self): loads and stores, inline in the calls below
@@ -64,6 +65,15 @@
 #include "detail/poll.cuh"
 
 namespace gda4j {
+
+// ---- what a peer is, for kernels that move data themselves (the MoE kernels do). A direct peer (p2p, self) has its
+// heap mapped here at p.heap: a kernel may load and store it like its own memory (fence(p) then orders those stores
+// before a signal, as it does puts). An IBGDA peer's put is an RDMA work request that reads its source when the NIC
+// gets to it: the source must be whole before the put is posted, and one put per contiguous run beats many.
+__device__ __forceinline__ bool is_direct(const Peer& p) { return detail::is_direct(p); }
+__device__ __forceinline__ bool is_ibgda(const Peer& p) { return detail::is_ibgda(p.transport); }
+// This thread's lane in its warp: how the _warp forms share their data out, and how a kernel can too.
+__device__ __forceinline__ uint32_t lane_id() { return detail::lane_id(); }
 
 // ---- put: copy `bytes` from this rank's heap at `src_offset` to the peer's heap at `dst_offset`.
 // Not ordered with anything by itself: follow with fence/quiet, or use put_signal.

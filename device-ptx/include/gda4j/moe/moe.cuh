@@ -96,7 +96,7 @@ __device__ __forceinline__ int warp_wait_counter(const Local& me, const MoeParam
                                                  int peer, uint64_t* seen) {
   int st = OK;
   uint64_t v = 0;
-  if (detail::lane_id() == 0) {
+  if (lane_id() == 0) {
     const uint64_t* word = reinterpret_cast<const uint64_t*>(me.heap + sig);
     v = load_acquire_sys(word);
     if (v < want) {
@@ -161,7 +161,7 @@ struct GroupSender {
       if (st == OK && pos + rows > credit + ring) {
         st = warp_wait_counter(me, prm, credit_sig, pos + rows - ring, peer.rank, &credit);
       }
-      if (detail::lane_id() == 0) *status = st;
+      if (lane_id() == 0) *status = st;
     }
     group_sync(bar, warps);
     return *status;
@@ -193,7 +193,7 @@ struct GroupSender {
     const uint64_t bytes = (uint64_t)pending * row_bytes;
     int st = OK;
     if (direct) {
-      if (detail::lane_id() == 0) {
+      if (lane_id() == 0) {
         st = fence(peer);
         if (st == OK) st = signal(peer, tail_sig, SIGNAL_ADD, pending);
       }

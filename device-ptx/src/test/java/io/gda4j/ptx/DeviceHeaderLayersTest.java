@@ -139,6 +139,46 @@ class DeviceHeaderLayersTest {
         });
     }
 
+    /** The internal names a line uses ({@code detail::}, {@code proxy::}, {@code ibgda::}), outside comments. */
+    static List<String> internalNames(String line) {
+        String code = line.contains("//") ? line.substring(0, line.indexOf("//")) : line;
+        List<String> names = new ArrayList<>();
+        Matcher m = INTERNAL.matcher(code);
+        while (m.find()) {
+            names.add(m.group());
+        }
+        return names;
+    }
+
+    private static final Pattern INTERNAL = Pattern.compile("\\b(detail|proxy|ibgda)::\\w+");
+
+    /**
+     * The MoE device code (moe/ and the kernels/moe*.cu that use it) is written against the public API: it names no
+     * internal of the layers below, so a transport can change behind the API without the MoE kernels knowing.
+     */
+    @Test
+    void theMoeDeviceCodeUsesOnlyThePublicApi() throws IOException {
+        List<Path> files = new ArrayList<>();
+        try (Stream<Path> s = Files.list(ROOT.resolve("moe"))) {
+            s.filter(f -> f.toString().endsWith(".cuh")).forEach(files::add);
+        }
+        try (Stream<Path> s = Files.list(Path.of("kernels"))) {
+            s.filter(f -> f.getFileName().toString().startsWith("moe") && f.toString().endsWith(".cu"))
+                    .forEach(files::add);
+        }
+        assertTrue(files.size() >= 4, "MoE sources found: " + files);
+        List<String> wrong = new ArrayList<>();
+        for (Path f : files) {
+            List<String> lines = Files.readAllLines(f, StandardCharsets.UTF_8);
+            for (int i = 0; i < lines.size(); i++) {
+                for (String name : internalNames(lines.get(i))) {
+                    wrong.add(f + ":" + (i + 1) + " " + name);
+                }
+            }
+        }
+        assertEquals(List.of(), wrong, "internal names in the MoE device code; add what it needs to gda4j.cuh");
+    }
+
     /** The rules catch what they claim to: an upward arrow, a transport reaching into another, and a cycle. */
     @Test
     void theRulesCanFail() {
@@ -150,5 +190,8 @@ class DeviceHeaderLayersTest {
         assertEquals(null, wrongArrow("moe/moe.cuh", "gda4j.cuh"), "moe -> the public API");
         Map<String, List<String>> looped = Map.of("a.cuh", List.of("b.cuh"), "b.cuh", List.of("a.cuh"));
         assertFalse(visit("a.cuh", looped, new TreeMap<>(), new ArrayList<>()) == null, "a two-header cycle");
+        assertEquals(List.of("detail::lane_id", "ibgda::signal"),
+                internalNames("  x = detail::lane_id() + ibgda::signal(q);  // gda4j::detail::poll"));
+        assertEquals(List.of(), internalNames("  put_warp(peer, dst, src, bytes);  // not detail::copy"));
     }
 }
