@@ -56,7 +56,9 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
             x[i] = r.context().allocate(t * 2L * c.hidden());
             topk[i] = r.context().allocate(t * 8L * c.topK());
             weights[i] = r.context().allocate(t * 4L * c.topK());
-            y[i] = r.context().allocate((long) s.numLocalExperts() * s.slotsPerExpert() * 2L * c.hidden());
+            if (!combineFromHeap) {   // from the heap, the buffers' combine inputs hold y (no second copy)
+                y[i] = r.context().allocate((long) s.numLocalExperts() * s.slotsPerExpert() * 2L * c.hidden());
+            }
         }
     }
 
@@ -256,7 +258,12 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
         return DeviceTensor.of(weights[r], ElementType.FP32, tokens, s.config().topK());
     }
 
+    /** Rank r's expert outputs in a tensor of the check's own (a check that combines from its own tensors). */
     public DeviceTensor y(int r) {
+        if (y[r] == null) {
+            throw new IllegalStateException("this check combines from the heap: its expert outputs are in each call's"
+                    + " combineInput(), see y(r, dispatch)");
+        }
         return DeviceTensor.of(y[r], ElementType.BF16, s.numLocalExperts(), s.slotsPerExpert(), s.config().hidden());
     }
 
