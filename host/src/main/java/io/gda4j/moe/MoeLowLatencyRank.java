@@ -274,11 +274,12 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         topkIdx.require("topkIdx", ElementType.INT64, tokens, c.topK());
         topkWeights.require("topkWeights", ElementType.FP32, tokens, c.topK());
         int b = dispatched.ticket().buffer();
-        boolean own = y.address() == combineInput(b).address();
+        boolean own = false;   // y is the combine input of dispatched's buffer
         for (int other = 0; other < 2; other++) {
             DeviceTensor in = combineInput(other);
-            if (!(own && other == b) && y.address() < in.address() + in.sizeBytes()
-                    && in.address() < y.address() + y.sizeBytes()) {
+            if (other == b && y.address() == in.address()) {
+                own = true;
+            } else if (y.address() < in.address() + in.sizeBytes() && in.address() < y.address() + y.sizeBytes()) {
                 throw new IllegalArgumentException("y overlaps the combine input of buffer " + other + " but is not"
                         + " the combine input of dispatch #" + dispatched.call() + " (buffer " + b + "); pass"
                         + " dispatched.combineInput() itself, or a tensor of your own");

@@ -52,8 +52,9 @@ final class TransportChoice {
             throw new WorldSetupException("no transport connects " + pair + ": no transport is on the class path"
                     + otherwise);
         }
-        List<String> able = providers.stream().filter(p -> unavailable.apply(p).isEmpty()).map(TransportProvider::name)
-                .toList();
+        // Every candidate was asked above and refused (under auto, every provider): only the others are left to ask.
+        List<String> able = auto ? List.of() : providers.stream().filter(p -> !p.name().equalsIgnoreCase(wanted))
+                .filter(p -> unavailable.apply(p).isEmpty()).map(TransportProvider::name).toList();
         throw new WorldSetupException("no transport connects " + pair + ": " + String.join("; ", reasons)
                 + (able.isEmpty() ? "" : ". " + capitalized(scope) + " " + String.join(", ", able) + " can: set "
                 + WorldConfig.TRANSPORT_ENV + "=auto or one of them") + otherwise);

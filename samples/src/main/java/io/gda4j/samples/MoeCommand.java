@@ -430,13 +430,17 @@ final class MoeCommand implements Command {
 
     /** The note that says where the low-latency combines read the expert outputs. */
     static String lowLatencyCombineFromNote(boolean fromHeap, boolean staged) {
-        if (fromHeap && !staged) {
-            return "combine: expert outputs in each call's MoeLowLatencyDispatch.combineInput(); each rank reads its"
-                    + " tokens' rows from the experts' ranks as it sums them (--combine-from heap)";
+        if (!fromHeap) {
+            return "combine: expert outputs in a tensor of each rank's own; the experts' ranks return the rows"
+                    + (staged ? " (the world has a proxy or ibgda pair)" : "") + ", then each rank sums them"
+                    + " (--combine-from tensor)";
         }
-        return "combine: expert outputs " + (fromHeap ? "in each call's combineInput()" : "in a tensor of each rank's"
-                + " own") + "; the experts' ranks return the rows" + (staged ? " (the world has a proxy or ibgda"
-                + " pair)" : "") + ", then each rank sums them (--combine-from " + (fromHeap ? "heap" : "tensor") + ")";
+        if (staged) {
+            return "combine: expert outputs in each call's combineInput(); the experts' ranks return the rows (the"
+                    + " world has a proxy or ibgda pair), then each rank sums them (--combine-from heap)";
+        }
+        return "combine: expert outputs in each call's MoeLowLatencyDispatch.combineInput(); each rank reads its"
+                + " tokens' rows from the experts' ranks as it sums them (--combine-from heap)";
     }
 
     /** The note that says where the high-throughput combines read the expert outputs. */
