@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <gda4j/layout/mlx5.cuh>
 #include <gda4j/core/memory_model.cuh>
+#include <gda4j/core/deadline.cuh>
 
 // Opcode 0 (not an mlx5 atomic) stores swap_add: the fallback for an 8-byte inline store where the driver refuses a
 // stream write to that address. ATOMIC_FA adds swap_add; ATOMIC_CS stores swap_add if the word equals compare. The old value goes to fetch_dst
@@ -32,9 +33,10 @@ extern "C" __global__ void gda4j_emulated_nic_atomic(uint32_t opcode, uint64_t t
   }
   unsigned long long* lock_word = reinterpret_cast<unsigned long long*>(lock);
   if (split_ns != 0 && lock_word != nullptr) {
-    const uint64_t since = gda4j::global_timer_ns();
-    while (atomicCAS_system(lock_word, 0ull, 1ull) != 0ull) {
-      if (gda4j::global_timer_ns() - since > lock_timeout_ns) {
+    // The lock is host memory: a look every HOST_POLLS_PER_LOOK tries (core/deadline.cuh; no world's abort flag).
+    gda4j::Deadline d;
+    for (uint32_t tries = 1; atomicCAS_system(lock_word, 0ull, 1ull) != 0ull; ++tries) {
+      if (tries % gda4j::HOST_POLLS_PER_LOOK == 0 && gda4j::look(nullptr, lock_timeout_ns, &d) != gda4j::OK) {
         atomicAdd_system(lock_word + 1, 1ull);
         break;
       }

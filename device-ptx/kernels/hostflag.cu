@@ -3,47 +3,36 @@
 // cuStreamWriteValue64, or pinned host memory mapped into the GPU. The kernel cannot tell which: it polls the
 // flag's address with ld.acquire.sys, which pairs with the word's putLongRelease on the host.
 //
-// Launch 1 block of 1 thread. Every spin gives up after timeout_ns without news (checked with %globaltimer every
-// POLLS_PER_CLOCK_CHECK polls, counted from the first check), so a flag nobody writes ends the kernel with
-// ERR_TIMEOUT instead of a hang.
+// Launch 1 block of 1 thread. Every spin gives up after timeout_ns without news (core/deadline.cuh: the flag may be
+// host memory, so a look every HOST_POLLS_PER_LOOK polls; these kernels belong to no world, so there is no abort
+// flag), so a flag nobody writes ends the kernel with ERR_TIMEOUT instead of a hang.
 // On exit the kernel stores the last flag value it read to *seen_out, then its status to *status_out with
 // st.release.sys: the host sets *status_out to STATUS_RUNNING before the launch and polls it with getLongAcquire.
 // Statuses (int64, mirrored by io.gda4j.hostflag.FlagEcho): OK, ERR_TIMEOUT, ERR_RANGE (the observe array filled
 // up), STATUS_STOPPED (the host stored FLAG_STOP).
 #include <gda4j/layout/view.cuh>
 #include <gda4j/core/memory_model.cuh>
+#include <gda4j/core/deadline.cuh>
 
 using namespace gda4j;
 
 namespace {
 
-constexpr uint32_t POLLS_PER_CLOCK_CHECK = 64;  // reading %globaltimer costs more than a poll
 constexpr uint64_t FLAG_STOP = ~0ull;            // the host's "stop now" value (FlagEcho.FLAG_STOP, -1 in Java)
 constexpr int STATUS_STOPPED = 2;                // the kernel saw FLAG_STOP and returned early
-
-// The clock of a spin: the first check starts it (so a flag that is already set costs no %globaltimer read), later
-// checks say whether timeout_ns have passed since.
-__device__ __forceinline__ bool clock_expired(uint64_t* start, uint64_t timeout_ns) {
-  const uint64_t now = global_timer_ns();
-  if (*start == 0) {
-    *start = now;
-    return false;
-  }
-  return now - *start > timeout_ns;
-}
 
 // Polls *flag until it is >= want (unsigned), for at most timeout_ns. Acquire: the host stores made before the
 // flag's putLongRelease are visible afterwards. *seen = the last value read.
 __device__ __forceinline__ int wait_at_least(const uint64_t* flag, uint64_t want, uint64_t timeout_ns,
                                              uint64_t* seen) {
-  uint64_t start = 0;
+  Deadline d;
   for (uint32_t polls = 1;; ++polls) {
     const uint64_t v = load_acquire_sys(flag);
     if (v >= want) {
       *seen = v;
       return OK;
     }
-    if (polls % POLLS_PER_CLOCK_CHECK == 0 && clock_expired(&start, timeout_ns)) {
+    if (polls % HOST_POLLS_PER_LOOK == 0 && look(nullptr, timeout_ns, &d) != OK) {
       *seen = v;
       return ERR_TIMEOUT;
     }
@@ -53,14 +42,14 @@ __device__ __forceinline__ int wait_at_least(const uint64_t* flag, uint64_t want
 // As wait_at_least, until *flag differs from `previous`.
 __device__ __forceinline__ int wait_change(const uint64_t* flag, uint64_t previous, uint64_t timeout_ns,
                                            uint64_t* seen) {
-  uint64_t start = 0;
+  Deadline d;
   for (uint32_t polls = 1;; ++polls) {
     const uint64_t v = load_acquire_sys(flag);
     if (v != previous) {
       *seen = v;
       return OK;
     }
-    if (polls % POLLS_PER_CLOCK_CHECK == 0 && clock_expired(&start, timeout_ns)) {
+    if (polls % HOST_POLLS_PER_LOOK == 0 && look(nullptr, timeout_ns, &d) != OK) {
       *seen = v;
       return ERR_TIMEOUT;
     }

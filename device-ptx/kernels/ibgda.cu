@@ -256,14 +256,16 @@ extern "C" __global__ void gda4j_ibgda_raw_add_until(const DeviceView* v, uint64
   const Local me = local_of(v);
   unsigned long long* counter = reinterpret_cast<unsigned long long*>(me.heap + counter_offset);
   const uint64_t* done = reinterpret_cast<const uint64_t*>(me.heap + done_offset);
-  const uint64_t start = global_timer_ns();
+  Deadline d;
   unsigned long long n = 0;
   int st = OK;
   while (load_acquire_sys(done) < peers) {
     atomicAdd_system(counter, 1ull);
     ++n;
-    if ((n & 255) == 0 && global_timer_ns() - start > me.timeout_ns) {
-      st = fail(v, ERR_TIMEOUT, ERROR_WAIT_TIMEOUT, OP_WAIT_UNTIL, me.rank, done_offset, peers, load_acquire_sys(done));
+    if (n % POLLS_PER_LOOK == 0 && (st = look(me.abort_flag, me.timeout_ns, &d)) != OK) {
+      if (st == ERR_TIMEOUT) {
+        fail(v, ERR_TIMEOUT, ERROR_WAIT_TIMEOUT, OP_WAIT_UNTIL, me.rank, done_offset, peers, load_acquire_sys(done));
+      }
       break;
     }
   }

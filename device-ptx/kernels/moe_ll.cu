@@ -473,7 +473,7 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
   }
   __syncthreads();
   const uint64_t row_bytes = 2ull * hidden;
-  for (int j = warp; j < first_row[n] && !pull; j += warps) {
+  for (int j = warp; !pull && j < first_row[n]; j += warps) {
     int s = 0;
     while (j >= first_row[s + 1]) ++s;
     const uint64_t r = b.row(le, s * p->max_tokens + (j - first_row[s]));
@@ -705,10 +705,15 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine(
 }
 
 // The benchmark's launch gate (io.gda4j.moe.LaunchGate), one thread: returns once the host word `gate` (mapped pinned
-// memory) reaches `want`, or after timeout_ns. The timeout keeps a profiler that runs each kernel alone before the
-// host may go on (ncu) from waiting forever for a gate the host cannot open yet: the gate then opens by itself, and
-// only the timing suffers.
+// memory) reaches `want`, or after timeout_ns (core/deadline.cuh; no world's abort flag: the gate belongs to the
+// benchmark). The timeout keeps a profiler that runs each kernel alone before the host may go on (ncu) from waiting
+// forever for a gate the host cannot open yet: the gate then opens by itself, and only the timing suffers.
 extern "C" __global__ void gda4j_moe_ll_gate(const uint64_t* gate, uint64_t want, uint64_t timeout_ns) {
-  const uint64_t start = global_timer_ns();
-  while (load_acquire_sys(gate) < want && global_timer_ns() - start < timeout_ns) __nanosleep(128);
+  Deadline d;
+  do {
+    for (uint32_t k = 0; k < HOST_POLLS_PER_LOOK; ++k) {
+      if (load_acquire_sys(gate) >= want) return;
+      __nanosleep(128);
+    }
+  } while (look(nullptr, timeout_ns, &d) == OK);
 }

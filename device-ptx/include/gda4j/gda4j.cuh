@@ -5,13 +5,12 @@
 //                          flush, quiet, wait_until, wait_inline; is_direct, is_ibgda and lane_id for kernels that
 //                          move data themselves) and its contract. A user reads only this file.
 //   detail/dispatch.cuh    the one dispatcher: out-of-line calls that branch on a peer's transport to its back end
-//   detail/poll.cuh        how the waits spin between looks at the abort flag and the clock
 //   transport/p2p.cuh      direct peers (p2p, self): loads and stores, inline in the calls below
 //   transport/proxy.cuh    proxy peers: 16-byte triggers to a host proxy thread
 //   transport/ibgda.cuh    IBGDA peers: the calls as RDMA work requests, posted by transport/ibgda_qp.cuh
 //   transport/none.cuh     peers no transport serves: the failure and its record
 //   core/                  what every layer uses: the handles (Peer, Local), memory-model wrappers, the error record,
-//                          the cooperative copy
+//                          the cooperative copy, the one deadline and poll policy of every wait (core/deadline.cuh)
 //   layout/                bytes shared with the host (view, inline slot, proxy FIFO, DeviceQp, mlx5 WQEs), each
 //                          mirrored by a Java *Descriptor and checked by a layout test
 //   moe/                   the MoE kernels' device code, on top of this API
@@ -62,7 +61,7 @@
 #pragma once
 #include <stdint.h>
 #include "detail/dispatch.cuh"
-#include "detail/poll.cuh"
+#include "core/deadline.cuh"
 
 namespace gda4j {
 
@@ -268,12 +267,12 @@ __device__ __forceinline__ int wait_until(const Local& me, uint64_t sig_offset, 
   int st = check_word(me.view, me.heap_size, OP_WAIT_UNTIL, me.rank, sig_offset);
   if (st != OK) return st;
   const uint64_t* word = reinterpret_cast<const uint64_t*>(me.heap + sig_offset);
-  uint64_t start = 0;
+  Deadline d;
   uint64_t seen;
   for (;;) {
-    for (uint32_t batch = 0; batch < detail::POLL_BATCH; batch += detail::POLL_UNROLL) {
+    for (uint32_t batch = 0; batch < POLLS_PER_LOOK; batch += POLL_UNROLL) {
 #pragma unroll
-      for (uint32_t k = 0; k < detail::POLL_UNROLL; ++k) {
+      for (uint32_t k = 0; k < POLL_UNROLL; ++k) {
         seen = load_acquire_sys(word);
         if (compare(seen, cmp, value)) {
           if (seen_out) *seen_out = seen;
@@ -281,7 +280,10 @@ __device__ __forceinline__ int wait_until(const Local& me, uint64_t sig_offset, 
         }
       }
     }
-    st = detail::spin_check(me, &start, OP_WAIT_UNTIL, sig_offset, value, seen, cmp);
+    st = look(me.abort_flag, me.timeout_ns, &d);
+    if (st == ERR_TIMEOUT) {
+      record_error(me.view, ERROR_WAIT_TIMEOUT, OP_WAIT_UNTIL, me.rank, sig_offset, value, seen, cmp, d.elapsed);
+    }
     if (st != OK) break;
   }
   if (seen_out) *seen_out = seen;
@@ -307,12 +309,12 @@ __device__ __forceinline__ int wait_inline(const Local& me, uint64_t slot_offset
   int st = check_word(me.view, me.heap_size, OP_WAIT_UNTIL, me.rank, slot_offset, InlineSlotDescriptor::SIZE);
   if (st != OK) return st;
   const uint64_t* slot = reinterpret_cast<const uint64_t*>(me.heap + slot_offset);
-  uint64_t start = 0;
+  Deadline d;
   uint64_t lo, hi;
   for (;;) {
-    for (uint32_t batch = 0; batch < detail::POLL_BATCH; batch += detail::POLL_UNROLL) {
+    for (uint32_t batch = 0; batch < POLLS_PER_LOOK; batch += POLL_UNROLL) {
 #pragma unroll
-      for (uint32_t k = 0; k < detail::POLL_UNROLL; ++k) {
+      for (uint32_t k = 0; k < POLL_UNROLL; ++k) {
         load_slot_relaxed_sys(slot, lo, hi);
         if (InlineSlotDescriptor::is_whole_at_or_after(lo, hi, seq)) {
           *value_out = InlineSlotDescriptor::value_of(lo, hi);
@@ -321,10 +323,13 @@ __device__ __forceinline__ int wait_inline(const Local& me, uint64_t slot_offset
         }
       }
     }
-    // The error record's `seen`: the low half's sequence, or the high half's where the low one is already there.
-    const uint32_t s0 = InlineSlotDescriptor::seq_of(lo);
-    st = detail::spin_check(me, &start, OP_WAIT_UNTIL, slot_offset, seq,
-                            (int32_t)(s0 - seq) < 0 ? s0 : InlineSlotDescriptor::seq_of(hi), CMP_GE);
+    st = look(me.abort_flag, me.timeout_ns, &d);
+    if (st == ERR_TIMEOUT) {
+      // The record's `seen`: the low half's sequence, or the high half's where the low one is already there.
+      const uint32_t s0 = InlineSlotDescriptor::seq_of(lo);
+      record_error(me.view, ERROR_WAIT_TIMEOUT, OP_WAIT_UNTIL, me.rank, slot_offset, seq,
+                   (int32_t)(s0 - seq) < 0 ? s0 : InlineSlotDescriptor::seq_of(hi), CMP_GE, d.elapsed);
+    }
     if (st != OK) return st;
   }
 }

@@ -37,6 +37,7 @@
 #include "../layout/view.cuh"
 #include "../core/memory_model.cuh"
 #include "../core/errors.cuh"
+#include "../core/deadline.cuh"
 #include "../layout/mlx5.cuh"
 #include "../layout/inline_slot.cuh"
 
@@ -47,8 +48,6 @@ namespace ibgda {
 constexpr uint64_t MAX_WQE_BYTES = 1ull << 30;
 // Every WQE asks for a CQE: completions retire slots one WQE at a time.
 constexpr uint8_t SIGNALED = mlx5::WqeDescriptor::FM_CE_SE_CQ_UPDATE;
-// Spins between looks at the clock and the abort flag.
-constexpr uint32_t SPIN_CHECK_EVERY = 256;
 
 namespace detail {
 
@@ -64,18 +63,13 @@ __device__ __forceinline__ void unlock(uint32_t* lock) {
   atomicExch(lock, 0u);
 }
 
-// Out of line: the clock, the abort flag and the error record, once per SPIN_CHECK_EVERY spins. OK = keep spinning.
-__device__ inline __noinline__ int stall(const DeviceView* v, uint64_t* start, uint32_t code, uint32_t op, int peer,
+// Once per POLLS_PER_LOOK spins (the queue's words are GPU memory; core/deadline.cuh): the look, and on a timeout
+// the error record. OK = keep spinning.
+__device__ inline __noinline__ int stall(const DeviceView* v, Deadline* d, uint32_t code, uint32_t op, int peer,
                                          uint64_t counter, uint64_t want, uint64_t seen, uint32_t qpn) {
-  uint64_t now = global_timer_ns();
-  if (*start == 0) *start = now;
-  if (load_volatile(reinterpret_cast<const uint64_t*>(v->abort_flag)) != 0) return ERR_ABORTED;
-  uint64_t elapsed = now - *start;
-  if (elapsed > v->timeout_ns) {
-    record_error(v, code, op, peer, counter, want, seen, qpn, elapsed);
-    return ERR_TIMEOUT;
-  }
-  return OK;
+  const int st = look(reinterpret_cast<const uint64_t*>(v->abort_flag), v->timeout_ns, d);
+  if (st == ERR_TIMEOUT) record_error(v, code, op, peer, counter, want, seen, qpn, d->elapsed);
+  return st;
 }
 
 // An error CQE: mark the QP dead, record what the CQE says, raise the abort flag.
@@ -165,15 +159,15 @@ namespace detail {
 
 __device__ inline __noinline__ int wait_slots(const DeviceView* v, DeviceQp* qp, uint64_t base, uint64_t need,
                                               uint32_t op, int peer) {
-  uint64_t start = 0;
+  Deadline d;
   for (uint32_t spins = 1;; ++spins) {
     int st = poll_cq(v, qp, op, peer);
     if (st != OK) return st;
     // Acquire: the retired slots' old WQEs were read by the NIC before their CQEs; we may overwrite them now.
     const uint64_t cons = load_acquire_gpu(&qp->cons_head);
     if (cons >= need) return OK;
-    if (spins % SPIN_CHECK_EVERY == 0) {
-      st = stall(v, &start, ERROR_SQ_FULL, op, peer, base, need, cons, qp->qpn);
+    if (spins % POLLS_PER_LOOK == 0) {
+      st = stall(v, &d, ERROR_SQ_FULL, op, peer, base, need, cons, qp->qpn);
       if (st != OK) return st;
     }
   }
@@ -181,13 +175,13 @@ __device__ inline __noinline__ int wait_slots(const DeviceView* v, DeviceQp* qp,
 
 __device__ inline __noinline__ int wait_publish(const DeviceView* v, DeviceQp* qp, uint64_t base, uint32_t n,
                                                 uint32_t op, int peer) {
-  uint64_t start = 0;
+  Deadline d;
   for (uint32_t spins = 1;; ++spins) {
     if (atomicCAS(reinterpret_cast<unsigned long long*>(&qp->ready_head), base, base + n) == base) return OK;
-    if (spins % SPIN_CHECK_EVERY == 0) {
+    if (spins % POLLS_PER_LOOK == 0) {
       // An earlier reservation failed and will never be published: give up now, naming that failure.
       if (is_failed(qp)) return fail_dead(v, qp, op, peer);
-      int st = stall(v, &start, ERROR_POST_TIMEOUT, op, peer, base, base,
+      int st = stall(v, &d, ERROR_POST_TIMEOUT, op, peer, base, base,
                      load_relaxed_gpu(&qp->ready_head), qp->qpn);
       if (st != OK) return st;
     }
@@ -195,11 +189,11 @@ __device__ inline __noinline__ int wait_publish(const DeviceView* v, DeviceQp* q
 }
 
 __device__ inline __noinline__ int wait_doorbell_lock(const DeviceView* v, DeviceQp* qp, uint32_t op, int peer) {
-  uint64_t start = 0;
+  Deadline d;
   for (uint32_t spins = 1;; ++spins) {
     if (try_lock(&qp->db_lock)) return OK;
-    if (spins % SPIN_CHECK_EVERY == 0) {
-      int st = stall(v, &start, ERROR_POST_TIMEOUT, op, peer, load_relaxed_gpu(&qp->ready_head),
+    if (spins % POLLS_PER_LOOK == 0) {
+      int st = stall(v, &d, ERROR_POST_TIMEOUT, op, peer, load_relaxed_gpu(&qp->ready_head),
                      load_relaxed_gpu(&qp->ready_head), load_relaxed_gpu(&qp->prod_idx), qp->qpn);
       if (st != OK) return st;
     }
@@ -439,14 +433,14 @@ __device__ inline __noinline__ int put_inline(const DeviceView* v, DeviceQp* qp,
 __device__ inline __noinline__ int drain(const DeviceView* v, DeviceQp* qp, uint32_t op, int peer) {
   // Acquire: includes every WQE this thread published (and any other thread published before this load).
   const uint64_t target = load_acquire_gpu(&qp->ready_head);
-  uint64_t start = 0;
+  Deadline d;
   for (uint32_t spins = 1;; ++spins) {
     int st = poll_cq(v, qp, op, peer);
     if (st != OK) return st;
     const uint64_t cons = load_acquire_gpu(&qp->cons_head);
     if (cons >= target) return OK;
-    if (spins % SPIN_CHECK_EVERY == 0) {
-      st = detail::stall(v, &start, ERROR_POST_TIMEOUT, op, peer, cons, target, cons, qp->qpn);
+    if (spins % POLLS_PER_LOOK == 0) {
+      st = detail::stall(v, &d, ERROR_POST_TIMEOUT, op, peer, cons, target, cons, qp->qpn);
       if (st != OK) return st;
     }
   }

@@ -22,15 +22,14 @@
 #include "../core/memory_model.cuh"
 #include "../core/errors.cuh"
 #include "../core/handles.cuh"
+#include "../core/deadline.cuh"
 #include "../layout/proxy_fifo.cuh"
 
 namespace gda4j {
 namespace proxy {
 
-// Host-tail reads cross PCIe (about a microsecond each): look at the abort flag, the clock and the proxy's state
-// after a few of them. `done` lives in GPU memory, so its polls are cheap and batched like wait_until's.
-constexpr uint32_t ROOM_POLL_BATCH = 4;
-constexpr uint32_t DONE_POLL_BATCH = 64;
+// The slow-path waits follow core/deadline.cuh: the host's tail is host memory (HOST_POLLS_PER_LOOK), `done` is GPU
+// memory (POLLS_PER_LOOK).
 
 // The handle's low bits are flags (PEER_HANDLE_FLAGS), the rest the channel's address.
 __device__ __forceinline__ ProxyChannel* channel_of(const Peer& p) {
@@ -41,33 +40,31 @@ __device__ __forceinline__ const ProxyControl* control_of(const ProxyChannel* ch
   return reinterpret_cast<const ProxyControl*>(__ldg(reinterpret_cast<const unsigned long long*>(&ch->control)));
 }
 
-// Between batches of a slow-path wait: abort flag, the proxy's state, then the clock. OK = keep waiting.
-__device__ inline __noinline__ int wait_check(const Peer& p, const ProxyControl* ctl, uint64_t start, uint32_t code,
+// Between batches of a slow-path wait: the look (abort flag, clock), and the proxy's state before a timeout is
+// recorded, so a stopped proxy is named as such. OK = keep waiting.
+__device__ inline __noinline__ int wait_check(const Peer& p, const ProxyControl* ctl, Deadline* d, uint32_t code,
                                              uint32_t op, uint64_t position, uint64_t want, uint64_t seen) {
   const DeviceView* v = p.view;
-  if (load_volatile(reinterpret_cast<const uint64_t*>(v->abort_flag)) != 0) return ERR_ABORTED;
+  const int st = look(reinterpret_cast<const uint64_t*>(v->abort_flag), v->timeout_ns, d);
+  if (st == ERR_ABORTED) return st;
   const uint64_t state = load_relaxed_sys(&ctl->state);
   if (state != TriggerFifoDescriptor::STATE_RUNNING) {
     return fail(v, ERR_TRANSPORT, ERROR_PROXY_STOPPED, op, p.rank, position, TriggerFifoDescriptor::STATE_RUNNING,
                 state);
   }
-  const uint64_t elapsed = global_timer_ns() - start;
-  if (elapsed > v->timeout_ns) {
-    record_error(v, code, op, p.rank, position, want, seen, CMP_GE, elapsed);
-    return ERR_TIMEOUT;
-  }
-  return OK;
+  if (st == ERR_TIMEOUT) record_error(v, code, op, p.rank, position, want, seen, CMP_GE, d->elapsed);
+  return st;
 }
 
 // Slow path of a push: the ring looked full at position `last`. Waits until the host has popped enough.
 __device__ inline __noinline__ int wait_for_room(const Peer& p, ProxyChannel* ch, uint64_t last, uint32_t capacity,
                                                 uint32_t op) {
   const ProxyControl* ctl = control_of(ch);
-  const uint64_t start = global_timer_ns();
+  Deadline d;
   const uint64_t want = last - capacity + 1;  // the tail that frees `last`'s slot
   for (;;) {
     uint64_t tail = 0;
-    for (uint32_t k = 0; k < ROOM_POLL_BATCH; ++k) {
+    for (uint32_t k = 0; k < HOST_POLLS_PER_LOOK; ++k) {
       tail = load_acquire_sys(&ctl->tail);
       if (last < tail + capacity) {
         // Later pushes from this GPU skip the PCIe read; the release carries this acquire's order to them.
@@ -75,7 +72,7 @@ __device__ inline __noinline__ int wait_for_room(const Peer& p, ProxyChannel* ch
         return OK;
       }
     }
-    int st = wait_check(p, ctl, start, ERROR_PROXY_FIFO_FULL, op, last, want, tail);
+    int st = wait_check(p, ctl, &d, ERROR_PROXY_FIFO_FULL, op, last, want, tail);
     if (st != OK) return st;
   }
 }
@@ -133,14 +130,13 @@ __device__ inline __noinline__ int wait_done(const Peer& p, uint64_t want, uint3
   ProxyChannel* ch = channel_of(p);
   const uint64_t* done = &ch->done;
   uint64_t seen = 0;
-  uint64_t start = 0;
+  Deadline d;
   for (;;) {
-    for (uint32_t k = 0; k < DONE_POLL_BATCH; ++k) {
+    for (uint32_t k = 0; k < POLLS_PER_LOOK; ++k) {
       seen = load_acquire_sys(done);
       if (seen >= want) return OK;
     }
-    if (start == 0) start = global_timer_ns();
-    int st = wait_check(p, control_of(ch), start, ERROR_PROXY_FLUSH_TIMEOUT, op, want - 1, want, seen);
+    int st = wait_check(p, control_of(ch), &d, ERROR_PROXY_FLUSH_TIMEOUT, op, want - 1, want, seen);
     if (st != OK) return st;
   }
 }
@@ -148,15 +144,14 @@ __device__ inline __noinline__ int wait_done(const Peer& p, uint64_t want, uint3
 // Waits until the host has popped `position` (its tail passed it): the FIFO round trip, for benchmarks.
 __device__ inline __noinline__ int wait_popped(const Peer& p, uint64_t position) {
   const ProxyControl* ctl = control_of(channel_of(p));
-  uint64_t start = 0;
+  Deadline d;
   for (;;) {
     uint64_t tail = 0;
-    for (uint32_t k = 0; k < ROOM_POLL_BATCH; ++k) {
+    for (uint32_t k = 0; k < HOST_POLLS_PER_LOOK; ++k) {
       tail = load_acquire_sys(&ctl->tail);
       if (tail > position) return OK;
     }
-    if (start == 0) start = global_timer_ns();
-    int st = wait_check(p, ctl, start, ERROR_PROXY_FLUSH_TIMEOUT, OP_FLUSH, position, position + 1, tail);
+    int st = wait_check(p, ctl, &d, ERROR_PROXY_FLUSH_TIMEOUT, OP_FLUSH, position, position + 1, tail);
     if (st != OK) return st;
   }
 }

@@ -179,6 +179,42 @@ class DeviceHeaderLayersTest {
         assertEquals(List.of(), wrong, "internal names in the MoE device code; add what it needs to gda4j.cuh");
     }
 
+    /** A comparison of the clock's reach with a timeout, outside comments: {@code x > timeout_ns}, {@code timeout_ns < x}. */
+    static boolean timesItself(String line) {
+        String code = line.contains("//") ? line.substring(0, line.indexOf("//")) : line;
+        return OWN_TIMEOUT.matcher(code).find();
+    }
+
+    private static final Pattern OWN_TIMEOUT = Pattern.compile("(?<!-)[<>]=?\\s*(?:[\\w.]+->)*[\\w.]*timeout_ns\\b|\\btimeout_ns\\s*[<>]");
+
+    /**
+     * One deadline policy for every device-side wait (core/deadline.cuh): no other header or kernel compares a clock
+     * with a timeout itself; they hand the timeout to look().
+     */
+    @Test
+    void everyWaitGivesUpThroughTheOneDeadline() throws IOException {
+        List<Path> files = new ArrayList<>();
+        for (Path dir : List.of(ROOT, Path.of("kernels"))) {
+            try (Stream<Path> s = Files.walk(dir)) {
+                s.filter(f -> f.toString().endsWith(".cuh") || f.toString().endsWith(".cu")).forEach(files::add);
+            }
+        }
+        assertTrue(files.size() > 20, "device sources found: " + files);
+        List<String> wrong = new ArrayList<>();
+        for (Path f : files) {
+            if (f.endsWith(Path.of("core", "deadline.cuh"))) {
+                continue;
+            }
+            List<String> lines = Files.readAllLines(f, StandardCharsets.UTF_8);
+            for (int i = 0; i < lines.size(); i++) {
+                if (timesItself(lines.get(i))) {
+                    wrong.add(f + ":" + (i + 1) + " " + lines.get(i).trim());
+                }
+            }
+        }
+        assertEquals(List.of(), wrong, "waits that keep their own deadline; use look() of core/deadline.cuh");
+    }
+
     /** The rules catch what they claim to: an upward arrow, a transport reaching into another, and a cycle. */
     @Test
     void theRulesCanFail() {
@@ -193,5 +229,11 @@ class DeviceHeaderLayersTest {
         assertEquals(List.of("detail::lane_id", "ibgda::signal"),
                 internalNames("  x = detail::lane_id() + ibgda::signal(q);  // gda4j::detail::poll"));
         assertEquals(List.of(), internalNames("  put_warp(peer, dst, src, bytes);  // not detail::copy"));
+        assertTrue(timesItself("    if (elapsed > v->timeout_ns) {"));
+        assertTrue(timesItself("  while (global_timer_ns() - start < timeout_ns) __nanosleep(128);"));
+        assertTrue(timesItself("  return d->elapsed > timeout_ns ? ERR_TIMEOUT : OK;"));
+        assertTrue(timesItself("      if (gda4j::global_timer_ns() - since > lock_timeout_ns) {"));
+        assertFalse(timesItself("  l.timeout_ns = v->timeout_ns;"));
+        assertFalse(timesItself("  st = look(me.abort_flag, me.timeout_ns, &d);  // gives up once elapsed > timeout_ns"));
     }
 }

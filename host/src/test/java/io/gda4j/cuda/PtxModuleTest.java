@@ -69,7 +69,8 @@ class PtxModuleTest {
         Map<String, int[]> signatures = PtxModule.parseSignatures(PtxModule.readPtx("moe_ll"));
         int length = io.gda4j.moe.MoeLowLatencyParamsDescriptor.LENGTH;
         assertEquals(length, signatures.get("gda4j_moe_ll_route")[0]);
-        for (String kernel : List.of("dispatch_send", "dispatch_recv", "combine_send", "combine_recv")) {
+        for (String kernel : List.of("dispatch", "dispatch_send", "dispatch_recv", "combine", "combine_send",
+                "combine_recv")) {
             int[] sizes = signatures.get("gda4j_moe_ll_" + kernel);
             assertEquals(8, sizes[0], kernel + ": the device view");
             assertEquals(length, sizes[1], kernel + ": the params block");
