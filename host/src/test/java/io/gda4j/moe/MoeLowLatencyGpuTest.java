@@ -97,6 +97,27 @@ class MoeLowLatencyGpuTest {
     }
 
     /**
+     * The route kernel's counting sort past one round: more tokens than its block has threads (1030 of 1024), in
+     * seven groups of chunks; and the dispatch send's blocks each taking several tokens (more than one wave of
+     * them); with and without the split.
+     */
+    @Test
+    void moreTokensThanTheRouteKernelHasThreads() {
+        int tokens = 1030;
+        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(tokens)
+                .numExperts(64).topK(8).dispatchType(ElementType.FP8_E4M3).build();
+        GpuWorlds.assumeGpu();
+        try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus(2, true))
+                .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(20))
+                .transport("p2p").build());
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
+             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+            check.run(MoeLowLatencyRouting.Kind.SKEWED, 7, new int[] {tokens, tokens - 3}, false);
+            check.run(MoeLowLatencyRouting.Kind.REPEATS, 8, new int[] {tokens - 1, tokens}, true);
+        }
+    }
+
+    /**
      * hidden = 3 x 128: the combine's last round of 256 channels has channels for lanes 0..15 only (its shuffles
      * once ran in that divergent loop), and the dispatch casts an odd number of FP8 blocks.
      */
