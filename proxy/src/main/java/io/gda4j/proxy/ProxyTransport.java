@@ -283,7 +283,7 @@ public final class ProxyTransport implements TransportProvider {
             if (last) {
                 service = null;
                 session = verbs;
-                session = verbs;
+                nic = verbsNic;
                 verbs = null;
                 verbsNic = null;
                 reverseLinks.clear();
