@@ -3,7 +3,6 @@ package io.gda4j.proxy;
 import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_ATOMIC_ADD;
 import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_FLUSH;
 import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_PUT;
-import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_PUT_SIGNAL;
 import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_SIGNAL;
 import static io.gda4j.proxy.TriggerFifoDescriptor.MEMORY_HEAP;
 import static io.gda4j.proxy.TriggerFifoDescriptor.SIGNAL_OP_ADD;
@@ -33,10 +32,7 @@ import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -52,9 +48,9 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class VerbsHandlerTest {
-    static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+    static final long SECOND = VerbsTestChannel.SECOND;
     static final int HEAP = 1 << 16;
-    static final int DEPTH = 64;
+    static final int DEPTH = VerbsTestChannel.DEPTH;
     /** For tests that starve a sender on purpose; the others wait long, so a loaded machine cannot fail them. */
     static final long SHORT_CREDIT_TIMEOUT = TimeUnit.MILLISECONDS.toNanos(300);
     static final long LONG_CREDIT_TIMEOUT = 20 * SECOND;
@@ -65,80 +61,6 @@ class VerbsHandlerTest {
     ProxyService service;
     long heap0;
     long heap1;
-
-    /** One direction of the pair: FIFO, producer, handler, channel, and what the handler published. */
-    final class Side {
-        final ByteBuffer region = TriggerFifoTest.region(DEPTH);
-        final TriggerFifo fifo = new TriggerFifo(region, DEPTH);
-        final SimulatedDeviceProducer producer = new SimulatedDeviceProducer(region, DEPTH, false);
-        final AtomicLong done = new AtomicLong();
-        final AtomicReference<ByteBuffer> record = new AtomicReference<>();
-        final AtomicInteger aborts = new AtomicInteger();
-        final VerbsHandler handler;
-        final Channel channel;
-        final VerbsLink link;
-
-        Side(VerbsLink link, long window) {
-            this(link, window, LONG_CREDIT_TIMEOUT);
-        }
-
-        Side(VerbsLink link, long window, long creditTimeoutNanos) {
-            this.link = link;
-            String name = "rank " + link.localRank() + " -> rank " + link.peerRank();
-            handler = new VerbsHandler(name, link, window, creditTimeoutNanos, 5 * SECOND, done::set,
-                    r -> record.set(copy(r)));
-            channel = new Channel(name, fifo, handler, 16, aborts::incrementAndGet);
-        }
-
-        long put(long dst, long src, long bytes) {
-            return check(producer.push(TriggerFifoDescriptor.putWord0(KIND_PUT, dst, bytes),
-                    TriggerFifoDescriptor.putWord1(src, bytes, MEMORY_HEAP, MEMORY_HEAP), 10 * SECOND));
-        }
-
-        long putSignal(long dst, long src, long bytes, int op, long word, long value) {
-            return check(producer.push2(TriggerFifoDescriptor.putWord0(KIND_PUT_SIGNAL, dst, bytes),
-                    TriggerFifoDescriptor.putWord1(src, bytes, MEMORY_HEAP, MEMORY_HEAP),
-                    TriggerFifoDescriptor.signalWord0(KIND_PUT_SIGNAL, op, word, value, MEMORY_HEAP),
-                    TriggerFifoDescriptor.signalWord1(value), 10 * SECOND));
-        }
-
-        long signal(int kind, int op, long word, long value) {
-            return check(producer.push(TriggerFifoDescriptor.signalWord0(kind, op, word, value, MEMORY_HEAP),
-                    TriggerFifoDescriptor.signalWord1(value), 10 * SECOND));
-        }
-
-        long flush() {
-            return check(producer.push(TriggerFifoDescriptor.controlWord0(KIND_FLUSH), 0, 10 * SECOND));
-        }
-
-        /** Pushes a FLUSH and waits until the handler published it. */
-        void flushAndWait() {
-            long at = flush();
-            await(() -> done.get() >= at + 1 || channel.isFaulted(), "flush at " + at);
-            assertFalse(channel.isFaulted(), () -> channel.problem().orElse("?"));
-        }
-
-        private long check(long position) {
-            assertTrue(position >= 0, () -> "push failed: " + position + ": " + channel.problem().orElse("no problem"));
-            return position;
-        }
-    }
-
-    static ByteBuffer copy(ByteBuffer r) {
-        ByteBuffer c = ByteBuffer.allocate(r.capacity()).order(ByteOrder.LITTLE_ENDIAN);
-        c.put(r.duplicate().clear());
-        return c.flip();
-    }
-
-    static void await(BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + 20 * SECOND;
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.yield();
-        }
-    }
 
     @BeforeEach
     void open() {
@@ -188,14 +110,14 @@ class VerbsHandlerTest {
         nic.close();
     }
 
-    Side[] connect(long window) {
+    VerbsTestChannel[] connect(long window) {
         return connect(window, LONG_CREDIT_TIMEOUT);
     }
 
-    Side[] connect(long window, long creditTimeoutNanos) {
+    VerbsTestChannel[] connect(long window, long creditTimeoutNanos) {
         VerbsLink[] links = session.connect(0, null, "rank 0", 1, null, "rank 1");
-        return new Side[] {new Side(links[0], window, creditTimeoutNanos), new Side(links[1], window,
-                creditTimeoutNanos)};
+        return new VerbsTestChannel[] {new VerbsTestChannel(links[0], window, creditTimeoutNanos),
+            new VerbsTestChannel(links[1], window, creditTimeoutNanos)};
     }
 
     static byte[] pattern(int length, int seed) {
@@ -214,7 +136,7 @@ class VerbsHandlerTest {
 
     @Test
     void putsSignalsAndAtomicsLandByteExact() {
-        Side[] s = connect(4); // a small window: 300 messages need many grants
+        VerbsTestChannel[] s = connect(4); // a small window: 300 messages need many grants
         service.add(s[0].channel, 0);
         service.add(s[1].channel, 1);
         byte[] data = pattern(HEAP / 2, 1);
@@ -268,7 +190,7 @@ class VerbsHandlerTest {
 
     @Test
     void aSenderNeverPostsPastTheGrantAndATimedOutWaitNamesTheReceiver() {
-        Side[] s = connect(8, SHORT_CREDIT_TIMEOUT);
+        VerbsTestChannel[] s = connect(8, SHORT_CREDIT_TIMEOUT);
         // The receiver's proxy does not run (s[1] is never polled): only the grant written here exists.
         ByteBuffer credits = s[0].link.localCredits().duplicate().order(ByteOrder.LITTLE_ENDIAN);
         credits.putLong(CreditBlockDescriptor.GRANTED_OFFSET, 3);
@@ -277,7 +199,7 @@ class VerbsHandlerTest {
             new Pointer(heap0 + 64 * i).setLong(0, 1000 + i);
             s[0].put(64 * i, 64 * i, 8);
         }
-        await(s[0].channel::isFaulted, "the sender to give up waiting for credits");
+        VerbsTestChannel.await(s[0].channel::isFaulted, "the sender to give up waiting for credits");
         for (int i = 0; i < 3; i++) {
             assertEquals(1000 + i, word(heap1 + 64 * i), "granted message " + i);
         }
@@ -295,7 +217,7 @@ class VerbsHandlerTest {
 
     @Test
     void aReceiverWhoseProxyStopsIsNamedBySendersThatRunOutOfCredits() {
-        Side[] s = connect(4, 2 * SECOND);
+        VerbsTestChannel[] s = connect(4, 2 * SECOND);
         service.add(s[0].channel, 0);
         service.add(s[1].channel, 1);
         for (int i = 0; i < 20; i++) {
@@ -307,7 +229,7 @@ class VerbsHandlerTest {
         for (int i = 0; i < 20; i++) {
             s[0].signal(KIND_SIGNAL, SIGNAL_OP_ADD, 0, 1);
         }
-        await(s[0].channel::isFaulted, "the sender to give up waiting for credits");
+        VerbsTestChannel.await(s[0].channel::isFaulted, "the sender to give up waiting for credits");
         String problem = s[0].channel.problem().orElseThrow();
         assertTrue(problem.contains("rank 1 died") && problem.contains("the receiver, rank 1"), problem);
         long landed = word(heap1);
@@ -323,12 +245,12 @@ class VerbsHandlerTest {
                 good.localHeap(), good.localLkey(), good.peerHeap(), good.peerRkey() ^ 0x5a5a00, good.heapBytes(),
                 good.fetchAddress(), good.fetchLkey(), false, good.localCredits(), good.peerCredits(),
                 good.peerCreditsRkey());
-        Side sender = new Side(badKey, 8);
-        Side receiver = new Side(links[1], 8);
+        VerbsTestChannel sender = new VerbsTestChannel(badKey, 8, LONG_CREDIT_TIMEOUT);
+        VerbsTestChannel receiver = new VerbsTestChannel(links[1], 8, LONG_CREDIT_TIMEOUT);
         service.add(sender.channel, 0);
         service.add(receiver.channel, 1);
         long at = sender.put(256, 0, 64);
-        ErrorRecord record = awaitRecord(sender);
+        ErrorRecord record = sender.awaitRecord();
         assertEquals(Code.CQE_ERROR, record.code());
         assertEquals(0, record.rank());
         assertEquals(1, record.peer());
@@ -356,14 +278,14 @@ class VerbsHandlerTest {
             VerbsLink halfLink = new VerbsLink(0, 1, "rank 1", g.poster(), g.localHeap(), g.localLkey(), g.peerHeap(),
                     half.rkey(), g.heapBytes(), g.fetchAddress(), g.fetchLkey(), false, g.localCredits(),
                     g.peerCredits(), g.peerCreditsRkey());
-            Side sender = new Side(halfLink, 8);
-            Side receiver = new Side(links[1], 8);
+            VerbsTestChannel sender = new VerbsTestChannel(halfLink, 8, LONG_CREDIT_TIMEOUT);
+            VerbsTestChannel receiver = new VerbsTestChannel(links[1], 8, LONG_CREDIT_TIMEOUT);
             service.add(sender.channel, 0);
             service.add(receiver.channel, 1);
             sender.put(0, 0, 64);
             sender.flushAndWait(); // inside the registration: fine
             sender.signal(KIND_ATOMIC_ADD, SIGNAL_OP_ADD, HEAP - 8, 1);
-            ErrorRecord record = awaitRecord(sender);
+            ErrorRecord record = sender.awaitRecord();
             assertEquals(Op.ATOMIC_ADD, record.op());
             assertEquals(1, record.peer());
             assertEquals(EmulatedFault.REMOTE_OUT_OF_RANGE.vendorSyndrome(), (int) (record.seen() >>> 8 & 0xff));
@@ -377,14 +299,14 @@ class VerbsHandlerTest {
 
     @Test
     void aPeerWhoseHeapRegistrationIsGoneIsNamed() {
-        Side[] s = connect(8);
+        VerbsTestChannel[] s = connect(8);
         service.add(s[0].channel, 0);
         service.add(s[1].channel, 1);
         s[0].put(0, 0, 8);
         s[0].flushAndWait();
         session.heapRegistration(1).close(); // rank 1 died: its NIC dropped its memory
         s[0].putSignal(64, 0, 64, SIGNAL_OP_SET, 128, 1);
-        ErrorRecord record = awaitRecord(s[0]);
+        ErrorRecord record = s[0].awaitRecord();
         assertEquals(1, record.peer());
         assertEquals(Op.PUT_SIGNAL, record.op());
         String problem = s[0].channel.problem().orElseThrow();
@@ -393,12 +315,12 @@ class VerbsHandlerTest {
 
     @Test
     void triggersOutsideTheHeapAreRefusedBeforeAnythingIsPosted() {
-        Side[] s = connect(8);
+        VerbsTestChannel[] s = connect(8);
         service.add(s[0].channel, 0);
         service.add(s[1].channel, 1);
         new Pointer(heap0).setLong(0, -1);
         s[0].put(HEAP - 4, 0, 8);
-        await(s[0].channel::isFaulted, "the refusal");
+        VerbsTestChannel.await(s[0].channel::isFaulted, "the refusal");
         assertTrue(s[0].channel.problem().orElseThrow().contains("outside the symmetric heap"));
         assertEquals(0, s[0].handler.posted(), "nothing was posted");
         assertArrayEquals(new byte[4], read(heap1 + HEAP - 4, 4));
@@ -447,8 +369,4 @@ class VerbsHandlerTest {
         }
     }
 
-    static ErrorRecord awaitRecord(Side side) {
-        await(() -> side.record.get() != null && side.channel.isFaulted(), "the error record");
-        return ErrorRecord.decode(side.record.get());
-    }
 }
