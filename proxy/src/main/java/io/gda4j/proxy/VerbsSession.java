@@ -5,8 +5,11 @@ import io.gda4j.nic.MemoryRegistration;
 import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicAccess;
 import io.gda4j.nic.NicMemory;
+import io.gda4j.nic.NicQp;
 import io.gda4j.nic.QpPair;
 import io.gda4j.nic.QpSpec;
+import io.gda4j.nic.emulated.EmulatedNic;
+import io.gda4j.nic.emulated.RemoteResponder;
 import io.gda4j.cuda.CudaContext;
 
 import java.nio.ByteBuffer;
@@ -20,6 +23,14 @@ import java.util.Set;
  * The verbs handler's set-up on one NIC: each rank's heap registered once (not per link, not per message), and for
  * each pair of ranks a connected QP pair and a credit block on each side ({@link CreditBlockDescriptor}) registered
  * for remote writes. Ranks of one process share the NIC; {@link #connect} returns both directions' {@link VerbsLink}s.
+ *
+ * <p>Across processes of one host (emulated NIC only, as ibgda): each process has its own session and NIC for its
+ * rank. {@link #offerAcrossProcesses} registers what the other processes need (the credit blocks, one per rank of the
+ * world, and the heap's atomic lock line) and describes it in a {@link VerbsOffer}, which the world publishes;
+ * {@link #connectAcrossProcesses} takes a peer's offer and makes this side's direction only: a QP toward a
+ * {@link RemoteResponder} that checks keys and ranges against the peer's registrations as the peer's NIC would, and
+ * acts on the peer's heap and credit blocks through their mappings in this process. The peer's process makes the
+ * other direction from this process's offer.
  *
  * <p>Closing deregisters and destroys in reverse order of creation; the NIC itself belongs to the caller.
  */
@@ -45,10 +56,19 @@ public final class VerbsSession implements AutoCloseable {
     private record Heap(long address, long bytes, NicMemory registration) {
     }
 
+    /** What a rank of this process lent the other processes: its offer, and its credit blocks as it reads them. */
+    private record Offered(VerbsOffer offer, ByteBuffer credits) {
+    }
+
     private final Nic nic;
     private final WordAllocator words;
     private final int sqWqebbs;
+    private final CrossProcessMemory creditMemory;
+    private final CrossProcessMemory lockMemory;
     private final Map<Integer, Heap> heaps = new HashMap<>();
+    private final Map<Integer, Offered> offered = new HashMap<>();
+    /** Responders of this process's links to other processes, by {@link #pairKey}. */
+    private final Map<Long, RemoteResponder> responders = new HashMap<>();
     private final List<AutoCloseable> owned = new ArrayList<>();
     private NicMemory fetchRegion;
     private boolean closed;
@@ -58,9 +78,22 @@ public final class VerbsSession implements AutoCloseable {
      *                 credit traffic, so a queue of {@code 4 * window} never makes the proxy wait for a slot
      */
     public VerbsSession(Nic nic, WordAllocator words, int sqWqebbs) {
+        this(nic, words, sqWqebbs, null, null);
+    }
+
+    /**
+     * A session that also connects ranks of other processes.
+     *
+     * @param creditMemory how credit blocks are lent to the other processes and theirs mapped here
+     * @param lockMemory   the same for the heaps' atomic lock lines
+     */
+    public VerbsSession(Nic nic, WordAllocator words, int sqWqebbs, CrossProcessMemory creditMemory,
+                        CrossProcessMemory lockMemory) {
         this.nic = nic;
         this.words = words;
         this.sqWqebbs = sqWqebbs;
+        this.creditMemory = creditMemory;
+        this.lockMemory = lockMemory;
     }
 
     public Nic nic() {
@@ -133,14 +166,156 @@ public final class VerbsSession implements AutoCloseable {
             owned.addAll(made);
             return new VerbsLink[] {ab, ba};
         } catch (RuntimeException e) {
-            for (int i = made.size() - 1; i >= 0; i--) {
-                try {
-                    made.get(i).close();
-                } catch (Exception suppressed) {
-                    e.addSuppressed(suppressed);
-                }
-            }
+            closeAll(made, e);
             throw e;
+        }
+    }
+
+    /**
+     * What {@code rank} (registered here) lends the ranks of other processes, for the world to publish: its heap's
+     * registration, and its credit blocks, one per rank of a world of {@code worldSize}, registered once for remote
+     * writes. Its heap's atomics take its lock line from now on, as every other process's NIC atomics on it will
+     * ({@code EmulatedNic.serializeAtomics}): several processes are several engines. A second call returns the same
+     * offer.
+     */
+    public synchronized VerbsOffer offerAcrossProcesses(int rank, int worldSize) {
+        requireOpen();
+        Offered known = offered.get(rank);
+        if (known != null) {
+            if (known.offer().creditBlocks() != worldSize) {
+                throw new IllegalArgumentException("rank " + rank + " offered credit blocks for a world of "
+                        + known.offer().creditBlocks() + " ranks, not " + worldSize);
+            }
+            return known.offer();
+        }
+        Heap h = heap(rank);
+        EmulatedNic emulated = processLinks();
+        List<AutoCloseable> made = new ArrayList<>();
+        try {
+            int bytes = Math.multiplyExact(worldSize, CreditBlockDescriptor.LENGTH);
+            String label = "rank " + rank + " credit blocks";
+            CrossProcessMemory.Exported credits = add(made, creditMemory.export(bytes, label));
+            NicMemory creditsRegistration = add(made, nic.registerMemory(new MemoryRegistration(null,
+                    credits.address(), bytes, MemoryKind.HOST_MAPPED, Set.of(NicAccess.LOCAL_WRITE,
+                    NicAccess.REMOTE_WRITE), label)));
+            CrossProcessMemory.Exported lock = add(made, lockMemory.export(EmulatedNic.ATOMIC_LOCK_BYTES,
+                    "rank " + rank + " heap atomic lock"));
+            emulated.serializeAtomics(h.registration(), lock.address());
+            VerbsOffer offer = new VerbsOffer(h.registration().rkey(), h.address(), h.bytes(),
+                    h.registration().access(), creditsRegistration.rkey(), credits.address(), worldSize,
+                    credits.handle(), lock.handle());
+            owned.addAll(made);
+            offered.put(rank, new Offered(offer, credits.buffer()));
+            return offer;
+        } catch (RuntimeException e) {
+            closeAll(made, e);
+            throw e;
+        }
+    }
+
+    /**
+     * The link from {@code local} (offered here) to {@code peerRank}, a rank of another process of this host that
+     * published {@code offer}: a QP whose responder checks keys and ranges as the peer's NIC would, with the peer's
+     * keys and addresses as the peer's process made them (as on the wire), reaching its heap through
+     * {@code peerHeapMapping} and its credit blocks and lock line through their mappings here.
+     *
+     * @param gpu             the context the emulated NIC executes the QP on (null in CPU tests)
+     * @param peerHeapMapping where this process reaches the peer's heap (the world's CUDA IPC mapping)
+     * @param peerHeapBytes   the peer's heap size as the world knows it; the offer must have registered all of it
+     * @throws ProxyException naming the peer when its offer does not fit this world, or its memory cannot be mapped
+     */
+    public synchronized VerbsLink connectAcrossProcesses(int local, CudaContext gpu, int peerRank,
+                                                         String peerDescription, long peerHeapMapping,
+                                                         long peerHeapBytes, VerbsOffer offer) {
+        requireOpen();
+        Offered mine = offered.get(local);
+        if (mine == null) {
+            throw new IllegalStateException("rank " + local + " connects to " + peerDescription + " before it offered"
+                    + " anything (offerAcrossProcesses)");
+        }
+        if (offer.heapBytes() != peerHeapBytes) {
+            throw new ProxyException(peerDescription + " offers a heap registration of " + offer.heapBytes()
+                    + " bytes, but its heap has " + peerHeapBytes + ": every process of a job must run the same gda4j"
+                    + " version and heap size");
+        }
+        if (offer.creditBlocks() != mine.offer().creditBlocks() || peerRank < 0 || peerRank >= offer.creditBlocks()
+                || peerRank == local) {
+            throw new ProxyException(peerDescription + " (rank " + peerRank + ") offers credit blocks for a world of "
+                    + offer.creditBlocks() + " ranks, and rank " + local + " is in a world of "
+                    + mine.offer().creditBlocks() + ": the processes do not describe one world");
+        }
+        long key = pairKey(local, peerRank);
+        if (responders.containsKey(key)) {
+            throw new IllegalStateException("rank " + local + " is connected to " + peerDescription + " already");
+        }
+        Heap h = heap(local);
+        EmulatedNic emulated = processLinks();
+        List<AutoCloseable> made = new ArrayList<>();
+        try {
+            CrossProcessMemory.Opened peerCredits = add(made, creditMemory.open(offer.creditsHandle(),
+                    offer.creditsBytes(), peerDescription + "'s credit blocks"));
+            CrossProcessMemory.Opened peerLock = add(made, lockMemory.open(offer.lockHandle(),
+                    EmulatedNic.ATOMIC_LOCK_BYTES, peerDescription + "'s heap atomic lock"));
+            RemoteResponder responder = add(made, new RemoteResponder(peerDescription));
+            responder.addRegion(offer.heapRkey(), offer.heapAddress(), offer.heapBytes(), offer.heapAccess(),
+                    peerHeapMapping, peerLock.address(), "heap");
+            responder.addRegion(offer.creditsRkey(), offer.creditsAddress(), offer.creditsBytes(),
+                    Set.of(NicAccess.REMOTE_WRITE), peerCredits.address(), 0, "credit blocks");
+            NicQp qp = add(made, emulated.createQpToProcess(QpSpec.of(gpu, sqWqebbs, "proxy rank " + local
+                    + " -> rank " + peerRank), responder));
+            NicMemory fetch = fetchRegion();
+            ByteBuffer localCredits = mine.credits().slice(peerRank * CreditBlockDescriptor.LENGTH,
+                    CreditBlockDescriptor.LENGTH);
+            VerbsLink link = new VerbsLink(local, peerRank, peerDescription, qp.hostPoster(), h.address(),
+                    h.registration().lkey(), offer.heapAddress(), offer.heapRkey(), Math.min(h.bytes(),
+                    offer.heapBytes()), fetch.isNull() ? 0 : fetch.address(), fetch.lkey(),
+                    offer.heapAccess().contains(NicAccess.RELAXED_ORDERING), localCredits,
+                    offer.creditBlockFor(local), offer.creditsRkey());
+            owned.addAll(made);
+            responders.put(key, responder);
+            return link;
+        } catch (RuntimeException e) {
+            closeAll(made, e);
+            throw e;
+        }
+    }
+
+    /**
+     * The responder of {@code local}'s link to {@code peer} in another process; closing it makes that peer
+     * unreachable, as a peer whose NIC went away is (for tests).
+     */
+    synchronized RemoteResponder responder(int local, int peer) {
+        RemoteResponder r = responders.get(pairKey(local, peer));
+        if (r == null) {
+            throw new IllegalStateException("rank " + local + " has no link to rank " + peer + " of another process");
+        }
+        return r;
+    }
+
+    /** This session's NIC, which must connect QPs to other processes (the emulated NIC's own API does it). */
+    private EmulatedNic processLinks() {
+        if (creditMemory == null || lockMemory == null) {
+            throw new IllegalStateException("this verbs proxy session connects ranks of one process only: it was made"
+                    + " without memory to lend to other processes");
+        }
+        if (!nic.capabilities().processLinks() || !(nic instanceof EmulatedNic emulated)) {
+            throw new IllegalStateException("the verbs proxy handler connects processes over the emulated NIC only;"
+                    + " this session posts on " + nic.description());
+        }
+        return emulated;
+    }
+
+    private static long pairKey(int from, int to) {
+        return (long) from << 32 | (to & 0xffffffffL);
+    }
+
+    private static void closeAll(List<AutoCloseable> made, RuntimeException failure) {
+        for (int i = made.size() - 1; i >= 0; i--) {
+            try {
+                made.get(i).close();
+            } catch (Exception suppressed) {
+                failure.addSuppressed(suppressed);
+            }
         }
     }
 
@@ -200,6 +375,8 @@ public final class VerbsSession implements AutoCloseable {
         }
         owned.clear();
         heaps.clear();
+        offered.clear();
+        responders.clear();
         if (first != null) {
             throw first;
         }
