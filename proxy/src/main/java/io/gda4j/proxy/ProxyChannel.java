@@ -166,10 +166,27 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
      */
     static ProxyChannel openVerbs(LinkEnd local, LinkEnd peer, ProxyService service, ProxyConfig config, VerbsLink link,
                                   VerbsSession session, Consumer<ProxyChannel> onClosed) {
+        return openVerbs(local, PeerSide.of(local, peer), service, config, link, session, onClosed);
+    }
+
+    /**
+     * Builds the channel {@code local -> peer} to a rank of another process with the verbs handler over {@code link}
+     * (made by {@link VerbsSession#connectAcrossProcesses} from the peer's offer). The peer's abort word is out of
+     * reach: a failed channel raises the local rank's only, and the world tells the peer through the bootstrap.
+     */
+    static ProxyChannel openVerbsAcrossProcesses(LinkEnd local, RemotePeer peer, ProxyService service,
+                                                 ProxyConfig config, VerbsLink link, VerbsSession session,
+                                                 Consumer<ProxyChannel> onClosed) {
+        return openVerbs(local, new PeerSide(peer.rank(), peer.heapAddress(), peer.heapBytes(), peer.sameGpu(), null),
+                service, config, link, session, onClosed);
+    }
+
+    private static ProxyChannel openVerbs(LinkEnd local, PeerSide peer, ProxyService service, ProxyConfig config,
+                                          VerbsLink link, VerbsSession session, Consumer<ProxyChannel> onClosed) {
         Nic nic = session.nic();
         String label = "verbs on " + (nic.isEmulated() ? "the emulated NIC (" + nic.description() + ")"
                 : nic.description());
-        ProxyChannel pc = build(local, PeerSide.of(local, peer), service, config, false, label,
+        ProxyChannel pc = build(local, peer, service, config, false, label,
                 (name, stream, deviceChannel, resources) -> {
                     CUcontext context = local.context().handle();
                     CUstream proxyStream = stream.handle();

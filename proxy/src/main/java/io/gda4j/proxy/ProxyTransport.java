@@ -26,8 +26,10 @@ import java.util.Optional;
  * setting forces it. The copy engine works for any pair of ranks in this process (copies are staged by the driver
  * where the GPUs cannot reach each other), so {@code auto} picks the transport last, after p2p and ibgda; and between
  * processes of one host, into the peer heap that the world mapped by CUDA IPC. The verbs handler connects ranks of
- * this process over one NIC (GDA4J_NIC: mlx5, or the emulated NIC, whose figures say so); between processes it is
- * not built yet.
+ * this process over one NIC (GDA4J_NIC: mlx5, or the emulated NIC, whose figures say so), and ranks of processes of
+ * this host over the emulated NIC: each process publishes its heap's key, its credit blocks and its heap's atomic
+ * lock line ({@link VerbsOffer}) on the world's offer all-gather, and connects its own direction of each pair from
+ * the peer's offer.
  *
  * <p>Ownership: every link of a world shares one {@link ProxyService}, created by the first {@link #connect} and
  * closed with the last link (a world closes all its links, so closing the world stops the proxy threads). A
@@ -107,8 +109,11 @@ public final class ProxyTransport implements TransportProvider {
                     : nic.provider().name() + " NIC");
             boolean local = config.handler().forPeer(true) == ProxyConfig.Handler.VERBS;
             boolean remote = config.handler().forPeer(false) == ProxyConfig.Handler.VERBS;
+            String processes = nic.found() && nic.provider().name().equals(Nic.EMULATED)
+                    ? ", in this process and in other processes of this host"
+                    : ", in this process only (other processes of this host need the emulated NIC)";
             return "handler " + config.handler().label() + " (" + ProxyConfig.HANDLER_ENV + "): peers of this host use "
-                    + (local ? verbs + ", between ranks of one process" : "the copy engine") + "; peers of other hosts"
+                    + (local ? verbs + processes : "the copy engine") + "; peers of other hosts"
                     + " use " + (remote ? verbs : "the copy engine, which cannot reach them")
                     + ((local || remote) && !nic.found() ? ". No NIC for verbs: " + nic.reason() : "");
         } catch (RuntimeException e) {
@@ -145,6 +150,29 @@ public final class ProxyTransport implements TransportProvider {
         return Optional.empty();
     }
 
+    /**
+     * Why the verbs handler cannot connect a rank of this process to {@code peer}, a rank of another process of this
+     * host, over a NIC of provider {@code nicName}, or empty: only the emulated NIC connects processes (its QP reaches
+     * the peer's memory through mappings; a real NIC's QPs need each other's QP number and LID/GID, which the offer
+     * does not carry yet), and its atomics across processes take a lock line in the target's GPU memory with GPU
+     * atomics, which the link between the two GPUs must carry.
+     */
+    static Optional<String> verbsAcrossProcessesReason(String nicName, RemotePeer peer) {
+        if (!Nic.EMULATED.equals(nicName)) {
+            return Optional.of("the verbs proxy handler connects processes over the emulated NIC only so far: over the "
+                    + nicName + " NIC each side's RC QP must be connected to the other's QP number and LID/GID, which"
+                    + " its offer does not carry yet. Set " + IbgdaConfig.NIC_ENV + " to emulated, or "
+                    + ProxyConfig.HANDLER_ENV + " to auto or copy");
+        }
+        if (!peer.nativeAtomics()) {
+            return Optional.of("the verbs proxy handler across processes serialises the emulated NIC's atomics on a"
+                    + " heap with a lock word in that rank's GPU memory, taken by GPU atomics through CUDA IPC, and"
+                    + " this GPU's link to " + peer.description() + "'s GPU carries no atomics (no NVLink, or a GPU"
+                    + " hidden by CUDA_VISIBLE_DEVICES): set " + ProxyConfig.HANDLER_ENV + " to auto or copy");
+        }
+        return Optional.empty();
+    }
+
     @Override
     public PeerLink connect(LinkEnd local, LinkEnd peer) {
         ProxyConfig config = ProxyConfig.resolve();
@@ -168,16 +196,7 @@ public final class ProxyTransport implements TransportProvider {
             VerbsLink link;
             VerbsSession session;
             synchronized (this) {
-                if (verbs == null) {
-                    verbsNic = Nics.open(IbgdaConfig.resolve().nic(), NicOptions.defaults());
-                    // Every message takes at most three WQEBBs with its credit traffic: a queue of four per credit
-                    // never makes the proxy wait for a slot (where the NIC allows one that deep).
-                    int wanted = Math.max(64, 4 * config.credits());
-                    int sq = Math.min(Integer.highestOneBit(verbsNic.capabilities().maxSqWqebbs()),
-                            Integer.highestOneBit(wanted - 1) << 1);
-                    verbs = new VerbsSession(verbsNic, bytes -> pinnedWords(local, bytes), sq);
-                }
-                session = verbs;
+                session = verbsSession(local, config, false);
                 verbs.registerHeap(local.rank(), local.context(), local.heapBase(), local.heapSizeBytes(),
                         MemoryKind.DEVICE);
                 verbs.registerHeap(peer.rank(), peer.context(), peer.heapBase(), peer.heapSizeBytes(),
@@ -195,6 +214,32 @@ public final class ProxyTransport implements TransportProvider {
             release(s);
             throw e;
         }
+    }
+
+    /**
+     * The verbs session of the current world, opened (with its NIC) by the first caller. {@code acrossProcesses}: the
+     * world's one rank of this process, {@code local}, lends and maps memory across processes through its GPU.
+     */
+    private VerbsSession verbsSession(LinkEnd local, ProxyConfig config, boolean acrossProcesses) {
+        if (verbs == null) {
+            Nic nic = Nics.open(IbgdaConfig.resolve().nic(), NicOptions.defaults());
+            try {
+                // Every message takes at most three WQEBBs with its credit traffic: a queue of four per credit never
+                // makes the proxy wait for a slot (where the NIC allows one that deep).
+                int wanted = Math.max(64, 4 * config.credits());
+                int sq = Math.min(Integer.highestOneBit(nic.capabilities().maxSqWqebbs()),
+                        Integer.highestOneBit(wanted - 1) << 1);
+                verbs = acrossProcesses ? new VerbsSession(nic, bytes -> pinnedWords(local, bytes), sq,
+                        CudaCrossProcessMemory.credits(local.context()),
+                        CudaCrossProcessMemory.lockLine(local.context()))
+                        : new VerbsSession(nic, bytes -> pinnedWords(local, bytes), sq);
+                verbsNic = nic;
+            } catch (RuntimeException e) {
+                nic.close();
+                throw e;
+            }
+        }
+        return verbs;
     }
 
     private static long pairKey(int from, int to) {
@@ -225,7 +270,8 @@ public final class ProxyTransport implements TransportProvider {
 
     /**
      * Across processes of one host the copy engine copies into the peer's heap as mapped by CUDA IPC, and signals
-     * take the direct path from this process's stream: the peer-stream path would need the peer's context.
+     * take the direct path from this process's stream: the peer-stream path would need the peer's context. The verbs
+     * handler connects them over the emulated NIC ({@link #verbsAcrossProcessesReason}); it has no signal path.
      */
     @Override
     public Optional<String> unavailableAcrossProcesses(LinkEnd local, RemotePeer peer) {
@@ -237,9 +283,9 @@ public final class ProxyTransport implements TransportProvider {
             }
             ProxyConfig config = ProxyConfig.resolve();
             if (config.handler().forPeer(true) == ProxyConfig.Handler.VERBS) {
-                return Optional.of("the verbs proxy handler connects ranks of one process only so far (the QP and key"
-                        + " exchange between processes is not built): set " + ProxyConfig.HANDLER_ENV + " to auto or"
-                        + " copy");
+                NicSelection selection = Nics.select(IbgdaConfig.resolve().nic());
+                return selection.found() ? verbsAcrossProcessesReason(selection.provider().name(), peer)
+                        : Optional.of("the verbs proxy handler needs a NIC: " + selection.reason());
             }
             if (config.signalPath() == ProxyConfig.SignalPath.PEER_STREAM) {
                 return Optional.of("signal path 'peer-stream' needs the peer's CUDA context, which lives in another"
@@ -251,12 +297,83 @@ public final class ProxyTransport implements TransportProvider {
         }
     }
 
+    /**
+     * With the verbs handler: {@code local}'s heap registered on this process's NIC (once), its credit blocks for
+     * every rank of the world and its heap's atomic lock line ({@link VerbsOffer}). The copy engine offers nothing.
+     */
+    @Override
+    public Optional<byte[]> offerAcrossProcesses(LinkEnd local) {
+        ProxyConfig config = ProxyConfig.resolve();
+        if (config.handler().forPeer(true) != ProxyConfig.Handler.VERBS) {
+            return Optional.empty();
+        }
+        synchronized (this) {
+            VerbsSession session = verbsSession(local, config, true);
+            session.registerHeap(local.rank(), local.context(), local.heapBase(), local.heapSizeBytes(),
+                    MemoryKind.DEVICE);
+            return Optional.of(session.offerAcrossProcesses(local.rank(), local.worldSize()).encode());
+        }
+    }
+
+    /** Closes what {@link #offerAcrossProcesses} opened when the world failed before any link was made. */
+    @Override
+    public void abandonAcrossProcesses(LinkEnd local) {
+        VerbsSession session;
+        Nic nic;
+        synchronized (this) {
+            if (links != 0 || verbs == null) {
+                return; // the links close it
+            }
+            session = verbs;
+            nic = verbsNic;
+            verbs = null;
+            verbsNic = null;
+        }
+        try {
+            session.close();
+        } finally {
+            nic.close();
+        }
+    }
+
     @Override
     public PeerLink connectAcrossProcesses(LinkEnd local, RemotePeer peer) {
         ProxyConfig config = ProxyConfig.resolve();
+        if (config.handler().forPeer(true) == ProxyConfig.Handler.VERBS) {
+            return connectVerbsAcrossProcesses(local, peer, config);
+        }
         ProxyService s = acquire(config);
         try {
             return ProxyChannel.openAcrossProcesses(local, peer, s, config, c -> release(s)).link();
+        } catch (RuntimeException e) {
+            release(s);
+            throw e;
+        }
+    }
+
+    private PeerLink connectVerbsAcrossProcesses(LinkEnd local, RemotePeer peer, ProxyConfig config) {
+        byte[] published = peer.offer();
+        if (published == null) {
+            throw new ProxyException("proxy: " + peer.description() + " published no verbs proxy offer, so its process"
+                    + " does not reach rank " + local.rank() + " with the verbs handler: set the same GDA4J_TRANSPORT"
+                    + " and " + ProxyConfig.HANDLER_ENV + " in every process of the job");
+        }
+        VerbsOffer offer = VerbsOffer.decode(peer.description(), published);
+        ProxyService s = acquire(config);
+        try {
+            VerbsLink link;
+            VerbsSession session;
+            synchronized (this) {
+                if (verbs == null) {
+                    throw new IllegalStateException("proxy: rank " + local.rank() + " connects to "
+                            + peer.description() + " with the verbs handler before it offered anything");
+                }
+                session = verbs;
+                link = session.connectAcrossProcesses(local.rank(), local.context(), peer.rank(), peer.description(),
+                        peer.heapAddress(), peer.heapBytes(), offer);
+            }
+            return ProxyChannel.openVerbsAcrossProcesses(local, peer, s, config, link, session, c -> release(s))
+                    .link();
         } catch (RuntimeException e) {
             release(s);
             throw e;

@@ -1,7 +1,12 @@
 package io.gda4j.proxy;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gda4j.ibgda.IbgdaConfig;
+import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicSelection;
+import io.gda4j.nic.Nics;
 import io.gda4j.transport.RemotePeer;
 
 import java.util.Optional;
@@ -11,8 +16,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Whether the proxy connects a rank of another process, decided without a GPU: it does (copies into the IPC-mapped
- * heap, signals on the direct path), except with the peer-stream signal path, which needs the peer's context, and
- * with the verbs handler forced, which connects ranks of one process only so far.
+ * heap, signals on the direct path), except with the peer-stream signal path, which needs the peer's context. The
+ * verbs handler forced connects processes over the emulated NIC (its exchange is {@link VerbsAcrossProcessesTest}'s),
+ * not over mlx5 yet, and not between GPUs whose link carries no atomics.
  */
 class ProxyAcrossProcessesTest {
     static final RemotePeer PEER = new RemotePeer(1, 1L << 40, 64L << 20, false, true, "rank 1 (pid 7 on h)");
@@ -24,11 +30,37 @@ class ProxyAcrossProcessesTest {
     }
 
     @Test
-    void theVerbsHandlerBetweenProcessesIsRefusedSayingWhatToSet() {
+    void theVerbsHandlerConnectsProcessesOverTheEmulatedNic() {
+        assertEquals(Optional.empty(), ProxyTransport.verbsAcrossProcessesReason(Nic.EMULATED, PEER));
+    }
+
+    @Test
+    void theVerbsHandlerOverMlx5BetweenProcessesIsRefusedSayingWhatToSet() {
+        Optional<String> why = ProxyTransport.verbsAcrossProcessesReason(Nic.MLX5, PEER);
+        assertTrue(why.isPresent() && why.get().contains("emulated NIC only") && why.get().contains("QP number")
+                && why.get().contains(IbgdaConfig.NIC_ENV) && why.get().contains(ProxyConfig.HANDLER_ENV),
+                why.toString());
+    }
+
+    @Test
+    void theVerbsHandlerBetweenGpusWithoutAtomicsIsRefusedNamingThePeer() {
+        RemotePeer pcie = new RemotePeer(1, 1L << 40, 64L << 20, false, false, "rank 1 (pid 7 on h)");
+        Optional<String> why = ProxyTransport.verbsAcrossProcessesReason(Nic.EMULATED, pcie);
+        assertTrue(why.isPresent() && why.get().contains("rank 1 (pid 7 on h)'s GPU carries no atomics")
+                && why.get().contains(ProxyConfig.HANDLER_ENV), why.toString());
+    }
+
+    /** The transport's own answer with verbs forced: what this machine's NIC choice allows, never a flat refusal. */
+    @Test
+    void theVerbsHandlerForcedIsAcceptedAcrossProcessesWhereTheEmulatedNicIs() {
         System.setProperty(ProxyConfig.HANDLER_PROP_NAME, "verbs");
         Optional<String> why = new ProxyTransport().unavailableAcrossProcesses(null, PEER);
-        assertTrue(why.isPresent() && why.get().contains("ranks of one process only")
-                && why.get().contains(ProxyConfig.HANDLER_ENV), why.toString());
+        NicSelection nic = Nics.select(IbgdaConfig.resolve().nic());
+        if (nic.found()) {
+            assertEquals(ProxyTransport.verbsAcrossProcessesReason(nic.provider().name(), PEER), why);
+        } else {
+            assertTrue(why.isPresent() && why.get().contains("needs a NIC: " + nic.reason()), why.toString());
+        }
         System.setProperty(ProxyConfig.HANDLER_PROP_NAME, "auto");
         assertTrue(new ProxyTransport().unavailableAcrossProcesses(null, PEER).isEmpty(),
                 "auto: a peer of this host takes the copy engine");
@@ -43,6 +75,10 @@ class ProxyAcrossProcessesTest {
         System.setProperty(ProxyConfig.HANDLER_PROP_NAME, "verbs");
         String verbs = ProxyTransport.describeHandlers();
         assertTrue(verbs.contains("peers of this host use verbs"), verbs);
+        boolean emulated = Nics.select(IbgdaConfig.resolve().nic()).found()
+                && Nics.select(IbgdaConfig.resolve().nic()).provider().name().equals(Nic.EMULATED);
+        assertTrue(verbs.contains(emulated ? "in this process and in other processes of this host"
+                : "in this process only (other processes of this host need the emulated NIC)"), verbs);
     }
 
     @Test

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@code gda4j latency} (over p2p, the proxy and ibgda on the emulated NIC), {@code gda4j bandwidth} and {@code gda4j compare} as two
+ * {@code gda4j latency} (over p2p, the proxy with either handler and ibgda on the emulated NIC), {@code gda4j bandwidth} and {@code gda4j compare} as two
  * processes started the way a launcher starts them (one rank each, both on GPU 0): rank 0's process prints the table, rank 1's prints nothing on
  * stdout, both exit 0.
  */
@@ -64,6 +64,20 @@ class CommandsAcrossProcessesGpuTest {
         assertTrue(out[0].contains("over ibgda between processes") && out[0].contains("on the emulated NIC"), out[0]);
         assertTrue(out[0].contains("put_signal") && out[0].contains("64 KiB"), out[0]);
         assertTrue(out[0].contains("emulated NIC engine:"), "the engine note of rank 0's NIC: " + out[0]);
+        assertEquals("", out[1], "rank 1 answers silently");
+    }
+
+    @Test
+    void twoProcessesPingPongOverTheProxysVerbsHandlerOnTheEmulatedNic() throws Exception {
+        // Each process's proxy thread posts on its own emulated NIC toward the other's heap, under its credits.
+        String[] out = acrossTwoProcesses("latency", "--transport", "proxy", "--proxy-handler", "verbs", "--nic",
+                "emulated", "--mode", "signal,put_signal", "--sizes", "8,64k", "--scopes", "thread", "--iters", "50",
+                "--warmup", "5", "--gpus", "0,0");
+        System.out.println("gda4j latency over the proxy's verbs handler (emulated NIC) across two processes on GPU 0"
+                + " (rank 0's output):\n" + out[0]);
+        assertTrue(out[0].contains("over proxy between processes")
+                && out[0].contains("proxy handler: verbs on the emulated NIC"), out[0]);
+        assertTrue(out[0].contains("put_signal") && out[0].contains("64 KiB"), out[0]);
         assertEquals("", out[1], "rank 1 answers silently");
     }
 
