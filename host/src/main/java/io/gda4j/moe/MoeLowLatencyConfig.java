@@ -11,12 +11,6 @@ import java.util.Objects;
 public final class MoeLowLatencyConfig {
     private final int hidden;
     private final int maxTokensPerRank;
-    /**
-     * The most experts low-latency mode takes for now. Configurations of 500, 600, 1000 and 6000 experts (2 ranks on
-     * H100s) stalled in the dispatch until the wait timeout, with a peer's expert count never arriving, while 32, 64
-     * and 256 pass; until the cause is found, larger configurations are refused here rather than left to time out.
-     */
-    public static final int MAX_VERIFIED_EXPERTS = 256;
     private final int numExperts;
     private final int topK;
     private final ElementType dispatchType;
@@ -32,12 +26,6 @@ public final class MoeLowLatencyConfig {
         positive("hidden", hidden);
         positive("maxTokensPerRank", maxTokensPerRank);
         positive("numExperts", numExperts);
-        if (numExperts > MAX_VERIFIED_EXPERTS) {
-            throw new IllegalArgumentException("MoeLowLatencyConfig numExperts must be at most " + MAX_VERIFIED_EXPERTS
-                    + " for now, got " + numExperts + ": with 500 or more experts (2 ranks, H100s) the low-latency"
-                    + " dispatch stalls until the wait timeout, a defect not yet found; 256 (DeepSeek-V3's count) is"
-                    + " tested. Use high-throughput mode (MoeConfig) for more experts");
-        }
         if (dispatchType != ElementType.BF16 && dispatchType != ElementType.FP8_E4M3) {
             throw new IllegalArgumentException("MoeLowLatencyConfig dispatchType must be BF16 or FP8_E4M3, got "
                     + dispatchType);

@@ -61,8 +61,9 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     /** Blocks of the dispatch send that fit at once on this rank's share of its GPU. */
     private final int sendWave;
     /**
-     * Blocks of the whole dispatch (no split) resident at once on this rank's share of its GPU: its grid, since its
-     * blocks wait for counts that other blocks of it send.
+     * The most blocks of the whole dispatch (no split): all must be resident at once, since its blocks wait for
+     * counts that other blocks of it send. A rank alone on its GPU takes every block the GPU holds at once; ranks
+     * that share a GPU take {@link #spinningBlocks} each, so that their waiting blocks never hold every SM.
      */
     private final int dispatchWave;
 
@@ -87,8 +88,9 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         int ranksOnGpu = Math.max(1, buffer.world().ranksOnGpuOf(rank.rank()));
         this.sendWave = Math.max(1, dispatchSend.maxActiveBlocksPerMultiprocessor(32 * TOKEN_WARPS, 0)
                 * rank.device().multiprocessorCount() / ranksOnGpu);
-        this.dispatchWave = Math.max(1, dispatchWhole.maxActiveBlocksPerMultiprocessor(32 * TOKEN_WARPS, 0)
-                * rank.device().multiprocessorCount() / ranksOnGpu);
+        this.dispatchWave = ranksOnGpu > 1 ? spinningBlocks
+                : Math.max(1, dispatchWhole.maxActiveBlocksPerMultiprocessor(32 * TOKEN_WARPS, 0)
+                        * rank.device().multiprocessorCount());
         this.memory = new MoeRankMemory(rank, s.deviceBytes(), READBACK_BYTES);
         this.params = paramsBlock(memory.address());
         this.done = memory.done();
@@ -163,7 +165,12 @@ public final class MoeLowLatencyRank implements AutoCloseable {
      * The SMs of {@code rank}'s GPU divided by the ranks on it ({@link World#ranksOnGpuOf}), at least 1: the grid of
      * a kernel that spins until peers signal. Where ranks share a GPU, one rank's waiting blocks must leave room for
      * the kernels of the ranks it waits for; a grid over every (token, slice) would hold every SM and those kernels
-     * could not start (seen on one H100 with 2 ranks: a combine that timed out).
+     * could not start (seen on one H100 with 2 ranks: a combine that timed out). The same held for the whole
+     * dispatch while its grid was two blocks per SM of the rank's share: with 2 ranks on one H100 each launched 132
+     * blocks, which may cover all 132 SMs, and the first rank's wait for the other's counts timed out as if the other
+     * never ran (500 experts and more, where the grid reaches that size even at few tokens). As we read it, what cannot
+     * start beside them is the other rank's route kernel, one block of 1024 threads and 40 KiB of shared memory (two
+     * dispatch blocks do fit on an SM).
      */
     static int spinningBlocks(World world, Rank rank) {
         return Math.max(1, rank.device().multiprocessorCount() / Math.max(1, world.ranksOnGpuOf(rank.rank())));

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -97,15 +98,18 @@ class MoeLowLatencyGpuTest {
     }
 
     /**
-     * The route kernel's counting sort past one round: more tokens than its block has threads (1030 of 1024), in
-     * seven groups of chunks; and the dispatch send's blocks each taking several tokens (more than one wave of
-     * them); with and without the split.
+     * Two ranks sharing GPU 0 with many experts, where a dispatch grid of every local expert would cover every SM:
+     * each rank's grid stays within its share, so the other rank's kernels start (500 experts and more once timed out
+     * here). Also the route kernel's counting sort past one round: more tokens than its block has threads (1030 of
+     * 1024, seven chunk groups, and the dispatch send's blocks taking several tokens each), more experts than one
+     * round of its prefix sum (1000), and more than one window of its shared memory (6000: three windows of 2560);
+     * with and without the split.
      */
-    @Test
-    void moreTokensThanTheRouteKernelHasThreads() {
-        int tokens = 1030;
+    @ParameterizedTest(name = "{0} experts, {1} tokens")
+    @CsvSource({"64, 1030", "500, 64", "1000, 1030", "6000, 40"})
+    void manyExpertsAndManyTokensOnASharedGpu(int experts, int tokens) {
         MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(tokens)
-                .numExperts(64).topK(8).dispatchType(ElementType.FP8_E4M3).build();
+                .numExperts(experts).topK(8).dispatchType(ElementType.FP8_E4M3).build();
         GpuWorlds.assumeGpu();
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus(2, true))
                 .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(20))
