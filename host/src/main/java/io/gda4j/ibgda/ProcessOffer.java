@@ -5,7 +5,6 @@ import io.gda4j.nic.NicAccess;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
 
@@ -36,18 +35,9 @@ record ProcessOffer(int heapRkey, long heapAddress, long heapBytes, Set<NicAcces
         return wordsHandle.clone();
     }
 
-    /** The access field: the {@code IBV_ACCESS_*} bits below bit 15, relaxed ordering (bit 20 there) as bit 15. */
-    private static int offerFlags(Set<NicAccess> access) {
-        int flags = 0;
-        for (NicAccess a : access) {
-            flags |= a == NicAccess.RELAXED_ORDERING ? ProcessOfferDescriptor.ACCESS_RELAXED_ORDERING : a.ibvFlag();
-        }
-        return flags;
-    }
-
     byte[] encode() {
         return ByteBuffer.allocate(ProcessOfferDescriptor.LENGTH).putInt(ProcessOfferDescriptor.MAGIC)
-                .putShort(ProcessOfferDescriptor.VERSION).putShort((short) offerFlags(heapAccess))
+                .putShort(ProcessOfferDescriptor.VERSION).putShort((short) NicAccess.offerBits(heapAccess))
                 .putInt(heapRkey).putLong(heapAddress).putLong(heapBytes).putInt(lockOffset).put(wordsHandle).array();
     }
 
@@ -67,21 +57,11 @@ record ProcessOffer(int heapRkey, long heapAddress, long heapBytes, Set<NicAcces
                         ProcessOfferDescriptor.VERSION, magic, version));
             }
             int flags = Short.toUnsignedInt(b.getShort());
-            Set<NicAccess> access = EnumSet.noneOf(NicAccess.class);
-            if ((flags & ProcessOfferDescriptor.ACCESS_RELAXED_ORDERING) != 0) {
-                access.add(NicAccess.RELAXED_ORDERING);
-                flags &= ~ProcessOfferDescriptor.ACCESS_RELAXED_ORDERING;
-            }
-            for (NicAccess a : NicAccess.values()) {
-                if ((flags & a.ibvFlag()) != 0) {
-                    access.add(a);
-                    flags &= ~a.ibvFlag();
-                }
-            }
-            if (flags != 0) {
+            if (NicAccess.unknownOfferBits(flags) != 0) {
                 throw new IllegalArgumentException(String.format("%s's ibgda offer names unknown access bits 0x%x",
-                        from, flags));
+                        from, NicAccess.unknownOfferBits(flags)));
             }
+            Set<NicAccess> access = NicAccess.ofOfferBits(flags);
             int rkey = b.getInt();
             long address = b.getLong();
             long bytesOfHeap = b.getLong();

@@ -1,5 +1,6 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.nic.NicAccess;
 import io.gda4j.cuda.IpcMemory;
 
 /**
@@ -31,7 +32,7 @@ public final class ProcessOfferDescriptor {
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
     /** The access field's bit for {@code IBV_ACCESS_RELAXED_ORDERING}, which 16 bits cannot hold as it is. */
-    public static final int ACCESS_RELAXED_ORDERING = 1 << 15;
+    public static final int ACCESS_RELAXED_ORDERING = NicAccess.OFFER_RELAXED_ORDERING;
     public static final int ACCESS_OFFSET = 6;
     public static final int HEAP_RKEY_OFFSET = 8;
     public static final int HEAP_ADDRESS_OFFSET = 12;

@@ -1,5 +1,6 @@
 package io.gda4j.nic;
 
+import java.util.EnumSet;
 import java.util.Set;
 
 /**
@@ -43,5 +44,44 @@ public enum NicAccess {
             flags |= a.ibvFlag;
         }
         return flags;
+    }
+
+    /**
+     * The 16-bit form the offers that processes publish carry (ibgda's, the proxy verbs handler's): the
+     * {@code IBV_ACCESS_*} bits, with relaxed ordering (bit 20 there, past 16 bits) as bit 15.
+     */
+    public static final int OFFER_RELAXED_ORDERING = 1 << 15;
+
+    /** {@code access} in the 16-bit offer form ({@link #OFFER_RELAXED_ORDERING}). */
+    public static int offerBits(Set<NicAccess> access) {
+        int bits = 0;
+        for (NicAccess a : access) {
+            bits |= a == RELAXED_ORDERING ? OFFER_RELAXED_ORDERING : a.ibvFlag;
+        }
+        return bits;
+    }
+
+    /** The bits of the 16-bit offer form {@code bits} that name no right (0: none). */
+    public static int unknownOfferBits(int bits) {
+        return bits & ~offerBits(EnumSet.allOf(NicAccess.class));
+    }
+
+    /**
+     * The rights of the 16-bit offer form {@code bits}.
+     *
+     * @throws IllegalArgumentException where a bit names no right (check {@link #unknownOfferBits} first to say whose
+     *                                  offer it was)
+     */
+    public static Set<NicAccess> ofOfferBits(int bits) {
+        if (unknownOfferBits(bits) != 0) {
+            throw new IllegalArgumentException(String.format("unknown access bits 0x%x", unknownOfferBits(bits)));
+        }
+        Set<NicAccess> access = EnumSet.noneOf(NicAccess.class);
+        for (NicAccess a : values()) {
+            if ((bits & offerBits(EnumSet.of(a))) != 0) {
+                access.add(a);
+            }
+        }
+        return access;
     }
 }

@@ -5,7 +5,6 @@ import io.gda4j.nic.NicAccess;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
@@ -67,10 +66,7 @@ public record VerbsOffer(int heapRkey, long heapAddress, long heapBytes, Set<Nic
     }
 
     public byte[] encode() {
-        int access = 0;
-        for (NicAccess a : heapAccess) {
-            access |= a == NicAccess.RELAXED_ORDERING ? VerbsOfferDescriptor.ACCESS_RELAXED_ORDERING : a.ibvFlag();
-        }
+        int access = NicAccess.offerBits(heapAccess);
         return ByteBuffer.allocate(VerbsOfferDescriptor.length(creditsHandle.length, lockHandle.length))
                 .putInt(VerbsOfferDescriptor.MAGIC).putShort(VerbsOfferDescriptor.VERSION).putShort((short) access)
                 .putInt(heapRkey).putLong(heapAddress).putLong(heapBytes).putInt(creditsRkey).putLong(creditsAddress)
@@ -94,21 +90,11 @@ public record VerbsOffer(int heapRkey, long heapAddress, long heapBytes, Set<Nic
                         VerbsOfferDescriptor.VERSION, magic, version));
             }
             int flags = Short.toUnsignedInt(b.getShort());
-            Set<NicAccess> access = EnumSet.noneOf(NicAccess.class);
-            if ((flags & VerbsOfferDescriptor.ACCESS_RELAXED_ORDERING) != 0) {
-                access.add(NicAccess.RELAXED_ORDERING);
-                flags &= ~VerbsOfferDescriptor.ACCESS_RELAXED_ORDERING;
-            }
-            for (NicAccess a : NicAccess.values()) {
-                if (a != NicAccess.RELAXED_ORDERING && (flags & a.ibvFlag()) != 0) {
-                    access.add(a);
-                    flags &= ~a.ibvFlag();
-                }
-            }
-            if (flags != 0) {
+            if (NicAccess.unknownOfferBits(flags) != 0) {
                 throw new ProxyException(String.format(Locale.ROOT, "%s's verbs proxy offer names unknown access bits"
-                        + " 0x%x", from, flags));
+                        + " 0x%x", from, NicAccess.unknownOfferBits(flags)));
             }
+            Set<NicAccess> access = NicAccess.ofOfferBits(flags);
             int heapRkey = b.getInt();
             long heapAddress = b.getLong();
             long heapBytes = b.getLong();

@@ -1,5 +1,7 @@
 package io.gda4j.proxy;
 
+import io.gda4j.nic.NicAccess;
+
 /**
  * What a rank's process publishes so that the verbs handlers of other processes of this host can reach it
  * ({@link VerbsOffer}, carried by the world's transport offers under the name {@code proxy}): its heap as its NIC
@@ -33,7 +35,7 @@ public final class VerbsOfferDescriptor {
     public static final int VERSION_OFFSET = 4;
     public static final int ACCESS_OFFSET = 6;
     /** The access field's bit for {@code IBV_ACCESS_RELAXED_ORDERING}, which 16 bits cannot hold as it is. */
-    public static final int ACCESS_RELAXED_ORDERING = 1 << 15;
+    public static final int ACCESS_RELAXED_ORDERING = NicAccess.OFFER_RELAXED_ORDERING;
     public static final int HEAP_RKEY_OFFSET = 8;
     public static final int HEAP_ADDRESS_OFFSET = 12;
     public static final int HEAP_BYTES_OFFSET = 20;

@@ -23,7 +23,6 @@ import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
 import io.gda4j.nic.emulated.HostMemoryPlatform;
 import io.gda4j.world.ErrorRecord;
-import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.ErrorRecordDescriptor.Op;
 
 import java.nio.ByteBuffer;
@@ -287,23 +286,14 @@ class VerbsAcrossProcessesTest {
     @Test
     void aKeyThePeersNicNeverMadeGivesAnErrorCqeAndADeviceErrorRecordNamingThePeer() {
         VerbsLink good = a.connect(b);
-        VerbsLink badKey = new VerbsLink(good.localRank(), good.peerRank(), good.peerDescription(), good.poster(),
-                good.localHeap(), good.localLkey(), good.peerHeap(), good.peerRkey() ^ 0x5a5a00, good.heapBytes(),
-                good.fetchAddress(), good.fetchLkey(), false, good.localCredits(), good.peerCredits(),
-                good.peerCreditsRkey());
+        VerbsLink badKey = VerbsTestChannel.withWrongPeerKey(good);
         VerbsTestChannel sender = new VerbsTestChannel(badKey, 8, LONG_CREDIT_TIMEOUT);
         VerbsTestChannel receiver = new VerbsTestChannel(b.connect(a), 8, LONG_CREDIT_TIMEOUT);
         a.service.add(sender.channel, 0);
         b.service.add(receiver.channel, 0);
         long at = sender.put(256, 0, 64);
         ErrorRecord record = sender.awaitRecord();
-        assertEquals(Code.CQE_ERROR, record.code());
-        assertEquals(0, record.rank());
-        assertEquals(1, record.peer());
-        assertEquals(Op.PUT, record.op());
-        assertEquals(CqeSyndrome.REMOTE_ACCESS.code(), (int) (record.seen() & 0xff));
-        assertEquals(EmulatedFault.UNKNOWN_RKEY.vendorSyndrome(), (int) (record.seen() >>> 8 & 0xff));
-        assertEquals(good.poster().qp().qpn(), record.cmp());
+        VerbsTestChannel.assertUnknownKeyCqe(record, good);
         String problem = sender.channel.problem().orElseThrow();
         assertTrue(problem.contains("trigger " + at) && problem.contains("toward " + b.description)
                 && problem.contains("Rank 1 refused the key or the range"), problem);

@@ -14,7 +14,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.jna.Pointer;
 
-import io.gda4j.mlx5.CqeSyndrome;
 import io.gda4j.nic.MemoryKind;
 import io.gda4j.nic.MemoryRegistration;
 import io.gda4j.nic.NicAccess;
@@ -24,7 +23,6 @@ import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
 import io.gda4j.nic.emulated.HostMemoryPlatform;
 import io.gda4j.world.ErrorRecord;
-import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.ErrorRecordDescriptor.Op;
 
 import java.nio.ByteBuffer;
@@ -241,23 +239,14 @@ class VerbsHandlerTest {
     void aRefusedKeyGivesAnErrorCqeAndADeviceErrorRecordNamingThePeer() {
         VerbsLink[] links = session.connect(0, null, "rank 0", 1, null, "rank 1");
         VerbsLink good = links[0];
-        VerbsLink badKey = new VerbsLink(good.localRank(), good.peerRank(), good.peerDescription(), good.poster(),
-                good.localHeap(), good.localLkey(), good.peerHeap(), good.peerRkey() ^ 0x5a5a00, good.heapBytes(),
-                good.fetchAddress(), good.fetchLkey(), false, good.localCredits(), good.peerCredits(),
-                good.peerCreditsRkey());
+        VerbsLink badKey = VerbsTestChannel.withWrongPeerKey(good);
         VerbsTestChannel sender = new VerbsTestChannel(badKey, 8, LONG_CREDIT_TIMEOUT);
         VerbsTestChannel receiver = new VerbsTestChannel(links[1], 8, LONG_CREDIT_TIMEOUT);
         service.add(sender.channel, 0);
         service.add(receiver.channel, 1);
         long at = sender.put(256, 0, 64);
         ErrorRecord record = sender.awaitRecord();
-        assertEquals(Code.CQE_ERROR, record.code());
-        assertEquals(0, record.rank());
-        assertEquals(1, record.peer());
-        assertEquals(Op.PUT, record.op());
-        assertEquals(CqeSyndrome.REMOTE_ACCESS.code(), (int) (record.seen() & 0xff));
-        assertEquals(EmulatedFault.UNKNOWN_RKEY.vendorSyndrome(), (int) (record.seen() >>> 8 & 0xff));
-        assertEquals(good.poster().qp().qpn(), record.cmp());
+        VerbsTestChannel.assertUnknownKeyCqe(record, good);
         String text = record.describe(Duration.ofSeconds(1));
         assertTrue(text.contains("put to peer 1") && text.contains("REMOTE_ACCESS"), text);
         String problem = sender.channel.problem().orElseThrow();

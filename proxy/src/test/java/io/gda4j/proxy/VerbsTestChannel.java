@@ -4,10 +4,15 @@ import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_FLUSH;
 import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_PUT;
 import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_PUT_SIGNAL;
 import static io.gda4j.proxy.TriggerFifoDescriptor.MEMORY_HEAP;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gda4j.mlx5.CqeSyndrome;
+import io.gda4j.nic.emulated.EmulatedFault;
 import io.gda4j.world.ErrorRecord;
+import io.gda4j.world.ErrorRecordDescriptor.Code;
+import io.gda4j.world.ErrorRecordDescriptor.Op;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -81,6 +86,25 @@ final class VerbsTestChannel {
     private long check(long position) {
         assertTrue(position >= 0, () -> "push failed: " + position + ": " + channel.problem().orElse("no problem"));
         return position;
+    }
+
+    /** {@code good} with a heap key the peer's NIC never made. */
+    static VerbsLink withWrongPeerKey(VerbsLink good) {
+        return new VerbsLink(good.localRank(), good.peerRank(), good.peerDescription(), good.poster(),
+                good.localHeap(), good.localLkey(), good.peerHeap(), good.peerRkey() ^ 0x5a5a00, good.heapBytes(),
+                good.fetchAddress(), good.fetchLkey(), false, good.localCredits(), good.peerCredits(),
+                good.peerCreditsRkey());
+    }
+
+    /** The device error record of rank 0's put to rank 1 refused for a key the NIC never made, on {@code good}'s QP. */
+    static void assertUnknownKeyCqe(ErrorRecord record, VerbsLink good) {
+        assertEquals(Code.CQE_ERROR, record.code());
+        assertEquals(0, record.rank());
+        assertEquals(1, record.peer());
+        assertEquals(Op.PUT, record.op());
+        assertEquals(CqeSyndrome.REMOTE_ACCESS.code(), (int) (record.seen() & 0xff));
+        assertEquals(EmulatedFault.UNKNOWN_RKEY.vendorSyndrome(), (int) (record.seen() >>> 8 & 0xff));
+        assertEquals(good.poster().qp().qpn(), record.cmp());
     }
 
     static ByteBuffer copy(ByteBuffer r) {
