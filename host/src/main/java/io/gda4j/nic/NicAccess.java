@@ -56,14 +56,17 @@ public enum NicAccess {
     public static int offerBits(Set<NicAccess> access) {
         int bits = 0;
         for (NicAccess a : access) {
-            bits |= a == RELAXED_ORDERING ? OFFER_RELAXED_ORDERING : a.ibvFlag;
+            bits |= a.offerBit();
         }
         return bits;
     }
 
     /** The bits of the 16-bit offer form {@code bits} that name no right (0: none). */
     public static int unknownOfferBits(int bits) {
-        return bits & ~offerBits(EnumSet.allOf(NicAccess.class));
+        for (NicAccess a : values()) {
+            bits &= ~a.offerBit();
+        }
+        return bits;
     }
 
     /**
@@ -78,10 +81,14 @@ public enum NicAccess {
         }
         Set<NicAccess> access = EnumSet.noneOf(NicAccess.class);
         for (NicAccess a : values()) {
-            if ((bits & offerBits(EnumSet.of(a))) != 0) {
+            if ((bits & a.offerBit()) != 0) {
                 access.add(a);
             }
         }
         return access;
+    }
+
+    private int offerBit() {
+        return this == RELAXED_ORDERING ? OFFER_RELAXED_ORDERING : ibvFlag;
     }
 }

@@ -78,6 +78,11 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
                     local.device().ordinal() == peer.device().ordinal(), peer);
         }
 
+        /** A rank of another process: its heap as the world mapped it here; its context and abort word out of reach. */
+        static PeerSide of(RemotePeer peer) {
+            return new PeerSide(peer.rank(), peer.heapAddress(), peer.heapBytes(), peer.sameGpu(), null);
+        }
+
         void raiseAbort() {
             if (inProcess != null) {
                 inProcess.raiseAbort();
@@ -119,8 +124,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
      */
     static ProxyChannel openAcrossProcesses(LinkEnd local, RemotePeer peer, ProxyService service, ProxyConfig config,
                                             Consumer<ProxyChannel> onClosed) {
-        return open(local, new PeerSide(peer.rank(), peer.heapAddress(), peer.heapBytes(), peer.sameGpu(), null),
-                service, config, false, onClosed);
+        return open(local, PeerSide.of(peer), service, config, false, onClosed);
     }
 
     private static ProxyChannel open(LinkEnd local, PeerSide peer, ProxyService service, ProxyConfig config,
@@ -177,8 +181,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
     static ProxyChannel openVerbsAcrossProcesses(LinkEnd local, RemotePeer peer, ProxyService service,
                                                  ProxyConfig config, VerbsLink link, VerbsSession session,
                                                  Consumer<ProxyChannel> onClosed) {
-        return openVerbs(local, new PeerSide(peer.rank(), peer.heapAddress(), peer.heapBytes(), peer.sameGpu(), null),
-                service, config, link, session, onClosed);
+        return openVerbs(local, PeerSide.of(peer), service, config, link, session, onClosed);
     }
 
     private static ProxyChannel openVerbs(LinkEnd local, PeerSide peer, ProxyService service, ProxyConfig config,

@@ -30,7 +30,6 @@ import java.util.concurrent.TimeoutException;
  * data is there by the CQE. Strict and lenient READ execution both.
  */
 class EmulatedNicFlushTest extends TwoHeapNicTest {
-    static final long TIMEOUT = TimeUnit.SECONDS.toNanos(10);
     static final int BYTES = 64;
 
 
@@ -52,16 +51,6 @@ class EmulatedNicFlushTest extends TwoHeapNicTest {
 
     byte[] fetched() {
         return new Pointer(heapA).getByteArray(0, BYTES);
-    }
-
-    void complete(HostPoster p) throws TimeoutException {
-        p.ring();
-        long deadline = System.nanoTime() + TIMEOUT;
-        while (p.retiredIndex() < p.producerIndex() && System.nanoTime() < deadline) {
-            nic.engine().doWork();
-            p.poll();
-        }
-        p.quiet(TIMEOUT);
     }
 
     /** READ B[0..64) (0x22) into A[0..64) (0x11) and consume its CQE; returns the poster. */

@@ -31,7 +31,6 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Properties;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -41,7 +40,6 @@ import java.util.concurrent.TimeoutException;
  * sets the fence bit after a READ or an atomic, and refuses inline payloads above the QP's limit.
  */
 class EmulatedNicStrictTest extends TwoHeapNicTest {
-    static final long TIMEOUT = TimeUnit.SECONDS.toNanos(10);
     static final int BYTES = 64;
 
 
@@ -132,13 +130,7 @@ class EmulatedNicStrictTest extends TwoHeapNicTest {
             fill(heapB, (byte) 0x5a);
             HostPoster p = qps.first().hostPoster();
             p.postRead(heapB, memB.rkey(), heapA, memA.lkey(), BYTES, TIMEOUT);
-            p.ring();
-            long deadline = System.nanoTime() + TIMEOUT;
-            while (p.retiredIndex() < p.producerIndex() && System.nanoTime() < deadline) {
-                nic.engine().doWork();
-                p.poll();
-            }
-            p.quiet(TIMEOUT);
+            complete(p);
             assertArrayEquals(filled((byte) 0x5a), read(heapA));
         }
     }

@@ -29,7 +29,6 @@ import org.junit.jupiter.api.Test;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.EnumSet;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -40,7 +39,6 @@ import java.util.concurrent.TimeoutException;
  * registration, which lets a signal WRITE be seen before its data while an atomic cannot pass it.
  */
 class EmulatedNicVisibilityTest extends TwoHeapNicTest {
-    static final long TIMEOUT = TimeUnit.SECONDS.toNanos(10);
     static final int BYTES = 64;
 
     static void fill(long address, int bytes, byte value) {
@@ -79,16 +77,6 @@ class EmulatedNicVisibilityTest extends TwoHeapNicTest {
 
     static ByteBuffer sq(QpRings r) {
         return new Pointer(r.sqBuf()).getByteBuffer(0, (long) r.sqWqebbs() * WqeDescriptor.WQEBB_SIZE);
-    }
-
-    void complete(HostPoster p) throws TimeoutException {
-        p.ring();
-        long deadline = System.nanoTime() + TIMEOUT;
-        while (p.retiredIndex() < p.producerIndex() && System.nanoTime() < deadline) {
-            nic.engine().doWork();
-            p.poll();
-        }
-        p.quiet(TIMEOUT);
     }
 
     // ---- item 5: more than one response in flight, and fetched values come back late ----------------------------

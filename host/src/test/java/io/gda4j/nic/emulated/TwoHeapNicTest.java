@@ -2,6 +2,7 @@ package io.gda4j.nic.emulated;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gda4j.nic.HostPoster;
 import io.gda4j.nic.MemoryKind;
 import io.gda4j.nic.MemoryRegistration;
 import io.gda4j.nic.NicAccess;
@@ -11,6 +12,9 @@ import io.gda4j.nic.QpSpec;
 
 import org.junit.jupiter.api.AfterEach;
 
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
 /**
  * What the emulated NIC's engine tests stand on: a NIC over host memory whose engine the test drives by hand, and two
  * registered heaps of {@value #REGION} bytes, A and B. After each test the NIC is closed and nothing may have been
@@ -18,6 +22,7 @@ import org.junit.jupiter.api.AfterEach;
  */
 abstract class TwoHeapNicTest {
     static final int REGION = 4096;
+    static final long TIMEOUT = TimeUnit.SECONDS.toNanos(10);
 
     HostMemoryPlatform platform;
     EmulatedNic nic;
@@ -41,6 +46,17 @@ abstract class TwoHeapNicTest {
     /** A connected QP pair "a->b" / "b->a" with send queues of {@code sqWqebbs}. */
     QpPair pair(int sqWqebbs) {
         return nic.createConnectedPair(QpSpec.of(null, sqWqebbs, "a->b"), QpSpec.of(null, sqWqebbs, "b->a"));
+    }
+
+    /** Rings {@code p}'s doorbell and runs the engine until every WQE posted on it has completed. */
+    void complete(HostPoster p) throws TimeoutException {
+        p.ring();
+        long deadline = System.nanoTime() + TIMEOUT;
+        while (p.retiredIndex() < p.producerIndex() && System.nanoTime() < deadline) {
+            nic.engine().doWork();
+            p.poll();
+        }
+        p.quiet(TIMEOUT);
     }
 
     @AfterEach
