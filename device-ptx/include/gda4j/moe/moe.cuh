@@ -40,6 +40,16 @@ __device__ __forceinline__ uint64_t* state_word(const MoeParams* p, int which, i
   return reinterpret_cast<uint64_t*>(p->state) + ((uint64_t)which * p->num_channels + c) * p->nranks + peer;
 }
 
+// A direct world keeps no ring positions, so the first two channel state words (the area holds at least four) are
+// the direct dispatch's work counter, by the call's parity. Each call counts its units of work on its parity's word
+// and zeroes the other one for its next call, which in stream order starts after this one: the word this call leaves
+// behind is next used by the call after next, which the next call will have zeroed.
+__device__ __forceinline__ unsigned long long* dispatch_claims(const MoeParams* p, uint64_t seq) {
+  unsigned long long* words = reinterpret_cast<unsigned long long*>(p->state);
+  if (blockIdx.x == 0 && threadIdx.x == 0) words[(seq + 1) & 1] = 0;
+  return words + (seq & 1);
+}
+
 // Warp copy of `bytes` (a multiple of 16, both ends 16-byte aligned) as 16-byte vectors.
 // Each lane loads a batch of vectors before it stores any: one vector at a time made a row copy a chain of memory
 // round trips (a 14 KiB row: 28 per lane), since the compiler may not move a load above a store that might alias it.

@@ -32,7 +32,7 @@ package io.gda4j.moe;
  *                       combineDone[N source]
  * </pre>
  * Device memory of each rank (not in the heap; offsets from its start): params, layout, channel state (rings:
- * [4][C][N] u64 positions; a direct world: the dispatch's token counters, u64 [2 parity]), counts, the combined rows,
+ * [4][C][N] u64 positions; a direct world: the dispatch's work counters, u64 [2 parity]), counts, the combined rows,
  * then the received tensors (recvX .. recvSrc), which a direct world keeps in the heap instead (its device memory
  * ends where they would start).
  */

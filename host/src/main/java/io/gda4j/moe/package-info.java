@@ -19,9 +19,9 @@
  * stored once, straight into its final place at the peer. A dispatch starts by SETting, at every rank, how many rows
  * it sends each rank (with the call's sequence number in the high word); once a block has every rank's counts it knows
  * where its rows go (after the rows of lower source ranks, then of its own earlier channels) and that every rank has
- * entered this call, so has finished with the tensors of its previous one. Its warps then claim tokens one at a time
- * from a counter (blocks do not move rows over NVLink at the same rate, so fixed shares left the call waiting for the
- * slowest block). A combine starts the same way with its sequence number and its form: with
+ * entered this call, so has finished with the tensors of its previous one. Its warps then claim quarter rows one at a
+ * time from a counter (blocks do not move rows over NVLink at the same rate, so fixed shares left the call waiting for
+ * the slowest block, and whole rows left it waiting for the last warps' rows). A combine starts the same way with its sequence number and its form: with
  * {@link io.gda4j.moe.MoeRank#combineInput()} as {@code y} every rank pulls its tokens' rows from the peers' combine
  * inputs and sums them as they arrive; with a tensor of the caller's every rank pushes its rows into the sources'
  * landing rows and each sums once all have landed. Ranks that mix the two fail with a message instead of reading
