@@ -218,15 +218,6 @@ public final class MoeSelfCheck implements AutoCloseable {
         return MoeRank.blocksPerRank(s.config());
     }
 
-    /** Token counts per rank for a case: rank 1 (when there is one) sends nothing, the last rank sends the maximum. */
-    public static int[] tokenCounts(int worldSize, int maxTokens, Random rnd) {
-        int[] t = new int[worldSize];
-        for (int r = 0; r < worldSize; r++) {
-            t[r] = r == worldSize - 1 ? maxTokens : r == 1 ? 0 : 1 + rnd.nextInt(maxTokens);
-        }
-        return t;
-    }
-
     /**
      * One layout + dispatch + combine of routing {@code kind} with {@code tokens[r]} tokens on rank r, checked against
      * the reference. Returns a 64-bit hash of every rank's outputs (received rows, top-k, weights, combined rows).

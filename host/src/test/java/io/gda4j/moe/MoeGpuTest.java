@@ -74,9 +74,9 @@ class MoeGpuTest {
              MoeBuffer moe = MoeBuffer.create(w, config(hidden, dtype, topK, 96));
              MoeSelfCheck check = new MoeSelfCheck(moe)) {
             Random rnd = new Random(kind.ordinal() * 31L + topK);
-            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 96, rnd));
+            check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 96, rnd));
             // a second call on the same buffer: the cumulative counters and the count parity carry over
-            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 96, rnd));
+            check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 96, rnd));
         }
     }
 
@@ -97,7 +97,7 @@ class MoeGpuTest {
                  MoeSelfCheck check = new MoeSelfCheck(moe)) {
                 Random rnd = new Random(ranks);
                 for (MoeRouting.Kind kind : new MoeRouting.Kind[] {MoeRouting.Kind.UNIFORM, MoeRouting.Kind.SKEWED}) {
-                    check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 64, rnd));
+                    check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 64, rnd));
                 }
             }
         }
@@ -124,7 +124,7 @@ class MoeGpuTest {
             try (MoeBuffer moe = MoeBuffer.create(w, c); MoeSelfCheck check = new MoeSelfCheck(moe)) {
                 Random rnd = new Random(ranks);
                 for (MoeRouting.Kind kind : new MoeRouting.Kind[] {MoeRouting.Kind.UNIFORM, MoeRouting.Kind.SKEWED}) {
-                    check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 80, rnd));
+                    check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 80, rnd));
                 }
             }
         }

@@ -69,10 +69,10 @@ class MoeLowLatencyGpuTest {
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(type, pow2, topK, 64));
              MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
             Random rnd = new Random(kind.ordinal() * 31L + topK);
-            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 64, rnd), split);
+            check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 64, rnd), split);
             // the next call takes the other buffer; the one after, the first again (sequence numbers carry over)
-            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 64, rnd), !split);
-            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 64, rnd), split);
+            check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 64, rnd), !split);
+            check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 64, rnd), split);
         }
     }
 
@@ -154,7 +154,7 @@ class MoeLowLatencyGpuTest {
                 Random rnd = new Random(ranks);
                 for (MoeLowLatencyRouting.Kind kind : new MoeLowLatencyRouting.Kind[] {MoeLowLatencyRouting.Kind.SKEWED,
                         MoeLowLatencyRouting.Kind.ONE_EXPERT, MoeLowLatencyRouting.Kind.REPEATS}) {
-                    check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 32, rnd), kind.ordinal() % 2 == 0);
+                    check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 32, rnd), kind.ordinal() % 2 == 0);
                 }
             }
         }

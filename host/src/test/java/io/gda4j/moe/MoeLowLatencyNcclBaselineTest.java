@@ -19,7 +19,7 @@ class MoeLowLatencyNcclBaselineTest {
                 .dispatchType(ElementType.FP8_E4M3).build();
         MoeLowLatencySizing s = c.sizing(n);
         Random rnd = new Random(kind.ordinal());
-        int[] tokens = MoeSelfCheck.tokenCounts(n, 20, rnd);
+        int[] tokens = MoeRouting.tokenCounts(n, 20, rnd);
         int[][] topk = new int[n][];
         MoeLowLatencyReference.Input[] in = new MoeLowLatencyReference.Input[n];
         for (int r = 0; r < n; r++) {

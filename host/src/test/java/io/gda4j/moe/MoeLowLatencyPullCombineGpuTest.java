@@ -37,7 +37,7 @@ class MoeLowLatencyPullCombineGpuTest {
              MoeLowLatencySelfCheck push = new MoeLowLatencySelfCheck(ll, false)) {
             Random rnd = new Random(ranks);
             for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
-                int[] tokens = MoeSelfCheck.tokenCounts(ranks, 48, rnd);
+                int[] tokens = MoeRouting.tokenCounts(ranks, 48, rnd);
                 long seed = rnd.nextLong();
                 boolean split = kind.ordinal() % 2 == 0;
                 long pulled = pull.run(kind, seed, tokens, split);

@@ -24,7 +24,7 @@ class MoeNcclBaselineTest {
                     .numChannels(3).chunkTokens(4).ringTokens(8).combineWarps(2).build();
             MoeSizing s = c.sizing(n);
             Random rnd = new Random(kind.ordinal() * 7L + dtype.ordinal());
-            int[] tokens = MoeSelfCheck.tokenCounts(n, 40, rnd);
+            int[] tokens = MoeRouting.tokenCounts(n, 40, rnd);
             int[][] topk = new int[n][];
             MoeReference.Input[] in = new MoeReference.Input[n];
             for (int r = 0; r < n; r++) {

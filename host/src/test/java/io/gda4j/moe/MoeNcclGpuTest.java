@@ -75,7 +75,7 @@ class MoeNcclGpuTest {
              MoeNcclBaseline nccl = new MoeNcclBaseline(moe)) {
             MoeSizing s = moe.sizing();
             Random rnd = new Random(11);
-            int[] tokens = MoeSelfCheck.tokenCounts(n, 128, rnd);
+            int[] tokens = MoeRouting.tokenCounts(n, 128, rnd);
             int[][] topk = new int[n][];
             for (int r = 0; r < n; r++) {
                 topk[r] = MoeRouting.topk(MoeRouting.Kind.SKEWED, tokens[r], 4, 32, n, rnd);

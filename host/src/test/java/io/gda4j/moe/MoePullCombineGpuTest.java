@@ -35,7 +35,7 @@ class MoePullCombineGpuTest {
             assertTrue(pull.pullsCombine(), "a p2p world combines from the heap when asked");
             Random rnd = new Random(ranks);
             for (MoeRouting.Kind kind : MoeRouting.Kind.values()) {
-                int[] tokens = MoeSelfCheck.tokenCounts(ranks, 96, rnd);
+                int[] tokens = MoeRouting.tokenCounts(ranks, 96, rnd);
                 long seed = rnd.nextLong();
                 long pulled = pull.run(kind, seed, tokens);
                 // The same call pushed: the same received rows and combined sums, so the same hash.

@@ -55,7 +55,7 @@ class MoeLowLatencyProxyGpuTest {
                  MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll, hidden == 7168)) {
                 Random rnd = new Random(ranks * 10L + topK);
                 for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
-                    check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 32, rnd), split);
+                    check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 32, rnd), split);
                 }
             }
         }

@@ -272,7 +272,7 @@ final class MoeCommand implements Command {
                         if (cmd.hasOption("check")) {
                             progress.step("check " + name);
                             run.run(MoeLowLatencyRouting.Kind.SKEWED, 1,
-                                    MoeSelfCheck.tokenCounts(ranks, maxTokens, new java.util.Random(1)), true);
+                                    MoeRouting.tokenCounts(ranks, maxTokens, new java.util.Random(1)), true);
                         }
                         for (int t : tokens) {
                             progress.step(name + " " + t + " tokens");
@@ -553,7 +553,7 @@ final class MoeCommand implements Command {
                         blocksPerRank = run.blocksPerRank();
                         if (cmd.hasOption("check")) {
                             progress.step("check " + moe.config().dtype());
-                            run.run(MoeRouting.Kind.UNIFORM, 1, MoeSelfCheck.tokenCounts(ranks, maxTokens, new java.util.Random(1)));
+                            run.run(MoeRouting.Kind.UNIFORM, 1, MoeRouting.tokenCounts(ranks, maxTokens, new java.util.Random(1)));
                         }
                         for (int t : tokens) {
                             progress.step(moe.config().dtype() + " " + t + " tokens");
