@@ -12,13 +12,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
-import jcuda.driver.CUgraph;
-import jcuda.driver.CUgraphExec;
-import jcuda.driver.CUresult;
-import jcuda.driver.CUstream;
-import jcuda.driver.CUstreamCaptureMode;
-import jcuda.driver.JCudaDriver;
-
 /**
  * Runs layout, dispatch and combine on every rank of a world with generated routings and compares each output with
  * {@link MoeReference}, bit for bit; the GPU tests and {@code gda4j moe --check} use it. Needs a world whose ranks
@@ -121,7 +114,7 @@ public final class MoeSelfCheck implements AutoCloseable {
                     s.scalesPerRow() == 0 ? null : tensor(scales[r], ElementType.FP32, tokens[r], s.scalesPerRow()),
                     tensor(topk[r], ElementType.INT64, tokens[r], c.topK()),
                     tensor(weights[r], ElementType.FP32, tokens[r], c.topK()),
-                    yTensor(r, s.maxRecvTokens())};
+                    y(r, s.maxRecvTokens())};
             handles[r] = buffer.rank(r).layout(in[r][2]);
         }
         double[] dispatch = new double[iterations];
@@ -198,14 +191,31 @@ public final class MoeSelfCheck implements AutoCloseable {
         return pull;
     }
 
+    /** Rank r's inputs as tensors of {@code tokens} rows: x, its FP8 scales (null without), top-k, weights. */
+    DeviceTensor x(int r, int tokens) {
+        return tensor(x[r], s.config().dtype(), tokens, s.config().hidden());
+    }
+
+    DeviceTensor scales(int r, int tokens) {
+        return s.scalesPerRow() == 0 ? null : tensor(scales[r], ElementType.FP32, tokens, s.scalesPerRow());
+    }
+
+    DeviceTensor topkIdx(int r, int tokens) {
+        return tensor(topk[r], ElementType.INT64, tokens, s.config().topK());
+    }
+
+    DeviceTensor topkWeights(int r, int tokens) {
+        return tensor(weights[r], ElementType.FP32, tokens, s.config().topK());
+    }
+
     /** Rank r's expert outputs as combine takes them: {@code rows} rows of its combine input or of its own tensor. */
-    private DeviceTensor yTensor(int r, long rows) {
+    DeviceTensor y(int r, long rows) {
         return pull ? buffer.rank(r).combineInput().reshape(rows, s.config().hidden())
                 : tensor(y[r], ElementType.BF16, rows, s.config().hidden());
     }
 
-    /** Writes rank r's expert outputs where {@link #yTensor} has them. */
-    private void writeY(int r, byte[] rows) {
+    /** Writes rank r's expert outputs where {@link #y(int, long)} has them. */
+    void writeY(int r, byte[] rows) {
         if (pull) {
             buffer.rank(r).rank().writeHeap(buffer.heapRegion().offset() + s.combineLanding(), rows);
         } else {
@@ -235,7 +245,7 @@ public final class MoeSelfCheck implements AutoCloseable {
         }
         MoeHandle[] handles = new MoeHandle[n];
         for (int r : locals) {
-            handles[r] = buffer.rank(r).layout(tensor(topk[r], ElementType.INT64, tokens[r], c.topK()));
+            handles[r] = buffer.rank(r).layout(topkIdx(r, tokens[r]));
             MoeReference.Layout want = MoeReference.layout(in[r].topkIdx(), tokens[r], c.topK(), c.numExperts(), n,
                     c.numChannels());
             expect(Arrays.equals(want.tokensPerRank(), handles[r].tokensPerRank()), r, "tokens per rank", 0);
@@ -245,10 +255,8 @@ public final class MoeSelfCheck implements AutoCloseable {
         // Processes meet before each step: one that still reads its previous outputs must not receive new rows.
         buffer.world().barrier();
         for (int r : locals) {
-            DeviceTensor sc = s.scalesPerRow() == 0 ? null : tensor(scales[r], ElementType.FP32, tokens[r], s.scalesPerRow());
-            got[r] = buffer.rank(r).dispatch(tensor(x[r], c.dtype(), tokens[r], c.hidden()), sc,
-                    tensor(topk[r], ElementType.INT64, tokens[r], c.topK()),
-                    tensor(weights[r], ElementType.FP32, tokens[r], c.topK()), handles[r]);
+            got[r] = buffer.rank(r).dispatch(x(r, tokens[r]), scales(r, tokens[r]), topkIdx(r, tokens[r]),
+                    topkWeights(r, tokens[r]), handles[r]);
             buffer.rank(r).computeStreamWaitForLastCall();
         }
         long hash = 0xcbf29ce484222325L;
@@ -274,7 +282,7 @@ public final class MoeSelfCheck implements AutoCloseable {
         DeviceTensor[] out = new DeviceTensor[n];
         buffer.world().barrier();
         for (int r : locals) {
-            out[r] = buffer.rank(r).combine(yTensor(r, got[r].numRecvTokens()), got[r]);
+            out[r] = buffer.rank(r).combine(y(r, got[r].numRecvTokens()), got[r]);
             buffer.rank(r).computeStreamWaitForLastCall();
         }
         for (int r : locals) {
@@ -287,12 +295,21 @@ public final class MoeSelfCheck implements AutoCloseable {
         return hash;
     }
 
-    private boolean local(int r) {
+    MoeBuffer buffer() {
+        return buffer;
+    }
+
+    /** The ranks this process drives. */
+    int[] locals() {
+        return locals.clone();
+    }
+
+    boolean local(int r) {
         return x[r] != null;
     }
 
     /** Copies one rank's inputs to its device buffers when this process drives it; returns them. */
-    private MoeReference.Input upload(int r, MoeReference.Input in) {
+    MoeReference.Input upload(int r, MoeReference.Input in) {
         if (!local(r)) {
             return in;
         }
@@ -307,7 +324,7 @@ public final class MoeSelfCheck implements AutoCloseable {
     }
 
     /** Compares rank r's dispatch outputs with the reference; returns the received rows (for the hash). */
-    private byte[] checkDispatch(int r, MoeDispatchResult got, MoeReference.Received want) {
+    byte[] checkDispatch(int r, MoeDispatchResult got, MoeReference.Received want) {
         MoeConfig c = s.config();
         MoeRank m = buffer.rank(r);
         int count = got.numRecvTokens();
@@ -333,103 +350,11 @@ public final class MoeSelfCheck implements AutoCloseable {
     }
 
     /** Compares rank r's combined rows with the reference sum; returns them (for the hash). */
-    private byte[] checkCombine(int r, DeviceTensor out, MoeReference.Received[] want, short[][] yRows, int tokens) {
+    byte[] checkCombine(int r, DeviceTensor out, MoeReference.Received[] want, short[][] yRows, int tokens) {
         byte[] gc = read(buffer.rank(r), out, (long) tokens * s.combineRowBytes());
         byte[] wc = shorts(MoeReference.combine(s.config().hidden(), want, yRows, r, tokens));
         compareRows(r, "combined rows", gc, wc, s.combineRowBytes());
         return gc;
-    }
-
-    /**
-     * Dispatch and combine of every rank captured once in a CUDA graph per rank (with {@code y} of maxRecvTokens
-     * rows, as a captured combine must take), then replayed {@code replays} times with new tokens, weights and
-     * expert outputs each time (the routing stays: a new routing needs a new layout, which synchronises with the
-     * host); every replay is compared with the reference. Returns the hash of the last replay's outputs. The capture
-     * begins on each rank's stream; with a communication stream the calls fork it in and the capture joins it back
-     * ({@link MoeRank#computeStreamWaitForLastCall()}).
-     */
-    public long runCaptured(MoeRouting.Kind kind, long seed, int[] tokens, int replays) {
-        MoeConfig c = s.config();
-        int n = s.worldSize();
-        Random rnd = new Random(seed);
-        int[][] idx = new int[n][];
-        MoeReference.Input[] in = new MoeReference.Input[n];
-        MoeHandle[] handles = new MoeHandle[n];
-        for (int r = 0; r < n; r++) {
-            idx[r] = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
-            in[r] = upload(r, MoeRouting.input(s, r, tokens[r], idx[r], rnd));
-            if (local(r)) {
-                handles[r] = buffer.rank(r).layout(tensor(topk[r], ElementType.INT64, tokens[r], c.topK()));
-            }
-        }
-        MoeDispatchResult[] got = new MoeDispatchResult[n];
-        DeviceTensor[] out = new DeviceTensor[n];
-        CUgraphExec[] exec = new CUgraphExec[n];
-        try {
-            for (int r : locals) {
-                MoeRank m = buffer.rank(r);
-                m.rank().context().makeCurrent();
-                CUstream stream = m.stream().handle();
-                check(JCudaDriver.cuStreamBeginCapture(stream, CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-                        "cuStreamBeginCapture", r);
-                DeviceTensor sc = s.scalesPerRow() == 0 ? null
-                        : tensor(scales[r], ElementType.FP32, tokens[r], s.scalesPerRow());
-                got[r] = m.dispatch(tensor(x[r], c.dtype(), tokens[r], c.hidden()), sc,
-                        tensor(topk[r], ElementType.INT64, tokens[r], c.topK()),
-                        tensor(weights[r], ElementType.FP32, tokens[r], c.topK()), handles[r]);
-                out[r] = m.combine(yTensor(r, s.maxRecvTokens()), got[r]);
-                // With a communication stream the calls forked it into the capture: join it back before the end.
-                m.computeStreamWaitForLastCall();
-                CUgraph graph = new CUgraph();
-                check(JCudaDriver.cuStreamEndCapture(stream, graph), "cuStreamEndCapture", r);
-                exec[r] = new CUgraphExec();
-                check(JCudaDriver.cuGraphInstantiate(exec[r], graph, 0), "cuGraphInstantiate", r);
-                JCudaDriver.cuGraphDestroy(graph);
-            }
-            long hash = 0;
-            for (int replay = 0; replay < replays; replay++) {
-                short[][] yRows = new short[n][];
-                for (int r = 0; r < n; r++) {
-                    in[r] = upload(r, MoeRouting.input(s, r, tokens[r], idx[r], rnd));
-                    // Expert outputs for every row dispatch can deliver; the reference reads the first `count`.
-                    short[] rows = MoeRouting.bf16Rows(s.maxRecvTokens(), c.hidden(), rnd);
-                    if (local(r)) {
-                        byte[] yb = shorts(rows);
-                        writeY(r, yb);
-                    }
-                    yRows[r] = rows;
-                }
-                buffer.world().barrier();
-                for (int r : locals) {
-                    buffer.rank(r).rank().context().makeCurrent();
-                    check(JCudaDriver.cuGraphLaunch(exec[r], buffer.rank(r).stream().handle()), "cuGraphLaunch", r);
-                }
-                for (int r : locals) {
-                    buffer.rank(r).stream().synchronize();
-                }
-                buffer.checkErrors();
-                hash = 0xcbf29ce484222325L;
-                MoeReference.Received[] want = new MoeReference.Received[n];
-                short[][] used = new short[n][];
-                for (int r = 0; r < n; r++) {
-                    want[r] = MoeReference.dispatch(s, in, r);
-                    if (local(r)) {
-                        hash = fnv(hash, checkDispatch(r, got[r], want[r]));
-                    }
-                    used[r] = Arrays.copyOf(yRows[r], want[r].count() * c.hidden());
-                }
-                for (int r : locals) {
-                    hash = fnv(hash, checkCombine(r, out[r], want, used, tokens[r]));
-                }
-            }
-            return hash;
-        } finally {
-            for (CUgraphExec e : exec) {
-                if (e != null) {
-                    JCudaDriver.cuGraphExecDestroy(e);
-                }
-            }
-        }
     }
 
     /**
@@ -458,12 +383,6 @@ public final class MoeSelfCheck implements AutoCloseable {
             }
         }
         return max;
-    }
-
-    private static void check(int result, String call, int rank) {
-        if (result != CUresult.CUDA_SUCCESS) {
-            throw new IllegalStateException(call + " on rank " + rank + " failed: " + CUresult.stringFor(result));
-        }
     }
 
     private static DeviceTensor tensor(DeviceMemory m, ElementType t, long rows, long cols) {

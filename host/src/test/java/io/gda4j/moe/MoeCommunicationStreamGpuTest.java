@@ -158,7 +158,7 @@ class MoeCommunicationStreamGpuTest {
                 for (int r = 0; r < 2; r++) {
                     callStreams.add(moe.rank(r).callStream());
                 }
-                check.runCaptured(MoeRouting.Kind.SKEWED, 11, TOKENS, 5);
+                MoeGraphReplay.runCaptured(check, MoeRouting.Kind.SKEWED, 11, TOKENS, 5);
                 check.run(MoeRouting.Kind.UNIFORM, 12, new int[] {40, 64});
                 MoeSelfCheck.Timing t = check.time(MoeRouting.Kind.UNIFORM, 7, new int[] {64, 64}, 1, 3);
                 assertTrue(Arrays.stream(t.dispatchMillis()).allMatch(ms -> ms > 0), Arrays.toString(t.dispatchMillis()));

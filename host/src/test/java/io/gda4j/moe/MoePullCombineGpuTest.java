@@ -62,7 +62,7 @@ class MoePullCombineGpuTest {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
              MoeBuffer moe = MoeBuffer.create(w, MoeGpuTest.config(2048, ElementType.BF16, 8, 64));
              MoeSelfCheck check = new MoeSelfCheck(moe, true)) {
-            check.runCaptured(MoeRouting.Kind.SKEWED, 11, new int[] {64, 23}, 50);
+            MoeGraphReplay.runCaptured(check, MoeRouting.Kind.SKEWED, 11, new int[] {64, 23}, 50);
             check.run(MoeRouting.Kind.UNIFORM, 12, new int[] {40, 64});
         }
     }
