@@ -72,16 +72,6 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
      * kernel of these ranks runs (before a graph replay, for instance).
      */
     public Case prepare(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens) {
-        return prepare(kind, seed, tokens, true);
-    }
-
-    /**
-     * As {@link #prepare(MoeLowLatencyRouting.Kind, long, int[])}; without {@code referenceY} the expert outputs y are
-     * not generated on the host but filled on the GPU with one finite BF16 value (0x3F3F, about 0.75) and the case
-     * has no y: enough for timing, where a random y of every slot would cost gigabytes of host memory and minutes at
-     * 512 tokens (numLocalExperts x maxTokens x ranks x hidden values per rank).
-     */
-    private Case prepare(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, boolean referenceY) {
         MoeLowLatencyConfig c = s.config();
         Random rnd = new Random(seed);
         MoeLowLatencyReference.Input[] in = new MoeLowLatencyReference.Input[n];
@@ -93,24 +83,15 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
             int[] idx = MoeLowLatencyRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
             in[r] = new MoeLowLatencyReference.Input(tokens[r], MoeLowLatencyRouting.rows(tokens[r], c.hidden(), rnd), idx);
             w[r] = MoeLowLatencyRouting.weights(idx, rnd);
-            if (referenceY) {
-                ys[r] = MoeRouting.bf16Rows(s.numLocalExperts() * s.slotsPerExpert(), c.hidden(), rnd);
-            }
+            ys[r] = MoeRouting.bf16Rows(s.numLocalExperts() * s.slotsPerExpert(), c.hidden(), rnd);
             if (x[r] == null) {
                 continue;
             }
             upload(x[r], MoeSelfCheck.shorts(in[r].x()));
             upload(topk[r], MoeSelfCheck.longs(idx));
             upload(weights[r], MoeSelfCheck.floats(w[r]));
-            if (referenceY && !combineFromHeap) {
+            if (!combineFromHeap) {   // from the heap, run() writes them to the call's combine input
                 upload(y[r], MoeSelfCheck.shorts(ys[r]));
-            } else if (!referenceY && combineFromHeap) {
-                for (int b = 0; b < 2; b++) {   // never written by the kernels: both buffers keep it
-                    buffer.rank(r).rank().fillHeap(buffer.heapRegion().offset() + s.combineInput(b),
-                            (long) s.numLocalExperts() * s.slotsPerExpert() * 2L * c.hidden(), (byte) 0x3F);
-                }
-            } else if (!referenceY) {
-                y[r].fill((byte) 0x3F);
             }
         }
         return new Case(tokens.clone(), in, w, ys);
@@ -129,120 +110,6 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
         if (b.length > 0) {
             m.copyFromHost(0, b, 0, b.length);
         }
-    }
-
-    /**
-     * Event-timed calls, per iteration the slowest rank's time (ms): the whole dispatch and combine as a user calls
-     * them (no split, no event between the kernels), and their send and receive halves (made with the split, events
-     * between the halves on each rank's stream; a receive half includes the wait for the slowest peer).
-     */
-    public record Timing(double[] dispatchMillis, double[] combineMillis, double[] dispatchSendMillis,
-                         double[] dispatchReceiveMillis, double[] combineSendMillis, double[] combineReceiveMillis) {
-    }
-
-    /**
-     * Uploads routing {@code kind}, then runs {@code warmup + iterations} dispatch + combine pairs on every rank
-     * without the split, and as many with it, timed with events on each rank's stream. Each iteration is queued on
-     * every local rank behind a {@link LaunchGate} and then released at once, so the times start together on every
-     * rank and leave out the host's launches; in a world of several processes the gate's start line also leaves out
-     * the gap between the processes' launches. Outputs are not checked: run {@link #run}.
-     */
-    public Timing time(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
-        prepare(kind, seed, tokens, false);
-        io.gda4j.cuda.CudaEvent[][] ev = new io.gda4j.cuda.CudaEvent[n][5];
-        LaunchGate gate = new LaunchGate(buffer.world());
-        try {
-            for (int r : locals) {
-                for (int e = 0; e < 5; e++) {
-                    ev[r][e] = buffer.rank(r).rank().context().createEvent();
-                }
-            }
-            double[][] t = new double[6][iterations];
-            buffer.world().barrier();
-            for (boolean split : new boolean[] {false, true}) {
-                for (int i = -warmup; i < iterations; i++) {
-                    queueTimedStep(gate, ev, tokens, split);
-                    for (int r : locals) {
-                        buffer.rank(r).stream().synchronize();
-                    }
-                    buffer.checkErrors();
-                    if (i < 0) {
-                        continue;
-                    }
-                    for (int r : locals) {
-                        if (!split) {
-                            t[0][i] = Math.max(t[0][i], ev[r][2].elapsedMillisSince(ev[r][0]));
-                            t[1][i] = Math.max(t[1][i], ev[r][4].elapsedMillisSince(ev[r][2]));
-                        } else {
-                            t[2][i] = Math.max(t[2][i], ev[r][1].elapsedMillisSince(ev[r][0]));
-                            t[3][i] = Math.max(t[3][i], ev[r][2].elapsedMillisSince(ev[r][1]));
-                            t[4][i] = Math.max(t[4][i], ev[r][3].elapsedMillisSince(ev[r][2]));
-                            t[5][i] = Math.max(t[5][i], ev[r][4].elapsedMillisSince(ev[r][3]));
-                        }
-                    }
-                }
-            }
-            gate.checkStartLine();
-            for (int k = 0; k < t.length; k++) {
-                t[k] = MoeSelfCheck.slowestOfEveryProcess(buffer.world(), t[k]);
-            }
-            return new Timing(t[0], t[1], t[2], t[3], t[4], t[5]);
-        } finally {
-            gate.close();
-            for (io.gda4j.cuda.CudaEvent[] group : ev) {
-                for (io.gda4j.cuda.CudaEvent e : group) {
-                    if (e != null) {
-                        e.close();
-                    }
-                }
-            }
-        }
-    }
-
-    /**
-     * One dispatch + combine on every local rank behind the gate: events 0, 2 and 4 before the dispatch, between the
-     * calls and after the combine; with {@code split}, events 1 and 3 between the halves as well.
-     */
-    private void queueTimedStep(LaunchGate gate, io.gda4j.cuda.CudaEvent[][] ev, int[] tokens, boolean split) {
-        MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[n];
-        try {
-            for (int r : locals) {
-                gate.hold(buffer.rank(r).rank());
-            }
-            for (int r : locals) {
-                MoeLowLatencyRank m = buffer.rank(r);
-                ev[r][0].record(m.stream());
-                d[r] = m.dispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), split);
-                if (split) {
-                    ev[r][1].record(m.stream());
-                }
-            }
-            for (int r : locals) {
-                if (split) {
-                    d[r].receive();
-                }
-                ev[r][2].record(buffer.rank(r).stream());
-            }
-            for (int r : locals) {
-                MoeLowLatencyCombine c = buffer.rank(r).combine(y(r, d[r]), topkIdx(r, tokens[r]),
-                        topkWeights(r, tokens[r]), d[r], split);
-                if (split) {
-                    ev[r][3].record(buffer.rank(r).stream());
-                    c.receive();
-                }
-                ev[r][4].record(buffer.rank(r).stream());
-            }
-        } finally {
-            gate.open();
-        }
-    }
-
-    /**
-     * The most blocks a low-latency kernel that waits for peers (the receive halves) launches on a rank this process
-     * drives: its GPU's SMs over the ranks on that GPU. The send halves size their grids by tokens and local experts.
-     */
-    public int waitingBlocksPerRank() {
-        return MoeLowLatencyRank.spinningBlocks(buffer.world(), buffer.world().rank(locals[0]));
     }
 
     /** Rank r's inputs as tensors: x, topkIdx, topkWeights, y. */

@@ -1,10 +1,7 @@
 package io.gda4j.moe;
 
-import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.DeviceMemory;
-import io.gda4j.nccl.AllToAllV;
 import io.gda4j.world.Rank;
-import io.gda4j.world.World;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -29,7 +26,6 @@ public final class MoeSelfCheck implements AutoCloseable {
     private final DeviceMemory[] weights;
     /** Expert outputs of a pushing combine, per local rank; null when the combines pull. */
     private final DeviceMemory[] y;
-    private final CudaEvent[][] events;
     /** Expert outputs go to each rank's {@link MoeRank#combineInput()} and combines pull them from there. */
     private final boolean pull;
 
@@ -56,7 +52,6 @@ public final class MoeSelfCheck implements AutoCloseable {
         weights = new DeviceMemory[n];
         y = new DeviceMemory[n];
         long t = c.maxTokensPerRank();
-        events = new CudaEvent[n][3];
         for (Rank r : ranks) {
             int i = r.rank();
             x[i] = r.context().allocate(Math.max(16, t * s.payloadBytes()));
@@ -66,124 +61,7 @@ public final class MoeSelfCheck implements AutoCloseable {
             if (!pull) {   // a pulling combine reads the rank's combine input in the heap instead
                 y[i] = r.context().allocate((long) s.maxRecvTokens() * s.combineRowBytes());
             }
-            for (int e = 0; e < 3; e++) {
-                events[i][e] = r.context().createEvent();
-            }
         }
-    }
-
-    /**
-     * Event-timed dispatch and combine of one routing: per iteration the slowest rank's time (ms), and per rank the
-     * bytes the calls moved. {@code recvBytesPerRank}: what a rank received in dispatch (rows x (payload + FP8
-     * scales)), its own rows included, as DeepEP counts; {@code combineBytesPerRank}: the BF16 rows it sent back.
-     * {@code dispatchLinkBytesPerRank} and {@code combineLinkBytesPerRank}: the bytes a rank sent to ranks on another
-     * GPU (its own rows and rows for a rank on its GPU left out), from the routing: what crossed a link between GPUs.
-     */
-    public record Timing(double[] dispatchMillis, double[] combineMillis, long[] recvBytesPerRank,
-                         long[] combineBytesPerRank, long[] dispatchLinkBytesPerRank, long[] combineLinkBytesPerRank) {
-    }
-
-    /**
-     * Uploads routing {@code kind}, runs the layouts, then {@code warmup + iterations} dispatch + combine pairs on
-     * every rank, each timed with events on each rank's stream (from its dispatch's start to its end; with a
-     * communication stream, from the rank's stream to its wait for the call, so the fork and the join are in the
-     * time). Each iteration is queued on every local rank behind a {@link LaunchGate} and released at once (in a world
-     * of several processes, at the gate's start line across them), so the times leave out the host's launches, which
-     * one process makes rank after rank. Outputs are not checked: run {@link #run} for that.
-     */
-    public Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
-        MoeConfig c = s.config();
-        int n = s.worldSize();
-        Random rnd = new Random(seed);
-        MoeHandle[] handles = new MoeHandle[n];
-        DeviceTensor[][] in = new DeviceTensor[n][];
-        int[][] routing = new int[n][];
-        for (int r = 0; r < n; r++) {
-            // Every process draws every rank's routing (the same random sequence everywhere) and keeps its own.
-            int[] idx = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
-            routing[r] = idx;
-            if (!local(r)) {
-                continue;
-            }
-            byte[] tk = longs(idx);
-            topk[r].copyFromHost(0, tk, 0, tk.length);
-            if (!pull) {
-                y[r].fill((byte) 0);
-            }
-            in[r] = new DeviceTensor[] {tensor(x[r], c.dtype(), tokens[r], c.hidden()),
-                    s.scalesPerRow() == 0 ? null : tensor(scales[r], ElementType.FP32, tokens[r], s.scalesPerRow()),
-                    tensor(topk[r], ElementType.INT64, tokens[r], c.topK()),
-                    tensor(weights[r], ElementType.FP32, tokens[r], c.topK()),
-                    y(r, s.maxRecvTokens())};
-            handles[r] = buffer.rank(r).layout(in[r][2]);
-        }
-        double[] dispatch = new double[iterations];
-        double[] combine = new double[iterations];
-        double[] recvTokens = new double[n];
-        LaunchGate gate = new LaunchGate(buffer.world());
-        try {
-            buffer.world().barrier();
-            for (int i = -warmup; i < iterations; i++) {
-                MoeDispatchResult[] d = new MoeDispatchResult[n];
-                try {
-                    for (int r : locals) {
-                        gate.hold(buffer.rank(r).rank());
-                    }
-                    for (int r : locals) {
-                        MoeRank m = buffer.rank(r);
-                        events[r][0].record(m.stream());
-                        d[r] = m.dispatch(in[r][0], in[r][1], in[r][2], in[r][3], handles[r]);
-                        m.computeStreamWaitForLastCall();
-                        events[r][1].record(m.stream());
-                    }
-                    for (int r : locals) {
-                        MoeRank m = buffer.rank(r);
-                        m.combine(in[r][4], d[r]);
-                        m.computeStreamWaitForLastCall();
-                        events[r][2].record(m.stream());
-                    }
-                } finally {
-                    gate.open();
-                }
-                for (int r : locals) {
-                    buffer.rank(r).stream().synchronize();
-                }
-                buffer.checkErrors();
-                if (i >= 0) {
-                    for (int r : locals) {
-                        dispatch[i] = Math.max(dispatch[i], events[r][1].elapsedMillisSince(events[r][0]));
-                        combine[i] = Math.max(combine[i], events[r][2].elapsedMillisSince(events[r][1]));
-                        recvTokens[r] = d[r].numRecvTokens();
-                    }
-                }
-            }
-            gate.checkStartLine();
-        } finally {
-            gate.close();
-        }
-        dispatch = slowestOfEveryProcess(buffer.world(), dispatch);
-        combine = slowestOfEveryProcess(buffer.world(), combine);
-        // Each process knows its own ranks' counts, 0 for the others: the largest per rank is the one measured.
-        recvTokens = slowestOfEveryProcess(buffer.world(), recvTokens);
-        long[] recv = new long[n];
-        long[] back = new long[n];
-        for (int r = 0; r < n; r++) {
-            recv[r] = (long) recvTokens[r] * MoeNcclBaseline.dispatchRowBytes(s);
-            back[r] = (long) recvTokens[r] * s.combineRowBytes();
-        }
-        int[] gpus = RankGpus.of(buffer.world());
-        return new Timing(dispatch, combine, recv, back,
-                linkBytes(MoeNcclBaseline.dispatchPlan(s, routing, tokens), gpus),
-                linkBytes(MoeNcclBaseline.combinePlan(s, routing, tokens), gpus));
-    }
-
-    /** Per rank the bytes {@code plan} sends to ranks on another GPU ({@code gpus}: {@link RankGpus#of}). */
-    static long[] linkBytes(AllToAllV plan, int[] gpus) {
-        long[] bytes = new long[plan.size()];
-        for (int r = 0; r < bytes.length; r++) {
-            bytes[r] = plan.sendTotalOutside(r, gpus);
-        }
-        return bytes;
     }
 
     /** Whether the combines pull the expert outputs from the ranks' heaps ({@link MoeRank#combineInput()}). */
@@ -221,11 +99,6 @@ public final class MoeSelfCheck implements AutoCloseable {
         } else {
             y[r].copyFromHost(0, rows, 0, rows.length);
         }
-    }
-
-    /** Thread blocks each dispatch and each combine runs per rank, one per SM: two per channel. */
-    public int blocksPerRank() {
-        return MoeRank.blocksPerRank(s.config());
     }
 
     /**
@@ -357,34 +230,6 @@ public final class MoeSelfCheck implements AutoCloseable {
         return gc;
     }
 
-    /**
-     * Per iteration the largest of every process's figures (in one JVM, {@code mine} itself): each process times its
-     * own ranks, and a call's time is its slowest rank's. Every process of the world must call it.
-     */
-    static double[] slowestOfEveryProcess(World world, double[] mine) {
-        ByteBuffer b = ByteBuffer.allocate(8 * mine.length).order(ByteOrder.LITTLE_ENDIAN);
-        for (double v : mine) {
-            b.putDouble(v);
-        }
-        return slowest(mine, world.allGather(b.array()));
-    }
-
-    /** {@code mine} raised, per iteration, to the largest figure of {@code gathered} (each process's, as doubles). */
-    static double[] slowest(double[] mine, byte[][] gathered) {
-        double[] max = mine.clone();
-        for (byte[] other : gathered) {
-            if (other.length != 8 * mine.length) {
-                throw new IllegalStateException("a process sent " + other.length / 8 + " timings, this one has "
-                        + mine.length + ": every process must time the same iterations");
-            }
-            ByteBuffer o = ByteBuffer.wrap(other).order(ByteOrder.LITTLE_ENDIAN);
-            for (int i = 0; i < max.length; i++) {
-                max[i] = Math.max(max[i], o.getDouble(8 * i));
-            }
-        }
-        return max;
-    }
-
     private static DeviceTensor tensor(DeviceMemory m, ElementType t, long rows, long cols) {
         return DeviceTensor.of(m, t, rows, cols);
     }
@@ -451,13 +296,6 @@ public final class MoeSelfCheck implements AutoCloseable {
 
     @Override
     public void close() {
-        for (CudaEvent[] group : events) {
-            for (CudaEvent e : group) {
-                if (e != null) {
-                    e.close();
-                }
-            }
-        }
         for (DeviceMemory[] group : new DeviceMemory[][] {x, scales, topk, weights, y}) {
             for (DeviceMemory m : group) {
                 if (m != null) {

@@ -11,7 +11,6 @@ import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
@@ -146,7 +145,8 @@ class MoeCommunicationStreamGpuTest {
     /**
      * A dispatch + combine pair captured from each rank's stream with the calls on the communication stream (forked
      * into the capture by the calls, joined back by computeStreamWaitForLastCall), replayed with new data and checked
-     * each time; the eager calls and the timings work after it, and closing the buffer destroys the streams.
+     * each time; the eager calls work after it, and closing the buffer destroys the streams. (That the timings work
+     * after it too is the samples' MoeTimingRigGpuTest: the timing rig lives there.)
      */
     @Test
     @Timeout(600)
@@ -160,9 +160,6 @@ class MoeCommunicationStreamGpuTest {
                 }
                 MoeGraphReplay.runCaptured(check, MoeRouting.Kind.SKEWED, 11, TOKENS, 5);
                 check.run(MoeRouting.Kind.UNIFORM, 12, new int[] {40, 64});
-                MoeSelfCheck.Timing t = check.time(MoeRouting.Kind.UNIFORM, 7, new int[] {64, 64}, 1, 3);
-                assertTrue(Arrays.stream(t.dispatchMillis()).allMatch(ms -> ms > 0), Arrays.toString(t.dispatchMillis()));
-                assertTrue(Arrays.stream(t.combineMillis()).allMatch(ms -> ms > 0), Arrays.toString(t.combineMillis()));
             }
             for (CudaStream cs : callStreams) {
                 assertTrue(cs.isClosed(), cs + " is closed with the buffer");

@@ -65,7 +65,7 @@ class MoeProxyGpuTest {
                 assertEquals(first, check.run(MoeRouting.Kind.UNIFORM, 99,
                         MoeRouting.tokenCounts(ranks, 64, new Random(5))), "the same call again gives the same bits");
                 check.run(MoeRouting.Kind.SKEWED, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 64, rnd));
-                check.time(MoeRouting.Kind.UNIFORM, 3, MoeRouting.tokenCounts(ranks, 64, new Random(6)), 1, 3);
+                // The timing over the proxy: the samples' MoeTimingRigGpuTest (the timing rig lives there).
             }
         }
     }

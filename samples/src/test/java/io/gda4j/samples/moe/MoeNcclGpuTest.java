@@ -1,8 +1,13 @@
-package io.gda4j.moe;
+package io.gda4j.samples.moe;
 
 import io.gda4j.cuda.Cuda;
-import io.gda4j.nccl.AllToAllV;
-import io.gda4j.nccl.LibNccl;
+import io.gda4j.moe.ElementType;
+import io.gda4j.moe.MoeBuffer;
+import io.gda4j.moe.MoeConfig;
+import io.gda4j.moe.MoeRouting;
+import io.gda4j.moe.MoeSizing;
+import io.gda4j.samples.nccl.AllToAllV;
+import io.gda4j.samples.nccl.LibNccl;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;

@@ -1,6 +1,12 @@
-package io.gda4j.moe;
+package io.gda4j.samples.moe;
 
-import io.gda4j.nccl.AllToAllV;
+import io.gda4j.moe.ElementType;
+import io.gda4j.moe.MoeLowLatencyConfig;
+import io.gda4j.moe.MoeLowLatencyReference;
+import io.gda4j.moe.MoeLowLatencyRouting;
+import io.gda4j.moe.MoeLowLatencySizing;
+import io.gda4j.moe.MoeRouting;
+import io.gda4j.samples.nccl.AllToAllV;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;

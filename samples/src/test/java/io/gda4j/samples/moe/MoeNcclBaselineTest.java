@@ -1,6 +1,11 @@
-package io.gda4j.moe;
+package io.gda4j.samples.moe;
 
-import io.gda4j.nccl.AllToAllV;
+import io.gda4j.moe.ElementType;
+import io.gda4j.moe.MoeConfig;
+import io.gda4j.moe.MoeReference;
+import io.gda4j.moe.MoeRouting;
+import io.gda4j.moe.MoeSizing;
+import io.gda4j.samples.nccl.AllToAllV;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
