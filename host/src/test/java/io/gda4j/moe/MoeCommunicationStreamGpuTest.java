@@ -54,11 +54,11 @@ class MoeCommunicationStreamGpuTest {
                 assertTrue(m.callStream().label().contains("MoE communication stream"), m.callStream().label());
                 int[] idx = MoeRouting.topk(MoeRouting.Kind.SKEWED, TOKENS[r], c.topK(), c.numExperts(), n, rnd);
                 in[r] = MoeRouting.input(s, r, TOKENS[r], idx, rnd);
-                byte[] tk = MoeSelfCheck.longs(idx);
+                byte[] tk = MoeReferenceCheck.longs(idx);
                 io.topk[r].copyFromHost(0, tk, 0, tk.length);
                 handles[r] = m.layout(DeviceTensor.of(io.topk[r], ElementType.INT64, TOKENS[r], c.topK()));
                 io.xStaged[r].copyFromHost(0, in[r].x(), 0, in[r].x().length);
-                byte[] wt = MoeSelfCheck.floats(in[r].topkWeights());
+                byte[] wt = MoeReferenceCheck.floats(in[r].topkWeights());
                 io.weightsStaged[r].copyFromHost(0, wt, 0, wt.length);
             }
             long recvXBytes = (long) s.maxRecvTokens() * s.payloadBytes();
@@ -101,13 +101,13 @@ class MoeCommunicationStreamGpuTest {
                 assertArrayEquals(want[r].x(), rows, "rank " + r + " received rows, read on the compute stream");
                 byte[] weights = new byte[4 * count * c.topK()];
                 io.out[r].copyToHost(recvXBytes, weights, 0, weights.length);
-                assertArrayEquals(MoeSelfCheck.floats(want[r].topkWeights()), weights, "rank " + r + " received weights");
+                assertArrayEquals(MoeReferenceCheck.floats(want[r].topkWeights()), weights, "rank " + r + " received weights");
             }
 
             short[][] yRows = new short[n][];
             for (int r = 0; r < n; r++) {
                 yRows[r] = MoeRouting.bf16Rows(want[r].count(), c.hidden(), rnd);
-                byte[] yb = MoeSelfCheck.shorts(yRows[r]);
+                byte[] yb = MoeReferenceCheck.shorts(yRows[r]);
                 io.yStaged[r].copyFromHost(0, yb, 0, yb.length);
             }
             DeviceTensor[] combined = new DeviceTensor[n];
@@ -136,7 +136,7 @@ class MoeCommunicationStreamGpuTest {
             for (int r = 0; r < n; r++) {
                 byte[] sums = new byte[2 * TOKENS[r] * c.hidden()];
                 io.out[r].copyToHost(0, sums, 0, sums.length);
-                assertArrayEquals(MoeSelfCheck.shorts(MoeReference.combine(c.hidden(), want, yRows, r, TOKENS[r])), sums,
+                assertArrayEquals(MoeReferenceCheck.shorts(MoeReference.combine(c.hidden(), want, yRows, r, TOKENS[r])), sums,
                         "rank " + r + " combined rows, read on the compute stream");
             }
         }
@@ -154,7 +154,7 @@ class MoeCommunicationStreamGpuTest {
         List<CudaStream> callStreams = new ArrayList<>();
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20))) {
             try (MoeBuffer moe = MoeBuffer.create(w, config(ElementType.FP8_E4M3));
-                 MoeSelfCheck check = new MoeSelfCheck(moe)) {
+                 MoeReferenceCheck check = new MoeReferenceCheck(moe)) {
                 for (int r = 0; r < 2; r++) {
                     callStreams.add(moe.rank(r).callStream());
                 }

@@ -12,8 +12,8 @@ import jcuda.driver.JCudaDriver;
 
 /**
  * High-throughput dispatch and combine captured in a CUDA graph per rank and replayed with new data, each replay
- * checked by a {@link MoeSelfCheck}. The io.gda4j.cuda layer has no graphs, so this drives JCuda's graph calls itself,
- * as MoeLowLatencyGpuTest does; public for the samples' timing test, which times the calls after such a replay.
+ * checked by a {@link MoeReferenceCheck}. The io.gda4j.cuda layer has no graphs, so this drives JCuda's graph calls
+ * itself, as MoeLowLatencyGpuTest does; public for the samples' timing test, which times the calls after such a replay.
  */
 public final class MoeGraphReplay {
     private MoeGraphReplay() {
@@ -27,7 +27,8 @@ public final class MoeGraphReplay {
      * begins on each rank's stream; with a communication stream the calls fork it in and the capture joins it back
      * ({@link MoeRank#computeStreamWaitForLastCall()}).
      */
-    public static long runCaptured(MoeSelfCheck check, MoeRouting.Kind kind, long seed, int[] tokens, int replays) {
+    public static long runCaptured(MoeReferenceCheck check, MoeRouting.Kind kind, long seed, int[] tokens,
+                                   int replays) {
         MoeBuffer buffer = check.buffer();
         MoeSizing s = buffer.sizing();
         MoeConfig c = s.config();
@@ -72,7 +73,7 @@ public final class MoeGraphReplay {
                     // Expert outputs for every row dispatch can deliver; the reference reads the first `count`.
                     short[] rows = MoeRouting.bf16Rows(s.maxRecvTokens(), c.hidden(), rnd);
                     if (check.local(r)) {
-                        check.writeY(r, MoeSelfCheck.shorts(rows));
+                        check.writeY(r, MoeReferenceCheck.shorts(rows));
                     }
                     yRows[r] = rows;
                 }
@@ -91,12 +92,12 @@ public final class MoeGraphReplay {
                 for (int r = 0; r < n; r++) {
                     want[r] = MoeReference.dispatch(s, in, r);
                     if (check.local(r)) {
-                        hash = MoeSelfCheck.fnv(hash, check.checkDispatch(r, got[r], want[r]));
+                        hash = MoeReferenceCheck.fnv(hash, check.checkDispatch(r, got[r], want[r]));
                     }
                     used[r] = Arrays.copyOf(yRows[r], want[r].count() * c.hidden());
                 }
                 for (int r : check.locals()) {
-                    hash = MoeSelfCheck.fnv(hash, check.checkCombine(r, out[r], want, used, tokens[r]));
+                    hash = MoeReferenceCheck.fnv(hash, check.checkCombine(r, out[r], want, used, tokens[r]));
                 }
             }
             return hash;

@@ -53,7 +53,7 @@ class MoeProxyGpuTest {
                 return;
             }
             try (MoeBuffer moe = MoeBuffer.create(w, config);
-                 MoeSelfCheck check = new MoeSelfCheck(moe)) {
+                 MoeReferenceCheck check = new MoeReferenceCheck(moe)) {
                 Random rnd = new Random(ranks * 10L + topK);
                 long first = 0;
                 for (MoeRouting.Kind kind : MoeRouting.Kind.values()) {

@@ -6,10 +6,10 @@ import io.gda4j.moe.MoeBuffer;
 import io.gda4j.moe.MoeConfig;
 import io.gda4j.moe.MoeLowLatencyBuffer;
 import io.gda4j.moe.MoeLowLatencyConfig;
+import io.gda4j.moe.MoeLowLatencyReferenceCheck;
 import io.gda4j.moe.MoeLowLatencyRouting;
-import io.gda4j.moe.MoeLowLatencySelfCheck;
+import io.gda4j.moe.MoeReferenceCheck;
 import io.gda4j.moe.MoeRouting;
-import io.gda4j.moe.MoeSelfCheck;
 import io.gda4j.samples.moe.MoeLowLatencyNcclBaseline;
 import io.gda4j.samples.moe.MoeLowLatencyTimingRig;
 import io.gda4j.samples.moe.MoeNcclBaseline;
@@ -270,7 +270,7 @@ final class MoeCommand implements Command {
                     String name = ll.config().dispatchType().name() + (ll.config().powerOfTwoScales() ? "/UE8M0" : "");
                     if (cmd.hasOption("check")) {
                         progress.step("check " + name);
-                        try (MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll, combineFromHeap)) {
+                        try (MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, combineFromHeap)) {
                             check.run(MoeLowLatencyRouting.Kind.SKEWED, 1,
                                     MoeRouting.tokenCounts(ranks, maxTokens, new java.util.Random(1)), true);
                         }
@@ -554,7 +554,7 @@ final class MoeCommand implements Command {
                     buffersDirect = moe.sizing().direct();
                     if (cmd.hasOption("check")) {
                         progress.step("check " + moe.config().dtype());
-                        try (MoeSelfCheck check = new MoeSelfCheck(moe, combineFromHeap)) {
+                        try (MoeReferenceCheck check = new MoeReferenceCheck(moe, combineFromHeap)) {
                             check.run(MoeRouting.Kind.UNIFORM, 1, MoeRouting.tokenCounts(ranks, maxTokens, new java.util.Random(1)));
                         }
                     }

@@ -21,7 +21,7 @@ import java.util.Random;
 /**
  * Times low-latency dispatch and combine on every rank this process drives, for {@code gda4j moe --mode low-latency}:
  * the whole calls and their send and receive halves, event-timed behind a {@link LaunchGate}. Outputs are not checked
- * (the library's MoeLowLatencySelfCheck does that, for {@code --check}). Input memory is allocated here, before
+ * (the library's MoeLowLatencyReferenceCheck does that, for {@code --check}). Input memory is allocated here, before
  * any kernel runs.
  */
 public final class MoeLowLatencyTimingRig implements AutoCloseable {

@@ -23,7 +23,7 @@ import java.util.Random;
 /**
  * Times high-throughput dispatch and combine on every rank this process drives, for {@code gda4j moe}: event-timed
  * calls behind a {@link LaunchGate}, and the bytes each call moved. Outputs are not checked (the library's
- * MoeSelfCheck does that, for {@code --check}), so the inputs hold only a routing: the payload, scales and
+ * MoeReferenceCheck does that, for {@code --check}), so the inputs hold only a routing: the payload, scales and
  * weights are whatever the memory held, which changes no time. Input memory is allocated here, before any kernel runs.
  */
 public final class MoeTimingRig implements AutoCloseable {

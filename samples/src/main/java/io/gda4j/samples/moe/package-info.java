@@ -7,6 +7,6 @@
  * {@link io.gda4j.samples.moe.MoeLowLatencyNcclBaseline} time NCCL's all-to-all-v of the same routing
  * ({@link io.gda4j.samples.nccl}) on the same gate; {@link io.gda4j.samples.moe.RankGpus} says which ranks share a
  * GPU, for the link columns and for NCCL, which refuses them. Checking outputs against the Java references
- * ({@code --check}) is the library's MoeSelfCheck, which the library's tests use too.
+ * ({@code --check}) is the library's MoeReferenceCheck, which the library's tests use too.
  */
 package io.gda4j.samples.moe;

@@ -9,7 +9,7 @@ import io.gda4j.moe.MoeLowLatencyBuffer;
 import io.gda4j.moe.MoeLowLatencyConfig;
 import io.gda4j.moe.MoeLowLatencyRouting;
 import io.gda4j.moe.MoeRouting;
-import io.gda4j.moe.MoeSelfCheck;
+import io.gda4j.moe.MoeReferenceCheck;
 import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.GpuWorlds;
@@ -65,7 +65,7 @@ class MoeTimingRigGpuTest {
         try (LocalWorld w = world(2, "p2p", 256L << 20, Duration.ofSeconds(20));
              MoeBuffer moe = MoeBuffer.create(w, config(2048, ElementType.FP8_E4M3, 4).communicationStream(true)
                      .build());
-             MoeSelfCheck check = new MoeSelfCheck(moe)) {
+             MoeReferenceCheck check = new MoeReferenceCheck(moe)) {
             MoeGraphReplay.runCaptured(check, MoeRouting.Kind.SKEWED, 11, new int[] {64, 23}, 5);
             check.run(MoeRouting.Kind.UNIFORM, 12, new int[] {40, 64});
             try (MoeTimingRig rig = new MoeTimingRig(moe, false)) {

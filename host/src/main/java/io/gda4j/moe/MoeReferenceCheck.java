@@ -10,14 +10,15 @@ import java.util.List;
 import java.util.Random;
 
 /**
- * Runs layout, dispatch and combine on every rank of a world with generated routings and compares each output with
- * {@link MoeReference}, bit for bit; the GPU tests and {@code gda4j moe --check} use it. Needs a world whose ranks
- * are all local (a LocalWorld). Input memory is allocated here, before any kernel runs.
+ * The high-throughput calls against {@link MoeReference} on the GPU: runs layout, dispatch and combine on every rank
+ * this process drives with generated routings ({@link MoeRouting}) and compares each output with the reference, bit
+ * for bit. A reference, like MoeReference: the library's GPU tests and {@code gda4j moe --check} share it; it times
+ * nothing (the samples' rigs do). {@link #run} is the whole check; the tests also replay its calls in CUDA graphs with
+ * its package-private parts. Input memory is allocated here, before any kernel runs.
  */
-public final class MoeSelfCheck implements AutoCloseable {
+public final class MoeReferenceCheck implements AutoCloseable {
     private final MoeBuffer buffer;
     private final MoeSizing s;
-    private final List<Rank> ranks;
     /** The ranks this process drives: all of them in one JVM, its own in a multi-process world. */
     private final int[] locals;
     private final DeviceMemory[] x;
@@ -30,7 +31,7 @@ public final class MoeSelfCheck implements AutoCloseable {
     private final boolean pull;
 
     /** Combines from a tensor of each rank's own (the rows are pushed). */
-    public MoeSelfCheck(MoeBuffer buffer) {
+    public MoeReferenceCheck(MoeBuffer buffer) {
         this(buffer, false);
     }
 
@@ -38,11 +39,11 @@ public final class MoeSelfCheck implements AutoCloseable {
      * {@code combineFromHeap}: where the world allows it (every pair p2p or self), each rank's expert outputs are
      * written to its {@link MoeRank#combineInput()} and the combines pull them; elsewhere they are pushed.
      */
-    public MoeSelfCheck(MoeBuffer buffer, boolean combineFromHeap) {
+    public MoeReferenceCheck(MoeBuffer buffer, boolean combineFromHeap) {
         this.buffer = buffer;
         this.pull = combineFromHeap && buffer.sizing().direct();
         this.s = buffer.sizing();
-        this.ranks = buffer.world().localRanks();
+        List<Rank> ranks = buffer.world().localRanks();
         this.locals = ranks.stream().mapToInt(Rank::rank).toArray();
         int n = s.worldSize();
         MoeConfig c = s.config();
@@ -65,7 +66,7 @@ public final class MoeSelfCheck implements AutoCloseable {
     }
 
     /** Whether the combines pull the expert outputs from the ranks' heaps ({@link MoeRank#combineInput()}). */
-    public boolean pullsCombine() {
+    boolean pullsCombine() {
         return pull;
     }
 

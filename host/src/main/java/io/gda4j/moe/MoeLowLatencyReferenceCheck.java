@@ -10,12 +10,14 @@ import java.util.List;
 import java.util.Random;
 
 /**
- * Runs low-latency dispatch and combine on every rank of a world with generated routings and rows and compares every
- * output with {@link MoeLowLatencyReference}, bit for bit (valid slots only: the others hold stale data by design).
- * Needs a world whose ranks are all local (a LocalWorld). Input memory is allocated here, before any kernel runs.
- * The GPU tests and {@code gda4j moe --mode low-latency --check} use it.
+ * The low-latency calls against {@link MoeLowLatencyReference} on the GPU: runs dispatch and combine on every rank
+ * this process drives with generated routings and rows and compares every output with the reference, bit for bit
+ * (valid slots only: the others hold stale data by design). A reference, like MoeLowLatencyReference: the library's
+ * GPU tests and {@code gda4j moe --mode low-latency --check} share it; it times nothing (the samples' rigs do).
+ * {@link #run} is the whole check; the tests also drive the calls themselves on its inputs and check them with its
+ * package-private parts. Input memory is allocated here, before any kernel runs.
  */
-public final class MoeLowLatencySelfCheck implements AutoCloseable {
+public final class MoeLowLatencyReferenceCheck implements AutoCloseable {
     private final MoeLowLatencyBuffer buffer;
     private final MoeLowLatencySizing s;
     private final int n;
@@ -29,7 +31,7 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
     private final boolean combineFromHeap;
 
     /** A check whose combines take the expert outputs from tensors of its own (the rows are pushed). */
-    public MoeLowLatencySelfCheck(MoeLowLatencyBuffer buffer) {
+    public MoeLowLatencyReferenceCheck(MoeLowLatencyBuffer buffer) {
         this(buffer, false);
     }
 
@@ -38,7 +40,7 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
      * {@link MoeLowLatencyDispatch#combineInput()} and passed from there: the combines pull them where every pair of
      * ranks is direct (they are put from there where some pair is staged).
      */
-    public MoeLowLatencySelfCheck(MoeLowLatencyBuffer buffer, boolean combineFromHeap) {
+    public MoeLowLatencyReferenceCheck(MoeLowLatencyBuffer buffer, boolean combineFromHeap) {
         this.buffer = buffer;
         this.combineFromHeap = combineFromHeap;
         this.s = buffer.sizing();
@@ -62,8 +64,8 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
         }
     }
 
-    /** One routing's inputs on every rank, uploaded; {@link #expect} checks outputs against them. */
-    public record Case(int[] tokens, MoeLowLatencyReference.Input[] inputs, float[][] weights, short[][] y) {
+    /** One routing's inputs on every rank, uploaded; {@link #expectDispatch} and {@link #expectCombine} check them. */
+    record Case(int[] tokens, MoeLowLatencyReference.Input[] inputs, float[][] weights, short[][] y) {
     }
 
     /**
@@ -71,7 +73,7 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
      * outputs y for every slot) and uploads it into this check's device tensors. Synchronous copies: call it while no
      * kernel of these ranks runs (before a graph replay, for instance).
      */
-    public Case prepare(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens) {
+    Case prepare(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens) {
         MoeLowLatencyConfig c = s.config();
         Random rnd = new Random(seed);
         MoeLowLatencyReference.Input[] in = new MoeLowLatencyReference.Input[n];
@@ -87,18 +89,18 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
             if (x[r] == null) {
                 continue;
             }
-            upload(x[r], MoeSelfCheck.shorts(in[r].x()));
-            upload(topk[r], MoeSelfCheck.longs(idx));
-            upload(weights[r], MoeSelfCheck.floats(w[r]));
+            upload(x[r], MoeReferenceCheck.shorts(in[r].x()));
+            upload(topk[r], MoeReferenceCheck.longs(idx));
+            upload(weights[r], MoeReferenceCheck.floats(w[r]));
             if (!combineFromHeap) {   // from the heap, run() writes them to the call's combine input
-                upload(y[r], MoeSelfCheck.shorts(ys[r]));
+                upload(y[r], MoeReferenceCheck.shorts(ys[r]));
             }
         }
         return new Case(tokens.clone(), in, w, ys);
     }
 
     /** Overwrites rank r's uploaded top-k with {@code idx} (bad entries included: for tests of the device check). */
-    public void overwriteTopk(int r, long[] idx) {
+    void overwriteTopk(int r, long[] idx) {
         ByteBuffer b = ByteBuffer.allocate(8 * idx.length).order(ByteOrder.LITTLE_ENDIAN);
         for (long v : idx) {
             b.putLong(v);
@@ -113,20 +115,20 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
     }
 
     /** Rank r's inputs as tensors: x, topkIdx, topkWeights, y. */
-    public DeviceTensor x(int r, int tokens) {
+    DeviceTensor x(int r, int tokens) {
         return DeviceTensor.of(x[r], ElementType.BF16, tokens, s.config().hidden());
     }
 
-    public DeviceTensor topkIdx(int r, int tokens) {
+    DeviceTensor topkIdx(int r, int tokens) {
         return DeviceTensor.of(topk[r], ElementType.INT64, tokens, s.config().topK());
     }
 
-    public DeviceTensor topkWeights(int r, int tokens) {
+    DeviceTensor topkWeights(int r, int tokens) {
         return DeviceTensor.of(weights[r], ElementType.FP32, tokens, s.config().topK());
     }
 
     /** Rank r's expert outputs in a tensor of the check's own (a check that combines from its own tensors). */
-    public DeviceTensor y(int r) {
+    DeviceTensor y(int r) {
         if (y[r] == null) {
             throw new IllegalStateException("this check combines from the heap: its expert outputs are in each call's"
                     + " combineInput(), see y(r, dispatch)");
@@ -135,7 +137,7 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
     }
 
     /** Rank r's expert outputs as its combine of {@code d} takes them: d's combine input, or {@link #y(int)}. */
-    public DeviceTensor y(int r, MoeLowLatencyDispatch d) {
+    DeviceTensor y(int r, MoeLowLatencyDispatch d) {
         return combineFromHeap ? d.combineInput() : y(r);
     }
 
@@ -190,10 +192,10 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
      * {@code buffers[r]}, where a combine from the heap reads them. Synchronous copies: call it while no kernel of
      * these ranks runs.
      */
-    public void writeCombineInputs(Case c, int[] buffers) {
+    void writeCombineInputs(Case c, int[] buffers) {
         for (int r : locals) {
             buffer.rank(r).rank().writeHeap(buffer.heapRegion().offset() + s.combineInput(buffers[r]),
-                    MoeSelfCheck.shorts(c.y()[r]));
+                    MoeReferenceCheck.shorts(c.y()[r]));
         }
     }
 
@@ -201,7 +203,7 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
      * Checks every rank's dispatch outputs in buffer {@code buffers[r]} against the case (after the calls completed:
      * it synchronizes every rank's stream and throws the world's device errors first). Returns their hash.
      */
-    public long expectDispatch(Case c, int[] buffers) {
+    long expectDispatch(Case c, int[] buffers) {
         MoeLowLatencyConfig cfg = s.config();
         for (int r : locals) {
             buffer.rank(r).stream().synchronize();
@@ -220,8 +222,8 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
             byte[] gx = read(m, m.recvX(b), (long) rows * s.payloadBytes());
             byte[] gs = s.scalesPerRow() == 0 ? new byte[0] : read(m, m.recvScales(b), 4L * rows * s.scalesPerRow());
             byte[] gsrc = read(m, m.recvSource(b), 4L * rows * MoeLowLatencySizing.SRC_INTS);
-            byte[] ws = MoeSelfCheck.floats(want.scales());
-            byte[] wsrc = MoeSelfCheck.ints(want.src());
+            byte[] ws = MoeReferenceCheck.floats(want.scales());
+            byte[] wsrc = MoeReferenceCheck.ints(want.src());
             for (int row = 0; row < rows; row++) {
                 if (!want.valid(row / s.slotsPerExpert(), row % s.slotsPerExpert())) {
                     continue;
@@ -229,19 +231,19 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
                 compare(r, "received rows", gx, want.x(), row, s.payloadBytes());
                 compare(r, "received scales", gs, ws, row, 4 * s.scalesPerRow());
                 compare(r, "source records", gsrc, wsrc, row, 4 * MoeLowLatencySizing.SRC_INTS);
-                hash = MoeSelfCheck.fnv(hash, Arrays.copyOfRange(gx, row * s.payloadBytes(), (row + 1) * s.payloadBytes()));
-                hash = MoeSelfCheck.fnv(hash, Arrays.copyOfRange(gs, row * 4 * s.scalesPerRow(),
+                hash = MoeReferenceCheck.fnv(hash, Arrays.copyOfRange(gx, row * s.payloadBytes(), (row + 1) * s.payloadBytes()));
+                hash = MoeReferenceCheck.fnv(hash, Arrays.copyOfRange(gs, row * 4 * s.scalesPerRow(),
                         (row + 1) * 4 * s.scalesPerRow()));
             }
             if (cfg.dispatchType() == ElementType.FP8_E4M3) {
-                hash = MoeSelfCheck.fnv(hash, new byte[] {1});
+                hash = MoeReferenceCheck.fnv(hash, new byte[] {1});
             }
         }
         return hash;
     }
 
     /** Checks every rank's combine output {@code out[r]} against the case; returns {@code hash} extended with them. */
-    public long expectCombine(Case c, DeviceTensor[] out, long hash) {
+    long expectCombine(Case c, DeviceTensor[] out, long hash) {
         MoeLowLatencyConfig cfg = s.config();
         for (int r : locals) {
             buffer.rank(r).stream().synchronize();
@@ -250,12 +252,12 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
         for (int r : locals) {
             int tokens = c.tokens()[r];
             byte[] got = read(buffer.rank(r), out[r], 2L * tokens * cfg.hidden());
-            byte[] want = MoeSelfCheck.shorts(MoeLowLatencyReference.combine(s, r, c.inputs()[r].topkIdx(),
+            byte[] want = MoeReferenceCheck.shorts(MoeLowLatencyReference.combine(s, r, c.inputs()[r].topkIdx(),
                     c.weights()[r], tokens, c.y()));
             for (int t = 0; t < tokens; t++) {
                 compare(r, "combined rows", got, want, t, 2 * cfg.hidden());
             }
-            hash = MoeSelfCheck.fnv(hash, got);
+            hash = MoeReferenceCheck.fnv(hash, got);
         }
         return hash;
     }
