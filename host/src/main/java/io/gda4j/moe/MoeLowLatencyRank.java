@@ -172,7 +172,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
      * start beside them is the other rank's route kernel, one block of 1024 threads and 40 KiB of shared memory (two
      * dispatch blocks do fit on an SM).
      */
-    static int spinningBlocks(World world, Rank rank) {
+    public static int spinningBlocks(World world, Rank rank) {
         return Math.max(1, rank.device().multiprocessorCount() / Math.max(1, world.ranksOnGpuOf(rank.rank())));
     }
 

@@ -140,7 +140,7 @@ public final class MoeRank implements AutoCloseable {
     private static final int DIRECT_THREADS = 512;
 
     /** Two blocks per channel, a sender and a receiver: MoeBuffer's residency check counts them. */
-    static int blocksPerRank(MoeConfig c) {
+    public static int blocksPerRank(MoeConfig c) {
         return 2 * c.numChannels();
     }
 

@@ -27,6 +27,15 @@ public final class MoeRouting {
     private MoeRouting() {
     }
 
+    /** Token counts per rank for a case: rank 1 (when there is one) sends nothing, the last rank sends the maximum. */
+    public static int[] tokenCounts(int worldSize, int maxTokens, Random rnd) {
+        int[] t = new int[worldSize];
+        for (int r = 0; r < worldSize; r++) {
+            t[r] = r == worldSize - 1 ? maxTokens : r == 1 ? 0 : 1 + rnd.nextInt(maxTokens);
+        }
+        return t;
+    }
+
     /** {@code numTokens x topK} expert indices of one rank. */
     public static int[] topk(Kind kind, int numTokens, int topK, int numExperts, int worldSize, Random rnd) {
         int local = numExperts / worldSize;

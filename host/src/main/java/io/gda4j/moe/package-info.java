@@ -56,5 +56,13 @@
  * receive half; unsplit, each is one kernel (after the dispatch's route). The combine reads the expert outputs where
  * they are when they were written to {@link io.gda4j.moe.MoeLowLatencyDispatch#combineInput()} and every pair of ranks
  * is direct; otherwise the experts' ranks return the rows first.
+ *
+ * <h2>References</h2>
+ * {@link io.gda4j.moe.MoeReference} and {@link io.gda4j.moe.MoeLowLatencyReference} compute every output in Java, in
+ * the kernels' order; {@link io.gda4j.moe.MoeRouting} and {@link io.gda4j.moe.MoeLowLatencyRouting} generate the cases
+ * they are fed; {@link io.gda4j.moe.MoeReferenceCheck} and {@link io.gda4j.moe.MoeLowLatencyReferenceCheck} run a
+ * buffer's calls on the GPU and compare them with the references bit for bit. They are public for the tests and for
+ * {@code gda4j moe --check}; timing the calls and NCCL's all-to-all-v beside them is the samples' business
+ * (io.gda4j.samples.moe), not the library's.
  */
 package io.gda4j.moe;

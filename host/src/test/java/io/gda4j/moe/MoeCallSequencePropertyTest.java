@@ -161,10 +161,10 @@ class MoeCallSequencePropertyTest {
         final MoeLowLatencyConfig llConfig = MoeLowLatencyGpuTest.config(ElementType.BF16, false, 4, 8);
         final MoeBuffer moe;
         final MoeInputs inputs;
-        final MoeSelfCheck check;
+        final MoeReferenceCheck check;
         final MoeRank heldRank0;
         final MoeLowLatencyBuffer ll;
-        final MoeLowLatencySelfCheck llCheck;
+        final MoeLowLatencyReferenceCheck llCheck;
         final MoeLowLatencyRank heldLlRank0;
         boolean moeClosed;
         boolean llClosed;
@@ -187,16 +187,16 @@ class MoeCallSequencePropertyTest {
             this.world = world;
             MoeBuffer m = null;
             MoeInputs in = null;
-            MoeSelfCheck c = null;
+            MoeReferenceCheck c = null;
             MoeLowLatencyBuffer l = null;
-            MoeLowLatencySelfCheck lc = null;
+            MoeLowLatencyReferenceCheck lc = null;
             try {
                 // Everything allocated here, before any kernel runs (an allocation waits for running kernels).
                 m = MoeBuffer.create(world, config);
                 in = new MoeInputs(m);
-                c = new MoeSelfCheck(m);
+                c = new MoeReferenceCheck(m);
                 l = MoeLowLatencyBuffer.create(world, llConfig);
-                lc = new MoeLowLatencySelfCheck(l);
+                lc = new MoeLowLatencyReferenceCheck(l);
             } catch (RuntimeException e) {
                 for (AutoCloseable a : new AutoCloseable[] {l, c, in, m}) {
                     closeQuietly(a, e);
@@ -270,7 +270,7 @@ class MoeCallSequencePropertyTest {
         void expectTheNextValidCallsToMatchTheReference() {
             step("the closing high-throughput check", () -> {
                 if (moeClosed) {
-                    try (MoeBuffer again = MoeBuffer.create(world, config); MoeSelfCheck c = new MoeSelfCheck(again)) {
+                    try (MoeBuffer again = MoeBuffer.create(world, config); MoeReferenceCheck c = new MoeReferenceCheck(again)) {
                         c.run(MoeRouting.Kind.SKEWED, 1, new int[] {64, 17});
                     }
                 } else {
@@ -280,7 +280,7 @@ class MoeCallSequencePropertyTest {
             step("the closing low-latency check", () -> {
                 if (llClosed) {
                     try (MoeLowLatencyBuffer again = MoeLowLatencyBuffer.create(world, llConfig);
-                         MoeLowLatencySelfCheck c = new MoeLowLatencySelfCheck(again)) {
+                         MoeLowLatencyReferenceCheck c = new MoeLowLatencyReferenceCheck(again)) {
                         c.run(MoeLowLatencyRouting.Kind.REPEATS, 2, new int[] {8, 3}, true);
                     }
                 } else {
@@ -551,7 +551,7 @@ class MoeCallSequencePropertyTest {
                     mutate("low-latency dispatch on every rank, rank 0's expert " + value + " out of range", c -> {
                         Random rnd = new Random(seed);
                         int[] t = {1 + rnd.nextInt(c.llConfig.maxTokensPerRank()), rnd.nextInt(9)};
-                        MoeLowLatencySelfCheck.Case k = c.llCheck.prepare(MoeLowLatencyRouting.Kind.UNIFORM, seed, t);
+                        MoeLowLatencyReferenceCheck.Case k = c.llCheck.prepare(MoeLowLatencyRouting.Kind.UNIFORM, seed, t);
                         long[] idx = Arrays.stream(k.inputs()[0].topkIdx()).asLongStream().toArray();
                         int at = rnd.nextInt(idx.length);
                         idx[at] = value;
@@ -588,7 +588,7 @@ class MoeCallSequencePropertyTest {
             return Arbitraries.longs().map(seed -> mutate("two low-latency dispatches on every rank, a third refused",
                     c -> {
                         int[] t = tokens(new Random(seed), c.llConfig.maxTokensPerRank());
-                        MoeLowLatencySelfCheck.Case k = c.llCheck.prepare(MoeLowLatencyRouting.Kind.SKEWED, seed, t);
+                        MoeLowLatencyReferenceCheck.Case k = c.llCheck.prepare(MoeLowLatencyRouting.Kind.SKEWED, seed, t);
                         MoeLowLatencyDispatch[][] d = new MoeLowLatencyDispatch[2][RANKS];
                         for (int call = 0; call < 2; call++) {
                             for (int r = 0; r < RANKS; r++) {

@@ -11,7 +11,6 @@ import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
@@ -55,11 +54,11 @@ class MoeCommunicationStreamGpuTest {
                 assertTrue(m.callStream().label().contains("MoE communication stream"), m.callStream().label());
                 int[] idx = MoeRouting.topk(MoeRouting.Kind.SKEWED, TOKENS[r], c.topK(), c.numExperts(), n, rnd);
                 in[r] = MoeRouting.input(s, r, TOKENS[r], idx, rnd);
-                byte[] tk = MoeSelfCheck.longs(idx);
+                byte[] tk = MoeReferenceCheck.longs(idx);
                 io.topk[r].copyFromHost(0, tk, 0, tk.length);
                 handles[r] = m.layout(DeviceTensor.of(io.topk[r], ElementType.INT64, TOKENS[r], c.topK()));
                 io.xStaged[r].copyFromHost(0, in[r].x(), 0, in[r].x().length);
-                byte[] wt = MoeSelfCheck.floats(in[r].topkWeights());
+                byte[] wt = MoeReferenceCheck.floats(in[r].topkWeights());
                 io.weightsStaged[r].copyFromHost(0, wt, 0, wt.length);
             }
             long recvXBytes = (long) s.maxRecvTokens() * s.payloadBytes();
@@ -102,13 +101,13 @@ class MoeCommunicationStreamGpuTest {
                 assertArrayEquals(want[r].x(), rows, "rank " + r + " received rows, read on the compute stream");
                 byte[] weights = new byte[4 * count * c.topK()];
                 io.out[r].copyToHost(recvXBytes, weights, 0, weights.length);
-                assertArrayEquals(MoeSelfCheck.floats(want[r].topkWeights()), weights, "rank " + r + " received weights");
+                assertArrayEquals(MoeReferenceCheck.floats(want[r].topkWeights()), weights, "rank " + r + " received weights");
             }
 
             short[][] yRows = new short[n][];
             for (int r = 0; r < n; r++) {
                 yRows[r] = MoeRouting.bf16Rows(want[r].count(), c.hidden(), rnd);
-                byte[] yb = MoeSelfCheck.shorts(yRows[r]);
+                byte[] yb = MoeReferenceCheck.shorts(yRows[r]);
                 io.yStaged[r].copyFromHost(0, yb, 0, yb.length);
             }
             DeviceTensor[] combined = new DeviceTensor[n];
@@ -137,7 +136,7 @@ class MoeCommunicationStreamGpuTest {
             for (int r = 0; r < n; r++) {
                 byte[] sums = new byte[2 * TOKENS[r] * c.hidden()];
                 io.out[r].copyToHost(0, sums, 0, sums.length);
-                assertArrayEquals(MoeSelfCheck.shorts(MoeReference.combine(c.hidden(), want, yRows, r, TOKENS[r])), sums,
+                assertArrayEquals(MoeReferenceCheck.shorts(MoeReference.combine(c.hidden(), want, yRows, r, TOKENS[r])), sums,
                         "rank " + r + " combined rows, read on the compute stream");
             }
         }
@@ -146,7 +145,8 @@ class MoeCommunicationStreamGpuTest {
     /**
      * A dispatch + combine pair captured from each rank's stream with the calls on the communication stream (forked
      * into the capture by the calls, joined back by computeStreamWaitForLastCall), replayed with new data and checked
-     * each time; the eager calls and the timings work after it, and closing the buffer destroys the streams.
+     * each time; the eager calls work after it, and closing the buffer destroys the streams. (That the timings work
+     * after it too is the samples' MoeTimingRigGpuTest: the timing rig lives there.)
      */
     @Test
     @Timeout(600)
@@ -154,15 +154,12 @@ class MoeCommunicationStreamGpuTest {
         List<CudaStream> callStreams = new ArrayList<>();
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20))) {
             try (MoeBuffer moe = MoeBuffer.create(w, config(ElementType.FP8_E4M3));
-                 MoeSelfCheck check = new MoeSelfCheck(moe)) {
+                 MoeReferenceCheck check = new MoeReferenceCheck(moe)) {
                 for (int r = 0; r < 2; r++) {
                     callStreams.add(moe.rank(r).callStream());
                 }
-                check.runCaptured(MoeRouting.Kind.SKEWED, 11, TOKENS, 5);
+                MoeGraphReplay.runCaptured(check, MoeRouting.Kind.SKEWED, 11, TOKENS, 5);
                 check.run(MoeRouting.Kind.UNIFORM, 12, new int[] {40, 64});
-                MoeSelfCheck.Timing t = check.time(MoeRouting.Kind.UNIFORM, 7, new int[] {64, 64}, 1, 3);
-                assertTrue(Arrays.stream(t.dispatchMillis()).allMatch(ms -> ms > 0), Arrays.toString(t.dispatchMillis()));
-                assertTrue(Arrays.stream(t.combineMillis()).allMatch(ms -> ms > 0), Arrays.toString(t.combineMillis()));
             }
             for (CudaStream cs : callStreams) {
                 assertTrue(cs.isClosed(), cs + " is closed with the buffer");

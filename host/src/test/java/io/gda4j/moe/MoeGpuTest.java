@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * Layout, dispatch and combine on the GPU against {@link MoeReference}, bit for bit ({@link MoeSelfCheck}): every
+ * Layout, dispatch and combine on the GPU against {@link MoeReference}, bit for bit ({@link MoeReferenceCheck}): every
  * routing case, top-k 1..8, hidden 2048/4096/7168, BF16 and FP8, 2 and 4 ranks sharing GPU 0, over p2p and over ibgda
  * through the emulated NIC (the proxy transport: MoeProxyGpuTest in the proxy module). Rings are kept small (16 rows,
  * chunks of 4) so the credits wrap many times per call.
@@ -72,11 +72,11 @@ class MoeGpuTest {
     void p2pMatchesTheReference(MoeRouting.Kind kind, int topK, int hidden, ElementType dtype, int ranks) {
         try (LocalWorld w = world(ranks, "p2p", Duration.ofSeconds(20));
              MoeBuffer moe = MoeBuffer.create(w, config(hidden, dtype, topK, 96));
-             MoeSelfCheck check = new MoeSelfCheck(moe)) {
+             MoeReferenceCheck check = new MoeReferenceCheck(moe)) {
             Random rnd = new Random(kind.ordinal() * 31L + topK);
-            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 96, rnd));
+            check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 96, rnd));
             // a second call on the same buffer: the cumulative counters and the count parity carry over
-            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 96, rnd));
+            check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 96, rnd));
         }
     }
 
@@ -94,10 +94,10 @@ class MoeGpuTest {
                 return;
             }
             try (MoeBuffer moe = MoeBuffer.create(w, config(2048, dtype, 4, 64));
-                 MoeSelfCheck check = new MoeSelfCheck(moe)) {
+                 MoeReferenceCheck check = new MoeReferenceCheck(moe)) {
                 Random rnd = new Random(ranks);
                 for (MoeRouting.Kind kind : new MoeRouting.Kind[] {MoeRouting.Kind.UNIFORM, MoeRouting.Kind.SKEWED}) {
-                    check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 64, rnd));
+                    check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 64, rnd));
                 }
             }
         }
@@ -121,10 +121,10 @@ class MoeGpuTest {
             MoeConfig c = MoeConfig.builder().hidden(2048).dtype(ranks == 3 ? ElementType.FP8_E4M3 : ElementType.BF16)
                     .maxTokensPerRank(80).numExperts(36).topK(8).numChannels(3).chunkTokens(4).ringTokens(10)
                     .combineWarps(4).build();
-            try (MoeBuffer moe = MoeBuffer.create(w, c); MoeSelfCheck check = new MoeSelfCheck(moe)) {
+            try (MoeBuffer moe = MoeBuffer.create(w, c); MoeReferenceCheck check = new MoeReferenceCheck(moe)) {
                 Random rnd = new Random(ranks);
                 for (MoeRouting.Kind kind : new MoeRouting.Kind[] {MoeRouting.Kind.UNIFORM, MoeRouting.Kind.SKEWED}) {
-                    check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 80, rnd));
+                    check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 80, rnd));
                 }
             }
         }
@@ -136,7 +136,7 @@ class MoeGpuTest {
         try (LocalWorld w = world(2, "p2p", Duration.ofSeconds(30));
              MoeBuffer moe = MoeBuffer.create(w, MoeConfig.deepEpBuilder().numChannels(8).ringTokens(64).chunkTokens(16)
                      .build());
-             MoeSelfCheck check = new MoeSelfCheck(moe)) {
+             MoeReferenceCheck check = new MoeReferenceCheck(moe)) {
             check.run(MoeRouting.Kind.UNIFORM, 7, new int[] {4096, 4096});
         }
     }
@@ -146,7 +146,7 @@ class MoeGpuTest {
     void aHundredRepetitionsGiveTheSameHash() {
         try (LocalWorld w = world(4, "p2p", Duration.ofSeconds(20));
              MoeBuffer moe = MoeBuffer.create(w, config(2048, ElementType.BF16, 8, 64));
-             MoeSelfCheck check = new MoeSelfCheck(moe)) {
+             MoeReferenceCheck check = new MoeReferenceCheck(moe)) {
             int[] tokens = {64, 17, 0, 64};
             long first = check.run(MoeRouting.Kind.SKEWED, 42, tokens);
             for (int i = 1; i < 100; i++) {
@@ -165,8 +165,8 @@ class MoeGpuTest {
     void aCapturedDispatchAndCombineReplay100TimesWithNewData() {
         try (LocalWorld w = world(2, "p2p", Duration.ofSeconds(20));
              MoeBuffer moe = MoeBuffer.create(w, config(2048, ElementType.FP8_E4M3, 8, 64));
-             MoeSelfCheck check = new MoeSelfCheck(moe)) {
-            check.runCaptured(MoeRouting.Kind.SKEWED, 11, new int[] {64, 23}, 100);
+             MoeReferenceCheck check = new MoeReferenceCheck(moe)) {
+            MoeGraphReplay.runCaptured(check, MoeRouting.Kind.SKEWED, 11, new int[] {64, 23}, 100);
             // the eager path still works after the graphs (the sequence word carried on)
             check.run(MoeRouting.Kind.UNIFORM, 12, new int[] {40, 64});
         }

@@ -59,8 +59,8 @@ final class MoeInputs implements AutoCloseable {
         int[] idx = MoeRouting.topk(kind, tokens, c.topK(), c.numExperts(), s.worldSize(), rnd);
         MoeReference.Input in = MoeRouting.input(s, r, tokens, idx, rnd);
         copy(x[r], in.x());
-        copy(topk[r], MoeSelfCheck.longs(idx));
-        copy(weights[r], MoeSelfCheck.floats(in.topkWeights()));
+        copy(topk[r], MoeReferenceCheck.longs(idx));
+        copy(weights[r], MoeReferenceCheck.floats(in.topkWeights()));
         return in;
     }
 
@@ -71,7 +71,7 @@ final class MoeInputs implements AutoCloseable {
     String uploadBad(int r, int tokens, int token, int slot, long expert, Random rnd) {
         MoeConfig c = s.config();
         int[] idx = MoeRouting.topk(MoeRouting.Kind.UNIFORM, tokens, c.topK(), c.numExperts(), s.worldSize(), rnd);
-        byte[] b = MoeSelfCheck.longs(idx);
+        byte[] b = MoeReferenceCheck.longs(idx);
         ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).putLong(8 * (token * c.topK() + slot), expert);
         copy(badTopk[r], b);
         return "topkIdx[" + token + "][" + slot + "] = " + expert;
@@ -79,7 +79,7 @@ final class MoeInputs implements AutoCloseable {
 
     /** Uploads rank r's expert outputs, the first {@code rows.length / hidden} rows of y. */
     void uploadY(int r, short[] rows) {
-        copy(y[r], MoeSelfCheck.shorts(rows));
+        copy(y[r], MoeReferenceCheck.shorts(rows));
     }
 
     DeviceTensor x(int r, int tokens) {
@@ -124,7 +124,7 @@ final class MoeInputs implements AutoCloseable {
             expect(count == want.count(), "rank " + r + " received " + count + " rows, the reference " + want.count());
             expect(Arrays.equals(want.x(), read(moe.rank(r), d[r].recvX(), (long) count * s.payloadBytes())),
                     "rank " + r + "'s received rows differ from the reference");
-            expect(Arrays.equals(MoeSelfCheck.ints(want.topkIdx()),
+            expect(Arrays.equals(MoeReferenceCheck.ints(want.topkIdx()),
                     read(moe.rank(r), d[r].recvTopkIdx(), 4L * count * s.config().topK())),
                     "rank " + r + "'s received top-k differs from the reference");
         }
@@ -155,7 +155,7 @@ final class MoeInputs implements AutoCloseable {
         moe.checkErrors();
         for (int r = 0; r < n; r++) {
             short[] sums = MoeReference.combine(hidden, want, rows, r, in[r].numTokens());
-            expect(Arrays.equals(MoeSelfCheck.shorts(sums),
+            expect(Arrays.equals(MoeReferenceCheck.shorts(sums),
                     read(moe.rank(r), out[r], 2L * in[r].numTokens() * hidden)),
                     "rank " + r + "'s combined rows differ from the reference");
         }

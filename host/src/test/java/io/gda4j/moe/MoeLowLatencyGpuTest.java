@@ -33,7 +33,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Low-latency dispatch and combine on the GPU against {@link MoeLowLatencyReference}, bit for bit
- * ({@link MoeLowLatencySelfCheck}): every routing case (skewed, -1 entries, every token on one expert, repeated
+ * ({@link MoeLowLatencyReferenceCheck}): every routing case (skewed, -1 entries, every token on one expert, repeated
  * experts), BF16, FP8 and FP8 with power-of-two scales, with and without the send/receive split, 2 and 4 ranks sharing
  * GPU 0, 1..512 tokens, hidden 384 (an odd number of 128-channel blocks), over p2p and over ibgda through the emulated
  * NIC (proxy: MoeLowLatencyProxyGpuTest in the proxy module); CUDA-graph capture with 100 replays of new data; 100
@@ -67,12 +67,12 @@ class MoeLowLatencyGpuTest {
                                 boolean split) {
         try (LocalWorld w = MoeGpuTest.world(ranks, "p2p", Duration.ofSeconds(20));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(type, pow2, topK, 64));
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             Random rnd = new Random(kind.ordinal() * 31L + topK);
-            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 64, rnd), split);
+            check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 64, rnd), split);
             // the next call takes the other buffer; the one after, the first again (sequence numbers carry over)
-            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 64, rnd), !split);
-            check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 64, rnd), split);
+            check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 64, rnd), !split);
+            check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 64, rnd), split);
         }
     }
 
@@ -92,7 +92,7 @@ class MoeLowLatencyGpuTest {
                 .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(20))
                 .transport("p2p").build());
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll, tokens != 31)) {
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, tokens != 31)) {
             check.run(MoeLowLatencyRouting.Kind.UNIFORM, tokens, new int[] {tokens, tokens}, false);
         }
     }
@@ -115,7 +115,7 @@ class MoeLowLatencyGpuTest {
                 .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(20))
                 .transport("p2p").build());
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             check.run(MoeLowLatencyRouting.Kind.SKEWED, 7, new int[] {tokens, tokens - 3}, false);
             check.run(MoeLowLatencyRouting.Kind.REPEATS, 8, new int[] {tokens - 1, tokens}, true);
         }
@@ -132,7 +132,7 @@ class MoeLowLatencyGpuTest {
                 .topK(3).dispatchType(type).build();
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             check.run(MoeLowLatencyRouting.Kind.REPEATS, 5, new int[] {16, 11}, false);
             check.run(MoeLowLatencyRouting.Kind.SKEWED, 6, new int[] {7, 16}, true);
         }
@@ -150,11 +150,11 @@ class MoeLowLatencyGpuTest {
                 return;
             }
             try (MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(type, false, 4, 32));
-                 MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+                 MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
                 Random rnd = new Random(ranks);
                 for (MoeLowLatencyRouting.Kind kind : new MoeLowLatencyRouting.Kind[] {MoeLowLatencyRouting.Kind.SKEWED,
                         MoeLowLatencyRouting.Kind.ONE_EXPERT, MoeLowLatencyRouting.Kind.REPEATS}) {
-                    check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 32, rnd), kind.ordinal() % 2 == 0);
+                    check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 32, rnd), kind.ordinal() % 2 == 0);
                 }
             }
         }
@@ -170,9 +170,9 @@ class MoeLowLatencyGpuTest {
     void twoOutstandingDispatchesAndAThirdRefused() {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, false, 4, 16));
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {16, 9};
-            MoeLowLatencySelfCheck.Case c0 = check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 1, tokens);
+            MoeLowLatencyReferenceCheck.Case c0 = check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 1, tokens);
             MoeLowLatencyDispatch[] d0 = new MoeLowLatencyDispatch[2];
             for (int r = 0; r < 2; r++) {
                 d0[r] = ll.rank(r).dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), true);
@@ -180,7 +180,7 @@ class MoeLowLatencyGpuTest {
             for (int r = 0; r < 2; r++) {
                 ll.rank(r).stream().synchronize();   // the sends read the inputs; the next prepare overwrites them
             }
-            MoeLowLatencySelfCheck.Case c1 = check.prepare(MoeLowLatencyRouting.Kind.SKEWED, 2, tokens);
+            MoeLowLatencyReferenceCheck.Case c1 = check.prepare(MoeLowLatencyRouting.Kind.SKEWED, 2, tokens);
             MoeLowLatencyDispatch[] d1 = new MoeLowLatencyDispatch[2];
             for (int r = 0; r < 2; r++) {
                 d1[r] = ll.rank(r).dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), true);
@@ -207,7 +207,7 @@ class MoeLowLatencyGpuTest {
     void aHundredRepetitionsGiveTheSameHash() {
         try (LocalWorld w = MoeGpuTest.world(4, "p2p", Duration.ofSeconds(20));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, true, 8, 64));
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {64, 17, 0, 64};
             long first = check.run(MoeLowLatencyRouting.Kind.SKEWED, 42, tokens, false);
             for (int i = 1; i < 100; i++) {
@@ -227,7 +227,7 @@ class MoeLowLatencyGpuTest {
     void aCapturedGraphReplays100TimesWithNewData(boolean fromHeap) {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, false, 8, 32));
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll, fromHeap)) {
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, fromHeap)) {
             int[] tokens = {32, 20};
             CUgraphExec[] exec = new CUgraphExec[2];
             DeviceTensor[] out = new DeviceTensor[2];
@@ -249,7 +249,7 @@ class MoeLowLatencyGpuTest {
             assertFalse(w.rank(0).device().kernelsMayBeRunning(), "capture queued nothing");
             try {
                 for (int i = 0; i < 100; i++) {
-                    MoeLowLatencySelfCheck.Case c = check.prepare(MoeLowLatencyRouting.Kind.values()[i % 7], i, tokens);
+                    MoeLowLatencyReferenceCheck.Case c = check.prepare(MoeLowLatencyRouting.Kind.values()[i % 7], i, tokens);
                     if (fromHeap) {
                         check.writeCombineInputs(c, buffers);
                     }
@@ -271,7 +271,7 @@ class MoeLowLatencyGpuTest {
     void badInputIsRefusedBeforeAnyKernel() {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(10));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, false, 2, 8));
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll);
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll);
              DeviceMemory big = w.rank(0).context().allocate(16L * 2048 * 2)) {
             MoeLowLatencyRank r0 = ll.rank(0);
             IllegalArgumentException many = assertThrows(IllegalArgumentException.class, () -> r0.dispatch(
@@ -292,7 +292,7 @@ class MoeLowLatencyGpuTest {
     void anExpertIndexOutOfRangeIsNamedAndTreatedAsNone() {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(10));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.BF16, false, 2, 8));
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {3, 3};
             check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 3, tokens);
             long[] idx = {0, 1, 2, 32, 5, -1};   // token 1 slot 1 names expert 32 of 32
@@ -316,7 +316,7 @@ class MoeLowLatencyGpuTest {
     void theCombineWaitsForEveryRankEvenOneItSentNothingTo() {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(2));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.BF16, false, 2, 8));
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {2, 2};
             check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 5, tokens);
             check.overwriteTopk(0, new long[] {0, -1, 1, 0});   // experts 0..15 live on rank 0
@@ -340,7 +340,7 @@ class MoeLowLatencyGpuTest {
     void aRankThatNeverJoinsIsNamedByTheTimeout() {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(2));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.BF16, false, 2, 8));
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 4, new int[] {8, 8});
             MoeLowLatencyRank r0 = ll.rank(0);
             r0.dispatch(check.x(0, 8), check.topkIdx(0, 8), false);

@@ -33,11 +33,11 @@ class MoeLowLatencyPullCombineGpuTest {
         try (LocalWorld w = MoeGpuTest.world(ranks, "p2p", Duration.ofSeconds(20));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w,
                      MoeLowLatencyGpuTest.config(ElementType.FP8_E4M3, false, 8, 48));
-             MoeLowLatencySelfCheck pull = new MoeLowLatencySelfCheck(ll, true);
-             MoeLowLatencySelfCheck push = new MoeLowLatencySelfCheck(ll, false)) {
+             MoeLowLatencyReferenceCheck pull = new MoeLowLatencyReferenceCheck(ll, true);
+             MoeLowLatencyReferenceCheck push = new MoeLowLatencyReferenceCheck(ll, false)) {
             Random rnd = new Random(ranks);
             for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
-                int[] tokens = MoeSelfCheck.tokenCounts(ranks, 48, rnd);
+                int[] tokens = MoeRouting.tokenCounts(ranks, 48, rnd);
                 long seed = rnd.nextLong();
                 boolean split = kind.ordinal() % 2 == 0;
                 long pulled = pull.run(kind, seed, tokens, split);
@@ -53,7 +53,7 @@ class MoeLowLatencyPullCombineGpuTest {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(5));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w,
                      MoeLowLatencyGpuTest.config(ElementType.BF16, false, 4, 16));
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll, false)) {
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, false)) {
             int[] tokens = {16, 11};
             check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 3, tokens);
             MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[2];
@@ -78,7 +78,7 @@ class MoeLowLatencyPullCombineGpuTest {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(5));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w,
                      MoeLowLatencyGpuTest.config(ElementType.BF16, false, 4, 16));
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll, false)) {
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, false)) {
             int[] tokens = {16, 11};
             check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 4, tokens);
             MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[2];

@@ -30,12 +30,12 @@ class MoePullCombineGpuTest {
     void pullAndPushGiveTheReferenceSumsInTurn(int ranks) {
         try (LocalWorld w = MoeGpuTest.world(ranks, "p2p", Duration.ofSeconds(20));
              MoeBuffer moe = MoeBuffer.create(w, MoeGpuTest.config(4096, ElementType.FP8_E4M3, 8, 96));
-             MoeSelfCheck pull = new MoeSelfCheck(moe, true);
-             MoeSelfCheck push = new MoeSelfCheck(moe, false)) {
+             MoeReferenceCheck pull = new MoeReferenceCheck(moe, true);
+             MoeReferenceCheck push = new MoeReferenceCheck(moe, false)) {
             assertTrue(pull.pullsCombine(), "a p2p world combines from the heap when asked");
             Random rnd = new Random(ranks);
             for (MoeRouting.Kind kind : MoeRouting.Kind.values()) {
-                int[] tokens = MoeSelfCheck.tokenCounts(ranks, 96, rnd);
+                int[] tokens = MoeRouting.tokenCounts(ranks, 96, rnd);
                 long seed = rnd.nextLong();
                 long pulled = pull.run(kind, seed, tokens);
                 // The same call pushed: the same received rows and combined sums, so the same hash.
@@ -50,7 +50,7 @@ class MoePullCombineGpuTest {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(30));
              MoeBuffer moe = MoeBuffer.create(w, MoeConfig.deepEpBuilder().dtype(ElementType.BF16).numChannels(8)
                      .build());
-             MoeSelfCheck check = new MoeSelfCheck(moe, true)) {
+             MoeReferenceCheck check = new MoeReferenceCheck(moe, true)) {
             check.run(MoeRouting.Kind.UNIFORM, 7, new int[] {4096, 4096});
             check.run(MoeRouting.Kind.SKEWED, 8, new int[] {4096, 1000});
         }
@@ -61,8 +61,8 @@ class MoePullCombineGpuTest {
     void aCapturedPullCombineReplaysWithNewExpertOutputs() {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
              MoeBuffer moe = MoeBuffer.create(w, MoeGpuTest.config(2048, ElementType.BF16, 8, 64));
-             MoeSelfCheck check = new MoeSelfCheck(moe, true)) {
-            check.runCaptured(MoeRouting.Kind.SKEWED, 11, new int[] {64, 23}, 50);
+             MoeReferenceCheck check = new MoeReferenceCheck(moe, true)) {
+            MoeGraphReplay.runCaptured(check, MoeRouting.Kind.SKEWED, 11, new int[] {64, 23}, 50);
             check.run(MoeRouting.Kind.UNIFORM, 12, new int[] {40, 64});
         }
     }

@@ -62,7 +62,7 @@ class MoeRefusedCallsGpuTest {
     void aDispatchWithAHandleFromBeforeARefusedLayoutIsRefusedOnTheHost(int badTokens) {
         try (LocalWorld w = world();
              MoeBuffer moe = MoeBuffer.create(w, config());
-             MoeSelfCheck check = new MoeSelfCheck(moe);
+             MoeReferenceCheck check = new MoeReferenceCheck(moe);
              MoeInputs inputs = new MoeInputs(moe)) {
             Random rnd = new Random(badTokens);
             MoeReference.Input[] in = new MoeReference.Input[2];
@@ -95,7 +95,7 @@ class MoeRefusedCallsGpuTest {
     void aCombineAfterARefusedLayoutIsRefusedOnTheHost() {
         try (LocalWorld w = world();
              MoeBuffer moe = MoeBuffer.create(w, config());
-             MoeSelfCheck check = new MoeSelfCheck(moe);
+             MoeReferenceCheck check = new MoeReferenceCheck(moe);
              MoeInputs inputs = new MoeInputs(moe)) {
             Random rnd = new Random(7);
             MoeReference.Input[] in = new MoeReference.Input[2];
@@ -205,7 +205,7 @@ class MoeRefusedCallsGpuTest {
             long free = w.heap().freeBytes();
             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, MoeLowLatencyGpuTest.config(ElementType.BF16, false,
                     2, 8));
-            try (MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+            try (MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
                 int[] tokens = {3, 5};
                 check.run(MoeLowLatencyRouting.Kind.UNIFORM, 1, tokens, false);
                 MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[2];
@@ -242,11 +242,11 @@ class MoeRefusedCallsGpuTest {
                 .transport("p2p").build())) {
             long free = w.heap().freeBytes();
             for (int i = 0; i < 25; i++) {
-                try (MoeBuffer moe = MoeBuffer.create(w, config()); MoeSelfCheck check = new MoeSelfCheck(moe)) {
+                try (MoeBuffer moe = MoeBuffer.create(w, config()); MoeReferenceCheck check = new MoeReferenceCheck(moe)) {
                     check.run(MoeRouting.Kind.SKEWED, i, TOKENS);
                 }
                 try (MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, llConfig);
-                     MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+                     MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
                     check.run(MoeLowLatencyRouting.Kind.UNIFORM, i, new int[] {8, 5}, i % 2 == 0);
                 }
                 assertEquals(free, w.heap().freeBytes(), "round " + i);
@@ -263,9 +263,9 @@ class MoeRefusedCallsGpuTest {
         try (LocalWorld w = world();
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, MoeLowLatencyGpuTest.config(ElementType.BF16,
                      false, 2, 8));
-             MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll)) {
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {6, 8};
-            MoeLowLatencySelfCheck.Case c = check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 17, tokens);
+            MoeLowLatencyReferenceCheck.Case c = check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 17, tokens);
             MoeLowLatencyCombine[][] out = new MoeLowLatencyCombine[3][2];
             for (int call = 0; call < 3; call++) {
                 MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[2];

@@ -52,10 +52,10 @@ class MoeLowLatencyProxyGpuTest {
             try (MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
                  // Where the expert outputs are written: hidden 7168 passes each call's combine input as y, whose
                  // rows the combine puts from where they are (a staged world pushes; no staging copy).
-                 MoeLowLatencySelfCheck check = new MoeLowLatencySelfCheck(ll, hidden == 7168)) {
+                 MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, hidden == 7168)) {
                 Random rnd = new Random(ranks * 10L + topK);
                 for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
-                    check.run(kind, rnd.nextLong(), MoeSelfCheck.tokenCounts(ranks, 32, rnd), split);
+                    check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 32, rnd), split);
                 }
             }
         }

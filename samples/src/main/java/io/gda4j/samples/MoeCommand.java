@@ -6,15 +6,17 @@ import io.gda4j.moe.MoeBuffer;
 import io.gda4j.moe.MoeConfig;
 import io.gda4j.moe.MoeLowLatencyBuffer;
 import io.gda4j.moe.MoeLowLatencyConfig;
-import io.gda4j.moe.MoeLowLatencyNcclBaseline;
+import io.gda4j.moe.MoeLowLatencyReferenceCheck;
 import io.gda4j.moe.MoeLowLatencyRouting;
-import io.gda4j.moe.MoeLowLatencySelfCheck;
-import io.gda4j.moe.MoeNcclBaseline;
+import io.gda4j.moe.MoeReferenceCheck;
 import io.gda4j.moe.MoeRouting;
-import io.gda4j.moe.MoeSelfCheck;
-import io.gda4j.moe.RankGpus;
-import io.gda4j.nccl.LibNccl;
-import io.gda4j.nccl.NcclComms;
+import io.gda4j.samples.moe.MoeLowLatencyNcclBaseline;
+import io.gda4j.samples.moe.MoeLowLatencyTimingRig;
+import io.gda4j.samples.moe.MoeNcclBaseline;
+import io.gda4j.samples.moe.MoeTimingRig;
+import io.gda4j.samples.moe.RankGpus;
+import io.gda4j.samples.nccl.LibNccl;
+import io.gda4j.samples.nccl.NcclComms;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.PeerCard;
 import io.gda4j.world.ProcessWorld;
@@ -266,19 +268,21 @@ final class MoeCommand implements Command {
                 }
                 for (MoeLowLatencyBuffer ll : buffers) {
                     String name = ll.config().dispatchType().name() + (ll.config().powerOfTwoScales() ? "/UE8M0" : "");
-                    try (MoeLowLatencySelfCheck run = new MoeLowLatencySelfCheck(ll, combineFromHeap);
+                    if (cmd.hasOption("check")) {
+                        progress.step("check " + name);
+                        try (MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, combineFromHeap)) {
+                            check.run(MoeLowLatencyRouting.Kind.SKEWED, 1,
+                                    MoeRouting.tokenCounts(ranks, maxTokens, new java.util.Random(1)), true);
+                        }
+                    }
+                    try (MoeLowLatencyTimingRig run = new MoeLowLatencyTimingRig(ll, combineFromHeap);
                          MoeLowLatencyNcclBaseline nccl = ncclMissing == null ? new MoeLowLatencyNcclBaseline(ll) : null) {
                         waitingBlocks = run.waitingBlocksPerRank();
-                        if (cmd.hasOption("check")) {
-                            progress.step("check " + name);
-                            run.run(MoeLowLatencyRouting.Kind.SKEWED, 1,
-                                    MoeSelfCheck.tokenCounts(ranks, maxTokens, new java.util.Random(1)), true);
-                        }
                         for (int t : tokens) {
                             progress.step(name + " " + t + " tokens");
                             int[] perRank = new int[ranks];
                             Arrays.fill(perRank, t);
-                            MoeLowLatencySelfCheck.Timing timing = run.time(MoeLowLatencyRouting.Kind.UNIFORM, 7, perRank,
+                            MoeLowLatencyTimingRig.Timing timing = run.time(MoeLowLatencyRouting.Kind.UNIFORM, 7, perRank,
                                     warmup, iters);
                             List<Object> row = new ArrayList<>(List.of(name, t, percentile(timing.dispatchMillis(), 0.5),
                                     percentile(timing.dispatchMillis(), 0.99), percentile(timing.combineMillis(), 0.5),
@@ -357,7 +361,7 @@ final class MoeCommand implements Command {
      * DeepEP's bandwidth, the link bandwidth and its ratio to {@code peerGbps} (the copy engines', NaN when not
      * measured). Where no byte crosses between GPUs (every rank on one GPU) the link cells are "-".
      */
-    static List<Object> throughputCells(MoeSelfCheck.Timing t, double peerGbps) {
+    static List<Object> throughputCells(MoeTimingRig.Timing t, double peerGbps) {
         double d = percentile(t.dispatchMillis(), 0.5);
         double c = percentile(t.combineMillis(), 0.5);
         Object dLink = gbps(max(t.dispatchLinkBytesPerRank()), d);
@@ -548,18 +552,20 @@ final class MoeCommand implements Command {
                 }
                 for (MoeBuffer moe : buffers) {
                     buffersDirect = moe.sizing().direct();
-                    try (MoeSelfCheck run = new MoeSelfCheck(moe, combineFromHeap);
+                    if (cmd.hasOption("check")) {
+                        progress.step("check " + moe.config().dtype());
+                        try (MoeReferenceCheck check = new MoeReferenceCheck(moe, combineFromHeap)) {
+                            check.run(MoeRouting.Kind.UNIFORM, 1, MoeRouting.tokenCounts(ranks, maxTokens, new java.util.Random(1)));
+                        }
+                    }
+                    try (MoeTimingRig run = new MoeTimingRig(moe, combineFromHeap);
                          MoeNcclBaseline nccl = ncclMissing == null ? new MoeNcclBaseline(moe) : null) {
                         blocksPerRank = run.blocksPerRank();
-                        if (cmd.hasOption("check")) {
-                            progress.step("check " + moe.config().dtype());
-                            run.run(MoeRouting.Kind.UNIFORM, 1, MoeSelfCheck.tokenCounts(ranks, maxTokens, new java.util.Random(1)));
-                        }
                         for (int t : tokens) {
                             progress.step(moe.config().dtype() + " " + t + " tokens");
                             int[] perRank = new int[ranks];
                             Arrays.fill(perRank, t);
-                            MoeSelfCheck.Timing timing = run.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
+                            MoeTimingRig.Timing timing = run.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
                             List<Object> row = new ArrayList<>(List.of(moe.config().dtype().name(), t));
                             row.addAll(throughputCells(timing, peerGbps));
                             if (nccl != null) {

@@ -1,7 +1,7 @@
 package io.gda4j.samples;
 
-import io.gda4j.moe.MoeNcclBaseline;
-import io.gda4j.moe.MoeSelfCheck;
+import io.gda4j.samples.moe.MoeNcclBaseline;
+import io.gda4j.samples.moe.MoeTimingRig;
 
 import org.junit.jupiter.api.Test;
 
@@ -88,8 +88,8 @@ class MoeCommandTest {
     }
 
     /** Two ranks, 3 iterations; rank 0 received 2e6 bytes (1e6 of them its own rows) and sent 0.5e6 over the link. */
-    private static MoeSelfCheck.Timing timing(long dispatchLinkBytes, long combineLinkBytes) {
-        return new MoeSelfCheck.Timing(new double[] {0.5, 0.4, 0.6}, new double[] {0.25, 0.2, 0.3},
+    private static MoeTimingRig.Timing timing(long dispatchLinkBytes, long combineLinkBytes) {
+        return new MoeTimingRig.Timing(new double[] {0.5, 0.4, 0.6}, new double[] {0.25, 0.2, 0.3},
                 new long[] {2_000_000, 1_800_000}, new long[] {1_000_000, 900_000},
                 new long[] {dispatchLinkBytes, dispatchLinkBytes / 2}, new long[] {combineLinkBytes, 0});
     }

@@ -154,7 +154,7 @@ class SettingsCliTest {
         assertTrue(Configuration.knownEnv().containsAll(List.of("GDA4J_RANK", "GDA4J_ROOT", "GDA4J_NCCL_LIBRARY",
                 "GDA4J_JAVA_OPTS")));
         assertEquals(1, NearestName.editDistance("transprot", "transport"));
-        assertTrue(Configuration.all().contains(io.gda4j.nccl.NcclSettings.LIBRARY), "GDA4J_NCCL_LIBRARY in info");
+        assertTrue(Configuration.all().contains(io.gda4j.samples.nccl.NcclSettings.LIBRARY), "GDA4J_NCCL_LIBRARY in info");
         assertEquals("0", Main.DEBUG.show(k -> null, k -> null).value(), "GDA4J_DEBUG shown as it is set: 1 or 0");
         assertEquals(null, NearestName.of("GDA4J_ZZZZZZZZZZZZ", Configuration.knownEnv()));
     }

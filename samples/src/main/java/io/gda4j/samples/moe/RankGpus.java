@@ -1,4 +1,4 @@
-package io.gda4j.moe;
+package io.gda4j.samples.moe;
 
 import io.gda4j.world.PeerCard;
 import io.gda4j.world.ProcessWorld;

@@ -1,4 +1,4 @@
-package io.gda4j.nccl;
+package io.gda4j.samples.nccl;
 
 /** An NCCL call that returned something other than ncclSuccess, with NCCL's own words for it. */
 public final class NcclException extends RuntimeException {

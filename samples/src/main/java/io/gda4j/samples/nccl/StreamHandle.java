@@ -1,4 +1,6 @@
-package io.gda4j.nccl;
+package io.gda4j.samples.nccl;
+
+import io.gda4j.cuda.CudaStream;
 
 import jcuda.driver.CUstream;
 import jcuda.runtime.cudaStream_t;
@@ -13,7 +15,7 @@ final class StreamHandle extends cudaStream_t {
         super(stream);
     }
 
-    static long of(CUstream stream) {
-        return new StreamHandle(stream).getNativePointer();
+    static long of(CudaStream stream) {
+        return new StreamHandle(stream.handle()).getNativePointer();
     }
 }

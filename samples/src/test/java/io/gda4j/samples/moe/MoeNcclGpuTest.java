@@ -1,8 +1,13 @@
-package io.gda4j.moe;
+package io.gda4j.samples.moe;
 
 import io.gda4j.cuda.Cuda;
-import io.gda4j.nccl.AllToAllV;
-import io.gda4j.nccl.LibNccl;
+import io.gda4j.moe.ElementType;
+import io.gda4j.moe.MoeBuffer;
+import io.gda4j.moe.MoeConfig;
+import io.gda4j.moe.MoeRouting;
+import io.gda4j.moe.MoeSizing;
+import io.gda4j.samples.nccl.AllToAllV;
+import io.gda4j.samples.nccl.LibNccl;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
@@ -75,7 +80,7 @@ class MoeNcclGpuTest {
              MoeNcclBaseline nccl = new MoeNcclBaseline(moe)) {
             MoeSizing s = moe.sizing();
             Random rnd = new Random(11);
-            int[] tokens = MoeSelfCheck.tokenCounts(n, 128, rnd);
+            int[] tokens = MoeRouting.tokenCounts(n, 128, rnd);
             int[][] topk = new int[n][];
             for (int r = 0; r < n; r++) {
                 topk[r] = MoeRouting.topk(MoeRouting.Kind.SKEWED, tokens[r], 4, 32, n, rnd);

@@ -1,4 +1,4 @@
-package io.gda4j.nccl;
+package io.gda4j.samples.nccl;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;

@@ -1,6 +1,10 @@
-package io.gda4j.moe;
+package io.gda4j.samples.moe;
 
-import io.gda4j.nccl.AllToAllV;
+import io.gda4j.moe.MoeLowLatencyBuffer;
+import io.gda4j.moe.MoeLowLatencyConfig;
+import io.gda4j.moe.MoeLowLatencyRouting;
+import io.gda4j.moe.MoeLowLatencySizing;
+import io.gda4j.samples.nccl.AllToAllV;
 
 /**
  * NCCL's all-to-all-v of the same routing as a low-latency dispatch and combine, the baseline

@@ -1,4 +1,4 @@
-package io.gda4j.nccl;
+package io.gda4j.samples.nccl;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

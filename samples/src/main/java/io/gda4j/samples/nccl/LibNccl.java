@@ -1,4 +1,4 @@
-package io.gda4j.nccl;
+package io.gda4j.samples.nccl;
 
 import com.sun.jna.Native;
 import com.sun.jna.NativeLibrary;

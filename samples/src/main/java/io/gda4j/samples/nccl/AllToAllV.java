@@ -1,6 +1,6 @@
-package io.gda4j.nccl;
+package io.gda4j.samples.nccl;
 
-import jcuda.driver.CUstream;
+import io.gda4j.cuda.CudaStream;
 
 /**
  * An all-to-all-v in bytes: what each rank sends to and receives from each rank, where in its send and receive
@@ -101,7 +101,7 @@ public record AllToAllV(long[][] sendBytes, long[][] sendOffsets, long[][] recvB
      * entries of those ranks are read. {@code sendBuffers[r]} and {@code recvBuffers[r]} are device addresses on rank
      * r's GPU.
      */
-    public void launch(NcclComms comms, long[] sendBuffers, long[] recvBuffers, CUstream[] streams) {
+    public void launch(NcclComms comms, long[] sendBuffers, long[] recvBuffers, CudaStream[] streams) {
         int n = size();
         if (comms.size() != n || sendBuffers.length != n || recvBuffers.length != n || streams.length != n) {
             throw new IllegalArgumentException("an all-to-all-v of " + n + " ranks needs " + n + " communicators, buffers"

@@ -1,8 +1,12 @@
-package io.gda4j.moe;
+package io.gda4j.samples.moe;
 
-import io.gda4j.nccl.AllToAllV;
-import io.gda4j.nccl.LibNccl;
-import io.gda4j.nccl.NcclComms;
+import io.gda4j.moe.MoeBuffer;
+import io.gda4j.moe.MoeConfig;
+import io.gda4j.moe.MoeRouting;
+import io.gda4j.moe.MoeSizing;
+import io.gda4j.samples.nccl.AllToAllV;
+import io.gda4j.samples.nccl.LibNccl;
+import io.gda4j.samples.nccl.NcclComms;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 

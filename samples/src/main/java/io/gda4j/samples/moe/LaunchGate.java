@@ -1,9 +1,10 @@
-package io.gda4j.moe;
+package io.gda4j.samples.moe;
 
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.cuda.MappedHostMemory;
+import io.gda4j.moe.MoeLowLatencyBuffer;
 import io.gda4j.world.Cmp;
 import io.gda4j.world.DeviceOps;
 import io.gda4j.world.HeapBuffer;
@@ -18,8 +19,9 @@ import java.time.Duration;
  * of them, so the step's events time the GPU's work and not the host's launches. One process launches its ranks one
  * after the other: without the gate, rank 0's receive half starts its clock while the host is still launching rank
  * 1's sends (on one H100 with 2 ranks, a low-latency dispatch of one token measured 0.17 ms that way and 0.03 ms
- * behind the gate). The gate is a one-thread kernel ({@code gda4j_moe_ll_gate}) polling a word of mapped pinned host
- * memory (portable, so every context of the process sees it) that {@link #open()} raises.
+ * behind the gate). The gate is a one-thread kernel ({@code gda4j_moe_ll_gate}, in the library's low-latency MoE
+ * module {@link MoeLowLatencyBuffer#MODULE}, which the calls it holds back load anyway) polling a word of mapped pinned
+ * host memory (portable, so every context of the process sees it) that {@link #open()} raises.
  *
  * <p>Where the world spans processes, each process opens its own gate whenever it has queued its step, and the
  * processes' launches are apart by far more than a step lasts (4 processes under torchrun: a low-latency dispatch

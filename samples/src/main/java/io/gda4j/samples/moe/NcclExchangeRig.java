@@ -1,15 +1,14 @@
-package io.gda4j.moe;
+package io.gda4j.samples.moe;
 
 import io.gda4j.cuda.CudaEvent;
+import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DeviceMemory;
-import io.gda4j.nccl.AllToAllV;
-import io.gda4j.nccl.NcclComms;
+import io.gda4j.samples.nccl.AllToAllV;
+import io.gda4j.samples.nccl.NcclComms;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 
 import java.util.List;
-
-import jcuda.driver.CUstream;
 
 /**
  * What both NCCL baselines run on: a communicator per rank this process drives (every rank's in one process, with
@@ -87,11 +86,11 @@ final class NcclExchangeRig implements AutoCloseable {
         int n = world.size();
         long[] sendAt = new long[n];
         long[] recvAt = new long[n];
-        CUstream[] streams = new CUstream[n];
+        CudaStream[] streams = new CudaStream[n];
         for (Rank r : ranks) {
             sendAt[r.rank()] = send[r.rank()].address();
             recvAt[r.rank()] = recv[r.rank()].address();
-            streams[r.rank()] = r.stream().handle();
+            streams[r.rank()] = r.stream();
         }
         double[] d = new double[iterations];
         double[] cm = new double[iterations];
@@ -137,8 +136,8 @@ final class NcclExchangeRig implements AutoCloseable {
         } finally {
             gate.close();
         }
-        return new MoeNcclBaseline.Timing(MoeSelfCheck.slowestOfEveryProcess(world, d),
-                MoeSelfCheck.slowestOfEveryProcess(world, cm));
+        return new MoeNcclBaseline.Timing(MoeTimingRig.slowestOfEveryProcess(world, d),
+                MoeTimingRig.slowestOfEveryProcess(world, cm));
     }
 
     /**
@@ -150,7 +149,7 @@ final class NcclExchangeRig implements AutoCloseable {
         int n = world.size();
         long[] sendAt = new long[n];
         long[] recvAt = new long[n];
-        CUstream[] streams = new CUstream[n];
+        CudaStream[] streams = new CudaStream[n];
         for (Rank r : ranks) {
             int i = r.rank();
             if (data[i].length != plan.sendTotal(i) || plan.recvTotal(i) > recv[i].sizeBytes()) {
@@ -160,7 +159,7 @@ final class NcclExchangeRig implements AutoCloseable {
             send[i].copyFromHost(0, data[i], 0, data[i].length);
             sendAt[i] = send[i].address();
             recvAt[i] = recv[i].address();
-            streams[i] = r.stream().handle();
+            streams[i] = r.stream();
         }
         plan.launch(comms, sendAt, recvAt, streams);
         byte[][] got = new byte[n][];

@@ -10,12 +10,14 @@ import java.util.List;
 import java.util.Random;
 
 /**
- * Runs low-latency dispatch and combine on every rank of a world with generated routings and rows and compares every
- * output with {@link MoeLowLatencyReference}, bit for bit (valid slots only: the others hold stale data by design).
- * Needs a world whose ranks are all local (a LocalWorld). Input memory is allocated here, before any kernel runs.
- * The GPU tests and {@code gda4j moe --mode low-latency --check} use it.
+ * The low-latency calls against {@link MoeLowLatencyReference} on the GPU: runs dispatch and combine on every rank
+ * this process drives with generated routings and rows and compares every output with the reference, bit for bit
+ * (valid slots only: the others hold stale data by design). A reference, like MoeLowLatencyReference: the library's
+ * GPU tests and {@code gda4j moe --mode low-latency --check} share it; it times nothing (the samples' rigs do).
+ * {@link #run} is the whole check; the tests also drive the calls themselves on its inputs and check them with its
+ * package-private parts. Input memory is allocated here, before any kernel runs.
  */
-public final class MoeLowLatencySelfCheck implements AutoCloseable {
+public final class MoeLowLatencyReferenceCheck implements AutoCloseable {
     private final MoeLowLatencyBuffer buffer;
     private final MoeLowLatencySizing s;
     private final int n;
@@ -29,7 +31,7 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
     private final boolean combineFromHeap;
 
     /** A check whose combines take the expert outputs from tensors of its own (the rows are pushed). */
-    public MoeLowLatencySelfCheck(MoeLowLatencyBuffer buffer) {
+    public MoeLowLatencyReferenceCheck(MoeLowLatencyBuffer buffer) {
         this(buffer, false);
     }
 
@@ -38,7 +40,7 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
      * {@link MoeLowLatencyDispatch#combineInput()} and passed from there: the combines pull them where every pair of
      * ranks is direct (they are put from there where some pair is staged).
      */
-    public MoeLowLatencySelfCheck(MoeLowLatencyBuffer buffer, boolean combineFromHeap) {
+    public MoeLowLatencyReferenceCheck(MoeLowLatencyBuffer buffer, boolean combineFromHeap) {
         this.buffer = buffer;
         this.combineFromHeap = combineFromHeap;
         this.s = buffer.sizing();
@@ -62,8 +64,8 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
         }
     }
 
-    /** One routing's inputs on every rank, uploaded; {@link #expect} checks outputs against them. */
-    public record Case(int[] tokens, MoeLowLatencyReference.Input[] inputs, float[][] weights, short[][] y) {
+    /** One routing's inputs on every rank, uploaded; {@link #expectDispatch} and {@link #expectCombine} check them. */
+    record Case(int[] tokens, MoeLowLatencyReference.Input[] inputs, float[][] weights, short[][] y) {
     }
 
     /**
@@ -71,17 +73,7 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
      * outputs y for every slot) and uploads it into this check's device tensors. Synchronous copies: call it while no
      * kernel of these ranks runs (before a graph replay, for instance).
      */
-    public Case prepare(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens) {
-        return prepare(kind, seed, tokens, true);
-    }
-
-    /**
-     * As {@link #prepare(MoeLowLatencyRouting.Kind, long, int[])}; without {@code referenceY} the expert outputs y are
-     * not generated on the host but filled on the GPU with one finite BF16 value (0x3F3F, about 0.75) and the case
-     * has no y: enough for timing, where a random y of every slot would cost gigabytes of host memory and minutes at
-     * 512 tokens (numLocalExperts x maxTokens x ranks x hidden values per rank).
-     */
-    private Case prepare(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, boolean referenceY) {
+    Case prepare(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens) {
         MoeLowLatencyConfig c = s.config();
         Random rnd = new Random(seed);
         MoeLowLatencyReference.Input[] in = new MoeLowLatencyReference.Input[n];
@@ -93,31 +85,22 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
             int[] idx = MoeLowLatencyRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
             in[r] = new MoeLowLatencyReference.Input(tokens[r], MoeLowLatencyRouting.rows(tokens[r], c.hidden(), rnd), idx);
             w[r] = MoeLowLatencyRouting.weights(idx, rnd);
-            if (referenceY) {
-                ys[r] = MoeRouting.bf16Rows(s.numLocalExperts() * s.slotsPerExpert(), c.hidden(), rnd);
-            }
+            ys[r] = MoeRouting.bf16Rows(s.numLocalExperts() * s.slotsPerExpert(), c.hidden(), rnd);
             if (x[r] == null) {
                 continue;
             }
-            upload(x[r], MoeSelfCheck.shorts(in[r].x()));
-            upload(topk[r], MoeSelfCheck.longs(idx));
-            upload(weights[r], MoeSelfCheck.floats(w[r]));
-            if (referenceY && !combineFromHeap) {
-                upload(y[r], MoeSelfCheck.shorts(ys[r]));
-            } else if (!referenceY && combineFromHeap) {
-                for (int b = 0; b < 2; b++) {   // never written by the kernels: both buffers keep it
-                    buffer.rank(r).rank().fillHeap(buffer.heapRegion().offset() + s.combineInput(b),
-                            (long) s.numLocalExperts() * s.slotsPerExpert() * 2L * c.hidden(), (byte) 0x3F);
-                }
-            } else if (!referenceY) {
-                y[r].fill((byte) 0x3F);
+            upload(x[r], MoeReferenceCheck.shorts(in[r].x()));
+            upload(topk[r], MoeReferenceCheck.longs(idx));
+            upload(weights[r], MoeReferenceCheck.floats(w[r]));
+            if (!combineFromHeap) {   // from the heap, run() writes them to the call's combine input
+                upload(y[r], MoeReferenceCheck.shorts(ys[r]));
             }
         }
         return new Case(tokens.clone(), in, w, ys);
     }
 
     /** Overwrites rank r's uploaded top-k with {@code idx} (bad entries included: for tests of the device check). */
-    public void overwriteTopk(int r, long[] idx) {
+    void overwriteTopk(int r, long[] idx) {
         ByteBuffer b = ByteBuffer.allocate(8 * idx.length).order(ByteOrder.LITTLE_ENDIAN);
         for (long v : idx) {
             b.putLong(v);
@@ -131,135 +114,21 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
         }
     }
 
-    /**
-     * Event-timed calls, per iteration the slowest rank's time (ms): the whole dispatch and combine as a user calls
-     * them (no split, no event between the kernels), and their send and receive halves (made with the split, events
-     * between the halves on each rank's stream; a receive half includes the wait for the slowest peer).
-     */
-    public record Timing(double[] dispatchMillis, double[] combineMillis, double[] dispatchSendMillis,
-                         double[] dispatchReceiveMillis, double[] combineSendMillis, double[] combineReceiveMillis) {
-    }
-
-    /**
-     * Uploads routing {@code kind}, then runs {@code warmup + iterations} dispatch + combine pairs on every rank
-     * without the split, and as many with it, timed with events on each rank's stream. Each iteration is queued on
-     * every local rank behind a {@link LaunchGate} and then released at once, so the times start together on every
-     * rank and leave out the host's launches; in a world of several processes the gate's start line also leaves out
-     * the gap between the processes' launches. Outputs are not checked: run {@link #run}.
-     */
-    public Timing time(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
-        prepare(kind, seed, tokens, false);
-        io.gda4j.cuda.CudaEvent[][] ev = new io.gda4j.cuda.CudaEvent[n][5];
-        LaunchGate gate = new LaunchGate(buffer.world());
-        try {
-            for (int r : locals) {
-                for (int e = 0; e < 5; e++) {
-                    ev[r][e] = buffer.rank(r).rank().context().createEvent();
-                }
-            }
-            double[][] t = new double[6][iterations];
-            buffer.world().barrier();
-            for (boolean split : new boolean[] {false, true}) {
-                for (int i = -warmup; i < iterations; i++) {
-                    queueTimedStep(gate, ev, tokens, split);
-                    for (int r : locals) {
-                        buffer.rank(r).stream().synchronize();
-                    }
-                    buffer.checkErrors();
-                    if (i < 0) {
-                        continue;
-                    }
-                    for (int r : locals) {
-                        if (!split) {
-                            t[0][i] = Math.max(t[0][i], ev[r][2].elapsedMillisSince(ev[r][0]));
-                            t[1][i] = Math.max(t[1][i], ev[r][4].elapsedMillisSince(ev[r][2]));
-                        } else {
-                            t[2][i] = Math.max(t[2][i], ev[r][1].elapsedMillisSince(ev[r][0]));
-                            t[3][i] = Math.max(t[3][i], ev[r][2].elapsedMillisSince(ev[r][1]));
-                            t[4][i] = Math.max(t[4][i], ev[r][3].elapsedMillisSince(ev[r][2]));
-                            t[5][i] = Math.max(t[5][i], ev[r][4].elapsedMillisSince(ev[r][3]));
-                        }
-                    }
-                }
-            }
-            gate.checkStartLine();
-            for (int k = 0; k < t.length; k++) {
-                t[k] = MoeSelfCheck.slowestOfEveryProcess(buffer.world(), t[k]);
-            }
-            return new Timing(t[0], t[1], t[2], t[3], t[4], t[5]);
-        } finally {
-            gate.close();
-            for (io.gda4j.cuda.CudaEvent[] group : ev) {
-                for (io.gda4j.cuda.CudaEvent e : group) {
-                    if (e != null) {
-                        e.close();
-                    }
-                }
-            }
-        }
-    }
-
-    /**
-     * One dispatch + combine on every local rank behind the gate: events 0, 2 and 4 before the dispatch, between the
-     * calls and after the combine; with {@code split}, events 1 and 3 between the halves as well.
-     */
-    private void queueTimedStep(LaunchGate gate, io.gda4j.cuda.CudaEvent[][] ev, int[] tokens, boolean split) {
-        MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[n];
-        try {
-            for (int r : locals) {
-                gate.hold(buffer.rank(r).rank());
-            }
-            for (int r : locals) {
-                MoeLowLatencyRank m = buffer.rank(r);
-                ev[r][0].record(m.stream());
-                d[r] = m.dispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), split);
-                if (split) {
-                    ev[r][1].record(m.stream());
-                }
-            }
-            for (int r : locals) {
-                if (split) {
-                    d[r].receive();
-                }
-                ev[r][2].record(buffer.rank(r).stream());
-            }
-            for (int r : locals) {
-                MoeLowLatencyCombine c = buffer.rank(r).combine(y(r, d[r]), topkIdx(r, tokens[r]),
-                        topkWeights(r, tokens[r]), d[r], split);
-                if (split) {
-                    ev[r][3].record(buffer.rank(r).stream());
-                    c.receive();
-                }
-                ev[r][4].record(buffer.rank(r).stream());
-            }
-        } finally {
-            gate.open();
-        }
-    }
-
-    /**
-     * The most blocks a low-latency kernel that waits for peers (the receive halves) launches on a rank this process
-     * drives: its GPU's SMs over the ranks on that GPU. The send halves size their grids by tokens and local experts.
-     */
-    public int waitingBlocksPerRank() {
-        return MoeLowLatencyRank.spinningBlocks(buffer.world(), buffer.world().rank(locals[0]));
-    }
-
     /** Rank r's inputs as tensors: x, topkIdx, topkWeights, y. */
-    public DeviceTensor x(int r, int tokens) {
+    DeviceTensor x(int r, int tokens) {
         return DeviceTensor.of(x[r], ElementType.BF16, tokens, s.config().hidden());
     }
 
-    public DeviceTensor topkIdx(int r, int tokens) {
+    DeviceTensor topkIdx(int r, int tokens) {
         return DeviceTensor.of(topk[r], ElementType.INT64, tokens, s.config().topK());
     }
 
-    public DeviceTensor topkWeights(int r, int tokens) {
+    DeviceTensor topkWeights(int r, int tokens) {
         return DeviceTensor.of(weights[r], ElementType.FP32, tokens, s.config().topK());
     }
 
     /** Rank r's expert outputs in a tensor of the check's own (a check that combines from its own tensors). */
-    public DeviceTensor y(int r) {
+    DeviceTensor y(int r) {
         if (y[r] == null) {
             throw new IllegalStateException("this check combines from the heap: its expert outputs are in each call's"
                     + " combineInput(), see y(r, dispatch)");
@@ -268,7 +137,7 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
     }
 
     /** Rank r's expert outputs as its combine of {@code d} takes them: d's combine input, or {@link #y(int)}. */
-    public DeviceTensor y(int r, MoeLowLatencyDispatch d) {
+    DeviceTensor y(int r, MoeLowLatencyDispatch d) {
         return combineFromHeap ? d.combineInput() : y(r);
     }
 
@@ -323,10 +192,10 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
      * {@code buffers[r]}, where a combine from the heap reads them. Synchronous copies: call it while no kernel of
      * these ranks runs.
      */
-    public void writeCombineInputs(Case c, int[] buffers) {
+    void writeCombineInputs(Case c, int[] buffers) {
         for (int r : locals) {
             buffer.rank(r).rank().writeHeap(buffer.heapRegion().offset() + s.combineInput(buffers[r]),
-                    MoeSelfCheck.shorts(c.y()[r]));
+                    MoeReferenceCheck.shorts(c.y()[r]));
         }
     }
 
@@ -334,7 +203,7 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
      * Checks every rank's dispatch outputs in buffer {@code buffers[r]} against the case (after the calls completed:
      * it synchronizes every rank's stream and throws the world's device errors first). Returns their hash.
      */
-    public long expectDispatch(Case c, int[] buffers) {
+    long expectDispatch(Case c, int[] buffers) {
         MoeLowLatencyConfig cfg = s.config();
         for (int r : locals) {
             buffer.rank(r).stream().synchronize();
@@ -353,8 +222,8 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
             byte[] gx = read(m, m.recvX(b), (long) rows * s.payloadBytes());
             byte[] gs = s.scalesPerRow() == 0 ? new byte[0] : read(m, m.recvScales(b), 4L * rows * s.scalesPerRow());
             byte[] gsrc = read(m, m.recvSource(b), 4L * rows * MoeLowLatencySizing.SRC_INTS);
-            byte[] ws = MoeSelfCheck.floats(want.scales());
-            byte[] wsrc = MoeSelfCheck.ints(want.src());
+            byte[] ws = MoeReferenceCheck.floats(want.scales());
+            byte[] wsrc = MoeReferenceCheck.ints(want.src());
             for (int row = 0; row < rows; row++) {
                 if (!want.valid(row / s.slotsPerExpert(), row % s.slotsPerExpert())) {
                     continue;
@@ -362,19 +231,19 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
                 compare(r, "received rows", gx, want.x(), row, s.payloadBytes());
                 compare(r, "received scales", gs, ws, row, 4 * s.scalesPerRow());
                 compare(r, "source records", gsrc, wsrc, row, 4 * MoeLowLatencySizing.SRC_INTS);
-                hash = MoeSelfCheck.fnv(hash, Arrays.copyOfRange(gx, row * s.payloadBytes(), (row + 1) * s.payloadBytes()));
-                hash = MoeSelfCheck.fnv(hash, Arrays.copyOfRange(gs, row * 4 * s.scalesPerRow(),
+                hash = MoeReferenceCheck.fnv(hash, Arrays.copyOfRange(gx, row * s.payloadBytes(), (row + 1) * s.payloadBytes()));
+                hash = MoeReferenceCheck.fnv(hash, Arrays.copyOfRange(gs, row * 4 * s.scalesPerRow(),
                         (row + 1) * 4 * s.scalesPerRow()));
             }
             if (cfg.dispatchType() == ElementType.FP8_E4M3) {
-                hash = MoeSelfCheck.fnv(hash, new byte[] {1});
+                hash = MoeReferenceCheck.fnv(hash, new byte[] {1});
             }
         }
         return hash;
     }
 
     /** Checks every rank's combine output {@code out[r]} against the case; returns {@code hash} extended with them. */
-    public long expectCombine(Case c, DeviceTensor[] out, long hash) {
+    long expectCombine(Case c, DeviceTensor[] out, long hash) {
         MoeLowLatencyConfig cfg = s.config();
         for (int r : locals) {
             buffer.rank(r).stream().synchronize();
@@ -383,12 +252,12 @@ public final class MoeLowLatencySelfCheck implements AutoCloseable {
         for (int r : locals) {
             int tokens = c.tokens()[r];
             byte[] got = read(buffer.rank(r), out[r], 2L * tokens * cfg.hidden());
-            byte[] want = MoeSelfCheck.shorts(MoeLowLatencyReference.combine(s, r, c.inputs()[r].topkIdx(),
+            byte[] want = MoeReferenceCheck.shorts(MoeLowLatencyReference.combine(s, r, c.inputs()[r].topkIdx(),
                     c.weights()[r], tokens, c.y()));
             for (int t = 0; t < tokens; t++) {
                 compare(r, "combined rows", got, want, t, 2 * cfg.hidden());
             }
-            hash = MoeSelfCheck.fnv(hash, got);
+            hash = MoeReferenceCheck.fnv(hash, got);
         }
         return hash;
     }

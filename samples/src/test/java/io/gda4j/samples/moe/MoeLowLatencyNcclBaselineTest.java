@@ -1,6 +1,12 @@
-package io.gda4j.moe;
+package io.gda4j.samples.moe;
 
-import io.gda4j.nccl.AllToAllV;
+import io.gda4j.moe.ElementType;
+import io.gda4j.moe.MoeLowLatencyConfig;
+import io.gda4j.moe.MoeLowLatencyReference;
+import io.gda4j.moe.MoeLowLatencyRouting;
+import io.gda4j.moe.MoeLowLatencySizing;
+import io.gda4j.moe.MoeRouting;
+import io.gda4j.samples.nccl.AllToAllV;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -19,7 +25,7 @@ class MoeLowLatencyNcclBaselineTest {
                 .dispatchType(ElementType.FP8_E4M3).build();
         MoeLowLatencySizing s = c.sizing(n);
         Random rnd = new Random(kind.ordinal());
-        int[] tokens = MoeSelfCheck.tokenCounts(n, 20, rnd);
+        int[] tokens = MoeRouting.tokenCounts(n, 20, rnd);
         int[][] topk = new int[n][];
         MoeLowLatencyReference.Input[] in = new MoeLowLatencyReference.Input[n];
         for (int r = 0; r < n; r++) {

@@ -1,6 +1,11 @@
-package io.gda4j.moe;
+package io.gda4j.samples.moe;
 
-import io.gda4j.nccl.AllToAllV;
+import io.gda4j.moe.ElementType;
+import io.gda4j.moe.MoeConfig;
+import io.gda4j.moe.MoeReference;
+import io.gda4j.moe.MoeRouting;
+import io.gda4j.moe.MoeSizing;
+import io.gda4j.samples.nccl.AllToAllV;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -24,7 +29,7 @@ class MoeNcclBaselineTest {
                     .numChannels(3).chunkTokens(4).ringTokens(8).combineWarps(2).build();
             MoeSizing s = c.sizing(n);
             Random rnd = new Random(kind.ordinal() * 7L + dtype.ordinal());
-            int[] tokens = MoeSelfCheck.tokenCounts(n, 40, rnd);
+            int[] tokens = MoeRouting.tokenCounts(n, 40, rnd);
             int[][] topk = new int[n][];
             MoeReference.Input[] in = new MoeReference.Input[n];
             for (int r = 0; r < n; r++) {

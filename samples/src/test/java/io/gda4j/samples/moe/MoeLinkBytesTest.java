@@ -1,6 +1,9 @@
-package io.gda4j.moe;
+package io.gda4j.samples.moe;
 
-import io.gda4j.nccl.AllToAllV;
+import io.gda4j.moe.ElementType;
+import io.gda4j.moe.MoeConfig;
+import io.gda4j.moe.MoeSizing;
+import io.gda4j.samples.nccl.AllToAllV;
 
 import org.junit.jupiter.api.Test;
 
@@ -36,11 +39,11 @@ class MoeLinkBytesTest {
         for (ElementType dtype : new ElementType[] {ElementType.BF16, ElementType.FP8_E4M3}) {
             MoeSizing s = sizing(dtype);
             long row = s.payloadBytes() + 4L * s.scalesPerRow();
-            long[] dispatch = MoeSelfCheck.linkBytes(MoeNcclBaseline.dispatchPlan(s, TOPK, TOKENS), TWO_GPUS);
+            long[] dispatch = MoeTimingRig.linkBytes(MoeNcclBaseline.dispatchPlan(s, TOPK, TOKENS), TWO_GPUS);
             // Rank 0: token 1 once to rank 2 (two experts there, one row), token 2 to rank 3; rank 3: token 0 to rank 0.
             assertArrayEquals(new long[] {2 * row, 0, 0, row}, dispatch, dtype + ": payload + FP8 scales per row");
             long back = 2L * s.config().hidden();
-            long[] combine = MoeSelfCheck.linkBytes(MoeNcclBaseline.combinePlan(s, TOPK, TOKENS), TWO_GPUS);
+            long[] combine = MoeTimingRig.linkBytes(MoeNcclBaseline.combinePlan(s, TOPK, TOKENS), TWO_GPUS);
             assertArrayEquals(new long[] {back, 0, back, back}, combine, dtype + ": each crossing row returns as BF16");
         }
     }
@@ -50,8 +53,8 @@ class MoeLinkBytesTest {
         MoeSizing s = sizing(ElementType.BF16);
         long row = s.payloadBytes();
         AllToAllV plan = MoeNcclBaseline.dispatchPlan(s, TOPK, TOKENS);
-        assertArrayEquals(new long[4], MoeSelfCheck.linkBytes(plan, new int[] {0, 0, 0, 0}));
-        assertArrayEquals(new long[] {3 * row, 0, 0, row}, MoeSelfCheck.linkBytes(plan, new int[] {0, 1, 2, 3}),
+        assertArrayEquals(new long[4], MoeTimingRig.linkBytes(plan, new int[] {0, 0, 0, 0}));
+        assertArrayEquals(new long[] {3 * row, 0, 0, row}, MoeTimingRig.linkBytes(plan, new int[] {0, 1, 2, 3}),
                 "one GPU per rank: only the own row stays");
         assertEquals(4 * row, plan.sendTotal(0), "DeepEP's count keeps the own row");
         assertThrows(IllegalArgumentException.class, () -> plan.sendTotalOutside(0, new int[] {0, 1}));
