@@ -12,11 +12,13 @@ import io.gda4j.cuda.LayeringFixtureUpward;
 import io.gda4j.transport.LayeringFixtureSpiNamesRank;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.TransportProvider;
+import io.gda4j.world.LayeringFixtureNamesTransport;
 import io.gda4j.world.Rank;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -39,6 +41,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *   config       properties and environment variables      -> nothing
  * </pre>
  * The proxy transport (module gda4j-proxy) and the samples sit above all of these; Maven keeps their arrows down. The
+ * world, the MoE buffers and the SPI name no transport at all, the proxy's included ({@link #noTransportByName}): they
+ * ask a {@code TransportTag} for its traits, and each provider owns its tag. The
  * benchmark rigs and the NCCL binding they compare with live in the samples (io.gda4j.samples.moe, .nccl), not here:
  * a package of them put back in this module is in no layer, which {@link #everyHostPackageIsInALayer} refuses.
  */
@@ -83,6 +87,18 @@ class LayeringTest {
                 .whereLayer("moe").mayOnlyAccessLayers("world", "transport", "cuda", "config");
     }
 
+    /**
+     * The packages below and beside the transports name none of them: a tag's traits say what the world and the MoE
+     * buffers need to know. The layers already keep world and moe off p2p and ibgda; this rule says it of all three
+     * transports, the proxy too, which sits in another module and so in no layer here.
+     */
+    static ArchRule noTransportByName() {
+        return noClasses().that().resideInAnyPackage("io.gda4j.world..", "io.gda4j.moe..", "io.gda4j.transport..")
+                .should().dependOnClassesThat().resideInAnyPackage("io.gda4j.p2p..", "io.gda4j.ibgda..",
+                        "io.gda4j.proxy..")
+                .because("a provider owns its tag; the world asks the tag's traits (docs/ARCHITECTURE.md, Transports)");
+    }
+
     static ArchRule noCycles() {
         return slices().matching("io.gda4j.(**)").should().beFreeOfCycles();
     }
@@ -98,12 +114,17 @@ class LayeringTest {
     }
 
     @Test
+    void worldMoeAndSpiNameNoTransport() {
+        noTransportByName().check(host);
+    }
+
+    @Test
     void everyHostPackageIsInALayer() {
         // A new package must be placed in the layering above, or its arrows go unchecked.
         layers().ensureAllClassesAreContainedInArchitecture().check(host);
     }
 
-    /** The rules are not vacuous: an arrow up and a cycle, in test fixtures, are each reported. */
+    /** The rules are not vacuous: an arrow up, a cycle and the world naming a transport, in fixtures, are reported. */
     @Test
     void anArrowUpAndACycleAreReported() {
         JavaClasses upward = new ClassFileImporter().importClasses(LayeringFixtureUpward.class, Rank.class);
@@ -120,6 +141,12 @@ class LayeringTest {
         JavaClasses spiCycle = new ClassFileImporter().importClasses(LayeringFixtureSpiNamesRank.class, LinkEnd.class,
                 Rank.class);
         assertTrue(noCycles().evaluate(spiCycle).hasViolation(), "transport <-> world must be reported as a cycle");
+
+        // The world comparing a tag with a provider's constant.
+        EvaluationResult byName = noTransportByName().evaluate(new ClassFileImporter()
+                .importClasses(LayeringFixtureNamesTransport.class));
+        assertTrue(byName.hasViolation(), "world -> p2p must be refused");
+        assertTrue(byName.getFailureReport().toString().contains("P2pTransport"), byName.getFailureReport().toString());
 
         JavaClasses cycle = new ClassFileImporter().importPackagesOf(LayeringFixtureCycle.class, Bootstrap.class);
         assertTrue(noCycles().evaluate(cycle).hasViolation(), "config <-> bootstrap must be reported as a cycle");

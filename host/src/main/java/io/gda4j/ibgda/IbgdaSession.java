@@ -17,7 +17,6 @@ import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.LinkHealth;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
-import io.gda4j.transport.TransportTag;
 
 import jcuda.driver.CUdevice_attribute;
 
@@ -155,7 +154,7 @@ final class IbgdaSession {
                 mine.discardLkey(), mine.flushOnQuiet, theirs.heap.relaxedOrdering(), peer.rank()));
         openLinks++;
         AutoCloseable resources = () -> closeLink(qp, dqp, () -> { });
-        return new PeerLink(TransportTag.IBGDA, 0, dqp.address(), theirs.heap.rkey(), mine.heap.lkey(), 0, resources);
+        return new PeerLink(IbgdaTransport.TAG, 0, dqp.address(), theirs.heap.rkey(), mine.heap.lkey(), 0, resources);
     }
 
     /**
@@ -225,7 +224,7 @@ final class IbgdaSession {
             responder.close();
             closeLink(linkQp, linkDqp, words::close);
         });
-        return new PeerLink(TransportTag.IBGDA, 0, dqp.address(), offer.heapRkey(), mine.heap.lkey(), 0, resources);
+        return new PeerLink(IbgdaTransport.TAG, 0, dqp.address(), offer.heapRkey(), mine.heap.lkey(), 0, resources);
     }
 
     /**

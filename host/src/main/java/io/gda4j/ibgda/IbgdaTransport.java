@@ -9,6 +9,7 @@ import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.verbs.Verbs;
+import io.gda4j.world.DeviceViewDescriptor;
 import io.gda4j.world.Rank;
 
 import java.util.Collections;
@@ -29,6 +30,13 @@ import java.util.Optional;
  */
 public final class IbgdaTransport implements TransportProvider {
     public static final String NAME = "ibgda";
+    /**
+     * The ibgda peer entry's tag: {@code TRANSPORT_IBGDA} of {@code view.cuh}. A rank with such a peer sets
+     * {@code VIEW_FLAG_IBGDA} (quiet() drains its QPs); its ADDs are NIC atomics, and it posts each message as one
+     * work request once the message is whole, from one block.
+     */
+    public static final TransportTag TAG = TransportTag.define(NAME, 3, NAME, DeviceViewDescriptor.FLAG_IBGDA,
+            TransportTag.Trait.PUTS_EACH_MESSAGE_FROM_ONE_BLOCK);
 
     private static final Map<LinkEnd, IbgdaSession> SESSIONS = Collections.synchronizedMap(new IdentityHashMap<>());
 
@@ -44,7 +52,7 @@ public final class IbgdaTransport implements TransportProvider {
 
     @Override
     public TransportTag tag() {
-        return TransportTag.IBGDA;
+        return TAG;
     }
 
     @Override

@@ -65,7 +65,8 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
     }
 
     /**
-     * Whether some pair of ranks of {@code world} is neither p2p nor self (proxy or ibgda), in every process's view:
+     * Whether some pair of ranks of {@code world} is not {@linkplain TransportTag.Trait#DIRECT direct} (neither p2p nor
+     * self: proxy or ibgda), in every process's view:
      * each process knows its own ranks' transports exactly, and the staging sections must be the same everywhere
      * because the heap offsets are.
      */
@@ -73,8 +74,8 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
         boolean mine = false;
         for (Rank r : world.localRanks()) {
             for (int peer = 0; peer < world.size(); peer++) {
-                TransportTag t = world.transport(r.rank(), peer);
-                mine |= t != TransportTag.SELF && t != TransportTag.P2P;
+                // Staging is for peers whose heaps the kernels cannot store into (proxy, ibgda, none).
+                mine |= !world.transport(r.rank(), peer).has(TransportTag.Trait.DIRECT);
             }
         }
         for (byte[] theirs : world.allGather(new byte[] {(byte) (mine ? 1 : 0)})) {

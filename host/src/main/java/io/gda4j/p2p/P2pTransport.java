@@ -21,6 +21,12 @@ import java.util.Optional;
  */
 public final class P2pTransport implements TransportProvider {
     public static final String NAME = "p2p";
+    /**
+     * The p2p peer entry's tag: {@code TRANSPORT_P2P} of {@code view.cuh}; the device stores straight into the peer's
+     * heap, and its ADDs are GPU atomics ({@code red.add.sys}).
+     */
+    public static final TransportTag TAG = TransportTag.define(NAME, 2, NAME, 0, TransportTag.Trait.DIRECT,
+            TransportTag.Trait.GPU_ATOMICS);
     /** {@code PeerEntry.handle} bit of a P2P peer whose link has no native atomics ({@code P2P_NO_NATIVE_ATOMICS}). */
     public static final long NO_NATIVE_ATOMICS = 1;
 
@@ -31,7 +37,7 @@ public final class P2pTransport implements TransportProvider {
 
     @Override
     public TransportTag tag() {
-        return TransportTag.P2P;
+        return TAG;
     }
 
     @Override
@@ -65,7 +71,7 @@ public final class P2pTransport implements TransportProvider {
             local.context().enablePeerAccess(peer.context());
         }
         long flags = handleFlags(sameGpu, sameGpu || local.device().p2pNativeAtomics(peer.device()));
-        return new PeerLink(TransportTag.P2P, peer.heapBase(), flags, 0, 0, peer.abortFlagAddress(), null);
+        return new PeerLink(TAG, peer.heapBase(), flags, 0, 0, peer.abortFlagAddress(), null);
     }
 
     /** Across processes the peer heap is mapped by CUDA IPC already; stores to it need nothing more. */
@@ -81,7 +87,7 @@ public final class P2pTransport implements TransportProvider {
      */
     @Override
     public PeerLink connectAcrossProcesses(LinkEnd local, RemotePeer peer) {
-        return new PeerLink(TransportTag.P2P, peer.heapAddress(), handleFlags(peer.sameGpu(), peer.nativeAtomics()), 0,
+        return new PeerLink(TAG, peer.heapAddress(), handleFlags(peer.sameGpu(), peer.nativeAtomics()), 0,
                 0, 0, null);
     }
 

@@ -11,6 +11,11 @@ public interface TransportProvider {
     /** The name users type: {@code --transport p2p}. */
     String name();
 
+    /**
+     * The tag of the peer entries this transport connects: a constant of the provider's class, made once with
+     * {@link TransportTag#define} (its code is the transport's {@code TRANSPORT_*} of {@code view.cuh}), whose
+     * traits tell the world what it needs to know of the transport. Its name is {@link #name()}.
+     */
     TransportTag tag();
 
     /** Lower is tried first by {@code auto}: p2p 0, ibgda 10, proxy 20. */

@@ -47,16 +47,14 @@ public final class AtomicRouting {
         return tag == TransportTag.SELF ? targetLoopbackQp | PEER_NIC_ATOMICS : routedToNicAtomics(tag, handle);
     }
 
-    /** The handle of a peer entry of transport {@code tag} whose target's words take ADDs only through a NIC. */
+    /**
+     * The handle of a peer entry of transport {@code tag} whose target's words take ADDs only through a NIC: a
+     * transport whose adds are GPU atomics ({@link TransportTag.Trait#GPU_ATOMICS}: p2p's red.add.sys, the proxy's
+     * atomic kernel) is refused them on the device; one whose adds are NIC atomics already (ibgda), or NONE, which
+     * reaches nothing, keeps its handle.
+     */
     static long routedToNicAtomics(TransportTag tag, long handle) {
-        switch (tag) {
-            case P2P:
-            case PROXY:
-                // Both add with GPU atomics (red.add.sys; the proxy's atomic kernel): refused on the device.
-                return handle | PEER_NIC_ATOMICS;
-            default:
-                return handle; // IBGDA adds are NIC atomics already; NONE reaches nothing
-        }
+        return tag.has(TransportTag.Trait.GPU_ATOMICS) ? handle | PEER_NIC_ATOMICS : handle;
     }
 
     /**

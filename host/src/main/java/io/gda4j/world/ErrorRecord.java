@@ -142,7 +142,7 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
                                 + " atomic add over %s would not be atomic with them (updates would be lost);"
                                 + " nothing was added. Atomics on one word go through one path: reach rank %d over"
                                 + " ibgda for adds (GDA4J_TRANSPORT=ibgda), or signal it with SignalOp.SET.",
-                        where, offset, peer, cmp == TransportTag.PROXY.code() ? "the proxy" : "p2p", peer);
+                        where, offset, peer, transportPhrase(cmp), peer);
             case COMBINE_INPUT_MIXED:
                 return String.format(Locale.ROOT,
                         "%s: this rank's combine %d read its expert outputs from %s, rank %d's from %s. Every rank of"
@@ -206,9 +206,18 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
 
     private static String transportName(long code) {
         try {
-            return TransportTag.ofCode((int) code).name().toLowerCase(Locale.ROOT);
+            return TransportTag.ofCode((int) code).name();
         } catch (IllegalArgumentException e) {
             return "code " + code;
+        }
+    }
+
+    /** How a message names the path of transport {@code code} after "over" ("the proxy", "p2p"). */
+    private static String transportPhrase(int code) {
+        try {
+            return TransportTag.ofCode(code).phrase();
+        } catch (IllegalArgumentException e) {
+            return "transport code " + code;
         }
     }
 

@@ -213,23 +213,32 @@ public final class Rank implements LinkEnd, AutoCloseable {
 
     /** Writes the device view from the links; called once all links exist. */
     void writeDeviceView(long timeoutNanos) {
+        control.copyFromHost(0, deviceView(rank, links, heapBase(), heapSizeBytes(), abortFlagAddress(),
+                errorRecordAddress(), timeoutNanos));
+    }
+
+    /**
+     * The bytes of the device view of {@code rank}, whose peer {@code p} is reached through {@code links[p]} (null:
+     * no link, TRANSPORT_NONE), positioned at 0. Pure, so a test can read what the GPU would get. The header's flags
+     * are the union of the links' {@link TransportTag#viewFlags()}: the world names no transport that sets them.
+     */
+    static ByteBuffer deviceView(int rank, PeerLink[] links, long heapBase, long heapSizeBytes, long abortFlag,
+                                 long errorRecord, long timeoutNanos) {
+        int worldSize = links.length;
         ByteBuffer b = ByteBuffer.allocateDirect(DeviceViewDescriptor.viewLength(worldSize)).order(ByteOrder.LITTLE_ENDIAN);
         b.putInt(DeviceViewDescriptor.MAGIC_OFFSET, DeviceViewDescriptor.VIEW_MAGIC);
         b.putInt(DeviceViewDescriptor.VERSION_OFFSET, DeviceViewDescriptor.VIEW_VERSION);
         b.putInt(DeviceViewDescriptor.RANK_OFFSET, rank);
         b.putInt(DeviceViewDescriptor.NRANKS_OFFSET, worldSize);
-        b.putLong(DeviceViewDescriptor.HEAP_BASE_OFFSET, heapBase());
-        b.putLong(DeviceViewDescriptor.HEAP_SIZE_BYTES_OFFSET, heapSizeBytes());
-        b.putLong(DeviceViewDescriptor.ABORT_FLAG_OFFSET, abortFlagAddress());
-        b.putLong(DeviceViewDescriptor.ERROR_RECORD_OFFSET, errorRecordAddress());
+        b.putLong(DeviceViewDescriptor.HEAP_BASE_OFFSET, heapBase);
+        b.putLong(DeviceViewDescriptor.HEAP_SIZE_BYTES_OFFSET, heapSizeBytes);
+        b.putLong(DeviceViewDescriptor.ABORT_FLAG_OFFSET, abortFlag);
+        b.putLong(DeviceViewDescriptor.ERROR_RECORD_OFFSET, errorRecord);
         b.putLong(DeviceViewDescriptor.TIMEOUT_NS_OFFSET, timeoutNanos);
         int flags = 0;
         for (PeerLink link : links) {
-            if (link != null && link.tag() == TransportTag.PROXY) {
-                flags |= DeviceViewDescriptor.VIEW_FLAG_PROXY_PEERS;
-            }
-            if (link != null && link.tag() == TransportTag.IBGDA) {
-                flags |= DeviceViewDescriptor.FLAG_IBGDA;
+            if (link != null) {
+                flags |= link.tag().viewFlags();
             }
         }
         b.putInt(DeviceViewDescriptor.FLAGS_OFFSET, flags);
@@ -249,7 +258,7 @@ public final class Rank implements LinkEnd, AutoCloseable {
             }
         }
         b.position(0);
-        control.copyFromHost(0, b);
+        return b;
     }
 
     /**

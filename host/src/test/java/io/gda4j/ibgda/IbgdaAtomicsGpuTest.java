@@ -10,7 +10,7 @@ import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.p2p.P2pTransport;
 import io.gda4j.world.AtomicRouting;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
@@ -184,7 +184,7 @@ class IbgdaAtomicsGpuTest {
             long entry = r1.deviceView().address() + DeviceViewDescriptor.peerEntryOffset(0);
             r1.context().makeCurrent();
             JCudaDriver.cuMemcpyHtoD(DevicePointer.of(entry + DeviceViewDescriptor.PEER_TRANSPORT_OFFSET),
-                    Pointer.to(new int[] {TransportTag.P2P.code()}), Integer.BYTES);
+                    Pointer.to(new int[] {P2pTransport.TAG.code()}), Integer.BYTES);
             JCudaDriver.cuMemcpyHtoD(DevicePointer.of(entry + DeviceViewDescriptor.PEER_HEAP_OFFSET),
                     Pointer.to(new long[] {r0.heapBase(), AtomicRouting.PEER_NIC_ATOMICS}), 2 * Long.BYTES);
             DeviceErrorException e = assertThrows(DeviceErrorException.class,

@@ -13,7 +13,6 @@ import io.gda4j.mlx5.CqeSyndrome;
 import io.gda4j.nic.Nic;
 import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.EngineStats;
-import io.gda4j.transport.TransportTag;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
 import io.gda4j.world.ErrorRecordDescriptor;
@@ -46,7 +45,7 @@ class IbgdaGpuTest extends TransportConformanceGpuTest {
 
     IbgdaGpuTest() {
         // put_signal ends with quiet: its signal is in the peer's heap when the call returns.
-        super(new Trial(TransportTag.IBGDA, 3L << 20, 2, 7,
+        super(new Trial(IbgdaTransport.TAG, 3L << 20, 2, 7,
                 1, 7, 8, 15, 16, 17, 31, 63, 64, 100, 255, 4096, 4097, 65_539, 1 << 20, (1 << 20) + 5)
                 .signalLandedOnReturn().loading("ibgda"));
     }

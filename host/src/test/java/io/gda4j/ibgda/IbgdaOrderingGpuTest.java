@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.KernelArgs;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.p2p.P2pTransport;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
 import io.gda4j.world.ErrorRecord;
@@ -81,7 +81,7 @@ class IbgdaOrderingGpuTest {
     @Test
     void p2pInlineSlotUnderASenderThatDoesNotWait() {
         try (LocalWorld w = p2pWorld()) {
-            assertEquals(TransportTag.P2P, w.transport(0, 1));
+            assertEquals(P2pTransport.TAG, w.transport(0, 1));
             inlineSlotNeverReturnsHalvesOfTwoMessages(w, 1 << 20);
         }
     }
@@ -89,7 +89,7 @@ class IbgdaOrderingGpuTest {
     @Test
     void ibgdaInlineSlotUnderASenderThatDoesNotWait() {
         try (LocalWorld w = IbgdaGpuTest.ibgdaWorld("auto")) {
-            assertEquals(TransportTag.IBGDA, w.transport(0, 1));
+            assertEquals(IbgdaTransport.TAG, w.transport(0, 1));
             inlineSlotNeverReturnsHalvesOfTwoMessages(w, 20_000);
         }
     }

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.RequiresCuda;
-import io.gda4j.transport.TransportTag;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
 import io.gda4j.world.ErrorRecord;
@@ -66,7 +65,7 @@ class IbgdaRelaxedOrderingGpuTest {
         ops = new DeviceOps(world);
         data = world.heap().allocate(2L * BYTES);
         signals = world.heap().allocateSignals(4);
-        assertEquals(TransportTag.IBGDA, world.transport(0, 1));
+        assertEquals(IbgdaTransport.TAG, world.transport(0, 1));
         Rank r0 = world.rank(0);
         long qp = deviceQp(r0, 1);
         // qpn (u32 @56) and flags (u32 @60) are one little-endian 8-byte word

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.RequiresCuda;
 import io.gda4j.nic.Nic;
-import io.gda4j.transport.TransportTag;
 import io.gda4j.verbs.Verbs;
 import io.gda4j.verbs.VerbsStatus;
 import io.gda4j.world.DeviceOps;
@@ -52,7 +51,7 @@ class Mlx5IbgdaGpuTest {
             LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(gpus).heapSizeBytes(HEAP)
                     .waitTimeout(Duration.ofSeconds(10)).transport(IbgdaTransport.NAME).build());
             w.loadModules("ibgda", "ops");
-            assertEquals(TransportTag.IBGDA, w.transport(0, 1));
+            assertEquals(IbgdaTransport.TAG, w.transport(0, 1));
             Nic nic = IbgdaTransport.nicOf(w.rank(0)).orElseThrow();
             assumeTrue(!nic.isEmulated(), "the ibgda transport chose the emulated NIC: " + nic.description());
             return w;

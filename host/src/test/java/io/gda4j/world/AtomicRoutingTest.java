@@ -3,7 +3,9 @@ package io.gda4j.world;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.gda4j.ibgda.IbgdaTransport;
 import io.gda4j.p2p.P2pTransport;
+import io.gda4j.transport.ProxyTagTwin;
 import io.gda4j.transport.TransportTag;
 
 import org.junit.jupiter.api.Test;
@@ -21,8 +23,8 @@ class AtomicRoutingTest {
     void aRankWithoutIbgdaLinksKeepsItsEntries() {
         assertEquals(0, AtomicRouting.routedHandle(TransportTag.SELF, 0, 0));
         assertEquals(P2pTransport.NO_NATIVE_ATOMICS,
-                AtomicRouting.routedHandle(TransportTag.P2P, P2pTransport.NO_NATIVE_ATOMICS, 0));
-        assertEquals(CHANNEL, AtomicRouting.routedHandle(TransportTag.PROXY, CHANNEL, 0));
+                AtomicRouting.routedHandle(P2pTransport.TAG, P2pTransport.NO_NATIVE_ATOMICS, 0));
+        assertEquals(CHANNEL, AtomicRouting.routedHandle(ProxyTagTwin.TAG, CHANNEL, 0));
     }
 
     @Test
@@ -34,17 +36,17 @@ class AtomicRoutingTest {
 
     @Test
     void gpuAddsFromP2pAndProxyPeersAreMarkedForRefusal() {
-        assertEquals(AtomicRouting.PEER_NIC_ATOMICS, AtomicRouting.routedHandle(TransportTag.P2P, 0, QP));
+        assertEquals(AtomicRouting.PEER_NIC_ATOMICS, AtomicRouting.routedHandle(P2pTransport.TAG, 0, QP));
         assertEquals(P2pTransport.NO_NATIVE_ATOMICS | AtomicRouting.PEER_NIC_ATOMICS,
-                AtomicRouting.routedHandle(TransportTag.P2P, P2pTransport.NO_NATIVE_ATOMICS, QP));
-        long proxy = AtomicRouting.routedHandle(TransportTag.PROXY, CHANNEL, QP);
+                AtomicRouting.routedHandle(P2pTransport.TAG, P2pTransport.NO_NATIVE_ATOMICS, QP));
+        long proxy = AtomicRouting.routedHandle(ProxyTagTwin.TAG, CHANNEL, QP);
         assertEquals(CHANNEL, proxy & ~AtomicRouting.PEER_HANDLE_FLAGS, "the channel address survives the flag");
         assertEquals(AtomicRouting.PEER_NIC_ATOMICS, proxy & AtomicRouting.PEER_HANDLE_FLAGS);
     }
 
     @Test
     void ibgdaEntriesAreNicAtomicsAlready() {
-        assertEquals(QP + 0x100, AtomicRouting.routedHandle(TransportTag.IBGDA, QP + 0x100, QP));
+        assertEquals(QP + 0x100, AtomicRouting.routedHandle(IbgdaTransport.TAG, QP + 0x100, QP));
         assertEquals(0, AtomicRouting.routedHandle(TransportTag.NONE, 0, QP));
     }
 

@@ -1,6 +1,9 @@
 package io.gda4j.world;
 
+import io.gda4j.ibgda.IbgdaTransport;
 import io.gda4j.mlx5.RequiresCompilers;
+import io.gda4j.p2p.P2pTransport;
+import io.gda4j.transport.ProxyTagTwin;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.ErrorRecordDescriptor.Op;
@@ -10,10 +13,15 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The Java descriptors and enums against layout/view.cuh, compiled with g++: every offset and code, one by one. */
 @RequiresCompilers(tools = "g++")
@@ -82,9 +90,20 @@ class DeviceViewLayoutTest {
 
     @Test
     void codesMatch() {
-        for (TransportTag t : TransportTag.values()) {
-            same("TRANSPORT." + t.name(), t.code());
+        // Every transport's code against view.cuh's TRANSPORT_<NAME>: the world's two, this module's providers', and
+        // the proxy's through its twin (gda4j-proxy's ProxyTagTest proves the twin is ProxyTransport.TAG).
+        List<TransportTag> tags = List.of(TransportTag.NONE, TransportTag.SELF, P2pTransport.TAG, IbgdaTransport.TAG,
+                ProxyTagTwin.TAG);
+        for (TransportTag t : tags) {
+            same("TRANSPORT." + t, t.code());
         }
+        // Nothing left unchecked: no TRANSPORT_* code without a tag, no tag on this class path without its check.
+        Set<String> listed = header.keySet().stream().filter(k -> k.startsWith("TRANSPORT."))
+                .collect(Collectors.toCollection(TreeSet::new));
+        assertEquals(listed, tags.stream().map(t -> "TRANSPORT." + t).collect(Collectors.toCollection(TreeSet::new)),
+                "view.cuh's transport codes and the tags checked here");
+        assertTrue(tags.containsAll(TransportTag.known()), "a tag defined on this class path is not checked: "
+                + TransportTag.known());
         for (Code c : Code.values()) {
             same("CODE." + c.name(), c.value());
         }

@@ -1,5 +1,8 @@
 package io.gda4j.world;
 
+import io.gda4j.ibgda.IbgdaTransport;
+import io.gda4j.p2p.P2pTransport;
+import io.gda4j.transport.ProxyTagTwin;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.ErrorRecordDescriptor.Op;
 import org.junit.jupiter.api.Test;
@@ -64,10 +67,34 @@ class ErrorRecordTest {
     @Test
     void mixedAtomicsRecordStatesTheRuleAndTheWayOut() {
         ByteBuffer b = record(Code.MIXED_ATOMICS, Op.ATOMIC_ADD, 0x80, 1, 0, Cmp.EQ);
-        b.putInt(ErrorRecordDescriptor.CMP_OFFSET, io.gda4j.transport.TransportTag.PROXY.code());
+        b.putInt(ErrorRecordDescriptor.CMP_OFFSET, ProxyTagTwin.TAG.code());
         String m = ErrorRecord.decode(b).describe(Duration.ofSeconds(1));
         assertTrue(m.contains("rank 0 has IBGDA links") && m.contains("over the proxy"), m);
         assertTrue(m.contains("GDA4J_TRANSPORT=ibgda") && m.contains("SignalOp.SET"), m);
+    }
+
+    @Test
+    void mixedAtomicsRecordNamesThePathByItsTag() {
+        ByteBuffer b = record(Code.MIXED_ATOMICS, Op.SIGNAL, 0x80, 1, 0, Cmp.EQ);
+        b.putInt(ErrorRecordDescriptor.CMP_OFFSET, P2pTransport.TAG.code());
+        String m = ErrorRecord.decode(b).describe(Duration.ofSeconds(1));
+        assertTrue(m.contains("a GPU atomic add over p2p would not be atomic"), m);
+        b.putInt(ErrorRecordDescriptor.CMP_OFFSET, 77);
+        m = ErrorRecord.decode(b).describe(Duration.ofSeconds(1));
+        assertTrue(m.contains("a GPU atomic add over transport code 77 would not be atomic"), m);
+    }
+
+    @Test
+    void unsupportedTransportRecordNamesTheTransportInLowerCase() {
+        String m = ErrorRecord.decode(record(Code.UNSUPPORTED_TRANSPORT, Op.PUT_INLINE, 0x80, 0,
+                IbgdaTransport.TAG.code(), Cmp.EQ)).describe(Duration.ofSeconds(1));
+        assertTrue(m.contains("that peer's transport is ibgda, and put_inline needs direct stores"), m);
+        m = ErrorRecord.decode(record(Code.UNSUPPORTED_TRANSPORT, Op.GET, 0x80, 0, ProxyTagTwin.TAG.code(), Cmp.EQ))
+                .describe(Duration.ofSeconds(1));
+        assertTrue(m.contains("that peer's transport is proxy, which this kernel's device API"), m);
+        m = ErrorRecord.decode(record(Code.UNSUPPORTED_TRANSPORT, Op.GET, 0x80, 0, 77, Cmp.EQ))
+                .describe(Duration.ofSeconds(1));
+        assertTrue(m.contains("that peer's transport is code 77,"), m);
     }
 
     @Test

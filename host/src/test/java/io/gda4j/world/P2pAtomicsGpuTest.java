@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.p2p.P2pTransport;
-import io.gda4j.transport.TransportTag;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 
 import jcuda.Pointer;
@@ -31,7 +30,7 @@ class P2pAtomicsGpuTest {
     @Test
     void addsToAPeerWithoutNativeAtomicsAreRefused() {
         try (LocalWorld w = GpuWorlds.twoRanks(8L << 20, Duration.ofSeconds(10))) {
-            assertEquals(TransportTag.P2P, w.transport(0, 1));
+            assertEquals(P2pTransport.TAG, w.transport(0, 1));
             DeviceOps ops = new DeviceOps(w);
             HeapBuffer data = w.heap().allocate(4096);
             HeapBuffer signals = w.heap().allocateSignals(2);

@@ -2,7 +2,7 @@ package io.gda4j.world;
 
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.cuda.RequiresCuda;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.p2p.P2pTransport;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -23,7 +23,7 @@ class P2pGpuTest extends TransportConformanceGpuTest {
     static final long HEAP = 8L << 20;
 
     P2pGpuTest() {
-        super(new Trial(TransportTag.P2P, 3L << 20, 3, 42,
+        super(new Trial(P2pTransport.TAG, 3L << 20, 3, 42,
                 1, 7, 8, 15, 16, 17, 31, 63, 64, 100, 255, 4096, 4097, 65_536 + 3, 1 << 20)
                 .threadPutsUpTo(65_536 + 3)); // one thread moving a MiB is correct but slow; warp and block cover it
     }

@@ -10,7 +10,6 @@ import io.gda4j.p2p.P2pTransport;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
-import io.gda4j.transport.TransportTag;
 import io.gda4j.verbs.Verbs;
 import io.gda4j.world.ProcessRoutes.Route;
 
@@ -74,7 +73,7 @@ class ProcessRoutesTest {
                 .orElseThrow();
         assertTrue(p2p.unavailableAcrossProcesses(null, peer).isEmpty(), "p2p stores into the mapped heap");
         PeerLink link = p2p.connectAcrossProcesses(null, peer);
-        assertEquals(TransportTag.P2P, link.tag());
+        assertEquals(P2pTransport.TAG, link.tag());
         assertEquals(1L << 40, link.peerHeap());
         assertEquals(0, link.peerAbortFlag(), "the peer's abort word is not mapped across processes");
         assertEquals(P2pTransport.NO_NATIVE_ATOMICS, p2p.connectAcrossProcesses(null,

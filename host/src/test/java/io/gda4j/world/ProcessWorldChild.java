@@ -1,5 +1,7 @@
 package io.gda4j.world;
 
+import io.gda4j.ibgda.IbgdaTransport;
+
 import java.util.Arrays;
 
 /**
@@ -50,7 +52,7 @@ public final class ProcessWorldChild {
             Rank r = world.rank(me);
             if (mode.equals("ibgda")) {
                 for (int p = 0; p < n; p++) {
-                    if (p != me && world.transport(me, p) != io.gda4j.transport.TransportTag.IBGDA) {
+                    if (p != me && world.transport(me, p) != IbgdaTransport.TAG) {
                         say("BAD " + me + " reaches rank " + p + " over " + world.transport(me, p));
                     }
                 }

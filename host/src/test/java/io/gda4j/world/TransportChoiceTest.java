@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gda4j.p2p.P2pTransport;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.TransportProvider;
@@ -81,7 +82,7 @@ class TransportChoiceTest {
 
             @Override
             public TransportTag tag() {
-                return TransportTag.P2P;
+                return P2pTransport.TAG;
             }
 
             @Override

@@ -7,9 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gda4j.ibgda.IbgdaTransport;
+import io.gda4j.p2p.P2pTransport;
 import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.ProxyTagTwin;
 import io.gda4j.transport.RemotePeer;
-import io.gda4j.transport.TransportTag;
 
 import org.junit.jupiter.api.Test;
 
@@ -69,12 +71,12 @@ class TransportOffersTest {
 
     @Test
     void peersOfProcessesWhoseRanksTakeNicAtomicsAreRefusedGpuAtomicAdds() {
-        PeerLink p2p = new PeerLink(TransportTag.P2P, 1L << 40, 1, 0, 0, 0, null);
+        PeerLink p2p = new PeerLink(P2pTransport.TAG, 1L << 40, 1, 0, 0, 0, null);
         assertEquals(1 | AtomicRouting.PEER_NIC_ATOMICS, AtomicRouting.routedToNicAtomics(p2p.tag(), p2p.handle()),
                 "the no-native-atomics bit stays");
-        assertEquals(0x1000 | AtomicRouting.PEER_NIC_ATOMICS, AtomicRouting.routedToNicAtomics(TransportTag.PROXY,
+        assertEquals(0x1000 | AtomicRouting.PEER_NIC_ATOMICS, AtomicRouting.routedToNicAtomics(ProxyTagTwin.TAG,
                 0x1000));
-        assertEquals(0x2000, AtomicRouting.routedToNicAtomics(TransportTag.IBGDA, 0x2000), "NIC atomics already");
+        assertEquals(0x2000, AtomicRouting.routedToNicAtomics(IbgdaTransport.TAG, 0x2000), "NIC atomics already");
     }
 
     @Test

@@ -23,7 +23,6 @@ import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.LinkHealth;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
-import io.gda4j.transport.TransportTag;
 import io.gda4j.world.ErrorRecordDescriptor;
 
 import java.nio.ByteBuffer;
@@ -298,7 +297,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
         // The peer's abort word is reachable only with peer access (or on the same GPU), and only in this process.
         long peerAbort = peer.inProcess() == null ? 0
                 : peer.sameGpu() || !peerStreamSignals ? peer.inProcess().abortFlagAddress() : 0;
-        return new PeerLink(TransportTag.PROXY, 0, deviceChannel.address(), 0, 0, peerAbort, this);
+        return new PeerLink(ProxyTransport.TAG, 0, deviceChannel.address(), 0, 0, peerAbort, this);
     }
 
     public String name() {

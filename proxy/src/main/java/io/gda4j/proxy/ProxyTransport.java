@@ -12,6 +12,7 @@ import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.TransportTag;
+import io.gda4j.world.DeviceViewDescriptor;
 import io.gda4j.world.Rank;
 
 import java.nio.ByteBuffer;
@@ -37,6 +38,13 @@ import java.util.Optional;
  */
 public final class ProxyTransport implements TransportProvider {
     public static final String NAME = "proxy";
+    /**
+     * The proxy peer entry's tag: {@code TRANSPORT_PROXY} of {@code view.cuh}. A rank with such a peer sets
+     * {@code VIEW_FLAG_PROXY_PEERS} (the device's quiet() flushes its channels too); its ADDs are GPU atomics (the atomic
+     * kernel the proxy launches), and messages call the path "the proxy".
+     */
+    public static final TransportTag TAG = TransportTag.define(NAME, 4, "the proxy",
+            DeviceViewDescriptor.VIEW_FLAG_PROXY_PEERS, TransportTag.Trait.GPU_ATOMICS);
 
     private ProxyService service;
     private int links;
@@ -53,7 +61,7 @@ public final class ProxyTransport implements TransportProvider {
 
     @Override
     public TransportTag tag() {
-        return TransportTag.PROXY;
+        return TAG;
     }
 
     @Override

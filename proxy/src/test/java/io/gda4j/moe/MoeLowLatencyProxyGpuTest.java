@@ -2,7 +2,6 @@ package io.gda4j.moe;
 
 import io.gda4j.cuda.Cuda;
 import io.gda4j.proxy.ProxyTransport;
-import io.gda4j.transport.TransportTag;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
 
@@ -40,7 +39,7 @@ class MoeLowLatencyProxyGpuTest {
                 .topK(topK).dispatchType(type).build();
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(ranks, 0))
                 .heapSizeBytes(config.sizing(ranks).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(30)).transport(ProxyTransport.NAME).build())) {
-            assertEquals(TransportTag.PROXY, w.transport(0, 1));
+            assertEquals(ProxyTransport.TAG, w.transport(0, 1));
             String tooFewQueues = MoeBuffer.queueProblem(w);
             if (tooFewQueues != null) {
                 IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,

@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.KernelArgs;
-import io.gda4j.transport.TransportTag;
 import io.gda4j.world.Cmp;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
@@ -47,7 +46,7 @@ class ProxyGpuTest extends TransportConformanceGpuTest {
 
     ProxyGpuTest() {
         // The tests launch the bench kernels while another rank's kernel may spin: loaded up front.
-        super(new Trial(TransportTag.PROXY, 16L << 20, 3, 42,
+        super(new Trial(ProxyTransport.TAG, 16L << 20, 3, 42,
                 1, 7, 8, 15, 16, 17, 63, 64, 255, 4096, 4097, 65_536 + 3, 1 << 20, 3 << 20)
                 .destinationsFrom(64).loading("bench"));
     }

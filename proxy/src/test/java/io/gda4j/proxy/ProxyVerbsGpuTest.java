@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gda4j.ibgda.IbgdaConfig;
-import io.gda4j.transport.TransportTag;
 import io.gda4j.world.Cmp;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
@@ -73,8 +72,8 @@ class ProxyVerbsGpuTest {
 
     @Test
     void everyPairIsAProxyLinkServedByTheVerbsHandlerOnTheEmulatedNic() {
-        assertEquals(TransportTag.PROXY, world.transport(0, 1));
-        assertEquals(TransportTag.PROXY, world.transport(1, 0));
+        assertEquals(ProxyTransport.TAG, world.transport(0, 1));
+        assertEquals(ProxyTransport.TAG, world.transport(1, 0));
         for (int[] pair : new int[][] {{0, 1}, {1, 0}}) {
             String label = ProxyTransport.handlerOf(world.rank(pair[0]), pair[1]).orElseThrow();
             assertTrue(label.startsWith("verbs on the emulated NIC"), label);

@@ -1,5 +1,7 @@
 package io.gda4j.samples;
 
+import io.gda4j.ibgda.IbgdaTransport;
+import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.transport.TransportTag;
 import io.gda4j.world.ByteSize;
 import io.gda4j.world.Scope;
@@ -158,7 +160,7 @@ final class CompareCommand implements Command {
             String name = transports.get(t);
             try (World world = w.openWorld(PingPong.heapBytes(maxBytes) + PutBandwidth.heapBytes(maxBytes), name)) {
                 TransportTag tag = world.transport(w.rank, w.peer);
-                boolean indirect = tag == TransportTag.PROXY || tag == TransportTag.IBGDA;
+                boolean indirect = tag == ProxyTransport.TAG || tag == IbgdaTransport.TAG;
                 String emulated = Describe.engineStats(world, w.rank) != null ? EMULATED_SUFFIX : "";
                 // Figures through the emulated NIC say so in the column names too, so CSV output (no notes) keeps it.
                 results.relabel(t, name + emulated);

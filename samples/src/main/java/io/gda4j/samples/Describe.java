@@ -5,7 +5,6 @@ import io.gda4j.nic.Nic;
 import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.EngineStats;
 import io.gda4j.proxy.ProxyTransport;
-import io.gda4j.transport.TransportTag;
 import io.gda4j.world.PeerCard;
 import io.gda4j.world.ProcessWorld;
 import io.gda4j.world.Rank;
@@ -25,12 +24,12 @@ final class Describe {
             String shared = a.sameGpu(b)
                     ? " (both processes on one GPU, time-sliced unless MPS runs: a functional check, not a GPU-to-GPU figure)" : "";
             return String.format(Locale.ROOT, "%s -> %s over %s between processes (heaps mapped by CUDA IPC)%s%s",
-                    a.describe(), b.describe(), world.transport(rank, peer).name().toLowerCase(Locale.ROOT),
+                    a.describe(), b.describe(), world.transport(rank, peer).name(),
                     nicLabel(world, rank, peer), shared);
         }
         Rank a = world.rank(rank);
         Rank b = world.rank(peer);
-        String transport = world.transport(rank, peer).name().toLowerCase(Locale.ROOT);
+        String transport = world.transport(rank, peer).name();
         String shared = a.device().ordinal() == b.device().ordinal()
                 ? " (both ranks on one GPU: a functional check, not a GPU-to-GPU figure)" : "";
         return String.format(Locale.ROOT, "rank %d (GPU %d, %s) -> rank %d (GPU %d, %s) over %s%s%s",
@@ -40,10 +39,10 @@ final class Describe {
 
     /** For IBGDA: which NIC carried the figures; the emulated NIC is always named as such. */
     static String nicLabel(World world, int rank, int peer) {
-        if (world.transport(rank, peer) == TransportTag.PROXY && world.localRank(rank).isPresent()) {
+        if (world.transport(rank, peer) == ProxyTransport.TAG && world.localRank(rank).isPresent()) {
             return ProxyTransport.handlerOf(world.rank(rank), peer).map(h -> " (proxy handler: " + h + ")").orElse("");
         }
-        if (world.transport(rank, peer) != TransportTag.IBGDA || world.localRank(rank).isEmpty()) {
+        if (world.transport(rank, peer) != IbgdaTransport.TAG || world.localRank(rank).isEmpty()) {
             return "";
         }
         Nic nic = IbgdaTransport.nicOf(world.rank(rank)).orElse(null);

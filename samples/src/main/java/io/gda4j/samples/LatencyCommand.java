@@ -1,6 +1,6 @@
 package io.gda4j.samples;
 
-import io.gda4j.transport.TransportTag;
+import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.world.ByteSize;
 import io.gda4j.world.Scope;
 import io.gda4j.world.World;
@@ -121,10 +121,10 @@ final class LatencyCommand implements Command {
                 columns.add("nic");
             }
             table = new ResultTable("latency: ping-pong round trip, microseconds", columns);
-            boolean proxy = world.transport(w.rank, w.peer) == TransportTag.PROXY;
+            boolean proxy = world.transport(w.rank, w.peer) == ProxyTransport.TAG;
             if (fifo && !proxy) {
                 throw new UsageException("--mode fifo measures the proxy's trigger FIFO, but rank " + w.rank + " reaches rank "
-                        + w.peer + " over " + world.transport(w.rank, w.peer).name().toLowerCase(java.util.Locale.ROOT)
+                        + w.peer + " over " + world.transport(w.rank, w.peer).name()
                         + ": add --transport proxy");
             }
             if (proxy && modes.contains(PingPong.Mode.PUT_INLINE)) {

@@ -3,6 +3,7 @@ package io.gda4j.samples;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.KernelArgs;
+import io.gda4j.ibgda.IbgdaTransport;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.Rank;
 import io.gda4j.world.Scope;
@@ -74,7 +75,7 @@ final class PingPong implements AutoCloseable {
 
     /** The benchmark module for this pair: IBGDA peers need the build with the IBGDA branch. */
     static String module(World world, int rank, int peer) {
-        return world.transport(rank, peer) == io.gda4j.transport.TransportTag.IBGDA ? IBGDA_MODULE : MODULE;
+        return world.transport(rank, peer) == IbgdaTransport.TAG ? IBGDA_MODULE : MODULE;
     }
 
     PingPong(World world, int rank, int peer, long maxBytes, int maxIterations) {

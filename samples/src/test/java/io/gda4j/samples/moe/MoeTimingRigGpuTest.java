@@ -11,7 +11,6 @@ import io.gda4j.moe.MoeLowLatencyRouting;
 import io.gda4j.moe.MoeRouting;
 import io.gda4j.moe.MoeReferenceCheck;
 import io.gda4j.proxy.ProxyTransport;
-import io.gda4j.transport.TransportTag;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
@@ -86,7 +85,7 @@ class MoeTimingRigGpuTest {
         assumeTrue(Cuda.deviceCount() > 0, "no CUDA device visible");
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(ranks, 0))
                 .heapSizeBytes(128L << 20).waitTimeout(Duration.ofSeconds(30)).transport(ProxyTransport.NAME).build())) {
-            assertEquals(TransportTag.PROXY, w.transport(0, 1));
+            assertEquals(ProxyTransport.TAG, w.transport(0, 1));
             MoeBuffer moe;
             try {
                 moe = MoeBuffer.create(w, config(4096, dtype, topK).build());
