@@ -33,10 +33,11 @@ import java.util.Optional;
  * <h2>What is built</h2>
  * Processes of one host, on one GPU or several: every peer heap is mapped by CUDA IPC and handed to the transport of
  * the pair ({@link TransportProvider#connectAcrossProcesses}): p2p stores into it, the proxy's copy engine copies
- * into it, ibgda and the proxy's verbs handler over the emulated NIC execute their WQEs on it (what the transports
- * need from each other, such as the emulated NIC's keys, goes on one all-gather: {@link TransportOffers}). ibgda
- * over mlx5 between processes, and processes on different hosts, are refused at creation with the reason
- * ({@link ProcessRoutes}).
+ * into it, ibgda and the proxy's verbs handler over the emulated NIC execute their WQEs on it; over mlx5 they connect
+ * an RC QP per pair instead, each side's to the QP number, PSN and LID/GID the other published (what the transports
+ * need from each other, keys and QP endpoints, goes on one all-gather: {@link TransportOffers}; every pair is
+ * connected before the closing barrier, so no WQE reaches a QP that is not ready). Processes on different hosts are
+ * refused at creation with the reason ({@link ProcessRoutes}).
  *
  * <h2>Failures</h2>
  * The bootstrap watches every process (heartbeats; a silent or stopped process is found after the dead-after time,
