@@ -213,12 +213,13 @@ public final class ProcessWorld implements World {
                     ", or drive every GPU from one JVM (LocalWorld), where every transport works");
         }
         Map<String, byte[]> offers = new LinkedHashMap<>();
-        for (TransportProvider p : providers) {
-            if (Arrays.asList(chosen).contains(p)) {
-                p.offerAcrossProcesses(rank).ifPresent(bytes -> offers.put(p.name(), bytes));
-            }
-        }
         try {
+            // Inside the try: an offer makes resources (QPs, over mlx5), and a later one may fail.
+            for (TransportProvider p : providers) {
+                if (Arrays.asList(chosen).contains(p)) {
+                    p.offerAcrossProcesses(rank).ifPresent(bytes -> offers.put(p.name(), bytes));
+                }
+            }
             long ownLoopback = loopbackOf(rank, providers);
             byte[][] published = bootstrap.allGather(new TransportOffers(rank.rank(), ownLoopback != 0, offers)
                     .encode());
@@ -238,9 +239,9 @@ public final class ProcessWorld implements World {
             AtomicRouting.applyAcrossProcesses(rank, ownLoopback, nicAtomics);
         } catch (RuntimeException e) {
             // Links made so far free the offers' resources when they close (create's caller closes them); a
-            // transport that offered but got no link frees them here.
+            // transport that offered (or failed halfway through its offer) but got no link frees them here.
             for (TransportProvider p : providers) {
-                if (offers.containsKey(p.name())) {
+                if (Arrays.asList(chosen).contains(p)) {
                     LocalRanks.collect(e, () -> p.abandonAcrossProcesses(rank));
                 }
             }

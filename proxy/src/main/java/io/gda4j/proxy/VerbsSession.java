@@ -363,8 +363,8 @@ public final class VerbsSession implements AutoCloseable {
      */
     private EmulatedNic processLinks() {
         if (creditMemory == null || lockMemory == null) {
-            throw new IllegalStateException("this verbs proxy session cannot connect ranks of other processes over the"
-                    + " emulated NIC: it was made without memory to lend to other processes");
+            throw new IllegalStateException("over the emulated NIC this verbs proxy session connects ranks of one"
+                    + " process only: it was made without memory to lend to other processes");
         }
         if (!nic.capabilities().processLinks() || !(nic instanceof EmulatedNic emulated)) {
             throw new IllegalStateException("only the emulated NIC connects processes through mapped memory; this"
