@@ -11,6 +11,7 @@ import io.gda4j.nic.NicMemory;
 import io.gda4j.nic.NicQp;
 import io.gda4j.nic.QpPair;
 import io.gda4j.nic.QpSpec;
+import io.gda4j.nic.RcExchange;
 import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.RemoteResponder;
 import io.gda4j.transport.LinkEnd;
@@ -33,8 +34,11 @@ import java.util.Optional;
  * the two ranks' NICs). The world connects ordered pairs one at a time ({@code (a, b)} then later
  * {@code (b, a)}); the pair is made at the first of the two, and each side gets its own QP's {@link DeviceQp}.
  *
- * <p>Across processes of one host ({@code ProcessWorld}, emulated NIC only) each process has its own session and NIC
- * for its one rank; a peer of another process is a {@code RemoteResponder} ({@link #linkAcrossProcesses}).
+ * <p>Across processes ({@code ProcessWorld}) each process has its own session and NIC for its one rank, and a pair
+ * of ranks is connected by what each process offers ({@link #offerAcrossProcesses}, {@link #linkAcrossProcesses}):
+ * over mlx5, one RC QP per side, created before the offers are published and connected to the QP number, PSN and
+ * LID/GID the peer published ({@link RcExchange}, shared with the proxy's verbs handler); over the emulated NIC, a QP
+ * toward a {@code RemoteResponder} that acts on the peer's IPC-mapped heap.
  *
  * <p>Closing: a world closes its ranks, and each rank its links. The first link to close quiesces the NIC (the
  * emulated engine stops and drains its streams) before any heap or context is freed; each link then frees its own QP
@@ -45,6 +49,8 @@ final class IbgdaSession {
     private final RankNics nics;
     private final Map<Integer, RankState> ranks = new HashMap<>();
     private final Map<Long, QpPair> pairs = new HashMap<>();
+    /** Across processes over a NIC that connects by QP number: each rank's QPs for its pairs, until links take them. */
+    private final Map<Integer, RcExchange> exchanges = new HashMap<>();
     private int openLinks;
     private boolean quiesced;
     private boolean closed;
@@ -158,14 +164,31 @@ final class IbgdaSession {
     }
 
     /**
-     * What {@code local}'s process tells the others so that their engines can act on its heap (see
-     * {@link ProcessOffer}). Its heap's strict atomics take the lock line in its NIC words from now on, as every other
-     * process's atomics on it will: the emulated NICs of several processes are several engines, and a NIC's atomics
-     * must stay atomic with each other ({@link EmulatedNic#serializeAtomics}).
+     * What {@code local}'s process tells the others so that they can reach its heap (see {@link ProcessOffer}): its
+     * heap's key, address and rights, and what its kind of NIC needs.
+     * <ul>
+     *   <li>A NIC that connects by QP number (mlx5): one QP per other rank of the world, created now and published
+     *       by endpoint ({@link RcExchange}), because the offers go round once and each side connects its QP of a
+     *       pair to the QP the other side created. QPs of pairs another transport serves stay unconnected until the
+     *       session closes.</li>
+     *   <li>The emulated NIC: its heap's strict atomics take the lock line in its NIC words from now on, as every
+     *       other process's atomics on it will: the emulated NICs of several processes are several engines, and a
+     *       NIC's atomics must stay atomic with each other ({@link EmulatedNic#serializeAtomics}).</li>
+     * </ul>
+     * What this makes is freed by the links' closing, or by {@link #abandon()} when no link was made.
      */
     synchronized byte[] offerAcrossProcesses(LinkEnd local) {
         requireOpen();
         RankState s = rankState(local);
+        if (!s.nic.capabilities().processLinks()) {
+            RcExchange exchange = exchanges.get(local.rank());
+            if (exchange == null) {
+                exchange = RcExchange.open(s.nic, local.rank(), local.worldSize(), peer -> spec(local, peer));
+                exchanges.put(local.rank(), exchange);
+            }
+            return new ProcessOffer(s.heap.rkey(), s.heap.address(), local.heapSizeBytes(), s.heap.access(), 0,
+                    new byte[ProcessOfferDescriptor.WORDS_HANDLE_BYTES], exchange.endpoints()).encode();
+        }
         EmulatedNic emulated = processLinksOf(s, local);
         emulated.serializeAtomics(s.heap, s.words.address() + ATOMIC_LOCK_OFFSET);
         return new ProcessOffer(s.heap.rkey(), s.heap.address(), local.heapSizeBytes(), s.heap.access(),
@@ -173,10 +196,16 @@ final class IbgdaSession {
     }
 
     /**
-     * The link from {@code local} to {@code peer}, a rank of another process of this host, over the emulated NIC: a
-     * QP whose engine here executes the WQEs on the peer's heap through its CUDA IPC mapping, checked against the
-     * peer's registration as the peer's NIC would ({@code RemoteResponder}), its strict atomics under the peer's lock
-     * line (mapped here by CUDA IPC). WQEs name the peer's own heap addresses and rkey, as they would on the wire.
+     * The link from {@code local} to {@code peer}, a rank of another process. WQEs name the peer's own heap addresses
+     * and rkey, as they go on the wire.
+     * <ul>
+     *   <li>Over a NIC that connects by QP number (mlx5): this side's QP of the pair, made in the offer phase, moved
+     *       to RTR towards the QP number, PSN and LID/GID the peer published for this rank, then to RTS
+     *       ({@link RcExchange#connect}). The peer's process connects its QP of the pair to this side's endpoint.</li>
+     *   <li>Over the emulated NIC (one host): a QP whose engine here executes the WQEs on the peer's heap through its
+     *       CUDA IPC mapping, checked against the peer's registration as the peer's NIC would
+     *       ({@code RemoteResponder}), its strict atomics under the peer's lock line (mapped here by CUDA IPC).</li>
+     * </ul>
      */
     synchronized PeerLink linkAcrossProcesses(LinkEnd local, RemotePeer peer) {
         requireOpen();
@@ -192,16 +221,35 @@ final class IbgdaSession {
                     + " bytes but its card says " + peer.heapBytes());
         }
         RankState mine = rankState(local);
-        EmulatedNic emulated = processLinksOf(mine, local);
-        IpcMemory words = local.context().openIpcMemory(offer.wordsHandle(), WORDS_BYTES, peer.description()
-                + "'s NIC words");
-        RemoteResponder responder = new RemoteResponder(peer.description());
+        boolean byEndpoint = !mine.nic.capabilities().processLinks();
+        if (byEndpoint == offer.endpoints().isEmpty()) {
+            throw new IllegalStateException("ibgda: rank " + local.rank() + " posts on " + mine.nic.description()
+                    + (byEndpoint ? ", which connects by QP number, but " + peer.description() + " offers no RC"
+                    + " endpoints (its process uses the emulated NIC)" : ", but " + peer.description() + " offers RC"
+                    + " endpoints (its process uses a NIC that connects by QP number)") + ": set the same "
+                    + IbgdaConfig.NIC_ENV + " in every process of the job");
+        }
+        IpcMemory words = null;
+        RemoteResponder responder = null;
         NicQp qp = null;
         DeviceQp dqp = null;
         try {
-            responder.addRegion(offer.heapRkey(), offer.heapAddress(), offer.heapBytes(), offer.heapAccess(),
-                    peer.heapAddress(), words.address() + offer.lockOffset(), "heap");
-            qp = emulated.createQpToProcess(spec(local, peer.rank()), responder);
+            if (byEndpoint) {
+                RcExchange exchange = exchanges.get(local.rank());
+                if (exchange == null) {
+                    throw new IllegalStateException("ibgda: rank " + local.rank() + " connects to "
+                            + peer.description() + " before it offered anything (offerAcrossProcesses)");
+                }
+                qp = exchange.connect(peer.rank(), peer.description(), offer.endpoints());
+            } else {
+                EmulatedNic emulated = processLinksOf(mine, local);
+                words = local.context().openIpcMemory(offer.wordsHandle(), WORDS_BYTES, peer.description()
+                        + "'s NIC words");
+                responder = new RemoteResponder(peer.description());
+                responder.addRegion(offer.heapRkey(), offer.heapAddress(), offer.heapBytes(), offer.heapAccess(),
+                        peer.heapAddress(), words.address() + offer.lockOffset(), "heap");
+                qp = emulated.createQpToProcess(spec(local, peer.rank()), responder);
+            }
             dqp = DeviceQp.create(local.context(), qp.deviceRings(), new DeviceQp.Addressing(
                     mine.heap.address(), offer.heapAddress(), local.heapSizeBytes(), mine.heap.lkey(),
                     offer.heapRkey(), mine.flushOnQuiet ? mine.loopbackDeviceQp.address() : 0,
@@ -213,23 +261,32 @@ final class IbgdaSession {
             if (qp != null) {
                 run(e::addSuppressed, qp::close);
             }
-            responder.close();
-            words.close();
+            if (responder != null) {
+                responder.close();
+            }
+            if (words != null) {
+                words.close();
+            }
             throw e;
         }
         openLinks++;
         NicQp linkQp = qp;
         DeviceQp linkDqp = dqp;
+        RemoteResponder linkResponder = responder;
+        IpcMemory linkWords = words;
         AcrossProcesses resources = new AcrossProcesses(mine, local.rank(), () -> {
-            responder.close();
-            closeLink(linkQp, linkDqp, words::close);
+            if (linkResponder != null) {
+                linkResponder.close();
+            }
+            closeLink(linkQp, linkDqp, linkWords == null ? () -> { } : linkWords::close);
         });
         return new PeerLink(IbgdaTransport.TAG, 0, dqp.address(), offer.heapRkey(), mine.heap.lkey(), 0, resources);
     }
 
     /**
      * An ibgda link to another process: closing it closes the QP and unmaps the peer's NIC words; its health says
-     * whether atomics on this rank's memory ever took the atomic lock by force (a holder never released it).
+     * whether atomics on this rank's memory ever took the emulated NIC's atomic lock by force (a holder never
+     * released it; nothing takes that lock over a NIC that connects by QP number, so the word stays 0 there).
      */
     private static final class AcrossProcesses implements AutoCloseable, LinkHealth {
         private final RankState mine;
@@ -366,6 +423,11 @@ final class IbgdaSession {
 
     private void closeAll(List<RuntimeException> failures) {
         closed = true;
+        // QPs of the pairs no link took (another transport serves them, or the world failed first), before the NICs.
+        for (RcExchange x : exchanges.values()) {
+            run(failures, x::close);
+        }
+        exchanges.clear();
         for (QpPair p : pairs.values()) {
             run(failures, p::close);
         }

@@ -80,9 +80,10 @@ public final class IbgdaTransport implements TransportProvider {
     }
 
     /**
-     * Across processes of one host, with the emulated NIC only: its engine executes the WQEs on the peer's heap
-     * through the CUDA IPC mapping, and its strict atomics take a lock line in the peer's GPU memory (see
-     * {@link IbgdaSession#linkAcrossProcesses}), which needs atomics on the link between the two GPUs.
+     * Across processes: over mlx5, each side's RC QP of a pair is connected to the QP number, PSN and LID/GID the
+     * other side published ({@code io.gda4j.nic.RcExchange}); over the emulated NIC (one host), its engine executes
+     * the WQEs on the peer's heap through the CUDA IPC mapping, and its strict atomics take a lock line in the peer's
+     * GPU memory (see {@link IbgdaSession#linkAcrossProcesses}), which needs atomics on the link between the two GPUs.
      */
     @Override
     public synchronized Optional<String> unavailableAcrossProcesses(LinkEnd local, RemotePeer peer) {
@@ -101,19 +102,18 @@ public final class IbgdaTransport implements TransportProvider {
         return Optional.of(Verbs.status().sentence());
     }
 
-    /** Why a NIC of provider {@code nicName} cannot connect {@code peer} of another process, or empty. */
+    /**
+     * Why a NIC of provider {@code nicName} cannot connect {@code peer} of another process, or empty. A real NIC
+     * connects any pair by RC endpoint (whether this rank's GPU has a NIC near enough is asked apart); the emulated
+     * NIC only where the two GPUs share atomics.
+     */
     static Optional<String> acrossProcessesReason(String nicName, RemotePeer peer) {
-        if (!Nic.EMULATED.equals(nicName)) {
-            return Optional.of("ibgda over the " + nicName + " NIC does not connect processes yet: each side's RC QP"
-                    + " must be connected to the other's QP number, LID/GID and rkey, and that exchange over the bootstrap "
-                    + "is not written yet. Use --nic emulated, --transport p2p or"
-                    + " proxy, or drive every GPU from one JVM (LocalWorld)");
-        }
-        if (!peer.nativeAtomics()) {
+        if (Nic.EMULATED.equals(nicName) && !peer.nativeAtomics()) {
             return Optional.of("ibgda over the emulated NIC across processes serialises NIC atomics on a rank's memory"
                     + " with a lock word in that rank's GPU memory, taken by GPU atomics through CUDA IPC, and this "
                     + "GPU's link to " + peer.description() + "'s GPU carries no atomics (no NVLink, or a GPU hidden by"
-                    + " CUDA_VISIBLE_DEVICES): use --transport proxy, or one JVM (LocalWorld)");
+                    + " CUDA_VISIBLE_DEVICES): use --nic mlx5 where the host has an RDMA NIC, --transport proxy, or"
+                    + " one JVM (LocalWorld)");
         }
         return Optional.empty();
     }

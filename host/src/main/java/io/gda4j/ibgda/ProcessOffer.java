@@ -1,6 +1,7 @@
 package io.gda4j.ibgda;
 
 import io.gda4j.nic.NicAccess;
+import io.gda4j.nic.RcEndpoints;
 
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
@@ -11,15 +12,23 @@ import java.util.Set;
 /**
  * One rank's ibgda offer to the ranks of other processes (layout: {@link ProcessOfferDescriptor}).
  *
- * @param heapRkey     the rkey of its heap on its emulated NIC
+ * @param heapRkey     the rkey of its heap on its NIC
  * @param heapAddress  its heap as its own process addresses it (WQEs name these addresses)
  * @param heapBytes    its heap size
  * @param heapAccess   the rights its heap was registered with
- * @param lockOffset   where the atomic lock line lies in its NIC words
- * @param wordsHandle  the CUDA IPC handle of its NIC words
+ * @param lockOffset   where the atomic lock line lies in its NIC words (emulated NIC; 0 otherwise)
+ * @param wordsHandle  the CUDA IPC handle of its NIC words (emulated NIC; zero otherwise)
+ * @param endpoints    the RC QPs it created for its pairs, by the other rank of each pair (a NIC that connects by QP
+ *                     number; empty for the emulated NIC)
  */
 record ProcessOffer(int heapRkey, long heapAddress, long heapBytes, Set<NicAccess> heapAccess, int lockOffset,
-                    byte[] wordsHandle) {
+                    byte[] wordsHandle, RcEndpoints endpoints) {
+
+    /** An offer of the emulated NIC: no endpoints. */
+    ProcessOffer(int heapRkey, long heapAddress, long heapBytes, Set<NicAccess> heapAccess, int lockOffset,
+                 byte[] wordsHandle) {
+        this(heapRkey, heapAddress, heapBytes, heapAccess, lockOffset, wordsHandle, RcEndpoints.NONE);
+    }
 
     ProcessOffer {
         if (wordsHandle.length != ProcessOfferDescriptor.WORDS_HANDLE_BYTES) {
@@ -28,6 +37,7 @@ record ProcessOffer(int heapRkey, long heapAddress, long heapBytes, Set<NicAcces
         }
         heapAccess = Set.copyOf(heapAccess);
         wordsHandle = wordsHandle.clone();
+        Objects.requireNonNull(endpoints, "endpoints");
     }
 
     @Override
@@ -36,9 +46,12 @@ record ProcessOffer(int heapRkey, long heapAddress, long heapBytes, Set<NicAcces
     }
 
     byte[] encode() {
-        return ByteBuffer.allocate(ProcessOfferDescriptor.LENGTH).putInt(ProcessOfferDescriptor.MAGIC)
-                .putShort(ProcessOfferDescriptor.VERSION).putShort((short) NicAccess.offerBits(heapAccess))
-                .putInt(heapRkey).putLong(heapAddress).putLong(heapBytes).putInt(lockOffset).put(wordsHandle).array();
+        ByteBuffer b = ByteBuffer.allocate(ProcessOfferDescriptor.ENDPOINTS_OFFSET + endpoints.encodedBytes())
+                .putInt(ProcessOfferDescriptor.MAGIC).putShort(ProcessOfferDescriptor.VERSION)
+                .putShort((short) NicAccess.offerBits(heapAccess)).putInt(heapRkey).putLong(heapAddress)
+                .putLong(heapBytes).putInt(lockOffset).put(wordsHandle);
+        endpoints.encodeTo(b);
+        return b.array();
     }
 
     /**
@@ -68,11 +81,12 @@ record ProcessOffer(int heapRkey, long heapAddress, long heapBytes, Set<NicAcces
             int lockOffset = b.getInt();
             byte[] handle = new byte[ProcessOfferDescriptor.WORDS_HANDLE_BYTES];
             b.get(handle);
+            RcEndpoints endpoints = RcEndpoints.decodeFrom(from, b);
             if (b.hasRemaining()) {
                 throw new IllegalArgumentException(from + "'s ibgda offer has " + b.remaining()
                         + " bytes after its last field");
             }
-            return new ProcessOffer(rkey, address, bytesOfHeap, access, lockOffset, handle);
+            return new ProcessOffer(rkey, address, bytesOfHeap, access, lockOffset, handle, endpoints);
         } catch (BufferUnderflowException e) {
             throw new IllegalArgumentException(from + "'s ibgda offer of " + bytes.length + " bytes is cut short", e);
         }
@@ -82,7 +96,7 @@ record ProcessOffer(int heapRkey, long heapAddress, long heapBytes, Set<NicAcces
     public boolean equals(Object o) {
         return o instanceof ProcessOffer p && heapRkey == p.heapRkey && heapAddress == p.heapAddress
                 && heapBytes == p.heapBytes && heapAccess.equals(p.heapAccess) && lockOffset == p.lockOffset
-                && Arrays.equals(wordsHandle, p.wordsHandle);
+                && Arrays.equals(wordsHandle, p.wordsHandle) && endpoints.equals(p.endpoints);
     }
 
     @Override
@@ -92,7 +106,7 @@ record ProcessOffer(int heapRkey, long heapAddress, long heapBytes, Set<NicAcces
 
     @Override
     public String toString() {
-        return String.format("ProcessOffer[heap rkey 0x%08x at 0x%x +%d %s, lock at words+%d]", heapRkey, heapAddress,
-                heapBytes, heapAccess, lockOffset);
+        return String.format("ProcessOffer[heap rkey 0x%08x at 0x%x +%d %s, lock at words+%d, %d RC endpoints]",
+                heapRkey, heapAddress, heapBytes, heapAccess, lockOffset, endpoints.byRank().size());
     }
 }

@@ -1,14 +1,22 @@
 package io.gda4j.ibgda;
 
-import io.gda4j.nic.NicAccess;
 import io.gda4j.cuda.IpcMemory;
+import io.gda4j.nic.NicAccess;
+import io.gda4j.nic.RcEndpointsDescriptor;
 
 /**
- * What ibgda over the emulated NIC publishes for the ranks of other processes of this host ({@link ProcessOffer},
- * carried by {@code io.gda4j.world.TransportOffers}): how a requester's engine may act on this rank's heap as this
- * rank's NIC would, that is the heap's key, address range and rights as registered here, and the atomic lock line
- * ({@code EmulatedNic.serializeAtomics}) in this rank's NIC words, which the requester maps by CUDA IPC. No QP number:
- * the emulated responder has no QP of its own (see {@code RemoteResponder}). All integers big-endian.
+ * What ibgda publishes for the ranks of other processes ({@link ProcessOffer}, carried by
+ * {@code io.gda4j.world.TransportOffers}): this rank's heap as its NIC registered it (key, address range, rights),
+ * then what its kind of NIC needs to connect a pair:
+ * <ul>
+ *   <li>over a NIC that connects by QP number (mlx5): the endpoints of the RC QPs this rank created for its pairs,
+ *       one per other rank ({@link RcEndpointsDescriptor}, {@link io.gda4j.nic.RcExchange}); lock
+ *       offset and NIC words handle are zero;</li>
+ *   <li>over the emulated NIC: the atomic lock line ({@code EmulatedNic.serializeAtomics}) in this rank's NIC words,
+ *       which a requester's engine maps by CUDA IPC to act on this heap as this rank's NIC would; no QP number (the
+ *       emulated responder has no QP of its own, see {@code RemoteResponder}), so the endpoint table is empty.</li>
+ * </ul>
+ * All integers big-endian.
  *
  * <pre>
  *  0        4         6        8          12                 20                 28            32
@@ -16,9 +24,10 @@ import io.gda4j.cuda.IpcMemory;
  *  | magic  | version | access | heapRkey | heap address     | heap bytes       | lock offset |
  *  +--------+---------+--------+----------+------------------+------------------+-------------+
  *  32                                                            96
- *  +-------------------------------------------------------------+
- *  | NIC words IPC handle (64): cuIpcGetMemHandle of the words     |
- *  +-------------------------------------------------------------+
+ *  +-------------------------------------------------------------+--------------------------------------+
+ *  | NIC words IPC handle (64): cuIpcGetMemHandle of the words     | RC endpoints (RcEndpointsDescriptor:  |
+ *  |                                                               | 8 bytes + one entry per other rank)   |
+ *  +-------------------------------------------------------------+--------------------------------------+
  * </pre>
  * access: the heap registration's {@code IBV_ACCESS_*} bits ({@link io.gda4j.nic.NicAccess#flags}), except relaxed
  * ordering ({@code 1 << 20}, past 16 bits), carried as bit 15 ({@link #ACCESS_RELAXED_ORDERING}); heap address: as
@@ -27,7 +36,8 @@ import io.gda4j.cuda.IpcMemory;
 public final class ProcessOfferDescriptor {
     /** "GDIO". */
     public static final int MAGIC = 0x4744494f;
-    public static final short VERSION = 1;
+    /** 2: the RC endpoints were added at the end. */
+    public static final short VERSION = 2;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
@@ -40,7 +50,9 @@ public final class ProcessOfferDescriptor {
     public static final int LOCK_OFFSET_OFFSET = 28;
     public static final int WORDS_HANDLE_OFFSET = 32;
     public static final int WORDS_HANDLE_BYTES = IpcMemory.HANDLE_BYTES;
-    public static final int LENGTH = WORDS_HANDLE_OFFSET + WORDS_HANDLE_BYTES;
+    public static final int ENDPOINTS_OFFSET = WORDS_HANDLE_OFFSET + WORDS_HANDLE_BYTES;
+    /** The length of an offer with an empty endpoint table (the emulated NIC's). */
+    public static final int LENGTH_WITHOUT_ENDPOINTS = ENDPOINTS_OFFSET + RcEndpointsDescriptor.ENTRIES_OFFSET;
 
     private ProcessOfferDescriptor() {
     }

@@ -6,5 +6,10 @@
  * thread that executes WQEs with CUDA copies). {@link io.gda4j.nic.NicProvider}s are found with
  * {@link java.util.ServiceLoader}; {@link io.gda4j.nic.Nics#open} applies the {@code auto|mlx5|emulated} choice.
  * Which real NIC each GPU uses is decided by PCIe distance in {@code io.gda4j.nic.topology}.
+ *
+ * <p>A {@link io.gda4j.nic.QpAddress} is what one side of an RC connection tells the other; between processes (and
+ * hosts) it travels as bytes ({@link io.gda4j.nic.RcEndpoints}, layout {@link io.gda4j.nic.RcEndpointsDescriptor}),
+ * and {@link io.gda4j.nic.RcExchange} creates the QPs before the offers are published and connects each to the
+ * peer's endpoint after: the one piece of code ibgda and the proxy's verbs handler share for it.
  */
 package io.gda4j.nic;

@@ -65,7 +65,8 @@ public interface TransportProvider {
     }
 
     /**
-     * Frees what {@link #offerAcrossProcesses} made when the world fails before every pair is connected; a no-op once
+     * Frees what {@link #offerAcrossProcesses} made when the world fails before every pair is connected, also when
+     * that offer itself failed halfway or was never asked for (then it frees what there is, or nothing); a no-op once
      * links exist (closing them frees it). Never called after a successful set-up.
      */
     default void abandonAcrossProcesses(LinkEnd local) {

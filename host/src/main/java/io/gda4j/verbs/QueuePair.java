@@ -35,7 +35,8 @@ import java.util.function.Consumer;
  */
 public final class QueuePair extends VerbsResource {
     private static final int INIT_MASK = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
-    private static final int RTR_MASK = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN
+    /** The {@code ibv_modify_qp} mask of INIT → RTR: what {@link #writeRtrAttributes} fills, and the state. */
+    public static final int RTR_ATTRIBUTE_MASK = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN
             | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
     private static final int RTS_MASK = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY
             | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
@@ -128,32 +129,41 @@ public final class QueuePair extends VerbsResource {
 
     /** INIT → RTR: the path to the peer's QP and the PSN it starts with. A non-zero peer GID adds a GRH (RoCE). */
     public void toRtr(RcPeer peer, RcConnectOptions options) {
-        boolean global = !peer.gid().isZero();
-        modify(IBV_QPS_INIT, IBV_QPS_RTR, RTR_MASK, attr -> {
-            attr.setInt(IbvQpAttrDescriptor.PATH_MTU_OFFSET, options.pathMtu());
-            attr.setInt(IbvQpAttrDescriptor.DEST_QP_NUM_OFFSET, peer.qpn());
-            attr.setInt(IbvQpAttrDescriptor.RQ_PSN_OFFSET, peer.psn());
-            attr.setByte(IbvQpAttrDescriptor.MAX_DEST_RD_ATOMIC_OFFSET, (byte) options.maxDestRdAtomic());
-            attr.setByte(IbvQpAttrDescriptor.MIN_RNR_TIMER_OFFSET, (byte) options.minRnrTimer());
-            attr.setShort(IbvQpAttrDescriptor.ah(IbvAhAttrDescriptor.DLID_OFFSET), (short) peer.lid());
-            attr.setByte(IbvQpAttrDescriptor.ah(IbvAhAttrDescriptor.SL_OFFSET), (byte) options.serviceLevel());
-            attr.setByte(IbvQpAttrDescriptor.ah(IbvAhAttrDescriptor.IS_GLOBAL_OFFSET), (byte) (global ? 1 : 0));
-            attr.setByte(IbvQpAttrDescriptor.ah(IbvAhAttrDescriptor.PORT_NUM_OFFSET), (byte) options.portNum());
-            if (global) {
-                attr.write(IbvQpAttrDescriptor.ahGrh(IbvGlobalRouteDescriptor.DGID_OFFSET), peer.gid().raw(), 0,
-                        IbvGidDescriptor.SIZE);
-                attr.setByte(IbvQpAttrDescriptor.ahGrh(IbvGlobalRouteDescriptor.SGID_INDEX_OFFSET),
-                        (byte) options.sgidIndex());
-                attr.setByte(IbvQpAttrDescriptor.ahGrh(IbvGlobalRouteDescriptor.HOP_LIMIT_OFFSET),
-                        (byte) options.hopLimit());
-                attr.setByte(IbvQpAttrDescriptor.ahGrh(IbvGlobalRouteDescriptor.TRAFFIC_CLASS_OFFSET),
-                        (byte) options.trafficClass());
-            }
-        }, String.format("Check the path to peer QP 0x%06x (LID 0x%x, GID %s): MTU %d must not exceed either"
+        modify(IBV_QPS_INIT, IBV_QPS_RTR, RTR_ATTRIBUTE_MASK, attr -> writeRtrAttributes(attr, peer, options),
+                String.format("Check the path to peer QP 0x%06x (LID 0x%x, GID %s): MTU %d must not exceed either"
                         + " port's active MTU, GID index %d must exist on port %d (RoCE needs the peer's GID), and"
                         + " max_dest_rd_atomic %d must not exceed the device's max_qp_rd_atom.", peer.qpn(),
                 peer.lid(), peer.gid(), VerbsConstants.mtuBytes(options.pathMtu()), options.sgidIndex(),
                 options.portNum(), options.maxDestRdAtomic()));
+    }
+
+    /**
+     * Writes into {@code attr} (a zeroed {@code struct ibv_qp_attr}, {@link IbvQpAttrDescriptor}) the fields that
+     * {@link #toRtr} passes to {@code ibv_modify_qp} under {@link #RTR_ATTRIBUTE_MASK}, except the state: the peer's QP
+     * number, PSN, LID and (when not zero) GID, and the local path MTU, depths, port and GRH choices. A pure function
+     * of its arguments, so a test checks the bytes without a NIC.
+     */
+    public static void writeRtrAttributes(Pointer attr, RcPeer peer, RcConnectOptions options) {
+        boolean global = !peer.gid().isZero();
+        attr.setInt(IbvQpAttrDescriptor.PATH_MTU_OFFSET, options.pathMtu());
+        attr.setInt(IbvQpAttrDescriptor.DEST_QP_NUM_OFFSET, peer.qpn());
+        attr.setInt(IbvQpAttrDescriptor.RQ_PSN_OFFSET, peer.psn());
+        attr.setByte(IbvQpAttrDescriptor.MAX_DEST_RD_ATOMIC_OFFSET, (byte) options.maxDestRdAtomic());
+        attr.setByte(IbvQpAttrDescriptor.MIN_RNR_TIMER_OFFSET, (byte) options.minRnrTimer());
+        attr.setShort(IbvQpAttrDescriptor.ah(IbvAhAttrDescriptor.DLID_OFFSET), (short) peer.lid());
+        attr.setByte(IbvQpAttrDescriptor.ah(IbvAhAttrDescriptor.SL_OFFSET), (byte) options.serviceLevel());
+        attr.setByte(IbvQpAttrDescriptor.ah(IbvAhAttrDescriptor.IS_GLOBAL_OFFSET), (byte) (global ? 1 : 0));
+        attr.setByte(IbvQpAttrDescriptor.ah(IbvAhAttrDescriptor.PORT_NUM_OFFSET), (byte) options.portNum());
+        if (global) {
+            attr.write(IbvQpAttrDescriptor.ahGrh(IbvGlobalRouteDescriptor.DGID_OFFSET), peer.gid().raw(), 0,
+                    IbvGidDescriptor.SIZE);
+            attr.setByte(IbvQpAttrDescriptor.ahGrh(IbvGlobalRouteDescriptor.SGID_INDEX_OFFSET),
+                    (byte) options.sgidIndex());
+            attr.setByte(IbvQpAttrDescriptor.ahGrh(IbvGlobalRouteDescriptor.HOP_LIMIT_OFFSET),
+                    (byte) options.hopLimit());
+            attr.setByte(IbvQpAttrDescriptor.ahGrh(IbvGlobalRouteDescriptor.TRAFFIC_CLASS_OFFSET),
+                    (byte) options.trafficClass());
+        }
     }
 
     /** RTR → RTS: our starting PSN, timeouts and retries. */

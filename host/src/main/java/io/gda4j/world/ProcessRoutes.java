@@ -70,9 +70,9 @@ final class ProcessRoutes {
         if (!otherHosts.isEmpty()) {
             PeerCard first = cards.get(otherHosts.get(0));
             problems.add(String.format(Locale.ROOT, "%d rank%s run%s on other hosts than %s (first: %s). Ranks on "
-                    + "different hosts reach each other only over ibgda, through an RDMA NIC; this host: %s. gda4j "
-                    + "does not connect processes on different hosts yet (the ibgda QP exchange over the bootstrap "
-                    + "is not built): run the job's processes on one host",
+                    + "different hosts reach each other only through an RDMA NIC; this host: %s. gda4j does not "
+                    + "connect processes on different hosts yet (the RC QP exchange over the bootstrap exists, but "
+                    + "the world still maps every peer's heap by CUDA IPC): run the job's processes on one host",
                     otherHosts.size(), otherHosts.size() == 1 ? "" : "s", otherHosts.size() == 1 ? "s" : "",
                     me.describe(), first.describe(), rdmaStatus.get()));
         }

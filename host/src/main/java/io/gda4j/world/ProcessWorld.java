@@ -33,10 +33,11 @@ import java.util.Optional;
  * <h2>What is built</h2>
  * Processes of one host, on one GPU or several: every peer heap is mapped by CUDA IPC and handed to the transport of
  * the pair ({@link TransportProvider#connectAcrossProcesses}): p2p stores into it, the proxy's copy engine copies
- * into it, ibgda and the proxy's verbs handler over the emulated NIC execute their WQEs on it (what the transports
- * need from each other, such as the emulated NIC's keys, goes on one all-gather: {@link TransportOffers}). ibgda
- * over mlx5 between processes, and processes on different hosts, are refused at creation with the reason
- * ({@link ProcessRoutes}).
+ * into it, ibgda and the proxy's verbs handler over the emulated NIC execute their WQEs on it; over mlx5 they connect
+ * an RC QP per pair instead, each side's to the QP number, PSN and LID/GID the other published (what the transports
+ * need from each other, keys and QP endpoints, goes on one all-gather: {@link TransportOffers}; every pair is
+ * connected before the closing barrier, so no WQE reaches a QP that is not ready). Processes on different hosts are
+ * refused at creation with the reason ({@link ProcessRoutes}).
  *
  * <h2>Failures</h2>
  * The bootstrap watches every process (heartbeats; a silent or stopped process is found after the dead-after time,
@@ -212,12 +213,13 @@ public final class ProcessWorld implements World {
                     ", or drive every GPU from one JVM (LocalWorld), where every transport works");
         }
         Map<String, byte[]> offers = new LinkedHashMap<>();
-        for (TransportProvider p : providers) {
-            if (Arrays.asList(chosen).contains(p)) {
-                p.offerAcrossProcesses(rank).ifPresent(bytes -> offers.put(p.name(), bytes));
-            }
-        }
         try {
+            // Inside the try: an offer makes resources (QPs, over mlx5), and a later one may fail.
+            for (TransportProvider p : providers) {
+                if (Arrays.asList(chosen).contains(p)) {
+                    p.offerAcrossProcesses(rank).ifPresent(bytes -> offers.put(p.name(), bytes));
+                }
+            }
             long ownLoopback = loopbackOf(rank, providers);
             byte[][] published = bootstrap.allGather(new TransportOffers(rank.rank(), ownLoopback != 0, offers)
                     .encode());
@@ -237,9 +239,9 @@ public final class ProcessWorld implements World {
             AtomicRouting.applyAcrossProcesses(rank, ownLoopback, nicAtomics);
         } catch (RuntimeException e) {
             // Links made so far free the offers' resources when they close (create's caller closes them); a
-            // transport that offered but got no link frees them here.
+            // transport that offered (or failed halfway through its offer) but got no link frees them here.
             for (TransportProvider p : providers) {
-                if (offers.containsKey(p.name())) {
+                if (Arrays.asList(chosen).contains(p)) {
                     LocalRanks.collect(e, () -> p.abandonAcrossProcesses(rank));
                 }
             }

@@ -7,12 +7,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicAccess;
+import io.gda4j.nic.QpAddress;
+import io.gda4j.nic.RcEndpoints;
+import io.gda4j.nic.RcEndpointsDescriptor;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.verbs.Verbs;
+import io.gda4j.verbs.VerbsConstants;
 
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -35,7 +40,7 @@ class IbgdaAcrossProcessesTest {
     @Test
     void anOfferRoundTripsAtTheDocumentedOffsets() {
         byte[] bytes = OFFER.encode();
-        assertEquals(ProcessOfferDescriptor.LENGTH, bytes.length);
+        assertEquals(ProcessOfferDescriptor.LENGTH_WITHOUT_ENDPOINTS, bytes.length);
         ByteBuffer b = ByteBuffer.wrap(bytes);
         assertEquals(ProcessOfferDescriptor.MAGIC, b.getInt(ProcessOfferDescriptor.MAGIC_OFFSET));
         assertEquals(ProcessOfferDescriptor.VERSION, b.getShort(ProcessOfferDescriptor.VERSION_OFFSET));
@@ -47,6 +52,8 @@ class IbgdaAcrossProcessesTest {
         byte[] h = new byte[ProcessOfferDescriptor.WORDS_HANDLE_BYTES];
         b.get(ProcessOfferDescriptor.WORDS_HANDLE_OFFSET, h);
         assertArrayEquals(handle(3), h);
+        assertEquals(RcEndpoints.NONE, RcEndpoints.decode("rank 1", java.util.Arrays.copyOfRange(bytes,
+                ProcessOfferDescriptor.ENDPOINTS_OFFSET, bytes.length)), "the emulated NIC publishes no endpoint");
         assertEquals(OFFER, ProcessOffer.decode("rank 1", bytes));
         ProcessOffer readOnly = new ProcessOffer(1 << 8, 0, 1, Set.of(NicAccess.REMOTE_READ), 0, handle(0));
         assertEquals(Set.of(NicAccess.REMOTE_READ), ProcessOffer.decode("rank 1", readOnly.encode()).heapAccess());
@@ -81,7 +88,7 @@ class IbgdaAcrossProcessesTest {
         magic[0] ^= 1;
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> ProcessOffer.decode("rank 1 (pid 7)", magic));
-        assertTrue(e.getMessage().startsWith("rank 1 (pid 7) published no ibgda offer of version 1"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("rank 1 (pid 7) published no ibgda offer of version 2"), e.getMessage());
         assertTrue(e.getMessage().contains("same gda4j version"), e.getMessage());
         byte[] shorter = java.util.Arrays.copyOf(good, good.length - 1);
         assertTrue(assertThrows(IllegalArgumentException.class, () -> ProcessOffer.decode("rank 1", shorter))
@@ -95,17 +102,47 @@ class IbgdaAcrossProcessesTest {
                 .getMessage().contains("unknown access bits 0x40"));
     }
 
+    /**
+     * Over mlx5 the offer carries, after the heap, the endpoint of the QP this rank made for each pair, under the
+     * other rank of the pair; the emulated NIC's lock offset and words handle are zero there.
+     */
     @Test
-    void onlyTheEmulatedNicConnectsProcessesAndOnlyOverALinkWithAtomics() {
+    void anMlx5OfferCarriesTheEndpointOfEachPairsQpAfterTheHeap() {
+        QpAddress forRank0 = new QpAddress("mlx5_2", 1, VerbsConstants.IBV_LINK_LAYER_INFINIBAND, 0x1a2b, 0x77,
+                0x12, null, VerbsConstants.IBV_MTU_4096);
+        QpAddress forRank2 = new QpAddress("mlx5_2", 1, VerbsConstants.IBV_LINK_LAYER_INFINIBAND, 0x1a2c, 0x78,
+                0x12, null, VerbsConstants.IBV_MTU_4096);
+        RcEndpoints endpoints = new RcEndpoints(Map.of(0, forRank0, 2, forRank2));
+        ProcessOffer offer = new ProcessOffer(0x2a015a, 0x7f00_1234_0000L, 64L << 20, NicAccess.HEAP, 0,
+                new byte[ProcessOfferDescriptor.WORDS_HANDLE_BYTES], endpoints);
+        byte[] bytes = offer.encode();
+        assertEquals(ProcessOfferDescriptor.ENDPOINTS_OFFSET + endpoints.encodedBytes(), bytes.length);
+        assertEquals(RcEndpointsDescriptor.MAGIC,
+                ByteBuffer.wrap(bytes).getInt(ProcessOfferDescriptor.ENDPOINTS_OFFSET));
+        assertEquals(endpoints, RcEndpoints.decode("rank 1", java.util.Arrays.copyOfRange(bytes,
+                ProcessOfferDescriptor.ENDPOINTS_OFFSET, bytes.length)));
+        ProcessOffer back = ProcessOffer.decode("rank 1", bytes);
+        assertEquals(offer, back);
+        assertEquals(forRank2, back.endpoints().forRank(2).orElseThrow());
+        byte[] badEndpoint = bytes.clone();
+        badEndpoint[ProcessOfferDescriptor.ENDPOINTS_OFFSET + RcEndpointsDescriptor.ENTRIES_OFFSET
+                + RcEndpointsDescriptor.PORT_OFFSET] = 0;
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ProcessOffer.decode("rank 1 (pid 7)", badEndpoint));
+        assertTrue(e.getMessage().contains("rank 1 (pid 7)'s RC endpoint for rank 0 is malformed"), e.getMessage());
+    }
+
+    @Test
+    void mlx5ConnectsProcessesAndTheEmulatedNicOnlyOverALinkWithAtomics() {
         RemotePeer withAtomics = new RemotePeer(1, 1L << 40, 1 << 20, false, true, "rank 1 (pid 7)");
+        RemotePeer withoutAtomics = new RemotePeer(1, 1L << 40, 1 << 20, false, false, "rank 1 (pid 7)");
         assertTrue(IbgdaTransport.acrossProcessesReason(Nic.EMULATED, withAtomics).isEmpty());
-        String mlx5 = IbgdaTransport.acrossProcessesReason("mlx5", withAtomics).orElseThrow();
-        assertTrue(mlx5.startsWith("ibgda over the mlx5 NIC does not connect processes yet"), mlx5);
-        assertTrue(mlx5.contains("QP number, LID/GID and rkey") && mlx5.contains("--nic emulated"), mlx5);
-        String noAtomics = IbgdaTransport.acrossProcessesReason(Nic.EMULATED,
-                new RemotePeer(1, 1L << 40, 1 << 20, false, false, "rank 1 (pid 7)")).orElseThrow();
+        assertTrue(IbgdaTransport.acrossProcessesReason(Nic.MLX5, withAtomics).isEmpty());
+        assertTrue(IbgdaTransport.acrossProcessesReason(Nic.MLX5, withoutAtomics).isEmpty(),
+                "NIC atomics over mlx5 need no GPU atomics between the GPUs");
+        String noAtomics = IbgdaTransport.acrossProcessesReason(Nic.EMULATED, withoutAtomics).orElseThrow();
         assertTrue(noAtomics.contains("lock word") && noAtomics.contains("rank 1 (pid 7)'s GPU carries no atomics")
-                && noAtomics.contains("--transport proxy"), noAtomics);
+                && noAtomics.contains("--nic mlx5") && noAtomics.contains("--transport proxy"), noAtomics);
     }
 
     @Test

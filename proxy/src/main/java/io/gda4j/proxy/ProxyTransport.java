@@ -27,10 +27,11 @@ import java.util.Optional;
  * setting forces it. The copy engine works for any pair of ranks in this process (copies are staged by the driver
  * where the GPUs cannot reach each other), so {@code auto} picks the transport last, after p2p and ibgda; and between
  * processes of one host, into the peer heap that the world mapped by CUDA IPC. The verbs handler connects ranks of
- * this process over one NIC (GDA4J_NIC: mlx5, or the emulated NIC, whose figures say so), and ranks of processes of
- * this host over the emulated NIC: each process publishes its heap's key, its credit blocks and its heap's atomic
- * lock line ({@link VerbsOffer}) on the world's offer all-gather, and connects its own direction of each pair from
- * the peer's offer.
+ * this process over one NIC (GDA4J_NIC: mlx5, or the emulated NIC, whose figures say so), and ranks of other
+ * processes: each process publishes its heap's key and its credit blocks ({@link VerbsOffer}) on the world's offer
+ * all-gather, with, over mlx5, the endpoint of the RC QP it created for each pair ({@code io.gda4j.nic.RcExchange},
+ * shared with ibgda), and over the emulated NIC (one host), its heap's atomic lock line and the credit blocks as
+ * memory the peer maps; each process then connects its side of each pair from the peer's offer.
  *
  * <p>Ownership: every link of a world shares one {@link ProxyService}, created by the first {@link #connect} and
  * closed with the last link (a world closes all its links, so closing the world stops the proxy threads). A
@@ -119,7 +120,7 @@ public final class ProxyTransport implements TransportProvider {
             boolean remote = config.handler().forPeer(false) == ProxyConfig.Handler.VERBS;
             String processes = nic.found() && nic.provider().name().equals(Nic.EMULATED)
                     ? ", in this process and in other processes of this host"
-                    : ", in this process only (other processes of this host need the emulated NIC)";
+                    : ", in this process and in other processes (RC endpoints exchanged on the bootstrap)";
             return "handler " + config.handler().label() + " (" + ProxyConfig.HANDLER_ENV + "): peers of this host use "
                     + (local ? verbs + processes : "the copy engine") + "; peers of other hosts"
                     + " use " + (remote ? verbs : "the copy engine, which cannot reach them")
@@ -159,24 +160,18 @@ public final class ProxyTransport implements TransportProvider {
     }
 
     /**
-     * Why the verbs handler cannot connect a rank of this process to {@code peer}, a rank of another process of this
-     * host, over a NIC of provider {@code nicName}, or empty: only the emulated NIC connects processes (its QP reaches
-     * the peer's memory through mappings; a real NIC's QPs need each other's QP number and LID/GID, which the offer
-     * does not carry yet), and its atomics across processes take a lock line in the target's GPU memory with GPU
-     * atomics, which the link between the two GPUs must carry.
+     * Why the verbs handler cannot connect a rank of this process to {@code peer}, a rank of another process, over a
+     * NIC of provider {@code nicName}, or empty. A real NIC connects any pair by RC endpoint (each side's QP moved to
+     * RTR towards the QP number, PSN and LID/GID the other published); the emulated NIC's atomics across processes
+     * take a lock line in the target's GPU memory with GPU atomics, which the link between the two GPUs must carry.
      */
     static Optional<String> verbsAcrossProcessesReason(String nicName, RemotePeer peer) {
-        if (!Nic.EMULATED.equals(nicName)) {
-            return Optional.of("the verbs proxy handler connects processes over the emulated NIC only so far: over the "
-                    + nicName + " NIC each side's RC QP must be connected to the other's QP number and LID/GID, which"
-                    + " its offer does not carry yet. Set " + IbgdaConfig.NIC_ENV + " to emulated, or "
-                    + ProxyConfig.HANDLER_ENV + " to auto or copy");
-        }
-        if (!peer.nativeAtomics()) {
+        if (Nic.EMULATED.equals(nicName) && !peer.nativeAtomics()) {
             return Optional.of("the verbs proxy handler across processes serialises the emulated NIC's atomics on a"
                     + " heap with a lock word in that rank's GPU memory, taken by GPU atomics through CUDA IPC, and"
                     + " this GPU's link to " + peer.description() + "'s GPU carries no atomics (no NVLink, or a GPU"
-                    + " hidden by CUDA_VISIBLE_DEVICES): set " + ProxyConfig.HANDLER_ENV + " to auto or copy");
+                    + " hidden by CUDA_VISIBLE_DEVICES): set " + IbgdaConfig.NIC_ENV + " to mlx5 where the host has an"
+                    + " RDMA NIC, or " + ProxyConfig.HANDLER_ENV + " to auto or copy");
         }
         return Optional.empty();
     }
@@ -279,7 +274,7 @@ public final class ProxyTransport implements TransportProvider {
     /**
      * Across processes of one host the copy engine copies into the peer's heap as mapped by CUDA IPC, and signals
      * take the direct path from this process's stream: the peer-stream path would need the peer's context. The verbs
-     * handler connects them over the emulated NIC ({@link #verbsAcrossProcessesReason}); it has no signal path.
+     * handler connects them over the NIC ({@link #verbsAcrossProcessesReason}); it has no signal path.
      */
     @Override
     public Optional<String> unavailableAcrossProcesses(LinkEnd local, RemotePeer peer) {
@@ -307,7 +302,8 @@ public final class ProxyTransport implements TransportProvider {
 
     /**
      * With the verbs handler: {@code local}'s heap registered on this process's NIC (once), its credit blocks for
-     * every rank of the world and its heap's atomic lock line ({@link VerbsOffer}). The copy engine offers nothing.
+     * every rank of the world, and over mlx5 a QP per pair with its endpoint, over the emulated NIC its heap's atomic
+     * lock line ({@link VerbsOffer}). The copy engine offers nothing.
      */
     @Override
     public Optional<byte[]> offerAcrossProcesses(LinkEnd local) {

@@ -1,6 +1,7 @@
 package io.gda4j.proxy;
 
 import io.gda4j.nic.NicAccess;
+import io.gda4j.nic.RcEndpoints;
 
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
@@ -19,13 +20,25 @@ import java.util.Set;
  * @param creditsRkey    the rkey of its credit blocks
  * @param creditsAddress its credit blocks as its own process addresses them
  * @param creditBlocks   how many blocks: one per rank of the world
- * @param creditsHandle  how another process maps the credit blocks ({@link CrossProcessMemory#open})
- * @param lockHandle     how another process maps its heap's atomic lock line
+ * @param creditsHandle  how another process maps the credit blocks ({@link CrossProcessMemory#open}); empty over a
+ *                       NIC that connects by QP number, whose peer reaches them by rkey
+ * @param lockHandle     how another process maps its heap's atomic lock line; empty as the credits handle
+ * @param endpoints      the RC QPs it created for its pairs, by the other rank of each pair
+ *                       ({@link io.gda4j.nic.RcExchange}); empty for the emulated NIC
  */
 public record VerbsOffer(int heapRkey, long heapAddress, long heapBytes, Set<NicAccess> heapAccess, int creditsRkey,
-                         long creditsAddress, int creditBlocks, byte[] creditsHandle, byte[] lockHandle) {
+                         long creditsAddress, int creditBlocks, byte[] creditsHandle, byte[] lockHandle,
+                         RcEndpoints endpoints) {
+
+    /** An offer of the emulated NIC: no endpoints. */
+    public VerbsOffer(int heapRkey, long heapAddress, long heapBytes, Set<NicAccess> heapAccess, int creditsRkey,
+                      long creditsAddress, int creditBlocks, byte[] creditsHandle, byte[] lockHandle) {
+        this(heapRkey, heapAddress, heapBytes, heapAccess, creditsRkey, creditsAddress, creditBlocks, creditsHandle,
+                lockHandle, RcEndpoints.NONE);
+    }
 
     public VerbsOffer {
+        Objects.requireNonNull(endpoints, "endpoints");
         heapAccess = Set.copyOf(heapAccess);
         creditsHandle = checkHandle(creditsHandle, "credits");
         lockHandle = checkHandle(lockHandle, "lock");
@@ -67,11 +80,14 @@ public record VerbsOffer(int heapRkey, long heapAddress, long heapBytes, Set<Nic
 
     public byte[] encode() {
         int access = NicAccess.offerBits(heapAccess);
-        return ByteBuffer.allocate(VerbsOfferDescriptor.length(creditsHandle.length, lockHandle.length))
+        ByteBuffer b = ByteBuffer.allocate(VerbsOfferDescriptor.length(creditsHandle.length, lockHandle.length)
+                        + endpoints.encodedBytes())
                 .putInt(VerbsOfferDescriptor.MAGIC).putShort(VerbsOfferDescriptor.VERSION).putShort((short) access)
                 .putInt(heapRkey).putLong(heapAddress).putLong(heapBytes).putInt(creditsRkey).putLong(creditsAddress)
                 .putInt(creditBlocks).putShort((short) creditsHandle.length).put(creditsHandle)
-                .putShort((short) lockHandle.length).put(lockHandle).array();
+                .putShort((short) lockHandle.length).put(lockHandle);
+        endpoints.encodeTo(b);
+        return b.array();
     }
 
     /**
@@ -103,6 +119,12 @@ public record VerbsOffer(int heapRkey, long heapAddress, long heapBytes, Set<Nic
             int creditBlocks = b.getInt();
             byte[] creditsHandle = handle(b, from, "credits");
             byte[] lockHandle = handle(b, from, "lock");
+            RcEndpoints endpoints;
+            try {
+                endpoints = RcEndpoints.decodeFrom(from, b);
+            } catch (IllegalArgumentException e) {
+                throw new ProxyException(e.getMessage() + " (in its verbs proxy offer)", e);
+            }
             if (b.hasRemaining()) {
                 throw new ProxyException(from + "'s verbs proxy offer has " + b.remaining()
                         + " bytes after its last field");
@@ -111,7 +133,7 @@ public record VerbsOffer(int heapRkey, long heapAddress, long heapBytes, Set<Nic
                 throw new ProxyException(from + "'s verbs proxy offer has " + creditBlocks + " credit blocks");
             }
             return new VerbsOffer(heapRkey, heapAddress, heapBytes, access, creditsRkey, creditsAddress, creditBlocks,
-                    creditsHandle, lockHandle);
+                    creditsHandle, lockHandle, endpoints);
         } catch (BufferUnderflowException e) {
             throw new ProxyException(from + "'s verbs proxy offer of " + bytes.length + " bytes is cut short", e);
         }
@@ -133,7 +155,8 @@ public record VerbsOffer(int heapRkey, long heapAddress, long heapBytes, Set<Nic
         return o instanceof VerbsOffer v && heapRkey == v.heapRkey && heapAddress == v.heapAddress
                 && heapBytes == v.heapBytes && heapAccess.equals(v.heapAccess) && creditsRkey == v.creditsRkey
                 && creditsAddress == v.creditsAddress && creditBlocks == v.creditBlocks
-                && Arrays.equals(creditsHandle, v.creditsHandle) && Arrays.equals(lockHandle, v.lockHandle);
+                && Arrays.equals(creditsHandle, v.creditsHandle) && Arrays.equals(lockHandle, v.lockHandle)
+                && endpoints.equals(v.endpoints);
     }
 
     @Override
@@ -144,6 +167,7 @@ public record VerbsOffer(int heapRkey, long heapAddress, long heapBytes, Set<Nic
     @Override
     public String toString() {
         return String.format(Locale.ROOT, "VerbsOffer[heap rkey 0x%08x at 0x%x +%d %s, %d credit blocks rkey 0x%08x at"
-                + " 0x%x]", heapRkey, heapAddress, heapBytes, heapAccess, creditBlocks, creditsRkey, creditsAddress);
+                + " 0x%x, %d RC endpoints]", heapRkey, heapAddress, heapBytes, heapAccess, creditBlocks, creditsRkey,
+                creditsAddress, endpoints.byRank().size());
     }
 }

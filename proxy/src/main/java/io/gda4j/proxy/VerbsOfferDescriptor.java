@@ -3,13 +3,21 @@ package io.gda4j.proxy;
 import io.gda4j.nic.NicAccess;
 
 /**
- * What a rank's process publishes so that the verbs handlers of other processes of this host can reach it
- * ({@link VerbsOffer}, carried by the world's transport offers under the name {@code proxy}): its heap as its NIC
- * registered it (key, address, length, rights), its credit blocks (one {@link CreditBlockDescriptor} per rank of the
- * world, in one registration: the block it keeps for rank {@code r} at {@code creditsAddress + r * 64}), and how
- * another process maps the memory its emulated NIC acts on: the credit blocks, and the atomic lock line that every
- * process's NIC takes before an atomic on this heap ({@code EmulatedNic.serializeAtomics}). No QP number: the
- * emulated responder has no QP of its own. All integers big-endian.
+ * What a rank's process publishes so that the verbs handlers of other processes can reach it ({@link VerbsOffer},
+ * carried by the world's transport offers under the name {@code proxy}): its heap as its NIC registered it (key,
+ * address, length, rights), its credit blocks (one {@link CreditBlockDescriptor} per rank of the world, in one
+ * registration: the block it keeps for rank {@code r} at {@code creditsAddress + r * 64}), then what its kind of NIC
+ * needs to connect a pair:
+ * <ul>
+ *   <li>over a NIC that connects by QP number (mlx5): the endpoints of the RC QPs this rank created for its pairs,
+ *       one per other rank ({@link io.gda4j.nic.RcEndpointsDescriptor}, {@link io.gda4j.nic.RcExchange}); both
+ *       handles are empty (length 0): the peer's NIC writes the credit blocks by rkey;</li>
+ *   <li>over the emulated NIC (one host): how another process maps the memory its emulated NIC acts on, the credit
+ *       blocks and the atomic lock line that every process's NIC takes before an atomic on this heap
+ *       ({@code EmulatedNic.serializeAtomics}); no QP number (the emulated responder has no QP of its own), so the
+ *       endpoint table is empty.</li>
+ * </ul>
+ * All integers big-endian.
  *
  * <pre>
  *  0        4         6        8          12                 20                 28            32
@@ -20,6 +28,10 @@ import io.gda4j.nic.NicAccess;
  *  +-------------------+---------------+--------------+----------------+--------------+-------------+
  *  | credits address   | credit blocks | creditsLen   | credits handle | lockLen (2)  | lock handle |
  *  +-------------------+---------------+--------------+----------------+--------------+-------------+
+ *  +-------------------------------------------------------------------+
+ *  | RC endpoints (RcEndpointsDescriptor: 8 bytes + one entry per other |
+ *  | rank; count 0 for the emulated NIC)                                |
+ *  +-------------------------------------------------------------------+
  * </pre>
  * access: the heap registration's {@code IBV_ACCESS_*} bits, relaxed ordering ({@code 1 << 20}) carried as bit 15
  * ({@link #ACCESS_RELAXED_ORDERING}), as in ibgda's offer; addresses: as the publishing process addresses them (what
@@ -29,7 +41,8 @@ import io.gda4j.nic.NicAccess;
 public final class VerbsOfferDescriptor {
     /** "GDVP". */
     public static final int MAGIC = 0x47445650;
-    public static final short VERSION = 1;
+    /** 2: the RC endpoints were added at the end. */
+    public static final short VERSION = 2;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
@@ -49,7 +62,7 @@ public final class VerbsOfferDescriptor {
     private VerbsOfferDescriptor() {
     }
 
-    /** The offer's length with handles of these lengths. */
+    /** The offer's length with handles of these lengths, up to its RC endpoints. */
     public static int length(int creditsHandleBytes, int lockHandleBytes) {
         return CREDITS_HANDLE_OFFSET + 2 + creditsHandleBytes + 2 + lockHandleBytes;
     }

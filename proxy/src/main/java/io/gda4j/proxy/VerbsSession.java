@@ -8,6 +8,7 @@ import io.gda4j.nic.NicMemory;
 import io.gda4j.nic.NicQp;
 import io.gda4j.nic.QpPair;
 import io.gda4j.nic.QpSpec;
+import io.gda4j.nic.RcExchange;
 import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.RemoteResponder;
 import io.gda4j.cuda.CudaContext;
@@ -24,13 +25,23 @@ import java.util.Set;
  * each pair of ranks a connected QP pair and a credit block on each side ({@link CreditBlockDescriptor}) registered
  * for remote writes. Ranks of one process share the NIC; {@link #connect} returns both directions' {@link VerbsLink}s.
  *
- * <p>Across processes of one host (emulated NIC only, as ibgda): each process has its own session and NIC for its
- * rank. {@link #offerAcrossProcesses} registers what the other processes need (the credit blocks, one per rank of the
- * world, and the heap's atomic lock line) and describes it in a {@link VerbsOffer}, which the world publishes;
- * {@link #connectAcrossProcesses} takes a peer's offer and makes this side's direction only: a QP toward a
- * {@link RemoteResponder} that checks keys and ranges against the peer's registrations as the peer's NIC would, and
- * acts on the peer's heap and credit blocks through their mappings in this process. The peer's process makes the
- * other direction from this process's offer.
+ * <p>Across processes: each process has its own session and NIC for its rank. {@link #offerAcrossProcesses}
+ * registers what the other processes need (the credit blocks, one per rank of the world) and describes it in a
+ * {@link VerbsOffer}, which the world publishes; {@link #connectAcrossProcesses} takes a peer's offer. How depends on
+ * the NIC, as for ibgda:
+ * <ul>
+ *   <li>a NIC that connects by QP number (mlx5): the offer phase creates one RC QP per other rank and publishes its
+ *       endpoint ({@link RcExchange}, shared with ibgda); connecting moves this side's QP of the pair to RTR towards
+ *       the QP number, PSN and LID/GID the peer published for this rank. The proxy thread posts its direction on that
+ *       QP, and the NIC answers the peer's WRITEs (data, credit reports) and atomics on it: the one RC connection
+ *       carries both directions, as the pair {@link #connect} makes within a process. Credit blocks are plain
+ *       registered host memory, written by the peer's NIC by rkey;</li>
+ *   <li>the emulated NIC (one host): the offer also lends the heap's atomic lock line and the credit blocks as
+ *       memory another process maps; connecting makes this side's direction only, a QP toward a
+ *       {@link RemoteResponder} that checks keys and ranges against the peer's registrations as the peer's NIC would,
+ *       and acts on the peer's heap and credit blocks through their mappings in this process. The peer's process
+ *       makes the other direction from this process's offer.</li>
+ * </ul>
  *
  * <p>Closing deregisters and destroys in reverse order of creation; the NIC itself belongs to the caller.
  */
@@ -69,6 +80,8 @@ public final class VerbsSession implements AutoCloseable {
     private final Map<Integer, Offered> offered = new HashMap<>();
     /** Responders of this process's links to other processes, by {@link #pairKey}. */
     private final Map<Long, RemoteResponder> responders = new HashMap<>();
+    /** Over a NIC that connects by QP number: each offered rank's QPs for its pairs, until links take them. */
+    private final Map<Integer, RcExchange> exchanges = new HashMap<>();
     private final List<AutoCloseable> owned = new ArrayList<>();
     private NicMemory fetchRegion;
     private boolean closed;
@@ -174,7 +187,9 @@ public final class VerbsSession implements AutoCloseable {
     /**
      * What {@code rank} (registered here) lends the ranks of other processes, for the world to publish: its heap's
      * registration, and its credit blocks, one per rank of a world of {@code worldSize}, registered once for remote
-     * writes. Its heap's atomics take its lock line from now on, as every other process's NIC atomics on it will
+     * writes. Over a NIC that connects by QP number, also a QP for each pair, in RESET, and its endpoint
+     * ({@link RcExchange}); over the emulated NIC, the credit blocks are lent as memory other processes map, and the
+     * heap's atomics take its lock line from now on, as every other process's NIC atomics on it will
      * ({@code EmulatedNic.serializeAtomics}): several processes are several engines. A second call returns the same
      * offer.
      */
@@ -189,6 +204,9 @@ public final class VerbsSession implements AutoCloseable {
             return known.offer();
         }
         Heap h = heap(rank);
+        if (!nic.capabilities().processLinks()) {
+            return offerEndpoints(rank, worldSize, h);
+        }
         EmulatedNic emulated = processLinks();
         List<AutoCloseable> made = new ArrayList<>();
         try {
@@ -214,13 +232,45 @@ public final class VerbsSession implements AutoCloseable {
     }
 
     /**
-     * The link from {@code local} (offered here) to {@code peerRank}, a rank of another process of this host that
-     * published {@code offer}: a QP whose responder checks keys and ranges as the peer's NIC would, with the peer's
-     * keys and addresses as the peer's process made them (as on the wire), reaching its heap through
-     * {@code peerHeapMapping} and its credit blocks and lock line through their mappings here.
+     * The offer over a NIC that connects by QP number: credit blocks in registered host memory of this process
+     * (the peer's NIC writes them by rkey), and a QP per pair, whose endpoints the offer carries.
+     */
+    private VerbsOffer offerEndpoints(int rank, int worldSize, Heap h) {
+        List<AutoCloseable> made = new ArrayList<>();
+        try {
+            int bytes = Math.multiplyExact(worldSize, CreditBlockDescriptor.LENGTH);
+            String label = "rank " + rank + " credit blocks";
+            WordMemory credits = add(made, words.allocate(bytes));
+            NicMemory creditsRegistration = add(made, nic.registerMemory(new MemoryRegistration(null,
+                    credits.address(), bytes, MemoryKind.HOST_MAPPED, Set.of(NicAccess.LOCAL_WRITE,
+                    NicAccess.REMOTE_WRITE), label)));
+            // The proxy thread posts from the host: the rings need no GPU mapping.
+            RcExchange exchange = add(made, RcExchange.open(nic, rank, worldSize, peer -> QpSpec.of(null, sqWqebbs,
+                    "proxy rank " + rank + " -> rank " + peer)));
+            VerbsOffer offer = new VerbsOffer(h.registration().rkey(), h.address(), h.bytes(),
+                    h.registration().access(), creditsRegistration.rkey(), credits.address(), worldSize, new byte[0],
+                    new byte[0], exchange.endpoints());
+            owned.addAll(made);
+            exchanges.put(rank, exchange);
+            offered.put(rank, new Offered(offer, credits.buffer()));
+            return offer;
+        } catch (RuntimeException e) {
+            closeAll(made, e);
+            throw e;
+        }
+    }
+
+    /**
+     * The link from {@code local} (offered here) to {@code peerRank}, a rank of another process that published
+     * {@code offer}, with the peer's keys and addresses as the peer's process made them (as on the wire). Over a NIC
+     * that connects by QP number: this side's QP of the pair connected to the endpoint the peer published for
+     * {@code local} ({@link RcExchange#connect}). Over the emulated NIC: a QP whose responder checks keys and ranges
+     * as the peer's NIC would, reaching its heap through {@code peerHeapMapping} and its credit blocks and lock line
+     * through their mappings here.
      *
      * @param gpu             the context the emulated NIC executes the QP on (null in CPU tests)
-     * @param peerHeapMapping where this process reaches the peer's heap (the world's CUDA IPC mapping)
+     * @param peerHeapMapping where this process reaches the peer's heap (the world's CUDA IPC mapping; the emulated
+     *                        NIC only)
      * @param peerHeapBytes   the peer's heap size as the world knows it; the offer must have registered all of it
      * @throws ProxyException naming the peer when its offer does not fit this world, or its memory cannot be mapped
      */
@@ -244,25 +294,38 @@ public final class VerbsSession implements AutoCloseable {
                     + offer.creditBlocks() + " ranks, and rank " + local + " is in a world of "
                     + mine.offer().creditBlocks() + ": the processes do not describe one world");
         }
+        boolean byEndpoint = !nic.capabilities().processLinks();
+        if (byEndpoint == offer.endpoints().isEmpty()) {
+            throw new ProxyException("rank " + local + " posts on " + nic.description() + (byEndpoint
+                    ? ", which connects by QP number, but " + peerDescription + " offers no RC endpoints (its process"
+                    + " uses the emulated NIC)" : ", but " + peerDescription + " offers RC endpoints (its process uses"
+                    + " a NIC that connects by QP number)") + ": set the same GDA4J_NIC in every process of the job");
+        }
         long key = pairKey(local, peerRank);
         if (responders.containsKey(key)) {
             throw new IllegalStateException("rank " + local + " is connected to " + peerDescription + " already");
         }
         Heap h = heap(local);
-        EmulatedNic emulated = processLinks();
         List<AutoCloseable> made = new ArrayList<>();
         try {
-            CrossProcessMemory.Opened peerCredits = add(made, creditMemory.open(offer.creditsHandle(),
-                    offer.creditsBytes(), peerDescription + "'s credit blocks"));
-            CrossProcessMemory.Opened peerLock = add(made, lockMemory.open(offer.lockHandle(),
-                    EmulatedNic.ATOMIC_LOCK_BYTES, peerDescription + "'s heap atomic lock"));
-            RemoteResponder responder = add(made, new RemoteResponder(peerDescription));
-            responder.addRegion(offer.heapRkey(), offer.heapAddress(), offer.heapBytes(), offer.heapAccess(),
-                    peerHeapMapping, peerLock.address(), "heap");
-            responder.addRegion(offer.creditsRkey(), offer.creditsAddress(), offer.creditsBytes(),
-                    Set.of(NicAccess.REMOTE_WRITE), peerCredits.address(), 0, "credit blocks");
-            NicQp qp = add(made, emulated.createQpToProcess(QpSpec.of(gpu, sqWqebbs, "proxy rank " + local
-                    + " -> rank " + peerRank), responder));
+            NicQp qp;
+            RemoteResponder responder = null;
+            if (byEndpoint) {
+                qp = add(made, exchanges.get(local).connect(peerRank, peerDescription, offer.endpoints()));
+            } else {
+                EmulatedNic emulated = processLinks();
+                CrossProcessMemory.Opened peerCredits = add(made, creditMemory.open(offer.creditsHandle(),
+                        offer.creditsBytes(), peerDescription + "'s credit blocks"));
+                CrossProcessMemory.Opened peerLock = add(made, lockMemory.open(offer.lockHandle(),
+                        EmulatedNic.ATOMIC_LOCK_BYTES, peerDescription + "'s heap atomic lock"));
+                responder = add(made, new RemoteResponder(peerDescription));
+                responder.addRegion(offer.heapRkey(), offer.heapAddress(), offer.heapBytes(), offer.heapAccess(),
+                        peerHeapMapping, peerLock.address(), "heap");
+                responder.addRegion(offer.creditsRkey(), offer.creditsAddress(), offer.creditsBytes(),
+                        Set.of(NicAccess.REMOTE_WRITE), peerCredits.address(), 0, "credit blocks");
+                qp = add(made, emulated.createQpToProcess(QpSpec.of(gpu, sqWqebbs, "proxy rank " + local
+                        + " -> rank " + peerRank), responder));
+            }
             NicMemory fetch = fetchRegion();
             ByteBuffer localCredits = mine.credits().slice(peerRank * CreditBlockDescriptor.LENGTH,
                     CreditBlockDescriptor.LENGTH);
@@ -272,7 +335,9 @@ public final class VerbsSession implements AutoCloseable {
                     offer.heapAccess().contains(NicAccess.RELAXED_ORDERING), localCredits,
                     offer.creditBlockFor(local), offer.creditsRkey());
             owned.addAll(made);
-            responders.put(key, responder);
+            if (responder != null) {
+                responders.put(key, responder);
+            }
             return link;
         } catch (RuntimeException e) {
             closeAll(made, e);
@@ -292,15 +357,18 @@ public final class VerbsSession implements AutoCloseable {
         return r;
     }
 
-    /** This session's NIC, which must connect QPs to other processes (the emulated NIC's own API does it). */
+    /**
+     * This session's NIC, which connects QPs to other processes without QP numbers (the emulated NIC's own API does
+     * it), with the memory this session lends to them.
+     */
     private EmulatedNic processLinks() {
         if (creditMemory == null || lockMemory == null) {
-            throw new IllegalStateException("this verbs proxy session connects ranks of one process only: it was made"
-                    + " without memory to lend to other processes");
+            throw new IllegalStateException("over the emulated NIC this verbs proxy session connects ranks of one"
+                    + " process only: it was made without memory to lend to other processes");
         }
         if (!nic.capabilities().processLinks() || !(nic instanceof EmulatedNic emulated)) {
-            throw new IllegalStateException("the verbs proxy handler connects processes over the emulated NIC only;"
-                    + " this session posts on " + nic.description());
+            throw new IllegalStateException("only the emulated NIC connects processes through mapped memory; this"
+                    + " session posts on " + nic.description() + ", which connects them by RC endpoint");
         }
         return emulated;
     }
@@ -377,6 +445,7 @@ public final class VerbsSession implements AutoCloseable {
         heaps.clear();
         offered.clear();
         responders.clear();
+        exchanges.clear();
         if (first != null) {
             throw first;
         }

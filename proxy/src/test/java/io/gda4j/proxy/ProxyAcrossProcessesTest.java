@@ -34,12 +34,12 @@ class ProxyAcrossProcessesTest {
         assertEquals(Optional.empty(), ProxyTransport.verbsAcrossProcessesReason(Nic.EMULATED, PEER));
     }
 
+    /** Over mlx5 each side's QP is connected to the endpoint the peer published: no GPU atomics are involved. */
     @Test
-    void theVerbsHandlerOverMlx5BetweenProcessesIsRefusedSayingWhatToSet() {
-        Optional<String> why = ProxyTransport.verbsAcrossProcessesReason(Nic.MLX5, PEER);
-        assertTrue(why.isPresent() && why.get().contains("emulated NIC only") && why.get().contains("QP number")
-                && why.get().contains(IbgdaConfig.NIC_ENV) && why.get().contains(ProxyConfig.HANDLER_ENV),
-                why.toString());
+    void theVerbsHandlerConnectsProcessesOverMlx5EvenBetweenGpusWithoutAtomics() {
+        assertEquals(Optional.empty(), ProxyTransport.verbsAcrossProcessesReason(Nic.MLX5, PEER));
+        RemotePeer pcie = new RemotePeer(1, 1L << 40, 64L << 20, false, false, "rank 1 (pid 7 on h)");
+        assertEquals(Optional.empty(), ProxyTransport.verbsAcrossProcessesReason(Nic.MLX5, pcie));
     }
 
     @Test
@@ -47,12 +47,13 @@ class ProxyAcrossProcessesTest {
         RemotePeer pcie = new RemotePeer(1, 1L << 40, 64L << 20, false, false, "rank 1 (pid 7 on h)");
         Optional<String> why = ProxyTransport.verbsAcrossProcessesReason(Nic.EMULATED, pcie);
         assertTrue(why.isPresent() && why.get().contains("rank 1 (pid 7 on h)'s GPU carries no atomics")
-                && why.get().contains(ProxyConfig.HANDLER_ENV), why.toString());
+                && why.get().contains(IbgdaConfig.NIC_ENV + " to mlx5") && why.get().contains(ProxyConfig.HANDLER_ENV),
+                why.toString());
     }
 
     /** The transport's own answer with verbs forced: what this machine's NIC choice allows, never a flat refusal. */
     @Test
-    void theVerbsHandlerForcedIsAcceptedAcrossProcessesWhereTheEmulatedNicIs() {
+    void theVerbsHandlerForcedIsAcceptedAcrossProcessesWhereANicIs() {
         System.setProperty(ProxyConfig.HANDLER_PROP_NAME, "verbs");
         Optional<String> why = new ProxyTransport().unavailableAcrossProcesses(null, PEER);
         NicSelection nic = Nics.select(IbgdaConfig.resolve().nic());
@@ -78,7 +79,7 @@ class ProxyAcrossProcessesTest {
         boolean emulated = Nics.select(IbgdaConfig.resolve().nic()).found()
                 && Nics.select(IbgdaConfig.resolve().nic()).provider().name().equals(Nic.EMULATED);
         assertTrue(verbs.contains(emulated ? "in this process and in other processes of this host"
-                : "in this process only (other processes of this host need the emulated NIC)"), verbs);
+                : "in this process and in other processes (RC endpoints exchanged on the bootstrap)"), verbs);
     }
 
     @Test

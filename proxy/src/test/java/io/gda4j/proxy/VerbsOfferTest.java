@@ -6,10 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gda4j.nic.NicAccess;
+import io.gda4j.nic.QpAddress;
+import io.gda4j.nic.RcEndpoints;
+import io.gda4j.nic.RcEndpointsDescriptor;
+import io.gda4j.verbs.Gid;
+import io.gda4j.verbs.VerbsConstants;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
+import java.util.Map;
 import java.util.Set;
 
 import org.junit.jupiter.api.Test;
@@ -31,7 +37,8 @@ class VerbsOfferTest {
     @Test
     void anOfferRoundTripsAtTheDocumentedOffsets() {
         byte[] bytes = OFFER.encode();
-        assertEquals(VerbsOfferDescriptor.length(CREDITS.length, LOCK.length), bytes.length);
+        assertEquals(VerbsOfferDescriptor.length(CREDITS.length, LOCK.length) + RcEndpointsDescriptor.ENTRIES_OFFSET,
+                bytes.length, "an empty endpoint table: the emulated NIC's offer");
         ByteBuffer b = ByteBuffer.wrap(bytes);
         assertEquals(VerbsOfferDescriptor.MAGIC, b.getInt(VerbsOfferDescriptor.MAGIC_OFFSET));
         assertEquals(VerbsOfferDescriptor.VERSION, b.getShort(VerbsOfferDescriptor.VERSION_OFFSET));
@@ -54,6 +61,33 @@ class VerbsOfferTest {
         assertArrayEquals(LOCK, lock);
         assertEquals(OFFER, VerbsOffer.decode("rank 1", bytes));
         assertArrayEquals(bytes, VerbsOffer.decode("rank 1", bytes).encode());
+    }
+
+    /**
+     * Over mlx5 nothing is lent as mapped memory (both handles empty) and the offer ends with the endpoint of the QP
+     * this rank made for each pair, under the other rank of the pair.
+     */
+    @Test
+    void anMlx5OfferCarriesEmptyHandlesAndAnEndpointPerPair() {
+        byte[] gid = new byte[16];
+        gid[15] = 9;
+        QpAddress forRank0 = new QpAddress("mlx5_4", 1, VerbsConstants.IBV_LINK_LAYER_ETHERNET, 0x3344, 0x55,
+                0, Gid.of(gid), VerbsConstants.IBV_MTU_1024);
+        RcEndpoints endpoints = new RcEndpoints(Map.of(0, forRank0));
+        VerbsOffer offer = new VerbsOffer(0x2a015a, 0x7f00_1234_0000L, 64L << 20, NicAccess.HEAP, 0x2a0291,
+                0x7f55_0000_1000L, 2, new byte[0], new byte[0], endpoints);
+        byte[] bytes = offer.encode();
+        int at = VerbsOfferDescriptor.length(0, 0);
+        assertEquals(at + endpoints.encodedBytes(), bytes.length);
+        assertEquals(endpoints, RcEndpoints.decode("rank 1", java.util.Arrays.copyOfRange(bytes, at, bytes.length)));
+        VerbsOffer back = VerbsOffer.decode("rank 1", bytes);
+        assertEquals(offer, back);
+        assertEquals(forRank0, back.endpoints().forRank(0).orElseThrow());
+        byte[] badMtu = bytes.clone();
+        badMtu[at + RcEndpointsDescriptor.ENTRIES_OFFSET + RcEndpointsDescriptor.PATH_MTU_OFFSET] = 9;
+        assertRefused(badMtu, "RC endpoint for rank 0 is malformed: path MTU 9");
+        byte[] cut = java.util.Arrays.copyOf(bytes, bytes.length - 3);
+        assertRefused(cut, "RC endpoints are cut short");
     }
 
     @Test

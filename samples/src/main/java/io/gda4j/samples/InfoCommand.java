@@ -475,8 +475,9 @@ final class InfoCommand implements Command {
             io.gda4j.nic.NicSelection s = io.gda4j.ibgda.IbgdaTransport.describeSelection();
             return s.found() ? "possible with the " + (s.provider().name().equals(io.gda4j.nic.Nic.EMULATED)
                     ? "emulated NIC (a software model; a test instrument, not a network)" : s.provider().name()
-                    + " NIC") + " (--transport ibgda; auto prefers p2p where it works; between processes of one host"
-                    + " only with the emulated NIC)"
+                    + " NIC") + " (--transport ibgda; auto prefers p2p where it works; between processes: over mlx5"
+                    + " by RC endpoints exchanged on the bootstrap, untested on hardware, or on one host over the"
+                    + " emulated NIC)"
                     : "not possible: " + s.reason();
         }
         return "on the class path";

@@ -10,6 +10,7 @@ import io.gda4j.nic.NicOptions;
 import io.gda4j.nic.NicQp;
 import io.gda4j.nic.QpAddress;
 import io.gda4j.nic.QpSpec;
+import io.gda4j.nic.topology.NicPlacement;
 import io.gda4j.verbs.CompletionQueue;
 import io.gda4j.verbs.DeviceAttributes;
 import io.gda4j.verbs.Gid;
@@ -264,29 +265,63 @@ public final class Mlx5Nic implements Nic {
         return qp;
     }
 
-    /** What a peer needs to reach QP {@code qpn}: LID on InfiniBand, the chosen GID on RoCE. */
+    /**
+     * What a peer needs to reach QP {@code qpn}: LID on InfiniBand, the chosen GID on RoCE, and the largest path MTU
+     * this side takes (the port's active MTU capped by {@link Mlx5Settings#maxPathMtu()}).
+     */
     QpAddress addressOf(int qpn, int psn) {
-        return new QpAddress(deviceName(), qpn, port.lid(), port.isEthernet() ? gid.gid() : Gid.zero(), psn);
+        return new QpAddress(deviceName(), portNum, port.linkLayer(), qpn, psn, port.lid(),
+                port.isEthernet() ? gid.gid() : Gid.zero(), Math.min(port.activeMtu(), settings.maxPathMtu()));
     }
 
     /** Brings {@code qp} from RESET to RTS towards {@code peer}. */
     void connect(Mlx5Qp qp, QpAddress peer, int localPsn) {
         String what = String.format("%s: cannot connect QP 0x%06x on %s port %d to %s", qp.label(), qp.qpn(),
-                deviceName(), portNum, peer);
-        if (port.isEthernet() && peer.gid().isZero()) {
-            throw new NicException(what + ": the port is RoCE and the peer's address has no GID; its side must"
-                    + " be an mlx5 NIC on RoCE too");
-        }
-        if (!port.isEthernet() && peer.lid() == 0) {
-            throw new NicException(what + ": the port is InfiniBand and the peer's address has LID 0; is a"
-                    + " subnet manager (opensm) running?");
-        }
-        RcPeer rcPeer = new RcPeer(peer.qpn(), peer.lid(), port.isEthernet() ? peer.gid() : Gid.zero(), peer.psn());
+                deviceName(), portNum, peer.describe());
+        RtrPath path;
         try {
-            qp.queuePair().connect(rcPeer, localPsn, connectOptions());
+            path = rtrPath(port.linkLayer(), connectOptions(), peer);
+        } catch (IllegalArgumentException e) {
+            throw new NicException(what + ": " + e.getMessage(), e);
+        }
+        try {
+            qp.queuePair().connect(path.peer(), localPsn, path.options());
         } catch (VerbsException | IllegalStateException | IllegalArgumentException e) {
             throw new NicException(what + ": " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * What INIT to RTR is given towards {@code peer}: the peer's QPN, PSN, LID and GID as it published them (the GID
+     * only on RoCE: on InfiniBand a zero GID means no GRH), and this side's options with the path MTU lowered to the
+     * peer's where that is smaller (a path MTU above either port's active MTU fails the transition, or drops packets).
+     *
+     * @param linkLayer this port's {@code IBV_LINK_LAYER_*}
+     * @throws IllegalArgumentException saying why this port cannot reach that endpoint
+     */
+    static RtrPath rtrPath(int linkLayer, RcConnectOptions local, QpAddress peer) {
+        boolean ethernet = linkLayer == VerbsConstants.IBV_LINK_LAYER_ETHERNET;
+        if (peer.linkLayer() != VerbsConstants.IBV_LINK_LAYER_UNSPECIFIED && peer.linkLayer() != linkLayer) {
+            throw new IllegalArgumentException("the peer's port is " + VerbsConstants.linkLayerName(peer.linkLayer())
+                    + " and this one " + VerbsConstants.linkLayerName(linkLayer) + "; an RC connection needs the same"
+                    + " link layer on both sides: choose ports of one fabric on every host ("
+                    + NicPlacement.NIC_DEVICE_ENV + ")");
+        }
+        if (ethernet && peer.gid().isZero()) {
+            throw new IllegalArgumentException("the port is RoCE and the peer's address has no GID; its side must"
+                    + " be an mlx5 NIC on RoCE too");
+        }
+        if (!ethernet && peer.lid() == 0) {
+            throw new IllegalArgumentException("the port is InfiniBand and the peer's address has LID 0; is a"
+                    + " subnet manager (opensm) running?");
+        }
+        int mtu = peer.pathMtu() == 0 ? local.pathMtu() : Math.min(local.pathMtu(), peer.pathMtu());
+        return new RtrPath(new RcPeer(peer.qpn(), peer.lid(), ethernet ? peer.gid() : Gid.zero(), peer.psn()),
+                local.withPathMtu(mtu));
+    }
+
+    /** What {@link QueuePair#toRtr} takes towards one peer ({@link #rtrPath}). */
+    record RtrPath(RcPeer peer, RcConnectOptions options) {
     }
 
     /** The local side of every connection: this port, its GID, its MTU (capped), every access, the rd_atom limits. */
