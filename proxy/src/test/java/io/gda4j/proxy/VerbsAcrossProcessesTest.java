@@ -5,6 +5,7 @@ import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_SIGNAL;
 import static io.gda4j.proxy.TriggerFifoDescriptor.SIGNAL_OP_ADD;
 import static io.gda4j.proxy.TriggerFifoDescriptor.SIGNAL_OP_SET;
 import static io.gda4j.proxy.VerbsTestChannel.SECOND;
+import static io.gda4j.proxy.TwoWayTraffic.word;
 import static io.gda4j.proxy.VerbsTestChannel.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -134,14 +135,6 @@ class VerbsAcrossProcessesTest {
         return bytes;
     }
 
-    static long word(long address) {
-        return new Pointer(address).getLong(0);
-    }
-
-    static byte[] read(long address, int length) {
-        return new Pointer(address).getByteArray(0, length);
-    }
-
     @Test
     void eachSideConnectsWithExactlyWhatThePeerPublished() {
         VerbsOffer offerOfB = VerbsOffer.decode(b.description, b.published);
@@ -187,48 +180,8 @@ class VerbsAcrossProcessesTest {
         byte[] fromB = pattern(HEAP / 2, 2);
         new Pointer(a.heapAt(0)).write(0, fromA, 0, fromA.length);
         new Pointer(b.heapAt(0)).write(0, fromB, 0, fromB.length);
-        int[] sizes = {1, 7, 8, 63, 64, 1000, 4096, 8191};
-        long dst = HEAP / 2;
-        for (int i = 0; i < sizes.length; i++) {
-            ab.put(dst, 3 * i, sizes[i]);
-            ba.put(dst, 5 * i, sizes[i]);
-            dst += sizes[i] + 5; // gaps that must stay zero
-        }
-        long flag = HEAP - 64;
-        long counter = HEAP - 56;
-        long atomicWord = HEAP - 48;
-        ab.putSignal(HEAP / 2 + 16384, 0, 4096, SIGNAL_OP_SET, flag, 0x1234_5678_9abc_def0L);
-        for (int i = 0; i < 50; i++) {
-            ab.signal(KIND_SIGNAL, SIGNAL_OP_ADD, counter, 3);
-            ab.signal(KIND_ATOMIC_ADD, SIGNAL_OP_ADD, atomicWord, -1);
-            ba.putSignal(HEAP - 128, 100 + i, 8, SIGNAL_OP_ADD, counter, 1);
-        }
-        ab.flushAndWait();
-        ba.flushAndWait();
-
-        dst = HEAP / 2;
-        for (int i = 0; i < sizes.length; i++) {
-            byte[] wantInB = java.util.Arrays.copyOfRange(fromA, 3 * i, 3 * i + sizes[i]);
-            byte[] wantInA = java.util.Arrays.copyOfRange(fromB, 5 * i, 5 * i + sizes[i]);
-            assertArrayEquals(wantInB, read(b.heapAt(dst), sizes[i]), sizes[i] + "-byte put from A");
-            assertArrayEquals(wantInA, read(a.heapAt(dst), sizes[i]), sizes[i] + "-byte put from B");
-            assertArrayEquals(new byte[5], read(b.heapAt(dst + sizes[i]), 5), "the gap after a put from A");
-            assertArrayEquals(new byte[5], read(a.heapAt(dst + sizes[i]), 5), "the gap after a put from B");
-            dst += sizes[i] + 5;
-        }
-        assertArrayEquals(java.util.Arrays.copyOf(fromA, 4096), read(b.heapAt(HEAP / 2 + 16384), 4096),
-                "the put of a put_signal");
-        assertEquals(0x1234_5678_9abc_def0L, word(b.heapAt(flag)), "SET signal");
-        assertEquals(150, word(b.heapAt(counter)), "50 signal ADDs of 3");
-        assertEquals(-50, word(b.heapAt(atomicWord)), "50 atomic_add of -1");
-        assertEquals(50, word(a.heapAt(counter)), "50 put_signal ADDs of 1 from B");
-        assertArrayEquals(read(b.heapAt(149), 8), read(a.heapAt(HEAP - 128), 8), "B's last 8-byte put_signal");
-        assertEquals(1 + 50 * 2 + sizes.length, ab.handler.posted());
-        assertEquals(50 + sizes.length, ba.handler.posted());
-        assertTrue(ab.handler.grantedToPeer() > 4 && ba.handler.grantedToPeer() > 4,
-                "each side granted the other more than its first window, through its own NIC");
-        assertEquals(java.util.Optional.empty(), ab.channel.problem());
-        assertEquals(java.util.Optional.empty(), ba.channel.problem());
+        TwoWayTraffic.runAndCheck(ab, ba, a::heapAt, b::heapAt, HEAP, fromA, fromB,
+                new int[] {1, 7, 8, 63, 64, 1000, 4096, 8191}, 50);
     }
 
     @Test

@@ -77,24 +77,7 @@ class VerbsHandlerTest {
 
     /** A credit block for {@link VerbsSession}: host memory the peer's NIC may write. */
     VerbsSession.WordMemory words(int bytes) {
-        long address = platform.allocate(bytes);
-        platform.allowWrites(address, bytes);
-        ByteBuffer view = new Pointer(address).getByteBuffer(0, bytes);
-        return new VerbsSession.WordMemory() {
-            @Override
-            public long address() {
-                return address;
-            }
-
-            @Override
-            public ByteBuffer buffer() {
-                return view.duplicate();
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+        return PlatformMemory.words(platform, bytes);
     }
 
     @AfterEach

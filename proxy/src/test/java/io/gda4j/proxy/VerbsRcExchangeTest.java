@@ -1,11 +1,6 @@
 package io.gda4j.proxy;
 
-import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_ATOMIC_ADD;
-import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_SIGNAL;
-import static io.gda4j.proxy.TriggerFifoDescriptor.SIGNAL_OP_ADD;
-import static io.gda4j.proxy.TriggerFifoDescriptor.SIGNAL_OP_SET;
 import static io.gda4j.proxy.VerbsTestChannel.SECOND;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -29,10 +24,8 @@ import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
 import io.gda4j.nic.emulated.HostMemoryPlatform;
 
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -209,24 +202,7 @@ class VerbsRcExchangeTest {
 
         /** Credit blocks in this process's host memory, which the peer's NIC writes by rkey. */
         VerbsSession.WordMemory words(int bytes) {
-            long address = platform.allocate(bytes);
-            platform.allowWrites(address, bytes);
-            ByteBuffer view = new Pointer(address).getByteBuffer(0, bytes);
-            return new VerbsSession.WordMemory() {
-                @Override
-                public long address() {
-                    return address;
-                }
-
-                @Override
-                public ByteBuffer buffer() {
-                    return view.duplicate();
-                }
-
-                @Override
-                public void close() {
-                }
-            };
+            return PlatformMemory.words(platform, bytes);
         }
 
         /** Connects with what the peer published, as the world does after its all-gather. */
@@ -262,14 +238,6 @@ class VerbsRcExchangeTest {
         for (int i = processes.size() - 1; i >= 0; i--) {
             processes.get(i).close();
         }
-    }
-
-    static long word(long address) {
-        return new Pointer(address).getLong(0);
-    }
-
-    static byte[] read(long address, int length) {
-        return new Pointer(address).getByteArray(0, length);
     }
 
     @Test
@@ -314,42 +282,8 @@ class VerbsRcExchangeTest {
         new Random(2).nextBytes(fromB);
         new Pointer(a.heap).write(0, fromA, 0, fromA.length);
         new Pointer(b.heap).write(0, fromB, 0, fromB.length);
-        int[] sizes = {1, 8, 63, 4096, 8191};
-        long dst = HEAP / 2;
-        for (int i = 0; i < sizes.length; i++) {
-            ab.put(dst, 3 * i, sizes[i]);
-            ba.put(dst, 5 * i, sizes[i]);
-            dst += sizes[i] + 5;
-        }
-        long flag = HEAP - 64;
-        long counter = HEAP - 56;
-        long atomicWord = HEAP - 48;
-        ab.putSignal(HEAP / 2 + 16384, 0, 4096, SIGNAL_OP_SET, flag, 0x1234_5678_9abc_def0L);
-        for (int i = 0; i < 20; i++) {
-            ab.signal(KIND_SIGNAL, SIGNAL_OP_ADD, counter, 3);
-            ab.signal(KIND_ATOMIC_ADD, SIGNAL_OP_ADD, atomicWord, -1);
-            ba.putSignal(HEAP - 128, 100 + i, 8, SIGNAL_OP_ADD, counter, 1);
-        }
-        ab.flushAndWait();
-        ba.flushAndWait();
-        dst = HEAP / 2;
-        for (int i = 0; i < sizes.length; i++) {
-            assertArrayEquals(Arrays.copyOfRange(fromA, 3 * i, 3 * i + sizes[i]), read(b.heap + dst, sizes[i]),
-                    sizes[i] + "-byte put from A");
-            assertArrayEquals(Arrays.copyOfRange(fromB, 5 * i, 5 * i + sizes[i]), read(a.heap + dst, sizes[i]),
-                    sizes[i] + "-byte put from B");
-            assertArrayEquals(new byte[5], read(b.heap + dst + sizes[i], 5), "the gap after a put from A");
-            dst += sizes[i] + 5;
-        }
-        assertArrayEquals(Arrays.copyOf(fromA, 4096), read(b.heap + HEAP / 2 + 16384, 4096));
-        assertEquals(0x1234_5678_9abc_def0L, word(b.heap + flag), "SET signal");
-        assertEquals(60, word(b.heap + counter), "20 signal ADDs of 3");
-        assertEquals(-20, word(b.heap + atomicWord), "20 atomic_add of -1");
-        assertEquals(20, word(a.heap + counter), "20 put_signal ADDs of 1 from B");
-        assertTrue(ab.handler.grantedToPeer() > 4 && ba.handler.grantedToPeer() > 4,
-                "each side's grants reached the other's credit block over the same connection");
-        assertEquals(java.util.Optional.empty(), ab.channel.problem());
-        assertEquals(java.util.Optional.empty(), ba.channel.problem());
+        TwoWayTraffic.runAndCheck(ab, ba, o -> a.heap + o, o -> b.heap + o, HEAP, fromA, fromB,
+                new int[] {1, 8, 63, 4096, 8191}, 20);
     }
 
     @Test
