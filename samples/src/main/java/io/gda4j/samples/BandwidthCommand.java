@@ -51,6 +51,7 @@ final class BandwidthCommand implements Command {
     public Options options() {
         Options o = new Options();
         WorldOptions.addTo(o);
+        WorldOptions.addProxyHandlerOption(o);
         o.addOption(Option.builder().longOpt("sizes").hasArg().argName("SIZES")
                 .desc("a list 4k,1m or a doubling range 4k:256m (default 4k:256m)").build());
         o.addOption(Option.builder().longOpt("blocks").hasArg().argName("N")

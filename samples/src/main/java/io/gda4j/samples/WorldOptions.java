@@ -63,7 +63,7 @@ final class WorldOptions {
         addPairOptions(o);
     }
 
-    /** {@code --proxy-handler}, for the commands that measure over the proxy (latency, moe). */
+    /** {@code --proxy-handler}, for the commands that measure over the proxy (latency, bandwidth, moe). */
     static void addProxyHandlerOption(Options o) {
         o.addOption(Option.builder().longOpt("proxy-handler").hasArg().argName("H")
                 .desc("auto (copy engine for a peer on this host, verbs across hosts), copy or verbs (default "

@@ -8,10 +8,10 @@ import io.gda4j.proxy.ProxyConfig;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** {@code --proxy-handler} of latency and moe: described in the help, checked before any GPU is touched. */
+/** {@code --proxy-handler} of latency, bandwidth and moe: described in the help, checked before any GPU is touched. */
 class ProxyHandlerOptionTest {
     @ParameterizedTest
-    @ValueSource(strings = {"latency", "moe"})
+    @ValueSource(strings = {"latency", "bandwidth", "moe"})
     void theHelpSaysWhenEachHandlerIsUsed(String command) {
         CliRun r = CliRun.of(command, "--help");
         assertEquals(0, r.code(), r.err());
@@ -22,7 +22,7 @@ class ProxyHandlerOptionTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"latency", "moe"})
+    @ValueSource(strings = {"latency", "bandwidth", "moe"})
     void anUnknownHandlerIsAOneLineUsageError(String command) {
         CliRun r = CliRun.of(command, "--transport", "proxy", "--proxy-handler", "rdma");
         assertEquals(2, r.code(), r.err());
@@ -31,7 +31,7 @@ class ProxyHandlerOptionTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"latency", "moe"})
+    @ValueSource(strings = {"latency", "bandwidth", "moe"})
     void aHandlerForAnotherTransportIsAUsageError(String command) {
         CliRun r = CliRun.of(command, "--transport", "p2p", "--proxy-handler", "verbs");
         assertEquals(2, r.code(), r.err());
