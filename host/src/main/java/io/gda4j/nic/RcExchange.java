@@ -86,7 +86,7 @@ public final class RcExchange implements AutoCloseable {
             }
             return new RcExchange(nic, rank, made);
         } catch (RuntimeException e) {
-            closeAll(new ArrayList<>(made.values()), e);
+            closeNewestFirst(new ArrayList<>(made.values()), e);
             throw e;
         }
     }
@@ -153,10 +153,17 @@ public final class RcExchange implements AutoCloseable {
         closed = true;
         List<NicQp> left = new ArrayList<>(waiting.values());
         waiting.clear();
-        RuntimeException first = null;
-        for (int i = left.size() - 1; i >= 0; i--) {
+        RuntimeException first = closeNewestFirst(left, null);
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /** Closes every QP, newest first; returns {@code first}, or the first failure, with any later one suppressed. */
+    private static RuntimeException closeNewestFirst(List<NicQp> qps, RuntimeException first) {
+        for (int i = qps.size() - 1; i >= 0; i--) {
             try {
-                left.get(i).close();
+                qps.get(i).close();
             } catch (RuntimeException e) {
                 if (first == null) {
                     first = e;
@@ -165,18 +172,6 @@ public final class RcExchange implements AutoCloseable {
                 }
             }
         }
-        if (first != null) {
-            throw first;
-        }
-    }
-
-    private static void closeAll(List<NicQp> qps, RuntimeException failure) {
-        for (int i = qps.size() - 1; i >= 0; i--) {
-            try {
-                qps.get(i).close();
-            } catch (RuntimeException suppressed) {
-                failure.addSuppressed(suppressed);
-            }
-        }
+        return first;
     }
 }

@@ -204,21 +204,22 @@ public record ErrorRecord(Code code, int rank, int peer, Op op, long offset, lon
                 cmp & 0xffffff, offset & 0xffff, expected, seen & 0xff, (seen >>> 8) & 0xff, (seen >>> 16) & 0xf);
     }
 
-    private static String transportName(long code) {
+    /** The transport of device code {@code code}, or empty for a code no provider on the class path defines. */
+    private static Optional<TransportTag> tagOf(long code) {
         try {
-            return TransportTag.ofCode((int) code).name();
+            return Optional.of(TransportTag.ofCode((int) code));
         } catch (IllegalArgumentException e) {
-            return "code " + code;
+            return Optional.empty();
         }
+    }
+
+    private static String transportName(long code) {
+        return tagOf(code).map(TransportTag::name).orElse("code " + code);
     }
 
     /** How a message names the path of transport {@code code} after "over" ("the proxy", "p2p"). */
     private static String transportPhrase(int code) {
-        try {
-            return TransportTag.ofCode(code).phrase();
-        } catch (IllegalArgumentException e) {
-            return "transport code " + code;
-        }
+        return tagOf(code).map(TransportTag::phrase).orElse("transport code " + code);
     }
 
     /** Loaded at the first error CQE described, once: decoders are stateless and the class path does not change. */
