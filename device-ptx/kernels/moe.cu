@@ -262,7 +262,7 @@ __device__ int dispatch_receive(const DeviceView* view, const MoeParams* prm, in
     // The group's reads of these rows are done before warp 0 hands the slots back.
     group_sync(bar, warps);
     if (w == 0) {
-      if (lane == 0) granted = grant(sender, credit_sig, avail);
+      if (lane == 0) granted = grant(sender, credit_sig, head + avail, avail);
       granted = __shfl_sync(0xffffffffu, granted, 0);
     }
     head += avail;
@@ -429,7 +429,9 @@ __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int
     if (wi == 0 && lane < (uint32_t)n && failed == 0) {
       const int32_t now = *reinterpret_cast<volatile int32_t*>(&consumed[lane]);
       if (now > granted) {
-        if (grant(peer_of(view, (int)lane), signal_offset(prm, si.combine_credit(c, me)), now - granted) != OK) {
+        const uint64_t head = *state_word(prm, STATE_COMBINE_CONSUMED, c, (int)lane);
+        if (grant(peer_of(view, (int)lane), signal_offset(prm, si.combine_credit(c, me)), head + now,
+                  now - granted) != OK) {
           failed = 1;
         }
         granted = now;
@@ -440,8 +442,11 @@ __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int
   if (failed != 0) return ERR_TIMEOUT;
   if (wi == 0 && lane < (uint32_t)n) {
     const int32_t now = consumed[lane];
-    if (now > granted) grant(peer_of(view, (int)lane), signal_offset(prm, si.combine_credit(c, me)), now - granted);
-    *state_word(prm, STATE_COMBINE_CONSUMED, c, lane) += reinterpret_cast<const int32_t*>(prm->channel_count)[c * n + lane];
+    uint64_t* head = state_word(prm, STATE_COMBINE_CONSUMED, c, lane);
+    if (now > granted) {
+      grant(peer_of(view, (int)lane), signal_offset(prm, si.combine_credit(c, me)), *head + now, now - granted);
+    }
+    *head += reinterpret_cast<const int32_t*>(prm->channel_count)[c * n + lane];
   }
   return OK;
 }
