@@ -42,15 +42,53 @@ constexpr int LL_TOKEN_WARPS = (int)MoeLowLatencyParamsDescriptor::TOKEN_WARPS;
 // Shared words of the route kernel: a chunk's token bitmap and its slot base per expert (2 x 20 KiB).
 constexpr int LL_ROUTE_SHARED_WORDS = 5120;
 
+// send_base: the exclusive prefix sum of send_count over the experts, a block at a time (a warp scan, then one of
+// the warps' sums); `carry` is the sum of the experts before the block's. Every thread of the block calls it, after
+// a barrier behind the block's stores of send_count.
+__device__ __forceinline__ void store_send_base(const LlBuffer& b) {
+  const int experts = b.p->num_experts;
+  const int32_t* count = b.send_count();
+  __shared__ int32_t warp_base[32];
+  __shared__ int32_t block_sum;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  int32_t carry = 0;
+  for (int e0 = 0; e0 < experts; e0 += blockDim.x) {
+    const int e = e0 + threadIdx.x;
+    const int32_t v = e < experts ? count[e] : 0;
+    int32_t incl = v;
+    for (int o = 1; o < 32; o <<= 1) {
+      const int32_t u = __shfl_up_sync(0xffffffffu, incl, o);
+      if (lane >= o) incl += u;
+    }
+    if (lane == 31) warp_base[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+      const int32_t w = lane < warps ? warp_base[lane] : 0;
+      int32_t wi = w;
+      for (int o = 1; o < 32; o <<= 1) {
+        const int32_t u = __shfl_up_sync(0xffffffffu, wi, o);
+        if (lane >= o) wi += u;
+      }
+      if (lane < warps) warp_base[lane] = wi - w;
+      if (lane == 31) block_sum = wi;
+    }
+    __syncthreads();
+    if (e < experts) b.send_base()[e] = carry + warp_base[warp] + incl - v;
+    carry += block_sum;
+    __syncthreads();
+  }
+}
+
 // Route of this rank's top-k (num_tokens x top_k, int64; -1 = none), on one block: raises seq[buf]; for each
 // (token, k) the row's slot in its expert's range for this source (route_slot; -1 for -1, repeats and bad entries),
-// rows per expert (send_count) and their first send row (send_base), send_done zeroed, and status[buf] = 0 or 1 +
-// the first entry outside
-// [-1, num_experts). Bad entries are then treated as -1, so every rank still completes the call (the host reports
-// the status). The n-th token naming expert e gets slot n: a counting sort over chunks of 32 tokens, where a chunk's
-// tokens naming e form a 32-bit mask, a token's slot is the popcount of the masks of earlier chunks plus that of the
-// earlier bits of its own. Every step is one pass over the entries or the experts (6.5 us at 128 tokens of top-8 on
-// an H100; a warp per expert scanning the tokens in order took 47 us).
+// rows per expert (send_count) and their first send row (send_base), both copies of send_done zeroed, and
+// status[buf] = 0 or 1 + the first entry outside [-1, num_experts). Bad entries are then treated as -1, so every
+// rank still completes the call (the host reports the status). The n-th token naming expert e gets slot n: a
+// counting sort over chunks of 32 tokens, where a chunk's tokens naming e form a 32-bit mask, a token's slot is the
+// popcount of the masks of earlier chunks plus that of the earlier bits of its own. Every step is one pass over the
+// entries or the experts (a warp per expert scanning the tokens in order took 47 us at 128 tokens of top-8 on an
+// H100). The dispatch routes its tokens itself where it has a block per token (route_block); this kernel is for more.
+// It zeroes both copies of send_done, since a call routed by the dispatch zeroes only the copy of the other parity.
 extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const __grid_constant__ LlParams params, int buf,
                                                                        const int64_t* topk, int num_tokens) {
   const LlParams* p = &params;
@@ -72,6 +110,7 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const __gr
   int32_t* count = b.send_count();
   for (int i = threadIdx.x; i < experts; i += blockDim.x) {
     b.send_done()[i] = 0;
+    b.send_done()[experts + i] = 0;
     count[i] = 0;
   }
   // Pending entries hold -2 - expert until their slot replaces them; -1 for -1, repeats and bad entries. Entries
@@ -120,37 +159,7 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const __gr
       __syncthreads();
     }
   }
-  // send_base: the exclusive prefix sum of the counts over the experts, a block at a time (a warp scan, then one of
-  // the warps' sums); `carry` is the sum of the experts before the block's.
-  __shared__ int32_t warp_base[32];
-  __shared__ int32_t block_sum;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  int32_t carry = 0;
-  for (int e0 = 0; e0 < experts; e0 += blockDim.x) {
-    const int e = e0 + threadIdx.x;
-    const int32_t v = e < experts ? count[e] : 0;
-    int32_t incl = v;
-    for (int o = 1; o < 32; o <<= 1) {
-      const int32_t u = __shfl_up_sync(0xffffffffu, incl, o);
-      if (lane >= o) incl += u;
-    }
-    if (lane == 31) warp_base[warp] = incl;
-    __syncthreads();
-    if (warp == 0) {
-      const int32_t w = lane < warps ? warp_base[lane] : 0;
-      int32_t wi = w;
-      for (int o = 1; o < 32; o <<= 1) {
-        const int32_t u = __shfl_up_sync(0xffffffffu, wi, o);
-        if (lane >= o) wi += u;
-      }
-      if (lane < warps) warp_base[lane] = wi - w;
-      if (lane == 31) block_sum = wi;
-    }
-    __syncthreads();
-    if (e < experts) b.send_base()[e] = carry + warp_base[warp] + incl - v;
-    carry += block_sum;
-    __syncthreads();
-  }
+  store_send_base(b);
   if (threadIdx.x == 0) *b.status() = bad == ~0ull ? 0 : bad + 1;
 }
 
@@ -160,7 +169,7 @@ namespace moe_ll_kernels {
 // One thread: the count of `expert` from this rank, once its rows are out (proxy: with the rows themselves, one
 // PUT_SIGNAL of the expert's consecutive messages).
 __device__ __forceinline__ int signal_count(const DeviceView* view, const LlBuffer& b, int expert, uint64_t seq,
-                                            int32_t rows) {
+                                            int32_t rows, int32_t first_send_row) {
   const LlParams* p = b.p;
   const Peer peer = peer_of(view, expert / p->num_local_experts);
   const int le = expert % p->num_local_experts;
@@ -172,10 +181,109 @@ __device__ __forceinline__ int signal_count(const DeviceView* view, const LlBuff
   // messages other blocks wrote. A zero count orders nothing: no row goes with it.
   if (rows > 0) __threadfence_system();
   if (peer.transport == TRANSPORT_PROXY && rows > 0) {
-    return put_signal(peer, b.recv_msg(b.row(le, p->rank * p->max_tokens)), b.send_msg(b.send_base()[expert]),
+    return put_signal(peer, b.recv_msg(b.row(le, p->rank * p->max_tokens)), b.send_msg(first_send_row),
                       (uint64_t)rows * p->msg_bytes, sig, SIGNAL_SET, value);
   }
   return signal(peer, sig, SIGNAL_SET, value);
+}
+
+// The route of one block's token, computed by the block itself (the fused route; see route_block).
+struct BlockRoute {
+  int32_t expert[32];     // entry k's expert; -1 for -1, a repeat or a bad entry
+  int32_t slot[32];       // its slot in the expert's range for this source
+  int32_t send_base[32];  // the expert's first send row
+  int32_t rows[32];       // this rank's rows to the expert
+  uint64_t seq;           // the call's sequence number
+  unsigned long long bad; // block 0: the first entry outside [-1, num_experts), or ~0
+};
+
+// The fused route: what gda4j_moe_ll_route computes, by each block of the dispatch for its own token, so that a
+// dispatch whose (token, part) items each have a block of their own needs no route kernel before it. In one run
+// (2x H100, DeepEP's shape, FP8) 1 token went from 0.022 to 0.021 ms and 32 from 0.024 to 0.023; 128 stayed at
+// 0.035, where each block's pass over every entry costs what the route kernel did (a prefetch of the block's row
+// during the pass gained nothing). Every block reads every entry (L1/L2 hits), counts the rows per expert in
+// `hist` (shared, num_experts words: the zero counts and the rows of its experts) and, for its own token's experts,
+// the earlier tokens naming them (the slot: the n-th token naming e gets slot n, as in the route kernel) and the rows
+// of the experts below them (the send row). Block 0 also stores what the route kernel leaves for the later calls:
+// send_count, send_base and status[buf]; part 0 of a token stores its route_slot entries.
+// The sequence number: every block reads seq[buf] and then arrives at a counter (after send_done's two copies);
+// the last to arrive has every block's read behind it, so it may raise seq[buf] and reset the counter. The call's
+// send_done copy is the one of its sequence number's parity, zeroed by the call before on this buffer; this call
+// zeroes the other (that call's, done before this kernel started). Every thread of the block calls it.
+__device__ void route_block(const LlBuffer& b, const int64_t* topk, int num_tokens, int parts, BlockRoute* r,
+                            int32_t* hist) {
+  const LlParams* p = b.p;
+  const int k_count = p->top_k, experts = p->num_experts;
+  const int entries = num_tokens * k_count;
+  const uint32_t lane = lane_id();
+  const int warp = threadIdx.x >> 5;
+  const bool has_item = blockIdx.x < (unsigned)(num_tokens * parts);
+  const int t = has_item ? (int)blockIdx.x / parts : -1;
+  int32_t* arrive = b.send_done() + 2 * experts;
+  if (threadIdx.x == 0) {
+    const uint64_t seq = *reinterpret_cast<volatile uint64_t*>(b.seq());
+    // Release: the read above is ordered before the arrival, so the last arrival follows every block's read.
+    if (atom_add_acq_rel_gpu(arrive, 1) == (int32_t)gridDim.x - 1) {
+      *arrive = 0;
+      *b.seq() = seq + 1;
+    }
+    r->seq = seq + 1;
+    r->bad = ~0ull;
+  }
+  for (int e = threadIdx.x; e < experts; e += blockDim.x) hist[e] = 0;
+  if (warp == 0 && lane < (uint32_t)k_count) {
+    // The token's own entries: a repeat matches an earlier lane with the same value.
+    const int64_t e = has_item ? topk[(int64_t)t * k_count + lane] : -1;
+    const bool valid = e >= 0 && e < experts;
+    const uint32_t same = __match_any_sync(__activemask(), valid ? e : -2 - (int64_t)lane);
+    r->expert[lane] = valid && (same & ((1u << lane) - 1)) == 0 ? (int32_t)e : -1;
+    r->slot[lane] = 0;
+    r->send_base[lane] = 0;
+  }
+  __syncthreads();
+  const uint64_t seq = r->seq;
+  int32_t* other = b.send_done() + (int)((seq & 1) ^ 1) * experts;
+  for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < experts; e += gridDim.x * blockDim.x) other[e] = 0;
+  for (int i = threadIdx.x; i < entries; i += blockDim.x) {
+    const int64_t e = topk[i];
+    if (e < -1 || e >= experts) {
+      if (blockIdx.x == 0) atomicMin(&r->bad, (unsigned long long)i);
+      continue;
+    }
+    if (e < 0) continue;
+    const int row = i - i % k_count;
+    bool first = true;
+    for (int j = row; j < i && first; ++j) first = topk[j] != e;
+    if (!first) continue;
+    atomicAdd(&hist[e], 1);
+    if (row / k_count < t) {
+      for (int j = 0; j < k_count; ++j) {
+        if (r->expert[j] == (int32_t)e) atomicAdd(&r->slot[j], 1);
+      }
+    }
+  }
+  __syncthreads();
+  // Rows of the experts below each of the token's experts: a pass over hist per entry, summed over the block.
+  for (int j = 0; j < k_count; ++j) {
+    const int32_t ej = r->expert[j];
+    if (ej < 0) continue;  // block-uniform
+    int32_t below = 0;
+    for (int e = threadIdx.x; e < ej; e += blockDim.x) below += hist[e];
+    for (int o = 16; o > 0; o >>= 1) below += __shfl_xor_sync(0xffffffffu, below, o);
+    if (lane == 0 && below != 0) atomicAdd(&r->send_base[j], below);
+  }
+  if (warp == 0 && lane < (uint32_t)k_count && r->expert[lane] >= 0) r->rows[lane] = hist[r->expert[lane]];
+  if (blockIdx.x == 0) {
+    for (int e = threadIdx.x; e < experts; e += blockDim.x) b.send_count()[e] = hist[e];
+  }
+  __syncthreads();
+  if (has_item && (int)blockIdx.x % parts == 0 && warp == 0 && lane < (uint32_t)k_count) {
+    b.route_slot()[(int64_t)t * k_count + lane] = r->expert[lane] >= 0 ? r->slot[lane] : -1;
+  }
+  if (blockIdx.x == 0) {
+    store_send_base(b);  // block-uniform; it reads send_count, stored above before the barrier
+    if (threadIdx.x == 0) *b.status() = r->bad == ~0ull ? 0 : r->bad + 1;
+  }
 }
 
 // Channels of a row per lane in the dispatch send: 32 bytes of BF16 in (two 16-byte loads), 16 bytes of FP8 codes
@@ -197,7 +305,8 @@ constexpr int LL_SEND_BATCH = 4;
 // a token may take several blocks (shorter chains per warp), the loads that depend on nothing (the row, the entry's
 // route) are issued first, and each entry's expert data (send row, count, peer) is loaded once, by its lane.
 __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint16_t* x, const int64_t* topk, int t,
-                          int part, int parts, uint64_t seq, int* failed) {
+                          int part, int parts, uint64_t seq, const BlockRoute* fused, int32_t* send_done,
+                          int* failed) {
   const LlParams* p = b.p;
   const uint32_t lane = lane_id();
   const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
@@ -234,12 +343,22 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
   float* dst_scales = nullptr;
   int4* dst_src = nullptr;
   if (lane < (uint32_t)k_count) {
-    slot = b.route_slot()[(int64_t)t * k_count + lane];
-    const int64_t e = topk[(int64_t)t * k_count + lane];
+    if (fused != nullptr) {
+      if (fused->expert[lane] >= 0) {
+        expert = fused->expert[lane];
+        slot = fused->slot[lane];
+        send_row = fused->send_base[lane] + slot;
+        rows_to_expert = fused->rows[lane];
+      }
+    } else {
+      slot = b.route_slot()[(int64_t)t * k_count + lane];
+      if (slot >= 0) {
+        expert = (int)topk[(int64_t)t * k_count + lane];
+        send_row = b.send_base()[expert] + slot;
+        rows_to_expert = b.send_count()[expert];
+      }
+    }
     if (slot >= 0) {
-      expert = (int)e;
-      send_row = b.send_base()[expert] + slot;
-      rows_to_expert = b.send_count()[expert];
       const Peer peer = peer_of(view, expert / local);
       transport = peer.transport;
       if (is_direct(peer)) {
@@ -317,8 +436,11 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
   // system fence in signal_count publishes them (ordering: see the file comment). A system fence before every add
   // instead put one more (about 1.6 us on an H100) in each (token, part)'s chain.
   if (warp == 0 && slot >= 0 && !*failed) {
-    const int32_t done = atom_add_acq_rel_gpu(b.send_done() + expert, 1) + 1;
-    if (done == parts * rows_to_expert && signal_count(view, b, expert, seq, rows_to_expert) != OK) *failed = 1;
+    const int32_t done = atom_add_acq_rel_gpu(send_done + expert, 1) + 1;
+    if (done == parts * rows_to_expert &&
+        signal_count(view, b, expert, seq, rows_to_expert, send_row - slot) != OK) {
+      *failed = 1;
+    }
   }
   // Warp 0's verdict reaches every thread before the next token (or the kernel's return) reuses `failed`.
   __syncthreads();
@@ -337,23 +459,33 @@ using namespace moe_ll_kernels;
 namespace moe_ll_kernels {
 
 // The send half's work, by every block of the grid (every thread calls it); OK, or ERR_ABORTED once a put failed.
+// With `fused` (a block per (token, part) item at most, and num_experts words of dynamic shared memory) the blocks
+// route their tokens themselves (route_block) and no route kernel ran before. *seq_out: the call's sequence number.
 __device__ __forceinline__ int send_items(const DeviceView* view, const LlParams* p, int buf, const uint16_t* x,
-                                          const int64_t* topk, int num_tokens, int parts) {
+                                          const int64_t* topk, int num_tokens, int parts, int fused,
+                                          uint64_t* seq_out) {
   __shared__ int failed;
+  __shared__ BlockRoute route;
+  extern __shared__ int32_t hist[];
   const LlBuffer b{p, buf};
-  const uint64_t seq = *b.seq();
   if (threadIdx.x == 0) failed = 0;
+  if (fused) route_block(b, topk, num_tokens, parts, &route, hist);
   __syncthreads();
+  const uint64_t seq = fused ? route.seq : *b.seq();
+  *seq_out = seq;
+  int32_t* send_done = b.send_done() + (int)(seq & 1) * p->num_experts;
   // Zero counts first: they wait for no row (so no fence); sent last they were a load, a fence and a store at the
   // end of the kernel's chain. With the GPU-scope adds of send_token, a one-token dispatch went from 0.027 to 0.024
   // ms (2 ranks, H100s).
   const int threads = gridDim.x * blockDim.x;
   for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < p->num_experts; e += threads) {
-    if (b.send_count()[e] == 0 && signal_count(view, b, e, seq, 0) != OK) break;
+    const int32_t rows = fused ? hist[e] : b.send_count()[e];
+    if (rows == 0 && signal_count(view, b, e, seq, 0, 0) != OK) break;
   }
   const int64_t items = (int64_t)num_tokens * parts;
   for (int64_t i = blockIdx.x; i < items; i += gridDim.x) {
-    if (send_token(view, b, x, topk, (int)(i / parts), (int)(i % parts), parts, seq, &failed) != OK) {
+    if (send_token(view, b, x, topk, (int)(i / parts), (int)(i % parts), parts, seq, fused ? &route : nullptr,
+                   send_done, &failed) != OK) {
       return ERR_ABORTED;
     }
   }
@@ -364,9 +496,10 @@ __device__ __forceinline__ int send_items(const DeviceView* view, const LlParams
 
 extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_dispatch_send(
     const DeviceView* view, const __grid_constant__ LlParams params, int buf, const uint16_t* x, const int64_t* topk,
-    int num_tokens, int parts) {
+    int num_tokens, int parts, int fused) {
   if (params.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
-  send_items(view, &params, buf, x, topk, num_tokens, parts);
+  uint64_t seq;
+  send_items(view, &params, buf, x, topk, num_tokens, parts, fused, &seq);
 }
 
 // Dispatch, receive half. Grid: blocks of 256 threads, at most one per local expert (block b takes experts b,
@@ -376,13 +509,12 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_d
 namespace moe_ll_kernels {
 
 // The receive half's work, by every block of the grid (every thread calls it).
-__device__ __forceinline__ void receive_counts(const DeviceView* view, const LlParams* p, int buf) {
+__device__ __forceinline__ void receive_counts(const DeviceView* view, const LlParams* p, int buf, uint64_t seq) {
   __shared__ int32_t rows_from[MAX_RANKS];
   __shared__ int failed;
   const LlBuffer b{p, buf};
   const uint32_t lane = lane_id();
   const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5, n = p->nranks;
-  const uint64_t seq = *b.seq();
   const Local l = local_of(view);
   const uint64_t payload = p->payload_bytes, scales = p->scales_per_row;
   for (int le = blockIdx.x; le < p->num_local_experts; le += gridDim.x) {
@@ -428,7 +560,7 @@ __device__ __forceinline__ void receive_counts(const DeviceView* view, const LlP
 extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_dispatch_recv(
     const DeviceView* view, const __grid_constant__ LlParams params, int buf) {
   if (params.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
-  receive_counts(view, &params, buf);
+  receive_counts(view, &params, buf, *LlBuffer{&params, buf}.seq());
 }
 
 // Dispatch without the split, after gda4j_moe_ll_route: both halves in one kernel, so no launch sits between the
@@ -437,10 +569,12 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_dispatch_recv(
 // waits for include this rank's own, which other blocks of the grid send.
 extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_dispatch(
     const DeviceView* view, const __grid_constant__ LlParams params, int buf, const uint16_t* x, const int64_t* topk,
-    int num_tokens, int parts) {
+    int num_tokens, int parts, int fused) {
   if (params.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
-  if (send_items(view, &params, buf, x, topk, num_tokens, parts) != OK) return;
-  receive_counts(view, &params, buf);
+  uint64_t seq;
+  if (send_items(view, &params, buf, x, topk, num_tokens, parts, fused, &seq) != OK) return;
+  // The sequence number from the send part: with the fused route, seq[buf] may already be raised, or not yet.
+  receive_counts(view, &params, buf, seq);
 }
 
 // Combine, send half. Grid: num_local_experts blocks of 256 threads; after the dispatch's receive half. Block le

@@ -21,8 +21,9 @@ import java.nio.ByteOrder;
  *
  * <p>Checked on the host before anything is queued: element types, shapes, the token count (at most
  * maxTokensPerRank), the buffer state. Expert indices live on the GPU and are checked there (the host cannot read
- * them without a synchronisation): the route kernel records the first entry outside [-1, numExperts) and treats every
- * such entry as -1, so all ranks still complete the call; {@link MoeLowLatencyDispatch#checkRouting()} and
+ * them without a synchronisation): the route (the dispatch's own blocks, a block per token, where one wave holds them;
+ * else a route kernel before the dispatch) records the first entry outside [-1, numExperts) and treats every such
+ * entry as -1, so all ranks still complete the call; {@link MoeLowLatencyDispatch#checkRouting()} and
  * {@link MoeLowLatencyBuffer#checkErrors()} (host synchronisations) throw naming it. Callers whose indices are on
  * the host can check them first with {@link MoeLowLatencyReference#route}.
  */
@@ -30,6 +31,13 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     private static final int READBACK_BYTES = 64 * 1024;
     private static final int ROUTE_THREADS = 1024;
     private static final int TOKEN_WARPS = MoeLowLatencyParamsDescriptor.TOKEN_WARPS;
+    /** The most dynamic shared memory a kernel takes without opting in: past it, the route kernel routes. */
+    private static final int MAX_ROUTE_SHARED = 48 * 1024;
+    /**
+     * {@code -Dgda4j.moe.routeKernel=true} routes every dispatch with the route kernel, as before the dispatch blocks
+     * routed their own tokens: for measuring one against the other in one run. The results are the same bit for bit.
+     */
+    private static final boolean ROUTE_KERNEL_ALWAYS = Boolean.getBoolean("gda4j.moe.routeKernel");
     private static final int RECV_THREADS = 256;
     private static final int COMBINE_SEND_THREADS = 256;
 
@@ -66,6 +74,8 @@ public final class MoeLowLatencyRank implements AutoCloseable {
      * that share a GPU take {@link #spinningBlocks} each, so that their waiting blocks never hold every SM.
      */
     private final int dispatchWave;
+    /** Dynamic shared memory of a dispatch block that routes its own token: a word per expert. */
+    private final int routeShared;
 
     MoeLowLatencyRank(MoeLowLatencyBuffer buffer, Rank rank) {
         this.buffer = buffer;
@@ -86,10 +96,12 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         this.spinningBlocks = spinningBlocks(buffer.world(), rank);
         this.rowParts = rowParts(buffer.world(), rank, s.config().hidden());
         int ranksOnGpu = Math.max(1, buffer.world().ranksOnGpuOf(rank.rank()));
-        this.sendWave = Math.max(1, dispatchSend.maxActiveBlocksPerMultiprocessor(32 * TOKEN_WARPS, 0)
+        this.routeShared = 4 * s.config().numExperts();
+        int shared = routeShared <= MAX_ROUTE_SHARED ? routeShared : 0;
+        this.sendWave = Math.max(1, dispatchSend.maxActiveBlocksPerMultiprocessor(32 * TOKEN_WARPS, shared)
                 * rank.device().multiprocessorCount() / ranksOnGpu);
         this.dispatchWave = ranksOnGpu > 1 ? spinningBlocks
-                : Math.max(1, dispatchWhole.maxActiveBlocksPerMultiprocessor(32 * TOKEN_WARPS, 0)
+                : Math.max(1, dispatchWhole.maxActiveBlocksPerMultiprocessor(32 * TOKEN_WARPS, shared)
                         * rank.device().multiprocessorCount());
         this.memory = new MoeRankMemory(rank, s.deviceBytes(), READBACK_BYTES);
         this.params = paramsBlock(memory.address());
@@ -221,22 +233,28 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         topkIdx.require("topkIdx", ElementType.INT64, tokens, c.topK());
         AlternatingBuffers.Ticket t = buffers.dispatch();
         int b = t.buffer();
-        route.launch(1, ROUTE_THREADS, 0, rank.stream(), KernelArgs.create().struct(params).i32(b)
-                .pointer(topkIdx.pointer()).i32(tokens));
         // Parts only while one wave holds every block: past it (2 ranks on one H100: 128 tokens of 2 parts) the
         // blocks ran in two waves and the send took 0.027 ms where one part took 0.024 (512 tokens: 0.072, 0.056).
         int wave = returnAfterSend ? sendWave : dispatchWave;
         int parts = (long) tokens * rowParts <= wave ? rowParts : 1;
+        // Where each (token, part) has a block of its own in one wave, the blocks route their tokens themselves
+        // (each reads every top-k entry); otherwise the route kernel does it once, before the send.
+        boolean fused = (long) tokens * parts <= wave && routeShared <= MAX_ROUTE_SHARED && !ROUTE_KERNEL_ALWAYS;
+        if (!fused) {
+            route.launch(1, ROUTE_THREADS, 0, rank.stream(), KernelArgs.create().struct(params).i32(b)
+                    .pointer(topkIdx.pointer()).i32(tokens));
+        }
         KernelArgs args = KernelArgs.create().pointer(rank.deviceView()).struct(params).i32(b).pointer(x.pointer())
-                .pointer(topkIdx.pointer()).i32(tokens).i32(parts);
+                .pointer(topkIdx.pointer()).i32(tokens).i32(parts).i32(fused ? 1 : 0);
+        int shared = fused ? routeShared : 0;
         MoeLowLatencyDispatch d = new MoeLowLatencyDispatch(this, t, tokens);
         if (returnAfterSend) {
-            dispatchSend.launch(Math.max(1, tokens * parts), 32 * TOKEN_WARPS, 0, rank.stream(), args);
+            dispatchSend.launch(Math.max(1, tokens * parts), 32 * TOKEN_WARPS, shared, rank.stream(), args);
         } else {
             buffers.receive(t);
             // Every (token, part) and every local expert's wait in one grid that the GPU holds at once.
-            dispatchWhole.launch(Math.min(wave, Math.max(tokens * parts, s.numLocalExperts())), 32 * TOKEN_WARPS, 0,
-                    rank.stream(), args);
+            dispatchWhole.launch(Math.min(wave, Math.max(tokens * parts, s.numLocalExperts())), 32 * TOKEN_WARPS,
+                    shared, rank.stream(), args);
         }
         done.record(rank.stream());
         return d;

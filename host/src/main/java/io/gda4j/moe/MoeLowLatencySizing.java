@@ -45,7 +45,8 @@ package io.gda4j.moe;
  *     routeSlot     [T][K] i32   slot of (token, k) in its expert's range at the receiver; -1: none or a repeat
  *     sendCount     [numExperts] i32   rows this rank sends to each expert
  *     sendBase      [numExperts] i32   first send row of each expert (the rows to experts below it)
- *     sendDone      [numExperts] i32   rows whose data is out (the last writer signals the count)
+ *     sendDone      [2][numExperts] i32, then 1 i32   rows whose data is out (the last writer signals the count),
+ *                   one copy per parity of the call's sequence number; then the fused route's arrival counter
  *     recvCountSrc  [L][N] i32   rows received per (local expert, source)
  *     recvCount     [L] i32      rows received per local expert
  *     combined      [T][hidden] bf16   the combine's output
@@ -160,7 +161,7 @@ public final class MoeLowLatencySizing {
         sendBase = s;
         s = x.next(s, "sendBase", 4L * c.numExperts());
         sendDone = s;
-        s = x.next(s, "sendDone", 4L * c.numExperts());
+        s = x.next(s, "sendDone", 4L * (2L * c.numExperts() + 1));
         recvCountSrc = s;
         s = x.next(s, "recvCountSrc", 4L * numLocalExperts * worldSize);
         recvCount = s;

@@ -102,11 +102,12 @@ class MoeLowLatencyGpuTest {
      * each rank's grid stays within its share, so the other rank's kernels start (500 experts and more once timed out
      * here). Also the route kernel's counting sort past one round: more tokens than its block has threads (1030 of
      * 1024, seven chunk groups, and the dispatch send's blocks taking several tokens each), more experts than one
-     * round of its prefix sum (1000), and more than one window of its shared memory (6000: three windows of 2560);
-     * with and without the split.
+     * round of its prefix sum (1000), and more than one window of its shared memory (6000 experts at 300 tokens:
+     * three windows of 2560); with and without the split. At 64 and 40 tokens the dispatch's blocks route their own
+     * tokens (a block each), over 500 and 6000 experts (24000 bytes of shared memory a block).
      */
     @ParameterizedTest(name = "{0} experts, {1} tokens")
-    @CsvSource({"64, 1030", "500, 64", "1000, 1030", "6000, 40"})
+    @CsvSource({"64, 1030", "500, 64", "1000, 1030", "6000, 40", "6000, 300"})
     void manyExpertsAndManyTokensOnASharedGpu(int experts, int tokens) {
         MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(tokens)
                 .numExperts(experts).topK(8).dispatchType(ElementType.FP8_E4M3).build();
@@ -118,6 +119,30 @@ class MoeLowLatencyGpuTest {
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             check.run(MoeLowLatencyRouting.Kind.SKEWED, 7, new int[] {tokens, tokens - 3}, false);
             check.run(MoeLowLatencyRouting.Kind.REPEATS, 8, new int[] {tokens - 1, tokens}, true);
+        }
+    }
+
+    /**
+     * Small calls route their tokens in the dispatch's own blocks (a block per token), large ones (more tokens than
+     * one wave of blocks: 300 here, on one GPU or two) with the route kernel first. Both leave the same state, and a
+     * buffer's counters of rows sent come in two copies by the parity of the call's sequence number, each zeroed by
+     * the call before on that buffer: so the two kinds of call alternate on both buffers here, split and whole.
+     */
+    @Test
+    void callsRoutedByTheRouteKernelAndByTheDispatchAlternate() {
+        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(300).numExperts(64)
+                .topK(8).dispatchType(ElementType.FP8_E4M3).build();
+        GpuWorlds.assumeGpu();
+        try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus(2, true))
+                .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(20))
+                .transport("p2p").build());
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
+            int[] tokens = {5, 300, 7, 9, 300, 300, 1, 2};
+            for (int i = 0; i < tokens.length; i++) {
+                check.run(MoeLowLatencyRouting.Kind.values()[i % MoeLowLatencyRouting.Kind.values().length], 40 + i,
+                        new int[] {tokens[i], Math.max(1, tokens[i] - 1)}, i % 3 == 1);
+            }
         }
     }
 
