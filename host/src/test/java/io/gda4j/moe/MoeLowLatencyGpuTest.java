@@ -48,6 +48,14 @@ class MoeLowLatencyGpuTest {
                 .dispatchType(type).powerOfTwoScales(pow2).build();
     }
 
+    /** Two ranks over p2p on two GPUs, or sharing one, with a heap sized for {@code config}. */
+    static LocalWorld twoRanksOverP2p(MoeLowLatencyConfig config) {
+        GpuWorlds.assumeGpu();
+        return LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus(2, true))
+                .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(20))
+                .transport("p2p").build());
+    }
+
     static Stream<Arguments> p2pCases() {
         List<Arguments> a = new ArrayList<>();
         int i = 0;
@@ -87,10 +95,7 @@ class MoeLowLatencyGpuTest {
     void oneTo512Tokens(int tokens) {
         MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(7168).maxTokensPerRank(512).numExperts(16)
                 .topK(8).dispatchType(tokens == 31 ? ElementType.BF16 : ElementType.FP8_E4M3).build();
-        GpuWorlds.assumeGpu();
-        try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus(2, true))
-                .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(20))
-                .transport("p2p").build());
+        try (LocalWorld w = twoRanksOverP2p(config);
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, tokens != 31)) {
             check.run(MoeLowLatencyRouting.Kind.UNIFORM, tokens, new int[] {tokens, tokens}, false);
@@ -111,10 +116,7 @@ class MoeLowLatencyGpuTest {
     void manyExpertsAndManyTokensOnASharedGpu(int experts, int tokens) {
         MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(tokens)
                 .numExperts(experts).topK(8).dispatchType(ElementType.FP8_E4M3).build();
-        GpuWorlds.assumeGpu();
-        try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus(2, true))
-                .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(20))
-                .transport("p2p").build());
+        try (LocalWorld w = twoRanksOverP2p(config);
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             check.run(MoeLowLatencyRouting.Kind.SKEWED, 7, new int[] {tokens, tokens - 3}, false);
@@ -132,10 +134,7 @@ class MoeLowLatencyGpuTest {
     void callsRoutedByTheRouteKernelAndByTheDispatchAlternate() {
         MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(300).numExperts(64)
                 .topK(8).dispatchType(ElementType.FP8_E4M3).build();
-        GpuWorlds.assumeGpu();
-        try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus(2, true))
-                .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(20))
-                .transport("p2p").build());
+        try (LocalWorld w = twoRanksOverP2p(config);
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {5, 300, 7, 9, 300, 300, 1, 2};
