@@ -80,7 +80,8 @@ __device__ __forceinline__ GroupSender make_sender(const DeviceView* view, const
   s.tail_sig = signal_offset(prm, dispatch ? si.dispatch_tail(c, me) : si.combine_tail(c, me));
   s.credit_sig = signal_offset(prm, dispatch ? si.dispatch_credit(c, dest) : si.combine_credit(c, dest));
   s.pos = *state_word(prm, dispatch ? STATE_DISPATCH_SENT : STATE_COMBINE_SENT, c, dest);
-  s.pending = 0;
+  s.run_start = s.pos;
+  s.announced = s.pos;
   s.credit = 0;
   s.w = w;
   s.warps = warps;

@@ -132,15 +132,6 @@ __device__ __forceinline__ void group_sync(int bar, int warps) {
   }
 }
 
-// The sending half of a channel to one peer, driven by a group of `warps` warps (this one is warp `w` of them). Rows
-// go out in pieces of at most chunk rows that never cross the ring's end (over proxy and ibgda a piece is one put of
-// a contiguous run of the staging copy). For each piece:
-//   begin(rows): warp 0 announces the previous piece and waits until this one fits   then the group meets
-//                (credit >= pos + rows - ring)
-//   slot(j):     every warp writes the piece's rows j with j % warps == w there
-//   end(rows):   the group meets: the rows are written
-// and finish() (warp 0) announces the last piece. Warp 0's status reaches the others through `*status` at the next
-// barrier, so the group leaves together: a warp that left alone would leave the others at a barrier for ever.
 // How a counter with one writer is raised: a SET of the new total where the transport delivers one thread's signals
 // to a word in order (p2p and self: one thread's stores to one word; proxy: one channel executes its FIFO in order
 // on one stream). Over the proxy a SET is a stream write where an ADD is a kernel launch: the proxy's BF16 dispatch
@@ -150,6 +141,15 @@ __device__ __forceinline__ uint32_t counter_op(const Peer& p) {
   return p.transport == TRANSPORT_IBGDA ? SIGNAL_ADD : SIGNAL_SET;
 }
 
+// The sending half of a channel to one peer, driven by a group of `warps` warps (this one is warp `w` of them). Rows
+// go out in runs of at most chunk rows that never cross the ring's end (over proxy and ibgda a run is one put of a
+// contiguous stretch of the staging copy), written in pieces. For each piece:
+//   begin(rows): warp 0 announces the last run if this piece starts a new one, and waits   then the group meets
+//                until it fits (credit >= pos + rows - ring), announcing what it holds first
+//   slot(j):     every warp writes the piece's rows j with j % warps == w there
+//   end(rows):   the group meets: the rows are written
+// and finish() (warp 0) announces the last run. Warp 0's status reaches the others through `*status` at the next
+// barrier, so the group leaves together: a warp that left alone would leave the others at a barrier for ever.
 struct GroupSender {
   Peer peer;
   Local me;
@@ -162,27 +162,43 @@ struct GroupSender {
   uint32_t row_bytes;
   uint32_t ring;
   uint32_t chunk;
-  uint64_t pos;             // rows written before the current piece (cumulative; the same in every warp)
-  uint32_t pending;         // rows of the last piece, not yet announced
+  uint64_t pos;             // rows written (cumulative; the same in every warp)
+  uint64_t run_start;       // where the current run began (the same in every warp): a run goes out in one put
+  uint64_t announced;       // warp 0: rows the receiver was told of (cumulative)
   uint64_t credit;          // warp 0: the last credit seen
   int w, warps, bar;
   int* status;              // shared by the group: warp 0's last status
 
-  // Rows the next piece holds, with `left` rows still to send.
-  __device__ __forceinline__ uint32_t piece(uint32_t left) const {
-    return min(left, min(chunk, ring - (uint32_t)(pos % ring)));
+  // Pieces (what the group writes between two barriers) fill runs of up to `chunk` rows, which never wrap the ring,
+  // and a run is announced once whole: the dispatch's pieces end with each 32-token window, so runs that span
+  // windows are what let a chunk of more than 32 rows go out in one put (over the proxy each put is a trigger, which
+  // costs its proxy thread a few microseconds of driver calls).
+  // The run the next piece goes into: the current one, or a new one at pos once the current one is whole.
+  __device__ __forceinline__ uint64_t next_run() const {
+    return pos - run_start >= chunk || pos % ring == 0 ? pos : run_start;
   }
 
-  // `prior`: a failure warp 0 met before (the group returns it from its first begin).
+  // Rows the next piece holds, with `left` rows still to send.
+  __device__ __forceinline__ uint32_t piece(uint32_t left) const {
+    const uint32_t room = chunk - (uint32_t)(pos - next_run());
+    return min(left, min(room, ring - (uint32_t)(pos % ring)));
+  }
+
+  // `prior`: a failure warp 0 met before (the group returns it from its first begin). Warp 0 announces the last run
+  // when this piece starts a new one, and whatever it holds before it waits for credits: the receiver frees slots
+  // only for rows it was told of.
   __device__ __forceinline__ int begin(uint32_t rows, int prior = OK) {
+    const uint64_t run = next_run();
     if (w == 0) {
       int st = prior;
-      if (st == OK) st = flush();
+      if (st == OK && run == pos) st = flush();
       if (st == OK && pos + rows > credit + ring) {
-        st = warp_wait_counter(me, prm, credit_sig, pos + rows - ring, peer.rank, &credit);
+        st = flush();
+        if (st == OK) st = warp_wait_counter(me, prm, credit_sig, pos + rows - ring, peer.rank, &credit);
       }
       if (lane_id() == 0) *status = st;
     }
+    run_start = run;
     group_sync(bar, warps);
     return *status;
   }
@@ -199,18 +215,18 @@ struct GroupSender {
     if (!direct) __threadfence_system();
     group_sync(bar, warps);
     pos += rows;
-    pending = rows;
   }
 
-  // Warp 0: announces the last piece.
+  // Warp 0: announces the last run.
   __device__ __forceinline__ int finish() { return w == 0 ? flush() : OK; }
 
-  // Warp 0: announces the pending rows. Over p2p they are already at the peer (a fence orders them before the tail);
-  // otherwise one put of the contiguous run from the staging copy, with the tail signalled after it.
+  // Warp 0: announces the rows written since the last announcement (within one run: contiguous in the ring). Over
+  // p2p they are already at the peer (a fence orders them before the tail); otherwise one put of them from the
+  // staging copy, with the tail signalled after it.
   __device__ __forceinline__ int flush() {
-    if (pending == 0) return OK;
-    const uint64_t first = ((pos - pending) % ring) * row_bytes;
-    const uint64_t bytes = (uint64_t)pending * row_bytes;
+    if (pos == announced) return OK;
+    const uint64_t first = (announced % ring) * row_bytes;
+    const uint64_t rows = pos - announced;
     int st = OK;
     if (direct) {
       if (lane_id() == 0) {
@@ -220,10 +236,10 @@ struct GroupSender {
       st = __shfl_sync(0xffffffffu, st, 0);
     } else {
       const uint32_t op = counter_op(peer);
-      st = put_signal_warp(peer, ring_at_peer + first, stage + first, bytes, tail_sig, op,
-                           op == SIGNAL_SET ? pos : pending);
+      st = put_signal_warp(peer, ring_at_peer + first, stage + first, rows * row_bytes, tail_sig, op,
+                           op == SIGNAL_SET ? pos : rows);
     }
-    pending = 0;
+    announced = pos;
     return st;
   }
 };

@@ -10,6 +10,7 @@ import io.gda4j.moe.MoeLowLatencyReferenceCheck;
 import io.gda4j.moe.MoeLowLatencyRouting;
 import io.gda4j.moe.MoeReferenceCheck;
 import io.gda4j.moe.MoeRouting;
+import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.samples.moe.MoeLowLatencyNcclBaseline;
 import io.gda4j.samples.moe.MoeLowLatencyTimingRig;
 import io.gda4j.samples.moe.MoeNcclBaseline;
@@ -84,8 +85,10 @@ final class MoeCommand implements Command {
                 .desc("dispatch type: bf16, fp8 or both (default); combine is BF16").build());
         o.addOption(Option.builder().longOpt("channels").hasArg().argName("N")
                 .desc("channels per rank, two thread blocks each (default 12: 24 SMs, as DeepEP's tests use; at most SMs / (2 x ranks per GPU))").build());
-        o.addOption(Option.builder().longOpt("ring").hasArg().argName("ROWS").desc("ring rows per channel and peer (default 128)").build());
-        o.addOption(Option.builder().longOpt("chunk").hasArg().argName("ROWS").desc("rows per announced chunk (default 32)").build());
+        o.addOption(Option.builder().longOpt("ring").hasArg().argName("ROWS")
+                .desc("ring rows per channel and peer (default 128; proxy: 512)").build());
+        o.addOption(Option.builder().longOpt("chunk").hasArg().argName("ROWS")
+                .desc("rows per announced chunk (default 32; proxy: 128)").build());
         o.addOption(Option.builder().longOpt("iters").hasArg().argName("N").desc("timed iterations (default 20)").build());
         o.addOption(Option.builder().longOpt("warmup").hasArg().argName("N").desc("untimed iterations first (default 3)").build());
         o.addOption(Option.builder().longOpt("mode").hasArg().argName("M")
@@ -507,13 +510,18 @@ final class MoeCommand implements Command {
                 OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE));
         boolean combineFromHeap = combineFromHeap(cmd);
         List<MoeConfig> configs = new ArrayList<>();
-        int ring = OptionValues.integer(cmd, "ring", 128, 1, Integer.MAX_VALUE);
+        // Over the proxy each announced chunk is a trigger, whose copy and signal cost the proxy thread a few
+        // microseconds of driver calls: larger chunks, and a ring that holds several, cut them (2x H100, 4096 tokens,
+        // BF16: dispatch 1.9-2.5 ms with chunks of 32 and a ring of 128, 0.76 ms with 128 and 512, in one run).
+        boolean proxy = w.transport.equals(ProxyTransport.NAME);
+        int ring = OptionValues.integer(cmd, "ring", proxy ? 512 : 128, 1, Integer.MAX_VALUE);
+        int chunk = OptionValues.integer(cmd, "chunk", proxy ? 128 : 32, 1, Integer.MAX_VALUE);
         try {
             for (ElementType t : dtypes) {
                 configs.add(MoeConfig.builder().hidden(OptionValues.integer(cmd, "hidden", 7168, 1, Integer.MAX_VALUE)).dtype(t)
                         .maxTokensPerRank(maxTokens).numExperts(OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE))
                         .topK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE)).numChannels(OptionValues.integer(cmd, "channels", 12, 1, Integer.MAX_VALUE))
-                        .ringTokens(ring).chunkTokens(OptionValues.integer(cmd, "chunk", 32, 1, Integer.MAX_VALUE))
+                        .ringTokens(ring).chunkTokens(chunk)
                         .combineWarps(Math.min(MoeConfig.MAX_COMBINE_WARPS, ring))
                         .communicationStream(cmd.hasOption("comm-stream")).build());
             }
