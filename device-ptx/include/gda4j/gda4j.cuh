@@ -2,8 +2,9 @@
 //
 // The headers by layer; each includes only the layers below it:
 //   gda4j.cuh              this file: the public API (put, get, signal, atomic_add, put_signal, put_inline, fence,
-//                          flush, quiet, wait_until, wait_inline; is_direct, is_ibgda and lane_id for kernels that
-//                          move data themselves) and its contract. A user reads only this file.
+//                          flush, quiet, wait_until, wait_inline; is_direct, is_ibgda, sets_land_in_order and
+//                          lane_id for kernels that move data themselves) and its contract. A user reads only this
+//                          file.
 //   detail/dispatch.cuh    the one dispatcher: out-of-line calls that branch on a peer's transport to its back end
 //   transport/p2p.cuh      direct peers (p2p, self): loads and stores, inline in the calls below
 //   transport/proxy.cuh    proxy peers: 16-byte triggers to a host proxy thread
@@ -71,6 +72,12 @@ namespace gda4j {
 // gets to it: the source must be whole before the put is posted, and one put per contiguous run beats many.
 __device__ __forceinline__ bool is_direct(const Peer& p) { return detail::is_direct(p); }
 __device__ __forceinline__ bool is_ibgda(const Peer& p) { return detail::is_ibgda(p.transport); }
+// Whether a SET of a counter with one writer (this thread) reaches p as reliably as an ADD would: true where one
+// thread's signals to one word land in the order it made them (direct peers: stores to one word; proxy: a channel's
+// triggers run in order on one stream), so the writer may SET the new total, which over the proxy is a stream write
+// where an ADD is a kernel launch. False over IBGDA: a SET is an 8-byte RDMA WRITE, which a QP with relaxed ordering
+// may place out of order (and refuses: ERROR_SET_SIGNAL_RELAXED), so such a counter takes ADDs of the difference.
+__device__ __forceinline__ bool sets_land_in_order(const Peer& p) { return !detail::is_ibgda(p.transport); }
 // This thread's lane in its warp: how the _warp forms share their data out, and how a kernel can too.
 __device__ __forceinline__ uint32_t lane_id() { return detail::lane_id(); }
 
