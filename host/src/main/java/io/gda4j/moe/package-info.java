@@ -53,7 +53,8 @@
  * once to each distinct expert of its top-k into an expert-major buffer, BF16 or FP8 cast on the fly
  * ({@link io.gda4j.moe.Fp8BlockQuantizer}), with no host synchronisation and two alternating buffers; the layout and
  * the combine order are {@link io.gda4j.moe.MoeLowLatencyReference}'s. Each call can be split into a send and a
- * receive half; unsplit, each is one kernel (after the dispatch's route). The combine reads the expert outputs where
+ * receive half; unsplit, each is one kernel (where one wave of blocks holds a block per token, the dispatch's blocks
+ * route their own tokens; beyond, a route kernel goes first). The combine reads the expert outputs where
  * they are when they were written to {@link io.gda4j.moe.MoeLowLatencyDispatch#combineInput()} and every pair of ranks
  * is direct; otherwise the experts' ranks return the rows first.
  *
