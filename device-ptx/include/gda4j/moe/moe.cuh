@@ -135,7 +135,9 @@ __device__ __forceinline__ void group_sync(int bar, int warps) {
 // How a counter with one writer is raised: a SET of the new total where that is safe (sets_land_in_order), else an
 // ADD of the difference. Over the proxy a SET is a stream write where an ADD is a kernel launch: the proxy's BF16
 // dispatch of 4096 tokens went from 6.8 to 4.4 ms (2x H100, one run).
-__device__ __forceinline__ uint32_t counter_op(const Peer& p) { return sets_land_in_order(p) ? SIGNAL_SET : SIGNAL_ADD; }
+__device__ __forceinline__ uint32_t counter_op(const Peer& p) {
+  return sets_land_in_order(p) ? SIGNAL_SET : SIGNAL_ADD;
+}
 
 // The sending half of a channel to one peer, driven by a group of `warps` warps (this one is warp `w` of them). Rows
 // go out in runs of at most chunk rows that never cross the ring's end (over proxy and ibgda a run is one put of a
