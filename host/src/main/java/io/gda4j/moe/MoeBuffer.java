@@ -5,11 +5,9 @@ import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -38,8 +36,7 @@ public final class MoeBuffer implements AutoCloseable {
     private final MoeConfig config;
     private final MoeSizing sizing;
     private final HeapBuffer region;
-    private final Map<Integer, MoeRank> ranks = new HashMap<>();
-    private boolean closed;
+    private final MoeRankSet<MoeRank> ranks;
 
     private MoeBuffer(World world, MoeConfig config) {
         this.world = world;
@@ -49,35 +46,8 @@ public final class MoeBuffer implements AutoCloseable {
         checkResidency(world, config);
         world.loadModules(MODULE);
         this.region = world.heap().allocate(sizing.heapBytes());
-        List<MoeRank> made = new ArrayList<>();
-        try {
-            zeroOnEveryRank(world, region);
-            for (Rank r : world.localRanks()) {
-                MoeRank m = new MoeRank(this, r);
-                made.add(m);
-                ranks.put(r.rank(), m);
-            }
-        } catch (RuntimeException e) {
-            for (MoeRank m : made) {
-                m.close();
-            }
-            world.heap().free(region);
-            throw e;
-        }
-    }
-
-    /**
-     * Zeroes {@code region} in this process's ranks' heaps, between two barriers of the world's processes: the region
-     * may have been another buffer's, whose kernels in other processes could still write into this heap until those
-     * processes closed it (each close waits for its own kernels), and a peer must not send into the region before it
-     * is zeroed here. A LocalWorld's barriers return at once.
-     */
-    static void zeroOnEveryRank(World world, HeapBuffer region) {
-        world.barrier();
-        for (Rank r : world.localRanks()) {
-            r.fillHeap(region.offset(), region.sizeBytes(), (byte) 0);
-        }
-        world.barrier();
+        this.ranks = new MoeRankSet<>(world, region, "MoeBuffer", r -> new MoeRank(this, r), MoeRank::finishCalls,
+                MoeRank::close);
     }
 
     /**
@@ -175,15 +145,7 @@ public final class MoeBuffer implements AutoCloseable {
 
     /** The calls of local rank {@code rank}. */
     public MoeRank rank(int rank) {
-        MoeRank m = ranks.get(rank);
-        if (m == null) {
-            throw new IllegalArgumentException("rank " + rank + " is not driven by this process (world of " + world.size()
-                    + " ranks)");
-        }
-        if (closed) {
-            throw new IllegalStateException("this MoeBuffer is closed");
-        }
-        return m;
+        return ranks.rank(rank);
     }
 
     /**
@@ -216,38 +178,7 @@ public final class MoeBuffer implements AutoCloseable {
      * same). When a wait fails the region stays reserved, since a kernel may still use it, and the failure is thrown.
      */
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        RuntimeException failure = null;
-        for (MoeRank m : ranks.values()) {
-            failure = attempt(failure, m::finishCalls);
-        }
-        boolean finished = failure == null;
-        for (MoeRank m : ranks.values()) {
-            failure = attempt(failure, m::close);
-        }
-        if (finished) {
-            world.heap().free(region);
-        }
-        if (failure != null) {
-            throw failure;
-        }
-    }
-
-    /** Runs {@code step}; a failure becomes {@code first}, or is added to it as suppressed. */
-    static RuntimeException attempt(RuntimeException first, Runnable step) {
-        try {
-            step.run();
-            return first;
-        } catch (RuntimeException e) {
-            if (first == null) {
-                return e;
-            }
-            first.addSuppressed(e);
-            return first;
-        }
+    public void close() {
+        ranks.close();
     }
 }

@@ -5,11 +5,6 @@ import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-
 /**
  * Low-latency (decoding) dispatch and combine for a world: two alternating buffers and the counters in the symmetric
  * heap, and per local rank its route state and outputs in device memory. Everything is allocated and the kernels are
@@ -34,8 +29,7 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
     private final MoeLowLatencyConfig config;
     private final MoeLowLatencySizing sizing;
     private final HeapBuffer region;
-    private final Map<Integer, MoeLowLatencyRank> ranks = new HashMap<>();
-    private boolean closed;
+    private final MoeRankSet<MoeLowLatencyRank> ranks;
 
     private MoeLowLatencyBuffer(World world, MoeLowLatencyConfig config) {
         this.world = world;
@@ -47,21 +41,8 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
         }
         world.loadModules(MODULE);
         this.region = world.heap().allocate(sizing.heapBytes());
-        List<MoeLowLatencyRank> made = new ArrayList<>();
-        try {
-            MoeBuffer.zeroOnEveryRank(world, region);
-            for (Rank r : world.localRanks()) {
-                MoeLowLatencyRank m = new MoeLowLatencyRank(this, r);
-                made.add(m);
-                ranks.put(r.rank(), m);
-            }
-        } catch (RuntimeException e) {
-            for (MoeLowLatencyRank m : made) {
-                m.close();
-            }
-            world.heap().free(region);
-            throw e;
-        }
+        this.ranks = new MoeRankSet<>(world, region, "MoeLowLatencyBuffer", r -> new MoeLowLatencyRank(this, r),
+                MoeLowLatencyRank::finishCalls, MoeLowLatencyRank::close);
     }
 
     /**
@@ -117,15 +98,7 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
 
     /** The calls of local rank {@code rank}. */
     public MoeLowLatencyRank rank(int rank) {
-        MoeLowLatencyRank m = ranks.get(rank);
-        if (m == null) {
-            throw new IllegalArgumentException("rank " + rank + " is not driven by this process (world of " + world.size()
-                    + " ranks)");
-        }
-        if (closed) {
-            throw new IllegalStateException("this MoeLowLatencyBuffer is closed");
-        }
-        return m;
+        return ranks.rank(rank);
     }
 
     /**
@@ -158,24 +131,7 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
      * wait fails the region stays reserved, since a kernel may still use it, and the failure is thrown.
      */
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        RuntimeException failure = null;
-        for (MoeLowLatencyRank m : ranks.values()) {
-            failure = MoeBuffer.attempt(failure, m::finishCalls);
-        }
-        boolean finished = failure == null;
-        for (MoeLowLatencyRank m : ranks.values()) {
-            failure = MoeBuffer.attempt(failure, m::close);
-        }
-        if (finished) {
-            world.heap().free(region);
-        }
-        if (failure != null) {
-            throw failure;
-        }
+    public void close() {
+        ranks.close();
     }
 }
