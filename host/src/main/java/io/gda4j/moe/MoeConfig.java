@@ -45,9 +45,7 @@ public final class MoeConfig {
         this.ringTokens = b.ringTokens;
         this.combineWarps = b.combineWarps;
         this.communicationStream = b.communicationStream;
-        positive("hidden", hidden);
-        positive("maxTokensPerRank", maxTokensPerRank);
-        positive("numExperts", numExperts);
+        new MoeShape(hidden, maxTokensPerRank, numExperts, topK, dtype).check("MoeConfig", "dtype");
         positive("numChannels", numChannels);
         if (numChannels > MAX_CHANNELS) {
             throw new IllegalArgumentException("MoeConfig numChannels must be at most " + MAX_CHANNELS
@@ -56,17 +54,6 @@ public final class MoeConfig {
         positive("chunkTokens", chunkTokens);
         positive("ringTokens", ringTokens);
         positive("combineWarps", combineWarps);
-        if (dtype != ElementType.BF16 && dtype != ElementType.FP8_E4M3) {
-            throw new IllegalArgumentException("MoeConfig dtype must be BF16 or FP8_E4M3, got " + dtype);
-        }
-        if (hidden % FP8_SCALE_BLOCK != 0) {
-            throw new IllegalArgumentException("MoeConfig hidden must be a multiple of " + FP8_SCALE_BLOCK
-                    + " (rows move as 16-byte vectors and FP8 scales cover 128 channels), got " + hidden);
-        }
-        if (topK < 1 || topK > MAX_TOP_K || topK > numExperts) {
-            throw new IllegalArgumentException("MoeConfig topK must be in 1.." + Math.min(MAX_TOP_K, numExperts)
-                    + " (at most numExperts and " + MAX_TOP_K + "), got " + topK);
-        }
         if (chunkTokens > ringTokens) {
             throw new IllegalArgumentException("MoeConfig chunkTokens (" + chunkTokens + ") must not exceed ringTokens ("
                     + ringTokens + "): a chunk has to fit in the receiver's ring");
@@ -82,9 +69,7 @@ public final class MoeConfig {
     }
 
     private static void positive(String field, int value) {
-        if (value <= 0) {
-            throw new IllegalArgumentException("MoeConfig " + field + " must be > 0, got " + value);
-        }
+        MoeShape.positive("MoeConfig", field, value);
     }
 
     public static Builder builder() {

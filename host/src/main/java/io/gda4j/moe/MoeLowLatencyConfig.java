@@ -23,32 +23,11 @@ public final class MoeLowLatencyConfig {
         this.topK = b.topK;
         this.dispatchType = Objects.requireNonNull(b.dispatchType, "dispatchType");
         this.powerOfTwoScales = b.powerOfTwoScales;
-        positive("hidden", hidden);
-        positive("maxTokensPerRank", maxTokensPerRank);
-        positive("numExperts", numExperts);
-        if (dispatchType != ElementType.BF16 && dispatchType != ElementType.FP8_E4M3) {
-            throw new IllegalArgumentException("MoeLowLatencyConfig dispatchType must be BF16 or FP8_E4M3, got "
-                    + dispatchType);
-        }
+        new MoeShape(hidden, maxTokensPerRank, numExperts, topK, dispatchType).check("MoeLowLatencyConfig",
+                "dispatchType");
         if (powerOfTwoScales && dispatchType != ElementType.FP8_E4M3) {
             throw new IllegalArgumentException("MoeLowLatencyConfig powerOfTwoScales applies to FP8 dispatch only;"
                     + " set dispatchType(FP8_E4M3) or leave it off");
-        }
-        if (hidden % MoeConfig.FP8_SCALE_BLOCK != 0) {
-            throw new IllegalArgumentException("MoeLowLatencyConfig hidden must be a multiple of "
-                    + MoeConfig.FP8_SCALE_BLOCK + " (a warp casts and moves 128 channels at a time; FP8 scales cover"
-                    + " 128 channels), got " + hidden);
-        }
-        if (topK < 1 || topK > MoeConfig.MAX_TOP_K || topK > numExperts) {
-            throw new IllegalArgumentException("MoeLowLatencyConfig topK must be in 1.."
-                    + Math.min(MoeConfig.MAX_TOP_K, numExperts) + " (at most numExperts and " + MoeConfig.MAX_TOP_K
-                    + ", one lane per top-k slot), got " + topK);
-        }
-    }
-
-    private static void positive(String field, int value) {
-        if (value <= 0) {
-            throw new IllegalArgumentException("MoeLowLatencyConfig " + field + " must be > 0, got " + value);
         }
     }
 
