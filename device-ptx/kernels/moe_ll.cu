@@ -837,18 +837,3 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine(
   }
   sum_returned_rows(view, &params, buf, topk, weights, num_tokens, pull);
 }
-
-// The benchmark's launch gate (io.gda4j.samples.moe.LaunchGate, a rig of the samples module), one thread: returns
-// once the host word `gate` (mapped pinned memory) reaches `want`, or after timeout_ns (core/deadline.cuh; no world's
-// abort flag: the gate belongs to the benchmark). The timeout keeps a profiler that runs each kernel alone before the
-// host may go on (ncu) from waiting forever for a gate the host cannot open yet: the gate then opens by itself, and
-// only the timing suffers.
-extern "C" __global__ void gda4j_moe_ll_gate(const uint64_t* gate, uint64_t want, uint64_t timeout_ns) {
-  Deadline d;
-  do {
-    for (uint32_t k = 0; k < HOST_POLLS_PER_LOOK; ++k) {
-      if (load_acquire_sys(gate) >= want) return;
-      __nanosleep(128);
-    }
-  } while (look(nullptr, timeout_ns, &d) == OK);
-}

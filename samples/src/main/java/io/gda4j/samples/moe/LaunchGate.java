@@ -4,7 +4,7 @@ import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.cuda.MappedHostMemory;
-import io.gda4j.moe.MoeLowLatencyBuffer;
+import io.gda4j.cuda.ModuleImage;
 import io.gda4j.world.Cmp;
 import io.gda4j.world.DeviceOps;
 import io.gda4j.world.HeapBuffer;
@@ -19,9 +19,9 @@ import java.time.Duration;
  * of them, so the step's events time the GPU's work and not the host's launches. One process launches its ranks one
  * after the other: without the gate, rank 0's receive half starts its clock while the host is still launching rank
  * 1's sends (on one H100 with 2 ranks, a low-latency dispatch of one token measured 0.17 ms that way and 0.03 ms
- * behind the gate). The gate is a one-thread kernel ({@code gda4j_moe_ll_gate}, in the library's low-latency MoE
- * module {@link MoeLowLatencyBuffer#MODULE}, which the calls it holds back load anyway) polling a word of mapped pinned
- * host memory (portable, so every context of the process sees it) that {@link #open()} raises.
+ * behind the gate). The gate is a one-thread kernel ({@value #KERNEL} in {@value #RESOURCE}, from
+ * {@code samples/kernels/launch_gate.cu}) polling a word of mapped pinned host memory (portable, so every context of
+ * the process sees it) that {@link #open()} raises.
  *
  * <p>Where the world spans processes, each process opens its own gate whenever it has queued its step, and the
  * processes' launches are apart by far more than a step lasts (4 processes under torchrun: a low-latency dispatch
@@ -35,6 +35,9 @@ import java.time.Duration;
  * failed) costs that long and no more. Still, open in a {@code finally}.
  */
 final class LaunchGate implements AutoCloseable {
+    /** The gate kernel's module, a class-path resource of this module. */
+    static final String RESOURCE = "io/gda4j/samples/launch_gate.ptx";
+    static final String KERNEL = "launch_gate";
     /** Far above the host's time to queue a step (a few launches per rank), far below a test's patience. */
     static final Duration TIMEOUT = Duration.ofMillis(250);
     /** One GPU L2 line, so no other host data shares the line the kernels poll. */
@@ -44,6 +47,7 @@ final class LaunchGate implements AutoCloseable {
     private static final long SEEN_OFFSET = 8;
 
     private final World world;
+    private final ModuleImage image;
     private final MappedHostMemory word;
     /** The start line's word in every rank's heap (peers add to it); null in a world of one process. */
     private final HeapBuffer arrivals;
@@ -58,7 +62,8 @@ final class LaunchGate implements AutoCloseable {
      */
     LaunchGate(World world) {
         this.world = world;
-        world.loadModules(MoeLowLatencyBuffer.MODULE);
+        this.image = ModuleImage.classPathResource(RESOURCE, LaunchGate.class.getClassLoader());
+        world.loadModules(image);
         boolean spread = spansProcesses(world);
         if (spread) {
             world.loadModules(DeviceOps.MODULE);
@@ -98,7 +103,7 @@ final class LaunchGate implements AutoCloseable {
      */
     void hold(Rank rank) {
         long step = opened + 1;
-        Kernel gate = rank.kernel(MoeLowLatencyBuffer.MODULE, "gda4j_moe_ll_gate");
+        Kernel gate = rank.kernel(image, KERNEL);
         gate.launch(1, 1, 0, rank.stream(), KernelArgs.create().pointer(word.devicePointer()).u64(step)
                 .u64(TIMEOUT.toNanos()));
         if (arrivals == null) {
