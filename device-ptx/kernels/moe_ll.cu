@@ -10,23 +10,30 @@
 //  - p2p and self: the warps store the row, its scales and its source record straight into the expert's buffers;
 //  - ibgda: the row is cast into one message (record | payload | scales) in this rank's send order and put with one
 //    WQE per (token, expert); the expert's count follows as one SET;
-//  - proxy: the messages are written the same way, but nothing is pushed per row: the rows of one expert are
-//    consecutive in the send order and in the expert's slots, so the lane that completes the expert's count pushes
-//    one PUT_SIGNAL trigger for all of them (the copy, then the count);
-//  - a staged row lands as a message; the receive half copies it apart into x, scales and source records.
+//  - proxy (a batched pair: gda4j::prefers_few_puts, each trigger a driver call on the proxy thread): the messages
+//    are written the same way, but nothing is pushed per row or per expert. A source's rows to one rank are
+//    consecutive in its send order, so the thread that completes the last of that rank's expert counts pushes one
+//    PUT of them all, then one PUT_SIGNAL of the pair's count table with the pair's batch word (count_batched);
+//  - a staged row lands as a message in its source's part of recv_msg; the receive half copies it apart into x,
+//    scales and source records.
 //  The combine returns the rows of (local expert, source) to the source's send rows, which are consecutive too: one
-//  put (PUT_SIGNAL, with the expert's flag) per (local expert, staged source). Where y is the buffer's combine input
-//  and every pair is direct, nothing is returned: each source reads its rows there (the pulling combine).
+//  put (PUT_SIGNAL, with the expert's flag) per (local expert, ibgda source); for a batched source every expert
+//  stages its rows in the source's send order and the last one puts them all with the pair's batch word. Where y is
+//  the buffer's combine input and every pair is direct, nothing is returned: each source reads its rows there (the
+//  pulling combine).
 //
 // Ordering (each transport's rules: docs/ARCHITECTURE.md, "Ordering per transport"):
 //  - the count of an expert is SET after the rows: the block of a token, after every warp's stores (or puts) of its
 //    rows, counts the rows done on this GPU (a block barrier, then each counting lane of warp 0 adds with a
 //    GPU-scope release and acquire); the lane that completes a count has every block's rows for that expert in its
-//    causality past, fences at system scope (cumulative: it carries them all) and then signals (proxy: put_signal of
-//    the expert's rows), so a receiver that acquires the count sees every row. A zero count goes out first, with no
-//    fence: no row goes with it;
+//    causality past, fences at system scope (cumulative: it carries them all) and then signals, so a receiver that
+//    acquires the count sees every row. A zero count goes out first, with no fence: no row goes with it. A batched
+//    pair adds one step: each expert's last writer arrives at its rank's counter (GPU-scope release and acquire),
+//    and the one that completes it has all the rank's rows in its past; it fences, puts them, then the table with
+//    the batch word (one channel runs its triggers in order; fence(peer) says so);
 //  - combine: the block of a local expert stores its rows (or writes them to its combine input), then (bar.sync) one
-//    warp per source rank fences and SETs the expert's flag at that rank, or puts the staged rows with the flag; a
+//    warp per source rank fences and SETs the expert's flag at that rank, or puts the staged rows with the flag (a
+//    batched source: arrives at the source's combine_done; the last arrival fences and puts all the rows); a
 //    pulling combine only fences and SETs (the rows the sources will read were written before the kernel).
 //    The combine's receive half waits for every expert's flag, so it is a barrier over all ranks: a rank's next use
 //    of a buffer follows every rank's receive of the previous one.
@@ -108,10 +115,10 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const __gr
   }
   int32_t* slot = b.route_slot();
   int32_t* count = b.send_count();
-  for (int i = threadIdx.x; i < experts; i += blockDim.x) {
-    b.send_done()[i] = 0;
-    b.send_done()[experts + i] = 0;
-    count[i] = 0;
+  for (int i = threadIdx.x; i < experts + p->nranks; i += blockDim.x) {
+    b.send_done(0)[i] = 0;
+    b.send_done(1)[i] = 0;
+    if (i < experts) count[i] = 0;
   }
   // Pending entries hold -2 - expert until their slot replaces them; -1 for -1, repeats and bad entries. Entries
   // outside [0, num_experts) become -1 here: a bad int64 must not alias a valid expert once narrowed to 32 bits.
@@ -166,25 +173,57 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const __gr
 // A named namespace, not an anonymous one (see moe.cu: PTX free of path-dependent names).
 namespace moe_ll_kernels {
 
-// One thread: the count of `expert` from this rank, once its rows are out (proxy: with the rows themselves, one
-// PUT_SIGNAL of the expert's consecutive messages).
-__device__ __forceinline__ int signal_count(const DeviceView* view, const LlBuffer& b, int expert, uint64_t seq,
-                                            int32_t rows, int32_t first_send_row) {
+// A batched pair (gda4j::prefers_few_puts, the proxy): the expert's entry in this rank's count table for rank r
+// (its first send row and its rows), then an arrival at r's counter in `arrivals`. The thread whose arrival completes
+// it has every expert of r counted, so every row to r in its past (as a count's last writer has its expert's rows),
+// turns the table into running sums and sends the pair's three triggers: one put of all the rows (consecutive in the
+// send order), then the table with the batch word (a PUT_SIGNAL). One PUT_SIGNAL per expert instead took 1.1 ms at
+// 128 tokens (2 H100s, 128 local experts per rank), each trigger a driver call on the proxy thread.
+__device__ int count_batched(const DeviceView* view, const LlBuffer& b, const Peer& peer, int r, int le,
+                             uint64_t seq, int32_t rows, int32_t first_send_row, int32_t* arrivals) {
   const LlParams* p = b.p;
-  const Peer peer = peer_of(view, expert / p->num_local_experts);
-  const int le = expert % p->num_local_experts;
-  const uint64_t sig = b.dispatch_count(le, p->rank), value = seq << 32 | (uint32_t)rows;
+  const int local = p->num_local_experts, me = p->rank;
+  uint64_t* table = reinterpret_cast<uint64_t*>(local_of(view).heap + b.table_to_rank(r));
+  table[le] = (uint64_t)(uint32_t)first_send_row << 32 | (uint32_t)rows;
+  // Release of the entry (and, cumulative, of the rows this thread's send_done add acquired), acquire of the others.
+  if (atom_add_acq_rel_gpu(arrivals + r, 1) != local - 1) return OK;
+  uint32_t end = 0;
+  int32_t first = 0;
+  for (int e = 0; e < local; ++e) {
+    const uint64_t v = table[e];
+    if ((uint32_t)v != 0 && end == 0) first = (int32_t)(v >> 32);
+    end += (uint32_t)v;
+    table[e] = end;
+  }
+  // Every block's rows (cumulative) and the table visible system-wide before the copy engine reads them.
+  __threadfence_system();
+  int st = OK;
+  if (end > 0) {
+    st = put(peer, b.recv_msg(me, 0), b.send_msg(first), (uint64_t)end * p->msg_bytes);
+    if (st == OK) st = fence(peer);
+  }
+  if (st == OK) {
+    st = put_signal(peer, b.table_from_source(me), b.table_to_rank(r), (uint64_t)local * 8, b.dispatch_batch(me),
+                    SIGNAL_SET, seq << 32 | end);
+  }
+  return st;
+}
+
+// One thread: the count of `expert` from this rank, once its rows are out; `done` is the call's send_done copy.
+__device__ __forceinline__ int signal_count(const DeviceView* view, const LlBuffer& b, int expert, uint64_t seq,
+                                            int32_t rows, int32_t first_send_row, int32_t* done) {
+  const LlParams* p = b.p;
+  const int r = expert / p->num_local_experts, le = expert % p->num_local_experts;
+  const Peer peer = peer_of(view, r);
+  if (prefers_few_puts(peer)) {
+    return count_batched(view, b, peer, r, le, seq, rows, first_send_row, done + p->num_experts);
+  }
   // A count of rows: this thread's send_done add acquired every add before it, each a release of its block's rows
   // (and puts); this fence, cumulative, makes all of them visible system-wide before the signal. For a direct peer it
-  // is the fence that fence(peer) would be (so that call is left out); a proxy or ibgda signal claims its FIFO/queue
-  // slot with another atomic, which must come after those warps' claims, and the copy a proxy trigger asks for reads
-  // messages other blocks wrote. A zero count orders nothing: no row goes with it.
+  // is the fence that fence(peer) would be (so that call is left out); an ibgda signal claims its queue slot with
+  // another atomic, which must come after those warps' claims. A zero count orders nothing: no row goes with it.
   if (rows > 0) __threadfence_system();
-  if (peer.transport == TRANSPORT_PROXY && rows > 0) {
-    return put_signal(peer, b.recv_msg(b.row(le, p->rank * p->max_tokens)), b.send_msg(first_send_row),
-                      (uint64_t)rows * p->msg_bytes, sig, SIGNAL_SET, value);
-  }
-  return signal(peer, sig, SIGNAL_SET, value);
+  return signal(peer, b.dispatch_count(le, p->rank), SIGNAL_SET, seq << 32 | (uint32_t)rows);
 }
 
 // The route of one block's token, computed by the block itself (the fused route; see route_block).
@@ -219,7 +258,7 @@ __device__ void route_block(const LlBuffer& b, const int64_t* topk, int num_toke
   const int warp = threadIdx.x >> 5;
   const bool has_item = blockIdx.x < (unsigned)(num_tokens * parts);
   const int t = has_item ? (int)blockIdx.x / parts : -1;
-  int32_t* arrive = b.send_done() + 2 * experts;
+  int32_t* arrive = b.route_arrivals();
   if (threadIdx.x == 0) {
     const uint64_t seq = *reinterpret_cast<volatile uint64_t*>(b.seq());
     // Release: the read above is ordered before the arrival, so the last arrival follows every block's read.
@@ -242,8 +281,10 @@ __device__ void route_block(const LlBuffer& b, const int64_t* topk, int num_toke
   }
   __syncthreads();
   const uint64_t seq = r->seq;
-  int32_t* other = b.send_done() + (int)((seq & 1) ^ 1) * experts;
-  for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < experts; e += gridDim.x * blockDim.x) other[e] = 0;
+  int32_t* other = b.send_done(seq ^ 1);
+  for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < experts + p->nranks; e += gridDim.x * blockDim.x) {
+    other[e] = 0;
+  }
   for (int i = threadIdx.x; i < entries; i += blockDim.x) {
     const int64_t e = topk[i];
     if (e < -1 || e >= experts) {
@@ -423,7 +464,7 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
       const int s = __shfl_sync(0xffffffffu, slot, d);
       const int sr = __shfl_sync(0xffffffffu, send_row, d);
       const Peer peer = peer_of(view, e / local);
-      st = put_warp(peer, b.recv_msg(b.row(e % local, me * p->max_tokens + s)), b.send_msg(sr), p->msg_bytes);
+      st = put_warp(peer, b.recv_msg(me, (uint64_t)(e % local) * p->max_tokens + s), b.send_msg(sr), p->msg_bytes);
       st = __shfl_sync(0xffffffffu, st, 0);
     }
     if (st != OK && lane == 0) *failed = 1;
@@ -438,7 +479,7 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
   if (warp == 0 && slot >= 0 && !*failed) {
     const int32_t done = atom_add_acq_rel_gpu(send_done + expert, 1) + 1;
     if (done == parts * rows_to_expert &&
-        signal_count(view, b, expert, seq, rows_to_expert, send_row - slot) != OK) {
+        signal_count(view, b, expert, seq, rows_to_expert, send_row - slot, send_done) != OK) {
       *failed = 1;
     }
   }
@@ -473,14 +514,17 @@ __device__ __forceinline__ int send_items(const DeviceView* view, const LlParams
   __syncthreads();
   const uint64_t seq = fused ? route.seq : *b.seq();
   *seq_out = seq;
-  int32_t* send_done = b.send_done() + (int)(seq & 1) * p->num_experts;
+  int32_t* send_done = b.send_done(seq);
+  // The batched combine's arrival counters start from zero at each call (the combine of the call before on this
+  // buffer is done: it came before this kernel on the stream).
+  if (blockIdx.x == 0 && threadIdx.x < (unsigned)p->nranks) b.combine_done()[threadIdx.x] = 0;
   // Zero counts first: they wait for no row (so no fence); sent last they were a load, a fence and a store at the
   // end of the kernel's chain. With the GPU-scope adds of send_token, a one-token dispatch went from 0.027 to 0.024
   // ms (2 ranks, H100s).
   const int threads = gridDim.x * blockDim.x;
   for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < p->num_experts; e += threads) {
     const int32_t rows = fused ? hist[e] : b.send_count()[e];
-    if (rows == 0 && signal_count(view, b, e, seq, 0, 0) != OK) break;
+    if (rows == 0 && signal_count(view, b, e, seq, 0, 0, send_done) != OK) break;
   }
   const int64_t items = (int64_t)num_tokens * parts;
   for (int64_t i = blockIdx.x; i < items; i += gridDim.x) {
@@ -511,6 +555,7 @@ namespace moe_ll_kernels {
 // The receive half's work, by every block of the grid (every thread calls it).
 __device__ __forceinline__ void receive_counts(const DeviceView* view, const LlParams* p, int buf, uint64_t seq) {
   __shared__ int32_t rows_from[MAX_RANKS];
+  __shared__ int32_t first_msg[MAX_RANKS];  // a staged source's first message of this expert in its part of recv_msg
   __shared__ int failed;
   const LlBuffer b{p, buf};
   const uint32_t lane = lane_id();
@@ -523,10 +568,24 @@ __device__ __forceinline__ void receive_counts(const DeviceView* view, const LlP
       int bad = 0;
       if (lane < (uint32_t)n) {
         uint64_t v = 0;
-        bad = ll_wait(l, p, b.dispatch_count(le, lane), seq << 32, lane, &v) != OK;
-        rows = bad ? 0 : (int32_t)(uint32_t)v;
+        int32_t first = le * p->max_tokens;
+        if (prefers_few_puts(peer_of(view, lane))) {
+          // A batched source: its one word for all experts (the wait counted once, by the first expert's block),
+          // then this expert's rows and where they start from the running sums of its table.
+          bad = ll_wait(l, p, b.dispatch_batch(lane), seq << 32, lane, &v, le == 0) != OK;
+          if (!bad) {
+            const uint64_t* table = reinterpret_cast<const uint64_t*>(l.heap + b.table_from_source(lane));
+            first = le > 0 ? (int32_t)table[le - 1] : 0;
+            rows = (int32_t)table[le] - first;
+            b.recv_offset_src()[le * n + lane] = first;
+          }
+        } else {
+          bad = ll_wait(l, p, b.dispatch_count(le, lane), seq << 32, lane, &v) != OK;
+          rows = bad ? 0 : (int32_t)(uint32_t)v;
+        }
         b.recv_count_src()[le * n + lane] = rows;
         rows_from[lane] = rows;
+        first_msg[lane] = first;
       }
       bad = __any_sync(0xffffffffu, bad);
       for (int o = 16; o > 0; o >>= 1) rows += __shfl_xor_sync(0xffffffffu, rows, o);
@@ -543,7 +602,7 @@ __device__ __forceinline__ void receive_counts(const DeviceView* view, const LlP
         if (is_direct(peer_of(view, s))) continue;
         for (int j = warp; j < rows_from[s]; j += warps) {
           const uint64_t r = b.row(le, s * p->max_tokens + j);
-          const char* msg = l.heap + b.recv_msg(r);
+          const char* msg = l.heap + b.recv_msg(s, (uint64_t)first_msg[s] + j);
           if (lane == 0) *reinterpret_cast<int4*>(l.heap + b.recv_src(r)) = *reinterpret_cast<const int4*>(msg);
           warp_copy16(l.heap + b.recv_x(r), msg + LL_MSG_HEADER_BYTES, payload, lane);
           warp_copy4(l.heap + b.recv_scales(r), msg + LL_MSG_HEADER_BYTES + payload, scales, lane);
@@ -589,6 +648,32 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_d
 // ranks' receive blocks, spinning until this kernel's flags arrive, may hold a share of every SM.
 namespace moe_ll_kernels {
 
+// The combine's rows for batched source s, once every local expert staged its own (combine_stage, in the source's
+// send order from its first row to this rank): one PUT_SIGNAL of them all to the source's send rows, with the batch
+// word in place of the experts' flags. One thread, whose arrival at combine_done completed (the release of every
+// block's staged rows in its past).
+__device__ void return_batched_rows(const DeviceView* view, const LlBuffer& b, const Peer& peer, int s,
+                                    uint64_t value) {
+  const LlParams* p = b.p;
+  const int n = p->nranks, last = p->num_local_experts - 1;
+  const uint64_t word = b.combine_batch(p->rank);
+  const int32_t rows = b.recv_offset_src()[last * n + s] + b.recv_count_src()[last * n + s];
+  if (rows == 0) {
+    signal(peer, word, SIGNAL_SET, value);
+    return;
+  }
+  // The source's first send row to this rank: the send row of the first expert's first row, less its offset.
+  const Local l = local_of(view);
+  int le = 0;
+  while (b.recv_count_src()[le * n + s] == 0) ++le;
+  const uint64_t r0 = b.row(le, s * p->max_tokens);
+  const int32_t first = reinterpret_cast<const int32_t*>(l.heap + b.recv_src(r0))[3] - b.recv_offset_src()[le * n + s];
+  // The staged rows visible system-wide before the copy engine reads them (cumulative: every block's).
+  __threadfence_system();
+  put_signal(peer, b.combine_recv(first), b.combine_stage(s, 0), (uint64_t)rows * 2ull * p->hidden, word, SIGNAL_SET,
+             value);
+}
+
 // The send half's work for local expert `le`, by one block (every thread calls it; it ends with a barrier, so a
 // block may call it again for another expert).
 __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const LlParams* p, int buf,
@@ -613,7 +698,10 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
     const uint64_t r = b.row(le, s * p->max_tokens + (j - first_row[s]));
     const int send_row = reinterpret_cast<const int32_t*>(l.heap + b.recv_src(r))[3];
     const Peer peer = peer_of(view, s);
-    char* dst = is_direct(peer) ? peer.heap + b.combine_recv(send_row) : l.heap + b.combine_input(r);
+    char* dst = is_direct(peer)          ? peer.heap + b.combine_recv(send_row)
+                : prefers_few_puts(peer) ? l.heap + b.combine_stage(s, b.recv_offset_src()[le * n + s] +
+                                                                           (j - first_row[s]))
+                                         : l.heap + b.combine_input(r);
     const uint16_t* src = y + r * hidden;
     if (dst != reinterpret_cast<const char*>(src)) warp_copy16(dst, src, row_bytes, lane);
   }
@@ -623,7 +711,13 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
   for (int s = warp; s < n; s += warps) {
     const Peer peer = peer_of(view, s);
     const int32_t rows = pull ? 0 : first_row[s + 1] - first_row[s];
-    if (!is_direct(peer) && rows > 0) {
+    if (prefers_few_puts(peer)) {
+      // A batched source: this expert's rows are staged in the source's send order; the block that stages the last
+      // expert's puts them all (a pulling combine has no batched pair: it needs every pair direct).
+      if (lane == 0 && atom_add_acq_rel_gpu(b.combine_done() + s, 1) == p->num_local_experts - 1) {
+        return_batched_rows(view, b, peer, s, value);
+      }
+    } else if (!is_direct(peer) && rows > 0) {
       // The staged rows (stored by every warp, shown to this one by the barrier) visible system-wide before the
       // copy engine or the NIC reads them; cumulative, like the fence below.
       const uint64_t r0 = b.row(le, s * p->max_tokens);
@@ -660,6 +754,12 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine_send(
 // records ERROR_COMBINE_INPUT_MIXED and sums nothing.
 namespace moe_ll_kernels {
 
+// The word that says expert e's rows are here: its flag, or for a batched pair its rank's batch word.
+__device__ __forceinline__ uint64_t combine_word(const DeviceView* view, const LlBuffer& b, int e) {
+  const int r = e / b.p->num_local_experts;
+  return prefers_few_puts(peer_of(view, r)) ? b.combine_batch(r) : b.combine_flag(e);
+}
+
 // The receive half's work, by every block of the grid (every thread calls it).
 __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const LlParams* p, int buf,
                                                   const int64_t* topk, const float* weights, int num_tokens, int pull) {
@@ -692,7 +792,7 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
     int arrived = 1, other = -1;  // other: an expert whose rank ran the other kind of combine
     uint64_t other_value = 0;
     for (int e = threadIdx.x; e < experts && arrived; e += blockDim.x) {
-      const uint64_t v = load_acquire_sys(reinterpret_cast<const uint64_t*>(l.heap + b.combine_flag(e)));
+      const uint64_t v = load_acquire_sys(reinterpret_cast<const uint64_t*>(l.heap + combine_word(view, b, e)));
       arrived = v >= want;
       if (arrived && (v & 1) != (uint64_t)pull) other = e, other_value = v;
     }
@@ -701,7 +801,10 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
     if (!__syncthreads_and(arrived)) {
       for (int e = threadIdx.x; e < experts; e += blockDim.x) {
         uint64_t v;
-        if (ll_wait(l, p, b.combine_flag(e), want, e / p->num_local_experts, &v) != OK) {
+        // A batch word stands for all its rank's experts: its wait is counted once, by the first expert's thread.
+        const uint64_t word = combine_word(view, b, e);
+        const bool count = word == b.combine_flag(e) || e % p->num_local_experts == 0;
+        if (ll_wait(l, p, word, want, e / p->num_local_experts, &v, count) != OK) {
           barrier_failed = 1;
           break;
         }
@@ -710,7 +813,7 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
     }
     if (other >= 0) {
       record_error(view, ERROR_COMBINE_INPUT_MIXED, OP_WAIT_UNTIL, other / p->num_local_experts,
-                   b.combine_flag(other), want | (uint64_t)pull, other_value, CMP_GE, 0);
+                   combine_word(view, b, other), want | (uint64_t)pull, other_value, CMP_GE, 0);
       barrier_failed = 1;
     }
     __syncthreads();

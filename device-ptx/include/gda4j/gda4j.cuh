@@ -78,6 +78,10 @@ __device__ __forceinline__ bool is_ibgda(const Peer& p) { return detail::is_ibgd
 // where an ADD is a kernel launch. False over IBGDA: a SET is an 8-byte RDMA WRITE, which a QP with relaxed ordering
 // may place out of order (and refuses: ERROR_SET_SIGNAL_RELAXED), so such a counter takes ADDs of the difference.
 __device__ __forceinline__ bool sets_land_in_order(const Peer& p) { return !detail::is_ibgda(p.transport); }
+// Whether each put, signal or put_signal to p costs a host call (proxy: the proxy thread makes a driver call per
+// trigger, microseconds each), so a kernel should gather what it sends p into few large contiguous puts rather than
+// one per run. False where a put is a GPU store (direct peers) or a work request the GPU writes itself (IBGDA).
+__device__ __forceinline__ bool prefers_few_puts(const Peer& p) { return p.transport == TRANSPORT_PROXY; }
 // This thread's lane in its warp: how the _warp forms share their data out, and how a kernel can too.
 __device__ __forceinline__ uint32_t lane_id() { return detail::lane_id(); }
 

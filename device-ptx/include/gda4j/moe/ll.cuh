@@ -4,10 +4,15 @@
 // Counters and flags (u64 in the heap, SET, never reset: a call's words carry its sequence number, so a stale value
 // from an older call on the same buffer is simply too small):
 //   dispatchCount[buffer][local expert][source]  at the expert's rank; SET by the source to (seq << 32 | rows) after
-//                                                its last row to that expert (fence, then the signal; over the
-//                                                proxy one PUT_SIGNAL of the rows, then the signal)
+//                                                its last row to that expert (fence, then the signal)
 //   combineFlag[buffer][expert]                   at the source; SET to seq << 1 | pull by the expert's rank after
 //                                                its rows (pull: it left them in its combine input to be read)
+//   dispatchBatch[buffer][source]                 a batched pair's word in place of the counts: SET by the source
+//                                                to (seq << 32 | rows) after all its rows and its count table
+//   combineBatch[buffer][expert rank]             a batched pair's word in place of the flags: SET by the expert's
+//                                                rank to seq << 1 after all its rows for this source
+// A pair is batched where gda4j::prefers_few_puts (the proxy, a driver call per trigger): one put per (expert,
+// source) made a 128-token call take a millisecond there.
 // seq[buffer] lives in the rank's device memory and is raised by the route kernel of each dispatch on that buffer,
 // so a CUDA graph replaying dispatch and combine uses a new sequence number each time without the host.
 #pragma once
@@ -41,9 +46,12 @@ struct LlBuffer {
   __device__ __forceinline__ uint64_t combine_recv(int send_row) const {
     return heap(p->combine_recv) + (uint64_t)send_row * 2ull * p->hidden;
   }
-  // Staging (msg_bytes != 0 only): a staged row's landing message at the expert's rank, and this rank's message of
-  // send row `send_row`.
-  __device__ __forceinline__ uint64_t recv_msg(uint64_t row) const { return heap(p->recv_msg) + row * p->msg_bytes; }
+  // Staging (msg_bytes != 0 only): message i of source `src`'s part of the landing messages at the expert's rank
+  // (ibgda: i = local expert x max_tokens + slot; a batched pair: i = the row's place in the source's packed rows),
+  // and this rank's message of send row `send_row`.
+  __device__ __forceinline__ uint64_t recv_msg(int src, uint64_t i) const {
+    return heap(p->recv_msg) + ((uint64_t)src * p->num_local_experts * p->max_tokens + i) * p->msg_bytes;
+  }
   __device__ __forceinline__ uint64_t send_msg(int send_row) const {
     return heap(p->send_msg) + (uint64_t)send_row * p->msg_bytes;
   }
@@ -51,6 +59,27 @@ struct LlBuffer {
   // put from where they are staged.
   __device__ __forceinline__ uint64_t combine_input(uint64_t row) const {
     return heap(p->combine_input) + row * 2ull * p->hidden;
+  }
+  // Batched pairs (gda4j::prefers_few_puts): the count table this rank sends rank r (to_rank) and the one source s
+  // sent here (from_source), each [num_local_experts] u64, entry le the rows to experts 0..le; the combine's rows
+  // for source s, i in the source's send order from its first row to this rank.
+  __device__ __forceinline__ uint64_t table_to_rank(int r) const {
+    return heap(p->tables) + (uint64_t)r * p->num_local_experts * 8ull;
+  }
+  __device__ __forceinline__ uint64_t table_from_source(int s) const {
+    return heap(p->tables) + (uint64_t)(p->nranks + s) * p->num_local_experts * 8ull;
+  }
+  __device__ __forceinline__ uint64_t combine_stage(int s, uint64_t i) const {
+    const uint64_t per_source = (uint64_t)p->max_tokens * min(p->top_k, p->num_local_experts);
+    return heap(p->combine_stage) + ((uint64_t)s * per_source + i) * 2ull * p->hidden;
+  }
+  __device__ __forceinline__ uint64_t dispatch_batch(int src) const {
+    const LlSignalIndex si{p->num_local_experts, p->nranks, p->num_experts};
+    return p->signals + 8ull * si.dispatch_batch(buf, src);
+  }
+  __device__ __forceinline__ uint64_t combine_batch(int expert_rank) const {
+    const LlSignalIndex si{p->num_local_experts, p->nranks, p->num_experts};
+    return p->signals + 8ull * si.combine_batch(buf, expert_rank);
   }
   __device__ __forceinline__ uint64_t dispatch_count(int le, int src) const {
     const LlSignalIndex si{p->num_local_experts, p->nranks, p->num_experts};
@@ -64,7 +93,18 @@ struct LlBuffer {
   __device__ __forceinline__ int32_t* route_slot() const { return reinterpret_cast<int32_t*>(state() + p->route_slot); }
   __device__ __forceinline__ int32_t* send_count() const { return reinterpret_cast<int32_t*>(state() + p->send_count); }
   __device__ __forceinline__ int32_t* send_base() const { return reinterpret_cast<int32_t*>(state() + p->send_base); }
-  __device__ __forceinline__ int32_t* send_done() const { return reinterpret_cast<int32_t*>(state() + p->send_done); }
+  // send_done's copy for a call of sequence number `seq`: [num_experts] rows out per expert, then [nranks] experts
+  // whose count is out per rank; after both copies, the fused route's arrival counter.
+  __device__ __forceinline__ int32_t* send_done(uint64_t seq) const {
+    return reinterpret_cast<int32_t*>(state() + p->send_done) + (int)(seq & 1) * (p->num_experts + p->nranks);
+  }
+  __device__ __forceinline__ int32_t* route_arrivals() const { return send_done(0) + 2 * (p->num_experts + p->nranks); }
+  __device__ __forceinline__ int32_t* recv_offset_src() const {
+    return reinterpret_cast<int32_t*>(state() + p->recv_offset_src);
+  }
+  __device__ __forceinline__ int32_t* combine_done() const {
+    return reinterpret_cast<int32_t*>(state() + p->combine_done);
+  }
   __device__ __forceinline__ int32_t* recv_count_src() const {
     return reinterpret_cast<int32_t*>(state() + p->recv_count_src);
   }

@@ -41,7 +41,11 @@
 //      216  u64  recv_count  (offset in a state)
 //      224  u64  combined  (offset in a state)
 //      232  u64  combine_ready  (offset in a state)
-//      240  (length)
+//      240  u64  tables  (offset in a buffer)
+//      248  u64  combine_stage  (offset in a buffer)
+//      256  u64  recv_offset_src  (offset in a state)
+//      264  u64  combine_done  (offset in a state)
+//      272  (length)
 #pragma once
 #include <stdint.h>
 #include <stddef.h>
@@ -93,6 +97,10 @@ struct LlParams {
   uint64_t recv_count;
   uint64_t combined;
   uint64_t combine_ready;
+  uint64_t tables;
+  uint64_t combine_stage;
+  uint64_t recv_offset_src;
+  uint64_t combine_done;
 };
 
 namespace MoeLowLatencyParamsDescriptor {
@@ -134,7 +142,11 @@ constexpr uint32_t RECV_COUNT_SRC_OFFSET = 208;
 constexpr uint32_t RECV_COUNT_OFFSET = 216;
 constexpr uint32_t COMBINED_OFFSET = 224;
 constexpr uint32_t COMBINE_READY_OFFSET = 232;
-constexpr uint32_t LENGTH = 240;
+constexpr uint32_t TABLES_OFFSET = 240;
+constexpr uint32_t COMBINE_STAGE_OFFSET = 248;
+constexpr uint32_t RECV_OFFSET_SRC_OFFSET = 256;
+constexpr uint32_t COMBINE_DONE_OFFSET = 264;
+constexpr uint32_t LENGTH = 272;
 // Warps per block of the token-parallel kernels: dispatch send (they share a token's row), combine receive. The host
 // sizes their grids with it.
 constexpr uint32_t TOKEN_WARPS = 8;
@@ -180,6 +192,10 @@ static_assert(offsetof(LlParams, recv_count_src) == MoeLowLatencyParamsDescripto
 static_assert(offsetof(LlParams, recv_count) == MoeLowLatencyParamsDescriptor::RECV_COUNT_OFFSET, "recv_count");
 static_assert(offsetof(LlParams, combined) == MoeLowLatencyParamsDescriptor::COMBINED_OFFSET, "combined");
 static_assert(offsetof(LlParams, combine_ready) == MoeLowLatencyParamsDescriptor::COMBINE_READY_OFFSET, "combine_ready");
+static_assert(offsetof(LlParams, tables) == MoeLowLatencyParamsDescriptor::TABLES_OFFSET, "tables");
+static_assert(offsetof(LlParams, combine_stage) == MoeLowLatencyParamsDescriptor::COMBINE_STAGE_OFFSET, "combine_stage");
+static_assert(offsetof(LlParams, recv_offset_src) == MoeLowLatencyParamsDescriptor::RECV_OFFSET_SRC_OFFSET, "recv_offset_src");
+static_assert(offsetof(LlParams, combine_done) == MoeLowLatencyParamsDescriptor::COMBINE_DONE_OFFSET, "combine_done");
 static_assert(sizeof(LlParams) == MoeLowLatencyParamsDescriptor::LENGTH, "LlParams length");
 
 // Ints of a row's source record (io.gda4j.moe.MoeLowLatencySizing.SRC_INTS): source rank, source token, top-k slot,
@@ -202,6 +218,13 @@ struct LlSignalIndex {
   }
   GDA4J_LL_FN int32_t combine_flag(int buffer, int expert) const {
     return 2 * num_local_experts * nranks + buffer * num_experts + expert;
+  }
+  // Where a pair's puts are batched (ll.cuh: one put of all a source's rows to a rank): the word its one signal SETs.
+  GDA4J_LL_FN int32_t dispatch_batch(int buffer, int src) const {
+    return 2 * num_local_experts * nranks + 2 * num_experts + buffer * nranks + src;
+  }
+  GDA4J_LL_FN int32_t combine_batch(int buffer, int expert_rank) const {
+    return 2 * num_local_experts * nranks + 2 * num_experts + 2 * nranks + buffer * nranks + expert_rank;
   }
 };
 

@@ -45,6 +45,10 @@ int main() {
   P("RECV_COUNT_OFFSET", offsetof(LlParams, recv_count));
   P("COMBINED_OFFSET", offsetof(LlParams, combined));
   P("COMBINE_READY_OFFSET", offsetof(LlParams, combine_ready));
+  P("TABLES_OFFSET", offsetof(LlParams, tables));
+  P("COMBINE_STAGE_OFFSET", offsetof(LlParams, combine_stage));
+  P("RECV_OFFSET_SRC_OFFSET", offsetof(LlParams, recv_offset_src));
+  P("COMBINE_DONE_OFFSET", offsetof(LlParams, combine_done));
   P("LENGTH", sizeof(LlParams));
   P("PARAMS_MAGIC", MoeLowLatencyParamsDescriptor::PARAMS_MAGIC);
   P("TOKEN_WARPS", MoeLowLatencyParamsDescriptor::TOKEN_WARPS);
@@ -55,5 +59,7 @@ int main() {
   const LlSignalIndex si{3, 4, 12};
   P("DISPATCH_COUNT_1_2_3", si.dispatch_count(1, 2, 3));
   P("COMBINE_FLAG_1_7", si.combine_flag(1, 7));
+  P("DISPATCH_BATCH_1_2", si.dispatch_batch(1, 2));
+  P("COMBINE_BATCH_1_3", si.combine_batch(1, 3));
   return 0;
 }

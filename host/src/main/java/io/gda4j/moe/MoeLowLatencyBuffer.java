@@ -116,7 +116,8 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
                 throw e;
             }
             throw new MoeTimeoutException("rank " + rec.rank() + " waited for rank " + w.peer() + ": its " + w.counter()
-                    + " (expert " + w.expert() + ", buffer " + w.buffer() + ") stayed at 0x" + Long.toHexString(rec.seen())
+                    + " (" + (w.expert() >= 0 ? "expert " + w.expert() + ", " : "") + "buffer " + w.buffer()
+                    + ") stayed at 0x" + Long.toHexString(rec.seen())
                     + ", expected at least 0x" + Long.toHexString(rec.expected()) + " after "
                     + rec.elapsedNanos() / 1_000_000 + " ms; rank " + w.peer() + " is slow, failed, or never joined this"
                     + " call (every rank must make the same low-latency dispatch/combine calls). " + e.getMessage(),

@@ -44,7 +44,11 @@ package io.gda4j.moe;
  *      216  u64  recv_count  (offset in a state)
  *      224  u64  combined  (offset in a state)
  *      232  u64  combine_ready  (offset in a state)
- *      240  (length)
+ *      240  u64  tables  (offset in a buffer)
+ *      248  u64  combine_stage  (offset in a buffer)
+ *      256  u64  recv_offset_src  (offset in a state)
+ *      264  u64  combine_done  (offset in a state)
+ *      272  (length)
  * </pre>
  */
 public final class MoeLowLatencyParamsDescriptor {
@@ -87,7 +91,11 @@ public final class MoeLowLatencyParamsDescriptor {
     public static final int RECV_COUNT_OFFSET = 216;
     public static final int COMBINED_OFFSET = 224;
     public static final int COMBINE_READY_OFFSET = 232;
-    public static final int LENGTH = 240;
+    public static final int TABLES_OFFSET = 240;
+    public static final int COMBINE_STAGE_OFFSET = 248;
+    public static final int RECV_OFFSET_SRC_OFFSET = 256;
+    public static final int COMBINE_DONE_OFFSET = 264;
+    public static final int LENGTH = 272;
     /** Warps per block of the token-parallel kernels: dispatch send (they share a token's row), combine receive. */
     public static final int TOKEN_WARPS = 8;
     /**

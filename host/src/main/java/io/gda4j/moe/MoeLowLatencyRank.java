@@ -149,6 +149,10 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         b.putLong(MoeLowLatencyParamsDescriptor.RECV_COUNT_OFFSET, s.recvCount());
         b.putLong(MoeLowLatencyParamsDescriptor.COMBINED_OFFSET, s.combined());
         b.putLong(MoeLowLatencyParamsDescriptor.COMBINE_READY_OFFSET, s.combineReady());
+        b.putLong(MoeLowLatencyParamsDescriptor.TABLES_OFFSET, s.tables(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.COMBINE_STAGE_OFFSET, s.combineStage(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.RECV_OFFSET_SRC_OFFSET, s.recvOffsetSrc());
+        b.putLong(MoeLowLatencyParamsDescriptor.COMBINE_DONE_OFFSET, s.combineDone());
         return b;
     }
 

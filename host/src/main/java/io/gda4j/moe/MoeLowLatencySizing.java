@@ -29,13 +29,25 @@ package io.gda4j.moe;
  *                                        every source reads its rows from here (the pulling combine) where every
  *                                        pair is direct, and staged rows are put from here
  *   only where some pair of ranks is proxy or ibgda (0 bytes otherwise):
- *     recvMsg       [L][S][M]            staged rows land here as messages (ll_params.cuh: record | payload | scales)
+ *     recvMsg       [N source][L x T][M] staged rows land here as messages (ll_params.cuh: record | payload | scales):
+ *                                        a source's messages in its part, at le x T + slot (ibgda: one put each) or
+ *                                        packed in its send order (batched pairs: one put of them all)
  *     sendMsg       [T x K][M]           this rank's staged messages, in send order: put from here
+ *     tables        [2][N][L] u64        batched pairs' count tables: [0][r] this rank's to rank r, [1][s] the one
+ *                                        from source s (entry le: the rows to experts 0..le, a running sum)
+ *     combineStage  [N][T x min(K, L)][hidden] bf16   a batched combine's rows for source s, in its send order
  *   signals (u64) at 2 x bufferBytes:
  *     dispatchCount [2 buffer][L][N source]   SET by the source after its rows: call sequence &lt;&lt; 32 | rows
  *     combineFlag   [2 buffer][numExperts]    SET by the expert's rank after its rows: call sequence &lt;&lt; 1 | 1
  *                                             where it left them in its combine input to be read
+ *     dispatchBatch [2 buffer][N source]      batched pairs: SET by the source after its rows and its table
+ *                                             (call sequence &lt;&lt; 32 | rows), in place of its counts
+ *     combineBatch  [2 buffer][N rank]        batched pairs: SET by the expert's rank after its rows, in place of
+ *                                             its experts' flags
  * </pre>
+ * A pair is batched where each put costs a host call (the proxy): there one put carries all of a source's rows to
+ * a rank, one its count table, and one the combine's rows back ({@code gda4j::prefers_few_puts}), where one put
+ * per (expert, source) cost a driver call each.
  * Device memory of each rank (outside the heap; offsets from its start):
  * <pre>
  *   status        [2] u64   per buffer: 0, or the first bad top-k entry (token x K + slot + 1) of the last dispatch
@@ -45,10 +57,16 @@ package io.gda4j.moe;
  *     routeSlot     [T][K] i32   slot of (token, k) in its expert's range at the receiver; -1: none or a repeat
  *     sendCount     [numExperts] i32   rows this rank sends to each expert
  *     sendBase      [numExperts] i32   first send row of each expert (the rows to experts below it)
- *     sendDone      [2][numExperts] i32, then 1 i32   rows whose data is out (the last writer signals the count),
- *                   one copy per parity of the call's sequence number; then the fused route's arrival counter
+ *     sendDone      [2][numExperts + N] i32, then 1 i32   rows whose data is out per expert (the last writer
+ *                   signals the count), then experts whose count is out per rank (batched pairs: the last one puts
+ *                   the rank's rows and table); one copy per parity of the call's sequence number; then the fused
+ *                   route's arrival counter
  *     recvCountSrc  [L][N] i32   rows received per (local expert, source)
  *     recvCount     [L] i32      rows received per local expert
+ *     recvOffsetSrc [L][N] i32   batched sources: where (local expert, source)'s rows start in the source's packed
+ *                                messages (the rows from that source to the experts below)
+ *     combineDone   [N] i32      batched pairs: local experts whose rows for the source are staged (the last one
+ *                                puts them); zeroed by each dispatch
  *     combined      [T][hidden] bf16   the combine's output
  *     combineReady  u64          seq once the combine's receive half saw every expert's flag (| 1 &lt;&lt; 63: its wait
  *                                failed): what its other blocks wait for
@@ -75,6 +93,8 @@ public final class MoeLowLatencySizing {
     private final long combineRecv;
     private final long recvMsg;
     private final long sendMsg;
+    private final long tables;
+    private final long combineStage;
     private final long combineInput;
     private final long bufferBytes;
     private final long signals;
@@ -91,6 +111,8 @@ public final class MoeLowLatencySizing {
     private final long sendDone;
     private final long recvCountSrc;
     private final long recvCount;
+    private final long recvOffsetSrc;
+    private final long combineDone;
     private final long combined;
     private final long combineReady;
     private final long stateBytes;
@@ -137,12 +159,17 @@ public final class MoeLowLatencySizing {
         at = x.next(at, "recvMsg bytes", x.mul("recvMsg bytes", rows, msgBytes));
         sendMsg = at;
         at = x.next(at, "sendMsg bytes", x.mul("sendMsg bytes", x.mul("sendMsg rows", t, k), msgBytes));
+        tables = at;
+        at = x.next(at, "count tables", staged ? x.mul("count tables", 16L * worldSize, numLocalExperts) : 0);
+        combineStage = at;
+        at = x.next(at, "combineStage bytes", staged ? x.mul("combineStage bytes", x.mul("combineStage rows",
+                worldSize, x.mul("combineStage rows", t, Math.min(k, numLocalExperts))), 2L * c.hidden()) : 0);
         combineInput = at;
         bufferBytes = x.next(at, "combineInput bytes", x.mul("combineInput bytes", rows, 2L * c.hidden()));
         signals = x.mul("two buffers", 2, bufferBytes);
         signalWords = x.toInt("signal words", x.add("signal words",
                 x.mul("dispatch counts", 2L * numLocalExperts, worldSize),
-                2L * c.numExperts()));
+                2L * c.numExperts() + 4L * worldSize));
         heapBytes = x.next(signals, "signal bytes", 8L * signalWords);
 
         long d = 0;
@@ -161,11 +188,15 @@ public final class MoeLowLatencySizing {
         sendBase = s;
         s = x.next(s, "sendBase", 4L * c.numExperts());
         sendDone = s;
-        s = x.next(s, "sendDone", 4L * (2L * c.numExperts() + 1));
+        s = x.next(s, "sendDone", 4L * (2L * (c.numExperts() + worldSize) + 1));
         recvCountSrc = s;
         s = x.next(s, "recvCountSrc", 4L * numLocalExperts * worldSize);
         recvCount = s;
         s = x.next(s, "recvCount", 4L * numLocalExperts);
+        recvOffsetSrc = s;
+        s = x.next(s, "recvOffsetSrc", 4L * numLocalExperts * worldSize);
+        combineDone = s;
+        s = x.next(s, "combineDone", 4L * worldSize);
         combined = s;
         s = x.next(s, "combined rows (maxTokensPerRank x 2 hidden)", x.mul("combined", t, 2L * c.hidden()));
         combineReady = s;
@@ -250,6 +281,14 @@ public final class MoeLowLatencySizing {
         return b * bufferBytes + sendMsg;
     }
 
+    public long tables(int b) {
+        return b * bufferBytes + tables;
+    }
+
+    public long combineStage(int b) {
+        return b * bufferBytes + combineStage;
+    }
+
     public long combineInput(int b) {
         return b * bufferBytes + combineInput;
     }
@@ -285,7 +324,21 @@ public final class MoeLowLatencySizing {
         return 2 * numLocalExperts * worldSize + buffer * config.numExperts() + expert;
     }
 
-    /** A signal word by name: what it counts, the buffer, and the peer whose write it waits for. */
+    /** Index of the word a batched source SETs once its rows and count table to this rank are out. */
+    public int dispatchBatchWord(int buffer, int source) {
+        return 2 * numLocalExperts * worldSize + 2 * config.numExperts() + buffer * worldSize + source;
+    }
+
+    /** Index of the word a batched expert rank SETs once its combine rows to this rank are out. */
+    public int combineBatchWord(int buffer, int expertRank) {
+        return 2 * numLocalExperts * worldSize + 2 * config.numExperts() + 2 * worldSize + buffer * worldSize
+                + expertRank;
+    }
+
+    /**
+     * A signal word by name: what it counts, the buffer, the peer whose write it waits for, and the expert (-1 for a
+     * batch word, which stands for all of the pair's experts).
+     */
     public record SignalWord(String counter, int buffer, int peer, int expert) {
     }
 
@@ -303,8 +356,15 @@ public final class MoeLowLatencySizing {
                     rest % numLocalExperts);
         }
         w -= counts;
-        int expert = w % config.numExperts();
-        return new SignalWord("low-latency combine flag", w / config.numExperts(), expert / numLocalExperts, expert);
+        if (w < 2 * config.numExperts()) {
+            int expert = w % config.numExperts();
+            return new SignalWord("low-latency combine flag", w / config.numExperts(), expert / numLocalExperts,
+                    expert);
+        }
+        w -= 2 * config.numExperts();
+        String counter = w < 2 * worldSize ? "low-latency dispatch batch" : "low-latency combine batch";
+        w %= 2 * worldSize;
+        return new SignalWord(counter, w / worldSize, w % worldSize, -1);
     }
 
     public long status() {
@@ -351,6 +411,14 @@ public final class MoeLowLatencySizing {
 
     public long recvCount() {
         return recvCount;
+    }
+
+    public long recvOffsetSrc() {
+        return recvOffsetSrc;
+    }
+
+    public long combineDone() {
+        return combineDone;
     }
 
     public long combined() {

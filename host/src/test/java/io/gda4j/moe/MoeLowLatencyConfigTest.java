@@ -39,7 +39,7 @@ class MoeLowLatencyConfigTest {
         assertEquals(rows * 7168 + rows * 224, s.recvSrc(0));
         assertEquals(s.bufferBytes() + s.recvSrc(0), s.recvSrc(1));
         assertEquals(s.signals(), s.combineInput(1) + rows * 2 * 7168, "the combine input ends buffer 1");
-        assertEquals(2 * 32 * 8 + 2 * 256, s.signalWords());
+        assertEquals(2 * 32 * 8 + 2 * 256 + 4 * 8, s.signalWords(), "counts, flags, then both batch words per rank");
         assertTrue(s.heapBytes() >= s.signals() + 8L * s.signalWords() && s.heapBytes() % 256 == 0);
         for (long off : new long[] {s.recvX(1), s.recvScales(1), s.recvSrc(1), s.combineRecv(1), s.recvMsg(1),
                 s.sendMsg(1), s.combineInput(1), s.bufferState(1), s.combined(), s.sendBase()}) {
@@ -50,7 +50,10 @@ class MoeLowLatencyConfigTest {
         assertTrue(s.staged());
         assertEquals(7408, s.msgBytes());
         assertEquals(rows * 7408, s.sendMsg(0) - s.recvMsg(0));
-        assertEquals(128L * 8 * 7408, s.combineInput(0) - s.sendMsg(0));
+        assertEquals(128L * 8 * 7408, s.tables(0) - s.sendMsg(0));
+        assertEquals(2L * 8 * 32 * 8, s.combineStage(0) - s.tables(0), "two count tables per rank, u64 per expert");
+        assertEquals(8L * 128 * 8 * 2 * 7168, s.combineInput(0) - s.combineStage(0),
+                "per source: its tokens x the experts each may name here (top-8 of 32 local), BF16 rows");
     }
 
     @Test
@@ -65,7 +68,7 @@ class MoeLowLatencyConfigTest {
         assertEquals(direct.combineInput(0) + rows * 2 * 7168, direct.bufferBytes(),
                 "the combine input (every world has one: a pulling combine reads it)");
         assertEquals(staged.combineRecv(0), direct.combineRecv(0), "the sections every world uses stay put");
-        long saved = 2 * (rows * 7408 + 128L * 8 * 7408);
+        long saved = 2 * (rows * 7408 + 128L * 8 * 7408 + 2L * 2 * 128 * 8 + 2L * 128 * 8 * 2 * 7168);
         assertEquals(saved, staged.heapBytes() - direct.heapBytes(), "both buffers' staging, 256-aligned already");
         assertEquals(staged.heapBytes(), c.sizing(2).heapBytes(), "the one-argument sizing is the worst case");
         // BF16 rows of hidden 128 (256 bytes) with no scales: 272-byte messages; FP8 hidden 128: 16 + 128 + 4 -> 160.
@@ -85,6 +88,11 @@ class MoeLowLatencyConfigTest {
         assertEquals(new MoeLowLatencySizing.SignalWord("low-latency dispatch count", 1, 3, 2), d);
         MoeLowLatencySizing.SignalWord f = s.signalWord(8L * s.combineFlagWord(1, 7));
         assertEquals(new MoeLowLatencySizing.SignalWord("low-latency combine flag", 1, 2, 7), f);
+        assertEquals(new MoeLowLatencySizing.SignalWord("low-latency dispatch batch", 1, 2, -1),
+                s.signalWord(8L * s.dispatchBatchWord(1, 2)));
+        assertEquals(new MoeLowLatencySizing.SignalWord("low-latency combine batch", 0, 3, -1),
+                s.signalWord(8L * s.combineBatchWord(0, 3)));
+        assertEquals(s.combineBatchWord(1, 3) + 1, s.signalWords(), "the last word");
         assertEquals(null, s.signalWord(8L * s.signalWords()));
         assertEquals(null, s.signalWord(4));
     }

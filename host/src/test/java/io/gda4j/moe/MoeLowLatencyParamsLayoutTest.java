@@ -27,12 +27,14 @@ class MoeLowLatencyParamsLayoutTest {
                 checked++;
             }
         }
-        assertEquals(h.size() - 4, checked, "every printed offset has a Java twin");
+        assertEquals(h.size() - 6, checked, "every printed offset has a Java twin");
         assertEquals(MoeLowLatencySizing.SRC_INTS, h.get("LL_SRC_INTS"));
         assertEquals(MoeLowLatencySizing.MSG_HEADER_BYTES, h.get("LL_MSG_HEADER_BYTES"));
         MoeLowLatencySizing s = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(4).numExperts(12).topK(2)
                 .build().sizing(4);
         assertEquals(s.dispatchCountWord(1, 2, 3), h.get("DISPATCH_COUNT_1_2_3"));
         assertEquals(s.combineFlagWord(1, 7), h.get("COMBINE_FLAG_1_7"));
+        assertEquals(s.dispatchBatchWord(1, 2), h.get("DISPATCH_BATCH_1_2"));
+        assertEquals(s.combineBatchWord(1, 3), h.get("COMBINE_BATCH_1_3"));
     }
 }

@@ -20,10 +20,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * Low-latency dispatch and combine over the host proxy (rows cast into messages in the send order, one PUT_SIGNAL per
- * expert with its rows and then its count; the combine returns each (expert, source) block in one put), against the
- * reference bit for bit; ranks share GPU 0. Hidden 7168 gives a token two blocks of the dispatch send (its parts;
- * up to 32 tokens fit in one wave), whose stores the expert's one trigger must all follow. p2p and ibgda: MoeLowLatencyGpuTest in the host module. As in MoeProxyGpuTest, 4 ranks need
+ * Low-latency dispatch and combine over the host proxy, a batched pair (rows cast into messages in the send order;
+ * per pair of ranks one put of all the rows, then one PUT_SIGNAL of the count table with the pair's batch word; the
+ * combine stages every expert's rows in the source's send order and returns them in one put), against the reference
+ * bit for bit; ranks share GPU 0. The routings include pairs with no rows at all (everything to rank 0, one expert).
+ * Hidden 7168 gives a token two blocks of the dispatch send (its parts; up to 32 tokens fit in one wave), whose
+ * stores the pair's one put must all follow. p2p and ibgda: MoeLowLatencyGpuTest in the host module. As in
+ * MoeProxyGpuTest, 4 ranks need
  * CUDA_DEVICE_MAX_CONNECTIONS=32; without it the case checks that the buffer is refused with what to set.
  */
 @Tag("gpu")
@@ -49,8 +52,8 @@ class MoeLowLatencyProxyGpuTest {
                 return;
             }
             try (MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
-                 // Where the expert outputs are written: hidden 7168 passes each call's combine input as y, whose
-                 // rows the combine puts from where they are (a staged world pushes; no staging copy).
+                 // Where the expert outputs are written: hidden 7168 passes each call's combine input as y (the
+                 // batched combine then stages its rows from there, as from a tensor of the user's own).
                  MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, hidden == 7168)) {
                 Random rnd = new Random(ranks * 10L + topK);
                 for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
