@@ -379,7 +379,7 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
   // them. Computed before the row loop: its stores go through char pointers that may alias the route's outputs, so
   // a load of those inside it would be a fresh memory load after each store.
   int expert = -1, slot = -1, send_row = -1, rows_to_expert = 0;
-  uint32_t transport = 0;
+  bool put_each = false;  // a staged peer whose puts are cheap (ibgda: a WQE the GPU writes): one put per message
   char* dst_x = nullptr;
   float* dst_scales = nullptr;
   int4* dst_src = nullptr;
@@ -401,7 +401,7 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
     }
     if (slot >= 0) {
       const Peer peer = peer_of(view, expert / local);
-      transport = peer.transport;
+      put_each = !is_direct(peer) && !prefers_few_puts(peer);
       if (is_direct(peer)) {
         const uint64_t r = b.row(expert % local, me * p->max_tokens + slot);
         dst_x = peer.heap + b.recv_x(r);
@@ -416,7 +416,7 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
     }
   }
   const uint32_t dests = __ballot_sync(0xffffffffu, slot >= 0);
-  const uint32_t ibgda_dests = __ballot_sync(0xffffffffu, slot >= 0 && transport == TRANSPORT_IBGDA);
+  const uint32_t put_dests = __ballot_sync(0xffffffffu, slot >= 0 && put_each);
   // A round: its chunks cast (FP8), then stored destination by destination, so a destination's addresses are
   // shuffled once per round rather than once per chunk.
   for (int c0 = first; c0 < chunks; c0 += LL_SEND_BATCH * stride) {
@@ -451,13 +451,13 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
   if (part == 0 && warp == 0 && slot >= 0) *dst_src = make_int4(me, t, (int)lane, send_row);
   // Every warp's stores of the row are done before any warp puts it or warp 0 counts it.
   __syncthreads();
-  if (ibgda_dests != 0) {  // block-uniform: every warp holds the same entries
+  if (put_dests != 0) {  // block-uniform: every warp holds the same entries
     // The messages were stored by every warp (ordered before this point by the barrier): visible system-wide before
     // the NIC reads them. Cumulative: this fence orders what the barrier showed this thread, not only its own stores.
     __threadfence_system();
     __syncwarp();
     int st = OK, j = 0;
-    for (uint32_t m = ibgda_dests; m != 0 && st == OK; m &= m - 1, ++j) {
+    for (uint32_t m = put_dests; m != 0 && st == OK; m &= m - 1, ++j) {
       if (j % warps != warp) continue;
       const int d = __ffs(m) - 1;
       const int e = __shfl_sync(0xffffffffu, expert, d);

@@ -56,7 +56,9 @@
  * receive half; unsplit, each is one kernel (where one wave of blocks holds a block per token, the dispatch's blocks
  * route their own tokens; beyond, a route kernel goes first). The combine reads the expert outputs where
  * they are when they were written to {@link io.gda4j.moe.MoeLowLatencyDispatch#combineInput()} and every pair of ranks
- * is direct; otherwise the experts' ranks return the rows first.
+ * is direct; otherwise the experts' ranks return the rows first. Over the proxy, where each put costs the proxy
+ * thread a driver call, a pair of ranks is batched: one put of all the rows one rank sends another, one of the count
+ * table with the pair's signal, and one put of the combine's rows back.
  *
  * <h2>References</h2>
  * {@link io.gda4j.moe.MoeReference} and {@link io.gda4j.moe.MoeLowLatencyReference} compute every output in Java, in
