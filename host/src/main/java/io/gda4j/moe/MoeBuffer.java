@@ -37,6 +37,7 @@ public final class MoeBuffer implements AutoCloseable {
     private final MoeSizing sizing;
     private final HeapBuffer region;
     private final MoeRankSet<MoeRank> ranks;
+    private final MoeLowLatencyBuffer lowLatency;  // null: no low-latency part
 
     private MoeBuffer(World world, MoeConfig config) {
         this.world = world;
@@ -48,11 +49,26 @@ public final class MoeBuffer implements AutoCloseable {
         this.region = world.heap().allocate(sizing.heapBytes());
         this.ranks = new MoeRankSet<>(world, region, "MoeBuffer", r -> new MoeRank(this, r), MoeRank::finishCalls,
                 MoeRank::close);
+        MoeLowLatencyBuffer ll = null;
+        if (config.lowLatency().isPresent()) {
+            try {
+                ll = MoeLowLatencyBuffer.create(world, config.lowLatency().get());
+            } catch (RuntimeException e) {
+                try {
+                    ranks.close();
+                } catch (RuntimeException c) {
+                    e.addSuppressed(c);
+                }
+                throw e;
+            }
+        }
+        this.lowLatency = ll;
     }
 
     /**
-     * Sizes and allocates the buffers of {@code config} in {@code world} (heap: {@link MoeSizing#heapBytes()} per
-     * rank), and loads the kernels. Call it before launching kernels that wait for each other.
+     * Sizes and allocates the buffers of {@code config} in {@code world} (heap: {@link MoeConfig#heapBytes(int)} per
+     * rank at most, its low-latency part included), and loads the kernels. Call it before launching kernels that wait
+     * for each other.
      *
      * @throws IllegalArgumentException when the config does not fit the world (sizes, experts per rank, more blocks
      *                                  than can run at once on a GPU, or more streams on a GPU than it has hardware
@@ -149,6 +165,20 @@ public final class MoeBuffer implements AutoCloseable {
     }
 
     /**
+     * The low-latency part, made with the buffer from {@link MoeConfig#lowLatency()}: its own heap region, device
+     * memory and kernels beside the high-throughput ones, closed with this buffer.
+     *
+     * @throws IllegalStateException when the config has none
+     */
+    public MoeLowLatencyBuffer lowLatency() {
+        if (lowLatency == null) {
+            throw new IllegalStateException("this MoeBuffer has no low-latency part: build its MoeConfig with"
+                    + " lowLatency(MoeLowLatencyConfig...) to make the decoding calls on it, or use a MoeLowLatencyBuffer");
+        }
+        return lowLatency;
+    }
+
+    /**
      * Throws the first device error of the world; a wait that timed out in a MoE kernel becomes a
      * {@link MoeTimeoutException} naming the rank, the peer, the channel and the counter.
      */
@@ -160,7 +190,8 @@ public final class MoeBuffer implements AutoCloseable {
             MoeSizing.SignalWord w = rec == null ? null
                     : sizing.signalWord(rec.offset() - region.offset() - sizing.signals());
             if (w == null) {
-                throw e;
+                MoeTimeoutException named = lowLatency == null ? null : lowLatency.named(e);
+                throw named != null ? named : e;
             }
             throw new MoeTimeoutException("rank " + rec.rank() + " waited for rank " + w.peer() + ": its " + w.counter()
                     + (w.channel() < 0 ? "" : " in channel " + w.channel()) + " stayed at " + rec.seen()
@@ -176,9 +207,29 @@ public final class MoeBuffer implements AutoCloseable {
      * at the device wait timeout), frees the ranks' device memory and streams, and returns the heap region to the
      * world's heap. Every process of the world closes its buffers in the same order (the heap plans must stay the
      * same). When a wait fails the region stays reserved, since a kernel may still use it, and the failure is thrown.
+     * The low-latency part closes first (it was made last), then the high-throughput one, even when the first fails.
      */
     @Override
     public void close() {
-        ranks.close();
+        RuntimeException failure = null;
+        if (lowLatency != null) {
+            try {
+                lowLatency.close();
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+        }
+        try {
+            ranks.close();
+        } catch (RuntimeException e) {
+            if (failure == null) {
+                failure = e;
+            } else {
+                failure.addSuppressed(e);
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
     }
 }

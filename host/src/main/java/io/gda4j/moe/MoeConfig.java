@@ -1,6 +1,7 @@
 package io.gda4j.moe;
 
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * What a {@link MoeBuffer} is sized for: the hidden size and element type of the dispatched rows, the most tokens a
@@ -33,6 +34,7 @@ public final class MoeConfig {
     private final int ringTokens;
     private final int combineWarps;
     private final boolean communicationStream;
+    private final MoeLowLatencyConfig lowLatency;
 
     private MoeConfig(Builder b) {
         this.hidden = b.hidden;
@@ -45,7 +47,15 @@ public final class MoeConfig {
         this.ringTokens = b.ringTokens;
         this.combineWarps = b.combineWarps;
         this.communicationStream = b.communicationStream;
+        this.lowLatency = b.lowLatency;
         new MoeShape(hidden, maxTokensPerRank, numExperts, topK, dtype).check("MoeConfig", "dtype");
+        if (lowLatency != null && (lowLatency.hidden() != hidden || lowLatency.numExperts() != numExperts
+                || lowLatency.topK() != topK)) {
+            throw new IllegalArgumentException("MoeConfig lowLatency must route the same model: hidden "
+                    + lowLatency.hidden() + ", numExperts " + lowLatency.numExperts() + ", topK " + lowLatency.topK()
+                    + " against hidden " + hidden + ", numExperts " + numExperts + ", topK " + topK + " here (its"
+                    + " maxTokensPerRank and dispatch type are its own)");
+        }
         positive("numChannels", numChannels);
         if (numChannels > MAX_CHANNELS) {
             throw new IllegalArgumentException("MoeConfig numChannels must be at most " + MAX_CHANNELS
@@ -84,7 +94,7 @@ public final class MoeConfig {
     public Builder toBuilder() {
         return new Builder().hidden(hidden).dtype(dtype).maxTokensPerRank(maxTokensPerRank).numExperts(numExperts)
                 .topK(topK).numChannels(numChannels).chunkTokens(chunkTokens).ringTokens(ringTokens)
-                .combineWarps(combineWarps).communicationStream(communicationStream);
+                .combineWarps(combineWarps).communicationStream(communicationStream).lowLatency(lowLatency);
     }
 
     public int hidden() {
@@ -153,6 +163,21 @@ public final class MoeConfig {
      * What a world of {@code worldSize} ranks needs. Throws IllegalArgumentException when the experts do not split
      * evenly over the ranks, or when a size overflows the type the kernels index it with (the message names it).
      */
+    /** The low-latency part {@link MoeBuffer} also makes ({@link Builder#lowLatency}), if any. */
+    public Optional<MoeLowLatencyConfig> lowLatency() {
+        return Optional.ofNullable(lowLatency);
+    }
+
+    /**
+     * Symmetric-heap bytes per rank a {@link MoeBuffer} of this config takes in a world of {@code worldSize} ranks
+     * (the worst case: a world with rings and staging), its low-latency part included: what to give
+     * {@code WorldConfig.heapSizeBytes}, at least, for it alone.
+     */
+    public long heapBytes(int worldSize) {
+        long bytes = sizing(worldSize).heapBytes();
+        return lowLatency == null ? bytes : Math.addExact(bytes, lowLatency.sizing(worldSize).heapBytes());
+    }
+
     public MoeSizing sizing(int worldSize) {
         return sizing(worldSize, false);
     }
@@ -169,7 +194,8 @@ public final class MoeConfig {
     public String toString() {
         return "MoeConfig{hidden=" + hidden + ", dtype=" + dtype + ", maxTokensPerRank=" + maxTokensPerRank
                 + ", numExperts=" + numExperts + ", topK=" + topK + ", numChannels=" + numChannels + ", chunkTokens="
-                + chunkTokens + ", ringTokens=" + ringTokens + ", combineWarps=" + combineWarps + ", communicationStream=" + communicationStream + "}";
+                + chunkTokens + ", ringTokens=" + ringTokens + ", combineWarps=" + combineWarps + ", communicationStream=" + communicationStream
+                + (lowLatency == null ? "" : ", lowLatency=" + lowLatency) + "}";
     }
 
     /** Defaults: BF16, 8 channels, chunks of 16 rows, rings of 64 rows, 8 combine warps, no communication stream. */
@@ -186,6 +212,7 @@ public final class MoeConfig {
         // tokens of hidden 7168, 2 ranks on one H100: combine 0.66 ms with 8, 0.43 ms with 16).
         private int combineWarps = 16;
         private boolean communicationStream;
+        private MoeLowLatencyConfig lowLatency;
 
         public Builder hidden(int v) {
             hidden = v;
@@ -240,6 +267,17 @@ public final class MoeConfig {
          */
         public Builder communicationStream(boolean v) {
             communicationStream = v;
+            return this;
+        }
+
+        /**
+         * Gives the buffer a low-latency part as well (DeepEP's one {@code Buffer} for both modes): the decoding calls
+         * {@link MoeRank#lowLatencyDispatch} and {@link MoeRank#lowLatencyCombine} on the same {@link MoeBuffer}, in
+         * heap of their own ({@link #heapBytes} counts both). {@code v} must route the same model (hidden, experts,
+         * top-k); its token count and dispatch type are its own (e.g. 128 tokens, FP8). Null: none (the default).
+         */
+        public Builder lowLatency(MoeLowLatencyConfig v) {
+            lowLatency = v;
             return this;
         }
 

@@ -109,20 +109,26 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
         try {
             world.checkErrors();
         } catch (io.gda4j.world.DeviceWaitTimeoutException e) {
-            var rec = e.record();
-            MoeLowLatencySizing.SignalWord w = rec == null ? null
-                    : sizing.signalWord(rec.offset() - region.offset() - sizing.signals());
-            if (w == null) {
-                throw e;
-            }
-            throw new MoeTimeoutException("rank " + rec.rank() + " waited for rank " + w.peer() + ": its " + w.counter()
-                    + " (" + (w.expert() >= 0 ? "expert " + w.expert() + ", " : "") + "buffer " + w.buffer()
-                    + ") stayed at 0x" + Long.toHexString(rec.seen())
-                    + ", expected at least 0x" + Long.toHexString(rec.expected()) + " after "
-                    + rec.elapsedNanos() / 1_000_000 + " ms; rank " + w.peer() + " is slow, failed, or never joined this"
-                    + " call (every rank must make the same low-latency dispatch/combine calls). " + e.getMessage(),
-                    rec.rank(), w.peer(), e);
+            MoeTimeoutException named = named(e);
+            throw named != null ? named : e;
         }
+    }
+
+    /** {@code e} as a {@link MoeTimeoutException} when the word it waited for is one of this buffer's, else null. */
+    MoeTimeoutException named(io.gda4j.world.DeviceWaitTimeoutException e) {
+        var rec = e.record();
+        MoeLowLatencySizing.SignalWord w = rec == null ? null
+                : sizing.signalWord(rec.offset() - region.offset() - sizing.signals());
+        if (w == null) {
+            return null;
+        }
+        return new MoeTimeoutException("rank " + rec.rank() + " waited for rank " + w.peer() + ": its " + w.counter()
+                + " (" + (w.expert() >= 0 ? "expert " + w.expert() + ", " : "") + "buffer " + w.buffer()
+                + ") stayed at 0x" + Long.toHexString(rec.seen())
+                + ", expected at least 0x" + Long.toHexString(rec.expected()) + " after "
+                + rec.elapsedNanos() / 1_000_000 + " ms; rank " + w.peer() + " is slow, failed, or never joined this"
+                + " call (every rank must make the same low-latency dispatch/combine calls). " + e.getMessage(),
+                rec.rank(), w.peer(), e);
     }
 
     /**

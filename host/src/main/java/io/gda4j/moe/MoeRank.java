@@ -11,7 +11,8 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /**
- * One rank's MoE calls: {@link #layout}, {@link #dispatch}, {@link #combine}. Inputs are checked on the host before
+ * One rank's MoE calls: {@link #layout}, {@link #dispatch}, {@link #combine}, and where the buffer has a low-latency
+ * part {@link #lowLatencyDispatch} and {@link #lowLatencyCombine}. Inputs are checked on the host before
  * anything is launched; outputs live in the {@link MoeBuffer} (valid until the next call of the same kind on this
  * rank). The calls run on {@link #callStream()}: the rank's stream ({@link #stream()}), or, with
  * {@link MoeConfig#communicationStream()}, a communication stream this rank owns. {@link #lastEvent()} is recorded
@@ -451,6 +452,28 @@ public final class MoeRank implements AutoCloseable {
         }
         done.record(calls);
         return out;
+    }
+
+    /**
+     * The low-latency dispatch of this rank on the buffer's low-latency part ({@link MoeConfig#lowLatency()}):
+     * {@link MoeLowLatencyRank#dispatch}. It runs on the rank's stream ({@link #stream()}), in the order the caller
+     * queues it with this rank's other calls there; every rank must make the same sequence of calls of both modes.
+     *
+     * @throws IllegalStateException when the buffer has no low-latency part
+     */
+    public MoeLowLatencyDispatch lowLatencyDispatch(DeviceTensor x, DeviceTensor topkIdx, boolean returnAfterSend) {
+        return buffer.lowLatency().rank(rank.rank()).dispatch(x, topkIdx, returnAfterSend);
+    }
+
+    /**
+     * The low-latency combine of {@code dispatched} ({@link MoeLowLatencyRank#combine}): a weighted sum, where the
+     * high-throughput {@link #combine} is a plain one.
+     *
+     * @throws IllegalStateException when the buffer has no low-latency part
+     */
+    public MoeLowLatencyCombine lowLatencyCombine(DeviceTensor y, DeviceTensor topkIdx, DeviceTensor topkWeights,
+                                                 MoeLowLatencyDispatch dispatched, boolean returnAfterSend) {
+        return buffer.lowLatency().rank(rank.rank()).combine(y, topkIdx, topkWeights, dispatched, returnAfterSend);
     }
 
     /** Nanoseconds this rank's kernels spent waiting for {@code peer}'s counters, summed over warps and calls. */

@@ -58,7 +58,9 @@
  * they are when they were written to {@link io.gda4j.moe.MoeLowLatencyDispatch#combineInput()} and every pair of ranks
  * is direct; otherwise the experts' ranks return the rows first. Over the proxy, where each put costs the proxy
  * thread a driver call, a pair of ranks is batched: one put of all the rows one rank sends another, one of the count
- * table with the pair's signal, and one put of the combine's rows back.
+ * table with the pair's signal, and one put of the combine's rows back. A {@link io.gda4j.moe.MoeBuffer} whose
+ * config has a low-latency part ({@link io.gda4j.moe.MoeConfig.Builder#lowLatency}) makes both modes' calls on one
+ * buffer ({@link io.gda4j.moe.MoeRank#lowLatencyDispatch}), as DeepEP's one {@code Buffer} does.
  *
  * <h2>References</h2>
  * {@link io.gda4j.moe.MoeReference} and {@link io.gda4j.moe.MoeLowLatencyReference} compute every output in Java, in

@@ -14,6 +14,22 @@ class MoeConfigTest {
     }
 
     @Test
+    void aLowLatencyPartRoutesTheSameModelAndCountsInTheHeap() {
+        MoeLowLatencyConfig ll = MoeLowLatencyConfig.deepEpBuilder().build();
+        MoeConfig both = MoeConfig.deepEpBuilder().lowLatency(ll).build();
+        assertEquals(ll, both.lowLatency().orElseThrow());
+        assertEquals(both.sizing(8).heapBytes() + ll.sizing(8).heapBytes(), both.heapBytes(8));
+        assertEquals(ll, both.toBuilder().build().lowLatency().orElseThrow(), "toBuilder keeps it");
+        assertTrue(both.toString().contains("lowLatency=MoeLowLatencyConfig{"), both.toString());
+        MoeConfig alone = MoeConfig.deepEpBuilder().build();
+        assertFalse(alone.lowLatency().isPresent());
+        assertEquals(alone.sizing(8).heapBytes(), alone.heapBytes(8));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> MoeConfig.deepEpBuilder().hidden(4096).lowLatency(ll).build());
+        assertTrue(e.getMessage().contains("hidden 7168, numExperts 256, topK 8 against hidden 4096"), e.getMessage());
+    }
+
+    @Test
     void moreChannelsThanADispatchBlockCanPlaceAreRefused() {
         MoeConfig.deepEpBuilder().numChannels(MoeConfig.MAX_CHANNELS).build();
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
