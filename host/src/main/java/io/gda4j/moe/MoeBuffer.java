@@ -210,26 +210,12 @@ public final class MoeBuffer implements AutoCloseable {
      * The low-latency part closes first (it was made last), then the high-throughput one, even when the first fails.
      */
     @Override
+    @SuppressWarnings("try")  // the resource is closed, not used: try-with-resources closes it after the other
     public void close() {
-        RuntimeException failure = null;
-        if (lowLatency != null) {
-            try {
+        try (MoeRankSet<MoeRank> highThroughput = ranks) {
+            if (lowLatency != null) {
                 lowLatency.close();
-            } catch (RuntimeException e) {
-                failure = e;
             }
-        }
-        try {
-            ranks.close();
-        } catch (RuntimeException e) {
-            if (failure == null) {
-                failure = e;
-            } else {
-                failure.addSuppressed(e);
-            }
-        }
-        if (failure != null) {
-            throw failure;
         }
     }
 }

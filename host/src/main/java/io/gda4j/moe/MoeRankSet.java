@@ -18,7 +18,7 @@ import java.util.function.Function;
  *
  * @param <R> the buffer's per-rank calls ({@link MoeRank}, {@link MoeLowLatencyRank})
  */
-final class MoeRankSet<R> {
+final class MoeRankSet<R> implements AutoCloseable {
     private final World world;
     private final HeapBuffer region;
     private final String owner;
@@ -91,7 +91,8 @@ final class MoeRankSet<R> {
      * Refuses every later {@link #rank}, waits for every member's queued calls, closes the members, and frees the
      * region unless a wait failed (a kernel may still use it then); throws the first failure, the others suppressed.
      */
-    synchronized void close() {
+    @Override
+    public synchronized void close() {
         if (closed) {
             return;
         }
