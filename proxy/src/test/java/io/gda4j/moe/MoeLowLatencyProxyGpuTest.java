@@ -6,6 +6,7 @@ import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
 
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -59,6 +60,29 @@ class MoeLowLatencyProxyGpuTest {
                 for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
                     check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 32, rnd), split);
                 }
+            }
+        }
+    }
+    /**
+     * More tokens than one wave of blocks (300 of hidden 128 on ranks sharing GPU 0) take the route kernel before the
+     * dispatch, fewer route in the dispatch's blocks: the batched pair's count table is filled from either (the send
+     * rows the route kernel left, or those each block found), on both buffers, split and whole.
+     */
+    @Test
+    void batchedPairsOfCallsRoutedByTheRouteKernelAndByTheDispatch() {
+        assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
+        assumeTrue(Cuda.deviceCount() > 0, "no CUDA device visible");
+        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(300).numExperts(64)
+                .topK(8).dispatchType(ElementType.FP8_E4M3).build();
+        try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(2, 0))
+                .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(30))
+                .transport(ProxyTransport.NAME).build());
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
+            int[] tokens = {5, 300, 7, 300, 1, 300};
+            MoeLowLatencyRouting.Kind[] kinds = MoeLowLatencyRouting.Kind.values();
+            for (int i = 0; i < tokens.length; i++) {
+                check.run(kinds[i % kinds.length], 60 + i, new int[] {tokens[i], Math.max(1, tokens[i] - 2)}, i % 3 == 2);
             }
         }
     }
