@@ -159,10 +159,6 @@ public final class MoeConfig {
         return numExperts / worldSize;
     }
 
-    /**
-     * What a world of {@code worldSize} ranks needs. Throws IllegalArgumentException when the experts do not split
-     * evenly over the ranks, or when a size overflows the type the kernels index it with (the message names it).
-     */
     /** The low-latency part {@link MoeBuffer} also makes ({@link Builder#lowLatency}), if any. */
     public Optional<MoeLowLatencyConfig> lowLatency() {
         return Optional.ofNullable(lowLatency);
@@ -178,6 +174,10 @@ public final class MoeConfig {
         return lowLatency == null ? bytes : Math.addExact(bytes, lowLatency.sizing(worldSize).heapBytes());
     }
 
+    /**
+     * What a world of {@code worldSize} ranks needs. Throws IllegalArgumentException when the experts do not split
+     * evenly over the ranks, or when a size overflows the type the kernels index it with (the message names it).
+     */
     public MoeSizing sizing(int worldSize) {
         return sizing(worldSize, false);
     }
