@@ -44,6 +44,10 @@ public final class MoeBuffer implements AutoCloseable {
         this.config = config;
         // Every process asks (an all-gather): the heap offsets depend on the answer, so all must agree.
         this.sizing = config.sizing(world.size(), !MoeLowLatencyBuffer.anyStaged(world));
+        String rings = sizing.direct() ? null : config.ringProblem();
+        if (rings != null) {
+            throw new IllegalArgumentException(rings);
+        }
         checkResidency(world, config);
         world.loadModules(MODULE);
         this.region = world.heap().allocate(sizing.heapBytes());
@@ -70,7 +74,8 @@ public final class MoeBuffer implements AutoCloseable {
      * rank at most, its low-latency part included), and loads the kernels. Call it before launching kernels that wait
      * for each other.
      *
-     * @throws IllegalArgumentException when the config does not fit the world (sizes, experts per rank, more blocks
+     * @throws IllegalArgumentException when the config does not fit the world (sizes, experts per rank, rings too
+     *                                  small for a chunk and a combine round where some pair is proxy or ibgda, more blocks
      *                                  than can run at once on a GPU, or more streams on a GPU than it has hardware
      *                                  work queues: the message says what to set)
      * @throws IllegalStateException    when the symmetric heap is too small (the message says how to raise it)

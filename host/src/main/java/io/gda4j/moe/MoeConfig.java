@@ -154,6 +154,25 @@ public final class MoeConfig {
         return communicationStream;
     }
 
+    /**
+     * Why these rings could stall where some pair of ranks uses them (proxy or ibgda), or null. A combine round reads
+     * up to combineWarps rows of a ring and grants them back only when every warp of the round is done, while a
+     * sender needs free slots for a whole piece (up to chunkTokens rows) before it writes any: a warp of the round
+     * may wait for a row of a piece whose sender waits for the slots the round's other rows hold. That cannot happen
+     * while chunkTokens + combineWarps - 1 <= ringTokens; beyond it both may wait until the wait timeout. A direct
+     * world (every pair p2p or self) has no rings, so {@link MoeBuffer} asks only where it makes them.
+     */
+    String ringProblem() {
+        if (chunkTokens + combineWarps - 1 <= ringTokens) {
+            return null;
+        }
+        return "MoeConfig chunkTokens (" + chunkTokens + ") + combineWarps (" + combineWarps + ") - 1 must not exceed"
+                + " ringTokens (" + ringTokens + ") where a pair of ranks goes through rings (proxy or ibgda): a"
+                + " combine round holds up to combineWarps rows of a ring until the round is done, and a sender needs"
+                + " free slots for a whole chunk before it writes one. Raise ringTokens to at least "
+                + (chunkTokens + combineWarps - 1) + ", or lower chunkTokens or combineWarps";
+    }
+
     /** Experts held by each rank: experts are split evenly, rank r holds [r * n, (r + 1) * n). */
     public int numLocalExperts(int worldSize) {
         return numExperts / worldSize;

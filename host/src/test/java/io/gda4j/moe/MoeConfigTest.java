@@ -14,6 +14,18 @@ class MoeConfigTest {
     }
 
     @Test
+    void ringsTooSmallForAChunkAndACombineRoundAreNamed() {
+        // The defaults, the proxy defaults of gda4j moe, and the edge: chunk + warps - 1 == ring.
+        assertEquals(null, MoeConfig.deepEpBuilder().build().ringProblem());
+        assertEquals(null, MoeConfig.deepEpBuilder().chunkTokens(128).ringTokens(512).build().ringProblem());
+        assertEquals(null, MoeConfig.deepEpBuilder().chunkTokens(49).ringTokens(64).combineWarps(16).build().ringProblem());
+        assertEquals(null, MoeConfig.deepEpBuilder().chunkTokens(1).ringTokens(1).combineWarps(1).build().ringProblem());
+        String p = MoeConfig.deepEpBuilder().chunkTokens(64).ringTokens(64).combineWarps(16).build().ringProblem();
+        assertTrue(p.startsWith("MoeConfig chunkTokens (64) + combineWarps (16) - 1 must not exceed ringTokens (64)"), p);
+        assertTrue(p.contains("Raise ringTokens to at least 79"), p);
+    }
+
+    @Test
     void aLowLatencyPartRoutesTheSameModelAndCountsInTheHeap() {
         MoeLowLatencyConfig ll = MoeLowLatencyConfig.deepEpBuilder().build();
         MoeConfig both = MoeConfig.deepEpBuilder().lowLatency(ll).build();
