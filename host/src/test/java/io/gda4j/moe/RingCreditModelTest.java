@@ -1,0 +1,133 @@
+package io.gda4j.moe;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The combine's ring protocol between one sender and one receiver, as a model in Java, to check the bound
+ * {@link MoeConfig#ringProblem()} enforces. The sender is {@code GroupSender} (gda4j/moe/moe.cuh): pieces of at most
+ * {@code chunk} rows that never wrap the ring, a run announced when whole or before a wait for credits, and a wait
+ * until {@code credit >= pos + rows - ring}. The receiver is {@code combine_receive} (kernels/moe.cu): rounds of
+ * {@code warps} tokens, each warp waiting for its token's row to be announced, the rows consumed granted back after
+ * the round. Both sides only ever raise what the other waits for, so letting each go as far as it can in turn finds
+ * a stall if any order of events has one.
+ */
+class RingCreditModelTest {
+    /** Whether the protocol stalls with these sizes, for tokens whose rows from the sender are {@code present}. */
+    static boolean stalls(int ring, int chunk, int warps, boolean[] present) {
+        int rows = 0;
+        for (boolean p : present) {
+            rows += p ? 1 : 0;
+        }
+        // Sender state (GroupSender): rows written, the current run's start, rows announced, credit seen.
+        long pos = 0;
+        long runStart = 0;
+        long announced = 0;
+        long sent = 0;
+        // Receiver state: the next round, rows consumed and granted.
+        int round = 0;
+        int consumed = 0;
+        long credit = 0;
+        int rounds = (present.length + warps - 1) / warps;
+        while (true) {
+            boolean progress = false;
+            // The sender goes as far as it can: piece after piece.
+            while (sent < rows) {
+                long nextRun = pos - runStart >= chunk || pos % ring == 0 ? pos : runStart;
+                long room = chunk - (pos - nextRun);
+                long piece = Math.min(rows - sent, Math.min(room, ring - pos % ring));
+                if (nextRun == pos) {
+                    announced = pos;  // begin(): the last run goes out when a new one starts
+                }
+                if (pos + piece > credit + ring) {
+                    announced = pos;  // and before any wait for credits
+                    break;
+                }
+                runStart = nextRun;
+                pos += piece;
+                sent += piece;
+                progress = true;
+            }
+            if (sent == rows) {
+                announced = pos;  // finish()
+            }
+            // The receiver goes as far as it can: round after round, each once all its rows were announced.
+            while (round < rounds) {
+                int first = round * warps;
+                int last = Math.min(present.length, first + warps);
+                int need = consumed;
+                for (int t = first; t < last; t++) {
+                    need += present[t] ? 1 : 0;
+                }
+                if (need > announced) {
+                    break;
+                }
+                consumed = need;
+                credit = consumed;  // the grant after the round
+                round++;
+                progress = true;
+            }
+            if (round == rounds && sent == rows) {
+                return false;
+            }
+            if (!progress) {
+                return true;
+            }
+        }
+    }
+
+    private static boolean[] all(int tokens) {
+        boolean[] p = new boolean[tokens];
+        java.util.Arrays.fill(p, true);
+        return p;
+    }
+
+    /**
+     * {@code tokens} tokens, all with a row except {@code warps - lead} of the first round's: the rounds after it
+     * start {@code lead} rows into the ring, so every alignment of rounds against the sender's pieces comes up.
+     */
+    private static boolean[] leading(int tokens, int warps, int lead) {
+        boolean[] p = all(tokens);
+        for (int t = lead; t < Math.min(warps, tokens); t++) {
+            p[t] = false;
+        }
+        return p;
+    }
+
+    @Test
+    void noStallWithinTheBoundAndAStallPastIt() {
+        for (int ring = 1; ring <= 40; ring++) {
+            for (int chunk = 1; chunk <= ring; chunk++) {
+                for (int warps = 1; warps <= Math.min(ring, 16); warps++) {
+                    MoeConfig c = MoeConfig.builder().hidden(128).maxTokensPerRank(64).numExperts(4).topK(1)
+                            .ringTokens(ring).chunkTokens(chunk).combineWarps(warps).build();
+                    boolean stalled = false;
+                    for (int lead = 0; lead <= warps && !stalled; lead++) {
+                        for (int tokens = 1; tokens <= 3 * ring + 2 * warps && !stalled; tokens++) {
+                            stalled = stalls(ring, chunk, warps, leading(tokens, warps, lead));
+                        }
+                    }
+                    String what = "ring " + ring + ", chunk " + chunk + ", combine warps " + warps;
+                    if (c.ringProblem() == null) {
+                        assertFalse(stalled, what + " passes the check but can stall");
+                    } else {
+                        assertTrue(stalled, what + " is refused but never stalls here: the check is too strict");
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void theSmallestStall() {
+        // A ring of 4 rows, chunks of 4, rounds of 3: the round of rows 3..5 holds row 3 while the sender needs slot 3
+        // back before it writes the chunk of rows 4..7.
+        assertTrue(stalls(4, 4, 3, all(8)));
+        assertFalse(stalls(4, 2, 3, all(8)));
+        assertEquals(null, MoeConfig.builder().hidden(128).maxTokensPerRank(8).numExperts(4).topK(1).ringTokens(4)
+                .chunkTokens(2).combineWarps(3).build().ringProblem());
+    }
+}
