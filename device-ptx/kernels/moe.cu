@@ -226,6 +226,8 @@ __device__ int dispatch_receive(const DeviceView* view, const MoeParams* prm, in
   int32_t* expert_counts = reinterpret_cast<int32_t*>(prm->local_expert_counts);
   int32_t done = 0;
   int granted = OK;  // warp 0: the last grant's status
+  uint64_t given = head;  // warp 0: rows granted back (cumulative)
+  const uint32_t batch = grant_batch(prm, 0);
   while (done < mine) {
     if (w == 0) {
       uint64_t tail = 0;
@@ -263,7 +265,10 @@ __device__ int dispatch_receive(const DeviceView* view, const MoeParams* prm, in
     // The group's reads of these rows are done before warp 0 hands the slots back.
     group_sync(bar, warps);
     if (w == 0) {
-      if (lane == 0) granted = grant(sender, credit_sig, head + avail, avail);
+      if (lane == 0 && (head + avail - given >= batch || done + (int32_t)avail == mine)) {
+        granted = grant(sender, credit_sig, head + avail, head + avail - given);
+        given = head + avail;
+      }
       granted = __shfl_sync(0xffffffffu, granted, 0);
     }
     head += avail;
@@ -362,6 +367,7 @@ __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int
   const int t1 = channel_end(num_tokens, prm->num_channels, c);
   const int32_t* slots = reinterpret_cast<const int32_t*>(prm->token_slot);
   int32_t granted = 0;  // by thread (wi 0, lane r): rows of rank r granted back so far
+  const int32_t batch = (int32_t)grant_batch(prm, warps);  // the rest go back after the last round
   const int rounds = (t1 - t0 + warps - 1) / warps;
   for (int round = 0; round < rounds; ++round) {
     const int t = t0 + round * warps + wi;
@@ -429,7 +435,7 @@ __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int
     receivers_barrier(warps);
     if (wi == 0 && lane < (uint32_t)n && failed == 0) {
       const int32_t now = *reinterpret_cast<volatile int32_t*>(&consumed[lane]);
-      if (now > granted) {
+      if (now - granted >= batch) {
         const uint64_t head = *state_word(prm, STATE_COMBINE_CONSUMED, c, (int)lane);
         if (grant(peer_of(view, (int)lane), signal_offset(prm, si.combine_credit(c, me)), head + now,
                   now - granted) != OK) {

@@ -242,6 +242,17 @@ struct GroupSender {
   }
 };
 
+// Rows a receiver consumes before it grants them back, the rest going back at the end of the call. Over the proxy
+// each grant is a trigger (a driver call on the proxy thread), and a combine that granted after every round of
+// combine_warps tokens sent about 20 of them per channel and peer in a 4096-token call. Never more than the sender
+// can be short of without a deadlock: a sender waits for credits only with more than ring - chunk rows out (it
+// announced them all first), of which the receiver may still be reading `in_hand` (a combine round's rows) while it
+// holds back fewer than the returned count, so the sender always gets its grant.
+__device__ __forceinline__ uint32_t grant_batch(const MoeParams* prm, int in_hand) {
+  const int room = (int)prm->ring_tokens - (int)prm->chunk_tokens - in_hand + 1;
+  return (uint32_t)max(1, min((int)prm->chunk_tokens, room));
+}
+
 // Grants `rows` more read rows back to the sender, `consumed` in all over the calls (one thread; the reads are
 // ordered before it by a barrier).
 __device__ __forceinline__ int grant(const Peer& sender, uint64_t credit_sig, uint64_t consumed, uint64_t rows) {

@@ -18,6 +18,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RingCreditModelTest {
     /** Whether the protocol stalls with these sizes, for tokens whose rows from the sender are {@code present}. */
     static boolean stalls(int ring, int chunk, int warps, boolean[] present) {
+        return stalls(ring, chunk, warps, present, 1);
+    }
+
+    /** As above, with the receiver granting only once {@code batch} consumed rows wait (the rest at the end). */
+    static boolean stalls(int ring, int chunk, int warps, boolean[] present, int batch) {
         int rows = 0;
         for (boolean p : present) {
             rows += p ? 1 : 0;
@@ -66,8 +71,10 @@ class RingCreditModelTest {
                     break;
                 }
                 consumed = need;
-                credit = consumed;  // the grant after the round
                 round++;
+                if (consumed - credit >= batch || round == rounds) {
+                    credit = consumed;  // the grant after the round
+                }
                 progress = true;
             }
             if (round == rounds && sent == rows) {
@@ -129,5 +136,119 @@ class RingCreditModelTest {
         assertFalse(stalls(4, 2, 3, all(8)));
         assertEquals(null, MoeConfig.builder().hidden(128).maxTokensPerRank(8).numExperts(4).topK(1).ringTokens(4)
                 .chunkTokens(2).combineWarps(3).build().ringProblem());
+    }
+
+    /** grant_batch (gda4j/moe/moe.cuh): the rows a combine receiver may hold back before it grants them. */
+    private static int grantBatch(int ring, int chunk, int warps) {
+        return Math.max(1, Math.min(chunk, ring - chunk - warps + 1));
+    }
+
+    @Test
+    void batchedGrantsStallNoConfigTheCheckAllows() {
+        for (int ring = 1; ring <= 40; ring++) {
+            for (int chunk = 1; chunk <= ring; chunk++) {
+                for (int warps = 1; warps <= Math.min(ring, 16) && chunk + warps - 1 <= ring; warps++) {
+                    int batch = grantBatch(ring, chunk, warps);
+                    for (int lead = 0; lead <= warps; lead++) {
+                        for (int tokens = 1; tokens <= 3 * ring + 2 * warps; tokens++) {
+                            assertFalse(stalls(ring, chunk, warps, leading(tokens, warps, lead), batch),
+                                    "ring " + ring + ", chunk " + chunk + ", combine warps " + warps + ", batch "
+                                            + batch + ", " + tokens + " tokens, lead " + lead);
+                        }
+                    }
+                }
+            }
+        }
+        // Past the bound a stall comes: ring 8, chunk 4, 1 warp (grant_batch 4, a row short of the exact bound), and
+        // some larger batch stalls.
+        assertEquals(4, grantBatch(8, 4, 1));
+        boolean stalled = false;
+        for (int batch = 5; batch <= 8 && !stalled; batch++) {
+            for (int lead = 0; lead <= 1 && !stalled; lead++) {
+                for (int tokens = 1; tokens <= 40 && !stalled; tokens++) {
+                    stalled = stalls(8, 4, 1, leading(tokens, 1, lead), batch);
+                }
+            }
+        }
+        assertTrue(stalled, "a batch past the bound should stall somewhere");
+    }
+
+    /**
+     * The dispatch's side of a ring: the sender's pieces also end with each 32-token window ({@code windowRows[w]}
+     * rows in window w), and the receiver ({@code dispatch_receive}) copies out whatever was announced and grants
+     * once {@code batch} copied rows wait (the rest at the end).
+     */
+    static boolean dispatchStalls(int ring, int chunk, int[] windowRows, int batch) {
+        int rows = 0;
+        for (int r : windowRows) {
+            rows += r;
+        }
+        long pos = 0;
+        long runStart = 0;
+        long announced = 0;
+        int window = 0;
+        int inWindow = 0;
+        long consumed = 0;
+        long credit = 0;
+        while (true) {
+            boolean progress = false;
+            while (window < windowRows.length) {
+                if (inWindow == windowRows[window]) {
+                    window++;
+                    inWindow = 0;
+                    continue;
+                }
+                long nextRun = pos - runStart >= chunk || pos % ring == 0 ? pos : runStart;
+                long room = chunk - (pos - nextRun);
+                long piece = Math.min(windowRows[window] - inWindow, Math.min(room, ring - pos % ring));
+                if (nextRun == pos) {
+                    announced = pos;
+                }
+                if (pos + piece > credit + ring) {
+                    announced = pos;
+                    break;
+                }
+                runStart = nextRun;
+                pos += piece;
+                inWindow += (int) piece;
+                progress = true;
+            }
+            if (window == windowRows.length) {
+                announced = pos;
+            }
+            if (announced > consumed) {
+                consumed = announced;
+                if (consumed - credit >= batch || consumed == rows) {
+                    credit = consumed;
+                }
+                progress = true;
+            }
+            if (window == windowRows.length && consumed == rows) {
+                return false;
+            }
+            if (!progress) {
+                return true;
+            }
+        }
+    }
+
+    @Test
+    void batchedDispatchGrantsStallNoAllowedConfig() {
+        for (int ring = 1; ring <= 48; ring++) {
+            for (int chunk = 1; chunk <= ring; chunk++) {
+                int batch = grantBatch(ring, chunk, 0);
+                for (int lead = 0; lead <= 32; lead += 3) {
+                    for (int windows = 1; windows <= 2 + 3 * ring / 32 + 1; windows++) {
+                        int[] w = new int[windows];
+                        java.util.Arrays.fill(w, 32);
+                        w[0] = lead;
+                        assertFalse(dispatchStalls(ring, chunk, w, batch),
+                                "ring " + ring + ", chunk " + chunk + ", batch " + batch + ", lead " + lead);
+                    }
+                }
+            }
+        }
+        // A receiver that holds back a whole ring stalls a sender at once.
+        assertTrue(dispatchStalls(8, 8, new int[] {32}, 9));
     }
 }
