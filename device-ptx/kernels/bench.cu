@@ -119,9 +119,10 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
 //                  rtt_ns[i] gets that round trip: publish, the proxy sees and pops it, this GPU sees the new tail;
 //  sync_each == 0: `iterations` pushes back to back, then a wait for the last pop; *total_ns gets the whole time, so
 //                  total / iterations is what one trigger costs when the pusher does not wait.
-// `warmup` synchronous round trips come first, unmeasured.
+// `warmup` synchronous round trips come first, unmeasured. `release`: each NOP is stored as a PUT's trigger is (a
+// system-scope release), else as a signal's (relaxed).
 extern "C" __global__ void gda4j_fifo_roundtrip(const DeviceView* v, int peer, uint32_t warmup, uint32_t iterations,
-                                                int sync_each, uint32_t* rtt_ns, uint64_t* total_ns,
+                                                int sync_each, int release, uint32_t* rtt_ns, uint64_t* total_ns,
                                                 int* status_out) {
   const Peer p = peer_of(v, peer);
   if (p.transport != TRANSPORT_PROXY) {
@@ -131,19 +132,19 @@ extern "C" __global__ void gda4j_fifo_roundtrip(const DeviceView* v, int peer, u
   int st = OK;
   uint64_t q = 0;
   for (uint32_t i = 0; i < warmup && st == OK; ++i) {
-    st = proxy::push_nop(p, i, &q);
+    st = proxy::push_nop(p, i, release != 0, &q);
     if (st == OK) st = proxy::wait_popped(p, q);
   }
   if (sync_each) {
     for (uint32_t i = 0; i < iterations && st == OK; ++i) {
       const uint64_t t0 = global_timer_ns();
-      st = proxy::push_nop(p, i, &q);
+      st = proxy::push_nop(p, i, release != 0, &q);
       if (st == OK) st = proxy::wait_popped(p, q);
       rtt_ns[i] = (uint32_t)(global_timer_ns() - t0);
     }
   } else {
     const uint64_t t0 = global_timer_ns();
-    for (uint32_t i = 0; i < iterations && st == OK; ++i) st = proxy::push_nop(p, i, &q);
+    for (uint32_t i = 0; i < iterations && st == OK; ++i) st = proxy::push_nop(p, i, release != 0, &q);
     if (st == OK) st = proxy::wait_popped(p, q);
     *total_ns = global_timer_ns() - t0;
   }

@@ -235,10 +235,11 @@ __device__ __forceinline__ int get(const Peer& p, uint64_t dst_offset, uint64_t 
 
 // ---- fence / flush / quiet. For direct peers each is a system-scope fence: the stores are this thread's own, so
 // ordering them is all a later store needs, and a fence after them is all completion needs. For proxy peers fence is
-// free (triggers run in order) and flush/quiet push a FLUSH and wait until the proxy has completed everything before
-// it. For IBGDA peers fence is free too (an RC QP keeps its WQEs in order, and a WQE after an outstanding get carries
-// the mlx5 fence bit, so it waits for the READ's data) and flush/quiet drain the QPs (then a
-// PCIe flush through the null MR where configured).
+// the same system-scope fence (triggers run in order, so it is there for the thread's own accesses before a relaxed
+// signal) and flush/quiet push a FLUSH and wait until the proxy has completed everything before it. For IBGDA
+// peers fence is free (an RC QP keeps its WQEs in order, and a WQE after an outstanding get carries the mlx5 fence
+// bit, so it waits for the READ's data) and flush/quiet drain the QPs (then a PCIe flush through the null MR where
+// configured).
 __device__ __forceinline__ int fence(const Peer& p) {
   if (__builtin_expect(!detail::is_direct(p), 0)) return detail::fence_indirect(GDA4J_PEER_FIELDS(p));
   fence_acq_rel_sys();

@@ -118,10 +118,17 @@ __device__ inline __noinline__ int signal_indirect(GDA4J_PEER_PARAMS, uint32_t o
 
 __device__ inline __noinline__ int fence_indirect(GDA4J_PEER_PARAMS) {
   const Peer p = unpack(GDA4J_PEER_NAMES);
-  // The proxy executes a channel's triggers in order on one stream. An RC QP keeps its WQEs in posting order, and
-  // a WQE posted while an earlier READ (get) is outstanding carries the fence bit (transport/ibgda_qp.cuh, "Fence"),
-  // so it cannot read its source before the READ's data has landed: later operations already wait for earlier ones.
-  if (p.transport == TRANSPORT_PROXY || is_ibgda(p.transport)) return OK;
+  // The proxy executes a channel's triggers in order on one stream, so earlier puts are ordered already; the fence
+  // is for this thread's own loads and stores, which a signal's relaxed trigger would not order (fence + signal is
+  // a release on every transport: a receiver that grants ring slots back reads them first).
+  if (p.transport == TRANSPORT_PROXY) {
+    fence_acq_rel_sys();
+    return OK;
+  }
+  // An RC QP keeps its WQEs in posting order, and a WQE posted while an earlier READ (get) is outstanding carries
+  // the fence bit (transport/ibgda_qp.cuh, "Fence"), so it cannot read its source before the READ's data has
+  // landed: later operations already wait for earlier ones.
+  if (is_ibgda(p.transport)) return OK;
   return fail_peer(GDA4J_PEER_FIELDS(p), OP_FENCE, 0);
 }
 
@@ -205,7 +212,7 @@ __device__ inline __noinline__ int quiet_proxies(const Local& me) {
       if (v->peers[r].transport != TRANSPORT_PROXY) continue;
       const Peer p = peer_of(v, r);
       uint64_t q;
-      int st = proxy::push1(p, OP_QUIET, proxy::control_word0(proxy::TriggerFifoDescriptor::KIND_FLUSH), 0, &q);
+      int st = proxy::push1<false>(p, OP_QUIET, proxy::control_word0(proxy::TriggerFifoDescriptor::KIND_FLUSH), 0, &q);
       if (st != OK) return st;
       want[count] = q + 1;
       peer[count] = r;

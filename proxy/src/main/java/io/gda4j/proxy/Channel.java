@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One trigger FIFO and the handler that executes its triggers: the unit a proxy thread owns. The CUDA-backed
@@ -26,6 +27,9 @@ public final class Channel {
     private volatile String problem;
     private volatile boolean faulted;
     private volatile boolean detached;
+    /** Triggers handled and nanoseconds spent handling them; one writer (the polling thread), read as snapshots. */
+    private final AtomicLong triggersHandled = new AtomicLong();
+    private final AtomicLong handlerNanos = new AtomicLong();
 
     /**
      * @param name      what messages call it, e.g. "rank 0 -> rank 1"
@@ -60,6 +64,11 @@ public final class Channel {
         owner = runner;
     }
 
+    /** Triggers handled so far and the time spent handling them (by the proxy thread's clock). */
+    public ProxyActivity activity() {
+        return new ProxyActivity(triggersHandled.getAcquire(), handlerNanos.getAcquire());
+    }
+
     /** Whether the channel stopped on an error of its own (a bad trigger, a CUDA error) or its thread's death. */
     public boolean isFaulted() {
         return faulted;
@@ -75,7 +84,14 @@ public final class Channel {
         }
         try {
             // Progress after the batch: a handler that queues work (the verbs handler) publishes it once per batch.
-            int handled = fifo.poll(handler, batch);
+            // The clock is read only when a trigger waits, so an idle cycle costs what it did.
+            int handled = 0;
+            if (fifo.hasPublished()) {
+                long start = System.nanoTime();
+                handled = fifo.poll(handler, batch);
+                handlerNanos.setRelease(handlerNanos.getPlain() + System.nanoTime() - start);
+                triggersHandled.setRelease(triggersHandled.getPlain() + handled);
+            }
             return handled + handler.progress();
         } catch (RuntimeException e) {
             fault("stopped at trigger position " + fifo.tail() + ": " + e.getMessage(), e);

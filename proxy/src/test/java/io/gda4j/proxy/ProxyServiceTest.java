@@ -114,6 +114,37 @@ class ProxyServiceTest {
     }
 
     @Test
+    void activityCountsTheTriggersHandledAndTheTimeSpentOnThemAndIdlePollsAddNothing() {
+        ByteBuffer region = TriggerFifoTest.region(16);
+        SimulatedDeviceProducer producer = new SimulatedDeviceProducer(region, 16, false);
+        long perTrigger = 200_000;
+        Channel channel = new Channel("rank 0 -> rank 1", new TriggerFifo(region, 16), (p, w0, w1, n0, n1) -> {
+            long until = System.nanoTime() + perTrigger;
+            while (System.nanoTime() - until < 0) {
+                Thread.onSpinWait();
+            }
+        }, 4, null);
+        assertEquals(ProxyActivity.NONE, channel.activity());
+        assertEquals(0, channel.poll());
+        assertEquals(ProxyActivity.NONE, channel.activity(), "an idle poll must not count");
+        for (int i = 0; i < 10; i++) {
+            assertTrue(producer.push(TriggerFifoDescriptor.controlWord0(KIND_NOP), i, 10 * SECOND) >= 0);
+        }
+        int handled = 0;
+        for (int polls = 0; polls < 3; polls++) {
+            handled += channel.poll(); // a batch of 4 at most per poll
+        }
+        assertEquals(10, handled);
+        ProxyActivity after = channel.activity();
+        assertEquals(10, after.triggers());
+        assertTrue(after.handlerNanos() >= 10 * perTrigger, "handler time " + after.handlerNanos());
+        assertEquals(0, channel.poll());
+        assertEquals(after, channel.activity());
+        assertEquals(new ProxyActivity(7, 5), new ProxyActivity(9, 8).since(new ProxyActivity(2, 3)));
+        assertEquals(new ProxyActivity(11, 11), new ProxyActivity(9, 8).plus(new ProxyActivity(2, 3)));
+    }
+
+    @Test
     void closeExecutesWhatWasPublishedBeforeItReturns() throws Exception {
         ProxyService service = new ProxyService(config(1));
         Rig rig = new Rig("rank 0 -> rank 1");

@@ -45,7 +45,9 @@ final class LatencyCommand implements Command {
                 + "16-byte trigger to a host thread that moves the data with the copy engine; put_inline needs direct "
                 + "stores and is left out, and 'fifo' measures the trigger FIFO alone: fifo_rtt is one GPU thread "
                 + "pushing a trigger and waiting until the proxy has popped it, fifo_pipelined is the cost per trigger "
-                + "when it pushes back to back (min/median/max over 5 runs).";
+                + "when it pushes back to back (min/median/max over 5 runs). Those push a trigger as a signal, flush or "
+                + "atomic does (a relaxed store); fifo_rtt_put and fifo_pipelined_put push it as a put does, released "
+                + "at system scope so that the copy engine sees the data written before it (a system fence more).";
     }
 
     @Override
@@ -160,7 +162,7 @@ final class LatencyCommand implements Command {
                 cases.add(new Object[] {mode, Scope.THREAD, mode == PingPong.Mode.PUT_INLINE ? PingPong.INLINE_BYTES : 0L});
             }
         }
-        Progress progress = new Progress(err, cases.size() + (fifo ? 2 : 0), quiet);
+        Progress progress = new Progress(err, cases.size() + (fifo ? 4 : 0), quiet);
         try (PingPong pp = new PingPong(world, w.rank, w.peer, maxBytes, iters)) {
             io.gda4j.nic.emulated.EngineStats engineBefore = Describe.engineStats(world, w.rank);
             for (Object[] c : cases) {
@@ -183,14 +185,17 @@ final class LatencyCommand implements Command {
             // The FIFO figures involve the measuring rank and its proxy thread only, not the peer's process.
             if (fifo && world.localRank(w.rank).isPresent()) {
                 try (FifoRoundTrip f = new FifoRoundTrip(world, w.rank, w.peer, iters)) {
-                    progress.step("fifo round trip");
-                    LatencyStats s = f.roundTrips(warmup, iters);
-                    table.add("fifo_rtt", "thread", "-", 0L, iters, s.minNanos() / 1e3, s.medianNanos() / 1e3,
-                            s.p99Nanos() / 1e3, s.maxNanos() / 1e3);
-                    progress.step("fifo pipelined");
-                    double[] p = f.pipelinedNanos(warmup, iters, FIFO_PIPELINED_RUNS);
-                    table.add("fifo_pipelined", "thread", "-", 0L, iters, p[0] / 1e3, p[p.length / 2] / 1e3,
-                            p[p.length - 1] / 1e3, p[p.length - 1] / 1e3);
+                    for (boolean release : new boolean[] {false, true}) {
+                        String suffix = release ? "_put" : "";
+                        progress.step("fifo round trip" + (release ? ", released" : ""));
+                        LatencyStats s = f.roundTrips(warmup, iters, release);
+                        table.add("fifo_rtt" + suffix, "thread", "-", 0L, iters, s.minNanos() / 1e3,
+                                s.medianNanos() / 1e3, s.p99Nanos() / 1e3, s.maxNanos() / 1e3);
+                        progress.step("fifo pipelined" + (release ? ", released" : ""));
+                        double[] p = f.pipelinedNanos(warmup, iters, FIFO_PIPELINED_RUNS, release);
+                        table.add("fifo_pipelined" + suffix, "thread", "-", 0L, iters, p[0] / 1e3,
+                                p[p.length / 2] / 1e3, p[p.length - 1] / 1e3, p[p.length - 1] / 1e3);
+                    }
                 }
             }
             progress.done();

@@ -10,6 +10,8 @@ import io.gda4j.moe.MoeLowLatencyReferenceCheck;
 import io.gda4j.moe.MoeLowLatencyRouting;
 import io.gda4j.moe.MoeReferenceCheck;
 import io.gda4j.moe.MoeRouting;
+import io.gda4j.proxy.ProxyActivity;
+import io.gda4j.proxy.ProxyConfig;
 import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.samples.moe.MoeLowLatencyNcclBaseline;
 import io.gda4j.samples.moe.MoeLowLatencyTimingRig;
@@ -332,6 +334,50 @@ final class MoeCommand implements Command {
     }
 
     /** Where the ranks ran, for the table's note; says when ranks share a GPU (figures then are functional only). */
+    /** Each local rank's proxy channels' activity so far, summed over its peers (null: not a local rank). */
+    static ProxyActivity[] proxyActivity(World world) {
+        ProxyActivity[] a = new ProxyActivity[world.size()];
+        for (int r = 0; r < a.length; r++) {
+            Optional<Rank> local = world.localRank(r);
+            if (local.isPresent()) {
+                a[r] = ProxyActivity.NONE;
+                for (int p = 0; p < a.length; p++) {
+                    a[r] = a[r].plus(ProxyTransport.activityOf(local.get(), p).orElse(ProxyActivity.NONE));
+                }
+            }
+        }
+        return a;
+    }
+
+    /**
+     * What the proxy threads did per dispatch + combine pair since {@code before} ({@code pairs} pairs ran), beside
+     * the pair's median time: a handler time close to it says the proxy thread is what limits the calls. Empty where
+     * no rank of this process has proxy links.
+     */
+    static Optional<String> proxyNote(World world, ProxyActivity[] before, int pairs, String what, double pairMillis) {
+        ProxyActivity[] after = proxyActivity(world);
+        StringBuilder b = new StringBuilder();
+        for (int r = 0; r < after.length; r++) {
+            if (after[r] == null) {
+                continue;
+            }
+            ProxyActivity d = after[r].since(before[r]);
+            if (d.triggers() == 0) {
+                continue;
+            }
+            b.append(b.length() == 0 ? "" : "; ").append(String.format(Locale.ROOT,
+                    "rank %d's channels %.0f triggers, %.0f us of handler time", r, (double) d.triggers() / pairs,
+                    d.handlerNanos() / 1e3 / pairs));
+        }
+        if (b.length() == 0) {
+            return Optional.empty();
+        }
+        return Optional.of(String.format(Locale.ROOT, "proxy, %s, per dispatch + combine (their medians add up to %.0f"
+                + " us): %s; the handler time is the proxy thread's driver calls, which queue the copies and signals"
+                + " without waiting for them (rank r's channels are served by proxy thread r mod %s)", what,
+                pairMillis * 1e3, b, ProxyConfig.THREADS_ENV));
+    }
+
     private static String placement(World world, WorldOptions w) {
         String shared = "; ranks share a GPU: a functional check, not GPU-to-GPU figures";
         if (world instanceof ProcessWorld pw) {
@@ -554,6 +600,7 @@ final class MoeCommand implements Command {
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
             int blocksPerRank = 0;
             boolean buffersDirect = false;
+            List<String> proxyNotes = new ArrayList<>();
             try {
                 for (MoeConfig c : configs) {
                     buffers.add(MoeBuffer.create(world, c));
@@ -573,7 +620,11 @@ final class MoeCommand implements Command {
                             progress.step(moe.config().dtype() + " " + t + " tokens");
                             int[] perRank = new int[ranks];
                             Arrays.fill(perRank, t);
+                            ProxyActivity[] before = proxyActivity(world);
                             MoeTimingRig.Timing timing = run.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
+                            proxyNote(world, before, warmup + iters, moe.config().dtype() + " " + t + " tokens",
+                                    percentile(timing.dispatchMillis(), 0.5) + percentile(timing.combineMillis(), 0.5))
+                                    .ifPresent(proxyNotes::add);
                             List<Object> row = new ArrayList<>(List.of(moe.config().dtype().name(), t));
                             row.addAll(throughputCells(timing, peerGbps));
                             if (nccl != null) {
@@ -597,6 +648,7 @@ final class MoeCommand implements Command {
                 table.note(placement(world, w));
             }
             table.note(timingNote(world, false));
+            proxyNotes.forEach(table::note);
             table.note("GBps: the slowest rank's received bytes (dispatch) or sent-back BF16 bytes (combine), its own"
                     + " rows included, / its time; link_GBps: the most bytes a rank sent to ranks on another GPU / the"
                     + " slowest rank's median time; link_ratio = link_GBps / memcpyPeer");

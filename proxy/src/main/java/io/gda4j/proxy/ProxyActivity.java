@@ -1,0 +1,21 @@
+package io.gda4j.proxy;
+
+/**
+ * What a proxy channel's thread has done for it so far: triggers executed, and the time spent executing them (for
+ * the copy-engine handler, its driver calls: copies and stream writes queued, not their completion). Take one before
+ * and one after a stretch of work and subtract ({@link #since}): a handler time near the stretch's wall time says the
+ * proxy thread, not the GPU or the link, limits it.
+ */
+public record ProxyActivity(long triggers, long handlerNanos) {
+    public static final ProxyActivity NONE = new ProxyActivity(0, 0);
+
+    /** This snapshot less an earlier one of the same channel. */
+    public ProxyActivity since(ProxyActivity before) {
+        return new ProxyActivity(triggers - before.triggers, handlerNanos - before.handlerNanos);
+    }
+
+    /** The sum of two channels' activity. */
+    public ProxyActivity plus(ProxyActivity other) {
+        return new ProxyActivity(triggers + other.triggers, handlerNanos + other.handlerNanos);
+    }
+}
