@@ -75,6 +75,12 @@ final class CopyEngineHandler implements TriggerHandler {
     private final Pointer atomicArgs;
     /** The signal stream has work the channel's stream has not been ordered behind yet (PEER_STREAM only). */
     private boolean signalStreamAhead;
+    /**
+     * The context this handler made current since its batch began, or null. A batch (the triggers of one poll) runs
+     * on one thread with no other handler in between, so making the same context current again can be skipped: a
+     * PUT_SIGNAL made it current twice. {@link #progress()}, which ends every batch, forgets it.
+     */
+    private CUcontext madeCurrent;
     private long lastPosition = -1;
 
     /**
@@ -200,10 +206,21 @@ final class CopyEngineHandler implements TriggerHandler {
     }
 
     private void current(CUcontext context, long position) {
+        if (context == madeCurrent) {
+            return;
+        }
         int result = JCudaDriver.cuCtxSetCurrent(context);
         if (result != CUresult.CUDA_SUCCESS) {
+            madeCurrent = null;
             throw cuda(result, "cuCtxSetCurrent", position, 0, 0);
         }
+        madeCurrent = context;
+    }
+
+    @Override
+    public int progress() {
+        madeCurrent = null; // the next batch may run after other handlers, or on another thread
+        return 0;
     }
 
     private void check(int result, String call, long position, long word0, long word1) {
@@ -214,6 +231,7 @@ final class CopyEngineHandler implements TriggerHandler {
 
     @Override
     public boolean awaitCompletion(long timeoutNanos) {
+        madeCurrent = null; // complete() below switches contexts itself
         long deadline = System.nanoTime() + timeoutNanos;
         boolean first = true;
         while (true) {
