@@ -333,7 +333,6 @@ final class MoeCommand implements Command {
         return 0;
     }
 
-    /** Where the ranks ran, for the table's note; says when ranks share a GPU (figures then are functional only). */
     /** Each local rank's proxy channels' activity so far, summed over its peers (null: not a local rank). */
     static ProxyActivity[] proxyActivity(World world) {
         ProxyActivity[] a = new ProxyActivity[world.size()];
@@ -378,6 +377,7 @@ final class MoeCommand implements Command {
                 pairMillis * 1e3, b, ProxyConfig.THREADS_ENV));
     }
 
+    /** Where the ranks ran, for the table's note; says when ranks share a GPU (figures then are functional only). */
     private static String placement(World world, WorldOptions w) {
         String shared = "; ranks share a GPU: a functional check, not GPU-to-GPU figures";
         if (world instanceof ProcessWorld pw) {
