@@ -54,7 +54,8 @@
 //  - proxy (transport/proxy.cuh): the call pushes a 16-byte trigger to a host proxy thread, which executes the
 //    channel's triggers in order with the copy engine. The ordering rules above hold; in addition a put returns once
 //    queued, so its source must stay unchanged until a flush/quiet (or the peer's signal) says the copy is done, like
-//    nvshmem_put_nbi. put_inline needs direct stores and fails with ERROR_UNSUPPORTED_TRANSPORT. The _warp and
+//    nvshmem_put_nbi (an 8-byte put between aligned offsets reads its source at the call and travels in the trigger
+//    instead). put_inline needs direct stores and fails with ERROR_UNSUPPORTED_TRANSPORT. The _warp and
 //    _block forms push one trigger from lane/thread 0 after a barrier and return its status to every thread.
 //    quiet() pushes a FLUSH to every proxy peer: call it from one thread (after a barrier), not from all of them.
 //    The back end is out of line but in the kernel's call graph, and a kernel gets the registers of its most
