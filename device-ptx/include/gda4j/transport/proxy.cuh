@@ -214,7 +214,7 @@ __device__ __forceinline__ bool carried_inline(uint64_t dst, uint64_t src, uint6
 // The 8 bytes at `src` in this rank's heap, as this thread sees them (its own stores, and after a barrier its warp's
 // or block's: the _warp and _block forms push from one thread after one).
 __device__ __forceinline__ uint64_t inline_value(const Peer& p, uint64_t src) {
-  return *reinterpret_cast<const uint64_t*>(reinterpret_cast<const char*>(p.view->heap_base) + src);
+  return *reinterpret_cast<const uint64_t*>(p.local_heap + src);
 }
 
 // PUT: the copy engine copies [src, src + bytes) of this rank's heap to the peer's heap at dst. Returns once the
