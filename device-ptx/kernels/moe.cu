@@ -23,7 +23,8 @@ extern "C" __global__ void gda4j_moe_zero(int32_t* p, int n) {
 extern "C" __global__ void __launch_bounds__(128) gda4j_moe_layout(const MoeParams* prm, const int64_t* topk,
                                                                     int num_tokens) {
   const int c = blockIdx.x;
-  const int n = prm->nranks, k = prm->top_k, experts = prm->num_experts, local = prm->num_local_experts;
+  const int n = prm->head.nranks, k = prm->head.top_k;
+  const int experts = prm->head.num_experts, local = prm->head.num_local_experts;
   const int t0 = channel_start(num_tokens, prm->num_channels, c);
   const int t1 = channel_end(num_tokens, prm->num_channels, c);
   int32_t* per_expert = reinterpret_cast<int32_t*>(prm->tokens_per_expert);
@@ -65,7 +66,7 @@ __device__ __forceinline__ int nth_set_bit(uint32_t mask, int k) {
 __device__ __forceinline__ GroupSender make_sender(const DeviceView* view, const MoeParams* prm, int c, int dest,
                                                    bool dispatch, int w, int warps, int* status) {
   GroupSender s;
-  const int me = prm->rank, n = prm->nranks;
+  const int me = prm->head.rank, n = prm->head.nranks;
   const SignalIndex si = signal_index(prm);
   s.peer = peer_of(view, dest);
   s.me = local_of(view);
@@ -96,7 +97,7 @@ __device__ int dispatch_send(const DeviceView* view, const MoeParams* prm, int c
                              int* status, const char* x, const float* scales, const int64_t* topk,
                              const float* weights, int num_tokens, uint64_t call_seq) {
   const uint32_t lane = lane_id();
-  const int n = prm->nranks, k = prm->top_k, me = prm->rank;
+  const int n = prm->head.nranks, k = prm->head.top_k, me = prm->head.rank;
   GroupSender s = make_sender(view, prm, c, dest, true, w, warps, status);
   const int32_t count = reinterpret_cast<const int32_t*>(prm->channel_count)[c * n + dest];
   int prior = OK;
@@ -162,8 +163,8 @@ struct GroupNews {
 __device__ int dispatch_receive(const DeviceView* view, const MoeParams* prm, int c, int src, int w, int warps,
                                 GroupNews* news, uint64_t call_seq) {
   const uint32_t lane = lane_id();
-  const int n = prm->nranks, channels = prm->num_channels, k = prm->top_k, me = prm->rank;
-  const int local = prm->num_local_experts;
+  const int n = prm->head.nranks, channels = prm->num_channels, k = prm->head.top_k, me = prm->head.rank;
+  const int local = prm->head.num_local_experts;
   const Local l = local_of(view);
   const SignalIndex si = signal_index(prm);
   const int parity = (int)(call_seq & 1);
@@ -304,8 +305,8 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch(const Devic
   __shared__ GroupNews news[MAX_RANKS];
   const uint64_t call_seq = *call_seq_word;
   const int warp = threadIdx.x / 32;
-  const int n = prm->nranks;
-  if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
+  const int n = prm->head.nranks;
+  if (prm->head.magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
   if (warp >= n * warps_per_peer) return;
   const int c = (int)(blockIdx.x >> 1);
   const int peer = warp / warps_per_peer, w = warp % warps_per_peer;
@@ -325,7 +326,7 @@ namespace moe_kernels {
 __device__ int combine_send(const DeviceView* view, const MoeParams* prm, int c, int dest, int w, int warps,
                             int* status, const uint16_t* y) {
   const uint32_t lane = lane_id();
-  const int n = prm->nranks;
+  const int n = prm->head.nranks;
   GroupSender s = make_sender(view, prm, c, dest, false, w, warps, status);
   const int32_t first = reinterpret_cast<const int32_t*>(prm->recv_channel_offset)[c * n + dest];
   const int32_t count = reinterpret_cast<const int32_t*>(prm->recv_channel_count)[c * n + dest];
@@ -334,7 +335,7 @@ __device__ int combine_send(const DeviceView* view, const MoeParams* prm, int c,
     int st = s.begin(rows);
     if (st != OK) return st;
     for (uint32_t j = (uint32_t)w; j < rows; j += (uint32_t)warps) {
-      warp_copy16(s.slot(j), y + (int64_t)(first + i + j) * prm->hidden, prm->combine_row_bytes, lane);
+      warp_copy16(s.slot(j), y + (int64_t)(first + i + j) * prm->head.hidden, prm->combine_row_bytes, lane);
     }
     s.end(rows);
     i += rows;
@@ -356,7 +357,7 @@ __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int
   __shared__ int32_t consumed[MAX_RANKS];
   __shared__ int failed;
   const uint32_t lane = lane_id();
-  const int n = prm->nranks, warps = prm->combine_warps, hidden = prm->hidden, me = prm->rank;
+  const int n = prm->head.nranks, warps = prm->combine_warps, hidden = prm->head.hidden, me = prm->head.rank;
   const uint32_t ring = prm->ring_tokens, row_bytes = prm->combine_row_bytes;
   const Local l = local_of(view);
   const SignalIndex si = signal_index(prm);
@@ -469,8 +470,8 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine(const Device
                                                                       const uint16_t* y, uint16_t* out,
                                                                       int num_tokens, int warps_per_peer) {
   const int warp = threadIdx.x / 32;
-  const int n = prm->nranks;
-  if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
+  const int n = prm->head.nranks;
+  if (prm->head.magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
   const int c = (int)(blockIdx.x >> 1);
   if ((blockIdx.x & 1) == 0) {
     __shared__ int status[MAX_RANKS];
@@ -562,7 +563,7 @@ __device__ __forceinline__ char* direct_field(const MoeParams* prm, char* heap, 
 __device__ __forceinline__ int combine_enter(const DeviceView* view, const Local& l, const MoeParams* prm,
                                              const SignalIndex& si, uint64_t seq, uint32_t pull, uint64_t* seen,
                                              int* shared_status) {
-  const int n = prm->nranks, me = prm->rank;
+  const int n = prm->head.nranks, me = prm->head.rank;
   if (threadIdx.x < (unsigned)n) {
     signal(peer_of(view, (int)threadIdx.x), signal_offset(prm, si.combine_entry(me)), SIGNAL_SET, seq << 1 | pull);
   }
@@ -596,9 +597,9 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch_direct(cons
   __shared__ uint64_t counts[MAX_RANKS * MAX_RANKS];        // [src][dst]: seq << 32 | rows, as posted
   __shared__ int32_t first_row[MAX_CHANNELS * MAX_RANKS];  // [channel][dst]: the channel's first row there
   __shared__ int status;
-  if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
+  if (prm->head.magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
   const uint64_t seq = *call_seq_word + 1;
-  const int n = prm->nranks, me = prm->rank, k = prm->top_k, local = prm->num_local_experts;
+  const int n = prm->head.nranks, me = prm->head.rank, k = prm->head.top_k, local = prm->head.num_local_experts;
   const int channels = prm->num_channels;
   unsigned long long* claim = dispatch_claims(prm, seq);
   const uint32_t lane = lane_id();
@@ -856,9 +857,9 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_direct(const
                                                                             uint16_t* out, int num_tokens,
                                                                             uint64_t* combine_seq_word) {
   __shared__ int status;
-  if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
+  if (prm->head.magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
   const uint64_t seq = *combine_seq_word + 1;
-  const int n = prm->nranks, me = prm->rank, hidden = prm->hidden;
+  const int n = prm->head.nranks, me = prm->head.rank, hidden = prm->head.hidden;
   const uint32_t lane = lane_id();
   const int warp = (int)(threadIdx.x >> 5), warps = (int)(blockDim.x >> 5);
   const SignalIndex si = signal_index(prm);
@@ -931,9 +932,9 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_pull(const D
                                                                           uint64_t* combine_seq_word) {
   __shared__ int status;
   __shared__ uint64_t entries[MAX_RANKS];
-  if (prm->magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
+  if (prm->head.magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
   const uint64_t seq = *combine_seq_word + 1;
-  const int n = prm->nranks, hidden = prm->hidden;
+  const int n = prm->head.nranks, hidden = prm->head.hidden;
   const uint32_t lane = lane_id();
   const int warp = (int)(threadIdx.x >> 5), warps = (int)(blockDim.x >> 5);
   const SignalIndex si = signal_index(prm);
@@ -963,7 +964,7 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_pull(const D
     }
     combine_token(row, out + t * hidden, hidden, lane);
   }
-  block_release_to_all(view, n, signal_offset(prm, si.combine_done(prm->rank)));
+  block_release_to_all(view, n, signal_offset(prm, si.combine_done(prm->head.rank)));
   block_wait_all(l, prm, n, [&](int s) { return si.combine_done(s); }, (uint64_t)gridDim.x * seq, nullptr, &status);
   finish_call(combine_seq_word, seq);
 }

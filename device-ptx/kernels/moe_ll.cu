@@ -53,7 +53,7 @@ constexpr int LL_ROUTE_SHARED_WORDS = 5120;
 // the warps' sums); `carry` is the sum of the experts before the block's. Every thread of the block calls it, after
 // a barrier behind the block's stores of send_count.
 __device__ __forceinline__ void store_send_base(const LlBuffer& b) {
-  const int experts = b.p->num_experts;
+  const int experts = b.p->head.num_experts;
   const int32_t* count = b.send_count();
   __shared__ int32_t warp_base[32];
   __shared__ int32_t block_sum;
@@ -99,7 +99,7 @@ __device__ __forceinline__ void store_send_base(const LlBuffer& b) {
 extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const __grid_constant__ LlParams params, int buf,
                                                                        const int64_t* topk, int num_tokens) {
   const LlParams* p = &params;
-  if (p->magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  if (p->head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
   __shared__ unsigned long long bad;
   // mask[c][e - e0]: the tokens of chunk c (of this group) naming expert e; base[c][e - e0]: the slot of the chunk's
   // first such token. A group is as many chunks as fit beside a window of experts; more experts than fit in one
@@ -107,7 +107,7 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const __gr
   __shared__ uint32_t mask[LL_ROUTE_SHARED_WORDS];
   __shared__ int32_t base[LL_ROUTE_SHARED_WORDS];
   const LlBuffer b{p, buf};
-  const int k_count = p->top_k, experts = p->num_experts;
+  const int k_count = p->head.top_k, experts = p->head.num_experts;
   const int entries = num_tokens * k_count;
   if (threadIdx.x == 0) {
     bad = ~0ull;
@@ -115,7 +115,7 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const __gr
   }
   int32_t* slot = b.route_slot();
   int32_t* count = b.send_count();
-  for (int i = threadIdx.x; i < experts + p->nranks; i += blockDim.x) {
+  for (int i = threadIdx.x; i < experts + p->head.nranks; i += blockDim.x) {
     b.send_done(0)[i] = 0;
     b.send_done(1)[i] = 0;
     if (i < experts) count[i] = 0;
@@ -182,7 +182,7 @@ namespace moe_ll_kernels {
 __device__ int count_batched(const DeviceView* view, const LlBuffer& b, const Peer& peer, int r, int le,
                              uint64_t seq, int32_t rows, int32_t first_send_row, int32_t* arrivals) {
   const LlParams* p = b.p;
-  const int local = p->num_local_experts, me = p->rank;
+  const int local = p->head.num_local_experts, me = p->head.rank;
   uint64_t* table = reinterpret_cast<uint64_t*>(local_of(view).heap + b.table_to_rank(r));
   table[le] = (uint64_t)(uint32_t)first_send_row << 32 | (uint32_t)rows;
   // Release of the entry (and, cumulative, of the rows this thread's send_done add acquired), acquire of the others.
@@ -213,17 +213,17 @@ __device__ int count_batched(const DeviceView* view, const LlBuffer& b, const Pe
 __device__ __forceinline__ int signal_count(const DeviceView* view, const LlBuffer& b, int expert, uint64_t seq,
                                             int32_t rows, int32_t first_send_row, int32_t* done) {
   const LlParams* p = b.p;
-  const int r = expert / p->num_local_experts, le = expert % p->num_local_experts;
+  const int r = expert / p->head.num_local_experts, le = expert % p->head.num_local_experts;
   const Peer peer = peer_of(view, r);
   if (prefers_few_puts(peer)) {
-    return count_batched(view, b, peer, r, le, seq, rows, first_send_row, done + p->num_experts);
+    return count_batched(view, b, peer, r, le, seq, rows, first_send_row, done + p->head.num_experts);
   }
   // A count of rows: this thread's send_done add acquired every add before it, each a release of its block's rows
   // (and puts); this fence, cumulative, makes all of them visible system-wide before the signal. For a direct peer it
   // is the fence that fence(peer) would be (so that call is left out); an ibgda signal claims its queue slot with
   // another atomic, which must come after those warps' claims. A zero count orders nothing: no row goes with it.
   if (rows > 0) __threadfence_system();
-  return signal(peer, b.dispatch_count(le, p->rank), SIGNAL_SET, seq << 32 | (uint32_t)rows);
+  return signal(peer, b.dispatch_count(le, p->head.rank), SIGNAL_SET, seq << 32 | (uint32_t)rows);
 }
 
 // The route of one block's token, computed by the block itself (the fused route; see route_block).
@@ -252,7 +252,7 @@ struct BlockRoute {
 __device__ void route_block(const LlBuffer& b, const int64_t* topk, int num_tokens, int parts, BlockRoute* r,
                             int32_t* hist) {
   const LlParams* p = b.p;
-  const int k_count = p->top_k, experts = p->num_experts;
+  const int k_count = p->head.top_k, experts = p->head.num_experts;
   const int entries = num_tokens * k_count;
   const uint32_t lane = lane_id();
   const int warp = threadIdx.x >> 5;
@@ -282,7 +282,7 @@ __device__ void route_block(const LlBuffer& b, const int64_t* topk, int num_toke
   __syncthreads();
   const uint64_t seq = r->seq;
   int32_t* other = b.send_done(seq ^ 1);
-  for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < experts + p->nranks; e += gridDim.x * blockDim.x) {
+  for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < experts + p->head.nranks; e += gridDim.x * blockDim.x) {
     other[e] = 0;
   }
   for (int i = threadIdx.x; i < entries; i += blockDim.x) {
@@ -351,8 +351,8 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
   const LlParams* p = b.p;
   const uint32_t lane = lane_id();
   const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  const int k_count = p->top_k, local = p->num_local_experts, me = p->rank, hidden = p->hidden;
-  const bool fp8 = p->dtype == LL_DTYPE_FP8_E4M3;
+  const int k_count = p->head.top_k, local = p->head.num_local_experts, me = p->head.rank, hidden = p->head.hidden;
+  const bool fp8 = p->head.dtype == LL_DTYPE_FP8_E4M3;
   const bool pow2 = p->power_of_two_scales != 0;
   const Local l = local_of(view);
   const uint16_t* row = x + (int64_t)t * hidden;
@@ -517,12 +517,12 @@ __device__ __forceinline__ int send_items(const DeviceView* view, const LlParams
   int32_t* send_done = b.send_done(seq);
   // The batched combine's arrival counters start from zero at each call (the combine of the call before on this
   // buffer is done: it came before this kernel on the stream).
-  if (blockIdx.x == 0 && threadIdx.x < (unsigned)p->nranks) b.combine_done()[threadIdx.x] = 0;
+  if (blockIdx.x == 0 && threadIdx.x < (unsigned)p->head.nranks) b.combine_done()[threadIdx.x] = 0;
   // Zero counts first: they wait for no row (so no fence); sent last they were a load, a fence and a store at the
   // end of the kernel's chain. With the GPU-scope adds of send_token, a one-token dispatch went from 0.027 to 0.024
   // ms (2 ranks, H100s).
   const int threads = gridDim.x * blockDim.x;
-  for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < p->num_experts; e += threads) {
+  for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < p->head.num_experts; e += threads) {
     const int32_t rows = fused ? hist[e] : b.send_count()[e];
     if (rows == 0 && signal_count(view, b, e, seq, 0, 0, send_done) != OK) break;
   }
@@ -541,7 +541,7 @@ __device__ __forceinline__ int send_items(const DeviceView* view, const LlParams
 extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_dispatch_send(
     const DeviceView* view, const __grid_constant__ LlParams params, int buf, const uint16_t* x, const int64_t* topk,
     int num_tokens, int parts, int fused) {
-  if (params.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
   uint64_t seq;
   send_items(view, &params, buf, x, topk, num_tokens, parts, fused, &seq);
 }
@@ -559,10 +559,10 @@ __device__ __forceinline__ void receive_counts(const DeviceView* view, const LlP
   __shared__ int failed;
   const LlBuffer b{p, buf};
   const uint32_t lane = lane_id();
-  const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5, n = p->nranks;
+  const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5, n = p->head.nranks;
   const Local l = local_of(view);
   const uint64_t payload = p->payload_bytes, scales = p->scales_per_row;
-  for (int le = blockIdx.x; le < p->num_local_experts; le += gridDim.x) {
+  for (int le = blockIdx.x; le < p->head.num_local_experts; le += gridDim.x) {
     if (warp == 0) {
       int32_t rows = 0;
       int bad = 0;
@@ -618,7 +618,7 @@ __device__ __forceinline__ void receive_counts(const DeviceView* view, const LlP
 
 extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_dispatch_recv(
     const DeviceView* view, const __grid_constant__ LlParams params, int buf) {
-  if (params.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
   receive_counts(view, &params, buf, *LlBuffer{&params, buf}.seq());
 }
 
@@ -629,7 +629,7 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_dispatch_recv(
 extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_dispatch(
     const DeviceView* view, const __grid_constant__ LlParams params, int buf, const uint16_t* x, const int64_t* topk,
     int num_tokens, int parts, int fused) {
-  if (params.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
   uint64_t seq;
   if (send_items(view, &params, buf, x, topk, num_tokens, parts, fused, &seq) != OK) return;
   // The sequence number from the send part: with the fused route, seq[buf] may already be raised, or not yet.
@@ -655,8 +655,8 @@ namespace moe_ll_kernels {
 __device__ void return_batched_rows(const DeviceView* view, const LlBuffer& b, const Peer& peer, int s,
                                     uint64_t value) {
   const LlParams* p = b.p;
-  const int n = p->nranks, last = p->num_local_experts - 1;
-  const uint64_t word = b.combine_batch(p->rank);
+  const int n = p->head.nranks, last = p->head.num_local_experts - 1;
+  const uint64_t word = b.combine_batch(p->head.rank);
   const int32_t rows = b.recv_offset_src()[last * n + s] + b.recv_count_src()[last * n + s];
   if (rows == 0) {
     signal(peer, word, SIGNAL_SET, value);
@@ -670,8 +670,8 @@ __device__ void return_batched_rows(const DeviceView* view, const LlBuffer& b, c
   const int32_t first = reinterpret_cast<const int32_t*>(l.heap + b.recv_src(r0))[3] - b.recv_offset_src()[le * n + s];
   // The staged rows visible system-wide before the copy engine reads them (cumulative: every block's).
   __threadfence_system();
-  put_signal(peer, b.combine_recv(first), b.combine_stage(s, 0), (uint64_t)rows * 2ull * p->hidden, word, SIGNAL_SET,
-             value);
+  put_signal(peer, b.combine_recv(first), b.combine_stage(s, 0), (uint64_t)rows * 2ull * p->head.hidden, word,
+             SIGNAL_SET, value);
 }
 
 // The send half's work for local expert `le`, by one block (every thread calls it; it ends with a barrier, so a
@@ -680,7 +680,7 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
                                                    const uint16_t* y, int pull, int le) {
   __shared__ int32_t first_row[MAX_RANKS + 1];
   const LlBuffer b{p, buf};
-  const int n = p->nranks, hidden = p->hidden;
+  const int n = p->head.nranks, hidden = p->head.hidden;
   const uint32_t lane = lane_id();
   const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const uint64_t seq = *b.seq();
@@ -707,14 +707,15 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
   }
   // Every warp's rows are stored before any flag is set or staged row put.
   __syncthreads();
-  const uint64_t flag = b.combine_flag(p->rank * p->num_local_experts + le), value = seq << 1 | (uint64_t)pull;
+  const uint64_t flag = b.combine_flag(p->head.rank * p->head.num_local_experts + le);
+  const uint64_t value = seq << 1 | (uint64_t)pull;
   for (int s = warp; s < n; s += warps) {
     const Peer peer = peer_of(view, s);
     const int32_t rows = pull ? 0 : first_row[s + 1] - first_row[s];
     if (prefers_few_puts(peer)) {
       // A batched source: this expert's rows are staged in the source's send order; the block that stages the last
       // expert's puts them all (a pulling combine has no batched pair: it needs every pair direct).
-      if (lane == 0 && atom_add_acq_rel_gpu(b.combine_done() + s, 1) == p->num_local_experts - 1) {
+      if (lane == 0 && atom_add_acq_rel_gpu(b.combine_done() + s, 1) == p->head.num_local_experts - 1) {
         return_batched_rows(view, b, peer, s, value);
       }
     } else if (!is_direct(peer) && rows > 0) {
@@ -738,7 +739,7 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
 
 extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine_send(
     const DeviceView* view, const __grid_constant__ LlParams params, int buf, const uint16_t* y, int pull) {
-  if (params.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
   return_expert_rows(view, &params, buf, y, pull, blockIdx.x);
 }
 
@@ -756,7 +757,7 @@ namespace moe_ll_kernels {
 
 // The word that says expert e's rows are here: its flag, or for a batched pair its rank's batch word.
 __device__ __forceinline__ uint64_t combine_word(const DeviceView* view, const LlBuffer& b, int e) {
-  const int r = e / b.p->num_local_experts;
+  const int r = e / b.p->head.num_local_experts;
   return prefers_few_puts(peer_of(view, r)) ? b.combine_batch(r) : b.combine_flag(e);
 }
 
@@ -766,7 +767,7 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
   __shared__ int barrier_failed;
   const LlBuffer b{p, buf};
   const uint32_t lane = lane_id();
-  const int k_count = p->top_k, experts = p->num_experts, hidden = p->hidden;
+  const int k_count = p->head.top_k, experts = p->head.num_experts, hidden = p->head.hidden;
   const uint64_t seq = *b.seq();
   const Local l = local_of(view);
   if (threadIdx.x == 0) barrier_failed = 0;
@@ -803,8 +804,8 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
         uint64_t v;
         // A batch word stands for all its rank's experts: its wait is counted once, by the first expert's thread.
         const uint64_t word = combine_word(view, b, e);
-        const bool count = word == b.combine_flag(e) || e % p->num_local_experts == 0;
-        if (ll_wait(l, p, word, want, e / p->num_local_experts, &v, count) != OK) {
+        const bool count = word == b.combine_flag(e) || e % p->head.num_local_experts == 0;
+        if (ll_wait(l, p, word, want, e / p->head.num_local_experts, &v, count) != OK) {
           barrier_failed = 1;
           break;
         }
@@ -812,7 +813,7 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
       }
     }
     if (other >= 0) {
-      record_error(view, ERROR_COMBINE_INPUT_MIXED, OP_WAIT_UNTIL, other / p->num_local_experts,
+      record_error(view, ERROR_COMBINE_INPUT_MIXED, OP_WAIT_UNTIL, other / p->head.num_local_experts,
                    combine_word(view, b, other), want | (uint64_t)pull, other_value, CMP_GE, 0);
       barrier_failed = 1;
     }
@@ -840,7 +841,7 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
   // with the params in device memory).
   const char* const recv_rows = l.heap + b.combine_recv(0);
   const uint64_t row_bytes = 2ull * hidden;
-  const int local = p->num_local_experts, me = p->rank;
+  const int local = p->head.num_local_experts, me = p->head.rank;
   uint16_t* const out = b.combined();
   const int32_t* const route_slot = b.route_slot();
   const int32_t* const send_base = b.send_base();
@@ -922,7 +923,7 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
 extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_combine_recv(
     const DeviceView* view, const __grid_constant__ LlParams params, int buf, const int64_t* topk,
     const float* weights, int num_tokens, int pull) {
-  if (params.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
   sum_returned_rows(view, &params, buf, topk, weights, num_tokens, pull);
 }
 
@@ -934,8 +935,8 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
 extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine(
     const DeviceView* view, const __grid_constant__ LlParams params, int buf, const uint16_t* y, const int64_t* topk,
     const float* weights, int num_tokens, int pull) {
-  if (params.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
-  for (int le = blockIdx.x; le < params.num_local_experts; le += gridDim.x) {
+  if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  for (int le = blockIdx.x; le < params.head.num_local_experts; le += gridDim.x) {
     return_expert_rows(view, &params, buf, y, pull, le);
   }
   sum_returned_rows(view, &params, buf, topk, weights, num_tokens, pull);

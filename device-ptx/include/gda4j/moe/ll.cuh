@@ -44,13 +44,13 @@ struct LlBuffer {
   __device__ __forceinline__ uint64_t recv_src(uint64_t row) const { return heap(p->recv_src) + row * 4ull * LL_SRC_INTS; }
   // The combine's landing row of this rank's send row `send_row` (ll_params.cuh: the send order).
   __device__ __forceinline__ uint64_t combine_recv(int send_row) const {
-    return heap(p->combine_recv) + (uint64_t)send_row * 2ull * p->hidden;
+    return heap(p->combine_recv) + (uint64_t)send_row * 2ull * p->head.hidden;
   }
   // Staging (msg_bytes != 0 only): message i of source `src`'s part of the landing messages at the expert's rank
   // (ibgda: i = local expert x max_tokens + slot; a batched pair: i = the row's place in the source's packed rows),
   // and this rank's message of send row `send_row`.
   __device__ __forceinline__ uint64_t recv_msg(int src, uint64_t i) const {
-    return heap(p->recv_msg) + ((uint64_t)src * p->num_local_experts * p->max_tokens + i) * p->msg_bytes;
+    return heap(p->recv_msg) + ((uint64_t)src * p->head.num_local_experts * p->max_tokens + i) * p->msg_bytes;
   }
   __device__ __forceinline__ uint64_t send_msg(int send_row) const {
     return heap(p->send_msg) + (uint64_t)send_row * p->msg_bytes;
@@ -58,35 +58,35 @@ struct LlBuffer {
   // The combine input (y in the heap): row `row` of the expert-major layout, read by the sources where they pull and
   // put from where they are staged.
   __device__ __forceinline__ uint64_t combine_input(uint64_t row) const {
-    return heap(p->combine_input) + row * 2ull * p->hidden;
+    return heap(p->combine_input) + row * 2ull * p->head.hidden;
   }
   // Batched pairs (gda4j::prefers_few_puts): the count table this rank sends rank r (to_rank) and the one source s
   // sent here (from_source), each [num_local_experts] u64, entry le the rows to experts 0..le; the combine's rows
   // for source s, i in the source's send order from its first row to this rank.
   __device__ __forceinline__ uint64_t table_to_rank(int r) const {
-    return heap(p->tables) + (uint64_t)r * p->num_local_experts * 8ull;
+    return heap(p->tables) + (uint64_t)r * p->head.num_local_experts * 8ull;
   }
   __device__ __forceinline__ uint64_t table_from_source(int s) const {
-    return heap(p->tables) + (uint64_t)(p->nranks + s) * p->num_local_experts * 8ull;
+    return heap(p->tables) + (uint64_t)(p->head.nranks + s) * p->head.num_local_experts * 8ull;
   }
   __device__ __forceinline__ uint64_t combine_stage(int s, uint64_t i) const {
-    const uint64_t per_source = (uint64_t)p->max_tokens * min(p->top_k, p->num_local_experts);
-    return heap(p->combine_stage) + ((uint64_t)s * per_source + i) * 2ull * p->hidden;
+    const uint64_t per_source = (uint64_t)p->max_tokens * min(p->head.top_k, p->head.num_local_experts);
+    return heap(p->combine_stage) + ((uint64_t)s * per_source + i) * 2ull * p->head.hidden;
   }
   __device__ __forceinline__ uint64_t dispatch_batch(int src) const {
-    const LlSignalIndex si{p->num_local_experts, p->nranks, p->num_experts};
+    const LlSignalIndex si{p->head.num_local_experts, p->head.nranks, p->head.num_experts};
     return p->signals + 8ull * si.dispatch_batch(buf, src);
   }
   __device__ __forceinline__ uint64_t combine_batch(int expert_rank) const {
-    const LlSignalIndex si{p->num_local_experts, p->nranks, p->num_experts};
+    const LlSignalIndex si{p->head.num_local_experts, p->head.nranks, p->head.num_experts};
     return p->signals + 8ull * si.combine_batch(buf, expert_rank);
   }
   __device__ __forceinline__ uint64_t dispatch_count(int le, int src) const {
-    const LlSignalIndex si{p->num_local_experts, p->nranks, p->num_experts};
+    const LlSignalIndex si{p->head.num_local_experts, p->head.nranks, p->head.num_experts};
     return p->signals + 8ull * si.dispatch_count(buf, le, src);
   }
   __device__ __forceinline__ uint64_t combine_flag(int expert) const {
-    const LlSignalIndex si{p->num_local_experts, p->nranks, p->num_experts};
+    const LlSignalIndex si{p->head.num_local_experts, p->head.nranks, p->head.num_experts};
     return p->signals + 8ull * si.combine_flag(buf, expert);
   }
   __device__ __forceinline__ char* state() const { return reinterpret_cast<char*>(p->buffer_state + buf * p->state_bytes); }
@@ -96,9 +96,11 @@ struct LlBuffer {
   // send_done's copy for a call of sequence number `seq`: [num_experts] rows out per expert, then [nranks] experts
   // whose count is out per rank; after both copies, the fused route's arrival counter.
   __device__ __forceinline__ int32_t* send_done(uint64_t seq) const {
-    return reinterpret_cast<int32_t*>(state() + p->send_done) + (int)(seq & 1) * (p->num_experts + p->nranks);
+    return reinterpret_cast<int32_t*>(state() + p->send_done) + (int)(seq & 1) * (p->head.num_experts + p->head.nranks);
   }
-  __device__ __forceinline__ int32_t* route_arrivals() const { return send_done(0) + 2 * (p->num_experts + p->nranks); }
+  __device__ __forceinline__ int32_t* route_arrivals() const {
+    return send_done(0) + 2 * (p->head.num_experts + p->head.nranks);
+  }
   __device__ __forceinline__ int32_t* recv_offset_src() const {
     return reinterpret_cast<int32_t*>(state() + p->recv_offset_src);
   }

@@ -4,14 +4,8 @@
 // parameter memory, no memory round trip per field); io.gda4j.moe.MoeLowLatencySizing describes the memory the
 // offsets point at. Plain C++, so g++ can print it.
 //
-//        0  i32  magic
-//        4  i32  nranks
-//        8  i32  rank
-//       12  i32  hidden
-//       16  i32  dtype
-//       20  i32  top_k
-//       24  i32  num_experts
-//       28  i32  num_local_experts
+//        0  hdr  head  (MoeParamsHeader, params_header.cuh: magic, nranks, rank, hidden, dtype, top_k,
+//                       num_experts, num_local_experts)
 //       32  i32  max_tokens
 //       36  i32  slots_per_expert
 //       40  i32  payload_bytes
@@ -49,6 +43,7 @@
 #pragma once
 #include <stdint.h>
 #include <stddef.h>
+#include "params_header.cuh"
 
 #if defined(__CUDACC__)
 #define GDA4J_LL_FN __host__ __device__ __forceinline__
@@ -60,14 +55,7 @@ namespace gda4j {
 namespace moe {
 
 struct LlParams {
-  uint32_t magic;
-  int32_t nranks;
-  int32_t rank;
-  int32_t hidden;
-  int32_t dtype;
-  int32_t top_k;
-  int32_t num_experts;
-  int32_t num_local_experts;
+  MoeParamsHeader head;
   int32_t max_tokens;
   int32_t slots_per_expert;
   int32_t payload_bytes;
@@ -105,14 +93,7 @@ struct LlParams {
 
 namespace MoeLowLatencyParamsDescriptor {
 constexpr uint32_t PARAMS_MAGIC = 0x314c4f4du;
-constexpr uint32_t MAGIC_OFFSET = 0;
-constexpr uint32_t NRANKS_OFFSET = 4;
-constexpr uint32_t RANK_OFFSET = 8;
-constexpr uint32_t HIDDEN_OFFSET = 12;
-constexpr uint32_t DTYPE_OFFSET = 16;
-constexpr uint32_t TOP_K_OFFSET = 20;
-constexpr uint32_t NUM_EXPERTS_OFFSET = 24;
-constexpr uint32_t NUM_LOCAL_EXPERTS_OFFSET = 28;
+constexpr uint32_t HEAD_OFFSET = 0;
 constexpr uint32_t MAX_TOKENS_OFFSET = 32;
 constexpr uint32_t SLOTS_PER_EXPERT_OFFSET = 36;
 constexpr uint32_t PAYLOAD_BYTES_OFFSET = 40;
@@ -155,14 +136,7 @@ constexpr uint32_t TOKEN_WARPS = 8;
 constexpr uint32_t SEND_CHUNK = 512;
 }  // namespace MoeLowLatencyParamsDescriptor
 
-static_assert(offsetof(LlParams, magic) == MoeLowLatencyParamsDescriptor::MAGIC_OFFSET, "magic");
-static_assert(offsetof(LlParams, nranks) == MoeLowLatencyParamsDescriptor::NRANKS_OFFSET, "nranks");
-static_assert(offsetof(LlParams, rank) == MoeLowLatencyParamsDescriptor::RANK_OFFSET, "rank");
-static_assert(offsetof(LlParams, hidden) == MoeLowLatencyParamsDescriptor::HIDDEN_OFFSET, "hidden");
-static_assert(offsetof(LlParams, dtype) == MoeLowLatencyParamsDescriptor::DTYPE_OFFSET, "dtype");
-static_assert(offsetof(LlParams, top_k) == MoeLowLatencyParamsDescriptor::TOP_K_OFFSET, "top_k");
-static_assert(offsetof(LlParams, num_experts) == MoeLowLatencyParamsDescriptor::NUM_EXPERTS_OFFSET, "num_experts");
-static_assert(offsetof(LlParams, num_local_experts) == MoeLowLatencyParamsDescriptor::NUM_LOCAL_EXPERTS_OFFSET, "num_local_experts");
+static_assert(offsetof(LlParams, head) == MoeLowLatencyParamsDescriptor::HEAD_OFFSET, "head");
 static_assert(offsetof(LlParams, max_tokens) == MoeLowLatencyParamsDescriptor::MAX_TOKENS_OFFSET, "max_tokens");
 static_assert(offsetof(LlParams, slots_per_expert) == MoeLowLatencyParamsDescriptor::SLOTS_PER_EXPERT_OFFSET, "slots_per_expert");
 static_assert(offsetof(LlParams, payload_bytes) == MoeLowLatencyParamsDescriptor::PAYLOAD_BYTES_OFFSET, "payload_bytes");

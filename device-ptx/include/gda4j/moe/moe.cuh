@@ -33,12 +33,14 @@ __device__ __forceinline__ int channel_end(int num_tokens, int channels, int c) 
   return min((c + 1) * tokens_per_channel(num_tokens, channels), num_tokens);
 }
 
-__device__ __forceinline__ SignalIndex signal_index(const MoeParams* p) { return SignalIndex{p->num_channels, p->nranks}; }
+__device__ __forceinline__ SignalIndex signal_index(const MoeParams* p) {
+  return SignalIndex{p->num_channels, p->head.nranks};
+}
 
 __device__ __forceinline__ uint64_t signal_offset(const MoeParams* p, int word) { return p->signals + 8ull * word; }
 
 __device__ __forceinline__ uint64_t* state_word(const MoeParams* p, int which, int c, int peer) {
-  return reinterpret_cast<uint64_t*>(p->state) + ((uint64_t)which * p->num_channels + c) * p->nranks + peer;
+  return reinterpret_cast<uint64_t*>(p->state) + ((uint64_t)which * p->num_channels + c) * p->head.nranks + peer;
 }
 
 // A direct world keeps no ring positions, so the first two channel state words (the area holds at least four) are

@@ -3,14 +3,8 @@
 // MoE kernel takes a pointer to it. Heap offsets address the symmetric heap; the u64 pointers point into the rank's
 // own device memory. Plain C++, so g++ can print it.
 //
-//       0  i32  magic
-//       4  i32  nranks
-//       8  i32  rank
-//      12  i32  hidden
-//      16  i32  dtype
-//      20  i32  top_k
-//      24  i32  num_experts
-//      28  i32  num_local_experts
+//       0  hdr  head  (MoeParamsHeader, params_header.cuh: magic, nranks, rank, hidden, dtype, top_k,
+//                      num_experts, num_local_experts)
 //      32  i32  num_channels
 //      36  i32  max_tokens
 //      40  i32  chunk_tokens
@@ -51,6 +45,7 @@
 #pragma once
 #include <stdint.h>
 #include <stddef.h>
+#include "params_header.cuh"
 
 #if defined(__CUDACC__)
 #define GDA4J_MOE_FN __host__ __device__ __forceinline__
@@ -62,14 +57,7 @@ namespace gda4j {
 namespace moe {
 
 struct MoeParams {
-  uint32_t magic;
-  int32_t nranks;
-  int32_t rank;
-  int32_t hidden;
-  int32_t dtype;
-  int32_t top_k;
-  int32_t num_experts;
-  int32_t num_local_experts;
+  MoeParamsHeader head;
   int32_t num_channels;
   int32_t max_tokens;
   int32_t chunk_tokens;
@@ -110,14 +98,7 @@ struct MoeParams {
 
 namespace MoeParamsDescriptor {
 constexpr uint32_t PARAMS_MAGIC = 0x31454f4du;
-constexpr uint32_t MAGIC_OFFSET = 0;
-constexpr uint32_t NRANKS_OFFSET = 4;
-constexpr uint32_t RANK_OFFSET = 8;
-constexpr uint32_t HIDDEN_OFFSET = 12;
-constexpr uint32_t DTYPE_OFFSET = 16;
-constexpr uint32_t TOP_K_OFFSET = 20;
-constexpr uint32_t NUM_EXPERTS_OFFSET = 24;
-constexpr uint32_t NUM_LOCAL_EXPERTS_OFFSET = 28;
+constexpr uint32_t HEAD_OFFSET = 0;
 constexpr uint32_t NUM_CHANNELS_OFFSET = 32;
 constexpr uint32_t MAX_TOKENS_OFFSET = 36;
 constexpr uint32_t CHUNK_TOKENS_OFFSET = 40;
@@ -157,14 +138,7 @@ constexpr uint32_t COMBINE_LANDING_OFFSET = 264;
 constexpr uint32_t LENGTH = 272;
 }  // namespace MoeParamsDescriptor
 
-static_assert(offsetof(MoeParams, magic) == MoeParamsDescriptor::MAGIC_OFFSET, "magic");
-static_assert(offsetof(MoeParams, nranks) == MoeParamsDescriptor::NRANKS_OFFSET, "nranks");
-static_assert(offsetof(MoeParams, rank) == MoeParamsDescriptor::RANK_OFFSET, "rank");
-static_assert(offsetof(MoeParams, hidden) == MoeParamsDescriptor::HIDDEN_OFFSET, "hidden");
-static_assert(offsetof(MoeParams, dtype) == MoeParamsDescriptor::DTYPE_OFFSET, "dtype");
-static_assert(offsetof(MoeParams, top_k) == MoeParamsDescriptor::TOP_K_OFFSET, "top_k");
-static_assert(offsetof(MoeParams, num_experts) == MoeParamsDescriptor::NUM_EXPERTS_OFFSET, "num_experts");
-static_assert(offsetof(MoeParams, num_local_experts) == MoeParamsDescriptor::NUM_LOCAL_EXPERTS_OFFSET, "num_local_experts");
+static_assert(offsetof(MoeParams, head) == MoeParamsDescriptor::HEAD_OFFSET, "head");
 static_assert(offsetof(MoeParams, num_channels) == MoeParamsDescriptor::NUM_CHANNELS_OFFSET, "num_channels");
 static_assert(offsetof(MoeParams, max_tokens) == MoeParamsDescriptor::MAX_TOKENS_OFFSET, "max_tokens");
 static_assert(offsetof(MoeParams, chunk_tokens) == MoeParamsDescriptor::CHUNK_TOKENS_OFFSET, "chunk_tokens");
@@ -202,10 +176,6 @@ static_assert(offsetof(MoeParams, combined) == MoeParamsDescriptor::COMBINED_OFF
 static_assert(offsetof(MoeParams, direct_recv) == MoeParamsDescriptor::DIRECT_RECV_OFFSET, "direct_recv");
 static_assert(offsetof(MoeParams, combine_landing) == MoeParamsDescriptor::COMBINE_LANDING_OFFSET, "combine_landing");
 static_assert(sizeof(MoeParams) == MoeParamsDescriptor::LENGTH, "MoeParams length");
-
-// Element types (io.gda4j.moe.ElementType codes).
-constexpr int32_t DTYPE_BF16 = 0;
-constexpr int32_t DTYPE_FP8_E4M3 = 1;
 
 // Signal words of the heap's signal section (io.gda4j.moe.MoeSizing: the same formulas).
 struct SignalIndex {

@@ -8,14 +8,17 @@ using namespace gda4j::moe;
 #define P(name, value) std::printf("%s %lld\n", name, (long long)(value))
 
 int main() {
-  P("MAGIC_OFFSET", offsetof(LlParams, magic));
-  P("NRANKS_OFFSET", offsetof(LlParams, nranks));
-  P("RANK_OFFSET", offsetof(LlParams, rank));
-  P("HIDDEN_OFFSET", offsetof(LlParams, hidden));
-  P("DTYPE_OFFSET", offsetof(LlParams, dtype));
-  P("TOP_K_OFFSET", offsetof(LlParams, top_k));
-  P("NUM_EXPERTS_OFFSET", offsetof(LlParams, num_experts));
-  P("NUM_LOCAL_EXPERTS_OFFSET", offsetof(LlParams, num_local_experts));
+  P("HEAD_OFFSET", offsetof(LlParams, head));
+  // The header where this block holds it: MoeParamsHeaderDescriptor, checked for both blocks.
+  P("head.MAGIC_OFFSET", offsetof(LlParams, head) + offsetof(MoeParamsHeader, magic));
+  P("head.NRANKS_OFFSET", offsetof(LlParams, head) + offsetof(MoeParamsHeader, nranks));
+  P("head.RANK_OFFSET", offsetof(LlParams, head) + offsetof(MoeParamsHeader, rank));
+  P("head.HIDDEN_OFFSET", offsetof(LlParams, head) + offsetof(MoeParamsHeader, hidden));
+  P("head.DTYPE_OFFSET", offsetof(LlParams, head) + offsetof(MoeParamsHeader, dtype));
+  P("head.TOP_K_OFFSET", offsetof(LlParams, head) + offsetof(MoeParamsHeader, top_k));
+  P("head.NUM_EXPERTS_OFFSET", offsetof(LlParams, head) + offsetof(MoeParamsHeader, num_experts));
+  P("head.NUM_LOCAL_EXPERTS_OFFSET", offsetof(LlParams, head) + offsetof(MoeParamsHeader, num_local_experts));
+  P("head.LENGTH", sizeof(MoeParamsHeader));
   P("MAX_TOKENS_OFFSET", offsetof(LlParams, max_tokens));
   P("SLOTS_PER_EXPERT_OFFSET", offsetof(LlParams, slots_per_expert));
   P("PAYLOAD_BYTES_OFFSET", offsetof(LlParams, payload_bytes));

@@ -7,14 +7,8 @@ package io.gda4j.moe;
  * {@code gda4j::moe::LlParams} ({@code gda4j/moe/ll_params.cuh}) has the same fields under the same names (checked
  * by MoeLowLatencyParamsLayoutTest). Little-endian; {@link MoeLowLatencySizing} describes what the offsets point at:
  * <pre>
- *        0  i32  magic
- *        4  i32  nranks
- *        8  i32  rank
- *       12  i32  hidden
- *       16  i32  dtype
- *       20  i32  top_k
- *       24  i32  num_experts
- *       28  i32  num_local_experts
+ *        0  hdr  head  ({@link MoeParamsHeaderDescriptor}: magic, nranks, rank, hidden, dtype, top_k,
+ *                       num_experts, num_local_experts)
  *       32  i32  max_tokens
  *       36  i32  slots_per_expert
  *       40  i32  payload_bytes
@@ -54,14 +48,8 @@ package io.gda4j.moe;
 public final class MoeLowLatencyParamsDescriptor {
     /** "MOL1": a kernel given something else refuses to run. */
     public static final int PARAMS_MAGIC = 0x314c4f4d;
-    public static final int MAGIC_OFFSET = 0;
-    public static final int NRANKS_OFFSET = 4;
-    public static final int RANK_OFFSET = 8;
-    public static final int HIDDEN_OFFSET = 12;
-    public static final int DTYPE_OFFSET = 16;
-    public static final int TOP_K_OFFSET = 20;
-    public static final int NUM_EXPERTS_OFFSET = 24;
-    public static final int NUM_LOCAL_EXPERTS_OFFSET = 28;
+    /** Where the {@link MoeParamsHeaderDescriptor header} starts. */
+    public static final int HEAD_OFFSET = 0;
     public static final int MAX_TOKENS_OFFSET = 32;
     public static final int SLOTS_PER_EXPERT_OFFSET = 36;
     public static final int PAYLOAD_BYTES_OFFSET = 40;

@@ -112,14 +112,9 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         MoeLowLatencyConfig c = s.config();
         long heap = buffer.heapRegion().offset();
         ByteBuffer b = ByteBuffer.allocateDirect(MoeLowLatencyParamsDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-        b.putInt(MoeLowLatencyParamsDescriptor.MAGIC_OFFSET, MoeLowLatencyParamsDescriptor.PARAMS_MAGIC);
-        b.putInt(MoeLowLatencyParamsDescriptor.NRANKS_OFFSET, s.worldSize());
-        b.putInt(MoeLowLatencyParamsDescriptor.RANK_OFFSET, rank.rank());
-        b.putInt(MoeLowLatencyParamsDescriptor.HIDDEN_OFFSET, c.hidden());
-        b.putInt(MoeLowLatencyParamsDescriptor.DTYPE_OFFSET, c.dispatchType().code());
-        b.putInt(MoeLowLatencyParamsDescriptor.TOP_K_OFFSET, c.topK());
-        b.putInt(MoeLowLatencyParamsDescriptor.NUM_EXPERTS_OFFSET, c.numExperts());
-        b.putInt(MoeLowLatencyParamsDescriptor.NUM_LOCAL_EXPERTS_OFFSET, s.numLocalExperts());
+        MoeParamsHeaderDescriptor.write(b, MoeLowLatencyParamsDescriptor.HEAD_OFFSET,
+                MoeLowLatencyParamsDescriptor.PARAMS_MAGIC, s.worldSize(), rank.rank(), c.hidden(), c.dispatchType(),
+                c.topK(), c.numExperts(), s.numLocalExperts());
         b.putInt(MoeLowLatencyParamsDescriptor.MAX_TOKENS_OFFSET, c.maxTokensPerRank());
         b.putInt(MoeLowLatencyParamsDescriptor.SLOTS_PER_EXPERT_OFFSET, s.slotsPerExpert());
         b.putInt(MoeLowLatencyParamsDescriptor.PAYLOAD_BYTES_OFFSET, s.payloadBytes());

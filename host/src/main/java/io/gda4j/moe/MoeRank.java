@@ -164,14 +164,8 @@ public final class MoeRank implements AutoCloseable {
         MoeConfig c = s.config();
         long heap = buffer.heapRegion().offset();
         ByteBuffer b = ByteBuffer.allocateDirect(MoeParamsDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-        b.putInt(MoeParamsDescriptor.MAGIC_OFFSET, MoeParamsDescriptor.PARAMS_MAGIC);
-        b.putInt(MoeParamsDescriptor.NRANKS_OFFSET, s.worldSize());
-        b.putInt(MoeParamsDescriptor.RANK_OFFSET, rank.rank());
-        b.putInt(MoeParamsDescriptor.HIDDEN_OFFSET, c.hidden());
-        b.putInt(MoeParamsDescriptor.DTYPE_OFFSET, c.dtype().code());
-        b.putInt(MoeParamsDescriptor.TOP_K_OFFSET, c.topK());
-        b.putInt(MoeParamsDescriptor.NUM_EXPERTS_OFFSET, c.numExperts());
-        b.putInt(MoeParamsDescriptor.NUM_LOCAL_EXPERTS_OFFSET, s.numLocalExperts());
+        MoeParamsHeaderDescriptor.write(b, MoeParamsDescriptor.HEAD_OFFSET, MoeParamsDescriptor.PARAMS_MAGIC,
+                s.worldSize(), rank.rank(), c.hidden(), c.dtype(), c.topK(), c.numExperts(), s.numLocalExperts());
         b.putInt(MoeParamsDescriptor.NUM_CHANNELS_OFFSET, c.numChannels());
         b.putInt(MoeParamsDescriptor.MAX_TOKENS_OFFSET, c.maxTokensPerRank());
         b.putInt(MoeParamsDescriptor.CHUNK_TOKENS_OFFSET, c.chunkTokens());

@@ -13,7 +13,7 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
-/** MoeLowLatencyParamsDescriptor against gda4j/moe/ll_params.cuh, field by field, and both signal-word formulas. */
+/** MoeLowLatencyParamsDescriptor against gda4j/moe/ll_params.cuh field by field, its header too, and the signal words. */
 class MoeLowLatencyParamsLayoutTest {
     @Test
     void javaAndCudaAgree(@TempDir Path dir) throws Exception {
@@ -27,7 +27,8 @@ class MoeLowLatencyParamsLayoutTest {
                 checked++;
             }
         }
-        assertEquals(h.size() - 6, checked, "every printed offset has a Java twin");
+        int head = MoeParamsHeaderLayout.check(h, MoeLowLatencyParamsDescriptor.HEAD_OFFSET, "ll_params.cuh");
+        assertEquals(h.size() - 6 - head, checked, "every printed offset has a Java twin");
         assertEquals(MoeLowLatencySizing.SRC_INTS, h.get("LL_SRC_INTS"));
         assertEquals(MoeLowLatencySizing.MSG_HEADER_BYTES, h.get("LL_MSG_HEADER_BYTES"));
         MoeLowLatencySizing s = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(4).numExperts(12).topK(2)

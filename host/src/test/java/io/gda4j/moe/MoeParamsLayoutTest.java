@@ -13,7 +13,7 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
-/** MoeParamsDescriptor against gda4j/moe/params.cuh, field by field, and the signal-word formulas of both sides. */
+/** MoeParamsDescriptor against gda4j/moe/params.cuh field by field, its header too, and the signal-word formulas. */
 class MoeParamsLayoutTest {
     @Test
     void javaAndCudaAgree(@TempDir Path dir) throws Exception {
@@ -27,7 +27,8 @@ class MoeParamsLayoutTest {
                 checked++;
             }
         }
-        assertEquals(h.size() - 12, checked, "every printed offset has a Java twin");
+        int head = MoeParamsHeaderLayout.check(h, MoeParamsDescriptor.HEAD_OFFSET, "params.cuh");
+        assertEquals(h.size() - 12 - head, checked, "every printed offset has a Java twin");
         assertEquals(ElementType.BF16.code(), h.get("DTYPE_BF16"));
         assertEquals(ElementType.FP8_E4M3.code(), h.get("DTYPE_FP8_E4M3"));
         MoeSizing s = MoeConfig.builder().hidden(128).maxTokensPerRank(8).numExperts(4).topK(1).numChannels(3)
