@@ -210,8 +210,10 @@ __device__ int count_batched(const DeviceView* view, const LlBuffer& b, const Pe
 }
 
 // One thread: the count of `expert` from this rank, once its rows are out; `done` is the call's send_done copy.
+// `gathered`: the rows wait in the expert's rank's token stage (the count says so: LL_GATHERED_ROWS).
 __device__ __forceinline__ int signal_count(const DeviceView* view, const LlBuffer& b, int expert, uint64_t seq,
-                                            int32_t rows, int32_t first_send_row, int32_t* done) {
+                                            int32_t rows, int32_t first_send_row, int32_t* done,
+                                            bool gathered = false) {
   const LlParams* p = b.p;
   const int r = expert / p->head.num_local_experts, le = expert % p->head.num_local_experts;
   const Peer peer = peer_of(view, r);
@@ -223,7 +225,8 @@ __device__ __forceinline__ int signal_count(const DeviceView* view, const LlBuff
   // is the fence that fence(peer) would be (so that call is left out); an ibgda signal claims its queue slot with
   // another atomic, which must come after those warps' claims. A zero count orders nothing: no row goes with it.
   if (rows > 0) __threadfence_system();
-  return signal(peer, b.dispatch_count(le, p->head.rank), SIGNAL_SET, seq << 32 | (uint32_t)rows);
+  return signal(peer, b.dispatch_count(le, p->head.rank), SIGNAL_SET,
+                seq << 32 | (uint32_t)rows | (gathered ? LL_GATHERED_ROWS : 0u));
 }
 
 // The route of one block's token, computed by the block itself (the fused route; see route_block).
@@ -341,13 +344,17 @@ constexpr int LL_SEND_BATCH = 4;
 // store them to every destination: the expert's buffers at a p2p/self peer, or the entry's message in this rank's
 // send order for a staged (proxy/ibgda) one. With one part, warp j then puts the ibgda messages j, j + 8, ... in
 // parallel (ibgda puts a message once whole, so the host gives a rank with ibgda peers one part per token).
+// Where the call gathers (`gather`: the host's choice per call, io.gda4j.moe.MoeLowLatencySizing.gathersRows) the
+// token's row goes to another p2p rank once, into that rank's token stage, stored by the lowest of the token's
+// entries for that rank; every entry still writes its source record into its expert's slot there, and the receive
+// half copies the row out by it (at 2 ranks, top-8, a quarter of the bytes cross NVLink).
 // `failed` is the block's shared error flag. Every thread of the block calls it.
 // What the time goes to at few tokens is chains of dependent instructions and memory round trips, not bandwidth: so
 // a token may take several blocks (shorter chains per warp), the loads that depend on nothing (the row, the entry's
 // route) are issued first, and each entry's expert data (send row, count, peer) is loaded once, by its lane.
 __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint16_t* x, const int64_t* topk, int t,
-                          int part, int parts, uint64_t seq, const BlockRoute* fused, int32_t* send_done,
-                          int* failed) {
+                          int part, int parts, uint64_t seq, const BlockRoute* fused, bool gather,
+                          int32_t* send_done, int* failed) {
   const LlParams* p = b.p;
   const uint32_t lane = lane_id();
   const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
@@ -380,6 +387,7 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
   // a load of those inside it would be a fresh memory load after each store.
   int expert = -1, slot = -1, send_row = -1, rows_to_expert = 0;
   bool put_each = false;  // a staged peer whose puts are cheap (ibgda: a WQE the GPU writes): one put per message
+  bool gathered = false;  // the row goes to the expert's rank once, into its token stage
   char* dst_x = nullptr;
   float* dst_scales = nullptr;
   int4* dst_src = nullptr;
@@ -400,12 +408,19 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
       }
     }
     if (slot >= 0) {
-      const Peer peer = peer_of(view, expert / local);
+      const int dest = expert / local;
+      const Peer peer = peer_of(view, dest);
       put_each = !is_direct(peer) && !prefers_few_puts(peer);
       if (is_direct(peer)) {
         const uint64_t r = b.row(expert % local, me * p->max_tokens + slot);
-        dst_x = peer.heap + b.recv_x(r);
-        dst_scales = reinterpret_cast<float*>(peer.heap + b.recv_scales(r));
+        gathered = gather && dest != me;
+        if (gathered) {
+          dst_x = peer.heap + b.token_stage(me, t);
+          dst_scales = reinterpret_cast<float*>(dst_x + p->payload_bytes);
+        } else {
+          dst_x = peer.heap + b.recv_x(r);
+          dst_scales = reinterpret_cast<float*>(peer.heap + b.recv_scales(r));
+        }
         dst_src = reinterpret_cast<int4*>(peer.heap + b.recv_src(r));
       } else {
         char* msg = l.heap + b.send_msg(send_row);
@@ -415,7 +430,9 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
       }
     }
   }
-  const uint32_t dests = __ballot_sync(0xffffffffu, slot >= 0);
+  // A gathered row is stored by the lowest of the token's entries for its rank (the key of other lanes is unique).
+  const uint32_t same_rank = __match_any_sync(0xffffffffu, gathered ? expert / local : -1 - (int)lane);
+  const uint32_t dests = __ballot_sync(0xffffffffu, slot >= 0 && (!gathered || __ffs(same_rank) - 1 == (int)lane));
   const uint32_t put_dests = __ballot_sync(0xffffffffu, slot >= 0 && put_each);
   // A round: its chunks cast (FP8), then stored destination by destination, so a destination's addresses are
   // shuffled once per round rather than once per chunk.
@@ -479,7 +496,7 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
   if (warp == 0 && slot >= 0 && !*failed) {
     const int32_t done = atom_add_acq_rel_gpu(send_done + expert, 1) + 1;
     if (done == parts * rows_to_expert &&
-        signal_count(view, b, expert, seq, rows_to_expert, send_row - slot, send_done) != OK) {
+        signal_count(view, b, expert, seq, rows_to_expert, send_row - slot, send_done, gathered) != OK) {
       *failed = 1;
     }
   }
@@ -503,7 +520,7 @@ namespace moe_ll_kernels {
 // With `fused` (a block per (token, part) item at most, and num_experts words of dynamic shared memory) the blocks
 // route their tokens themselves (route_block) and no route kernel ran before. *seq_out: the call's sequence number.
 __device__ __forceinline__ int send_items(const DeviceView* view, const LlParams* p, int buf, const uint16_t* x,
-                                          const int64_t* topk, int num_tokens, int parts, int fused,
+                                          const int64_t* topk, int num_tokens, int parts, int fused, int gather,
                                           uint64_t* seq_out) {
   __shared__ int failed;
   __shared__ BlockRoute route;
@@ -529,6 +546,7 @@ __device__ __forceinline__ int send_items(const DeviceView* view, const LlParams
   const int64_t items = (int64_t)num_tokens * parts;
   for (int64_t i = blockIdx.x; i < items; i += gridDim.x) {
     if (send_token(view, b, x, topk, (int)(i / parts), (int)(i % parts), parts, seq, fused ? &route : nullptr,
+                   gather != 0 && p->stage_row_bytes != 0,
                    send_done, &failed) != OK) {
       return ERR_ABORTED;
     }
@@ -540,10 +558,10 @@ __device__ __forceinline__ int send_items(const DeviceView* view, const LlParams
 
 extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_dispatch_send(
     const DeviceView* view, const __grid_constant__ LlParams params, int buf, const uint16_t* x, const int64_t* topk,
-    int num_tokens, int parts, int fused) {
+    int num_tokens, int parts, int fused, int gather) {
   if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
   uint64_t seq;
-  send_items(view, &params, buf, x, topk, num_tokens, parts, fused, &seq);
+  send_items(view, &params, buf, x, topk, num_tokens, parts, fused, gather, &seq);
 }
 
 // Dispatch, receive half. Grid: blocks of 256 threads, at most one per local expert (block b takes experts b,
@@ -556,6 +574,7 @@ namespace moe_ll_kernels {
 __device__ __forceinline__ void receive_counts(const DeviceView* view, const LlParams* p, int buf, uint64_t seq) {
   __shared__ int32_t rows_from[MAX_RANKS];
   __shared__ int32_t first_msg[MAX_RANKS];  // a staged source's first message of this expert in its part of recv_msg
+  __shared__ int32_t gathered_from[MAX_RANKS];  // the source's rows wait in this rank's token stage
   __shared__ int failed;
   const LlBuffer b{p, buf};
   const uint32_t lane = lane_id();
@@ -566,6 +585,7 @@ __device__ __forceinline__ void receive_counts(const DeviceView* view, const LlP
     if (warp == 0) {
       int32_t rows = 0;
       int bad = 0;
+      bool gathered = false;
       if (lane < (uint32_t)n) {
         uint64_t v = 0;
         int32_t first = le * p->max_tokens;
@@ -581,11 +601,13 @@ __device__ __forceinline__ void receive_counts(const DeviceView* view, const LlP
           }
         } else {
           bad = ll_wait(l, p, b.dispatch_count(le, lane), seq << 32, lane, &v) != OK;
-          rows = bad ? 0 : (int32_t)(uint32_t)v;
+          rows = bad ? 0 : (int32_t)((uint32_t)v & ~LL_GATHERED_ROWS);
+          gathered = !bad && ((uint32_t)v & LL_GATHERED_ROWS) != 0;
         }
         b.recv_count_src()[le * n + lane] = rows;
         rows_from[lane] = rows;
         first_msg[lane] = first;
+        gathered_from[lane] = gathered;
       }
       bad = __any_sync(0xffffffffu, bad);
       for (int o = 16; o > 0; o >>= 1) rows += __shfl_xor_sync(0xffffffffu, rows, o);
@@ -597,6 +619,21 @@ __device__ __forceinline__ void receive_counts(const DeviceView* view, const LlP
     // The barrier orders warp 0's acquires of the counts before every warp's loads of the landed messages.
     __syncthreads();
     if (failed) return;  // block-uniform
+    if (p->stage_row_bytes != 0) {
+      // Rows a p2p source gathered (its count says so): each slot's source record names its token, whose row the
+      // source stored once into this rank's token stage before the count (the count's fence covers it).
+      for (int s = 0; s < n; ++s) {
+        if (!gathered_from[s]) continue;
+        for (int j = warp; j < rows_from[s]; j += warps) {
+          const uint64_t r = b.row(le, s * p->max_tokens + j);
+          const int t = reinterpret_cast<const int32_t*>(l.heap + b.recv_src(r))[1];
+          if (t < 0 || t >= p->max_tokens) continue;  // no sender writes such a record: read nothing outside the stage
+          const char* row = l.heap + b.token_stage(s, t);
+          warp_copy16(l.heap + b.recv_x(r), row, payload, lane);
+          warp_copy4(l.heap + b.recv_scales(r), row + payload, scales, lane);
+        }
+      }
+    }
     if (p->msg_bytes != 0) {
       for (int s = 0; s < n; ++s) {
         if (is_direct(peer_of(view, s))) continue;
@@ -628,10 +665,10 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_dispatch_recv(
 // waits for include this rank's own, which other blocks of the grid send.
 extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_dispatch(
     const DeviceView* view, const __grid_constant__ LlParams params, int buf, const uint16_t* x, const int64_t* topk,
-    int num_tokens, int parts, int fused) {
+    int num_tokens, int parts, int fused, int gather) {
   if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
   uint64_t seq;
-  if (send_items(view, &params, buf, x, topk, num_tokens, parts, fused, &seq) != OK) return;
+  if (send_items(view, &params, buf, x, topk, num_tokens, parts, fused, gather, &seq) != OK) return;
   // The sequence number from the send part: with the fused route, seq[buf] may already be raised, or not yet.
   receive_counts(view, &params, buf, seq);
 }

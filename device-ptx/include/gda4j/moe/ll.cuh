@@ -55,6 +55,11 @@ struct LlBuffer {
   __device__ __forceinline__ uint64_t send_msg(int send_row) const {
     return heap(p->send_msg) + (uint64_t)send_row * p->msg_bytes;
   }
+  // Gathered rows (stage_row_bytes != 0 only): source `src`'s token `t`, stored once by the source for all of the
+  // token's experts on this rank (payload, then FP8 scales), copied out by the receive half for each of them.
+  __device__ __forceinline__ uint64_t token_stage(int src, int t) const {
+    return heap(p->token_stage) + ((uint64_t)src * p->max_tokens + t) * (uint64_t)p->stage_row_bytes;
+  }
   // The combine input (y in the heap): row `row` of the expert-major layout, read by the sources where they pull and
   // put from where they are staged.
   __device__ __forceinline__ uint64_t combine_input(uint64_t row) const {

@@ -39,7 +39,10 @@
 //      248  u64  combine_stage  (offset in a buffer)
 //      256  u64  recv_offset_src  (offset in a state)
 //      264  u64  combine_done  (offset in a state)
-//      272  (length)
+//      272  u64  token_stage  (offset in a buffer)
+//      280  i32  stage_row_bytes  (bytes of a token stage row; 0: p2p rows are not gathered)
+//      284  i32  pad0
+//      288  (length)
 #pragma once
 #include <stdint.h>
 #include <stddef.h>
@@ -89,6 +92,9 @@ struct LlParams {
   uint64_t combine_stage;
   uint64_t recv_offset_src;
   uint64_t combine_done;
+  uint64_t token_stage;
+  int32_t stage_row_bytes;
+  int32_t pad0;
 };
 
 namespace MoeLowLatencyParamsDescriptor {
@@ -127,7 +133,10 @@ constexpr uint32_t TABLES_OFFSET = 240;
 constexpr uint32_t COMBINE_STAGE_OFFSET = 248;
 constexpr uint32_t RECV_OFFSET_SRC_OFFSET = 256;
 constexpr uint32_t COMBINE_DONE_OFFSET = 264;
-constexpr uint32_t LENGTH = 272;
+constexpr uint32_t TOKEN_STAGE_OFFSET = 272;
+constexpr uint32_t STAGE_ROW_BYTES_OFFSET = 280;
+constexpr uint32_t PAD0_OFFSET = 284;
+constexpr uint32_t LENGTH = 288;
 // Warps per block of the token-parallel kernels: dispatch send (they share a token's row), combine receive. The host
 // sizes their grids with it.
 constexpr uint32_t TOKEN_WARPS = 8;
@@ -170,7 +179,15 @@ static_assert(offsetof(LlParams, tables) == MoeLowLatencyParamsDescriptor::TABLE
 static_assert(offsetof(LlParams, combine_stage) == MoeLowLatencyParamsDescriptor::COMBINE_STAGE_OFFSET, "combine_stage");
 static_assert(offsetof(LlParams, recv_offset_src) == MoeLowLatencyParamsDescriptor::RECV_OFFSET_SRC_OFFSET, "recv_offset_src");
 static_assert(offsetof(LlParams, combine_done) == MoeLowLatencyParamsDescriptor::COMBINE_DONE_OFFSET, "combine_done");
+static_assert(offsetof(LlParams, token_stage) == MoeLowLatencyParamsDescriptor::TOKEN_STAGE_OFFSET, "token_stage");
+static_assert(offsetof(LlParams, stage_row_bytes) == MoeLowLatencyParamsDescriptor::STAGE_ROW_BYTES_OFFSET,
+              "stage_row_bytes");
+static_assert(offsetof(LlParams, pad0) == MoeLowLatencyParamsDescriptor::PAD0_OFFSET, "pad0");
 static_assert(sizeof(LlParams) == MoeLowLatencyParamsDescriptor::LENGTH, "LlParams length");
+
+// A dispatch count's low word is the rows, with this bit set where the source gathered them into the receiver's token
+// stage (io.gda4j.moe.MoeLowLatencySizing.GATHERED_ROWS): the receive half then copies them out.
+constexpr uint32_t LL_GATHERED_ROWS = 1u << 31;
 
 // Ints of a row's source record (io.gda4j.moe.MoeLowLatencySizing.SRC_INTS): source rank, source token, top-k slot,
 // send row (the row's place in the source's send order, which is also where the combine returns it).

@@ -52,6 +52,10 @@ int main() {
   P("COMBINE_STAGE_OFFSET", offsetof(LlParams, combine_stage));
   P("RECV_OFFSET_SRC_OFFSET", offsetof(LlParams, recv_offset_src));
   P("COMBINE_DONE_OFFSET", offsetof(LlParams, combine_done));
+  P("LL_GATHERED_ROWS", LL_GATHERED_ROWS);
+  P("TOKEN_STAGE_OFFSET", offsetof(LlParams, token_stage));
+  P("STAGE_ROW_BYTES_OFFSET", offsetof(LlParams, stage_row_bytes));
+  P("PAD0_OFFSET", offsetof(LlParams, pad0));
   P("LENGTH", sizeof(LlParams));
   P("PARAMS_MAGIC", MoeLowLatencyParamsDescriptor::PARAMS_MAGIC);
   P("TOKEN_WARPS", MoeLowLatencyParamsDescriptor::TOKEN_WARPS);

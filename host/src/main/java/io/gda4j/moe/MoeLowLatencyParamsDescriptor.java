@@ -42,7 +42,10 @@ package io.gda4j.moe;
  *      248  u64  combine_stage  (offset in a buffer)
  *      256  u64  recv_offset_src  (offset in a state)
  *      264  u64  combine_done  (offset in a state)
- *      272  (length)
+ *      272  u64  token_stage  (offset in a buffer)
+ *      280  i32  stage_row_bytes  (bytes of a token stage row; 0: p2p rows are not gathered)
+ *      284  i32  pad0
+ *      288  (length)
  * </pre>
  */
 public final class MoeLowLatencyParamsDescriptor {
@@ -83,7 +86,10 @@ public final class MoeLowLatencyParamsDescriptor {
     public static final int COMBINE_STAGE_OFFSET = 248;
     public static final int RECV_OFFSET_SRC_OFFSET = 256;
     public static final int COMBINE_DONE_OFFSET = 264;
-    public static final int LENGTH = 272;
+    public static final int TOKEN_STAGE_OFFSET = 272;
+    public static final int STAGE_ROW_BYTES_OFFSET = 280;
+    public static final int PAD0_OFFSET = 284;
+    public static final int LENGTH = 288;
     /** Warps per block of the token-parallel kernels: dispatch send (they share a token's row), combine receive. */
     public static final int TOKEN_WARPS = 8;
     /**

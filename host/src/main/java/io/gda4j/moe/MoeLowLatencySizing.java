@@ -25,6 +25,10 @@ package io.gda4j.moe;
  *     recvScales    [L][S][G] f32        FP8 only
  *     recvSrc       [L][S][4] i32        (source rank, source token, top-k slot, send row) of each row
  *     combineRecv   [T x K][hidden] bf16 written by the peers' combine: row r of this rank's send order
+ *     tokenStage    [N source][T][R]     where rows are gathered ({@link #gathersRows()}): a p2p source stores each
+ *                                        of its tokens here once for all the token's experts on this rank (R = P +
+ *                                        4G rounded up to 16), and the receive half copies it into recvX/recvScales
+ *                                        for each of them; 0 bytes otherwise
  *     combineInput  [L][S][hidden] bf16  the expert outputs where the user writes them here (combineInput()): then
  *                                        every source reads its rows from here (the pulling combine) where every
  *                                        pair is direct, and staged rows are put from here
@@ -37,7 +41,8 @@ package io.gda4j.moe;
  *                                        from source s (entry le: the rows to experts 0..le, a running sum)
  *     combineStage  [N][T x min(K, L)][hidden] bf16   a batched combine's rows for source s, in its send order
  *   signals (u64) at 2 x bufferBytes:
- *     dispatchCount [2 buffer][L][N source]   SET by the source after its rows: call sequence &lt;&lt; 32 | rows
+ *     dispatchCount [2 buffer][L][N source]   SET by the source after its rows: call sequence &lt;&lt; 32 | rows,
+ *                                             | {@link #GATHERED_ROWS} where they wait in this rank's tokenStage
  *     combineFlag   [2 buffer][numExperts]    SET by the expert's rank after its rows: call sequence &lt;&lt; 1 | 1
  *                                             where it left them in its combine input to be read
  *     dispatchBatch [2 buffer][N source]      batched pairs: SET by the source after its rows and its table
@@ -77,6 +82,13 @@ public final class MoeLowLatencySizing {
     public static final int SRC_INTS = 4;
     /** Bytes of a staged message before the payload: the source record. */
     public static final int MSG_HEADER_BYTES = 4 * SRC_INTS;
+    /**
+     * {@code auto} (the default), {@code true} or {@code false}: whether a p2p source gathers a token's rows to one
+     * rank into one store of the row ({@link #gathersRows()}); for A/B runs and tests of both paths.
+     */
+    public static final String GATHER_ROWS_PROP_NAME = "gda4j.moe.gatherRows";
+    /** The bit of a dispatch count's low word that says its rows were gathered into the receiver's token stage. */
+    public static final long GATHERED_ROWS = 1L << 31;
 
     private final MoeLowLatencyConfig config;
     private final int worldSize;
@@ -86,6 +98,7 @@ public final class MoeLowLatencySizing {
     private final int scalesPerRow;
     private final boolean staged;
     private final int msgBytes;
+    private final int stageRowBytes;
 
     private final long recvX;
     private final long recvScales;
@@ -95,6 +108,7 @@ public final class MoeLowLatencySizing {
     private final long sendMsg;
     private final long tables;
     private final long combineStage;
+    private final long tokenStage;
     private final long combineInput;
     private final long bufferBytes;
     private final long signals;
@@ -164,6 +178,11 @@ public final class MoeLowLatencySizing {
         combineStage = at;
         at = x.next(at, "combineStage bytes", staged ? x.mul("combineStage bytes", x.mul("combineStage rows",
                 worldSize, x.mul("combineStage rows", t, Math.min(k, numLocalExperts))), 2L * c.hidden()) : 0);
+        this.stageRowBytes = gathers(c, worldSize) ? x.toInt("token stage bytes per row", (payloadBytes
+                + 4L * scalesPerRow + 15) & -16L) : 0;
+        tokenStage = at;
+        at = x.next(at, "tokenStage bytes", x.mul("tokenStage bytes", x.mul("tokenStage rows", worldSize, t),
+                stageRowBytes));
         combineInput = at;
         bufferBytes = x.next(at, "combineInput bytes", x.mul("combineInput bytes", rows, 2L * c.hidden()));
         signals = x.mul("two buffers", 2, bufferBytes);
@@ -242,6 +261,40 @@ public final class MoeLowLatencySizing {
         return msgBytes;
     }
 
+    /**
+     * Whether {@code c} in a world of {@code worldSize} ranks gathers rows ({@value #GATHER_ROWS_PROP_NAME}; auto:
+     * where a token has on average two or more of its experts on each rank, {@code topK >= 2 x worldSize}, so one
+     * store of its row to a rank stands for several). A p2p source then stores each token's row once to each other
+     * rank that has its experts, into that rank's token stage, instead of once per expert into the expert's rows, and
+     * the receive half copies it out for each expert; the bytes that cross NVLink drop by the experts per rank (2
+     * ranks, top-8: about 4x), for one local copy per row at the receiver. Rows to this rank's own experts and to
+     * proxy and ibgda peers are unchanged.
+     */
+    static boolean gathers(MoeLowLatencyConfig c, int worldSize) {
+        String v = System.getProperty(GATHER_ROWS_PROP_NAME, "auto").trim();
+        if (v.equalsIgnoreCase("true")) {
+            return worldSize > 1;
+        }
+        if (v.equalsIgnoreCase("false")) {
+            return false;
+        }
+        if (!v.equalsIgnoreCase("auto")) {
+            throw new IllegalArgumentException("-D" + GATHER_ROWS_PROP_NAME + " must be auto, true or false, got '" + v
+                    + "'");
+        }
+        return worldSize > 1 && c.topK() >= 2 * worldSize;
+    }
+
+    /** Whether p2p sources gather each token's rows to a rank into one row of its token stage. */
+    public boolean gathersRows() {
+        return stageRowBytes != 0;
+    }
+
+    /** Bytes of one row of the token stage (payload and scales, rounded up to 16); 0 where rows are not gathered. */
+    public int stageRowBytes() {
+        return stageRowBytes;
+    }
+
     /** Symmetric-heap bytes per rank: two buffers and the signal words. */
     public long heapBytes() {
         return heapBytes;
@@ -287,6 +340,10 @@ public final class MoeLowLatencySizing {
 
     public long combineStage(int b) {
         return b * bufferBytes + combineStage;
+    }
+
+    public long tokenStage(int b) {
+        return b * bufferBytes + tokenStage;
     }
 
     public long combineInput(int b) {

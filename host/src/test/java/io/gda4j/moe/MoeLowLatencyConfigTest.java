@@ -3,6 +3,7 @@ package io.gda4j.moe;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -63,7 +64,9 @@ class MoeLowLatencyConfigTest {
         MoeLowLatencySizing direct = c.sizing(2, false);
         assertEquals(0, direct.msgBytes());
         assertEquals(direct.recvMsg(0), direct.sendMsg(0));
-        assertEquals(direct.sendMsg(0), direct.combineInput(0));
+        assertEquals(direct.sendMsg(0), direct.tokenStage(0));
+        assertEquals(direct.tokenStage(0) + 2L * 128 * 7392, direct.combineInput(0),
+                "2 ranks, top-8: rows gathered, a stage row per (source, token) of FP8 payload and scales");
         long rows = 128L * 256;
         assertEquals(direct.combineInput(0) + rows * 2 * 7168, direct.bufferBytes(),
                 "the combine input (every world has one: a pulling combine reads it)");
@@ -76,6 +79,38 @@ class MoeLowLatencyConfigTest {
                 .sizing(2, true).msgBytes());
         assertEquals(160, MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(4).numExperts(4).topK(2)
                 .dispatchType(ElementType.FP8_E4M3).build().sizing(2, true).msgBytes());
+    }
+
+    @Test
+    void rowsAreGatheredWhereATokenHasSeveralExpertsPerRank() {
+        MoeLowLatencyConfig deepEp = MoeLowLatencyConfig.deepEpBuilder().build();
+        assertTrue(deepEp.sizing(2).gathersRows(), "top-8 over 2 ranks: about 4 experts of a token per rank");
+        assertTrue(deepEp.sizing(4).gathersRows(), "top-8 over 4 ranks: about 2");
+        assertFalse(deepEp.sizing(8).gathersRows(), "top-8 over 8 ranks: about 1, nothing to gather");
+        assertEquals(0, deepEp.sizing(8).stageRowBytes());
+        assertEquals(deepEp.sizing(8).tokenStage(0), deepEp.sizing(8).combineInput(0), "no stage, no bytes");
+        assertFalse(MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(4).numExperts(4).topK(2).build()
+                .sizing(1).gathersRows(), "one rank has no other rank to gather for");
+        // BF16 hidden 128: 256 bytes a row, no scales.
+        assertEquals(256, MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(4).numExperts(4).topK(4).build()
+                .sizing(2).stageRowBytes());
+        String was = System.getProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME);
+        try {
+            System.setProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME, "true");
+            assertTrue(deepEp.sizing(8).gathersRows(), "forced on");
+            System.setProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME, "false");
+            assertFalse(deepEp.sizing(2).gathersRows(), "forced off");
+            System.setProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME, "sometimes");
+            String msg = assertThrows(IllegalArgumentException.class, () -> deepEp.sizing(2)).getMessage();
+            assertTrue(msg.contains(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME) && msg.contains("auto, true or false"),
+                    msg);
+        } finally {
+            if (was == null) {
+                System.clearProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME);
+            } else {
+                System.setProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME, was);
+            }
+        }
     }
 
     @Test

@@ -85,6 +85,38 @@ class MoeLowLatencyGpuTest {
     }
 
     /**
+     * Rows gathered per (token, rank) into the receiver's token stage and rows stored per expert give the same bits:
+     * the same config (2 ranks, top-8, where gathering is the default) with each forced, every routing case, with and
+     * without the split. One rank sends at least 64 tokens (a call that gathers, where the buffer does) and the other
+     * fewer (one that does not), in turn, so a receiver gets both kinds in one call.
+     */
+    @ParameterizedTest(name = "gather rows {0}")
+    @ValueSource(booleans = {true, false})
+    void gatheredAndPerExpertRowsBothMatchTheReference(boolean gather) {
+        String was = System.getProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME);
+        System.setProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME, Boolean.toString(gather));
+        try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, false, 8, 128));
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
+            assertEquals(gather, ll.sizing().gathersRows());
+            Random rnd = new Random(gather ? 11 : 12);
+            for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
+                int least = MoeLowLatencyRank.GATHER_MIN_TOKENS;
+                int many = least + rnd.nextInt(128 - least + 1);
+                int few = rnd.nextInt(least);
+                int[] counts = kind.ordinal() % 2 == 0 ? new int[] {many, few} : new int[] {few, many};
+                check.run(kind, rnd.nextLong(), counts, kind.ordinal() % 2 == 1);
+            }
+        } finally {
+            if (was == null) {
+                System.clearProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME);
+            } else {
+                System.setProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME, was);
+            }
+        }
+    }
+
+    /**
      * DeepEP's row shape (hidden 7168, top-8, FP8; BF16 at 31 tokens) at 1..512 tokens; the heap sized from the
      * config. At this hidden size a token takes two blocks of the dispatch send (its parts) while one wave holds
      * them (here 1, 2 and 31 tokens), and one block beyond. The combines read the expert outputs from the heap

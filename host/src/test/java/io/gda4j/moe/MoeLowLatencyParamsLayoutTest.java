@@ -28,7 +28,8 @@ class MoeLowLatencyParamsLayoutTest {
             }
         }
         int head = MoeParamsHeaderLayout.check(h, MoeLowLatencyParamsDescriptor.HEAD_OFFSET, "ll_params.cuh");
-        assertEquals(h.size() - 6 - head, checked, "every printed offset has a Java twin");
+        assertEquals(h.size() - 7 - head, checked, "every printed offset has a Java twin");
+        assertEquals(MoeLowLatencySizing.GATHERED_ROWS, h.get("LL_GATHERED_ROWS"));
         assertEquals(MoeLowLatencySizing.SRC_INTS, h.get("LL_SRC_INTS"));
         assertEquals(MoeLowLatencySizing.MSG_HEADER_BYTES, h.get("LL_MSG_HEADER_BYTES"));
         MoeLowLatencySizing s = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(4).numExperts(12).topK(2)
