@@ -6,19 +6,11 @@
 
 using namespace gda4j::moe;
 #define P(name, value) std::printf("%s %lld\n", name, (long long)(value))
+#include "params_head.h"
 
 int main() {
   P("HEAD_OFFSET", offsetof(MoeParams, head));
-  // The header where this block holds it: MoeParamsHeaderDescriptor, checked for both blocks.
-  P("head.MAGIC_OFFSET", offsetof(MoeParams, head) + offsetof(MoeParamsHeader, magic));
-  P("head.NRANKS_OFFSET", offsetof(MoeParams, head) + offsetof(MoeParamsHeader, nranks));
-  P("head.RANK_OFFSET", offsetof(MoeParams, head) + offsetof(MoeParamsHeader, rank));
-  P("head.HIDDEN_OFFSET", offsetof(MoeParams, head) + offsetof(MoeParamsHeader, hidden));
-  P("head.DTYPE_OFFSET", offsetof(MoeParams, head) + offsetof(MoeParamsHeader, dtype));
-  P("head.TOP_K_OFFSET", offsetof(MoeParams, head) + offsetof(MoeParamsHeader, top_k));
-  P("head.NUM_EXPERTS_OFFSET", offsetof(MoeParams, head) + offsetof(MoeParamsHeader, num_experts));
-  P("head.NUM_LOCAL_EXPERTS_OFFSET", offsetof(MoeParams, head) + offsetof(MoeParamsHeader, num_local_experts));
-  P("head.LENGTH", sizeof(MoeParamsHeader));
+  GDA4J_PRINT_PARAMS_HEAD(MoeParams);
   P("NUM_CHANNELS_OFFSET", offsetof(MoeParams, num_channels));
   P("MAX_TOKENS_OFFSET", offsetof(MoeParams, max_tokens));
   P("CHUNK_TOKENS_OFFSET", offsetof(MoeParams, chunk_tokens));
