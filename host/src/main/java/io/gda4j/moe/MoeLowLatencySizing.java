@@ -268,7 +268,9 @@ public final class MoeLowLatencySizing {
      * rank that has its experts, into that rank's token stage, instead of once per expert into the expert's rows, and
      * the receive half copies it out for each expert; the bytes that cross NVLink drop by the experts per rank (2
      * ranks, top-8: about 4x), for one local copy per row at the receiver. Rows to this rank's own experts and to
-     * proxy and ibgda peers are unchanged.
+     * proxy and ibgda peers are unchanged, and so are calls of fewer than 64 tokens
+     * (MoeLowLatencyRank.GATHER_MIN_TOKENS), where the copy's latency outweighed the bytes. Set the property alike in
+     * every process of a world: it sizes the heap region.
      */
     static boolean gathers(MoeLowLatencyConfig c, int worldSize) {
         String v = System.getProperty(GATHER_ROWS_PROP_NAME, "auto").trim();
