@@ -87,24 +87,25 @@ class MoeLowLatencyGpuTest {
     /**
      * Rows gathered per (token, rank) into the receiver's token stage and rows stored per expert give the same bits:
      * the same config (2 ranks, top-8, where gathering is the default) with each forced, every routing case, with and
-     * without the split. One rank sends at least 64 tokens (a call that gathers, where the buffer does) and the other
-     * fewer (one that does not), in turn, so a receiver gets both kinds in one call.
+     * without the split, with 2 ranks and with 4. Every other rank sends at least 64 tokens (a call that gathers, where
+     * the buffer does) and the rest fewer (one that does not), in turn, so a receiver gets both kinds in one call.
      */
-    @ParameterizedTest(name = "gather rows {0}")
-    @ValueSource(booleans = {true, false})
-    void gatheredAndPerExpertRowsBothMatchTheReference(boolean gather) {
+    @ParameterizedTest(name = "gather rows {0}, {1} ranks")
+    @CsvSource({"true, 2", "false, 2", "true, 4"})
+    void gatheredAndPerExpertRowsBothMatchTheReference(boolean gather, int ranks) {
         String was = System.getProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME);
         System.setProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME, Boolean.toString(gather));
-        try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
+        try (LocalWorld w = MoeGpuTest.world(ranks, "p2p", Duration.ofSeconds(20));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, false, 8, 128));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             assertEquals(gather, ll.sizing().gathersRows());
             Random rnd = new Random(gather ? 11 : 12);
             for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
                 int least = MoeLowLatencyRank.GATHER_MIN_TOKENS;
-                int many = least + rnd.nextInt(128 - least + 1);
-                int few = rnd.nextInt(least);
-                int[] counts = kind.ordinal() % 2 == 0 ? new int[] {many, few} : new int[] {few, many};
+                int[] counts = new int[ranks];
+                for (int r = 0; r < ranks; r++) {
+                    counts[r] = (r + kind.ordinal()) % 2 == 0 ? least + rnd.nextInt(128 - least + 1) : rnd.nextInt(least);
+                }
                 check.run(kind, rnd.nextLong(), counts, kind.ordinal() % 2 == 1);
             }
         } finally {
