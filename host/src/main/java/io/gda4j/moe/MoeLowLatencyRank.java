@@ -38,12 +38,6 @@ public final class MoeLowLatencyRank implements AutoCloseable {
      * routed their own tokens: for measuring one against the other in one run. The results are the same bit for bit.
      */
     private static final boolean ROUTE_KERNEL_ALWAYS = Boolean.getBoolean("gda4j.moe.routeKernel");
-    /**
-     * Calls of fewer tokens store each row once per expert even where the buffer gathers rows
-     * ({@link MoeLowLatencySizing#gathersRows()}). 2 ranks on 2 H100s, DeepEP's shape, FP8, gathering every call:
-     * 1 token 0.022 -> 0.024 ms, 32 tokens 0.024 both, 128 tokens 0.036 -> 0.032, 512 tokens 0.074 -> 0.056.
-     */
-    static final int GATHER_MIN_TOKENS = 64;
     private static final int RECV_THREADS = 256;
     private static final int COMBINE_SEND_THREADS = 256;
 
@@ -253,7 +247,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         }
         // Gathered rows cost the receive half a copy after the counts: below GATHER_MIN_TOKENS that latency was more
         // than the bytes saved.
-        boolean gather = s.gathersRows() && tokens >= GATHER_MIN_TOKENS;
+        boolean gather = s.gathersRows() && tokens >= MoeLowLatencySizing.GATHER_MIN_TOKENS;
         KernelArgs args = KernelArgs.create().pointer(rank.deviceView()).struct(params).i32(b).pointer(x.pointer())
                 .pointer(topkIdx.pointer()).i32(tokens).i32(parts).i32(fused ? 1 : 0).i32(gather ? 1 : 0);
         int shared = fused ? routeShared : 0;

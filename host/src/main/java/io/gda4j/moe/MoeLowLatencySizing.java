@@ -87,6 +87,12 @@ public final class MoeLowLatencySizing {
      * rank into one store of the row ({@link #gathersRows()}); for A/B runs and tests of both paths.
      */
     public static final String GATHER_ROWS_PROP_NAME = "gda4j.moe.gatherRows";
+    /**
+     * Calls of fewer tokens store each row once per expert even where the buffer gathers rows
+     * ({@link #gathersRows()}). 2 ranks on 2 H100s, DeepEP's shape, FP8, gathering every call: 1 token 0.022 -> 0.024
+     * ms, 32 tokens 0.024 both, 128 tokens 0.036 -> 0.032, 512 tokens 0.074 -> 0.056.
+     */
+    public static final int GATHER_MIN_TOKENS = 64;
     /** The bit of a dispatch count's low word that says its rows were gathered into the receiver's token stage. */
     public static final long GATHERED_ROWS = 1L << 31;
 
@@ -268,9 +274,9 @@ public final class MoeLowLatencySizing {
      * rank that has its experts, into that rank's token stage, instead of once per expert into the expert's rows, and
      * the receive half copies it out for each expert; the bytes that cross NVLink drop by the experts per rank (2
      * ranks, top-8: about 4x), for one local copy per row at the receiver. Rows to this rank's own experts and to
-     * proxy and ibgda peers are unchanged, and so are calls of fewer than 64 tokens
-     * (MoeLowLatencyRank.GATHER_MIN_TOKENS), where the copy's latency outweighed the bytes. Set the property alike in
-     * every process of a world: it sizes the heap region.
+     * proxy and ibgda peers are unchanged, and so are calls of fewer than {@value #GATHER_MIN_TOKENS} tokens, where
+     * the copy's latency outweighed the bytes. Set the property alike in every process of a world: it sizes the heap
+     * region.
      */
     static boolean gathers(MoeLowLatencyConfig c, int worldSize) {
         String v = System.getProperty(GATHER_ROWS_PROP_NAME, "auto").trim();

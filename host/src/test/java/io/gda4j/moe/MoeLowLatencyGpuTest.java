@@ -101,7 +101,7 @@ class MoeLowLatencyGpuTest {
             assertEquals(gather, ll.sizing().gathersRows());
             Random rnd = new Random(gather ? 11 : 12);
             for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
-                int least = MoeLowLatencyRank.GATHER_MIN_TOKENS;
+                int least = MoeLowLatencySizing.GATHER_MIN_TOKENS;
                 int[] counts = new int[ranks];
                 for (int r = 0; r < ranks; r++) {
                     counts[r] = (r + kind.ordinal()) % 2 == 0 ? least + rnd.nextInt(128 - least + 1) : rnd.nextInt(least);

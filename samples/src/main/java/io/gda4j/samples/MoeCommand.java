@@ -8,6 +8,7 @@ import io.gda4j.moe.MoeLowLatencyBuffer;
 import io.gda4j.moe.MoeLowLatencyConfig;
 import io.gda4j.moe.MoeLowLatencyReferenceCheck;
 import io.gda4j.moe.MoeLowLatencyRouting;
+import io.gda4j.moe.MoeLowLatencySizing;
 import io.gda4j.moe.MoeReferenceCheck;
 import io.gda4j.moe.MoeRouting;
 import io.gda4j.proxy.ProxyActivity;
@@ -320,6 +321,7 @@ final class MoeCommand implements Command {
             table.note(timingNote(world, true));
             table.note("dispatch/combine: the calls without the split; send/recv columns: medians of the halves, timed"
                     + " apart with the send/receive split");
+            table.note(lowLatencyDispatchNote(configs.get(0).sizing(ranks).gathersRows()));
             table.note(lowLatencyCombineFromNote(combineFromHeap, staged));
             table.note(lowLatencySmsNote(waitingBlocks, configs.get(0).sizing(ranks).numLocalExperts(),
                     world.localRanks().get(0).device().multiprocessorCount()));
@@ -479,6 +481,17 @@ final class MoeCommand implements Command {
             throw new UsageException("--combine-from must be heap or tensor, got " + from);
         }
         return from.equals("heap");
+    }
+
+    /** The note that says how the low-latency dispatch moves a token's rows to a p2p rank. */
+    static String lowLatencyDispatchNote(boolean gathers) {
+        String property = " (-D" + MoeLowLatencySizing.GATHER_ROWS_PROP_NAME + "=auto|true|false)";
+        return gathers
+                ? "dispatch: over p2p a token's row goes once to each other rank that has its experts, into that rank's"
+                        + " token stage, which its receive half copies out per expert; calls of fewer than "
+                        + MoeLowLatencySizing.GATHER_MIN_TOKENS + " tokens store it once per expert" + property
+                : "dispatch: over p2p a token's row is stored once per expert into the expert's slots (rows are"
+                        + " gathered per rank where topK >= 2 x ranks)" + property;
     }
 
     /** The note that says where the low-latency combines read the expert outputs. */
