@@ -75,9 +75,9 @@ public final class MoeBuffer implements AutoCloseable {
      * for each other.
      *
      * @throws IllegalArgumentException when the config does not fit the world (sizes, experts per rank, rings too
-     *                                  small for a chunk and a combine round where some pair is proxy or ibgda, more blocks
-     *                                  than can run at once on a GPU, or more streams on a GPU than it has hardware
-     *                                  work queues: the message says what to set)
+     *                                  small for a chunk and a combine round where some pair is proxy or ibgda,
+     *                                  more blocks than can run at once on a GPU, or more streams on a GPU than it
+     *                                  has hardware work queues: the message says what to set)
      * @throws IllegalStateException    when the symmetric heap is too small (the message says how to raise it)
      */
     public static MoeBuffer create(World world, MoeConfig config) {
@@ -178,7 +178,8 @@ public final class MoeBuffer implements AutoCloseable {
     public MoeLowLatencyBuffer lowLatency() {
         if (lowLatency == null) {
             throw new IllegalStateException("this MoeBuffer has no low-latency part: build its MoeConfig with"
-                    + " lowLatency(MoeLowLatencyConfig...) to make the decoding calls on it, or use a MoeLowLatencyBuffer");
+                    + " lowLatency(MoeLowLatencyConfig...) to make the decoding calls on it, or use a"
+                    + " MoeLowLatencyBuffer");
         }
         return lowLatency;
     }

@@ -213,8 +213,8 @@ public final class MoeConfig {
     public String toString() {
         return "MoeConfig{hidden=" + hidden + ", dtype=" + dtype + ", maxTokensPerRank=" + maxTokensPerRank
                 + ", numExperts=" + numExperts + ", topK=" + topK + ", numChannels=" + numChannels + ", chunkTokens="
-                + chunkTokens + ", ringTokens=" + ringTokens + ", combineWarps=" + combineWarps + ", communicationStream=" + communicationStream
-                + (lowLatency == null ? "" : ", lowLatency=" + lowLatency) + "}";
+                + chunkTokens + ", ringTokens=" + ringTokens + ", combineWarps=" + combineWarps
+                + ", communicationStream=" + communicationStream + (lowLatency == null ? "" : ", lowLatency=" + lowLatency) + "}";
     }
 
     /** Defaults: BF16, 8 channels, chunks of 16 rows, rings of 64 rows, 8 combine warps, no communication stream. */

@@ -104,7 +104,8 @@ class MoeLowLatencyGpuTest {
                 int least = MoeLowLatencySizing.GATHER_MIN_TOKENS;
                 int[] counts = new int[ranks];
                 for (int r = 0; r < ranks; r++) {
-                    counts[r] = (r + kind.ordinal()) % 2 == 0 ? least + rnd.nextInt(128 - least + 1) : rnd.nextInt(least);
+                    boolean many = (r + kind.ordinal()) % 2 == 0;
+                    counts[r] = many ? least + rnd.nextInt(128 - least + 1) : rnd.nextInt(least);
                 }
                 check.run(kind, rnd.nextLong(), counts, kind.ordinal() % 2 == 1);
             }

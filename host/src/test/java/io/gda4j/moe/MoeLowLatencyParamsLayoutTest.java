@@ -13,7 +13,9 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
-/** MoeLowLatencyParamsDescriptor against gda4j/moe/ll_params.cuh field by field, its header too, and the signal words. */
+/**
+ * MoeLowLatencyParamsDescriptor against gda4j/moe/ll_params.cuh field by field, its header too, and the signal words.
+ */
 class MoeLowLatencyParamsLayoutTest {
     @Test
     void javaAndCudaAgree(@TempDir Path dir) throws Exception {

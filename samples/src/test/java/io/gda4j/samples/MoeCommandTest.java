@@ -144,8 +144,10 @@ class MoeCommandTest {
         assertTrue(json.contains("\"dispatch_x_nccl\":2.000"), json);
         assertTrue(MoeCommand.peerCopyNote(-1, Double.NaN).contains("not measured: every rank shares rank 0's GPU"));
         assertTrue(MoeCommand.lowLatencySmsNote(132, 128, 132).contains("132 of 132 SMs"));
-        assertTrue(MoeCommand.lowLatencyDispatchNote(true).contains("once to each other rank that has its experts, into"
-                + " that rank's token stage") && MoeCommand.lowLatencyDispatchNote(true).contains("fewer than 64 tokens"));
+        String gathered = MoeCommand.lowLatencyDispatchNote(true);
+        assertTrue(gathered.contains("once to each other rank that has its experts, into that rank's token stage"),
+                gathered);
+        assertTrue(gathered.contains("fewer than 64 tokens"), gathered);
         assertTrue(MoeCommand.lowLatencyDispatchNote(false).contains("once per expert into the expert's slots (rows are"
                 + " gathered per rank where topK >= 2 x ranks) (-Dgda4j.moe.gatherRows=auto|true|false)"));
         assertTrue(MoeCommand.lowLatencyCombineFromNote(true, false).contains("reads its tokens' rows from the experts'"
