@@ -236,7 +236,7 @@ struct BlockRoute {
   int32_t send_base[32];  // the expert's first send row
   int32_t rows[32];       // this rank's rows to the expert
   uint64_t seq;           // the call's sequence number
-  unsigned long long bad; // block 0: the first entry outside [-1, num_experts), or ~0
+  unsigned long long bad; // the grid's last block: the first entry outside [-1, num_experts), or ~0
 };
 
 // The fused route: what gda4j_moe_ll_route computes, by each block of the dispatch for its own token, so that a
@@ -246,12 +246,9 @@ struct BlockRoute {
 // during the pass gained nothing). Every block reads every entry (L1/L2 hits), counts the rows per expert in
 // `hist` (shared, num_experts words: the zero counts and the rows of its experts) and, for its own token's experts,
 // the earlier tokens naming them (the slot: the n-th token naming e gets slot n, as in the route kernel) and the rows
-// of the experts below them (the send row). Block 0 also stores what the route kernel leaves for the later calls:
-// send_count, send_base and status[buf]; part 0 of a token stores its route_slot entries.
-// The sequence number: every block reads seq[buf] and then arrives at a counter (after send_done's two copies);
-// the last to arrive has every block's read behind it, so it may raise seq[buf] and reset the counter. The call's
-// send_done copy is the one of its sequence number's parity, zeroed by the call before on this buffer; this call
-// zeroes the other (that call's, done before this kernel started). Every thread of the block calls it.
+// of the experts below them (the send row). That is all the block's sends need; what the route kernel also leaves
+// for later calls (send_count, send_base, status[buf], route_slot) and the sequence number's raise wait until the
+// block's sends are out (route_block_finish). Every thread of the block calls it.
 __device__ void route_block(const LlBuffer& b, const int64_t* topk, int num_tokens, int parts, BlockRoute* r,
                             int32_t* hist) {
   const LlParams* p = b.p;
@@ -261,15 +258,9 @@ __device__ void route_block(const LlBuffer& b, const int64_t* topk, int num_toke
   const int warp = threadIdx.x >> 5;
   const bool has_item = blockIdx.x < (unsigned)(num_tokens * parts);
   const int t = has_item ? (int)blockIdx.x / parts : -1;
-  int32_t* arrive = b.route_arrivals();
   if (threadIdx.x == 0) {
-    const uint64_t seq = *reinterpret_cast<volatile uint64_t*>(b.seq());
-    // Release: the read above is ordered before the arrival, so the last arrival follows every block's read.
-    if (atom_add_acq_rel_gpu(arrive, 1) == (int32_t)gridDim.x - 1) {
-      *arrive = 0;
-      *b.seq() = seq + 1;
-    }
-    r->seq = seq + 1;
+    // Raised only once every block has read it: see route_block_finish.
+    r->seq = *reinterpret_cast<volatile uint64_t*>(b.seq()) + 1;
     r->bad = ~0ull;
   }
   for (int e = threadIdx.x; e < experts; e += blockDim.x) hist[e] = 0;
@@ -283,15 +274,10 @@ __device__ void route_block(const LlBuffer& b, const int64_t* topk, int num_toke
     r->send_base[lane] = 0;
   }
   __syncthreads();
-  const uint64_t seq = r->seq;
-  int32_t* other = b.send_done(seq ^ 1);
-  for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < experts + p->head.nranks; e += gridDim.x * blockDim.x) {
-    other[e] = 0;
-  }
   for (int i = threadIdx.x; i < entries; i += blockDim.x) {
     const int64_t e = topk[i];
     if (e < -1 || e >= experts) {
-      if (blockIdx.x == 0) atomicMin(&r->bad, (unsigned long long)i);
+      if (blockIdx.x == gridDim.x - 1) atomicMin(&r->bad, (unsigned long long)i);
       continue;
     }
     if (e < 0) continue;
@@ -317,16 +303,43 @@ __device__ void route_block(const LlBuffer& b, const int64_t* topk, int num_toke
     if (lane == 0 && below != 0) atomicAdd(&r->send_base[j], below);
   }
   if (warp == 0 && lane < (uint32_t)k_count && r->expert[lane] >= 0) r->rows[lane] = hist[r->expert[lane]];
-  if (blockIdx.x == 0) {
-    for (int e = threadIdx.x; e < experts; e += blockDim.x) b.send_count()[e] = hist[e];
-  }
   __syncthreads();
-  if (has_item && (int)blockIdx.x % parts == 0 && warp == 0 && lane < (uint32_t)k_count) {
+}
+
+// The rest of the fused route, once the block's sends are out: it was on the way of the first rows (a one-token
+// dispatch's counts arrived about 2 us later with it in front; 2 H200s). The grid's last block stores what the
+// route kernel leaves for the later calls (send_count, send_base, status[buf]; the last block, as it is the one
+// without a token at few tokens), part 0 of a token its route_slot entries, and every block zeroes its share of the
+// other send_done copy: the call's copy is the one of its sequence number's parity, zeroed by the call before on
+// this buffer; this call zeroes the other (that call's, done before this kernel started).
+// The sequence number: every block read seq[buf] in route_block and now arrives at a counter; the last to arrive
+// has every block's read behind it, so it may raise seq[buf] and reset the counter. Every thread of the block calls
+// it, on every path (a dispatch that failed must still raise seq[buf]: the next call on the buffer expects it).
+__device__ void route_block_finish(const LlBuffer& b, int num_tokens, int parts, const BlockRoute* r,
+                                   const int32_t* hist) {
+  const LlParams* p = b.p;
+  const int k_count = p->head.top_k, experts = p->head.num_experts;
+  const uint32_t lane = lane_id();
+  const int warp = threadIdx.x >> 5;
+  int32_t* other = b.send_done(r->seq ^ 1);
+  for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < experts + p->head.nranks; e += gridDim.x * blockDim.x) {
+    other[e] = 0;
+  }
+  if (blockIdx.x < (unsigned)(num_tokens * parts) && (int)blockIdx.x % parts == 0 && warp == 0 &&
+      lane < (uint32_t)k_count) {
+    const int t = (int)blockIdx.x / parts;
     b.route_slot()[(int64_t)t * k_count + lane] = r->expert[lane] >= 0 ? r->slot[lane] : -1;
   }
-  if (blockIdx.x == 0) {
-    store_send_base(b);  // block-uniform; it reads send_count, stored above before the barrier
+  if (blockIdx.x == gridDim.x - 1) {  // block-uniform
+    for (int e = threadIdx.x; e < experts; e += blockDim.x) b.send_count()[e] = hist[e];
+    __syncthreads();
+    store_send_base(b);  // it reads send_count, stored above before the barrier
     if (threadIdx.x == 0) *b.status() = r->bad == ~0ull ? 0 : r->bad + 1;
+  }
+  // Release: this block's read of seq[buf] (route_block, before a barrier) is ordered before the arrival.
+  if (threadIdx.x == 0 && atom_add_acq_rel_gpu(b.route_arrivals(), 1) == (int32_t)gridDim.x - 1) {
+    *b.route_arrivals() = 0;
+    *b.seq() = r->seq;
   }
 }
 
@@ -537,21 +550,21 @@ __device__ __forceinline__ int send_items(const DeviceView* view, const LlParams
   if (blockIdx.x == 0 && threadIdx.x < (unsigned)p->head.nranks) b.combine_done()[threadIdx.x] = 0;
   // Zero counts first: they wait for no row (so no fence); sent last they were a load, a fence and a store at the
   // end of the kernel's chain. With the GPU-scope adds of send_token, a one-token dispatch went from 0.027 to 0.024
-  // ms (2 ranks, H100s).
+  // ms (2 ranks, H100s). They are the work of the grid's last blocks, which at few tokens have no token to send
+  // (from block 0 they held its token back by about 0.8 us).
   const int threads = gridDim.x * blockDim.x;
-  for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < p->head.num_experts; e += threads) {
+  for (int e = (gridDim.x - 1 - blockIdx.x) * blockDim.x + threadIdx.x; e < p->head.num_experts; e += threads) {
     const int32_t rows = fused ? hist[e] : b.send_count()[e];
     if (rows == 0 && signal_count(view, b, e, seq, 0, 0, send_done) != OK) break;
   }
   const int64_t items = (int64_t)num_tokens * parts;
-  for (int64_t i = blockIdx.x; i < items; i += gridDim.x) {
-    if (send_token(view, b, x, topk, (int)(i / parts), (int)(i % parts), parts, seq, fused ? &route : nullptr,
-                   gather != 0 && p->stage_row_bytes != 0,
-                   send_done, &failed) != OK) {
-      return ERR_ABORTED;
-    }
+  int st = OK;
+  for (int64_t i = blockIdx.x; i < items && st == OK; i += gridDim.x) {
+    st = send_token(view, b, x, topk, (int)(i / parts), (int)(i % parts), parts, seq, fused ? &route : nullptr,
+                    gather != 0 && p->stage_row_bytes != 0, send_done, &failed);
   }
-  return OK;
+  if (fused) route_block_finish(b, num_tokens, parts, &route, hist);
+  return st == OK ? OK : ERR_ABORTED;
 }
 
 }  // namespace moe_ll_kernels
