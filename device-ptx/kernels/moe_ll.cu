@@ -31,10 +31,11 @@
 //    pair adds one step: each expert's last writer arrives at its rank's counter (GPU-scope release and acquire),
 //    and the one that completes it has all the rank's rows in its past; it fences, puts them, then the table with
 //    the batch word (one channel runs its triggers in order; fence(peer) says so);
-//  - combine: the block of a local expert stores its rows (or writes them to its combine input), then (bar.sync) one
-//    warp per source rank fences and SETs the expert's flag at that rank, or puts the staged rows with the flag (a
-//    batched source: arrives at the source's combine_done; the last arrival fences and puts all the rows); a
-//    pulling combine only fences and SETs (the rows the sources will read were written before the kernel).
+//  - combine: the block of a local expert stores its rows (or writes them to its combine input), then (bar.sync)
+//    warp 0 fences once and each of its lanes SETs the expert's flag at a direct rank; for another rank one warp per
+//    source rank puts the staged rows with the flag (a batched source: arrives at the source's combine_done; the
+//    last arrival fences and puts all the rows); a pulling combine only fences and SETs (the rows the sources will
+//    read were written before the kernel).
 //    The combine's receive half waits for every expert's flag, so it is a barrier over all ranks: a rank's next use
 //    of a buffer follows every rank's receive of the previous one.
 #include <gda4j/gda4j.cuh>
@@ -759,8 +760,25 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
   __syncthreads();
   const uint64_t flag = b.combine_flag(p->head.rank * p->head.num_local_experts + le);
   const uint64_t value = seq << 1 | (uint64_t)pull;
+  // Direct sources (every source of a p2p world): warp 0 fences once, and lane s then SETs the flag at rank s,
+  // after the fence in its own order (a release; cumulative, like the fences below). A fence per source's warp put
+  // nranks fences per block in flight at once on every SM, and the first flags of a one-token combine left 3 us
+  // after its start (2 H200s). With the first token set up before the wait (sum_returned_rows) a one-token combine
+  // went from 0.015 to 0.013 ms and 128 tokens from 0.039 to 0.038 (same run; the two changes were timed together).
+  if (warp == 0) {
+    bool any = false;
+    for (int s = (int)lane; s < n; s += 32) any |= is_direct(peer_of(view, s));
+    if (__any_sync(0xffffffffu, any)) {
+      fence_acq_rel_sys();
+      for (int s = (int)lane; s < n; s += 32) {
+        const Peer peer = peer_of(view, s);
+        if (is_direct(peer)) signal(peer, flag, SIGNAL_SET, value);
+      }
+    }
+  }
   for (int s = warp; s < n; s += warps) {
     const Peer peer = peer_of(view, s);
+    if (is_direct(peer)) continue;  // above
     const int32_t rows = pull ? 0 : first_row[s + 1] - first_row[s];
     if (prefers_few_puts(peer)) {
       // A batched source: this expert's rows are staged in the source's send order; the block that stages the last
@@ -768,7 +786,7 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
       if (lane == 0 && atom_add_acq_rel_gpu(b.combine_done() + s, 1) == p->head.num_local_experts - 1) {
         return_batched_rows(view, b, peer, s, value);
       }
-    } else if (!is_direct(peer) && rows > 0) {
+    } else if (rows > 0) {
       // The staged rows (stored by every warp, shown to this one by the barrier) visible system-wide before the
       // copy engine or the NIC reads them; cumulative, like the fence below.
       const uint64_t r0 = b.row(le, s * p->max_tokens);
@@ -820,6 +838,57 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
   const int k_count = p->head.top_k, experts = p->head.num_experts, hidden = p->head.hidden;
   const uint64_t seq = *b.seq();
   const Local l = local_of(view);
+  const int warps = gridDim.x * blockDim.x / 32, warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  // Work items are (token, slice of 256 channels), so a token's sum is spread over hidden / 256 warps instead of
+  // one warp walking the whole row (a chain of memory round trips: 130 us at hidden 7168 on an H100). A warp takes
+  // a contiguous range of items, mostly slices of one token, and reads a token's top-k and weights once.
+  const int slices = (hidden + 255) / 256;
+  const int64_t items = (int64_t)num_tokens * slices;
+  // The loop's bases, computed once: recomputed from the params in the loop they cost a dozen instructions per row
+  // load (with the params by value the compiler takes their fields as free to reload; 128 tokens took 34 us, 23 us
+  // with the params in device memory).
+  const char* const recv_rows = l.heap + b.combine_recv(0);
+  const uint64_t row_bytes = 2ull * hidden;
+  const int local = p->head.num_local_experts, me = p->head.rank;
+  uint16_t* const out = b.combined();
+  const int32_t* const route_slot = b.route_slot();
+  const int32_t* const send_base = b.send_base();
+  const int64_t item_end = items * (warp + 1) / warps;
+  int t = -1;
+  const char* row = nullptr;  // lane k: the row of entry k (or of the first entry naming its expert); null: none
+  float w = 0.0f;
+  // A token's setup: lane k < top_k gets entry k's weight, and the row of the first k' <= k naming the same expert
+  // (null for -1 and bad entries): where that expert returned it (its send row here), or where it is at the
+  // expert's rank when pulling. The lanes holding one expert find each other with a match, whose lowest lane is the
+  // first occurrence and the only one with a slot. Lanes without a valid entry match nobody (a key no expert has).
+  // The whole warp calls it.
+  auto load_token = [&](int token) {
+    t = token;
+    int64_t key = -2 - (int64_t)lane;
+    w = 0.0f;
+    const char* own = nullptr;
+    if (lane < (uint32_t)k_count) {
+      const int64_t e = topk[(int64_t)t * k_count + lane];
+      w = weights[(int64_t)t * k_count + lane];
+      if (e >= 0 && e < experts) {
+        key = e;
+        const int slot = route_slot[(int64_t)t * k_count + lane];
+        if (slot >= 0 && pull) {
+          own = peer_of(view, (int)e / local).heap +
+                b.combine_input(b.row((int)e % local, me * p->max_tokens + slot));
+        } else if (slot >= 0) {
+          own = recv_rows + (uint64_t)(send_base[e] + slot) * row_bytes;
+        }
+      }
+    }
+    const uint32_t same = __match_any_sync(0xffffffffu, (unsigned long long)key);
+    const int first = __ffs(same) - 1;
+    row = reinterpret_cast<const char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(own), first));
+    if (key < 0) row = nullptr;
+  };
+  // The warp's first token is set up before the wait for the flags: nothing it reads comes from another rank (this
+  // rank's route, its top-k and weights, addresses), so its chain of loads overlaps the wait.
+  if (items * warp / warps < item_end) load_token((int)(items * warp / warps / slices));
   if (threadIdx.x == 0) barrier_failed = 0;
   __syncthreads();
   // Every expert's flag of this call, not only those of this rank's tokens (DeepEP's combine waits for all of them
@@ -880,55 +949,9 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
   }
   __syncthreads();
   if (barrier_failed) return;  // block-uniform
-  const int warps = gridDim.x * blockDim.x / 32, warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  // Work items are (token, slice of 256 channels), so a token's sum is spread over hidden / 256 warps instead of
-  // one warp walking the whole row (a chain of memory round trips: 130 us at hidden 7168 on an H100). A warp takes
-  // a contiguous range of items, mostly slices of one token, and reads a token's top-k and weights once.
-  const int slices = (hidden + 255) / 256;
-  const int64_t items = (int64_t)num_tokens * slices;
-  // The loop's bases, computed once: recomputed from the params in the loop they cost a dozen instructions per row
-  // load (with the params by value the compiler takes their fields as free to reload; 128 tokens took 34 us, 23 us
-  // with the params in device memory).
-  const char* const recv_rows = l.heap + b.combine_recv(0);
-  const uint64_t row_bytes = 2ull * hidden;
-  const int local = p->head.num_local_experts, me = p->head.rank;
-  uint16_t* const out = b.combined();
-  const int32_t* const route_slot = b.route_slot();
-  const int32_t* const send_base = b.send_base();
-  const int64_t item_end = items * (warp + 1) / warps;
-  int t = -1;
-  const char* row = nullptr;  // lane k: the row of entry k (or of the first entry naming its expert); null: none
-  float w = 0.0f;
   for (int64_t item = items * warp / warps; item < item_end; ++item) {
     const int h = (int)(item % slices) * 256 + (int)lane * 8;
-    if ((int)(item / slices) != t) {
-      t = (int)(item / slices);
-      // Lane k < top_k: entry k's weight, and the row of the first k' <= k naming the same expert (null for -1
-      // and bad entries): where that expert returned it (its send row here), or where it is at the expert's rank
-      // when pulling. The lanes holding one expert find each other with a match, whose lowest lane is the first
-      // occurrence and the only one with a slot. Lanes without a valid entry match nobody (a key no expert has).
-      int64_t key = -2 - (int64_t)lane;
-      w = 0.0f;
-      const char* own = nullptr;
-      if (lane < (uint32_t)k_count) {
-        const int64_t e = topk[(int64_t)t * k_count + lane];
-        w = weights[(int64_t)t * k_count + lane];
-        if (e >= 0 && e < experts) {
-          key = e;
-          const int slot = route_slot[(int64_t)t * k_count + lane];
-          if (slot >= 0 && pull) {
-            own = peer_of(view, (int)e / local).heap +
-                  b.combine_input(b.row((int)e % local, me * p->max_tokens + slot));
-          } else if (slot >= 0) {
-            own = recv_rows + (uint64_t)(send_base[e] + slot) * row_bytes;
-          }
-        }
-      }
-      const uint32_t same = __match_any_sync(0xffffffffu, (unsigned long long)key);
-      const int first = __ffs(same) - 1;
-      row = reinterpret_cast<const char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(own), first));
-      if (key < 0) row = nullptr;
-    }
+    if ((int)(item / slices) != t) load_token((int)(item / slices));
     // hidden is a multiple of 128, not of 256: in the last slice of an odd number of 128-channel groups only lanes
     // 0..15 have channels, but every lane runs the shuffles below.
     const bool mine = h < hidden;
