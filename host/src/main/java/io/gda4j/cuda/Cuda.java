@@ -56,6 +56,19 @@ public final class Cuda {
     }
 
     /**
+     * The answer of a query call ({@code cuEventQuery}, {@code cuStreamQuery}): true for CUDA_SUCCESS (the work is
+     * done), false for CUDA_ERROR_NOT_READY (still queued or running); any other result throws, as {@link #check}
+     * does.
+     */
+    public static boolean isDone(int queryResult, String operationDescription) {
+        if (queryResult == CUresult.CUDA_ERROR_NOT_READY) {
+            return false;
+        }
+        check(queryResult, operationDescription);
+        return true;
+    }
+
+    /**
      * The hardware work queues each context gets ({@code CUDA_DEVICE_MAX_CONNECTIONS}: the user's value, else 32 set
      * by gda4j before the driver started; see {@link DriverEnvironment}). Streams beyond it share queues.
      */

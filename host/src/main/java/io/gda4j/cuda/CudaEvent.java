@@ -44,15 +44,7 @@ public final class CudaEvent extends ContextResource {
     /** Whether the recorded work has finished, without waiting ({@code cuEventQuery}). */
     public boolean isComplete() {
         bind();
-        int result = JCudaDriver.cuEventQuery(handle);
-        if (result == CUresult.CUDA_SUCCESS) {
-            return true;
-        }
-        if (result == CUresult.CUDA_ERROR_NOT_READY) {
-            return false;
-        }
-        Cuda.check(result, "cuEventQuery(" + this + ")");
-        return false; // not reached: check threw
+        return Cuda.isDone(JCudaDriver.cuEventQuery(handle), "cuEventQuery(" + this + ")");
     }
 
     /**

@@ -43,15 +43,7 @@ public final class CudaStream extends ContextResource {
     /** Whether all queued work has finished, without waiting ({@code cuStreamQuery}). */
     public boolean isComplete() {
         bind();
-        int result = JCudaDriver.cuStreamQuery(handle);
-        if (result == CUresult.CUDA_SUCCESS) {
-            return true;
-        }
-        if (result == CUresult.CUDA_ERROR_NOT_READY) {
-            return false;
-        }
-        Cuda.check(result, "cuStreamQuery(" + this + ")");
-        return false; // not reached: check threw
+        return Cuda.isDone(JCudaDriver.cuStreamQuery(handle), "cuStreamQuery(" + this + ")");
     }
 
     /**

@@ -36,6 +36,16 @@ class CudaExceptionTest {
     }
 
     @Test
+    void aQueryIsDoneNotYetOrAnError() {
+        assertTrue(Cuda.isDone(CUresult.CUDA_SUCCESS, "cuEventQuery(e)"));
+        assertEquals(false, Cuda.isDone(CUresult.CUDA_ERROR_NOT_READY, "cuEventQuery(e)"));
+        CudaException e = assertThrows(CudaException.class,
+                () -> Cuda.isDone(CUresult.CUDA_ERROR_LAUNCH_FAILED, "cuStreamQuery(s)"));
+        assertEquals("cuStreamQuery(s)", e.operation());
+        assertEquals(CUresult.CUDA_ERROR_LAUNCH_FAILED, e.result());
+    }
+
+    @Test
     void checkIsTheChokePoint() {
         assertDoesNotThrow(() -> Cuda.check(CUresult.CUDA_SUCCESS, "cuFine()"));
         CudaException e = assertThrows(CudaException.class,
