@@ -525,7 +525,7 @@ using namespace moe_ll_kernels;
 // Dispatch, send half. Grid: max(1, num_tokens x parts) blocks (or fewer: they loop) of 32 * LL_TOKEN_WARPS
 // threads; after gda4j_moe_ll_route on the same stream. Block b sends the (token, part) items b, b + gridDim.x, ...
 // (item i: token i / parts, part i % parts; send_token); `parts` is 1 where this rank has ibgda peers. First the
-// experts this rank sends no row get their zero count from the first threads.
+// experts this rank sends no row get their zero count from the threads of the grid's last blocks.
 // The params come by value (kernel parameter memory, like every kernel of this file): a field costs no memory round
 // trip, where a params block in device memory put one at the head of every chain of loads.
 namespace moe_ll_kernels {
