@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 
 /**
@@ -25,6 +26,7 @@ final class LocalRanks {
     private final List<Rank> ranks;
     private final WorldConfig config;
     private final ModuleTable modules;
+    private boolean worldClosed;
 
     LocalRanks(List<Rank> ranks, WorldConfig config, ModuleTable modules) {
         this.ranks = Collections.unmodifiableList(new ArrayList<>(ranks));
@@ -143,6 +145,25 @@ final class LocalRanks {
             LockSupport.parkNanos(DRAIN_POLL_NANOS);
         }
         return null;
+    }
+
+    /**
+     * A world's close, done once (a second call returns at once): stops the kernels ({@link #stopRunningKernels}),
+     * then {@code release} frees what the world holds beyond its ranks (given the failure so far, returning it or a
+     * new first one), then the ranks close ({@link #close(RuntimeException)}), then {@code after} runs.
+     *
+     * @throws RuntimeException the first failure of any step, the later ones suppressed; every step runs regardless
+     */
+    synchronized void closeWorld(UnaryOperator<RuntimeException> release, Runnable after) {
+        if (worldClosed) {
+            return;
+        }
+        worldClosed = true;
+        RuntimeException first = release.apply(stopRunningKernels());
+        first = collect(close(first), after);
+        if (first != null) {
+            throw first;
+        }
     }
 
     /**

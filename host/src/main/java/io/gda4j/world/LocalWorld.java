@@ -13,6 +13,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.ServiceLoader;
+import java.util.function.UnaryOperator;
 
 /**
  * A world whose ranks all live in this JVM, one per listed GPU: handy for tests, samples and single-host
@@ -25,7 +26,6 @@ public final class LocalWorld implements World {
     private final List<Rank> ranks;
     private final TransportTag[][] transports;
     private final LocalRanks local;
-    private boolean closed;
 
     private LocalWorld(WorldConfig config, List<Rank> ranks, TransportTag[][] transports, ModuleTable modules) {
         this.config = config;
@@ -196,18 +196,10 @@ public final class LocalWorld implements World {
 
     /**
      * Stops the world's kernels (raising every abort flag if one still runs, see {@link LocalRanks#stopRunningKernels})
-     * before the modules are unloaded and the ranks closed.
+     * before the modules are unloaded and the ranks closed. A second call does nothing.
      */
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        RuntimeException first = local.stopRunningKernels();
-        first = local.close(first);
-        if (first != null) {
-            throw first;
-        }
+    public void close() {
+        local.closeWorld(UnaryOperator.identity(), () -> { });
     }
 }

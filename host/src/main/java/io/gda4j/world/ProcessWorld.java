@@ -64,7 +64,6 @@ public final class ProcessWorld implements World {
     private final PeerFailures failures;
     /** The peers' heaps mapped here, by rank (null for this process's own rank). */
     private final IpcMemory[] mappings;
-    private boolean closed;
     /** Whether this rank's current error (or abort) was announced to the other processes; reset by clearErrors. */
     private boolean announced;
 
@@ -457,13 +456,18 @@ public final class ProcessWorld implements World {
         local.loadModules(images);
     }
 
+    /**
+     * Stops this process's kernels, closes its links and unmaps its peers' heaps in step with the other processes (two
+     * close barriers, skipped once a peer is dead), closes its rank, then leaves the bootstrap. A second call does
+     * nothing.
+     */
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        RuntimeException first = local.stopRunningKernels();
+    public void close() {
+        local.closeWorld(this::releasePeers, bootstrap::close);
+    }
+
+    /** What this process holds of its peers, released before its rank closes: links, then the heap mappings. */
+    private RuntimeException releasePeers(RuntimeException first) {
         // The links before the first barrier: a proxy link drains its channel, so the copies and signals its proxy
         // thread still had queued into a peer's heap complete here, before the peer may free that heap and before
         // the mapping they write through goes (cuIpcCloseMemHandle does not wait for work in flight).
@@ -487,13 +491,9 @@ public final class ProcessWorld implements World {
             }
         }
         first = meetPeers(first, "every process has unmapped its peers' heaps");
-        // From here a peer found dead must not raise the abort word that the ranks free below.
+        // From here a peer found dead must not raise the abort word that the ranks free next.
         failures.stop();
-        first = local.close(first);
-        bootstrap.close();
-        if (first != null) {
-            throw first;
-        }
+        return first;
     }
 
     /** A close barrier, skipped once a peer is dead (the dead neither write nor map anything any more). */
