@@ -218,12 +218,8 @@ public final class MoeConfig {
     }
 
     /** Defaults: BF16, 8 channels, chunks of 16 rows, rings of 64 rows, 8 combine warps, no communication stream. */
-    public static final class Builder {
-        private int hidden;
+    public static final class Builder extends MoeShapeBuilder<Builder> {
         private ElementType dtype = ElementType.BF16;
-        private int maxTokensPerRank;
-        private int numExperts;
-        private int topK;
         private int numChannels = 8;
         private int chunkTokens = 16;
         private int ringTokens = 64;
@@ -233,28 +229,13 @@ public final class MoeConfig {
         private boolean communicationStream;
         private MoeLowLatencyConfig lowLatency;
 
-        public Builder hidden(int v) {
-            hidden = v;
+        @Override
+        Builder self() {
             return this;
         }
 
         public Builder dtype(ElementType v) {
             dtype = v;
-            return this;
-        }
-
-        public Builder maxTokensPerRank(int v) {
-            maxTokensPerRank = v;
-            return this;
-        }
-
-        public Builder numExperts(int v) {
-            numExperts = v;
-            return this;
-        }
-
-        public Builder topK(int v) {
-            topK = v;
             return this;
         }
 

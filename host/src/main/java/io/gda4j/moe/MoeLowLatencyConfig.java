@@ -97,31 +97,12 @@ public final class MoeLowLatencyConfig {
     }
 
     /** Defaults: BF16 dispatch, no power-of-two scales. */
-    public static final class Builder {
-        private int hidden;
-        private int maxTokensPerRank;
-        private int numExperts;
-        private int topK;
+    public static final class Builder extends MoeShapeBuilder<Builder> {
         private ElementType dispatchType = ElementType.BF16;
         private boolean powerOfTwoScales;
 
-        public Builder hidden(int v) {
-            hidden = v;
-            return this;
-        }
-
-        public Builder maxTokensPerRank(int v) {
-            maxTokensPerRank = v;
-            return this;
-        }
-
-        public Builder numExperts(int v) {
-            numExperts = v;
-            return this;
-        }
-
-        public Builder topK(int v) {
-            topK = v;
+        @Override
+        Builder self() {
             return this;
         }
 
