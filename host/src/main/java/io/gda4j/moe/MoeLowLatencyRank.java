@@ -74,6 +74,12 @@ public final class MoeLowLatencyRank implements AutoCloseable {
      * that share a GPU take {@link #spinningBlocks} each, so that their waiting blocks never hold every SM.
      */
     private final int dispatchWave;
+    /**
+     * The most blocks of the whole combine (no split), which wait for every rank's flags, their own grid's included:
+     * as {@link #dispatchWave}, every block the GPU holds at once for a rank alone on its GPU, else
+     * {@link #spinningBlocks}.
+     */
+    private final int combineWave;
     /** Dynamic shared memory of a dispatch block that routes its own token: a word per expert. */
     private final int routeShared;
 
@@ -102,6 +108,9 @@ public final class MoeLowLatencyRank implements AutoCloseable {
                 * rank.device().multiprocessorCount() / ranksOnGpu);
         this.dispatchWave = ranksOnGpu > 1 ? spinningBlocks
                 : Math.max(1, dispatchWhole.maxActiveBlocksPerMultiprocessor(32 * TOKEN_WARPS, shared)
+                        * rank.device().multiprocessorCount());
+        this.combineWave = ranksOnGpu > 1 ? spinningBlocks
+                : Math.max(1, combineWhole.maxActiveBlocksPerMultiprocessor(COMBINE_SEND_THREADS, 0)
                         * rank.device().multiprocessorCount());
         this.memory = new MoeRankMemory(rank, s.deviceBytes(), READBACK_BYTES);
         this.params = paramsBlock(memory.address());
@@ -330,7 +339,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
                     .pointer(rank.deviceView()).struct(params).i32(b).pointer(y.pointer()).i32(pull ? 1 : 0));
         } else {
             buffers.combineReceive(r.ticket());
-            combineWhole.launch(Math.min(spinningBlocks, Math.max(s.numLocalExperts(), sumBlocks(tokens))),
+            combineWhole.launch(Math.min(combineWave, Math.max(s.numLocalExperts(), sumBlocks(tokens))),
                     COMBINE_SEND_THREADS, 0, rank.stream(), KernelArgs.create().pointer(rank.deviceView())
                             .struct(params).i32(b).pointer(y.pointer()).pointer(topkIdx.pointer())
                             .pointer(topkWeights.pointer()).i32(tokens).i32(pull ? 1 : 0));
