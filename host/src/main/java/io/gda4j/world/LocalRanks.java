@@ -159,7 +159,13 @@ final class LocalRanks {
             return;
         }
         worldClosed = true;
-        RuntimeException first = release.apply(stopRunningKernels());
+        RuntimeException first = stopRunningKernels();
+        try {
+            first = release.apply(first);
+        } catch (RuntimeException e) {
+            // A release that throws instead of returning its failure must not leave the ranks open.
+            first = add(first, e);
+        }
         first = collect(close(first), after);
         if (first != null) {
             throw first;
@@ -188,9 +194,17 @@ final class LocalRanks {
         try {
             step.run();
         } catch (RuntimeException e) {
-            if (first == null) {
-                return e;
-            }
+            return add(first, e);
+        }
+        return first;
+    }
+
+    /** {@code e} as the first failure, or suppressed by {@code first} where there is one already. */
+    private static RuntimeException add(RuntimeException first, RuntimeException e) {
+        if (first == null) {
+            return e;
+        }
+        if (first != e) {
             first.addSuppressed(e);
         }
         return first;
