@@ -68,17 +68,9 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     private final int rowParts;
     /** Blocks of the dispatch send that fit at once on this rank's share of its GPU. */
     private final int sendWave;
-    /**
-     * The most blocks of the whole dispatch (no split): all must be resident at once, since its blocks wait for
-     * counts that other blocks of it send. A rank alone on its GPU takes every block the GPU holds at once; ranks
-     * that share a GPU take {@link #spinningBlocks} each, so that their waiting blocks never hold every SM.
-     */
+    /** The most blocks of the whole dispatch (no split, {@link #waitingWave}): it waits for counts it sends itself. */
     private final int dispatchWave;
-    /**
-     * The most blocks of the whole combine (no split), which wait for every rank's flags, their own grid's included:
-     * as {@link #dispatchWave}, every block the GPU holds at once for a rank alone on its GPU, else
-     * {@link #spinningBlocks}.
-     */
+    /** The same for the whole combine: it waits for every rank's flags, its own grid's included. */
     private final int combineWave;
     /** Dynamic shared memory of a dispatch block that routes its own token: a word per expert. */
     private final int routeShared;
@@ -106,15 +98,22 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         int shared = routeShared <= MAX_ROUTE_SHARED ? routeShared : 0;
         this.sendWave = Math.max(1, dispatchSend.maxActiveBlocksPerMultiprocessor(32 * TOKEN_WARPS, shared)
                 * rank.device().multiprocessorCount() / ranksOnGpu);
-        this.dispatchWave = ranksOnGpu > 1 ? spinningBlocks
-                : Math.max(1, dispatchWhole.maxActiveBlocksPerMultiprocessor(32 * TOKEN_WARPS, shared)
-                        * rank.device().multiprocessorCount());
-        this.combineWave = ranksOnGpu > 1 ? spinningBlocks
-                : Math.max(1, combineWhole.maxActiveBlocksPerMultiprocessor(COMBINE_SEND_THREADS, 0)
-                        * rank.device().multiprocessorCount());
+        this.dispatchWave = waitingWave(dispatchWhole, 32 * TOKEN_WARPS, shared, ranksOnGpu);
+        this.combineWave = waitingWave(combineWhole, COMBINE_SEND_THREADS, 0, ranksOnGpu);
         this.memory = new MoeRankMemory(rank, s.deviceBytes(), READBACK_BYTES);
         this.params = paramsBlock(memory.address());
         this.done = memory.done();
+    }
+
+    /**
+     * The most blocks of a whole call (no split) of {@code kernel}, whose blocks wait for words that other blocks of
+     * it send, so all must be resident at once: every block the GPU holds at once for a rank alone on its GPU, else
+     * {@link #spinningBlocks}, so that the waiting blocks of ranks sharing a GPU never hold every SM.
+     */
+    private int waitingWave(Kernel kernel, int threads, int sharedBytes, int ranksOnGpu) {
+        return ranksOnGpu > 1 ? spinningBlocks
+                : Math.max(1, kernel.maxActiveBlocksPerMultiprocessor(threads, sharedBytes)
+                        * rank.device().multiprocessorCount());
     }
 
     private ByteBuffer paramsBlock(long base) {

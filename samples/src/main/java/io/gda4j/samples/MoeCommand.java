@@ -544,9 +544,9 @@ final class MoeCommand implements Command {
         return "SMs: grids sized per call; a call without the split is one kernel: dispatch one block per token or"
                 + " token part, combine one per local expert or 8 (token, slice) sums, both up to what the GPU holds"
                 + " at once where a rank has its GPU alone, else within the rank's share of its GPU, " + waitingBlocks
-                + " of " + gpuSms + " SMs; with the"
-                + " split, the send halves by tokens and local experts (" + localExperts + " blocks), the receive"
-                + " halves within that share; nothing stays resident between calls";
+                + " of " + gpuSms + " SMs; with the split, the send halves by tokens and local experts ("
+                + localExperts + " blocks), the receive halves within that share; nothing stays resident between"
+                + " calls";
     }
 
     @Override
