@@ -54,16 +54,17 @@ final class MoeCommand implements Command {
         // The details (start lines under a launcher, what each byte count includes) are in the README's "How gda4j
         // moe measures": the help says what a user needs to read the table.
         return "Every rank dispatches TOKENS tokens of hidden size HIDDEN to top-K of EXPERTS experts (uniformly "
-                + "routed; experts split evenly over the ranks), then combines them back, with io.gda4j.moe. --mode "
+                + "routed; experts split evenly over the ranks), then combines them back. --mode "
                 + "low-latency times the decoding calls instead (default 128 tokens, FP8) and their send and receive "
                 + "halves. Each figure is the median and p99 over --iters timed pairs, after --warmup, of the slowest "
-                + "rank's time from CUDA events, with every rank's call queued before any runs. GBps is DeepEP's "
+                + "rank's time from CUDA events, with every rank's call queued before any runs (under a launcher, behind "
+                + "a start line on the GPUs that leaves out the skew between the processes). GBps is DeepEP's "
                 + "bandwidth (the bytes a rank receives, its own rows included, over the time; GB = 10^9 B); "
                 + "link_GBps counts only bytes between GPUs, and link_ratio compares it with memcpyPeer, the copy "
                 + "engines' bandwidth in the same run. The nccl columns time NCCL's all-to-all-v of the same routing "
                 + "(loaded from " + LibNccl.LIBRARY_ENV + " or a Python environment's nvidia/nccl/lib); x_nccl above "
                 + "1 means gda4j is faster. --check first compares with the Java reference, bit for bit. README.md, "
-                + "\"How gda4j moe measures\", says how times are taken under a launcher and what each column counts.";
+                + "\"How gda4j moe measures\", says more.";
     }
 
     @Override

@@ -1,15 +1,11 @@
 package io.gda4j.samples.moe;
 
 import io.gda4j.cuda.DeviceMemory;
-import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.cuda.ModuleImage;
-import io.gda4j.world.Cmp;
-import io.gda4j.world.DeviceOps;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.Rank;
-import io.gda4j.world.SignalOp;
 import io.gda4j.world.World;
 
 import java.time.Duration;
@@ -25,10 +21,13 @@ import java.time.Duration;
  *
  * <p>Where the world spans processes, each process opens its own gate whenever it has queued its step, and the
  * processes' launches are apart by far more than a step lasts (4 processes under torchrun: a low-latency dispatch
- * measured 0.220 ms, 0.042 in one process). So there the gate is also a start line on the GPUs: behind the host word,
- * each rank adds 1 to a word in every peer's heap ({@code gda4j_op_signal}) and waits until its own word has counted
- * every peer's gate of this step ({@code gda4j_op_wait_until}, bounded by the world's wait timeout). Every rank's step
- * then starts within a signal's flight of the last rank's, however late that rank's process queued it.
+ * measured 0.220 ms, 0.042 in one process). So there the gate kernel is also a start line on the GPUs
+ * ({@value #START_LINE_KERNEL}): behind the host word, each rank adds 1 to a word in every peer's heap and waits
+ * until its own word has counted every peer's gate of this step (bounded by the world's wait timeout). Every rank's
+ * step then starts within a signal's flight of the last rank's, however late that rank's process queued it. The line
+ * is one kernel because a kernel per signal and one for the wait let each boundary skew the ranks by a launch: on 2x
+ * H100 that added 2-3 us to a low-latency dispatch (0.020 / 0.031 ms at 1 / 128 tokens in two processes, 0.018 /
+ * 0.028 in one and in two with the one kernel).
  *
  * <p>The host-word kernel gives up after {@link #TIMEOUT}: a profiler that runs each kernel to its end before the host
  * goes on (ncu) would otherwise wait forever, and a {@link #hold} whose {@link #open()} never comes (queuing the step
@@ -38,6 +37,8 @@ final class LaunchGate implements AutoCloseable {
     /** The gate kernel's module, a class-path resource of this module. */
     static final String RESOURCE = "io/gda4j/samples/launch_gate.ptx";
     static final String KERNEL = "launch_gate";
+    /** The gate and the start line in one kernel, for worlds that span processes. */
+    static final String START_LINE_KERNEL = "launch_gate_start_line";
     /** Far above the host's time to queue a step (a few launches per rank), far below a test's patience. */
     static final Duration TIMEOUT = Duration.ofMillis(250);
     /** One GPU L2 line, so no other host data shares the line the kernels poll. */
@@ -65,9 +66,6 @@ final class LaunchGate implements AutoCloseable {
         this.image = ModuleImage.classPathResource(RESOURCE, LaunchGate.class.getClassLoader());
         world.loadModules(image);
         boolean spread = spansProcesses(world);
-        if (spread) {
-            world.loadModules(DeviceOps.MODULE);
-        }
         this.word = world.localRanks().get(0).context().allocateMappedHost(BYTES);
         HeapBuffer line = null;
         DeviceMemory[] st = null;
@@ -103,24 +101,15 @@ final class LaunchGate implements AutoCloseable {
      */
     void hold(Rank rank) {
         long step = opened + 1;
-        Kernel gate = rank.kernel(image, KERNEL);
-        gate.launch(1, 1, 0, rank.stream(), KernelArgs.create().pointer(word.devicePointer()).u64(step)
-                .u64(TIMEOUT.toNanos()));
+        KernelArgs args = KernelArgs.create().pointer(word.devicePointer()).u64(step).u64(TIMEOUT.toNanos());
         if (arrivals == null) {
+            rank.kernel(image, KERNEL).launch(1, 1, 0, rank.stream(), args);
             return;
         }
         DeviceMemory st = status[rank.rank()];
-        Kernel signal = rank.kernel(DeviceOps.MODULE, "gda4j_op_signal");
-        for (int peer = 0; peer < world.size(); peer++) {
-            if (peer != rank.rank()) {
-                signal.launch(1, 1, 0, rank.stream(), KernelArgs.create().pointer(rank.deviceView()).i32(peer)
-                        .i64(arrivals.offset()).u32(SignalOp.ADD.code()).i64(1)
-                        .pointer(st.pointer().plusBytes(STATUS_OFFSET)));
-            }
-        }
-        rank.kernel(DeviceOps.MODULE, "gda4j_op_wait_until").launch(1, 1, 0, rank.stream(), KernelArgs.create()
-                .pointer(rank.deviceView()).i64(arrivals.offset()).u32(Cmp.GE.code()).i64(step * (world.size() - 1))
-                .pointer(st.pointer().plusBytes(SEEN_OFFSET)).pointer(st.pointer().plusBytes(STATUS_OFFSET)));
+        rank.kernel(image, START_LINE_KERNEL).launch(1, 1, 0, rank.stream(), args.pointer(rank.deviceView())
+                .i64(arrivals.offset()).pointer(st.pointer().plusBytes(STATUS_OFFSET))
+                .pointer(st.pointer().plusBytes(SEEN_OFFSET)));
     }
 
     /** Releases every stream held since the last open. */
