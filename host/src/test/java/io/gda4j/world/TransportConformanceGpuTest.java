@@ -142,6 +142,18 @@ public abstract class TransportConformanceGpuTest {
             checkPut(scope, 8, srcOff, dstOff, rnd, false);
             checkPut(scope, 8, srcOff + 8, dstOff + 16, rnd, true);
         }
+        // Offsets equal mod 16, which random ones give one time in 16: a direct copy then peels a head of bytes up to
+        // the 16-byte boundary (shift 5), moves 16-byte vectors, and ends in a tail of 8-, 4-, 2- and 1-byte pieces.
+        for (int size : new int[] {1, 2, 3, 5, 7, 8, 9, 12, 14, 15, 17, 24, 31, 40}) {
+            if (scope == Scope.THREAD && size > trial.threadPutMaxBytes()) {
+                continue;
+            }
+            for (int shift : new int[] {0, 5}) {
+                long srcOff = ((src.offset() + 15) & ~15L) + shift;
+                long dstOff = ((dst.offset() + trial.destinationSlack() + 15) & ~15L) + shift;
+                checkPut(scope, size, srcOff, dstOff, rnd, size == 8 || size == 31);
+            }
+        }
     }
 
     private void checkPut(Scope scope, int size, long srcOff, long dstOff, Random rnd, boolean withSignal) {

@@ -2,6 +2,7 @@ package io.gda4j.samples;
 
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.DevicePointer;
+import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.ibgda.IbgdaTransport;
 import io.gda4j.world.HeapBuffer;
@@ -11,6 +12,7 @@ import io.gda4j.world.World;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * Device-side ping-pong between two ranks (kernel {@code gda4j_pingpong}): the measuring rank sends round i and
@@ -122,6 +124,18 @@ final class PingPong implements AutoCloseable {
         }
         world.barrier();
         int threads = mode == Mode.PUT_SIGNAL ? scope.launchThreads(blockThreads) : 1;
+        // Before any launch: a responder already spinning would wait out the world's timeout for a partner whose
+        // launch failed.
+        for (Rank r : local) {
+            Kernel k = kernel(r, r == rank ? peerNumber : rankNumber, mode, scope);
+            if (threads > k.maxThreadsPerBlock()) {
+                throw new IllegalArgumentException(scope.name().toLowerCase(Locale.ROOT) + " " + mode.name()
+                        .toLowerCase(Locale.ROOT) + " ping-pong of " + threads + " threads: its kernel ("
+                        + k.name() + ") takes at most " + k.maxThreadsPerBlock() + " threads a block on GPU "
+                        + r.device().ordinal() + " (registers); pass --block-threads " + k.maxThreadsPerBlock()
+                        + " or less");
+            }
+        }
         for (Rank r : local) {
             boolean initiator = r == rank;
             launch(r, initiator ? peerNumber : rankNumber, mode, bytes, scope, threads, warmup, iterations, initiator);
@@ -145,11 +159,15 @@ final class PingPong implements AutoCloseable {
 
     private void launch(Rank r, int to, Mode mode, long bytes, Scope scope, int threads, int warmup, int iterations,
                         boolean initiator) {
-        r.kernel(module(world, r.rank(), to), mode.kernel(scope)).launch(1, threads, 0, r.stream(), KernelArgs.create()
+        kernel(r, to, mode, scope).launch(1, threads, 0, r.stream(), KernelArgs.create()
                 .pointer(r.deviceView()).i32(to).i64(data.offset()).i64(src.offset()).i64(bytes)
                 .i64(signal.word(0)).i64(1).u32(warmup).u32(iterations).i32(initiator ? 1 : 0)
                 // Only the initiator writes round-trip times; the responder may run where rtt does not exist.
                 .pointer(initiator ? rtt.pointer() : DevicePointer.of(0)).pointer(r.scratch().pointer()));
+    }
+
+    private Kernel kernel(Rank r, int to, Mode mode, Scope scope) {
+        return r.kernel(module(world, r.rank(), to), mode.kernel(scope));
     }
 
     private static void checkStatus(Rank r) {
