@@ -6,6 +6,8 @@ import io.gda4j.moe.MoeLowLatencyRouting;
 import io.gda4j.moe.MoeLowLatencySizing;
 import io.gda4j.samples.nccl.AllToAllV;
 
+import java.util.Random;
+
 /**
  * NCCL's all-to-all-v of the same routing as a low-latency dispatch and combine, the baseline
  * {@code gda4j moe --mode low-latency} compares with: rank s sends rank d one row per (token, distinct expert on d)
@@ -58,14 +60,19 @@ public final class MoeLowLatencyNcclBaseline implements AutoCloseable {
         return rows;
     }
 
+    /** The dispatch exchange of a routing. */
     public static AllToAllV dispatchPlan(MoeLowLatencySizing s, int[][] topk, int[] tokens) {
-        MoeLowLatencyConfig c = s.config();
-        return AllToAllV.ofRows(dispatchRows(topk, tokens, c.topK(), c.numExperts(), s.worldSize()), dispatchRowBytes(s));
+        return plans(s, topk, tokens).dispatch();
     }
 
+    /** The combine exchange of a routing: every dispatched row back to its source, in BF16. */
     public static AllToAllV combinePlan(MoeLowLatencySizing s, int[][] topk, int[] tokens) {
+        return plans(s, topk, tokens).combine();
+    }
+
+    private static NcclPlans plans(MoeLowLatencySizing s, int[][] topk, int[] tokens) {
         MoeLowLatencyConfig c = s.config();
-        return AllToAllV.ofRows(AllToAllV.transpose(dispatchRows(topk, tokens, c.topK(), c.numExperts(), s.worldSize())),
+        return NcclPlans.of(dispatchRows(topk, tokens, c.topK(), c.numExperts(), s.worldSize()), dispatchRowBytes(s),
                 2L * c.hidden());
     }
 
@@ -74,12 +81,10 @@ public final class MoeLowLatencyNcclBaseline implements AutoCloseable {
                                        int iterations) {
         MoeLowLatencyConfig c = s.config();
         int n = s.worldSize();
-        java.util.Random rnd = new java.util.Random(seed);
-        int[][] topk = new int[n][];
-        for (int r = 0; r < n; r++) {
-            topk[r] = MoeLowLatencyRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
-        }
-        return rig.time(dispatchPlan(s, topk, tokens), combinePlan(s, topk, tokens), warmup, iterations);
+        Random rnd = new Random(seed);
+        int[][] topk = NcclPlans.topkPerRank(n,
+                r -> MoeLowLatencyRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd));
+        return rig.time(plans(s, topk, tokens), warmup, iterations);
     }
 
     @Override

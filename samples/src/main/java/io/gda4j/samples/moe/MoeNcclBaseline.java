@@ -12,6 +12,7 @@ import io.gda4j.world.World;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Random;
 
 /**
  * NCCL's all-to-all-v of the same routing, the baseline {@code gda4j moe} compares dispatch and combine with: rank r
@@ -113,14 +114,17 @@ public final class MoeNcclBaseline implements AutoCloseable {
 
     /** The dispatch exchange of a routing. */
     public static AllToAllV dispatchPlan(MoeSizing s, int[][] topk, int[] tokens) {
-        MoeConfig c = s.config();
-        return AllToAllV.ofRows(dispatchRows(topk, tokens, c.topK(), c.numExperts(), s.worldSize()), dispatchRowBytes(s));
+        return plans(s, topk, tokens).dispatch();
     }
 
     /** The combine exchange of a routing: every dispatched row back to its source, in BF16. */
     public static AllToAllV combinePlan(MoeSizing s, int[][] topk, int[] tokens) {
+        return plans(s, topk, tokens).combine();
+    }
+
+    private static NcclPlans plans(MoeSizing s, int[][] topk, int[] tokens) {
         MoeConfig c = s.config();
-        return AllToAllV.ofRows(AllToAllV.transpose(dispatchRows(topk, tokens, c.topK(), c.numExperts(), s.worldSize())),
+        return NcclPlans.of(dispatchRows(topk, tokens, c.topK(), c.numExperts(), s.worldSize()), dispatchRowBytes(s),
                 s.combineRowBytes());
     }
 
@@ -132,12 +136,9 @@ public final class MoeNcclBaseline implements AutoCloseable {
     public Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
         MoeConfig c = s.config();
         int n = s.worldSize();
-        java.util.Random rnd = new java.util.Random(seed);
-        int[][] topk = new int[n][];
-        for (int r = 0; r < n; r++) {
-            topk[r] = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
-        }
-        return rig.time(dispatchPlan(s, topk, tokens), combinePlan(s, topk, tokens), warmup, iterations);
+        Random rnd = new Random(seed);
+        int[][] topk = NcclPlans.topkPerRank(n, r -> MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd));
+        return rig.time(plans(s, topk, tokens), warmup, iterations);
     }
 
     /**

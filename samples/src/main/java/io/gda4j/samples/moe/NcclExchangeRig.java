@@ -75,14 +75,16 @@ final class NcclExchangeRig implements AutoCloseable {
     }
 
     /**
-     * Runs {@code warmup + iterations} exchanges of {@code dispatch} then {@code combine} (which sends the received
+     * Runs {@code warmup + iterations} exchanges of the plans' dispatch then their combine (which sends the received
      * rows back: from the receive buffer into the send buffer), timed with events on each rank's stream from the
      * exchange's start to its end; per iteration the slowest rank's time, over every process. One untimed exchange each
      * way comes first (NCCL connects peers on their first exchange, on the host), and each iteration is queued behind
      * a {@link LaunchGate}, as gda4j's calls are, so neither side's times count the host's launches (in a world of
      * several processes it starts on every rank at the gate's start line).
      */
-    MoeNcclBaseline.Timing time(AllToAllV dispatch, AllToAllV combine, int warmup, int iterations) {
+    MoeNcclBaseline.Timing time(NcclPlans plans, int warmup, int iterations) {
+        AllToAllV dispatch = plans.dispatch();
+        AllToAllV combine = plans.combine();
         int n = world.size();
         long[] sendAt = new long[n];
         long[] recvAt = new long[n];
