@@ -201,15 +201,20 @@ final class MoeCommand implements Command {
         };
     }
 
-    /** The low-latency configs the options ask for (one per dispatch type), checked before any world is opened. */
-    static List<MoeLowLatencyConfig> lowLatencyConfigs(CommandLine cmd, int maxTokens) {
-        String dtypeText = cmd.getOptionValue("dtype", "fp8").trim().toLowerCase(java.util.Locale.ROOT);
-        List<ElementType> dtypes = switch (dtypeText) {
+    /** The --dtype value (else {@code fallback}): the dispatch types to time, in table order. */
+    static List<ElementType> dtypes(CommandLine cmd, String fallback) {
+        String text = cmd.getOptionValue("dtype", fallback).trim().toLowerCase(java.util.Locale.ROOT);
+        return switch (text) {
             case "bf16" -> List.of(ElementType.BF16);
             case "fp8" -> List.of(ElementType.FP8_E4M3);
             case "both" -> List.of(ElementType.BF16, ElementType.FP8_E4M3);
-            default -> throw new UsageException("--dtype must be bf16, fp8 or both, got " + dtypeText);
+            default -> throw new UsageException("--dtype must be bf16, fp8 or both, got " + text);
         };
+    }
+
+    /** The low-latency configs the options ask for (one per dispatch type), checked before any world is opened. */
+    static List<MoeLowLatencyConfig> lowLatencyConfigs(CommandLine cmd, int maxTokens) {
+        List<ElementType> dtypes = dtypes(cmd, "fp8");
         boolean pow2 = cmd.hasOption("pow2-scales");
         if (pow2 && !dtypes.contains(ElementType.FP8_E4M3)) {
             throw new UsageException("--pow2-scales applies to FP8 dispatch: use --dtype fp8 or both");
@@ -298,22 +303,16 @@ final class MoeCommand implements Command {
                                     percentile(timing.dispatchReceiveMillis(), 0.5),
                                     percentile(timing.combineSendMillis(), 0.5),
                                     percentile(timing.combineReceiveMillis(), 0.5)));
-                            if (nccl != null) {
-                                MoeNcclBaseline.Timing base = nccl.time(MoeLowLatencyRouting.Kind.UNIFORM, 7, perRank,
-                                        warmup, iters);
-                                row.addAll(ncclCells(base, percentile(timing.dispatchMillis(), 0.5),
-                                        percentile(timing.combineMillis(), 0.5)));
-                            } else {
-                                row.addAll(List.of(ncclColumn(ncclMissing), "-", "-", "-", "-", "-"));
-                            }
+                            MoeNcclBaseline.Timing base = nccl == null ? null
+                                    : nccl.time(MoeLowLatencyRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
+                            row.addAll(ncclCells(base, ncclMissing, percentile(timing.dispatchMillis(), 0.5),
+                                    percentile(timing.combineMillis(), 0.5)));
                             table.add(row.toArray());
                         }
                     }
                 }
             } finally {
-                for (MoeLowLatencyBuffer b : buffers) {
-                    b.close();
-                }
+                buffers.forEach(MoeLowLatencyBuffer::close);
             }
             progress.done();
             if (reporting) {
@@ -423,8 +422,15 @@ final class MoeCommand implements Command {
                 cLink, ratio(cLink, peerGbps));
     }
 
-    /** The NCCL cells of a row (either mode), against gda4j's median dispatch and combine times. */
-    static List<Object> ncclCells(MoeNcclBaseline.Timing base, double dispatchMillis, double combineMillis) {
+    /**
+     * The NCCL cells of a row (either mode), against gda4j's median dispatch and combine times; where NCCL did not run
+     * (no {@code base}), the first clause of {@code missing}, why not, then dashes.
+     */
+    static List<Object> ncclCells(MoeNcclBaseline.Timing base, String missing, double dispatchMillis,
+                                  double combineMillis) {
+        if (base == null) {
+            return List.of(ncclColumn(missing), "-", "-", "-", "-", "-");
+        }
         double nd = percentile(base.dispatchMillis(), 0.5);
         double nc = percentile(base.combineMillis(), 0.5);
         return List.of(nd, percentile(base.dispatchMillis(), 0.99), nd / dispatchMillis, nc,
@@ -558,13 +564,7 @@ final class MoeCommand implements Command {
         WorldOptions w = WorldOptions.parse(cmd);
         List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "4096"));
         int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
-        String dtypeText = cmd.getOptionValue("dtype", "both").trim().toLowerCase(java.util.Locale.ROOT);
-        List<ElementType> dtypes = switch (dtypeText) {
-            case "bf16" -> List.of(ElementType.BF16);
-            case "fp8" -> List.of(ElementType.FP8_E4M3);
-            case "both" -> List.of(ElementType.BF16, ElementType.FP8_E4M3);
-            default -> throw new UsageException("--dtype must be bf16, fp8 or both, got " + dtypeText);
-        };
+        List<ElementType> dtypes = dtypes(cmd, "both");
         int iters = OptionValues.integer(cmd, "iters", 20, 1, 1_000_000);
         int warmup = OptionValues.integer(cmd, "warmup", 3, 0, 1_000_000);
         checkTopK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE),
@@ -642,21 +642,16 @@ final class MoeCommand implements Command {
                                     .ifPresent(proxyNotes::add);
                             List<Object> row = new ArrayList<>(List.of(moe.config().dtype().name(), t));
                             row.addAll(throughputCells(timing, peerGbps));
-                            if (nccl != null) {
-                                MoeNcclBaseline.Timing base = nccl.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
-                                row.addAll(ncclCells(base, percentile(timing.dispatchMillis(), 0.5),
-                                        percentile(timing.combineMillis(), 0.5)));
-                            } else {
-                                row.addAll(List.of(ncclColumn(ncclMissing), "-", "-", "-", "-", "-"));
-                            }
+                            MoeNcclBaseline.Timing base = nccl == null ? null
+                                    : nccl.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
+                            row.addAll(ncclCells(base, ncclMissing, percentile(timing.dispatchMillis(), 0.5),
+                                    percentile(timing.combineMillis(), 0.5)));
                             table.add(row.toArray());
                         }
                     }
                 }
             } finally {
-                for (MoeBuffer b : buffers) {
-                    b.close();
-                }
+                buffers.forEach(MoeBuffer::close);
             }
             progress.done();
             if (reporting) {

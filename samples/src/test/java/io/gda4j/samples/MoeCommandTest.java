@@ -41,6 +41,9 @@ class MoeCommandTest {
         assertEquals("NCCL not found", MoeCommand.ncclColumn("NCCL not found (tried libnccl.so.2: cannot open); set X"));
         assertEquals("NCCL needs one GPU per rank",
                 MoeCommand.ncclColumn("NCCL needs one GPU per rank: ranks 0 and 1 share GPU 0"));
+        assertEquals(List.of("NCCL not found", "-", "-", "-", "-", "-"),
+                MoeCommand.ncclCells(null, "NCCL not found (tried libnccl.so.2: cannot open)", 0.5, 0.25),
+                "a row without NCCL: the reason's first clause, then dashes");
     }
 
     @Test
@@ -125,7 +128,7 @@ class MoeCommandTest {
         List<Object> row = new java.util.ArrayList<>(List.of("BF16", 4096));
         row.addAll(MoeCommand.throughputCells(timing(500_000, 250_000), 2.0));
         row.addAll(MoeCommand.ncclCells(new MoeNcclBaseline.Timing(new double[] {1.0, 1.0, 1.0},
-                new double[] {0.5, 0.5, 0.5}), 0.5, 0.25));
+                new double[] {0.5, 0.5, 0.5}), null, 0.5, 0.25));
         t.add(row.toArray());
         t.note(MoeCommand.peerCopyNote(1, 394.06));
         t.note(MoeCommand.smsNote(24, 48, 132));
