@@ -1,6 +1,5 @@
 package io.gda4j.moe;
 
-import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -11,7 +10,7 @@ import java.util.Optional;
  * <p>{@link #sizing(int)} says what a world of a given size needs (heap bytes per rank, device bytes per rank) and
  * refuses a configuration whose sizes overflow any index type the kernels use, naming the field.
  */
-public final class MoeConfig {
+public final class MoeConfig extends MoeShapeConfig {
     /** Channels (FP32 scales) per scale of an FP8 row: DeepEP's per-128-channel quantisation. */
     public static final int FP8_SCALE_BLOCK = 128;
     /** The most experts a token may be routed to: one lane of a warp per top-k slot. */
@@ -24,11 +23,6 @@ public final class MoeConfig {
      * channel's first row at every rank in shared memory. */
     public static final int MAX_CHANNELS = 128;
 
-    private final int hidden;
-    private final ElementType dtype;
-    private final int maxTokensPerRank;
-    private final int numExperts;
-    private final int topK;
     private final int numChannels;
     private final int chunkTokens;
     private final int ringTokens;
@@ -37,23 +31,18 @@ public final class MoeConfig {
     private final MoeLowLatencyConfig lowLatency;
 
     private MoeConfig(Builder b) {
-        this.hidden = b.hidden;
-        this.dtype = Objects.requireNonNull(b.dtype, "dtype");
-        this.maxTokensPerRank = b.maxTokensPerRank;
-        this.numExperts = b.numExperts;
-        this.topK = b.topK;
+        super(b, "MoeConfig", "dtype");
         this.numChannels = b.numChannels;
         this.chunkTokens = b.chunkTokens;
         this.ringTokens = b.ringTokens;
         this.combineWarps = b.combineWarps;
         this.communicationStream = b.communicationStream;
         this.lowLatency = b.lowLatency;
-        new MoeShape(hidden, maxTokensPerRank, numExperts, topK, dtype).check("MoeConfig", "dtype");
-        if (lowLatency != null && (lowLatency.hidden() != hidden || lowLatency.numExperts() != numExperts
-                || lowLatency.topK() != topK)) {
+        if (lowLatency != null && (lowLatency.hidden() != hidden() || lowLatency.numExperts() != numExperts()
+                || lowLatency.topK() != topK())) {
             throw new IllegalArgumentException("MoeConfig lowLatency must route the same model: hidden "
                     + lowLatency.hidden() + ", numExperts " + lowLatency.numExperts() + ", topK " + lowLatency.topK()
-                    + " against hidden " + hidden + ", numExperts " + numExperts + ", topK " + topK + " here (its"
+                    + " against hidden " + hidden() + ", numExperts " + numExperts() + ", topK " + topK() + " here (its"
                     + " maxTokensPerRank and dispatch type are its own)");
         }
         positive("numChannels", numChannels);
@@ -92,29 +81,12 @@ public final class MoeConfig {
     }
 
     public Builder toBuilder() {
-        return new Builder().hidden(hidden).dtype(dtype).maxTokensPerRank(maxTokensPerRank).numExperts(numExperts)
-                .topK(topK).numChannels(numChannels).chunkTokens(chunkTokens).ringTokens(ringTokens)
+        return shapeInto(new Builder()).numChannels(numChannels).chunkTokens(chunkTokens).ringTokens(ringTokens)
                 .combineWarps(combineWarps).communicationStream(communicationStream).lowLatency(lowLatency);
     }
 
-    public int hidden() {
-        return hidden;
-    }
-
     public ElementType dtype() {
-        return dtype;
-    }
-
-    public int maxTokensPerRank() {
-        return maxTokensPerRank;
-    }
-
-    public int numExperts() {
-        return numExperts;
-    }
-
-    public int topK() {
-        return topK;
+        return type();
     }
 
     /**
@@ -175,7 +147,7 @@ public final class MoeConfig {
 
     /** Experts held by each rank: experts are split evenly, rank r holds [r * n, (r + 1) * n). */
     public int numLocalExperts(int worldSize) {
-        return numExperts / worldSize;
+        return numExperts() / worldSize;
     }
 
     /** The low-latency part {@link MoeBuffer} also makes ({@link Builder#lowLatency}), if any. */
@@ -211,15 +183,14 @@ public final class MoeConfig {
 
     @Override
     public String toString() {
-        return "MoeConfig{hidden=" + hidden + ", dtype=" + dtype + ", maxTokensPerRank=" + maxTokensPerRank
-                + ", numExperts=" + numExperts + ", topK=" + topK + ", numChannels=" + numChannels + ", chunkTokens="
+        return "MoeConfig{hidden=" + hidden() + ", dtype=" + dtype() + ", maxTokensPerRank=" + maxTokensPerRank()
+                + ", numExperts=" + numExperts() + ", topK=" + topK() + ", numChannels=" + numChannels + ", chunkTokens="
                 + chunkTokens + ", ringTokens=" + ringTokens + ", combineWarps=" + combineWarps
                 + ", communicationStream=" + communicationStream + (lowLatency == null ? "" : ", lowLatency=" + lowLatency) + "}";
     }
 
     /** Defaults: BF16, 8 channels, chunks of 16 rows, rings of 64 rows, 8 combine warps, no communication stream. */
     public static final class Builder extends MoeShapeBuilder<Builder> {
-        private ElementType dtype = ElementType.BF16;
         private int numChannels = 8;
         private int chunkTokens = 16;
         private int ringTokens = 64;
@@ -235,7 +206,7 @@ public final class MoeConfig {
         }
 
         public Builder dtype(ElementType v) {
-            dtype = v;
+            type = v;
             return this;
         }
 

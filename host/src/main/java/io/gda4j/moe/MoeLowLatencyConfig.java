@@ -1,31 +1,18 @@
 package io.gda4j.moe;
 
-import java.util.Objects;
-
 /**
  * What a low-latency (decoding) dispatch/combine is sized for: the hidden size, the most tokens a rank sends in one
  * call, the experts and top-k, and the dispatched element type: BF16, or FP8 e4m3 cast on the fly with one FP32 scale
  * per 128 channels ({@link Fp8BlockQuantizer}), optionally with power-of-two (UE8M0) scales. Immutable; make one with
  * {@link #builder()}; {@link #sizing(int)} gives the sizes in a world and refuses overflowing ones.
  */
-public final class MoeLowLatencyConfig {
-    private final int hidden;
-    private final int maxTokensPerRank;
-    private final int numExperts;
-    private final int topK;
-    private final ElementType dispatchType;
+public final class MoeLowLatencyConfig extends MoeShapeConfig {
     private final boolean powerOfTwoScales;
 
     private MoeLowLatencyConfig(Builder b) {
-        this.hidden = b.hidden;
-        this.maxTokensPerRank = b.maxTokensPerRank;
-        this.numExperts = b.numExperts;
-        this.topK = b.topK;
-        this.dispatchType = Objects.requireNonNull(b.dispatchType, "dispatchType");
+        super(b, "MoeLowLatencyConfig", "dispatchType");
         this.powerOfTwoScales = b.powerOfTwoScales;
-        new MoeShape(hidden, maxTokensPerRank, numExperts, topK, dispatchType).check("MoeLowLatencyConfig",
-                "dispatchType");
-        if (powerOfTwoScales && dispatchType != ElementType.FP8_E4M3) {
+        if (powerOfTwoScales && dispatchType() != ElementType.FP8_E4M3) {
             throw new IllegalArgumentException("MoeLowLatencyConfig powerOfTwoScales applies to FP8 dispatch only;"
                     + " set dispatchType(FP8_E4M3) or leave it off");
         }
@@ -41,29 +28,12 @@ public final class MoeLowLatencyConfig {
     }
 
     public Builder toBuilder() {
-        return new Builder().hidden(hidden).maxTokensPerRank(maxTokensPerRank).numExperts(numExperts).topK(topK)
-                .dispatchType(dispatchType).powerOfTwoScales(powerOfTwoScales);
-    }
-
-    public int hidden() {
-        return hidden;
-    }
-
-    public int maxTokensPerRank() {
-        return maxTokensPerRank;
-    }
-
-    public int numExperts() {
-        return numExperts;
-    }
-
-    public int topK() {
-        return topK;
+        return shapeInto(new Builder()).powerOfTwoScales(powerOfTwoScales);
     }
 
     /** The element type rows arrive in: BF16, or FP8_E4M3 with scales. Combine is always BF16. */
     public ElementType dispatchType() {
-        return dispatchType;
+        return type();
     }
 
     /** FP8 only: scales rounded up to powers of two (UE8M0), see {@link Fp8BlockQuantizer}. */
@@ -91,14 +61,13 @@ public final class MoeLowLatencyConfig {
 
     @Override
     public String toString() {
-        return "MoeLowLatencyConfig{hidden=" + hidden + ", maxTokensPerRank=" + maxTokensPerRank + ", numExperts="
-                + numExperts + ", topK=" + topK + ", dispatchType=" + dispatchType + ", powerOfTwoScales="
+        return "MoeLowLatencyConfig{hidden=" + hidden() + ", maxTokensPerRank=" + maxTokensPerRank() + ", numExperts="
+                + numExperts() + ", topK=" + topK() + ", dispatchType=" + dispatchType() + ", powerOfTwoScales="
                 + powerOfTwoScales + "}";
     }
 
     /** Defaults: BF16 dispatch, no power-of-two scales. */
     public static final class Builder extends MoeShapeBuilder<Builder> {
-        private ElementType dispatchType = ElementType.BF16;
         private boolean powerOfTwoScales;
 
         @Override
@@ -107,7 +76,7 @@ public final class MoeLowLatencyConfig {
         }
 
         public Builder dispatchType(ElementType v) {
-            dispatchType = v;
+            type = v;
             return this;
         }
 

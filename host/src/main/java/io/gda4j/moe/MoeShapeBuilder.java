@@ -2,8 +2,9 @@ package io.gda4j.moe;
 
 /**
  * The setters of the routing shape ({@link MoeShape}) that both configs' builders have: {@link MoeConfig.Builder}
- * and {@link MoeLowLatencyConfig.Builder}. Each setter returns the builder it was called on ({@code B}), so the
- * calls chain on either; the config checks the values when it is built.
+ * and {@link MoeLowLatencyConfig.Builder} (the element type's setter is each builder's own, under its config's name
+ * for it). Each setter returns the builder it was called on ({@code B}), so the calls chain on either; the config
+ * checks the values when it is built ({@link MoeShapeConfig}).
  *
  * @param <B> the builder itself
  */
@@ -12,6 +13,8 @@ abstract class MoeShapeBuilder<B extends MoeShapeBuilder<B>> {
     int maxTokensPerRank;
     int numExperts;
     int topK;
+    /** Set under each builder's own name for it ({@code dtype}, {@code dispatchType}); BF16 in both. */
+    ElementType type = ElementType.BF16;
 
     abstract B self();
 
