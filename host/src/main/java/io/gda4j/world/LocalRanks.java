@@ -39,6 +39,16 @@ final class LocalRanks {
     }
 
     /**
+     * Throws IllegalArgumentException unless {@code rank} numbers a rank of a world of {@code worldSize}, local or
+     * not: every kind of world refuses a rank number alike, before it asks whether this process drives it.
+     */
+    static void checkInWorld(int rank, int worldSize) {
+        if (rank < 0 || rank >= worldSize) {
+            throw new IllegalArgumentException("rank " + rank + " out of range: the world has ranks 0.." + (worldSize - 1));
+        }
+    }
+
+    /**
      * Throws the first device error recorded on these ranks (a {@link DeviceWaitTimeoutException} for timeouts), else
      * a {@link DeviceErrorException} when an abort flag is raised.
      */

@@ -140,9 +140,7 @@ public final class LocalWorld implements World {
 
     @Override
     public Rank rank(int rank) {
-        if (rank < 0 || rank >= ranks.size()) {
-            throw new IllegalArgumentException("rank " + rank + " out of range: the world has ranks 0.." + (ranks.size() - 1));
-        }
+        LocalRanks.checkInWorld(rank, ranks.size());
         return ranks.get(rank);
     }
 

@@ -288,9 +288,7 @@ public final class ProcessWorld implements World {
      * link's peer entry carries no heap address).
      */
     public long peerHeapAddress(int peer) {
-        if (peer < 0 || peer >= size()) {
-            throw new IllegalArgumentException("rank " + peer + " out of range: the world has ranks 0.." + (size() - 1));
-        }
+        LocalRanks.checkInWorld(peer, size());
         if (peer == rank.rank()) {
             return rank.heapBase();
         }
@@ -335,9 +333,7 @@ public final class ProcessWorld implements World {
         if (r == rank.rank()) {
             return rank;
         }
-        if (r < 0 || r >= size()) {
-            throw new IllegalArgumentException("rank " + r + " out of range: the world has ranks 0.." + (size() - 1));
-        }
+        LocalRanks.checkInWorld(r, size());
         throw new IllegalArgumentException(cards.get(r).describe() + " runs in another process: this process drives "
                 + "rank " + rank.rank() + " (World.localRanks())");
     }
@@ -359,12 +355,8 @@ public final class ProcessWorld implements World {
      */
     @Override
     public TransportTag transport(int from, int to) {
-        for (int r : new int[] {from, to}) {
-            if (r < 0 || r >= size()) {
-                throw new IllegalArgumentException("rank " + r + " out of range: the world has ranks 0.."
-                        + (size() - 1));
-            }
-        }
+        LocalRanks.checkInWorld(from, size());
+        LocalRanks.checkInWorld(to, size());
         if (from == to) {
             return TransportTag.SELF;
         }
