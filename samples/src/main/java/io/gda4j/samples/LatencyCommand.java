@@ -79,7 +79,8 @@ final class LatencyCommand implements Command {
         o.addOption(Option.builder().longOpt("iters").hasArg().argName("N").desc("measured round trips per case (default 10000)").build());
         o.addOption(Option.builder().longOpt("warmup").hasArg().argName("N").desc("unmeasured round trips first (default 1000)").build());
         o.addOption(Option.builder().longOpt("block-threads").hasArg().argName("N")
-                .desc("threads of the block scope, 32..1024 in multiples of 32 (default 256)").build());
+                .desc("threads of the block scope, a multiple of 32 (default 256), at most what the kernel's registers "
+                        + "allow: 384 for put_signal on an H100, the command says where it is fewer").build());
         o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
         return o;
     }
