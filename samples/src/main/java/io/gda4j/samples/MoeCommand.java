@@ -57,8 +57,8 @@ final class MoeCommand implements Command {
                 + "routed; experts split evenly over the ranks), then combines them back. --mode "
                 + "low-latency times the decoding calls instead (default 128 tokens, FP8) and their send and receive "
                 + "halves. Each figure is the median and p99 over --iters timed pairs, after --warmup, of the slowest "
-                + "rank's time from CUDA events, with every rank's call queued before any runs (under a launcher, behind "
-                + "a start line on the GPUs that leaves out the skew between the processes). GBps is DeepEP's "
+                + "rank's time from CUDA events, with every rank's call queued before any runs (under a launcher, "
+                + "behind a start line on the GPUs that leaves out the skew between the processes). GBps is DeepEP's "
                 + "bandwidth (the bytes a rank receives, its own rows included, over the time; GB = 10^9 B); "
                 + "link_GBps counts only bytes between GPUs, and link_ratio compares it with memcpyPeer, the copy "
                 + "engines' bandwidth in the same run. The nccl columns time NCCL's all-to-all-v of the same routing "
@@ -539,8 +539,8 @@ final class MoeCommand implements Command {
     static String timingNote(World world, boolean lowLatency) {
         if (world.localRanks().size() < world.size()) {
             return "times: CUDA events on each rank's stream; each process queues every timed step (NCCL's too) behind"
-                    + " a gate and a start line on the GPUs (a signal to every peer, then a wait for theirs), so launch"
-                    + " skew between the processes is not counted";
+                    + " a gate that is also a start line on the GPUs (a signal to every peer, then a wait for theirs),"
+                    + " so launch skew between the processes is not counted";
         }
         return "times: CUDA events on each rank's stream; each step (NCCL's too) is queued on every rank behind a gate"
                 + " opened once all of it is queued, so the host's launches are not counted";
