@@ -9,53 +9,47 @@ import java.util.Objects;
  * {@code dispatchType}), so its getter is theirs.
  */
 abstract class MoeShapeConfig {
-    private final int hidden;
-    private final int maxTokensPerRank;
-    private final int numExperts;
-    private final int topK;
-    private final ElementType type;
+    private final MoeShape shape;
 
     /**
      * Throws NullPointerException naming {@code typeField} when the builder has no element type, and
      * IllegalArgumentException naming {@code owner} and the field for the first value out of range.
      */
     MoeShapeConfig(MoeShapeBuilder<?> b, String owner, String typeField) {
-        this.hidden = b.hidden;
-        this.maxTokensPerRank = b.maxTokensPerRank;
-        this.numExperts = b.numExperts;
-        this.topK = b.topK;
-        this.type = Objects.requireNonNull(b.type, typeField);
-        new MoeShape(hidden, maxTokensPerRank, numExperts, topK, type).check(owner, typeField);
+        this.shape = new MoeShape(b.hidden, b.maxTokensPerRank, b.numExperts, b.topK,
+                Objects.requireNonNull(b.type, typeField));
+        shape.check(owner, typeField);
     }
 
     /** The dispatched element type, under the config's own name for it. */
     ElementType type() {
-        return type;
+        return shape.type();
     }
 
     /** Channels of a token's row (a multiple of 128). */
     public int hidden() {
-        return hidden;
+        return shape.hidden();
     }
 
     /** The most tokens a rank sends in one call. */
     public int maxTokensPerRank() {
-        return maxTokensPerRank;
+        return shape.maxTokensPerRank();
     }
 
     /** Experts of the model, split evenly over the ranks. */
     public int numExperts() {
-        return numExperts;
+        return shape.numExperts();
     }
 
     /** Experts each token goes to (entries of its top-k row). */
     public int topK() {
-        return topK;
+        return shape.topK();
     }
 
     /** {@code b} with this shape set: what each config's {@code toBuilder()} starts from. */
     <B extends MoeShapeBuilder<B>> B shapeInto(B b) {
-        b.type = type;
-        return b.hidden(hidden).maxTokensPerRank(maxTokensPerRank).numExperts(numExperts).topK(topK);
+        b.type = shape.type();
+        return b.hidden(shape.hidden()).maxTokensPerRank(shape.maxTokensPerRank()).numExperts(shape.numExperts())
+                .topK(shape.topK());
     }
 }
