@@ -230,6 +230,7 @@ final class IbgdaSession {
                     + IbgdaConfig.NIC_ENV + " in every process of the job");
         }
         IpcMemory words = null;
+        IpcMemory peerHeap = null;  // the emulated NIC's wire to a rank of another host (a named host of this machine)
         RemoteResponder responder = null;
         NicQp qp = null;
         DeviceQp dqp = null;
@@ -245,9 +246,15 @@ final class IbgdaSession {
                 EmulatedNic emulated = processLinksOf(mine, local);
                 words = local.context().openIpcMemory(offer.wordsHandle(), WORDS_BYTES, peer.description()
                         + "'s NIC words");
+                long wire = peer.heapAddress();
+                if (!peer.sameHost()) {
+                    peerHeap = local.context().openIpcMemory(peer.heapHandle(), peer.heapBytes(),
+                            peer.description() + "'s heap (the emulated NIC's wire to another host)");
+                    wire = peerHeap.address();
+                }
                 responder = new RemoteResponder(peer.description());
                 responder.addRegion(offer.heapRkey(), offer.heapAddress(), offer.heapBytes(), offer.heapAccess(),
-                        peer.heapAddress(), words.address() + offer.lockOffset(), "heap");
+                        wire, words.address() + offer.lockOffset(), "heap");
                 qp = emulated.createQpToProcess(spec(local, peer.rank()), responder);
             }
             dqp = DeviceQp.create(local.context(), qp.deviceRings(), new DeviceQp.Addressing(
@@ -267,6 +274,9 @@ final class IbgdaSession {
             if (words != null) {
                 words.close();
             }
+            if (peerHeap != null) {
+                peerHeap.close();
+            }
             throw e;
         }
         openLinks++;
@@ -274,11 +284,22 @@ final class IbgdaSession {
         DeviceQp linkDqp = dqp;
         RemoteResponder linkResponder = responder;
         IpcMemory linkWords = words;
+        IpcMemory linkPeerHeap = peerHeap;
         AcrossProcesses resources = new AcrossProcesses(mine, local.rank(), () -> {
             if (linkResponder != null) {
                 linkResponder.close();
             }
-            closeLink(linkQp, linkDqp, linkWords == null ? () -> { } : linkWords::close);
+            closeLink(linkQp, linkDqp, () -> {
+                try {
+                    if (linkWords != null) {
+                        linkWords.close();
+                    }
+                } finally {
+                    if (linkPeerHeap != null) {
+                        linkPeerHeap.close();
+                    }
+                }
+            });
         });
         return new PeerLink(IbgdaTransport.TAG, 0, dqp.address(), offer.heapRkey(), mine.heap.lkey(), 0, resources);
     }

@@ -3,6 +3,7 @@ package io.gda4j.ibgda;
 import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicSelection;
 import io.gda4j.nic.Nics;
+import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
@@ -105,9 +106,14 @@ public final class IbgdaTransport implements TransportProvider {
     /**
      * Why a NIC of provider {@code nicName} cannot connect {@code peer} of another process, or empty. A real NIC
      * connects any pair by RC endpoint (whether this rank's GPU has a NIC near enough is asked apart); the emulated
-     * NIC only where the two GPUs share atomics.
+     * NIC only where the two GPUs share atomics, and on another host only where that host is a process of this
+     * machine with a name of its own (its heap handle means something here).
      */
     static Optional<String> acrossProcessesReason(String nicName, RemotePeer peer) {
+        if (Nic.EMULATED.equals(nicName) && !peer.sameHost()
+                && (!peer.nativeAtomics() || peer.heapHandle() == null)) {
+            return Optional.of("ibgda: " + EmulatedNic.otherMachineReason(peer.description()));
+        }
         if (Nic.EMULATED.equals(nicName) && !peer.nativeAtomics()) {
             return Optional.of("ibgda over the emulated NIC across processes serialises NIC atomics on a rank's memory"
                     + " with a lock word in that rank's GPU memory, taken by GPU atomics through CUDA IPC, and this "

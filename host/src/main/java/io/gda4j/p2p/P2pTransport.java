@@ -74,9 +74,16 @@ public final class P2pTransport implements TransportProvider {
         return new PeerLink(TAG, peer.heapBase(), flags, 0, 0, peer.abortFlagAddress(), null);
     }
 
-    /** Across processes the peer heap is mapped by CUDA IPC already; stores to it need nothing more. */
+    /**
+     * Across processes of one host the peer heap is mapped by CUDA IPC already; stores to it need nothing more. A
+     * peer on another host has no heap here to store into.
+     */
     @Override
     public Optional<String> unavailableAcrossProcesses(LinkEnd local, RemotePeer peer) {
+        if (!peer.sameHost()) {
+            return Optional.of(peer.description() + " runs on another host: p2p stores need its heap mapped into this"
+                    + " GPU, which only processes of one host can do");
+        }
         return Optional.empty();
     }
 

@@ -1,5 +1,6 @@
 package io.gda4j.transport;
 
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -62,6 +63,15 @@ public interface TransportProvider {
      */
     default Optional<byte[]> offerAcrossProcesses(LinkEnd local) {
         return Optional.empty();
+    }
+
+    /**
+     * {@link #offerAcrossProcesses(LinkEnd)} for a transport that serves {@code served} (the pairs the world chose
+     * it for, with no offers yet): the world calls this one. A transport whose offer depends on which peers it
+     * serves (the proxy: verbs resources only where some peer uses the verbs handler) overrides it.
+     */
+    default Optional<byte[]> offerAcrossProcesses(LinkEnd local, List<RemotePeer> served) {
+        return offerAcrossProcesses(local);
     }
 
     /**

@@ -60,9 +60,13 @@ public record PeerCard(int rank, int worldSize, long pid, long heapBytes, byte[]
         return Arrays.equals(hostId, other.hostId);
     }
 
-    /** Whether {@code other} drives this card's GPU (two processes may share one). */
+    /**
+     * Whether {@code other} drives this card's GPU (two processes may share one). A GPU's UUID names it uniquely
+     * across machines, so this holds also between processes of one machine that count as hosts of their own
+     * ({@link WorldConfig#HOST_NAME_ENV}), whose kernels share the GPU's SMs all the same.
+     */
     public boolean sameGpu(PeerCard other) {
-        return sameHost(other) && gpuUuid.equals(other.gpuUuid);
+        return gpuUuid.equals(other.gpuUuid);
     }
 
     /** "rank 1 (pid 4242 on node7, GPU 0000:19:00.0)", for messages. */
@@ -151,6 +155,14 @@ public record PeerCard(int rank, int worldSize, long pid, long heapBytes, byte[]
      */
     public static byte[] localHostId() {
         return hostId(localHostName(), bootId());
+    }
+
+    /**
+     * The host id of a process that counts as host {@code name} ({@link WorldConfig#HOST_NAME_ENV}); this machine's
+     * ({@link #localHostId()}) for an empty name.
+     */
+    public static byte[] hostIdOf(String name) {
+        return name.isEmpty() ? localHostId() : hostId(name, "named by " + WorldConfig.HOST_NAME_ENV);
     }
 
     static byte[] hostId(String hostName, String bootId) {

@@ -3,8 +3,6 @@ package io.gda4j.world;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
-import java.util.function.Supplier;
 
 /**
  * How one process of a multi-process world reaches each peer, decided from the published {@link PeerCard}s alone,
@@ -20,7 +18,12 @@ final class ProcessRoutes {
         /** Another process on the same GPU: its heap mapped by CUDA IPC, the GPU's own atomics. */
         IPC_SAME_GPU,
         /** Another process on another GPU of this host: its heap mapped by CUDA IPC over NVLink or PCIe. */
-        IPC_PEER_GPU
+        IPC_PEER_GPU,
+        /**
+         * A process on another host: nothing of it is mapped; a transport that reaches it through a NIC (ibgda, the
+         * proxy's verbs handler) connects the pair, or the world is refused naming what each transport lacks.
+         */
+        OTHER_HOST
     }
 
     private ProcessRoutes() {
@@ -29,12 +32,11 @@ final class ProcessRoutes {
     /**
      * The route from {@code local} to every rank.
      *
-     * @param cards      every rank's card, indexed by rank
-     * @param local      this process's rank
-     * @param rdmaStatus what this host offers for RDMA (a sentence), asked only when a peer is on another host
+     * @param cards every rank's card, indexed by rank
+     * @param local this process's rank
      * @throws WorldSetupException listing every pair that cannot be connected, and what to do
      */
-    static Route[] plan(List<PeerCard> cards, int local, Supplier<String> rdmaStatus) {
+    static Route[] plan(List<PeerCard> cards, int local) {
         int n = cards.size();
         PeerCard me = cards.get(local);
         List<String> problems = new ArrayList<>();
@@ -54,27 +56,17 @@ final class ProcessRoutes {
                     + String.join("; ", problems));
         }
         Route[] routes = new Route[n];
-        List<Integer> otherHosts = new ArrayList<>();
         for (int r = 0; r < n; r++) {
             PeerCard peer = cards.get(r);
             if (r == local) {
                 routes[r] = Route.SELF;
             } else if (!me.sameHost(peer)) {
-                otherHosts.add(r);
+                routes[r] = Route.OTHER_HOST;
             } else if (peer.heapHandle() == null) {
                 problems.add(peer.describe() + " exported no heap handle");
             } else {
                 routes[r] = me.sameGpu(peer) ? Route.IPC_SAME_GPU : Route.IPC_PEER_GPU;
             }
-        }
-        if (!otherHosts.isEmpty()) {
-            PeerCard first = cards.get(otherHosts.get(0));
-            problems.add(String.format(Locale.ROOT, "%d rank%s run%s on other hosts than %s (first: %s). Ranks on "
-                    + "different hosts reach each other only through an RDMA NIC; this host: %s. gda4j does not "
-                    + "connect processes on different hosts yet (the RC QP exchange over the bootstrap exists, but "
-                    + "the world still maps every peer's heap by CUDA IPC): run the job's processes on one host",
-                    otherHosts.size(), otherHosts.size() == 1 ? "" : "s", otherHosts.size() == 1 ? "s" : "",
-                    me.describe(), first.describe(), rdmaStatus.get()));
         }
         if (!problems.isEmpty()) {
             throw new WorldSetupException("rank " + local + " cannot reach every peer: " + String.join("; ", problems));

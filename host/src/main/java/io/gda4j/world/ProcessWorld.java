@@ -36,8 +36,10 @@ import java.util.Optional;
  * into it, ibgda and the proxy's verbs handler over the emulated NIC execute their WQEs on it; over mlx5 they connect
  * an RC QP per pair instead, each side's to the QP number, PSN and LID/GID the other published (what the transports
  * need from each other, keys and QP endpoints, goes on one all-gather: {@link TransportOffers}; every pair is
- * connected before the closing barrier, so no WQE reaches a QP that is not ready). Processes on different hosts are
- * refused at creation with the reason ({@link ProcessRoutes}).
+ * connected before the closing barrier, so no WQE reaches a QP that is not ready). A peer on another host (its card's
+ * host id differs: {@link WorldConfig#HOST_NAME_ENV}) is not mapped: only a transport that reaches it through a NIC
+ * connects the pair (ibgda, the proxy's verbs handler), else the world is refused with each transport's reason
+ * ({@link ProcessRoutes}, {@link TransportChoice}).
  *
  * <h2>Failures</h2>
  * The bootstrap watches every process (heartbeats; a silent or stopped process is found after the dead-after time,
@@ -114,14 +116,15 @@ public final class ProcessWorld implements World {
             bootstrap = Bootstrap.join(BootstrapConfig.of(env), failures);
             CudaDevice device = rank.device();
             PeerCard mine = new PeerCard(env.rank(), env.worldSize(), ProcessHandle.current().pid(),
-                    rank.heapSizeBytes(), PeerCard.localHostId(), rank.heapMemory().exportIpcHandle(), device.uuid(),
-                    device.pciBusId(), PeerCard.localHostName());
+                    rank.heapSizeBytes(), PeerCard.hostIdOf(config.hostName()), rank.heapMemory().exportIpcHandle(),
+                    device.uuid(), device.pciBusId(),
+                    config.hostName().isEmpty() ? PeerCard.localHostName() : config.hostName());
             byte[][] published = bootstrap.allGather(mine.encode());
             List<PeerCard> cards = new ArrayList<>();
             for (int r = 0; r < published.length; r++) {
                 cards.add(PeerCard.decode(r, published[r]));
             }
-            ProcessRoutes.Route[] routes = ProcessRoutes.plan(cards, env.rank(), ProcessWorld::acrossHostsStatus);
+            ProcessRoutes.Route[] routes = ProcessRoutes.plan(cards, env.rank());
             connect(rank, cards, routes, config.transport(), LocalWorld.providers(), bootstrap, mappings);
             rank.writeDeviceView(config.waitTimeout().toNanos());
             // Every process has mapped every peer before any of them returns: a kernel launched after create() never
@@ -200,23 +203,41 @@ public final class ProcessWorld implements World {
                         null));
                 continue;
             }
-            IpcMemory heap = rank.context().openIpcMemory(peer.heapHandle(), peer.heapBytes(),
-                    peer.describe() + "'s heap");
-            mappings[p] = heap;
-            boolean sameGpu = routes[p] == ProcessRoutes.Route.IPC_SAME_GPU;
-            RemotePeer remote = new RemotePeer(p, heap.address(), peer.heapBytes(), sameGpu,
-                    sameGpu || nativeAtomicsTo(rank.device(), peer), peer.describe());
+            RemotePeer remote;
+            String otherwise;
+            if (routes[p] == ProcessRoutes.Route.OTHER_HOST) {
+                // Nothing of it is mapped here. Its GPU is one of this machine's only where processes of one
+                // machine count as hosts of their own (GDA4J_HOST_NAME): then the emulated NIC may reach it.
+                remote = RemotePeer.onAnotherHost(p, peer.heapBytes(), nativeAtomicsTo(rank.device(), peer),
+                        peer.heapHandle(), peer.describe());
+                otherwise = ". Ranks of other hosts are reached through a NIC only; this host: " + acrossHostsStatus();
+            } else {
+                IpcMemory heap = rank.context().openIpcMemory(peer.heapHandle(), peer.heapBytes(),
+                        peer.describe() + "'s heap");
+                mappings[p] = heap;
+                boolean sameGpu = routes[p] == ProcessRoutes.Route.IPC_SAME_GPU;
+                remote = new RemotePeer(p, heap.address(), peer.heapBytes(), sameGpu,
+                        sameGpu || nativeAtomicsTo(rank.device(), peer), peer.describe());
+                otherwise = ", or drive every GPU from one JVM (LocalWorld), where every transport works";
+            }
             remotes[p] = remote;
+            RemotePeer asked = remote;
             chosen[p] = TransportChoice.choose(transport, providers, "rank " + rank.rank() + " to " + peer.describe(),
-                    provider -> provider.unavailableAcrossProcesses(rank, remote), "between these processes",
-                    ", or drive every GPU from one JVM (LocalWorld), where every transport works");
+                    provider -> provider.unavailableAcrossProcesses(rank, asked), "between these processes",
+                    otherwise);
         }
         Map<String, byte[]> offers = new LinkedHashMap<>();
         try {
             // Inside the try: an offer makes resources (QPs, over mlx5), and a later one may fail.
             for (TransportProvider p : providers) {
                 if (Arrays.asList(chosen).contains(p)) {
-                    p.offerAcrossProcesses(rank).ifPresent(bytes -> offers.put(p.name(), bytes));
+                    List<RemotePeer> served = new ArrayList<>();
+                    for (int q = 0; q < n; q++) {
+                        if (chosen[q] == p) {
+                            served.add(remotes[q]);
+                        }
+                    }
+                    p.offerAcrossProcesses(rank, served).ifPresent(bytes -> offers.put(p.name(), bytes));
                 }
             }
             long ownLoopback = loopbackOf(rank, providers);
@@ -269,14 +290,15 @@ public final class ProcessWorld implements World {
     }
 
     /**
-     * Whether this GPU's link to the peer's GPU carries atomics. Only a GPU this process can see can be asked; one
-     * hidden by CUDA_VISIBLE_DEVICES is taken to have none, so ADDs to it are refused rather than possibly lost.
+     * Whether this GPU's link to the peer's GPU carries atomics (the same GPU: yes). Only a GPU this process can see
+     * can be asked; one hidden by CUDA_VISIBLE_DEVICES, or of another machine, is taken to have none, so ADDs to it
+     * are refused rather than possibly lost.
      */
     private static boolean nativeAtomicsTo(CudaDevice mine, PeerCard peer) {
         for (int g = 0; g < Cuda.deviceCount(); g++) {
             CudaDevice d = Cuda.device(g);
             if (d.uuid().equals(peer.gpuUuid())) {
-                return mine.p2pNativeAtomics(d);
+                return d.uuid().equals(mine.uuid()) || mine.p2pNativeAtomics(d);  // one GPU: its own atomics
             }
         }
         return false;
@@ -286,11 +308,19 @@ public final class ProcessWorld implements World {
      * Where this process's GPU addresses the heap of {@code peer}, a rank of another process (its CUDA IPC mapping):
      * for host-issued copies into it ({@code cuMemcpyDtoDAsync}), whatever transport the pair's kernels use (a proxy
      * link's peer entry carries no heap address).
+     *
+     * @throws IllegalArgumentException for a peer on another host: its heap is not mapped here (reach it with the
+     *                                  device API, through the pair's transport)
      */
     public long peerHeapAddress(int peer) {
         LocalRanks.checkInWorld(peer, size());
         if (peer == rank.rank()) {
             return rank.heapBase();
+        }
+        if (mappings[peer] == null) {
+            throw new IllegalArgumentException("rank " + peer + " runs on another host than rank " + rank.rank()
+                    + ": its heap is not mapped here, so no host-issued copy reaches it; reach it with the device API"
+                    + " (its transport: " + transport(rank.rank(), peer).name() + ")");
         }
         return mappings[peer].address();
     }

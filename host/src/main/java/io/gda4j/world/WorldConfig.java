@@ -46,6 +46,15 @@ public final class WorldConfig {
     public static final String HOST_FLAG_ENV = "GDA4J_HOST_FLAG";
     public static final String HOST_FLAG_DEFAULT = "auto";
 
+    /**
+     * The host a process of a multi-process world counts as: processes with the same name share a host (CUDA IPC,
+     * the copy engine), others reach each other only through a NIC. Empty (the default): this machine's host name
+     * and boot id. A name of its own per process lets one machine stand for several hosts in tests.
+     */
+    public static final String HOST_NAME_PROP_NAME = "gda4j.hostName";
+    public static final String HOST_NAME_ENV = "GDA4J_HOST_NAME";
+    public static final String HOST_NAME_DEFAULT = "";
+
     /** The name that lets {@code auto} pick the best transport for each pair (p2p, then ibgda, then proxy). */
     public static final String TRANSPORT_AUTO = "auto";
 
@@ -75,14 +84,22 @@ public final class WorldConfig {
     public static final Setting<HostFlags.Backend> HOST_FLAG = Setting.of("host flag backend", HOST_FLAG_PROP_NAME,
             HOST_FLAG_ENV, HOST_FLAG_DEFAULT, "one of " + HostFlags.Backend.choices(), HostFlags.Backend::parse);
 
+    public static final Setting<String> HOST_NAME = Setting.of("host of this process", HOST_NAME_PROP_NAME,
+            HOST_NAME_ENV, HOST_NAME_DEFAULT, "a name, or nothing for this machine (its host name and boot id)",
+            String::strip)
+            .displayedAs(n -> n.isEmpty() ? "this machine" : n)
+            .withNote("processes of one machine given names of their own count as hosts of their own (tests)");
+
     /** Every setting of this class, in the order {@code gda4j info} prints them. */
-    public static final List<Setting<?>> SETTINGS = List.of(HEAP_SIZE, WAIT_TIMEOUT, TRANSPORT, GPUS, HOST_FLAG);
+    public static final List<Setting<?>> SETTINGS = List.of(HEAP_SIZE, WAIT_TIMEOUT, TRANSPORT, GPUS, HOST_FLAG,
+            HOST_NAME);
 
     private final long heapSizeBytes;
     private final Duration waitTimeout;
     private final String transport;
     private final List<Integer> gpus;
     private final HostFlags.Backend hostFlag;
+    private final String hostName;
 
     private WorldConfig(Builder b) {
         checkHeapSize(b.heapSizeBytes);
@@ -97,6 +114,7 @@ public final class WorldConfig {
         this.transport = Objects.requireNonNull(b.transport, "transport");
         this.gpus = Collections.unmodifiableList(new ArrayList<>(b.gpus));
         this.hostFlag = Objects.requireNonNull(b.hostFlag, "hostFlag");
+        this.hostName = Objects.requireNonNull(b.hostName, "hostName").strip();
     }
 
     /** Settings from system properties and the environment, defaults elsewhere. */
@@ -112,7 +130,7 @@ public final class WorldConfig {
     public static WorldConfig resolve(Properties props, Map<String, String> env) {
         return builder().heapSizeBytes(HEAP_SIZE.resolve(props, env)).waitTimeout(WAIT_TIMEOUT.resolve(props, env))
                 .transport(TRANSPORT.resolve(props, env)).gpus(GPUS.resolve(props, env))
-                .hostFlag(HOST_FLAG.resolve(props, env)).build();
+                .hostFlag(HOST_FLAG.resolve(props, env)).hostName(HOST_NAME.resolve(props, env)).build();
     }
 
     /** Returns {@code bytes} when it is a usable heap size: positive and a multiple of 8. */
@@ -176,7 +194,7 @@ public final class WorldConfig {
 
     public Builder toBuilder() {
         return new Builder().heapSizeBytes(heapSizeBytes).waitTimeout(waitTimeout).transport(transport).gpus(gpus)
-                .hostFlag(hostFlag);
+                .hostFlag(hostFlag).hostName(hostName);
     }
 
     public long heapSizeBytes() {
@@ -205,6 +223,11 @@ public final class WorldConfig {
         return hostFlag;
     }
 
+    /** The host this process counts as ({@link #HOST_NAME_ENV}); empty: this machine. */
+    public String hostName() {
+        return hostName;
+    }
+
     /** Mutable builder; {@link #build()} validates. */
     public static final class Builder {
         private long heapSizeBytes = HEAP_SIZE.parse(new Setting.Raw(HEAP_SIZE_DEFAULT, Setting.Source.DEFAULT));
@@ -212,6 +235,7 @@ public final class WorldConfig {
         private String transport = TRANSPORT_DEFAULT;
         private List<Integer> gpus = new ArrayList<>();
         private HostFlags.Backend hostFlag = HostFlags.Backend.parse(HOST_FLAG_DEFAULT);
+        private String hostName = HOST_NAME_DEFAULT;
 
         public Builder heapSizeBytes(long v) {
             heapSizeBytes = v;
@@ -235,6 +259,11 @@ public final class WorldConfig {
 
         public Builder hostFlag(HostFlags.Backend v) {
             hostFlag = Objects.requireNonNull(v, "hostFlag");
+            return this;
+        }
+
+        public Builder hostName(String v) {
+            hostName = Objects.requireNonNull(v, "hostName");
             return this;
         }
 

@@ -145,6 +145,24 @@ class IbgdaAcrossProcessesTest {
                 && noAtomics.contains("--nic mlx5") && noAtomics.contains("--transport proxy"), noAtomics);
     }
 
+    /**
+     * A rank of another host: over mlx5 by RC endpoint as any other; the emulated NIC, whose wire is CUDA IPC, only
+     * where that host is a name given to a process of this machine with a heap handle and a GPU linked with atomics.
+     */
+    @Test
+    void aPeerOnAnotherHostTakesARealNicAndTheEmulatedOneOnlyInsideOneMachine() {
+        RemotePeer named = RemotePeer.onAnotherHost(1, 1 << 20, true, new byte[64], "rank 1 (pid 7 on b)");
+        RemotePeer elsewhere = RemotePeer.onAnotherHost(1, 1 << 20, false, new byte[64], "rank 1 (pid 7 on b)");
+        RemotePeer unexported = RemotePeer.onAnotherHost(1, 1 << 20, true, null, "rank 1 (pid 7 on b)");
+        assertTrue(IbgdaTransport.acrossProcessesReason(Nic.MLX5, elsewhere).isEmpty());
+        assertTrue(IbgdaTransport.acrossProcessesReason(Nic.EMULATED, named).isEmpty());
+        for (RemotePeer peer : new RemotePeer[] {elsewhere, unexported}) {
+            String why = IbgdaTransport.acrossProcessesReason(Nic.EMULATED, peer).orElseThrow();
+            assertTrue(why.contains("inside one machine") && why.contains("rank 1 (pid 7 on b)")
+                    && why.contains("--nic mlx5"), why);
+        }
+    }
+
     @Test
     void acrossHostsTheWorldQuotesWhatLibibverbsFinds() {
         assertEquals(Optional.of(Verbs.status().sentence()), new IbgdaTransport().acrossHostsStatus());

@@ -10,11 +10,9 @@ import io.gda4j.p2p.P2pTransport;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
-import io.gda4j.verbs.Verbs;
 import io.gda4j.world.ProcessRoutes.Route;
 
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 
@@ -26,39 +24,49 @@ class ProcessRoutesTest {
     void processesOfOneHostMapEachOthersHeapsOnOneGpuOrSeveral() {
         List<PeerCard> cards = List.of(card(0, 3, "h", "GPU-a"), card(1, 3, "h", "GPU-a"), card(2, 3, "h", "GPU-b"));
         assertArrayEquals(new Route[] {Route.SELF, Route.IPC_SAME_GPU, Route.IPC_PEER_GPU},
-                ProcessRoutes.plan(cards, 0, () -> NO_NIC));
+                ProcessRoutes.plan(cards, 0));
         assertArrayEquals(new Route[] {Route.IPC_PEER_GPU, Route.IPC_PEER_GPU, Route.SELF},
-                ProcessRoutes.plan(cards, 2, () -> NO_NIC));
+                ProcessRoutes.plan(cards, 2));
     }
 
     @Test
-    void aPeerOnAnotherHostIsRefusedSayingWhatIsMissing() {
-        AtomicInteger asked = new AtomicInteger();
+    void aPeerOnAnotherHostIsLeftUnmappedForATransportThatReachesItThroughANic() {
         List<PeerCard> cards = List.of(card(0, 3, "node1", "GPU-a"), card(1, 3, "node1", "GPU-b"),
                 card(2, 3, "node2", "GPU-a"));
-        WorldSetupException e = assertThrows(WorldSetupException.class, () -> ProcessRoutes.plan(cards, 0,
-                () -> {
-                    asked.incrementAndGet();
-                    return NO_NIC;
-                }));
-        String m = e.getMessage();
-        assertTrue(m.contains("rank 2 (pid 4002 on node2") && m.contains("rank 0 (pid 4000 on node1"), m);
-        assertTrue(m.contains("RDMA NIC") && m.contains(NO_NIC), m);
-        assertTrue(m.contains("run the job's processes on one host"), m);
-        assertTrue(asked.get() == 1, "the RDMA status is asked once");
-        ProcessRoutes.plan(cards.subList(0, 2).stream().map(c -> card(c.rank(), 2, "node1", c.gpuUuid())).toList(), 0,
-                () -> {
-                    throw new AssertionError("RDMA is not asked about when every peer is on this host");
-                });
+        assertArrayEquals(new Route[] {Route.SELF, Route.IPC_PEER_GPU, Route.OTHER_HOST}, ProcessRoutes.plan(cards, 0));
+        assertArrayEquals(new Route[] {Route.OTHER_HOST, Route.OTHER_HOST, Route.SELF}, ProcessRoutes.plan(cards, 2));
+        // The host decides first: a card of another host is OTHER_HOST whatever GPU it names.
+        PeerCard sameUuidElsewhere = card(1, 2, "node2", "GPU-a");
+        assertArrayEquals(new Route[] {Route.SELF, Route.OTHER_HOST},
+                ProcessRoutes.plan(List.of(card(0, 2, "node1", "GPU-a"), sameUuidElsewhere), 0));
     }
 
     @Test
-    void theRefusalOnThisMachineQuotesItsOwnRdmaStatus() {
-        List<PeerCard> cards = List.of(card(0, 2, "node1", "GPU-a"), card(1, 2, "node2", "GPU-a"));
-        String status = Verbs.status().sentence();
-        WorldSetupException e = assertThrows(WorldSetupException.class,
-                () -> ProcessRoutes.plan(cards, 1, () -> Verbs.status().sentence()));
-        assertTrue(e.getMessage().contains(status), e.getMessage());
+    void p2pRefusesAPeerOnAnotherHostAndTheChoiceSaysWhatReachesOtherHosts() {
+        RemotePeer far = RemotePeer.onAnotherHost(2, 1 << 20, false, null, "rank 2 (pid 4002 on node2)");
+        TransportProvider p2p = LocalWorld.providers().stream().filter(p -> p.name().equals("p2p")).findFirst()
+                .orElseThrow();
+        String why = p2p.unavailableAcrossProcesses(null, far).orElseThrow();
+        assertTrue(why.contains("rank 2 (pid 4002 on node2)") && why.contains("another host"), why);
+        WorldSetupException e = assertThrows(WorldSetupException.class, () -> TransportChoice.choose("auto",
+                List.of(p2p), "rank 0 to rank 2", p -> p.unavailableAcrossProcesses(null, far),
+                "between these processes", ". Ranks of other hosts are reached through a NIC only; this host: "
+                        + NO_NIC));
+        assertTrue(e.getMessage().contains("p2p: " + why) && e.getMessage().contains(NO_NIC), e.getMessage());
+    }
+
+    @Test
+    void aRemotePeerIsEitherMappedOnThisHostOrUnmappedOnAnother() {
+        RemotePeer far = RemotePeer.onAnotherHost(1, 1 << 20, true, PeerCardTest.handle(1), "rank 1");
+        assertEquals(0, far.heapAddress());
+        assertTrue(!far.sameHost() && !far.sameGpu() && far.nativeAtomics());
+        assertArrayEquals(PeerCardTest.handle(1), far.withOffer(new byte[] {7}).heapHandle());
+        assertTrue(far.toString().contains("on another host"), far.toString());
+        assertTrue(new RemotePeer(1, 1L << 40, 1 << 20, true, true, "rank 1").sameHost());
+        assertThrows(IllegalArgumentException.class,
+                () -> new RemotePeer(1, 1L << 40, 1 << 20, false, false, "rank 1", null, false, null));
+        assertThrows(IllegalArgumentException.class,
+                () -> new RemotePeer(1, 0, 1 << 20, true, true, "rank 1", null, false, null));
     }
 
     @Test
@@ -85,15 +93,15 @@ class ProcessRoutesTest {
         PeerCard big = new PeerCard(1, 2, 7, 2 << 20, PeerCard.hostId("h", "boot-1"), PeerCardTest.handle(1), "GPU-b",
                 "bus", "h");
         WorldSetupException heap = assertThrows(WorldSetupException.class,
-                () -> ProcessRoutes.plan(List.of(card(0, 2, "h", "GPU-a"), big), 0, () -> NO_NIC));
+                () -> ProcessRoutes.plan(List.of(card(0, 2, "h", "GPU-a"), big), 0));
         assertTrue(heap.getMessage().contains("symmetric") && heap.getMessage().contains(WorldConfig.HEAP_SIZE_ENV),
                 heap.getMessage());
         WorldSetupException size = assertThrows(WorldSetupException.class, () -> ProcessRoutes.plan(
-                List.of(card(0, 2, "h", "GPU-a"), card(1, 3, "h", "GPU-b")), 0, () -> NO_NIC));
+                List.of(card(0, 2, "h", "GPU-a"), card(1, 3, "h", "GPU-b")), 0));
         assertTrue(size.getMessage().contains("says rank 1 of 3, in a world of 2"), size.getMessage());
         PeerCard unexported = new PeerCard(1, 2, 7, 1 << 20, PeerCard.hostId("h", "boot-1"), null, "GPU-b", "bus", "h");
         WorldSetupException handle = assertThrows(WorldSetupException.class,
-                () -> ProcessRoutes.plan(List.of(card(0, 2, "h", "GPU-a"), unexported), 0, () -> NO_NIC));
+                () -> ProcessRoutes.plan(List.of(card(0, 2, "h", "GPU-a"), unexported), 0));
         assertTrue(handle.getMessage().contains("exported no heap handle"), handle.getMessage());
     }
 }

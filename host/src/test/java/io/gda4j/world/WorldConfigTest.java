@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -25,6 +26,20 @@ class WorldConfigTest {
         assertTrue(c.gpus().isEmpty());
         assertEquals(HostFlags.Backend.AUTO, c.hostFlag());
         assertEquals(HostFlags.Backend.AUTO, WorldConfig.builder().build().hostFlag());
+    }
+
+    /** A host name of its own makes a process count as another host; the default is this machine's id. */
+    @Test
+    void aHostNameGivesTheProcessAHostIdOfItsOwn() {
+        assertEquals("", WorldConfig.resolve(new Properties(), Map.of()).hostName());
+        WorldConfig named = WorldConfig.resolve(new Properties(), Map.of(WorldConfig.HOST_NAME_ENV, " node-b "));
+        assertEquals("node-b", named.hostName());
+        assertEquals("node-b", named.toBuilder().build().hostName());
+        assertArrayEquals(PeerCard.localHostId(), PeerCard.hostIdOf(""));
+        assertFalse(java.util.Arrays.equals(PeerCard.hostIdOf("node-a"), PeerCard.hostIdOf("node-b")));
+        assertFalse(java.util.Arrays.equals(PeerCard.localHostId(), PeerCard.hostIdOf(PeerCard.localHostName())),
+                "a named host is never this machine, even under this machine's own name");
+        assertArrayEquals(PeerCard.hostIdOf("node-a"), PeerCard.hostIdOf("node-a"));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.gda4j.proxy;
 
+import io.gda4j.cuda.IpcMemory;
 import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.ibgda.IbgdaConfig;
 import io.gda4j.nic.MemoryKind;
@@ -7,6 +8,7 @@ import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicOptions;
 import io.gda4j.nic.NicSelection;
 import io.gda4j.nic.Nics;
+import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
@@ -17,6 +19,7 @@ import io.gda4j.world.Rank;
 
 import java.nio.ByteBuffer;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -180,6 +183,10 @@ public final class ProxyTransport implements TransportProvider {
      * take a lock line in the target's GPU memory with GPU atomics, which the link between the two GPUs must carry.
      */
     static Optional<String> verbsAcrossProcessesReason(String nicName, RemotePeer peer) {
+        if (Nic.EMULATED.equals(nicName) && !peer.sameHost()
+                && (!peer.nativeAtomics() || peer.heapHandle() == null)) {
+            return Optional.of("the verbs proxy handler: " + EmulatedNic.otherMachineReason(peer.description()));
+        }
         if (Nic.EMULATED.equals(nicName) && !peer.nativeAtomics()) {
             return Optional.of("the verbs proxy handler across processes serialises the emulated NIC's atomics on a"
                     + " heap with a lock word in that rank's GPU memory, taken by GPU atomics through CUDA IPC, and"
@@ -299,10 +306,14 @@ public final class ProxyTransport implements TransportProvider {
                         + " (2^" + TriggerFifoDescriptor.OFFSET_BITS + " bytes)");
             }
             ProxyConfig config = ProxyConfig.resolve();
-            if (config.handler().forPeer(true) == ProxyConfig.Handler.VERBS) {
+            if (config.handler().forPeer(peer.sameHost()) == ProxyConfig.Handler.VERBS) {
                 NicSelection selection = Nics.select(IbgdaConfig.resolve().nic());
                 return selection.found() ? verbsAcrossProcessesReason(selection.provider().name(), peer)
                         : Optional.of("the verbs proxy handler needs a NIC: " + selection.reason());
+            }
+            if (!peer.sameHost()) {
+                return Optional.of(peer.description() + " runs on another host, which the copy engine does not reach:"
+                        + " set " + ProxyConfig.HANDLER_ENV + " to auto or verbs (RDMA through a NIC)");
             }
             if (config.signalPath() == ProxyConfig.SignalPath.PEER_STREAM) {
                 return Optional.of("signal path 'peer-stream' needs the peer's CUDA context, which lives in another"
@@ -321,10 +332,21 @@ public final class ProxyTransport implements TransportProvider {
      */
     @Override
     public Optional<byte[]> offerAcrossProcesses(LinkEnd local) {
-        ProxyConfig config = ProxyConfig.resolve();
-        if (config.handler().forPeer(true) != ProxyConfig.Handler.VERBS) {
+        return offer(local, ProxyConfig.resolve().handler().forPeer(true) == ProxyConfig.Handler.VERBS);
+    }
+
+    /** The verbs offer where some peer the proxy serves uses the verbs handler (auto: a peer on another host). */
+    @Override
+    public Optional<byte[]> offerAcrossProcesses(LinkEnd local, List<RemotePeer> served) {
+        ProxyConfig.Handler handler = ProxyConfig.resolve().handler();
+        return offer(local, served.stream().anyMatch(p -> handler.forPeer(p.sameHost()) == ProxyConfig.Handler.VERBS));
+    }
+
+    private Optional<byte[]> offer(LinkEnd local, boolean verbs) {
+        if (!verbs) {
             return Optional.empty();
         }
+        ProxyConfig config = ProxyConfig.resolve();
         synchronized (this) {
             VerbsSession session = verbsSession(local, config, true);
             session.registerHeap(local.rank(), local.context(), local.heapBase(), local.heapSizeBytes(),
@@ -357,7 +379,7 @@ public final class ProxyTransport implements TransportProvider {
     @Override
     public PeerLink connectAcrossProcesses(LinkEnd local, RemotePeer peer) {
         ProxyConfig config = ProxyConfig.resolve();
-        if (config.handler().forPeer(true) == ProxyConfig.Handler.VERBS) {
+        if (config.handler().forPeer(peer.sameHost()) == ProxyConfig.Handler.VERBS) {
             return connectVerbsAcrossProcesses(local, peer, config);
         }
         ProxyService s = acquire(config);
@@ -377,7 +399,18 @@ public final class ProxyTransport implements TransportProvider {
                     + " and " + ProxyConfig.HANDLER_ENV + " in every process of the job");
         }
         VerbsOffer offer = VerbsOffer.decode(peer.description(), published);
-        ProxyService s = acquire(config);
+        // The emulated NIC's wire to a rank of another host (a named host of this machine): its heap, mapped here
+        // for this link; a real NIC (the peer offers RC endpoints) needs no mapping.
+        IpcMemory wire = !peer.sameHost() && offer.endpoints().isEmpty() && peer.heapHandle() != null
+                ? local.context().openIpcMemory(peer.heapHandle(), peer.heapBytes(), peer.description()
+                + "'s heap (the emulated NIC's wire to another host)") : null;
+        ProxyService s;
+        try {
+            s = acquire(config);
+        } catch (RuntimeException e) {
+            closeWire(wire, e);
+            throw e;
+        }
         try {
             VerbsLink link;
             VerbsSession session;
@@ -388,13 +421,31 @@ public final class ProxyTransport implements TransportProvider {
                 }
                 session = verbs;
                 link = session.connectAcrossProcesses(local.rank(), local.context(), peer.rank(), peer.description(),
-                        peer.heapAddress(), peer.heapBytes(), offer);
+                        wire != null ? wire.address() : peer.heapAddress(), peer.heapBytes(), offer);
             }
-            return ProxyChannel.openVerbsAcrossProcesses(local, peer, s, config, link, session, c -> release(s))
-                    .link();
+            return ProxyChannel.openVerbsAcrossProcesses(local, peer, s, config, link, session, c -> {
+                try {
+                    release(s);
+                } finally {
+                    if (wire != null) {
+                        wire.close();
+                    }
+                }
+            }).link();
         } catch (RuntimeException e) {
             release(s);
+            closeWire(wire, e);
             throw e;
+        }
+    }
+
+    private static void closeWire(IpcMemory wire, RuntimeException failure) {
+        if (wire != null) {
+            try {
+                wire.close();
+            } catch (RuntimeException e) {
+                failure.addSuppressed(e);
+            }
         }
     }
 

@@ -82,6 +82,37 @@ class ProxyAcrossProcessesTest {
                 : "in this process and in other processes (RC endpoints exchanged on the bootstrap)"), verbs);
     }
 
+    /**
+     * A rank of another host: the copy engine cannot reach it (the copy handler refuses, naming the setting), auto
+     * gives it the verbs handler, and the emulated NIC takes it only inside one machine (a named host).
+     */
+    @Test
+    void aPeerOnAnotherHostTakesTheVerbsHandlerNeverTheCopyEngine() {
+        RemotePeer far = RemotePeer.onAnotherHost(1, 64L << 20, false, null, "rank 1 (pid 7 on b)");
+        System.setProperty(ProxyConfig.HANDLER_PROP_NAME, "copy");
+        String copy = new ProxyTransport().unavailableAcrossProcesses(null, far).orElseThrow();
+        assertTrue(copy.contains("rank 1 (pid 7 on b) runs on another host") && copy.contains(ProxyConfig.HANDLER_ENV),
+                copy);
+        System.setProperty(ProxyConfig.HANDLER_PROP_NAME, "auto");
+        Optional<String> auto = new ProxyTransport().unavailableAcrossProcesses(null, far);
+        NicSelection nic = Nics.select(IbgdaConfig.resolve().nic());
+        assertEquals(nic.found() ? ProxyTransport.verbsAcrossProcessesReason(nic.provider().name(), far)
+                : Optional.of("the verbs proxy handler needs a NIC: " + nic.reason()), auto);
+        String emulated = ProxyTransport.verbsAcrossProcessesReason(Nic.EMULATED, far).orElseThrow();
+        assertTrue(emulated.contains("inside one machine") && emulated.contains("--nic mlx5"), emulated);
+        RemotePeer named = RemotePeer.onAnotherHost(1, 64L << 20, true, new byte[64], "rank 1 (pid 7 on b)");
+        assertEquals(Optional.empty(), ProxyTransport.verbsAcrossProcessesReason(Nic.EMULATED, named));
+        assertEquals(Optional.empty(), ProxyTransport.verbsAcrossProcessesReason(Nic.MLX5, far));
+    }
+
+    /** Under auto the proxy offers verbs resources only where a peer it serves uses the verbs handler. */
+    @Test
+    void autoOffersNothingWhereEveryServedPeerIsOfThisHost() {
+        System.setProperty(ProxyConfig.HANDLER_PROP_NAME, "auto");
+        assertEquals(Optional.empty(), new ProxyTransport().offerAcrossProcesses(null, java.util.List.of(PEER)));
+        assertEquals(Optional.empty(), new ProxyTransport().offerAcrossProcesses(null, java.util.List.of()));
+    }
+
     @Test
     void theProxyConnectsProcessesOnTheDirectSignalPath() {
         assertTrue(new ProxyTransport().unavailableAcrossProcesses(null, PEER).isEmpty());

@@ -23,8 +23,9 @@ final class Describe {
             PeerCard b = pw.cards().get(peer);
             String shared = a.sameGpu(b)
                     ? " (both processes on one GPU, time-sliced unless MPS runs: a functional check, not a GPU-to-GPU figure)" : "";
-            return String.format(Locale.ROOT, "%s -> %s over %s between processes (heaps mapped by CUDA IPC)%s%s",
-                    a.describe(), b.describe(), world.transport(rank, peer).name(),
+            String reach = a.sameHost(b) ? "heaps mapped by CUDA IPC" : "on two hosts: nothing mapped, through the NIC";
+            return String.format(Locale.ROOT, "%s -> %s over %s between processes (%s)%s%s",
+                    a.describe(), b.describe(), world.transport(rank, peer).name(), reach,
                     nicLabel(world, rank, peer), shared);
         }
         Rank a = world.rank(rank);

@@ -140,8 +140,75 @@ class CommandsAcrossProcessesGpuTest {
     }
 
     /** Runs {@code gda4j args} as ranks 0 and 1 of a two-process launch; returns their stdout once both exit 0. */
-    private static String[] acrossTwoProcesses(String... args) throws Exception {
+    /**
+     * Two processes of this machine that count as two hosts (GDA4J_HOST_NAME host-a and host-b): nothing of either
+     * heap is mapped into the other, p2p and the copy engine refuse the pair, and auto takes what reaches another
+     * host through a NIC, here the emulated one (which reaches the peer's heap by CUDA IPC, as a wire).
+     */
+    @Test
+    void twoNamedHostsPingPongOverIbgdaWhichAutoChoosesForAnotherHost() throws Exception {
+        String[] out = acrossTwoHosts("latency", "--nic", "emulated", "--mode", "signal,put_signal", "--sizes", "8,64k",
+                "--scopes", "thread", "--iters", "50", "--warmup", "5", "--gpus", "0,0");
+        System.out.println("gda4j latency across two named hosts on GPU 0 (rank 0's output):\n" + out[0]);
+        assertTrue(out[0].contains("over ibgda between processes") && out[0].contains("on the emulated NIC"), out[0]);
+        assertTrue(out[0].contains("put_signal") && out[0].contains("64 KiB"), out[0]);
+        assertEquals("", out[1], "rank 1 answers silently");
+    }
+
+    @Test
+    void twoNamedHostsPingPongOverTheProxyWhoseAutoHandlerIsVerbsForAnotherHost() throws Exception {
+        String[] out = acrossTwoHosts("latency", "--transport", "proxy", "--nic", "emulated", "--mode",
+                "signal,put_signal", "--sizes", "8,64k", "--scopes", "thread", "--iters", "50", "--warmup", "5",
+                "--gpus", "0,0");
+        System.out.println("gda4j latency over the proxy across two named hosts on GPU 0 (rank 0's output):\n"
+                + out[0]);
+        assertTrue(out[0].contains("over proxy between processes") && out[0].contains("put_signal")
+                && out[0].contains("64 KiB"), out[0]);
+        assertEquals("", out[1], "rank 1 answers silently");
+    }
+
+    @Test
+    void twoNamedHostsRunLowLatencyMoeOverIbgdaCheckedAgainstTheReference() throws Exception {
+        String[] out = acrossTwoHosts("moe", "--mode", "low-latency", "--nic", "emulated", "--tokens", "16",
+                "--hidden", "512", "--experts", "8", "--topk", "3", "--check", "--iters", "3", "--warmup", "1",
+                "--gpus", "0,0", "--csv");
+        System.out.println("gda4j moe --mode low-latency across two named hosts on GPU 0 (rank 0's output):\n"
+                + out[0]);
+        assertTrue(out[0].startsWith("dtype,tokens,dispatch_ms"), out[0]);
+        assertEquals(2, out[0].strip().split("\n").length, "a header and one row (FP8): " + out[0]);
+        assertEquals("", out[1], "rank 1 answers silently");
+    }
+
+    /** The p2p transport named across two named hosts is refused at start, saying why, in both processes. */
+    @Test
+    void p2pNamedBetweenTwoNamedHostsIsRefusedNamingTheOtherHost() throws Exception {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
+        List<Process> ps = start(true, "latency", "--transport", "p2p", "--mode", "signal", "--iters", "10",
+                "--gpus", "0,0");
+        try {
+            Ended ended = await(ps);
+            for (int r = 0; r < 2; r++) {
+                assertTrue(ended.finished[r], "a refused world ends its process" + ended.both());
+                assertTrue(ps.get(r).exitValue() != 0 && ended.err[r].contains("runs on another host")
+                        && ended.err[r].contains("p2p"), ended.both());
+            }
+        } finally {
+            for (Process p : ps) {
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    private static String[] acrossTwoProcesses(String... args) throws Exception {
+        return run(false, args);
+    }
+
+    private static String[] acrossTwoHosts(String... args) throws Exception {
+        return run(true, args);
+    }
+
+    /** Starts rank 0 and rank 1 of a two-process job of {@code gda4j args}; each its own named host if asked. */
+    private static List<Process> start(boolean namedHosts, String... args) throws Exception {
         int port;
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             port = s.getLocalPort();
@@ -163,49 +230,77 @@ class CommandsAcrossProcessesGpuTest {
                 env.put(LaunchEnvironment.GDA4J_ROOT, "127.0.0.1:" + port);
                 env.put(LaunchEnvironment.GDA4J_JOB_TOKEN, "cli-test-" + port);
                 env.remove(WorldConfig.GPUS_ENV);
+                env.remove(WorldConfig.HOST_NAME_ENV);
+                if (namedHosts) {
+                    env.put(WorldConfig.HOST_NAME_ENV, "host-" + (char) ('a' + r));
+                }
                 ps.add(pb.start());
             }
-            // Every child's streams are drained from the start: a child whose pipe fills stalls, and the other waits
-            // for it at the next barrier.
-            StringBuilder[] o = new StringBuilder[2];
-            StringBuilder[] e = new StringBuilder[2];
-            List<Thread> drains = new ArrayList<>();
+        } catch (Exception e) {
+            ps.forEach(Process::destroyForcibly);
+            throw e;
+        }
+        return ps;
+    }
+
+    private static String[] run(boolean namedHosts, String... args) throws Exception {
+        assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
+        List<Process> ps = start(namedHosts, args);
+        try {
+            Ended ended = await(ps);
             for (int r = 0; r < 2; r++) {
-                o[r] = new StringBuilder();
-                e[r] = new StringBuilder();
-                drains.add(drain(ps.get(r).getInputStream(), o[r]));
-                drains.add(drain(ps.get(r).getErrorStream(), e[r]));
+                assertTrue(ended.finished[r], "rank " + r + " finished within 200 s" + ended.both());
+                assertEquals(0, ps.get(r).exitValue(), "rank " + r + " exit code" + ended.both());
             }
-            boolean[] finished = new boolean[2];
-            for (int r = 0; r < 2; r++) {
-                finished[r] = ps.get(r).waitFor(200, TimeUnit.SECONDS);
-                if (!finished[r]) {
-                    break;
-                }
-            }
-            for (Process p : ps) {
-                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            }
-            for (Thread t : drains) {
-                t.join(5_000);
-            }
-            String[] out = new String[2];
-            StringBuilder both = new StringBuilder();
-            for (int r = 0; r < 2; r++) {
-                out[r] = o[r].toString();
-                both.append("\nrank ").append(r).append(" stdout:\n").append(out[r]).append("\nrank ").append(r)
-                        .append(" stderr:\n").append(e[r]);
-            }
-            for (int r = 0; r < 2; r++) {
-                assertTrue(finished[r], "rank " + r + " finished within 200 s" + both);
-                assertEquals(0, ps.get(r).exitValue(), "rank " + r + " exit code" + both);
-            }
-            return out;
+            return ended.out;
         } finally {
             for (Process p : ps) {
                 p.destroyForcibly();
             }
         }
+    }
+
+    /** What two processes printed, and whether each ended within 200 s. */
+    private record Ended(String[] out, String[] err, boolean[] finished) {
+        String both() {
+            StringBuilder b = new StringBuilder();
+            for (int r = 0; r < 2; r++) {
+                b.append("\nrank ").append(r).append(" stdout:\n").append(out[r]).append("\nrank ").append(r)
+                        .append(" stderr:\n").append(err[r]);
+            }
+            return b.toString();
+        }
+    }
+
+    /**
+     * Drains both processes' streams from the start (a child whose pipe fills stalls, and the other waits for it at
+     * the next barrier) and waits for them; one that does not end is killed.
+     */
+    private static Ended await(List<Process> ps) throws InterruptedException {
+        StringBuilder[] o = new StringBuilder[2];
+        StringBuilder[] e = new StringBuilder[2];
+        List<Thread> drains = new ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            o[r] = new StringBuilder();
+            e[r] = new StringBuilder();
+            drains.add(drain(ps.get(r).getInputStream(), o[r]));
+            drains.add(drain(ps.get(r).getErrorStream(), e[r]));
+        }
+        boolean[] finished = new boolean[2];
+        for (int r = 0; r < 2; r++) {
+            finished[r] = ps.get(r).waitFor(200, TimeUnit.SECONDS);
+            if (!finished[r]) {
+                break;
+            }
+        }
+        for (Process p : ps) {
+            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+        for (Thread t : drains) {
+            t.join(5_000);
+        }
+        return new Ended(new String[] {o[0].toString(), o[1].toString()},
+                new String[] {e[0].toString(), e[1].toString()}, finished);
     }
 
     private static Thread drain(java.io.InputStream in, StringBuilder into) {

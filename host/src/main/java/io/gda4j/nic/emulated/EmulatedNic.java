@@ -47,6 +47,7 @@ public final class EmulatedNic implements Nic {
      */
     public static final int ATOMIC_LOCK_BYTES = 16;
     public static final int ATOMIC_LOCK_BROKEN_OFFSET = 8;
+
     private static final AtomicInteger INSTANCES = new AtomicInteger();
     /** Every open emulated NIC of this process by device name: the "fabric" QPs of different NICs connect over. */
     private static final Map<String, EmulatedNic> FABRIC = new ConcurrentHashMap<>();
@@ -401,5 +402,17 @@ public final class EmulatedNic implements Nic {
     @Override
     public String toString() {
         return description() + ", QPs " + Arrays.toString(qps);
+    }
+
+    /**
+     * Why the emulated NIC cannot reach a rank of another host, {@code peerDescription}: its wire is the peer's heap
+     * mapped by CUDA IPC, so it models a NIC inside one machine, and reaches a rank of another host only where that
+     * host is a name given to a process of this machine (GDA4J_HOST_NAME, for tests) with a heap handle and a GPU
+     * linked to this one with atomics.
+     */
+    public static String otherMachineReason(String peerDescription) {
+        return "the emulated NIC models a NIC inside one machine (it reaches a peer's heap by CUDA IPC), and "
+                + peerDescription + " runs on another machine, or exported no heap, or its GPU's link to this one"
+                + " carries no atomics: between machines use a real NIC (--nic mlx5)";
     }
 }

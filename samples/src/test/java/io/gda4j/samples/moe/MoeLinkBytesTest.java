@@ -4,6 +4,7 @@ import io.gda4j.moe.ElementType;
 import io.gda4j.moe.MoeConfig;
 import io.gda4j.moe.MoeSizing;
 import io.gda4j.samples.nccl.AllToAllV;
+import io.gda4j.world.PeerCard;
 
 import org.junit.jupiter.api.Test;
 
@@ -68,5 +69,18 @@ class MoeLinkBytesTest {
         assertEquals(1, RankGpus.firstOnAnotherGpu(labels, 0));
         assertEquals(0, RankGpus.firstOnAnotherGpu(labels, 1));
         assertEquals(-1, RankGpus.firstOnAnotherGpu(new int[] {0, 0}, 0), "every rank on rank 0's GPU");
+    }
+
+    /**
+     * Processes of one machine that count as two hosts (GDA4J_HOST_NAME) on one GPU still share it: the NCCL columns
+     * are skipped for them as for any ranks sharing a GPU (NCCL refuses two ranks on one device).
+     */
+    @Test
+    void processesOnOneGpuShareItWhateverHostTheyCountAs() {
+        PeerCard a = new PeerCard(0, 2, 1, 1 << 20, PeerCard.hostIdOf("host-a"), null, "GPU-x", "bus", "host-a");
+        PeerCard b = new PeerCard(1, 2, 2, 1 << 20, PeerCard.hostIdOf("host-b"), null, "GPU-x", "bus", "host-b");
+        PeerCard c = new PeerCard(1, 2, 2, 1 << 20, PeerCard.hostIdOf("host-b"), null, "GPU-y", "bus", "host-b");
+        assertArrayEquals(new int[] {0, 0}, RankGpus.labels(List.of(a, b), PeerCard::sameGpu));
+        assertArrayEquals(new int[] {0, 1}, RankGpus.labels(List.of(a, c), PeerCard::sameGpu));
     }
 }
