@@ -73,4 +73,20 @@ final class ProcessRoutes {
         }
         return routes;
     }
+
+    /**
+     * The peer whose transport from {@code local} stands for that of the pair ({@code from}, {@code to}) of two
+     * other ranks: the transport choice depends on the configuration, the same in every process, and on whether the
+     * two share a host, so a peer of {@code local} in the same relation (of this host when the pair shares one, of
+     * another host when not) answers for them; {@code from} itself where {@code local} has no such peer.
+     */
+    static int standIn(List<PeerCard> cards, int local, int from, int to) {
+        boolean pairShares = cards.get(from).sameHost(cards.get(to));
+        for (int p = 0; p < cards.size(); p++) {
+            if (p != local && cards.get(local).sameHost(cards.get(p)) == pairShares) {
+                return p;
+            }
+        }
+        return from;
+    }
 }

@@ -381,7 +381,8 @@ public final class ProcessWorld implements World {
     /**
      * The transport of a pair. For pairs from this process's rank, what its links use; for pairs between other
      * processes, what they chose by the same rule (the configured transport, or under {@code auto} the first that
-     * connects processes of one host), which is what this rank uses towards them. A rank reaches itself as SELF.
+     * connects the pair: one for processes of one host, another where the two are on different hosts), which is what
+     * this rank uses towards a peer in the same relation to it. A rank reaches itself as SELF.
      */
     @Override
     public TransportTag transport(int from, int to) {
@@ -393,9 +394,9 @@ public final class ProcessWorld implements World {
         if (from == rank.rank()) {
             return rank.transportTo(to);
         }
-        // Every process applies the same rule with the same transports: the pair (from, to) uses what this rank
-        // uses towards `from` (the rule does not depend on which two processes of the host are asked).
-        return rank.transportTo(from);
+        // Every process applies the same rule with the same transports, and the rule depends only on whether the two
+        // share a host: the pair (from, to) uses what this rank uses towards a peer in the same relation to it.
+        return rank.transportTo(ProcessRoutes.standIn(cards, rank.rank(), from, to));
     }
 
     /**

@@ -55,6 +55,19 @@ class ProcessRoutesTest {
         assertTrue(e.getMessage().contains("p2p: " + why) && e.getMessage().contains(NO_NIC), e.getMessage());
     }
 
+    /** A pair of two other ranks is answered by a peer in the same relation: of one host, or of two. */
+    @Test
+    void aPairOfOtherRanksTakesTheTransportOfAPeerInTheSameRelation() {
+        List<PeerCard> cards = List.of(card(0, 4, "node1", "GPU-a"), card(1, 4, "node1", "GPU-b"),
+                card(2, 4, "node2", "GPU-a"), card(3, 4, "node2", "GPU-b"));
+        assertEquals(1, ProcessRoutes.standIn(cards, 0, 2, 3), "2 and 3 share node2: as 0 reaches 1 on node1");
+        assertEquals(2, ProcessRoutes.standIn(cards, 0, 1, 3), "1 and 3 are on two hosts: as 0 reaches node2");
+        assertEquals(0, ProcessRoutes.standIn(cards, 1, 3, 2), "0 is 1's peer of its own host");
+        List<PeerCard> alone = List.of(card(0, 3, "node1", "GPU-a"), card(1, 3, "node2", "GPU-a"),
+                card(2, 3, "node2", "GPU-b"));
+        assertEquals(1, ProcessRoutes.standIn(alone, 0, 1, 2), "no peer on node1: the pair's own 'from' answers");
+    }
+
     @Test
     void aRemotePeerIsEitherMappedOnThisHostOrUnmappedOnAnother() {
         RemotePeer far = RemotePeer.onAnotherHost(1, 1 << 20, true, PeerCardTest.handle(1), "rank 1");
