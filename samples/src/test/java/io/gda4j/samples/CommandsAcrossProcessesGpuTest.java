@@ -139,7 +139,6 @@ class CommandsAcrossProcessesGpuTest {
         assertEquals("", out[1], "rank 1 answers silently");
     }
 
-    /** Runs {@code gda4j args} as ranks 0 and 1 of a two-process launch; returns their stdout once both exit 0. */
     /**
      * Two processes of this machine that count as two hosts (GDA4J_HOST_NAME host-a and host-b): nothing of either
      * heap is mapped into the other, p2p and the copy engine refuse the pair, and auto takes what reaches another
@@ -199,10 +198,12 @@ class CommandsAcrossProcessesGpuTest {
         }
     }
 
+    /** Runs {@code gda4j args} as ranks 0 and 1 of a two-process launch; returns their stdout once both exit 0. */
     private static String[] acrossTwoProcesses(String... args) throws Exception {
         return run(false, args);
     }
 
+    /** As {@link #acrossTwoProcesses}, with each process its own host ({@code host-a}, {@code host-b}). */
     private static String[] acrossTwoHosts(String... args) throws Exception {
         return run(true, args);
     }
