@@ -15,6 +15,7 @@ import io.gda4j.world.Rank;
 
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -125,7 +126,7 @@ public final class IbgdaTransport implements TransportProvider {
     }
 
     @Override
-    public synchronized Optional<byte[]> offerAcrossProcesses(LinkEnd local) {
+    public synchronized Optional<byte[]> offerAcrossProcesses(LinkEnd local, List<RemotePeer> served) {
         Optional<String> why = resolve();
         if (why.isPresent()) {
             throw new IllegalStateException("ibgda: " + why.get());

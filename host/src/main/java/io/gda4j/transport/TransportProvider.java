@@ -57,21 +57,13 @@ public interface TransportProvider {
     /**
      * What every other process must know before this transport connects {@code local} across processes (its
      * registrations, keys, IPC handles), or empty when nothing. The world calls it once per process, only for a
-     * transport that connects at least one of its pairs, after {@link #unavailableAcrossProcesses} and before any
-     * {@link #connectAcrossProcesses}; it publishes the bytes on the bootstrap's all-gather, and each peer's
-     * connect receives them as {@link RemotePeer#offer()}.
-     */
-    default Optional<byte[]> offerAcrossProcesses(LinkEnd local) {
-        return Optional.empty();
-    }
-
-    /**
-     * {@link #offerAcrossProcesses(LinkEnd)} for a transport that serves {@code served} (the pairs the world chose
-     * it for, with no offers yet): the world calls this one. A transport whose offer depends on which peers it
-     * serves (the proxy: verbs resources only where some peer uses the verbs handler) overrides it.
+     * transport that connects at least one of its pairs ({@code served}: those peers, with no offers yet; the proxy
+     * offers verbs resources only where one of them uses the verbs handler), after
+     * {@link #unavailableAcrossProcesses} and before any {@link #connectAcrossProcesses}; it publishes the bytes on
+     * the bootstrap's all-gather, and each peer's connect receives them as {@link RemotePeer#offer()}.
      */
     default Optional<byte[]> offerAcrossProcesses(LinkEnd local, List<RemotePeer> served) {
-        return offerAcrossProcesses(local);
+        return Optional.empty();
     }
 
     /**

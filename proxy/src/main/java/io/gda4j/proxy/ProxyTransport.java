@@ -328,25 +328,15 @@ public final class ProxyTransport implements TransportProvider {
     /**
      * With the verbs handler: {@code local}'s heap registered on this process's NIC (once), its credit blocks for
      * every rank of the world, and over mlx5 a QP per pair with its endpoint, over the emulated NIC its heap's atomic
-     * lock line ({@link VerbsOffer}). The copy engine offers nothing.
+     * lock line ({@link VerbsOffer}); only where some peer in {@code served} uses the verbs handler (under auto, a
+     * peer of another host). The copy engine offers nothing.
      */
     @Override
-    public Optional<byte[]> offerAcrossProcesses(LinkEnd local) {
-        return offer(local, ProxyConfig.resolve().handler().forPeer(true) == ProxyConfig.Handler.VERBS);
-    }
-
-    /** The verbs offer where some peer the proxy serves uses the verbs handler (auto: a peer on another host). */
-    @Override
     public Optional<byte[]> offerAcrossProcesses(LinkEnd local, List<RemotePeer> served) {
-        ProxyConfig.Handler handler = ProxyConfig.resolve().handler();
-        return offer(local, served.stream().anyMatch(p -> handler.forPeer(p.sameHost()) == ProxyConfig.Handler.VERBS));
-    }
-
-    private Optional<byte[]> offer(LinkEnd local, boolean verbs) {
-        if (!verbs) {
+        ProxyConfig config = ProxyConfig.resolve();
+        if (served.stream().noneMatch(p -> config.handler().forPeer(p.sameHost()) == ProxyConfig.Handler.VERBS)) {
             return Optional.empty();
         }
-        ProxyConfig config = ProxyConfig.resolve();
         synchronized (this) {
             VerbsSession session = verbsSession(local, config, true);
             session.registerHeap(local.rank(), local.context(), local.heapBase(), local.heapSizeBytes(),
@@ -399,19 +389,16 @@ public final class ProxyTransport implements TransportProvider {
                     + " and " + ProxyConfig.HANDLER_ENV + " in every process of the job");
         }
         VerbsOffer offer = VerbsOffer.decode(peer.description(), published);
-        // The emulated NIC's wire to a rank of another host (a named host of this machine): its heap, mapped here
-        // for this link; a real NIC (the peer offers RC endpoints) needs no mapping.
-        IpcMemory wire = !peer.sameHost() && offer.endpoints().isEmpty() && peer.heapHandle() != null
-                ? local.context().openIpcMemory(peer.heapHandle(), peer.heapBytes(), peer.description()
-                + "'s heap (the emulated NIC's wire to another host)") : null;
-        ProxyService s;
+        ProxyService s = acquire(config);
+        IpcMemory wire = null;
         try {
-            s = acquire(config);
-        } catch (RuntimeException e) {
-            closeWire(wire, e);
-            throw e;
-        }
-        try {
+            // The emulated NIC's wire to a rank of another host (a named host of this machine): its heap, mapped here
+            // for this link; a real NIC (the peer offers RC endpoints) needs no mapping.
+            if (!peer.sameHost() && offer.endpoints().isEmpty() && peer.heapHandle() != null) {
+                wire = local.context().openIpcMemory(peer.heapHandle(), peer.heapBytes(), peer.description()
+                        + "'s heap (the emulated NIC's wire to another host)");
+            }
+            IpcMemory linkWire = wire;
             VerbsLink link;
             VerbsSession session;
             synchronized (this) {
@@ -427,25 +414,21 @@ public final class ProxyTransport implements TransportProvider {
                 try {
                     release(s);
                 } finally {
-                    if (wire != null) {
-                        wire.close();
+                    if (linkWire != null) {
+                        linkWire.close();
                     }
                 }
             }).link();
         } catch (RuntimeException e) {
             release(s);
-            closeWire(wire, e);
-            throw e;
-        }
-    }
-
-    private static void closeWire(IpcMemory wire, RuntimeException failure) {
-        if (wire != null) {
-            try {
-                wire.close();
-            } catch (RuntimeException e) {
-                failure.addSuppressed(e);
+            if (wire != null) {
+                try {
+                    wire.close();
+                } catch (RuntimeException closing) {
+                    e.addSuppressed(closing);
+                }
             }
+            throw e;
         }
     }
 

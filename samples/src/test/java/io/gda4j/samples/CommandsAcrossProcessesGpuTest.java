@@ -55,30 +55,18 @@ class CommandsAcrossProcessesGpuTest {
 
     @Test
     void twoProcessesPingPongOverIbgdaOnTheEmulatedNic() throws Exception {
-        // Few iterations: both processes share GPU 0 (time-sliced), and every WQE goes through an engine thread.
-        String[] out = acrossTwoProcesses("latency", "--transport", "ibgda", "--nic", "emulated", "--mode",
-                "signal,put_signal", "--sizes", "8,64k", "--scopes", "thread", "--iters", "50", "--warmup", "5",
-                "--gpus", "0,0");
-        System.out.println("gda4j latency over ibgda (emulated NIC) across two processes on GPU 0 (rank 0's output):\n"
-                + out[0]);
-        assertTrue(out[0].contains("over ibgda between processes") && out[0].contains("on the emulated NIC"), out[0]);
-        assertTrue(out[0].contains("put_signal") && out[0].contains("64 KiB"), out[0]);
-        assertTrue(out[0].contains("emulated NIC engine:"), "the engine note of rank 0's NIC: " + out[0]);
-        assertEquals("", out[1], "rank 1 answers silently");
+        String out = pingPongOnGpu0(false, "over ibgda (emulated NIC)", "--transport", "ibgda", "--nic", "emulated");
+        assertTrue(out.contains("over ibgda between processes") && out.contains("on the emulated NIC"), out);
+        assertTrue(out.contains("emulated NIC engine:"), "the engine note of rank 0's NIC: " + out);
     }
 
     @Test
     void twoProcessesPingPongOverTheProxysVerbsHandlerOnTheEmulatedNic() throws Exception {
         // Each process's proxy thread posts on its own emulated NIC toward the other's heap, under its credits.
-        String[] out = acrossTwoProcesses("latency", "--transport", "proxy", "--proxy-handler", "verbs", "--nic",
-                "emulated", "--mode", "signal,put_signal", "--sizes", "8,64k", "--scopes", "thread", "--iters", "50",
-                "--warmup", "5", "--gpus", "0,0");
-        System.out.println("gda4j latency over the proxy's verbs handler (emulated NIC) across two processes on GPU 0"
-                + " (rank 0's output):\n" + out[0]);
-        assertTrue(out[0].contains("over proxy between processes")
-                && out[0].contains("proxy handler: verbs on the emulated NIC"), out[0]);
-        assertTrue(out[0].contains("put_signal") && out[0].contains("64 KiB"), out[0]);
-        assertEquals("", out[1], "rank 1 answers silently");
+        String out = pingPongOnGpu0(false, "over the proxy's verbs handler (emulated NIC)", "--transport", "proxy",
+                "--proxy-handler", "verbs", "--nic", "emulated");
+        assertTrue(out.contains("over proxy between processes")
+                && out.contains("proxy handler: verbs on the emulated NIC"), out);
     }
 
     @Test
@@ -146,24 +134,14 @@ class CommandsAcrossProcessesGpuTest {
      */
     @Test
     void twoNamedHostsPingPongOverIbgdaWhichAutoChoosesForAnotherHost() throws Exception {
-        String[] out = acrossTwoHosts("latency", "--nic", "emulated", "--mode", "signal,put_signal", "--sizes", "8,64k",
-                "--scopes", "thread", "--iters", "50", "--warmup", "5", "--gpus", "0,0");
-        System.out.println("gda4j latency across two named hosts on GPU 0 (rank 0's output):\n" + out[0]);
-        assertTrue(out[0].contains("over ibgda between processes") && out[0].contains("on the emulated NIC"), out[0]);
-        assertTrue(out[0].contains("put_signal") && out[0].contains("64 KiB"), out[0]);
-        assertEquals("", out[1], "rank 1 answers silently");
+        String out = pingPongOnGpu0(true, "with auto (emulated NIC)", "--nic", "emulated");
+        assertTrue(out.contains("over ibgda between processes") && out.contains("on the emulated NIC"), out);
     }
 
     @Test
     void twoNamedHostsPingPongOverTheProxyWhoseAutoHandlerIsVerbsForAnotherHost() throws Exception {
-        String[] out = acrossTwoHosts("latency", "--transport", "proxy", "--nic", "emulated", "--mode",
-                "signal,put_signal", "--sizes", "8,64k", "--scopes", "thread", "--iters", "50", "--warmup", "5",
-                "--gpus", "0,0");
-        System.out.println("gda4j latency over the proxy across two named hosts on GPU 0 (rank 0's output):\n"
-                + out[0]);
-        assertTrue(out[0].contains("over proxy between processes") && out[0].contains("put_signal")
-                && out[0].contains("64 KiB"), out[0]);
-        assertEquals("", out[1], "rank 1 answers silently");
+        String out = pingPongOnGpu0(true, "over the proxy (emulated NIC)", "--transport", "proxy", "--nic", "emulated");
+        assertTrue(out.contains("over proxy between processes"), out);
     }
 
     @Test
@@ -196,6 +174,25 @@ class CommandsAcrossProcessesGpuTest {
                 p.destroyForcibly();
             }
         }
+    }
+
+    /**
+     * {@code gda4j latency} of signal and put_signal (8 B and 64 KiB, thread scope) between two processes on GPU 0,
+     * with {@code transport}'s arguments, each process its own host where asked. Few rounds: the processes share the
+     * GPU (time-sliced), and over the emulated NIC every WQE goes through an engine thread. Returns rank 0's output,
+     * printed, once both sizes are in it and rank 1 stayed silent.
+     */
+    private static String pingPongOnGpu0(boolean namedHosts, String how, String... transport) throws Exception {
+        List<String> args = new ArrayList<>(List.of("latency"));
+        args.addAll(List.of(transport));
+        args.addAll(List.of("--mode", "signal,put_signal", "--sizes", "8,64k", "--scopes", "thread", "--iters", "50",
+                "--warmup", "5", "--gpus", "0,0"));
+        String[] out = run(namedHosts, args.toArray(String[]::new));
+        System.out.println("gda4j latency " + how + " across two " + (namedHosts ? "named hosts" : "processes")
+                + " on GPU 0 (rank 0's output):\n" + out[0]);
+        assertTrue(out[0].contains("put_signal") && out[0].contains("64 KiB"), out[0]);
+        assertEquals("", out[1], "rank 1 answers silently");
+        return out[0];
     }
 
     /** Runs {@code gda4j args} as ranks 0 and 1 of a two-process launch; returns their stdout once both exit 0. */
