@@ -5,6 +5,7 @@ import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstreamWaitValue_flags;
 import jcuda.driver.JCudaDriver;
+import jcuda.runtime.cudaStream_t;
 
 /**
  * An owned, non-blocking CUDA stream: work on it runs in order and does not wait for the legacy default stream.
@@ -29,6 +30,16 @@ public final class CudaStream extends ContextResource {
     /** The JCuda handle, for driver calls this class does not wrap. */
     public CUstream handle() {
         return handle;
+    }
+
+    /** The native {@code CUstream}, for libraries called without JCuda (NCCL, a driver entry point bound by JNA). */
+    public long nativeHandle() {
+        return nativeHandle(handle);
+    }
+
+    /** The native pointer of a JCuda stream; see {@link #nativeHandle()}. */
+    public static long nativeHandle(CUstream stream) {
+        return NativeStream.of(stream);
     }
 
     /** Waits until all work queued on this stream has finished. */
@@ -156,6 +167,21 @@ public final class CudaStream extends ContextResource {
     private static void requireNonNegative(long sizeBytes) {
         if (sizeBytes < 0) {
             throw new IllegalArgumentException("copy size must not be negative, got " + sizeBytes + " bytes");
+        }
+    }
+
+    /**
+     * JCuda hides a handle's pointer behind a protected getter, which a subclass may call on itself
+     * ({@code cudaStream_t(CUstream)} copies the pointer). A driver {@code CUstream} and a runtime
+     * {@code cudaStream_t} are the same pointer.
+     */
+    private static final class NativeStream extends cudaStream_t {
+        private NativeStream(CUstream stream) {
+            super(stream);
+        }
+
+        static long of(CUstream stream) {
+            return new NativeStream(stream).getNativePointer();
         }
     }
 }

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * Compiles and runs the small C programs under {@code host/src/test/c} that print what rdma-core's headers say.
@@ -56,6 +57,18 @@ public final class GccProgram {
             }
         }
         throw new AssertionError("device-ptx/include/" + header + " not found from " + Path.of("").toAbsolutePath());
+    }
+
+    /**
+     * The CUDA toolkit's include directory (the one holding cuda.h): {@code $CUDA_HOME/include}, then
+     * {@code /usr/local/cuda*}, then {@code /usr/include}; null where none holds it (the calling test then skips).
+     */
+    public static Path cudaInclude() {
+        String home = System.getenv("CUDA_HOME");
+        Stream<Path> candidates = Stream.of(home == null ? null : Path.of(home, "include"),
+                Path.of("/usr/local/cuda/include"), Path.of("/usr/local/cuda-13.0/include"), Path.of("/usr/include"));
+        return candidates.filter(p -> p != null && Files.isRegularFile(p.resolve("cuda.h"))).findFirst()
+                .orElse(null);
     }
 
     /**

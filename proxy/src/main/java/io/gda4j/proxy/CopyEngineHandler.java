@@ -32,18 +32,22 @@ import jcuda.driver.JCudaDriver;
  * <ul>
  *   <li>PUT: {@code cuMemcpyDtoDAsync} (with peer access) or {@code cuMemcpyPeerAsync} (without) on the channel's
  *       stream, on the pushing rank's GPU;</li>
- *   <li>SIGNAL set: {@code cuStreamWriteValue64} of the value into the peer's word on the signal stream; add and
- *       ATOMIC_ADD: a one-thread kernel doing a system-scope atomicAdd there. The signal stream is the channel's own
- *       stream (signal path DIRECT: the write queues right behind the copy, so it cannot pass the data and the host
- *       does not wait in between) or a stream on the peer's GPU that first waits for an event recorded behind the
- *       copies (PEER_STREAM: no peer access needed);</li>
+ *   <li>SIGNAL set: a write of the value into the peer's word on the signal stream; add and ATOMIC_ADD: a one-thread
+ *       kernel doing a system-scope atomicAdd there. The signal stream is the channel's own stream (signal path
+ *       DIRECT: the write queues right behind the copy, so it cannot pass the data and the host does not wait in
+ *       between) or a stream on the peer's GPU that first waits for an event recorded behind the copies (PEER_STREAM:
+ *       no peer access needed);</li>
  *   <li>PUT_SIGNAL: the PUT, then the SIGNAL;</li>
- *   <li>FLUSH at position p: {@code cuStreamWriteValue64(done, p + 1)} on the channel's stream, behind all the work
- *       before it (and behind the signal stream, joined by an event): the GPU's flush polls its own memory and the
- *       proxy thread goes straight on to other triggers and channels;</li>
+ *   <li>FLUSH at position p: a write of p + 1 into the channel's {@code done} word on the channel's stream, behind all
+ *       the work before it (and behind the signal stream, joined by an event): the GPU's flush polls its own memory
+ *       and the proxy thread goes straight on to other triggers and channels;</li>
  *   <li>NOP: nothing.</li>
  * </ul>
- * Every field is checked against the heap again here: the host never trusts a trigger to stay in range. Driver
+ * On the DIRECT path the writes of one poll that follow each other (SETs and FLUSH's done word) go to the driver in one
+ * {@code cuStreamBatchMemOp} ({@link StreamWriteBatch}), submitted before anything else is queued and at the end of
+ * the poll: an 8-byte {@code put_signal} (two SETs) costs one call instead of two.
+ *
+ * <p>Every field is checked against the heap again here: the host never trusts a trigger to stay in range. Driver
  * handles and reusable pointers are prepared once, so a trigger costs its driver calls and no allocation.
  */
 final class CopyEngineHandler implements TriggerHandler {
@@ -69,7 +73,8 @@ final class CopyEngineHandler implements TriggerHandler {
     private final BooleanSupplier signalStreamGone;
     private final MutableDevicePointer dst = new MutableDevicePointer();
     private final MutableDevicePointer src = new MutableDevicePointer();
-    private final MutableDevicePointer word = new MutableDevicePointer();
+    /** Writes (SETs, FLUSH's done word) held for the signal stream until something else is queued or the poll ends. */
+    private final StreamWriteBatch writes;
     private final ByteBuffer atomicWordArg = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
     private final ByteBuffer atomicValueArg = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
     private final Pointer atomicArgs;
@@ -110,10 +115,25 @@ final class CopyEngineHandler implements TriggerHandler {
         this.doneWord = doneWord;
         this.signalStreamGone = signalStreamGone;
         this.atomicArgs = Pointer.to(Pointer.to(atomicWordArg), Pointer.to(atomicValueArg));
+        this.writes = new StreamWriteBatch(this.signalStream);
     }
 
     @Override
     public void onTrigger(long position, long word0, long word1, long next0, long next1) {
+        try {
+            handle(position, word0, word1, next0, next1);
+        } catch (RuntimeException e) {
+            // The FIFO pops the triggers before this one: the writes they left held must still reach the stream.
+            try {
+                submitWrites();
+            } catch (RuntimeException again) {
+                e.addSuppressed(again);
+            }
+            throw e;
+        }
+    }
+
+    private void handle(long position, long word0, long word1, long next0, long next1) {
         switch (TriggerFifoDescriptor.kind(word0)) {
             case KIND_NOP:
                 return;
@@ -151,6 +171,7 @@ final class CopyEngineHandler implements TriggerHandler {
         if (size == 0) {
             return;
         }
+        submitWrites();
         dst.set(peerHeap + to);
         src.set(localHeap + from);
         current(localContext, position);
@@ -169,6 +190,12 @@ final class CopyEngineHandler implements TriggerHandler {
                     + heapSize + " bytes");
         }
         long value = TriggerFifoDescriptor.signalValue(word0, word1);
+        boolean write = !atomic && TriggerFifoDescriptor.signalOp(word0) != SIGNAL_OP_ADD;
+        if (write && !peerStreamSignals) {
+            hold(peerHeap + offset, value, position); // behind the copy it follows, on the same stream
+            return;
+        }
+        submitWrites();
         if (peerStreamSignals) {
             current(localContext, position);
             check(JCudaDriver.cuEventRecord(copiesDone, stream), "cuEventRecord", position, word0, word1);
@@ -179,10 +206,9 @@ final class CopyEngineHandler implements TriggerHandler {
         } else {
             current(localContext, position);
         }
-        if (!atomic && TriggerFifoDescriptor.signalOp(word0) != SIGNAL_OP_ADD) {
-            word.set(peerHeap + offset);
-            check(JCudaDriver.cuStreamWriteValue64(signalStream, word, value, 0), "cuStreamWriteValue64", position,
-                    word0, word1);
+        if (write) {
+            writes.add(peerHeap + offset, value, position);
+            submitWrites();
         } else {
             atomicWordArg.putLong(0, peerHeap + offset);
             atomicValueArg.putLong(0, value);
@@ -192,6 +218,11 @@ final class CopyEngineHandler implements TriggerHandler {
     }
 
     private void flush(long position) {
+        if (!peerStreamSignals) {
+            hold(doneWord.address(), position + 1, position); // on the channel's stream, behind everything before it
+            return;
+        }
+        submitWrites();
         if (signalStreamAhead) {
             current(peerContext, position);
             check(JCudaDriver.cuEventRecord(signalsDone, signalStream), "cuEventRecord", position, 0, 0);
@@ -217,8 +248,31 @@ final class CopyEngineHandler implements TriggerHandler {
         madeCurrent = context;
     }
 
+    /** Holds a write for the channel's stream (DIRECT path), after those held already. */
+    private void hold(long address, long value, long position) {
+        writes.add(address, value, position);
+        if (writes.isFull()) {
+            submitWrites();
+        }
+    }
+
+    /** Queues the writes held, in the signal stream's context; nothing when none is held. */
+    private void submitWrites() {
+        if (writes.isEmpty()) {
+            return;
+        }
+        long position = writes.firstPosition();
+        int n = writes.size();
+        current(signalContext, position);
+        int result = writes.submit();
+        if (result != CUresult.CUDA_SUCCESS) {
+            throw cuda(result, "cuStreamBatchMemOp (" + n + " writes from this one on)", position, 0, 0);
+        }
+    }
+
     @Override
     public int progress() {
+        submitWrites(); // the poll's last writes: nothing else will push them out
         madeCurrent = null; // the next batch may run after other handlers, or on another thread
         return 0;
     }

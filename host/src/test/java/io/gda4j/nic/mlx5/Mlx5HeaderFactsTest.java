@@ -13,7 +13,6 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 
 import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.CUpointer_attribute;
@@ -94,7 +93,7 @@ class Mlx5HeaderFactsTest {
 
     @Test
     void cudaDriverFacts(@TempDir Path dir) throws Exception {
-        Path include = cudaInclude();
+        Path include = GccProgram.cudaInclude();
         assumeTrue(include != null, "no CUDA toolkit headers (cuda.h) under CUDA_HOME or /usr/local/cuda*");
         Map<String, Long> c = run(dir, "cuda_facts.c", CUDA_FACTS, List.of(), List.of("-I", include.toString()));
         expect(LibCuda.CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, c.get("CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD"));
@@ -129,11 +128,4 @@ class Mlx5HeaderFactsTest {
         return values;
     }
 
-    private static Path cudaInclude() {
-        String home = System.getenv("CUDA_HOME");
-        Stream<Path> candidates = Stream.of(home == null ? null : Path.of(home, "include"),
-                Path.of("/usr/local/cuda/include"), Path.of("/usr/local/cuda-13.0/include"), Path.of("/usr/include"));
-        return candidates.filter(p -> p != null && Files.isRegularFile(p.resolve("cuda.h"))).findFirst()
-                .orElse(null);
-    }
 }

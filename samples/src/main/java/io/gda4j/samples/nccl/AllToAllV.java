@@ -110,7 +110,7 @@ public record AllToAllV(long[][] sendBytes, long[][] sendOffsets, long[][] recvB
         long[] handles = new long[n];
         for (int r = 0; r < n; r++) {
             if (comms.isLocal(r)) {
-                handles[r] = StreamHandle.of(streams[r]);
+                handles[r] = streams[r].nativeHandle();
             }
         }
         NcclException.check(LibNccl.ncclGroupStart(), "ncclGroupStart");
