@@ -32,8 +32,13 @@ public final class CudaStream extends ContextResource {
         return handle;
     }
 
-    /** The native {@code CUstream}, for libraries called without JCuda (NCCL, a driver entry point bound by JNA). */
+    /**
+     * The native {@code CUstream}, for libraries called without JCuda (NCCL, a driver entry point bound by JNA).
+     *
+     * @throws IllegalStateException once the stream is closed (a destroyed handle must not reach a library)
+     */
     public long nativeHandle() {
+        ensureOpen();
         return nativeHandle(handle);
     }
 
