@@ -94,6 +94,18 @@ struct LlBuffer {
     const LlSignalIndex si{p->head.num_local_experts, p->head.nranks, p->head.num_experts};
     return p->signals + 8ull * si.combine_flag(buf, expert);
   }
+  // The tagged protocol (ll_tagged.cuh): source `src`'s count vector at this rank, its row i, and the combine flag
+  // expert rank `r` SETs at every rank.
+  __device__ __forceinline__ uint64_t tag_counts(int src) const {
+    return heap(p->tag_counts) + (uint64_t)src * p->tag_count_words * 8ull;
+  }
+  __device__ __forceinline__ uint64_t tag_row(int src, int i) const {
+    return heap(p->tag_rows) + ((uint64_t)src * p->max_tokens + i) * p->tag_row_words * 8ull;
+  }
+  __device__ __forceinline__ uint64_t combine_rank_flag(int r) const {
+    const LlSignalIndex si{p->head.num_local_experts, p->head.nranks, p->head.num_experts};
+    return p->signals + 8ull * si.combine_rank_flag(buf, r);
+  }
   __device__ __forceinline__ char* state() const { return reinterpret_cast<char*>(p->buffer_state + buf * p->state_bytes); }
   __device__ __forceinline__ int32_t* route_slot() const { return reinterpret_cast<int32_t*>(state() + p->route_slot); }
   __device__ __forceinline__ int32_t* send_count() const { return reinterpret_cast<int32_t*>(state() + p->send_count); }

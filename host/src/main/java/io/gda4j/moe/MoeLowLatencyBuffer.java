@@ -117,18 +117,19 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
     /** {@code e} as a {@link MoeTimeoutException} when the word it waited for is one of this buffer's, else null. */
     MoeTimeoutException named(io.gda4j.world.DeviceWaitTimeoutException e) {
         var rec = e.record();
-        MoeLowLatencySizing.SignalWord w = rec == null ? null
-                : sizing.signalWord(rec.offset() - region.offset() - sizing.signals());
+        MoeLowLatencySizing.SignalWord w = rec == null ? null : sizing.wordAt(rec.offset() - region.offset());
         if (w == null) {
             return null;
         }
+        String value = w.tag() ? " still carried the tag of call 0x" + Long.toHexString(rec.seen()) + ", not this"
+                + " call's 0x" + Long.toHexString(rec.expected())
+                : " stayed at 0x" + Long.toHexString(rec.seen()) + ", expected at least 0x"
+                + Long.toHexString(rec.expected());
         return new MoeTimeoutException("rank " + rec.rank() + " waited for rank " + w.peer() + ": its " + w.counter()
-                + " (" + (w.expert() >= 0 ? "expert " + w.expert() + ", " : "") + "buffer " + w.buffer()
-                + ") stayed at 0x" + Long.toHexString(rec.seen())
-                + ", expected at least 0x" + Long.toHexString(rec.expected()) + " after "
-                + rec.elapsedNanos() / 1_000_000 + " ms; rank " + w.peer() + " is slow, failed, or never joined this"
-                + " call (every rank must make the same low-latency dispatch/combine calls). " + e.getMessage(),
-                rec.rank(), w.peer(), e);
+                + " (" + (w.expert() >= 0 ? "expert " + w.expert() + ", " : "") + "buffer " + w.buffer() + ")" + value
+                + " after " + rec.elapsedNanos() / 1_000_000 + " ms; rank " + w.peer() + " is slow, failed, or never"
+                + " joined this call (every rank must make the same low-latency dispatch/combine calls). "
+                + e.getMessage(), rec.rank(), w.peer(), e);
     }
 
     /**

@@ -42,21 +42,32 @@ public final class MoeLowLatencyConfig extends MoeShapeConfig {
     }
 
     /**
-     * What a world of {@code worldSize} ranks needs at most: with the staging sections that proxy and ibgda peers
-     * use, so the heap it names is enough for any world of that size. Throws IllegalArgumentException when the
-     * experts do not split evenly over the ranks or a size overflows the type the kernels index it with (the message
-     * names it).
+     * What a world of {@code worldSize} ranks needs at most: the largest of the sizing with the staging sections that
+     * proxy and ibgda peers use and those of a world whose pairs are all direct under either protocol, so the heap it
+     * names is enough for any world of that size. Throws IllegalArgumentException when the experts do not split
+     * evenly over the ranks or a size overflows the type the kernels index it with (the message names it).
      */
     public MoeLowLatencySizing sizing(int worldSize) {
-        return sizing(worldSize, true);
+        MoeLowLatencySizing most = sizing(worldSize, true, MoeLowLatencySizing.Protocol.COUNTED);
+        for (MoeLowLatencySizing.Protocol p : MoeLowLatencySizing.Protocol.values()) {
+            MoeLowLatencySizing direct = sizing(worldSize, false, p);
+            most = direct.heapBytes() > most.heapBytes() ? direct : most;
+        }
+        return most;
     }
 
     /**
-     * What a world of {@code worldSize} ranks needs; {@code staged}: whether some pair of its ranks is proxy or ibgda
-     * (false: every pair is p2p or self, and the staging sections take no memory).
+     * What a world of {@code worldSize} ranks needs under the protocol asked for
+     * ({@link MoeLowLatencySizing.Protocol#requested()}); {@code staged}: whether some pair of its ranks is proxy or
+     * ibgda (false: every pair is p2p or self, and the staging sections take no memory).
      */
     public MoeLowLatencySizing sizing(int worldSize, boolean staged) {
-        return new MoeLowLatencySizing(this, worldSize, staged);
+        return sizing(worldSize, staged, MoeLowLatencySizing.Protocol.requested());
+    }
+
+    /** What a world of {@code worldSize} ranks needs under {@code protocol} (where the world can run it). */
+    public MoeLowLatencySizing sizing(int worldSize, boolean staged, MoeLowLatencySizing.Protocol protocol) {
+        return new MoeLowLatencySizing(this, worldSize, staged, protocol);
     }
 
     @Override

@@ -44,8 +44,14 @@ package io.gda4j.moe;
  *      264  u64  combine_done  (offset in a state)
  *      272  u64  token_stage  (offset in a buffer)
  *      280  i32  stage_row_bytes  (bytes of a token stage row; 0: p2p rows are not gathered)
- *      284  i32  pad0
- *      288  (length)
+ *      284  i32  tagged  (1: the tagged protocol, ll_tagged.cuh; 0: the counted one)
+ *      288  u64  tag_counts  (offset in a buffer)
+ *      296  u64  tag_rows  (offset in a buffer)
+ *      304  i32  tag_count_words  (tagged words of a count vector)
+ *      308  i32  tag_header_words  (tagged words of a row's header)
+ *      312  i32  tag_scale_word  (a tagged row's first scale word)
+ *      316  i32  tag_row_words  (tagged words of a row)
+ *      320  (length)
  * </pre>
  */
 public final class MoeLowLatencyParamsDescriptor {
@@ -88,8 +94,14 @@ public final class MoeLowLatencyParamsDescriptor {
     public static final int COMBINE_DONE_OFFSET = 264;
     public static final int TOKEN_STAGE_OFFSET = 272;
     public static final int STAGE_ROW_BYTES_OFFSET = 280;
-    public static final int PAD0_OFFSET = 284;
-    public static final int LENGTH = 288;
+    public static final int TAGGED_OFFSET = 284;
+    public static final int TAG_COUNTS_OFFSET = 288;
+    public static final int TAG_ROWS_OFFSET = 296;
+    public static final int TAG_COUNT_WORDS_OFFSET = 304;
+    public static final int TAG_HEADER_WORDS_OFFSET = 308;
+    public static final int TAG_SCALE_WORD_OFFSET = 312;
+    public static final int TAG_ROW_WORDS_OFFSET = 316;
+    public static final int LENGTH = 320;
     /** Warps per block of the token-parallel kernels: dispatch send (they share a token's row), combine receive. */
     public static final int TOKEN_WARPS = 8;
     /**

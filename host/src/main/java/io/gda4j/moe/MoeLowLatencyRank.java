@@ -74,6 +74,18 @@ public final class MoeLowLatencyRank implements AutoCloseable {
     private final int combineWave;
     /** Dynamic shared memory of a dispatch block that routes its own token: a word per expert. */
     private final int routeShared;
+    /** The tagged protocol's kernels ({@link MoeLowLatencySizing#tagged()}), null under the counted one. */
+    private final TaggedKernels tagged;
+
+    /**
+     * The tagged protocol's kernels and grids: the dispatch's send half launches every unit (a count vector per rank,
+     * then every (token, part)), the whole calls as many blocks as the GPU holds at once (their receives wait for
+     * rows and flags the grid's own blocks send), within the rank's share of its GPU where ranks share one.
+     */
+    private record TaggedKernels(Kernel dispatchSend, Kernel dispatchRecv, Kernel dispatch, Kernel combineSend,
+                                 Kernel combineRecv, Kernel combine, int sharedBytes, int sendWave, int dispatchWave,
+                                 int combineWave) {
+    }
 
     MoeLowLatencyRank(MoeLowLatencyBuffer buffer, Rank rank) {
         this.buffer = buffer;
@@ -100,6 +112,7 @@ public final class MoeLowLatencyRank implements AutoCloseable {
                 * rank.device().multiprocessorCount() / ranksOnGpu);
         this.dispatchWave = waitingWave(dispatchWhole, 32 * TOKEN_WARPS, shared, ranksOnGpu);
         this.combineWave = waitingWave(combineWhole, COMBINE_SEND_THREADS, 0, ranksOnGpu);
+        this.tagged = s.tagged() ? taggedKernels(m, ranksOnGpu) : null;
         this.memory = new MoeRankMemory(rank, s.deviceBytes(), READBACK_BYTES);
         this.params = paramsBlock(memory.address());
         this.done = memory.done();
@@ -114,6 +127,20 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         return ranksOnGpu > 1 ? spinningBlocks
                 : Math.max(1, kernel.maxActiveBlocksPerMultiprocessor(threads, sharedBytes)
                         * rank.device().multiprocessorCount());
+    }
+
+    private TaggedKernels taggedKernels(String module, int ranksOnGpu) {
+        Kernel send = rank.kernel(module, "gda4j_moe_ll_tagged_dispatch_send");
+        Kernel dispatch = rank.kernel(module, "gda4j_moe_ll_tagged_dispatch");
+        Kernel combine = rank.kernel(module, "gda4j_moe_ll_tagged_combine");
+        int shared = 4 * s.worldSize() * (s.numLocalExperts() + 1);
+        return new TaggedKernels(send, rank.kernel(module, "gda4j_moe_ll_tagged_dispatch_recv"), dispatch,
+                rank.kernel(module, "gda4j_moe_ll_tagged_combine_send"),
+                rank.kernel(module, "gda4j_moe_ll_tagged_combine_recv"), combine, shared,
+                Math.max(1, send.maxActiveBlocksPerMultiprocessor(32 * TOKEN_WARPS, shared)
+                        * rank.device().multiprocessorCount() / ranksOnGpu),
+                waitingWave(dispatch, 32 * TOKEN_WARPS, shared, ranksOnGpu),
+                waitingWave(combine, COMBINE_SEND_THREADS, 0, ranksOnGpu));
     }
 
     private ByteBuffer paramsBlock(long base) {
@@ -158,6 +185,13 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         b.putLong(MoeLowLatencyParamsDescriptor.COMBINE_DONE_OFFSET, s.combineDone());
         b.putLong(MoeLowLatencyParamsDescriptor.TOKEN_STAGE_OFFSET, s.tokenStage(0));
         b.putInt(MoeLowLatencyParamsDescriptor.STAGE_ROW_BYTES_OFFSET, s.stageRowBytes());
+        b.putInt(MoeLowLatencyParamsDescriptor.TAGGED_OFFSET, s.tagged() ? 1 : 0);
+        b.putLong(MoeLowLatencyParamsDescriptor.TAG_COUNTS_OFFSET, s.tagCounts(0));
+        b.putLong(MoeLowLatencyParamsDescriptor.TAG_ROWS_OFFSET, s.tagRows(0));
+        b.putInt(MoeLowLatencyParamsDescriptor.TAG_COUNT_WORDS_OFFSET, s.tagCountWords());
+        b.putInt(MoeLowLatencyParamsDescriptor.TAG_HEADER_WORDS_OFFSET, s.tagHeaderWords());
+        b.putInt(MoeLowLatencyParamsDescriptor.TAG_SCALE_WORD_OFFSET, s.tagScaleWord());
+        b.putInt(MoeLowLatencyParamsDescriptor.TAG_ROW_WORDS_OFFSET, s.tagRowWords());
         return b;
     }
 
@@ -245,6 +279,9 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         topkIdx.require("topkIdx", ElementType.INT64, tokens, c.topK());
         AlternatingBuffers.Ticket t = buffers.dispatch();
         int b = t.buffer();
+        if (tagged != null) {
+            return dispatchTagged(x, topkIdx, tokens, t, returnAfterSend);
+        }
         // Parts only while one wave holds every block: past it (2 ranks on one H100: 128 tokens of 2 parts) the
         // blocks ran in two waves and the send took 0.027 ms where one part took 0.024 (512 tokens: 0.072, 0.056).
         int wave = returnAfterSend ? sendWave : dispatchWave;
@@ -275,8 +312,45 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         return d;
     }
 
+    /**
+     * The tagged dispatch: no route kernel at any token count (each block routes its own token). Parts of a token's
+     * row as for the counted one, while one wave holds every block; the whole call's grid covers every unit and one
+     * warp per row this rank may receive (a row per source and token, as many as its own tokens per source).
+     */
+    private MoeLowLatencyDispatch dispatchTagged(DeviceTensor x, DeviceTensor topkIdx, int tokens,
+                                                 AlternatingBuffers.Ticket t, boolean returnAfterSend) {
+        int wave = returnAfterSend ? tagged.sendWave() : tagged.dispatchWave();
+        int parts = (long) tokens * rowParts <= wave ? rowParts : 1;
+        int units = s.worldSize() + tokens * parts;
+        KernelArgs args = KernelArgs.create().pointer(rank.deviceView()).struct(params).i32(t.buffer())
+                .pointer(x.pointer()).pointer(topkIdx.pointer()).i32(tokens).i32(parts);
+        MoeLowLatencyDispatch d = new MoeLowLatencyDispatch(this, t, tokens);
+        if (returnAfterSend) {
+            tagged.dispatchSend().launch(units, 32 * TOKEN_WARPS, tagged.sharedBytes(), rank.stream(), args);
+        } else {
+            buffers.receive(t);
+            tagged.dispatch().launch(Math.min(wave, Math.max(units, receiveBlocks(tokens))), 32 * TOKEN_WARPS,
+                    tagged.sharedBytes(), rank.stream(), args);
+        }
+        done.record(rank.stream());
+        return d;
+    }
+
+    /** Blocks for one warp per row a tagged receive may take: a row per source and token, sized by this rank's own. */
+    private int receiveBlocks(int tokens) {
+        return tokenBlocks(Math.toIntExact(Math.min(Integer.MAX_VALUE, (long) s.worldSize() * tokens)));
+    }
+
     synchronized void receiveDispatch(MoeLowLatencyDispatch d) {
         requireOpen();
+        if (tagged != null) {
+            buffers.receive(d.ticket());
+            tagged.dispatchRecv().launch(Math.min(spinningBlocks, receiveBlocks(d.numTokens())), 32 * TOKEN_WARPS,
+                    tagged.sharedBytes(), rank.stream(),
+                    KernelArgs.create().pointer(rank.deviceView()).struct(params).i32(d.ticket().buffer()));
+            done.record(rank.stream());
+            return;
+        }
         buffers.receive(d.ticket());
         // A block per local expert (it waits for the counts, then unpacks staged rows), within the rank's share of
         // the SMs: a block takes several experts in turn.
@@ -333,7 +407,21 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         combinedCall[b] = dispatched.ticket().call();
         MoeLowLatencyCombine r = new MoeLowLatencyCombine(this, dispatched.ticket(), tokens, topkIdx, topkWeights,
                 pull);
-        if (returnAfterSend) {
+        if (tagged != null) {
+            // Pulling moves nothing: one block SETs this rank's flag at every rank.
+            int sendBlocks = pull ? 1 : s.numLocalExperts();
+            if (returnAfterSend) {
+                tagged.combineSend().launch(sendBlocks, COMBINE_SEND_THREADS, 0, rank.stream(), KernelArgs.create()
+                        .pointer(rank.deviceView()).struct(params).i32(b).pointer(y.pointer()).i32(pull ? 1 : 0));
+            } else {
+                buffers.combineReceive(r.ticket());
+                tagged.combine().launch(Math.min(tagged.combineWave(), Math.max(sendBlocks, sumBlocks(tokens))),
+                        COMBINE_SEND_THREADS, 0, rank.stream(), KernelArgs.create().pointer(rank.deviceView())
+                                .struct(params).i32(b).pointer(y.pointer()).pointer(topkIdx.pointer())
+                                .pointer(topkWeights.pointer()).i32(tokens).i32(pull ? 1 : 0));
+                r.markReceived();
+            }
+        } else if (returnAfterSend) {
             combineSend.launch(s.numLocalExperts(), COMBINE_SEND_THREADS, 0, rank.stream(), KernelArgs.create()
                     .pointer(rank.deviceView()).struct(params).i32(b).pointer(y.pointer()).i32(pull ? 1 : 0));
         } else {
@@ -353,7 +441,8 @@ public final class MoeLowLatencyRank implements AutoCloseable {
         buffers.combineReceive(r.ticket());
         // One warp per (token, 256-channel slice), as many as the GPU's share of this rank allows; the kernel loops
         // over the rest.
-        combineRecv.launch(Math.min(sumBlocks(r.numTokens()), spinningBlocks), 32 * TOKEN_WARPS, 0, rank.stream(),
+        (tagged != null ? tagged.combineRecv() : combineRecv).launch(Math.min(sumBlocks(r.numTokens()),
+                spinningBlocks), 32 * TOKEN_WARPS, 0, rank.stream(),
                 KernelArgs.create().pointer(rank.deviceView()).struct(params).i32(r.ticket().buffer())
                         .pointer(r.topkIdx().pointer()).pointer(r.topkWeights().pointer()).i32(r.numTokens())
                         .i32(r.pull() ? 1 : 0));

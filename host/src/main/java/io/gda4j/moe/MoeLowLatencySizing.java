@@ -29,6 +29,10 @@ package io.gda4j.moe;
  *                                        of its tokens here once for all the token's experts on this rank (R = P +
  *                                        4G rounded up to 16), and the receive half copies it into recvX/recvScales
  *                                        for each of them; 0 bytes otherwise
+ *   only under the tagged protocol ({@link #tagged()}; 0 bytes otherwise), tagged u64 words (ll_tagged.cuh):
+ *     tagCounts     [N source][C] u64    each source's count vector for this rank (C = {@link #tagCountWords()})
+ *     tagRows       [N source][T][W] u64 each source's rows for this rank, one per token with an expert here (W =
+ *                                        {@link #tagRowWords()}: header, payload, scales, two words per 8 bytes)
  *     combineInput  [L][S][hidden] bf16  the expert outputs where the user writes them here (combineInput()): then
  *                                        every source reads its rows from here (the pulling combine) where every
  *                                        pair is direct, and staged rows are put from here
@@ -49,6 +53,8 @@ package io.gda4j.moe;
  *                                             (call sequence &lt;&lt; 32 | rows), in place of its counts
  *     combineBatch  [2 buffer][N rank]        batched pairs: SET by the expert's rank after its rows, in place of
  *                                             its experts' flags
+ *     combineRankFlag [2 buffer][N rank]      the tagged protocol: SET by each rank's combine (call sequence &lt;&lt; 1 |
+ *                                             1 where it left its rows to be read), in place of its experts' flags
  * </pre>
  * A pair is batched where each put costs a host call (the proxy): there one put carries all of a source's rows to
  * a rank, one its count table, and one the combine's rows back ({@code gda4j::prefers_few_puts}), where one put
@@ -78,6 +84,39 @@ package io.gda4j.moe;
  * </pre>
  */
 public final class MoeLowLatencySizing {
+    /**
+     * {@code counted} (the default) or {@code tagged}: the protocol a buffer asks for ({@link Protocol#requested()},
+     * {@link #tagged()}). Set it alike in every process of a world: it sizes the heap region.
+     */
+    public static final String PROTOCOL_PROP_NAME = "gda4j.moe.lowLatencyProtocol";
+
+    /**
+     * The two protocols of the low-latency calls. COUNTED: rows, then a count per (expert, source) released after
+     * them (batched per pair over the proxy); every world can run it. TAGGED ({@code gda4j/moe/ll_tagged.cuh}): every
+     * 4 bytes travel beside the call's tag, for worlds whose pairs are all direct. The tagged one has not run on a GPU
+     * yet, so it runs only where asked for.
+     */
+    public enum Protocol {
+        COUNTED, TAGGED;
+
+        /** The protocol {@value #PROTOCOL_PROP_NAME} asks for: COUNTED unless it says {@code tagged}. */
+        public static Protocol requested() {
+            String v = System.getProperty(PROTOCOL_PROP_NAME, "counted").trim();
+            if (v.equalsIgnoreCase("tagged")) {
+                return TAGGED;
+            }
+            if (v.equalsIgnoreCase("counted")) {
+                return COUNTED;
+            }
+            throw new IllegalArgumentException("-D" + PROTOCOL_PROP_NAME + " must be counted or tagged, got '" + v
+                    + "'");
+        }
+    }
+    /**
+     * The most dynamic shared memory a tagged kernel takes (a word per (source, local expert), plus one per source):
+     * past it the counted protocol runs, as it needs none.
+     */
+    static final int TAGGED_MAX_SHARED_BYTES = 48 * 1024;
     /** Ints of a row's source record: source rank, source token, top-k slot, send row. */
     public static final int SRC_INTS = 4;
     /** Bytes of a staged message before the payload: the source record. */
@@ -105,6 +144,11 @@ public final class MoeLowLatencySizing {
     private final boolean staged;
     private final int msgBytes;
     private final int stageRowBytes;
+    private final boolean tagged;
+    private final int tagCountWords;
+    private final int tagHeaderWords;
+    private final int tagScaleWord;
+    private final int tagRowWords;
 
     private final long recvX;
     private final long recvScales;
@@ -115,6 +159,8 @@ public final class MoeLowLatencySizing {
     private final long tables;
     private final long combineStage;
     private final long tokenStage;
+    private final long tagCounts;
+    private final long tagRows;
     private final long combineInput;
     private final long bufferBytes;
     private final long signals;
@@ -138,7 +184,7 @@ public final class MoeLowLatencySizing {
     private final long stateBytes;
     private final long deviceBytes;
 
-    MoeLowLatencySizing(MoeLowLatencyConfig c, int worldSize, boolean staged) {
+    MoeLowLatencySizing(MoeLowLatencyConfig c, int worldSize, boolean staged, Protocol protocol) {
         ExactSizes x = new ExactSizes("MoeLowLatencyConfig");
         if (worldSize < 1 || worldSize > MoeConfig.MAX_RANKS) {
             throw new IllegalArgumentException("MoE needs 1.." + MoeConfig.MAX_RANKS + " ranks, the world has " + worldSize);
@@ -184,17 +230,33 @@ public final class MoeLowLatencySizing {
         combineStage = at;
         at = x.next(at, "combineStage bytes", staged ? x.mul("combineStage bytes", x.mul("combineStage rows",
                 worldSize, x.mul("combineStage rows", t, Math.min(k, numLocalExperts))), 2L * c.hidden()) : 0);
-        this.stageRowBytes = gathers(c, worldSize) ? x.toInt("token stage bytes per row", (payloadBytes
+        boolean gather = gathers(c, worldSize);
+        this.tagged = protocol == Protocol.TAGGED && !staged
+                && 4L * worldSize * (numLocalExperts + 1) <= TAGGED_MAX_SHARED_BYTES;
+        this.stageRowBytes = gather && !tagged ? x.toInt("token stage bytes per row", (payloadBytes
                 + 4L * scalesPerRow + 15) & -16L) : 0;
         tokenStage = at;
         at = x.next(at, "tokenStage bytes", x.mul("tokenStage bytes", x.mul("tokenStage rows", worldSize, t),
                 stageRowBytes));
+        // A tagged row: the header (the token, a place per top-k entry; even), then per 512-channel chunk 32 pairs
+        // of words for FP8 (16 bytes a lane) or 64 for BF16, then a word per FP8 scale; even, so rows stay 16-aligned.
+        this.tagCountWords = x.toInt("tagged count words", (numLocalExperts + 2L + 1) & -2L);
+        this.tagHeaderWords = (1 + k + 1) & -2;
+        long chunks = (c.hidden() + MoeLowLatencyParamsDescriptor.SEND_CHUNK - 1L)
+                / MoeLowLatencyParamsDescriptor.SEND_CHUNK;
+        this.tagScaleWord = x.toInt("tagged row words", tagHeaderWords + chunks * 64 * 2 * c.dispatchType().bytes());
+        this.tagRowWords = x.toInt("tagged row words", (tagScaleWord + (long) scalesPerRow + 1) & -2L);
+        tagCounts = at;
+        at = x.next(at, "tagCounts bytes", tagged ? x.mul("tagCounts bytes", worldSize, 8L * tagCountWords) : 0);
+        tagRows = at;
+        at = x.next(at, "tagRows bytes", tagged ? x.mul("tagRows bytes", x.mul("tagRows rows", worldSize, t),
+                8L * tagRowWords) : 0);
         combineInput = at;
         bufferBytes = x.next(at, "combineInput bytes", x.mul("combineInput bytes", rows, 2L * c.hidden()));
         signals = x.mul("two buffers", 2, bufferBytes);
         signalWords = x.toInt("signal words", x.add("signal words",
                 x.mul("dispatch counts", 2L * numLocalExperts, worldSize),
-                2L * c.numExperts() + 4L * worldSize));
+                2L * c.numExperts() + 6L * worldSize));
         heapBytes = x.next(signals, "signal bytes", 8L * signalWords);
 
         long d = 0;
@@ -293,9 +355,45 @@ public final class MoeLowLatencySizing {
         return worldSize > 1 && c.topK() >= 2 * worldSize;
     }
 
-    /** Whether p2p sources gather each token's rows to a rank into one row of its token stage. */
+    /**
+     * Whether p2p sources of the counted protocol gather each token's rows to a rank into one row of its token stage
+     * (the tagged protocol always sends a token's row once per rank, into its tagged rows).
+     */
     public boolean gathersRows() {
         return stageRowBytes != 0;
+    }
+
+    /**
+     * Whether the calls run the tagged protocol ({@code gda4j/moe/ll_tagged.cuh}): it was asked for
+     * ({@link Protocol}), every pair of ranks is p2p or self, and a word per (source, local expert) fits a block's
+     * shared memory. Each 4 bytes of a row, a count or a header travel in a u64 beside the call's tag, so the receiver
+     * takes each word as it lands and no sender fences or signals after its data: one kernel per call, no route
+     * kernel, one flag per rank in the combine. Its price is the bytes of the dispatch: twice the payload crosses,
+     * once per (token, rank) rather than once per (token, expert). Otherwise the counted protocol runs: rows, then a
+     * count per (expert, source) released after them (batched per pair over the proxy).
+     */
+    public boolean tagged() {
+        return tagged;
+    }
+
+    /** Tagged words of a count vector: the rows to this rank, the rows below it, one per local expert; even. */
+    public int tagCountWords() {
+        return tagCountWords;
+    }
+
+    /** Tagged words of a row's header: the token, then a place per top-k entry; even. */
+    public int tagHeaderWords() {
+        return tagHeaderWords;
+    }
+
+    /** The word of a tagged row where its FP8 scales begin (after the header and the payload's chunks). */
+    public int tagScaleWord() {
+        return tagScaleWord;
+    }
+
+    /** Tagged words of a row (u64 each: 4 bytes of data and the call's tag); even. */
+    public int tagRowWords() {
+        return tagRowWords;
     }
 
     /** Bytes of one row of the token stage (payload and scales, rounded up to 16); 0 where rows are not gathered. */
@@ -358,6 +456,14 @@ public final class MoeLowLatencySizing {
         return b * bufferBytes + combineInput;
     }
 
+    public long tagCounts(int b) {
+        return b * bufferBytes + tagCounts;
+    }
+
+    public long tagRows(int b) {
+        return b * bufferBytes + tagRows;
+    }
+
     /** Bytes between recvX and recvScales, etc.: what each section may hold. */
     long recvXBytes() {
         return recvScales - recvX;
@@ -400,11 +506,49 @@ public final class MoeLowLatencySizing {
                 + expertRank;
     }
 
+    /** Index of the word expert rank {@code expertRank}'s tagged combine SETs at every rank (one per rank). */
+    public int combineRankFlagWord(int buffer, int expertRank) {
+        return 2 * numLocalExperts * worldSize + 2 * config.numExperts() + 4 * worldSize + buffer * worldSize
+                + expertRank;
+    }
+
     /**
-     * A signal word by name: what it counts, the buffer, the peer whose write it waits for, and the expert (-1 for a
-     * batch word, which stands for all of the pair's experts).
+     * A signal word by name: what it counts, the buffer, the peer whose write it waits for, the expert (-1 for a word
+     * that stands for all of the peer's experts), and whether it is a tagged word (its value is the tag of the call
+     * that wrote it, and a wait wants this call's exactly).
      */
-    public record SignalWord(String counter, int buffer, int peer, int expert) {
+    public record SignalWord(String counter, int buffer, int peer, int expert, boolean tag) {
+        public SignalWord(String counter, int buffer, int peer, int expert) {
+            this(counter, buffer, peer, expert, false);
+        }
+    }
+
+    /**
+     * Which word lies at {@code offset} bytes into the heap region: a signal word, or a word of a tagged section
+     * (a source's count vector or one of its rows), or null when none of those does.
+     */
+    public SignalWord wordAt(long offset) {
+        if (offset >= signals) {
+            return signalWord(offset - signals);
+        }
+        if (!tagged || offset < 0 || offset % 8 != 0) {
+            return null;
+        }
+        int b = (int) (offset / bufferBytes);
+        long in = offset % bufferBytes;
+        long vectors = 8L * worldSize * tagCountWords;
+        if (in >= tagCounts && in < tagCounts + vectors) {
+            return new SignalWord("low-latency dispatch counts", b, (int) ((in - tagCounts) / (8L * tagCountWords)), -1,
+                    true);
+        }
+        long rowBytes = 8L * tagRowWords;
+        long rows = rowBytes * worldSize * config.maxTokensPerRank();
+        if (in >= tagRows && in < tagRows + rows) {
+            long row = (in - tagRows) / rowBytes;
+            return new SignalWord("low-latency dispatch row " + row % config.maxTokensPerRank(), b,
+                    (int) (row / config.maxTokensPerRank()), -1, true);
+        }
+        return null;
     }
 
     /** Which word lies at {@code offset} bytes into the signal section, or null when none does. */
@@ -427,7 +571,8 @@ public final class MoeLowLatencySizing {
                     expert);
         }
         w -= 2 * config.numExperts();
-        String counter = w < 2 * worldSize ? "low-latency dispatch batch" : "low-latency combine batch";
+        String counter = w < 2 * worldSize ? "low-latency dispatch batch"
+                : w < 4 * worldSize ? "low-latency combine batch" : "low-latency combine flag";
         w %= 2 * worldSize;
         return new SignalWord(counter, w / worldSize, w % worldSize, -1);
     }

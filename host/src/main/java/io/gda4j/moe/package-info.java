@@ -58,7 +58,11 @@
  * they are when they were written to {@link io.gda4j.moe.MoeLowLatencyDispatch#combineInput()} and every pair of ranks
  * is direct; otherwise the experts' ranks return the rows first. Over the proxy, where each put costs the proxy
  * thread a driver call, a pair of ranks is batched: one put of all the rows one rank sends another, one of the count
- * table with the pair's signal, and one put of the combine's rows back. A {@link io.gda4j.moe.MoeBuffer} whose
+ * table with the pair's signal, and one put of the combine's rows back. That is the counted protocol (a count per
+ * expert and source after the rows); worlds whose pairs are all direct can ask for the tagged one
+ * ({@link io.gda4j.moe.MoeLowLatencySizing.Protocol}), which carries the call's tag in every 8 bytes it moves, so the
+ * receiver takes each word as it lands and each call is one kernel with no route kernel. A
+ * {@link io.gda4j.moe.MoeBuffer} whose
  * config has a low-latency part ({@link io.gda4j.moe.MoeConfig.Builder#lowLatency}) makes both modes' calls on one
  * buffer ({@link io.gda4j.moe.MoeRank#lowLatencyDispatch}), as DeepEP's one {@code Buffer} does.
  *

@@ -29,7 +29,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
@@ -46,7 +48,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * followed by calls on the closed buffer. Each step must finish, or fail with the exception the model predicts, within
  * the device wait timeout (1 s) and some slack; afterwards a valid layout + dispatch + combine on every rank (and a
  * low-latency dispatch + combine) must match the Java reference bit for bit, in a new buffer where the old one was
- * closed, and every heap region must be back.
+ * closed, and every heap region must be back. The tries take the low-latency protocols in turn (tagged, counted).
  *
  * <p>Each step is a world-level one: a call every rank must make (dispatch, combine) is issued on every rank, rank 0
  * first; when rank 0's is refused on the host the other ranks do not make it, as a driver that stops at the first
@@ -67,6 +69,8 @@ class MoeCallSequencePropertyTest {
     /** The most one step may take: a device wait, and host copies and reference checks of a few rows. */
     static final Duration STEP_LIMIT = WAIT.plusSeconds(10);
     private static final int RANKS = 2;
+    /** Tries so far: each try's low-latency protocol is the next in turn ({@link Calls#llProtocol}). */
+    private static final AtomicInteger TRIES = new AtomicInteger();
 
     private LocalWorld world;
     private long heapFree;
@@ -159,6 +163,9 @@ class MoeCallSequencePropertyTest {
         final LocalWorld world;
         final MoeConfig config = MoeGpuTest.config(2048, ElementType.BF16, 4, 64);
         final MoeLowLatencyConfig llConfig = MoeLowLatencyGpuTest.config(ElementType.BF16, false, 4, 8);
+        /** The tries take the low-latency protocols in turn, so both meet every kind of call sequence. */
+        final MoeLowLatencySizing.Protocol llProtocol = TRIES.getAndIncrement() % 2 == 0
+                ? MoeLowLatencySizing.Protocol.TAGGED : MoeLowLatencySizing.Protocol.COUNTED;
         final MoeBuffer moe;
         final MoeInputs inputs;
         final MoeReferenceCheck check;
@@ -195,7 +202,7 @@ class MoeCallSequencePropertyTest {
                 m = MoeBuffer.create(world, config);
                 in = new MoeInputs(m);
                 c = new MoeReferenceCheck(m);
-                l = MoeLowLatencyBuffer.create(world, llConfig);
+                l = createLowLatency();
                 lc = new MoeLowLatencyReferenceCheck(l);
             } catch (RuntimeException e) {
                 for (AutoCloseable a : new AutoCloseable[] {l, c, in, m}) {
@@ -210,6 +217,14 @@ class MoeCallSequencePropertyTest {
             this.llCheck = lc;
             this.heldRank0 = m.rank(0);
             this.heldLlRank0 = l.rank(0);
+        }
+
+        /** A low-latency buffer of this try's protocol. */
+        MoeLowLatencyBuffer createLowLatency() {
+            MoeLowLatencyBuffer l = MoeLowLatencyConfigTest.withProperty(MoeLowLatencySizing.PROTOCOL_PROP_NAME,
+                    llProtocol.name().toLowerCase(Locale.ROOT), () -> MoeLowLatencyBuffer.create(world, llConfig));
+            assertEquals(llProtocol == MoeLowLatencySizing.Protocol.TAGGED, l.sizing().tagged(), llProtocol.name());
+            return l;
         }
 
         /** Runs {@code step} within {@link #STEP_LIMIT}, then checks that it left no device error. */
@@ -279,7 +294,7 @@ class MoeCallSequencePropertyTest {
             });
             step("the closing low-latency check", () -> {
                 if (llClosed) {
-                    try (MoeLowLatencyBuffer again = MoeLowLatencyBuffer.create(world, llConfig);
+                    try (MoeLowLatencyBuffer again = createLowLatency();
                          MoeLowLatencyReferenceCheck c = new MoeLowLatencyReferenceCheck(again)) {
                         c.run(MoeLowLatencyRouting.Kind.REPEATS, 2, new int[] {8, 3}, true);
                     }

@@ -2,6 +2,9 @@ package io.gda4j.moe;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.function.Supplier;
+
+import static io.gda4j.moe.MoeLowLatencySizing.Protocol.TAGGED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -12,6 +15,22 @@ class MoeLowLatencyConfigTest {
     private static String refused(MoeLowLatencyConfig.Builder b) {
         return assertThrows(IllegalArgumentException.class, b::build).getMessage();
     }
+
+    /** {@code body} with system property {@code name} set to {@code value}, the property restored after. */
+    static <T> T withProperty(String name, String value, Supplier<T> body) {
+        String was = setProperty(name, value);
+        try {
+            return body.get();
+        } finally {
+            setProperty(name, was);
+        }
+    }
+
+    /** Sets system property {@code name} to {@code value} (null: clears it); returns what it was. */
+    static String setProperty(String name, String value) {
+        return value == null ? System.clearProperty(name) : System.setProperty(name, value);
+    }
+
 
     @Test
     void badConfigsAreRefusedNamingTheField() {
@@ -40,7 +59,8 @@ class MoeLowLatencyConfigTest {
         assertEquals(rows * 7168 + rows * 224, s.recvSrc(0));
         assertEquals(s.bufferBytes() + s.recvSrc(0), s.recvSrc(1));
         assertEquals(s.signals(), s.combineInput(1) + rows * 2 * 7168, "the combine input ends buffer 1");
-        assertEquals(2 * 32 * 8 + 2 * 256 + 4 * 8, s.signalWords(), "counts, flags, then both batch words per rank");
+        assertEquals(2 * 32 * 8 + 2 * 256 + 6 * 8, s.signalWords(),
+                "counts, flags, then both batch words and the tagged combine's flag per rank");
         assertTrue(s.heapBytes() >= s.signals() + 8L * s.signalWords() && s.heapBytes() % 256 == 0);
         for (long off : new long[] {s.recvX(1), s.recvScales(1), s.recvSrc(1), s.combineRecv(1), s.recvMsg(1),
                 s.sendMsg(1), s.combineInput(1), s.bufferState(1), s.combined(), s.sendBase()}) {
@@ -62,6 +82,7 @@ class MoeLowLatencyConfigTest {
         MoeLowLatencyConfig c = MoeLowLatencyConfig.deepEpBuilder().build();
         MoeLowLatencySizing staged = c.sizing(2, true);
         MoeLowLatencySizing direct = c.sizing(2, false);
+        assertFalse(staged.tagged() || direct.tagged(), "the counted protocol unless asked for");
         assertEquals(0, direct.msgBytes());
         assertEquals(direct.recvMsg(0), direct.sendMsg(0));
         assertEquals(direct.sendMsg(0), direct.tokenStage(0));
@@ -74,6 +95,8 @@ class MoeLowLatencyConfigTest {
         long saved = 2 * (rows * 7408 + 128L * 8 * 7408 + 2L * 2 * 128 * 8 + 2L * 128 * 8 * 2 * 7168);
         assertEquals(saved, staged.heapBytes() - direct.heapBytes(), "both buffers' staging, 256-aligned already");
         assertEquals(staged.heapBytes(), c.sizing(2).heapBytes(), "the one-argument sizing is the worst case");
+        assertTrue(c.sizing(2, false, TAGGED).heapBytes() < staged.heapBytes(),
+                "the tagged sections take less than staging");
         // BF16 rows of hidden 128 (256 bytes) with no scales: 272-byte messages; FP8 hidden 128: 16 + 128 + 4 -> 160.
         assertEquals(272, MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(4).numExperts(4).topK(2).build()
                 .sizing(2, true).msgBytes());
@@ -84,6 +107,8 @@ class MoeLowLatencyConfigTest {
     @Test
     void rowsAreGatheredWhereATokenHasSeveralExpertsPerRank() {
         MoeLowLatencyConfig deepEp = MoeLowLatencyConfig.deepEpBuilder().build();
+        assertFalse(deepEp.sizing(2, false, TAGGED).gathersRows(),
+                "the tagged protocol sends a row per (token, rank) anyway: no token stage");
         assertTrue(deepEp.sizing(2).gathersRows(), "top-8 over 2 ranks: about 4 experts of a token per rank");
         assertTrue(deepEp.sizing(4).gathersRows(), "top-8 over 4 ranks: about 2");
         assertFalse(deepEp.sizing(8).gathersRows(), "top-8 over 8 ranks: about 1, nothing to gather");
@@ -93,7 +118,7 @@ class MoeLowLatencyConfigTest {
                 .sizing(1).gathersRows(), "one rank has no other rank to gather for");
         // BF16 hidden 128: 256 bytes a row, no scales.
         assertEquals(256, MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(4).numExperts(4).topK(4).build()
-                .sizing(2).stageRowBytes());
+                .sizing(2, true).stageRowBytes());
         String was = System.getProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME);
         try {
             System.setProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME, "true");
@@ -127,9 +152,62 @@ class MoeLowLatencyConfigTest {
                 s.signalWord(8L * s.dispatchBatchWord(1, 2)));
         assertEquals(new MoeLowLatencySizing.SignalWord("low-latency combine batch", 0, 3, -1),
                 s.signalWord(8L * s.combineBatchWord(0, 3)));
-        assertEquals(s.combineBatchWord(1, 3) + 1, s.signalWords(), "the last word");
+        assertEquals(new MoeLowLatencySizing.SignalWord("low-latency combine flag", 1, 3, -1),
+                s.signalWord(8L * s.combineRankFlagWord(1, 3)));
+        assertEquals(s.combineRankFlagWord(1, 3) + 1, s.signalWords(), "the last word");
         assertEquals(null, s.signalWord(8L * s.signalWords()));
         assertEquals(null, s.signalWord(4));
+        assertEquals(s.signalWord(8L * s.combineFlagWord(1, 7)), s.wordAt(s.signals() + 8L * s.combineFlagWord(1, 7)));
+    }
+
+    /**
+     * The tagged protocol's choice and layout: it runs where every pair is direct (unless the property says counted,
+     * or a word per (source, local expert) would not fit a block's shared memory), and a timed-out wait on any of
+     * its words names the source that did not write it.
+     */
+    @Test
+    void theTaggedProtocolRunsWhereEveryPairIsDirectAndItsWordsNameTheirSource() {
+        MoeLowLatencyConfig c = MoeLowLatencyConfig.deepEpBuilder().build();
+        MoeLowLatencySizing s = c.sizing(2, false, TAGGED);
+        assertTrue(s.tagged());
+        assertFalse(c.sizing(2, true, TAGGED).tagged(), "a staged pair: counted");
+        assertFalse(c.sizing(2, false).tagged(), "counted unless asked for");
+        assertTrue(withProperty(MoeLowLatencySizing.PROTOCOL_PROP_NAME, "tagged", () -> c.sizing(2, false)).tagged(),
+                "asked for by the property");
+        String msg = assertThrows(IllegalArgumentException.class, () -> withProperty(
+                MoeLowLatencySizing.PROTOCOL_PROP_NAME, "fast", () -> c.sizing(2, false))).getMessage();
+        assertTrue(msg.contains(MoeLowLatencySizing.PROTOCOL_PROP_NAME) && msg.contains("counted or tagged"), msg);
+        assertFalse(c.toBuilder().numExperts(2 * 6200).build().sizing(2, false, TAGGED).tagged(),
+                "2 x 6201 words of shared memory are past 48 KiB");
+        assertTrue(c.toBuilder().numExperts(2 * 6000).build().sizing(2, false, TAGGED).tagged());
+        // 128 local experts: the rows to this rank, the rows below, 128 counts = 130 words. A row: the token and 8
+        // places (10 words, even), 14 chunks of 128 words, 56 scales: 1858 words (14864 bytes for 7392 of data).
+        assertEquals(130, s.tagCountWords());
+        assertEquals(10, s.tagHeaderWords());
+        assertEquals(10 + 14 * 128, s.tagScaleWord());
+        assertEquals(1858, s.tagRowWords());
+        assertEquals(10 + 14 * 256 + 0, c.toBuilder().dispatchType(ElementType.BF16).build()
+                .sizing(2, false, TAGGED).tagRowWords(), "BF16: twice the payload words, no scales");
+        assertEquals(0, s.stageRowBytes());
+        assertEquals(s.tagCounts(0) + 2304, s.tagRows(0), "2 x 130 words, 256-aligned");
+        assertEquals(s.tagRows(0) + 2L * 128 * 14864, s.combineInput(0));
+        for (long off : new long[] {s.tagCounts(1), s.tagRows(1)}) {
+            assertEquals(0, off % 256, "sections are 256-byte aligned");
+        }
+        assertEquals(new MoeLowLatencySizing.SignalWord("low-latency dispatch counts", 1, 1, -1, true),
+                s.wordAt(s.tagCounts(1) + 8L * 130 + 16));
+        assertEquals(new MoeLowLatencySizing.SignalWord("low-latency dispatch row 5", 0, 1, -1, true),
+                s.wordAt(s.tagRows(0) + (128L + 5) * 14864 + 8));
+        assertEquals(new MoeLowLatencySizing.SignalWord("low-latency dispatch row 127", 1, 0, -1, true),
+                s.wordAt(s.tagRows(1) + 127L * 14864 + 14864 - 8));
+        assertEquals(null, s.wordAt(s.recvX(0)), "a row of the output is no word anyone waits for");
+        assertEquals(null, s.wordAt(s.tagCounts(0) + 4), "misaligned");
+        assertEquals(null, c.sizing(2, true).wordAt(c.sizing(2, true).tagCounts(0)), "no tagged sections");
+        assertTrue(c.sizing(2).heapBytes() >= s.heapBytes(), "the one-argument sizing covers the tagged protocol too");
+        MoeLowLatencyConfig small = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(4).numExperts(4).topK(4)
+                .build();
+        assertEquals(small.sizing(2, false, TAGGED).heapBytes(), small.sizing(2).heapBytes(),
+                "where the tagged rows outweigh staging (one local expert's worth of messages), they are the most");
     }
 
     @Test

@@ -11,6 +11,8 @@ import jcuda.driver.CUgraphExec;
 import jcuda.driver.CUstreamCaptureMode;
 import jcuda.driver.JCudaDriver;
 
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -23,6 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import java.util.stream.Stream;
 
@@ -36,13 +39,35 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ({@link MoeLowLatencyReferenceCheck}): every routing case (skewed, -1 entries, every token on one expert, repeated
  * experts), BF16, FP8 and FP8 with power-of-two scales, with and without the send/receive split, 2 and 4 ranks sharing
  * GPU 0, 1..512 tokens, hidden 384 (an odd number of 128-channel blocks), over p2p and over ibgda through the emulated
- * NIC (proxy: MoeLowLatencyProxyGpuTest in the proxy module); CUDA-graph capture with 100 replays of new data; 100
+ * NIC (proxy: MoeLowLatencyProxyGpuTest in the proxy module), under the counted protocol (MoeLowLatencyTaggedGpuTest:
+ * the same over p2p under the tagged one); CUDA-graph capture with 100 replays of new data; 100
  * repetitions with one hash; bad input refused before any kernel; a missing peer named by the timeout, in the dispatch
  * and in the combine (a barrier over all ranks).
  */
 @Tag("gpu")
 @Timeout(300)
 class MoeLowLatencyGpuTest {
+    private String protocolWas;
+
+    /**
+     * The protocol this class's buffers ask for: the counted one, whatever the default; MoeLowLatencyTaggedGpuTest
+     * runs this class's tests under the tagged one.
+     */
+    MoeLowLatencySizing.Protocol protocol() {
+        return MoeLowLatencySizing.Protocol.COUNTED;
+    }
+
+    @BeforeEach
+    void askForTheProtocol() {
+        protocolWas = MoeLowLatencyConfigTest.setProperty(MoeLowLatencySizing.PROTOCOL_PROP_NAME,
+                protocol().name().toLowerCase(Locale.ROOT));
+    }
+
+    @AfterEach
+    void restoreTheProtocol() {
+        MoeLowLatencyConfigTest.setProperty(MoeLowLatencySizing.PROTOCOL_PROP_NAME, protocolWas);
+    }
+
     static MoeLowLatencyConfig config(ElementType type, boolean pow2, int topK, int maxTokens) {
         return MoeLowLatencyConfig.builder().hidden(2048).maxTokensPerRank(maxTokens).numExperts(32).topK(topK)
                 .dispatchType(type).powerOfTwoScales(pow2).build();
@@ -76,6 +101,7 @@ class MoeLowLatencyGpuTest {
         try (LocalWorld w = MoeGpuTest.world(ranks, "p2p", Duration.ofSeconds(20));
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(type, pow2, topK, 64));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
+            assertEquals(protocol() == MoeLowLatencySizing.Protocol.TAGGED, ll.sizing().tagged(), "the protocol");
             Random rnd = new Random(kind.ordinal() * 31L + topK);
             check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 64, rnd), split);
             // the next call takes the other buffer; the one after, the first again (sequence numbers carry over)

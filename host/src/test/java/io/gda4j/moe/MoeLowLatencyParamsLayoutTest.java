@@ -30,7 +30,7 @@ class MoeLowLatencyParamsLayoutTest {
             }
         }
         int head = MoeParamsHeaderLayout.check(h, MoeLowLatencyParamsDescriptor.HEAD_OFFSET, "ll_params.cuh");
-        assertEquals(h.size() - 7 - head, checked, "every printed offset has a Java twin");
+        assertEquals(h.size() - 8 - head, checked, "every printed offset has a Java twin");
         assertEquals(MoeLowLatencySizing.GATHERED_ROWS, h.get("LL_GATHERED_ROWS"));
         assertEquals(MoeLowLatencySizing.SRC_INTS, h.get("LL_SRC_INTS"));
         assertEquals(MoeLowLatencySizing.MSG_HEADER_BYTES, h.get("LL_MSG_HEADER_BYTES"));
@@ -40,5 +40,6 @@ class MoeLowLatencyParamsLayoutTest {
         assertEquals(s.combineFlagWord(1, 7), h.get("COMBINE_FLAG_1_7"));
         assertEquals(s.dispatchBatchWord(1, 2), h.get("DISPATCH_BATCH_1_2"));
         assertEquals(s.combineBatchWord(1, 3), h.get("COMBINE_BATCH_1_3"));
+        assertEquals(s.combineRankFlagWord(1, 3), h.get("COMBINE_RANK_FLAG_1_3"));
     }
 }

@@ -67,9 +67,19 @@ final class MoeCommand implements Command {
                 + "\"How gda4j moe measures\", says more.";
     }
 
+    /** What the low-latency buffers take of each rank's heap at 8 ranks and 128 tokens of DeepEP's shape. */
+    static String lowLatencyHeapNote() {
+        MoeLowLatencyConfig c = MoeLowLatencyConfig.deepEpBuilder().build();
+        return String.format(java.util.Locale.ROOT, "heap per rank at 8 ranks, 128 tokens: %.2f GiB p2p, %.2f GiB"
+                + " proxy/ibgda", c.sizing(8, false, MoeLowLatencySizing.Protocol.TAGGED).heapBytes() / GIB,
+                c.sizing(8, true).heapBytes() / GIB);
+    }
+
+    private static final double GIB = 1024.0 * 1024 * 1024;
+
     @Override
     public String examples() {
-        return "  gda4j moe                                   DeepEP's shape: 4096 tokens, hidden 7168, top-8 of 256, BF16 and FP8\n"
+        return "  gda4j moe                                   DeepEP's shape: 4096 tokens, hidden 7168, top-8 of 256\n"
                 + "  gda4j moe --tokens 128:8192 --dtype bf16    a sweep\n"
                 + "  gda4j moe --gpus 0,0 --tokens 256 --check   a functional check on one GPU\n"
                 + "  gda4j moe --mode low-latency --tokens 1:512  decoding: DeepEP's low-latency shape, a sweep\n";
@@ -96,7 +106,8 @@ final class MoeCommand implements Command {
         o.addOption(Option.builder().longOpt("iters").hasArg().argName("N").desc("timed iterations (default 20)").build());
         o.addOption(Option.builder().longOpt("warmup").hasArg().argName("N").desc("untimed iterations first (default 3)").build());
         o.addOption(Option.builder().longOpt("mode").hasArg().argName("M")
-                .desc("high-throughput (default: large batches) or low-latency (decoding)").build());
+                .desc("high-throughput (default) or low-latency (decoding; " + lowLatencyHeapNote() + ")")
+                .build());
         o.addOption(Option.builder().longOpt("pow2-scales")
                 .desc("low-latency FP8: scales rounded up to powers of two (UE8M0)").build());
         o.addOption(Option.builder().longOpt("comm-stream")
@@ -273,10 +284,12 @@ final class MoeCommand implements Command {
             List<MoeLowLatencyBuffer> buffers = new ArrayList<>();
             int waitingBlocks = 0;
             boolean staged = false;
+            MoeLowLatencySizing first = null;
             try {
                 for (MoeLowLatencyConfig c : configs) {
                     buffers.add(MoeLowLatencyBuffer.create(world, c));
                     staged |= buffers.get(buffers.size() - 1).sizing().staged();
+                    first = first == null ? buffers.get(0).sizing() : first;
                 }
                 for (MoeLowLatencyBuffer ll : buffers) {
                     String name = ll.config().dispatchType().name() + (ll.config().powerOfTwoScales() ? "/UE8M0" : "");
@@ -321,7 +334,7 @@ final class MoeCommand implements Command {
             table.note(timingNote(world, true));
             table.note("dispatch/combine: the calls without the split; send/recv columns: medians of the halves, timed"
                     + " apart with the send/receive split");
-            table.note(lowLatencyDispatchNote(configs.get(0).sizing(ranks).gathersRows()));
+            table.note(lowLatencyDispatchNote(first));
             table.note(lowLatencyCombineFromNote(combineFromHeap, staged));
             table.note(lowLatencySmsNote(waitingBlocks, configs.get(0).sizing(ranks).numLocalExperts(),
                     world.localRanks().get(0).device().multiprocessorCount()));
@@ -490,15 +503,25 @@ final class MoeCommand implements Command {
         return from.equals("heap");
     }
 
-    /** The note that says how the low-latency dispatch moves a token's rows to a p2p rank. */
-    static String lowLatencyDispatchNote(boolean gathers) {
+    /** The note that says which low-latency protocol ran and how its dispatch moves a token's rows to a p2p rank. */
+    static String lowLatencyDispatchNote(MoeLowLatencySizing s) {
+        if (s.tagged()) {
+            return "protocol: tagged (every pair p2p or self): each 4 bytes travel beside the call's tag, a token's row"
+                    + " once per rank that has its experts, and each call is one kernel; the combine sets one flag per"
+                    + " rank (the default, -D" + MoeLowLatencySizing.PROTOCOL_PROP_NAME + "=counted, runs the counted"
+                    + " one)";
+        }
+        String why = s.staged() ? "the world has a proxy or ibgda pair" : "-D" + MoeLowLatencySizing.PROTOCOL_PROP_NAME
+                + "=tagged runs the tagged one";
         String property = " (-D" + MoeLowLatencySizing.GATHER_ROWS_PROP_NAME + "=auto|true|false)";
-        return gathers
-                ? "dispatch: over p2p a token's row goes once to each other rank that has its experts, into that rank's"
-                        + " token stage, which its receive half copies out per expert; calls of fewer than "
-                        + MoeLowLatencySizing.GATHER_MIN_TOKENS + " tokens store it once per expert" + property
-                : "dispatch: over p2p a token's row is stored once per expert into the expert's slots (rows are"
-                        + " gathered per rank where topK >= 2 x ranks)" + property;
+        String rows = s.gathersRows()
+                ? "over p2p a token's row goes once to each other rank that has its experts, into that rank's token"
+                        + " stage, which its receive half copies out per expert; calls of fewer than "
+                        + MoeLowLatencySizing.GATHER_MIN_TOKENS + " tokens store it once per expert"
+                : "over p2p a token's row is stored once per expert into the expert's slots (rows are gathered per"
+                        + " rank where topK >= 2 x ranks)";
+        return "protocol: counted (" + why + "): a count per (expert, source) released after the rows; " + rows
+                + property;
     }
 
     /** The note that says where the low-latency combines read the expert outputs. */

@@ -1,5 +1,8 @@
 package io.gda4j.samples;
 
+import io.gda4j.moe.MoeLowLatencyConfig;
+import io.gda4j.moe.MoeLowLatencySizing;
+
 import io.gda4j.samples.moe.MoeNcclBaseline;
 import io.gda4j.samples.moe.MoeTimingRig;
 
@@ -147,12 +150,21 @@ class MoeCommandTest {
         assertTrue(json.contains("\"dispatch_x_nccl\":2.000"), json);
         assertTrue(MoeCommand.peerCopyNote(-1, Double.NaN).contains("not measured: every rank shares rank 0's GPU"));
         assertTrue(MoeCommand.lowLatencySmsNote(132, 128, 132).contains("132 of 132 SMs"));
-        String gathered = MoeCommand.lowLatencyDispatchNote(true);
+        MoeLowLatencyConfig deepEp = MoeLowLatencyConfig.deepEpBuilder().build();
+        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.sizing(2, false, MoeLowLatencySizing.Protocol.TAGGED))
+                .startsWith("protocol: tagged (every pair p2p or self)"));
+        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.sizing(2, false)).startsWith("protocol: counted (-D"
+                + MoeLowLatencySizing.PROTOCOL_PROP_NAME + "=tagged runs the tagged one)"));
+        String gathered = MoeCommand.lowLatencyDispatchNote(deepEp.sizing(2, true));
+        assertTrue(gathered.startsWith("protocol: counted (the world has a proxy or ibgda pair)"), gathered);
         assertTrue(gathered.contains("once to each other rank that has its experts, into that rank's token stage"),
                 gathered);
         assertTrue(gathered.contains("fewer than 64 tokens"), gathered);
-        assertTrue(MoeCommand.lowLatencyDispatchNote(false).contains("once per expert into the expert's slots (rows are"
-                + " gathered per rank where topK >= 2 x ranks) (-Dgda4j.moe.gatherRows=auto|true|false)"));
+        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.sizing(8, true)).contains("once per expert into the"
+                + " expert's slots (rows are gathered per rank where topK >= 2 x ranks)"
+                + " (-Dgda4j.moe.gatherRows=auto|true|false)"));
+        assertEquals("heap per rank at 8 ranks, 128 tokens: 1.38 GiB p2p, 2.04 GiB proxy/ibgda",
+                MoeCommand.lowLatencyHeapNote());
         assertTrue(MoeCommand.lowLatencyCombineFromNote(true, false).contains("reads its tokens' rows from the experts'"
                 + " ranks as it sums them (--combine-from heap)"));
         assertTrue(MoeCommand.lowLatencyCombineFromNote(true, true).contains("return the rows (the world has a proxy"
