@@ -1444,7 +1444,7 @@ __device__ __forceinline__ int tag_receive(const DeviceView* view, const LlBuffe
       const int w = 2 * q + h;
       const int32_t v = (int32_t)(uint32_t)(h == 0 ? lo : hi);
       if (w == 0) {
-        rows_from[s + 1] = v;
+        rows_from[s + 1] = min(max(v, 0), p->max_tokens);  // a sender sends at most a row per token: read no further
       } else if (w == 1) {
         below_of[s] = v;
       } else if (w - 2 < local) {
