@@ -419,6 +419,30 @@ class MoeLowLatencyGpuTest {
         }
     }
 
+    /**
+     * Rank 1 stops after two whole calls: rank 0's next dispatch takes buffer 0 again, where every word rank 1 wrote
+     * for the first call still lies. It must wait for this call's words and give up naming rank 1, never take those
+     * (a count of an older sequence number, or a tagged word with an older call's tag).
+     */
+    @Test
+    void wordsLeftByAnOlderCallAreNeverTaken() {
+        try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(2));
+             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, false, 4, 8));
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
+            check.run(MoeLowLatencyRouting.Kind.UNIFORM, 1, new int[] {8, 8}, false);
+            check.run(MoeLowLatencyRouting.Kind.SKEWED, 2, new int[] {8, 8}, true);
+            check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 1, new int[] {8, 8});
+            MoeLowLatencyRank r0 = ll.rank(0);
+            MoeLowLatencyDispatch d = r0.dispatch(check.x(0, 8), check.topkIdx(0, 8), false);
+            assertEquals(0, d.buffer());
+            r0.stream().synchronize();
+            MoeTimeoutException e = assertThrows(MoeTimeoutException.class, ll::checkErrors);
+            assertEquals(0, e.rank());
+            assertEquals(1, e.peer());
+            assertTrue(e.getMessage().contains("rank 0 waited for rank 1"), e.getMessage());
+        }
+    }
+
     /** Rank 1 never dispatches: rank 0's receive gives up after the world's timeout, naming rank 1. */
     @Test
     void aRankThatNeverJoinsIsNamedByTheTimeout() {
