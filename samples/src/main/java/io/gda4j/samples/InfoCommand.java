@@ -343,7 +343,7 @@ final class InfoCommand implements Command {
             out.println("Without a GPU (what works on this machine)");
             out.println("  mvn -B verify                        the build and the CPU tests: layouts against the headers,"
                     + " encoders, the emulated NIC engine, the proxy FIFO, the command line");
-            out.println("  java -cp samples/target/gda4j.jar org.openjdk.jmh.Main ProxyPollBenchmark"
+            out.println("  java -jar benchmarks/target/gda4j-benchmarks.jar ProxyPollBenchmark"
                     + "   JMH benchmarks of the host paths");
             out.println("  gda4j compare --from FILE.csv [--plot FILE.png]   print and chart a 'compare --csv' measured"
                     + " on a GPU machine");
