@@ -361,7 +361,7 @@ __device__ __forceinline__ void combine_token(const char* my_row, uint16_t* out_
 // received (y, in dispatch's output order) in turn and store each in its source's landing row [me][token], except
 // this rank's own, which the sums read from y in place; once every rank's rows have landed, each block sums its share
 // of this rank's tokens: for each token the rows of the ranks it went to, in increasing rank order, in FP32 from +0.0,
-// rounded once to BF16 (io.gda4j.moe.MoeReference's order). `*combine_seq_word` counts this rank's combines, pushed
+// rounded once to BF16 (io.gda4j.moe.check.MoeReference's order). `*combine_seq_word` counts this rank's combines, pushed
 // or pulled (finish_call).
 // Tried and dropped (2 ranks, 4096 tokens, 2x H200, 12 channels, 0.32 ms as it is): half the warps sending while the
 // other half summed the tokens whose rows had landed, in 8 phases: 0.50 ms (eight warps per block send too slowly, a
