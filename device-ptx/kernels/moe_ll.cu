@@ -3,10 +3,10 @@
 // send/receive split); a call without the split runs both halves in one kernel (gda4j_moe_ll_dispatch after the
 // route, gda4j_moe_ll_combine). No kernel waits for the host and none reads host memory, so a CUDA graph can hold
 // them.
-// gda4j/moe/ll.cuh has the buffer layout and the counters; io.gda4j.moe.MoeLowLatencyReference is what they must
+// gda4j/moe/ll.cuh has the buffer layout and the counters; io.gda4j.moe.check.MoeLowLatencyReference is what they must
 // produce, bit for bit.
 //
-// Rows by transport (ll_params.cuh has the message, io.gda4j.moe.MoeLowLatencySizing the send order):
+// Rows by transport (ll_params.cuh has the message, io.gda4j.moe.ll.LowLatencySizing the send order):
 //  - p2p and self: the warps store the row, its scales and its source record straight into the expert's buffers;
 //  - ibgda: the row is cast into one message (record | payload | scales) in this rank's send order and put with one
 //    WQE per (token, expert); the expert's count follows as one SET;
@@ -172,7 +172,7 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const __gr
   if (threadIdx.x == 0) *b.status() = bad == ~0ull ? 0 : bad + 1;
 }
 
-// A named namespace, not an anonymous one (see moe.cu: PTX free of path-dependent names).
+// A named namespace, not an anonymous one (see moe_ring.cu: PTX free of path-dependent names).
 namespace moe_ll_kernels {
 
 // A batched pair (gda4j::prefers_few_puts, the proxy): the expert's entry in this rank's count table for rank r
@@ -383,7 +383,7 @@ __device__ __forceinline__ void quantize_lane_chunks(int c0, int stride, int chu
 // store them to every destination: the expert's buffers at a p2p/self peer, or the entry's message in this rank's
 // send order for a staged (proxy/ibgda) one. With one part, warp j then puts the ibgda messages j, j + 8, ... in
 // parallel (ibgda puts a message once whole, so the host gives a rank with ibgda peers one part per token).
-// Where the call gathers (`gather`: the host's choice per call, io.gda4j.moe.MoeLowLatencySizing.gathersRows) the
+// Where the call gathers (`gather`: the host's choice per call, io.gda4j.moe.ll.LowLatencySizing.gathersRows) the
 // token's row goes to another p2p rank once, into that rank's token stage, stored by the lowest of the token's
 // entries for that rank; every entry still writes its source record into its expert's slot there, and the receive
 // half copies the row out by it (at 2 ranks, top-8, a quarter of the bytes cross NVLink).
@@ -824,7 +824,7 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine_send(
 // (token, 256-channel slice), capped at the rank's share of the SMs). Every block first waits for every expert's
 // flag (a barrier over all ranks, see below); then the warp of (t, slice) sums its channels: acc = +0; for k = 0 ..
 // top_k - 1 (skipping -1 and bad entries) acc = fma(weight[t][k], float(row(t, first k with that expert)[h]), acc);
-// out = bf16_rn(acc): the order io.gda4j.moe.MoeLowLatencyReference documents. The rows are where the experts'
+// out = bf16_rn(acc): the order io.gda4j.moe.check.MoeLowLatencyReference documents. The rows are where the experts'
 // ranks returned them (this rank's combine buffer), or with `pull` where they are: in the combine input of the
 // expert's rank, read over NVLink, so nothing crossed twice and no copy waits before the sums. Every rank must run
 // the same kind: a pulling rank reads rows a pushing rank never put in its combine input, and a pushing rank waits
@@ -1066,8 +1066,8 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine(
 // ==== The tagged protocol (gda4j/moe/ll_tagged.cuh: worlds whose pairs are all direct) ====
 // One kernel per call where there is no split: the dispatch's blocks route their own tokens (no route kernel, at any
 // token count), send the count vectors and the rows with the call's tag in every word, and receive what the peers
-// send them by polling those words; the combine sets one flag per rank. io.gda4j.moe.MoeLowLatencyRank launches
-// these kernels where MoeLowLatencySizing.tagged() says so, the kernels above otherwise.
+// send them by polling those words; the combine sets one flag per rank. io.gda4j.moe.ll.LowLatencyRank launches
+// these kernels where LowLatencySizing.tagged() says so, the kernels above otherwise.
 namespace moe_ll_kernels {
 
 // The call's sequence number, read by every block before anything else it does in the call; the last block to
@@ -1333,7 +1333,8 @@ __device__ int tag_take_row(const DeviceView* view, const LlBuffer& b, char* hea
   if (__any_sync(0xffffffffu, st != OK)) return ERR_ABORTED;
   t = __shfl_sync(0xffffffffu, t, 0);
   // A sender writes no place outside the buffer; one that is (a corrupt row) is skipped, never followed.
-  const bool placed = lane < (uint32_t)k_count && place != LL_NO_PLACE && place / (uint32_t)max_tokens < (uint32_t)local;
+  const bool placed =
+      lane < (uint32_t)k_count && place != LL_NO_PLACE && place / (uint32_t)max_tokens < (uint32_t)local;
   const uint32_t places = __ballot_sync(0xffffffffu, placed);
   char* to_x = nullptr;
   float* to_scales = nullptr;
@@ -1350,6 +1351,10 @@ __device__ int tag_take_row(const DeviceView* view, const LlBuffer& b, char* hea
   // batch's loads issued before any is checked (compile-time indices: the batch stays in registers).
   constexpr int PAIRS = 8;
   constexpr int q_per_chunk = FP8 ? 2 : 4, per_batch = PAIRS / q_per_chunk;
+  // The heap offset of pair j of the batch from chunk c0.
+  auto pair_at = [&](int c0, int j) {
+    return payload + 16ull * ((uint64_t)(c0 + j / q_per_chunk) * 32 * q_per_chunk + (j % q_per_chunk) * 32 + lane);
+  };
   for (int c0 = 0; c0 < chunks; c0 += per_batch) {
     uint64_t lo[PAIRS], hi[PAIRS];
 #pragma unroll
@@ -1357,9 +1362,7 @@ __device__ int tag_take_row(const DeviceView* view, const LlBuffer& b, char* hea
       const int c = c0 + j / q_per_chunk;
       const int ch = c * LL_CHUNK + (int)lane * LL_LANE_CHANNELS;
       if (c < chunks && ch < hidden) {
-        load_slot_relaxed_sys(reinterpret_cast<const uint64_t*>(
-                                  heap + payload + 16ull * ((uint64_t)c * 32 * q_per_chunk + (j % q_per_chunk) * 32 + lane)),
-                              lo[j], hi[j]);
+        load_slot_relaxed_sys(reinterpret_cast<const uint64_t*>(heap + pair_at(c0, j)), lo[j], hi[j]);
       }
     }
 #pragma unroll
@@ -1367,8 +1370,7 @@ __device__ int tag_take_row(const DeviceView* view, const LlBuffer& b, char* hea
       const int c = c0 + j / q_per_chunk;
       const int ch = c * LL_CHUNK + (int)lane * LL_LANE_CHANNELS;
       if (c < chunks && ch < hidden && st == OK && !both_tagged(lo[j], hi[j], tag)) {
-        const TagWait w = tag_wait(
-            view, payload + 16ull * ((uint64_t)c * 32 * q_per_chunk + (j % q_per_chunk) * 32 + lane), true, tag, false);
+        const TagWait w = tag_wait(view, pair_at(c0, j), true, tag, false);
         st = w.st, lo[j] = w.lo, hi[j] = w.hi;
       }
     }
@@ -1494,8 +1496,9 @@ __device__ __forceinline__ int tag_receive(const DeviceView* view, const LlBuffe
     int s = 0;
     while (r >= rows_from[s + 1]) ++s;
     const int32_t* counts = shared + s * (local + 1);
-    st = p->head.dtype == LL_DTYPE_FP8_E4M3 ? tag_take_row<true>(view, b, l.heap, s, r - rows_from[s], tag, counts, below_of[s])
-                                           : tag_take_row<false>(view, b, l.heap, s, r - rows_from[s], tag, counts, below_of[s]);
+    const int i = r - rows_from[s];
+    st = p->head.dtype == LL_DTYPE_FP8_E4M3 ? tag_take_row<true>(view, b, l.heap, s, i, tag, counts, below_of[s])
+                                           : tag_take_row<false>(view, b, l.heap, s, i, tag, counts, below_of[s]);
   }
   return st;
 }

@@ -1,6 +1,6 @@
 // gda4j/moe/ll_tagged.cuh: the tagged protocol of the low-latency MoE kernels (kernels/moe_ll.cu), for worlds whose
 // pairs are all direct (p2p, self): readiness travels in the data, so no sender fences per message and no receiver
-// waits for a counter after the data. io.gda4j.moe.MoeLowLatencySizing draws the sections; the README says when it
+// waits for a counter after the data. io.gda4j.moe.ll.LowLatencySizing draws the sections; the README says when it
 // runs and what it costs.
 //
 // A tagged word is one u64: 4 bytes of data in the low half and the call's tag in the high half, the halves of an
@@ -50,7 +50,9 @@ constexpr uint32_t LL_NO_PLACE = 0xffffffffu;
 // Channels of a payload chunk: those a warp casts in one step (ll_params.cuh: SEND_CHUNK).
 constexpr int LL_TAG_CHUNK = (int)MoeLowLatencyParamsDescriptor::SEND_CHUNK;
 
-__device__ __forceinline__ uint64_t tagged(uint32_t data, uint32_t tag) { return InlineSlotDescriptor::half(data, tag); }
+__device__ __forceinline__ uint64_t tagged(uint32_t data, uint32_t tag) {
+  return InlineSlotDescriptor::half(data, tag);
+}
 __device__ __forceinline__ uint32_t tag_of(uint64_t w) { return InlineSlotDescriptor::seq_of(w); }
 __device__ __forceinline__ bool both_tagged(uint64_t lo, uint64_t hi, uint32_t tag) {
   return tag_of(lo) == tag && tag_of(hi) == tag;
@@ -74,7 +76,7 @@ struct TagWait {
 // The wait for a tagged pair (or, with !pair, a word) of this rank's heap at `off` whose first load found another
 // tag: polls until both words carry `tag`, under the deadline of every wait (core/deadline.cuh). On a timeout it
 // records the word still missing (ERROR_WAIT_TIMEOUT, expected = tag, seen = the tag it carries) and the host names
-// the peer from the offset (MoeLowLatencySizing.signalWord). Out of line, and returning by value (no address of the
+// the peer from the offset (LowLatencySizing.wordAt). Out of line, and returning by value (no address of the
 // caller's registers taken): the fast path is the caller's one load.
 __device__ inline __noinline__ TagWait tag_wait(const DeviceView* view, uint64_t off, bool pair, uint32_t tag,
                                                 bool timed) {

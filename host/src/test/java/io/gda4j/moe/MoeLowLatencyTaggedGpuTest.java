@@ -1,5 +1,8 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.ll.LowLatencySizing;
+import io.gda4j.moe.tensor.ElementType;
+
 /**
  * Every test of {@link MoeLowLatencyGpuTest} over p2p under the tagged protocol ({@code gda4j/moe/ll_tagged.cuh}):
  * every routing case, BF16 and FP8, 2 and 4 ranks on one GPU, with and without the split, 1..512 tokens of DeepEP's
@@ -9,8 +12,8 @@ package io.gda4j.moe;
  */
 class MoeLowLatencyTaggedGpuTest extends MoeLowLatencyGpuTest {
     @Override
-    MoeLowLatencySizing.Protocol protocol() {
-        return MoeLowLatencySizing.Protocol.TAGGED;
+    LowLatencySizing.Protocol protocol() {
+        return LowLatencySizing.Protocol.TAGGED;
     }
 
     /** The counted protocol's token stage: not a test here (the tagged protocol always sends a row per rank). */

@@ -1,5 +1,6 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.ll.LowLatencySizing;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -13,11 +14,11 @@ class MoeLowLatencyTaggedPullCombineGpuTest extends MoeLowLatencyPullCombineGpuT
 
     @BeforeEach
     void askForTheTaggedProtocol() {
-        protocolWas = MoeLowLatencyConfigTest.setProperty(MoeLowLatencySizing.PROTOCOL_PROP_NAME, "tagged");
+        protocolWas = TestProperties.set(LowLatencySizing.PROTOCOL_PROP_NAME, "tagged");
     }
 
     @AfterEach
     void restoreTheProtocol() {
-        MoeLowLatencyConfigTest.setProperty(MoeLowLatencySizing.PROTOCOL_PROP_NAME, protocolWas);
+        TestProperties.set(LowLatencySizing.PROTOCOL_PROP_NAME, protocolWas);
     }
 }

@@ -1,7 +1,7 @@
 package io.gda4j.samples;
 
-import io.gda4j.moe.MoeLowLatencyConfig;
-import io.gda4j.moe.MoeLowLatencySizing;
+import io.gda4j.moe.MoeConfig;
+import io.gda4j.moe.ll.LowLatencySizing;
 
 import io.gda4j.samples.moe.MoeNcclBaseline;
 import io.gda4j.samples.moe.MoeTimingRig;
@@ -146,24 +146,24 @@ class MoeCommandTest {
         assertTrue(text.contains("24 channels per rank; each dispatch and each combine runs 48 thread blocks per rank"
                 + " (2 per channel), one per SM: 48 of the GPU's 132 SMs"), text);
         String json = ResultTableTest.print(t, ResultTable.Format.JSON);
-        assertTrue(json.contains("\"dispatch_link_GBps\":1.000,\"dispatch_link_ratio\":0.500"), json);
-        assertTrue(json.contains("\"dispatch_x_nccl\":2.000"), json);
+        assertTrue(json.contains("\"dispatch_link_GBps\":1.0,\"dispatch_link_ratio\":0.5"), json); // in full
+        assertTrue(json.contains("\"dispatch_x_nccl\":2.0"), json);
         assertTrue(MoeCommand.peerCopyNote(-1, Double.NaN).contains("not measured: every rank shares rank 0's GPU"));
         assertTrue(MoeCommand.lowLatencySmsNote(132, 128, 132).contains("132 of 132 SMs"));
-        MoeLowLatencyConfig deepEp = MoeLowLatencyConfig.deepEpBuilder().build();
-        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.sizing(2, false, MoeLowLatencySizing.Protocol.TAGGED))
+        MoeConfig deepEp = MoeConfig.deepEpLowLatencyBuilder().build();
+        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.lowLatencySizing(2, false, LowLatencySizing.Protocol.TAGGED))
                 .startsWith("protocol: tagged (every pair p2p or self)"));
-        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.sizing(2, false)).startsWith("protocol: counted (-D"
-                + MoeLowLatencySizing.PROTOCOL_PROP_NAME + "=tagged runs the tagged one)"));
-        String gathered = MoeCommand.lowLatencyDispatchNote(deepEp.sizing(2, true));
+        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.lowLatencySizing(2, false)).startsWith("protocol: counted (-D"
+                + LowLatencySizing.PROTOCOL_PROP_NAME + "=tagged runs the tagged one)"));
+        String gathered = MoeCommand.lowLatencyDispatchNote(deepEp.lowLatencySizing(2, true));
         assertTrue(gathered.startsWith("protocol: counted (the world has a proxy or ibgda pair)"), gathered);
         assertTrue(gathered.contains("once to each other rank that has its experts, into that rank's token stage"),
                 gathered);
         assertTrue(gathered.contains("fewer than 64 tokens"), gathered);
-        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.sizing(8, true)).contains("once per expert into the"
+        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.lowLatencySizing(8, true)).contains("once per expert into the"
                 + " expert's slots (rows are gathered per rank where topK >= 2 x ranks)"
                 + " (-Dgda4j.moe.gatherRows=auto|true|false)"));
-        assertEquals("heap per rank at 8 ranks, 128 tokens: 1.38 GiB p2p, 2.04 GiB proxy/ibgda",
+        assertEquals("heap per rank at 8 ranks, 128 tokens: 1.35 GiB p2p, 1.38 tagged, 2.04 proxy/ibgda",
                 MoeCommand.lowLatencyHeapNote());
         assertTrue(MoeCommand.lowLatencyCombineFromNote(true, false).contains("reads its tokens' rows from the experts'"
                 + " ranks as it sums them (--combine-from heap)"));
