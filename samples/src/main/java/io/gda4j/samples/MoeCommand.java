@@ -286,8 +286,8 @@ final class MoeCommand implements Command {
                 for (MoeConfig c : configs) {
                     buffers.add(MoeBuffer.create(world, c));
                     staged |= buffers.get(buffers.size() - 1).lowLatency().sizing().staged();
-                    first = first == null ? buffers.get(0).lowLatency().sizing() : first;
                 }
+                first = buffers.get(0).lowLatency().sizing();
                 for (MoeBuffer ll : buffers) {
                     String name = ll.config().lowLatencyDispatchType().name()
                             + (ll.config().powerOfTwoScales() ? "/UE8M0" : "");
