@@ -77,7 +77,7 @@ public final class HighThroughputPart extends MoePart {
      * which may hold the rows of several of the dispatch's 32-token windows). Over the proxy every put is a trigger
      * whose copy and signal cost its proxy thread driver calls, so larger chunks pay there: with 2 ranks on H100s,
      * 4096 tokens of hidden 7168, the BF16 dispatch took 1.9-2.5 ms with chunks of 32 and rings of 128, 0.76 ms
-     * with 128 and 512 (one run; {@code gda4j moe --transport proxy} takes 128 and 512).
+     * with 128 and 512 (one run; {@code gda4j moe --transport proxy} takes 128 and 512, MoeConfig's FEW_PUTS_*).
      */
     public int chunkTokens() {
         return chunkTokens;
