@@ -100,10 +100,10 @@ public final class HighThroughputPart extends MoePart {
 
     /**
      * Why these rings could stall where some pair of ranks uses them (proxy or ibgda), or null. A combine round reads
-     * up to combineWarps rows of a ring and grants them back only when every warp of the round is done, while a
-     * sender needs free slots for a whole piece (up to chunkTokens rows) before it writes any: a warp of the round
-     * may wait for a row of a piece whose sender waits for the slots the round's other rows hold. That cannot happen
-     * while chunkTokens + combineWarps - 1 <= ringTokens; beyond it both may wait until the wait timeout. A direct
+     * up to combineWarps rows of a ring and grants them back only when every warp of the round is done, while a sender
+     * needs free slots for a whole piece (up to chunkTokens rows) before it writes any: a warp of the round may wait
+     * for a row of a piece whose sender waits for the slots the round's other rows hold. That cannot happen while
+     * {@code chunkTokens + combineWarps - 1 <= ringTokens}; beyond it both may wait until the wait timeout. A direct
      * world (every pair p2p or self) has no rings, so {@link HighThroughputBuffer} asks only where it makes them.
      */
     public String ringProblem() {
