@@ -69,6 +69,35 @@ class MoeConfigTest {
                 neither.getMessage());
     }
 
+    /**
+     * The heap a config asks for is enough for any world of that size: the larger of the direct and the ring layouts
+     * (a program that sized its heap from the ring layout alone ran out of heap in MoeBuffer.create on every p2p
+     * world at DeepEP's shape). The figures are the ones MoeConfig.heapBytes and the README state.
+     */
+    @Test
+    void theHeapOfDeepEpsShapeIsTheLargerLayoutForAnyWorld() {
+        MoeConfig c = MoeConfig.deepEpBuilder().build();
+        double[] megabytes = {235.5, 470.9, 941.9};
+        for (int i = 0; i < 3; i++) {
+            int ranks = 2 << i;
+            long direct = c.sizing(ranks, true).heapBytes();
+            long rings = c.sizing(ranks, false).heapBytes();
+            assertEquals(Math.max(direct, rings), c.heapBytes(ranks), ranks + " ranks");
+            assertTrue(direct > rings, ranks + " ranks: the direct world's received rows outweigh the rings");
+            assertTrue(c.sizing(ranks).direct(), "sizing(n) is the larger layout");
+            assertEquals(megabytes[i], Math.round(c.heapBytes(ranks) / 1e5) / 10.0, ranks + " ranks, MB per rank");
+        }
+        MoeConfig ll = MoeConfig.deepEpLowLatencyBuilder().build();
+        double[] lowLatency = {2017.6, 2080.1, 2189.9};
+        for (int i = 0; i < 3; i++) {
+            int ranks = 2 << i;
+            assertEquals(ll.lowLatencySizing(ranks, true).heapBytes(), ll.heapBytes(ranks), "staging is the worst case");
+            assertEquals(lowLatency[i], Math.round(ll.heapBytes(ranks) / 1e5) / 10.0, ranks + " ranks, MB per rank");
+            assertEquals(c.heapBytes(ranks) + ll.heapBytes(ranks), c.toBuilder()
+                    .lowLatency(MoeConfig.DEEP_EP_LOW_LATENCY_TOKENS, ElementType.FP8_E4M3).build().heapBytes(ranks));
+        }
+    }
+
     @Test
     void moreChannelsThanADispatchBlockCanPlaceAreRefused() {
         MoeConfig.deepEpBuilder().numChannels(MoeConfig.MAX_CHANNELS).build();
@@ -96,7 +125,7 @@ class MoeConfigTest {
 
     @Test
     void heapSectionsFollowEachOtherAlignedAndHoldTheirRings() {
-        HighThroughputSizing s = small().build().sizing(4);
+        HighThroughputSizing s = small().build().sizing(4, false);
         long ringRows = 2L * 4 * 8;
         assertEquals(0, s.dispatchRecvRing());
         assertTrue(s.dispatchSendStage() >= ringRows * s.dispatchRowBytes());

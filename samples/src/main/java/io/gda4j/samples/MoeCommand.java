@@ -78,20 +78,31 @@ final class MoeCommand implements Command {
         WorldOptions.addTo(o);
         WorldOptions.addProxyHandlerOption(o);
         o.addOption(Option.builder().longOpt("tokens").hasArg().argName("LIST")
-                .desc("tokens per rank: a list 128,4096 or a doubling range 128:8192 (default 4096)").build());
-        o.addOption(Option.builder().longOpt("hidden").hasArg().argName("N").desc("hidden size (default 7168)").build());
-        o.addOption(Option.builder().longOpt("experts").hasArg().argName("N").desc("experts (default 256)").build());
-        o.addOption(Option.builder().longOpt("topk").hasArg().argName("K").desc("experts per token (default 8)").build());
+                .desc("tokens per rank: a list 128,4096 or a doubling range 128:8192 (default "
+                        + MoeConfig.DEEP_EP_TOKENS + "; low-latency: " + MoeConfig.DEEP_EP_LOW_LATENCY_TOKENS + ")")
+                .build());
+        o.addOption(Option.builder().longOpt("hidden").hasArg().argName("N")
+                .desc("hidden size (default " + MoeConfig.DEEP_EP_HIDDEN + ")").build());
+        o.addOption(Option.builder().longOpt("experts").hasArg().argName("N")
+                .desc("experts (default " + MoeConfig.DEEP_EP_EXPERTS + ")").build());
+        o.addOption(Option.builder().longOpt("topk").hasArg().argName("K")
+                .desc("experts per token (default " + MoeConfig.DEEP_EP_TOP_K + ")").build());
         o.addOption(Option.builder().longOpt("dtype").hasArg().argName("T")
                 .desc("dispatch type: bf16, fp8 or both (default); combine is BF16").build());
         o.addOption(Option.builder().longOpt("channels").hasArg().argName("N")
-                .desc("channels per rank, two thread blocks each (default 12: 24 SMs, as DeepEP's tests use; at most SMs / (2 x ranks per GPU))").build());
+                .desc("channels per rank, two thread blocks each (default " + MoeConfig.Builder.DEFAULT_CHANNELS + ": "
+                        + 2 * MoeConfig.Builder.DEFAULT_CHANNELS + " SMs, as DeepEP's tests use; at most SMs / (2 x"
+                        + " ranks per GPU))").build());
         o.addOption(Option.builder().longOpt("ring").hasArg().argName("ROWS")
-                .desc("ring rows per channel and peer (default 128; proxy: 512)").build());
+                .desc("ring rows per channel and peer (default " + MoeConfig.Builder.DEFAULT_RING_TOKENS + "; proxy: "
+                        + MoeConfig.Builder.FEW_PUTS_RING_TOKENS + ")").build());
         o.addOption(Option.builder().longOpt("chunk").hasArg().argName("ROWS")
-                .desc("rows per announced chunk (default 32; proxy: 128)").build());
-        o.addOption(Option.builder().longOpt("iters").hasArg().argName("N").desc("timed iterations (default 20)").build());
-        o.addOption(Option.builder().longOpt("warmup").hasArg().argName("N").desc("untimed iterations first (default 3)").build());
+                .desc("rows per announced chunk (default " + MoeConfig.Builder.DEFAULT_CHUNK_TOKENS + "; proxy: "
+                        + MoeConfig.Builder.FEW_PUTS_CHUNK_TOKENS + ")").build());
+        o.addOption(Option.builder().longOpt("iters").hasArg().argName("N")
+                .desc("timed iterations (default " + DEFAULT_ITERS + ")").build());
+        o.addOption(Option.builder().longOpt("warmup").hasArg().argName("N")
+                .desc("untimed iterations first (default " + DEFAULT_WARMUP + ")").build());
         o.addOption(Option.builder().longOpt("mode").hasArg().argName("M")
                 .desc("high-throughput (default: large batches) or low-latency (decoding)").build());
         o.addOption(Option.builder().longOpt("pow2-scales")
@@ -108,6 +119,47 @@ final class MoeCommand implements Command {
 
     /** The most tokens per rank the command times: past it the buffers outgrow any GPU's memory. */
     static final int MAX_TOKENS = 1 << 16;
+    /** Timed iterations by default. */
+    static final int DEFAULT_ITERS = 20;
+    /** Untimed iterations before them by default. */
+    static final int DEFAULT_WARMUP = 3;
+
+    /**
+     * The model both modes route, parsed once from --hidden, --experts and --topk (defaults: DeepEP's shape, as
+     * MoeConfig states it), --topk checked against --experts before a config names its own fields.
+     */
+    record Model(int hidden, int experts, int topK) {
+        static Model parse(CommandLine cmd) {
+            int hidden = OptionValues.integer(cmd, "hidden", MoeConfig.DEEP_EP_HIDDEN, 1, Integer.MAX_VALUE);
+            int experts = OptionValues.integer(cmd, "experts", MoeConfig.DEEP_EP_EXPERTS, 1, Integer.MAX_VALUE);
+            int topK = OptionValues.integer(cmd, "topk", MoeConfig.DEEP_EP_TOP_K, 1, Integer.MAX_VALUE);
+            checkTopK(topK, experts);
+            return new Model(hidden, experts, topK);
+        }
+
+        /** {@code b} routing this model. */
+        MoeConfig.Builder into(MoeConfig.Builder b) {
+            return b.hidden(hidden).numExperts(experts).topK(topK);
+        }
+    }
+
+    /**
+     * What both modes time, parsed once: the token counts (default: DeepEP's for the mode), the iterations, and where
+     * the combines read the expert outputs.
+     */
+    record Sweep(List<Integer> tokens, int iters, int warmup, boolean combineFromHeap) {
+        static Sweep parse(CommandLine cmd, boolean lowLatency) {
+            int fallback = lowLatency ? MoeConfig.DEEP_EP_LOW_LATENCY_TOKENS : MoeConfig.DEEP_EP_TOKENS;
+            return new Sweep(tokenList(cmd.getOptionValue("tokens", Integer.toString(fallback))),
+                    OptionValues.integer(cmd, "iters", DEFAULT_ITERS, 1, 1_000_000),
+                    OptionValues.integer(cmd, "warmup", DEFAULT_WARMUP, 0, 1_000_000), MoeCommand.combineFromHeap(cmd));
+        }
+
+        /** The largest token count: what the buffers are sized for. */
+        int maxTokens() {
+            return tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
+        }
+    }
 
     /**
      * The {@code --tokens} value: a list ({@code 128,4096}, no element twice) or a doubling range
@@ -210,22 +262,17 @@ final class MoeCommand implements Command {
     }
 
     /** The low-latency configs the options ask for (one per dispatch type), checked before any world is opened. */
-    static List<MoeConfig> lowLatencyConfigs(CommandLine cmd, int maxTokens) {
+    static List<MoeConfig> lowLatencyConfigs(CommandLine cmd, Model model, int maxTokens) {
         List<ElementType> dtypes = dtypes(cmd, "fp8");
         boolean pow2 = cmd.hasOption("pow2-scales");
         if (pow2 && !dtypes.contains(ElementType.FP8_E4M3)) {
             throw new UsageException("--pow2-scales applies to FP8 dispatch: use --dtype fp8 or both");
         }
-        checkTopK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE),
-                OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE));
         List<MoeConfig> configs = new ArrayList<>();
         try {
             for (ElementType t : dtypes) {
-                configs.add(MoeConfig.lowLatencyBuilder()
-                        .hidden(OptionValues.integer(cmd, "hidden", 7168, 1, Integer.MAX_VALUE))
-                        .numExperts(OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE))
-                        .topK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE))
-                        .lowLatency(maxTokens, t).powerOfTwoScales(pow2 && t == ElementType.FP8_E4M3).build());
+                configs.add(model.into(MoeConfig.lowLatencyBuilder()).lowLatency(maxTokens, t)
+                        .powerOfTwoScales(pow2 && t == ElementType.FP8_E4M3).build());
             }
         } catch (IllegalArgumentException e) {
             throw new UsageException(optionWords(e.getMessage()), e);
@@ -233,27 +280,20 @@ final class MoeCommand implements Command {
         return configs;
     }
 
-    private int runLowLatency(CommandLine cmd, PrintStream out, PrintStream err) {
+    private int runLowLatency(CommandLine cmd, Model model, Sweep sweep, PrintStream out, PrintStream err) {
         if (cmd.hasOption("comm-stream")) {
             throw new UsageException("--comm-stream applies to --mode high-throughput; the low-latency calls run on the"
                     + " rank's stream");
         }
-        boolean combineFromHeap = combineFromHeap(cmd);
-        List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "128"));
-        int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
-        List<MoeConfig> configs = lowLatencyConfigs(cmd, maxTokens);
-        int iters = OptionValues.integer(cmd, "iters", 20, 1, 1_000_000);
-        int warmup = OptionValues.integer(cmd, "warmup", 3, 0, 1_000_000);
+        boolean combineFromHeap = sweep.combineFromHeap();
+        List<Integer> tokens = sweep.tokens();
+        int maxTokens = sweep.maxTokens();
+        List<MoeConfig> configs = lowLatencyConfigs(cmd, model, maxTokens);
+        int iters = sweep.iters();
+        int warmup = sweep.warmup();
         WorldOptions w = WorldOptions.parse(cmd);
         int ranks = w.worldSize();
-        long heap = 0;
-        for (MoeConfig c : configs) {
-            try {
-                heap += c.lowLatencySizing(ranks).heapBytes() + (1 << 20);
-            } catch (IllegalArgumentException e) {
-                throw new UsageException(optionWords(e.getMessage()), e);
-            }
-        }
+        long heap = heapBytes(configs, ranks, 0);
         ResultTable table = new ResultTable("moe --mode low-latency: per call, the slowest rank, median and p99 of "
                 + iters + " (ms)", List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms", "combine_ms",
                 "combine_p99_ms", "dispatch_send_ms", "dispatch_recv_ms", "combine_send_ms", "combine_recv_ms",
@@ -553,54 +593,72 @@ final class MoeCommand implements Command {
                 + " calls";
     }
 
-    @Override
-    public int run(CommandLine cmd, PrintStream out, PrintStream err) {
-        if (lowLatency(cmd)) {
-            return runLowLatency(cmd, out, err);
+    /**
+     * The heap a world of {@code ranks} needs for {@code configs} ({@link MoeConfig#heapBytes}: any world of that
+     * size), each rounded up by 1 MiB, after {@code first} bytes of other buffers.
+     */
+    static long heapBytes(List<MoeConfig> configs, int ranks, long first) {
+        long heap = first;
+        for (MoeConfig c : configs) {
+            try {
+                heap += c.heapBytes(ranks) + (1 << 20);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(optionWords(e.getMessage()), e);
+            }
         }
-        if (cmd.hasOption("pow2-scales")) {
-            throw new UsageException("--pow2-scales applies to --mode low-latency (its FP8 dispatch's scales); the"
-                    + " high-throughput mode does not round them: add --mode low-latency or drop --pow2-scales");
-        }
-        WorldOptions w = WorldOptions.parse(cmd);
-        List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "4096"));
-        int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
+        return heap;
+    }
+
+    /**
+     * The high-throughput configs the options ask for (one per dispatch type), checked before any world is opened;
+     * {@code fewPuts}: the world's puts cost a host call each (the proxy), so the rings' defaults are the larger ones.
+     */
+    static List<MoeConfig> highThroughputConfigs(CommandLine cmd, Model model, int maxTokens, boolean fewPuts) {
         List<ElementType> dtypes = dtypes(cmd, "both");
-        int iters = OptionValues.integer(cmd, "iters", 20, 1, 1_000_000);
-        int warmup = OptionValues.integer(cmd, "warmup", 3, 0, 1_000_000);
-        checkTopK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE),
-                OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE));
-        boolean combineFromHeap = combineFromHeap(cmd);
-        List<MoeConfig> configs = new ArrayList<>();
         // Over the proxy each announced chunk is a trigger, whose copy and signal cost the proxy thread a few
-        // microseconds of driver calls: larger chunks, and a ring that holds several, cut them (2x H100, 4096 tokens,
-        // BF16: dispatch 1.9-2.5 ms with chunks of 32 and a ring of 128, 0.76 ms with 128 and 512, in one run).
-        boolean proxy = w.transport.equals(ProxyTransport.NAME);
-        int ring = OptionValues.integer(cmd, "ring", proxy ? 512 : 128, 1, Integer.MAX_VALUE);
-        int chunk = OptionValues.integer(cmd, "chunk", proxy ? 128 : 32, 1, Integer.MAX_VALUE);
+        // microseconds of driver calls: larger chunks, and a ring that holds several, cut them (MoeConfig.Builder).
+        int ring = OptionValues.integer(cmd, "ring", fewPuts ? MoeConfig.Builder.FEW_PUTS_RING_TOKENS
+                : MoeConfig.Builder.DEFAULT_RING_TOKENS, 1, Integer.MAX_VALUE);
+        int chunk = OptionValues.integer(cmd, "chunk", fewPuts ? MoeConfig.Builder.FEW_PUTS_CHUNK_TOKENS
+                : MoeConfig.Builder.DEFAULT_CHUNK_TOKENS, 1, Integer.MAX_VALUE);
+        int channels = OptionValues.integer(cmd, "channels", MoeConfig.Builder.DEFAULT_CHANNELS, 1, Integer.MAX_VALUE);
+        List<MoeConfig> configs = new ArrayList<>();
         try {
             for (ElementType t : dtypes) {
-                configs.add(MoeConfig.builder().hidden(OptionValues.integer(cmd, "hidden", 7168, 1, Integer.MAX_VALUE)).dtype(t)
-                        .maxTokensPerRank(maxTokens).numExperts(OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE))
-                        .topK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE)).numChannels(OptionValues.integer(cmd, "channels", 12, 1, Integer.MAX_VALUE))
+                configs.add(model.into(MoeConfig.builder()).dtype(t).maxTokensPerRank(maxTokens).numChannels(channels)
                         .ringTokens(ring).chunkTokens(chunk)
-                        .combineWarps(Math.min(MoeConfig.MAX_COMBINE_WARPS, ring))
+                        .combineWarps(Math.min(MoeConfig.Builder.DEFAULT_COMBINE_WARPS, ring))
                         .communicationStream(cmd.hasOption("comm-stream")).build());
             }
         } catch (IllegalArgumentException e) {
             throw new UsageException(optionWords(e.getMessage()), e);
         }
+        return configs;
+    }
+
+    @Override
+    public int run(CommandLine cmd, PrintStream out, PrintStream err) {
+        boolean lowLatency = lowLatency(cmd);
+        Model model = Model.parse(cmd);
+        Sweep sweep = Sweep.parse(cmd, lowLatency);
+        return lowLatency ? runLowLatency(cmd, model, sweep, out, err) : runHighThroughput(cmd, model, sweep, out, err);
+    }
+
+    private int runHighThroughput(CommandLine cmd, Model model, Sweep sweep, PrintStream out, PrintStream err) {
+        if (cmd.hasOption("pow2-scales")) {
+            throw new UsageException("--pow2-scales applies to --mode low-latency (its FP8 dispatch's scales); the"
+                    + " high-throughput mode does not round them: add --mode low-latency or drop --pow2-scales");
+        }
+        WorldOptions w = WorldOptions.parse(cmd);
+        List<Integer> tokens = sweep.tokens();
+        int maxTokens = sweep.maxTokens();
+        int iters = sweep.iters();
+        int warmup = sweep.warmup();
+        boolean combineFromHeap = sweep.combineFromHeap();
+        List<MoeConfig> configs = highThroughputConfigs(cmd, model, maxTokens, w.transport.equals(ProxyTransport.NAME));
         int ranks = w.worldSize();
         // The copy-engine reference's buffer comes first, at the same heap offset on every rank.
-        long heap = PEER_COPY_BYTES + 4096;
-        for (MoeConfig c : configs) {
-            try {
-                // the larger of the two layouts: whether the world is direct is known only once it exists
-                heap += Math.max(c.sizing(ranks, false).heapBytes(), c.sizing(ranks, true).heapBytes()) + (1 << 20);
-            } catch (IllegalArgumentException e) {
-                throw new UsageException(optionWords(e.getMessage()), e);
-            }
-        }
+        long heap = heapBytes(configs, ranks, PEER_COPY_BYTES + 4096);
         ResultTable table = new ResultTable("moe: dispatch and combine per rank, median and p99 of " + iters
                 + " (ms; GB/s = 10^9 B/s: GBps DeepEP's definition, link_GBps between GPUs only)", THROUGHPUT_COLUMNS);
         boolean reporting;

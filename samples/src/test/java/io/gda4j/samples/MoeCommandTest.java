@@ -1,8 +1,11 @@
 package io.gda4j.samples;
 
+import io.gda4j.moe.MoeConfig;
 import io.gda4j.samples.moe.MoeNcclBaseline;
 import io.gda4j.samples.moe.MoeTimingRig;
-
+import org.apache.commons.cli.CommandLine;
+import org.apache.commons.cli.DefaultParser;
+import org.apache.commons.cli.ParseException;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -213,5 +216,37 @@ class MoeCommandTest {
         for (String column : List.of("link_GBps", "memcpyPeer", "link_ratio", "x_nccl", "start line")) {
             assertTrue(readme.contains(column), column + " is explained in the README");
         }
+    }
+
+    private static CommandLine moe(String... args) throws ParseException {
+        return new DefaultParser().parse(new MoeCommand().options(), args);
+    }
+
+    /** Each option has one default, the library's, which the parser takes and the help prints. */
+    @Test
+    void theDefaultsAreTheLibrarysAndTheHelpPrintsThem() throws ParseException {
+        CommandLine none = moe();
+        MoeCommand.Model model = MoeCommand.Model.parse(none);
+        MoeCommand.Sweep sweep = MoeCommand.Sweep.parse(none, false);
+        MoeConfig want = MoeConfig.deepEpBuilder().build();
+        MoeConfig got = MoeCommand.highThroughputConfigs(none, model, sweep.maxTokens(), false).get(0);
+        assertEquals(want.toString(), got.toString(), "every high-throughput default is MoeConfig's");
+        MoeConfig proxy = MoeCommand.highThroughputConfigs(none, model, sweep.maxTokens(), true).get(0);
+        assertEquals(MoeConfig.Builder.FEW_PUTS_RING_TOKENS, proxy.ringTokens());
+        assertEquals(MoeConfig.Builder.FEW_PUTS_CHUNK_TOKENS, proxy.chunkTokens());
+        MoeConfig ll = MoeCommand.lowLatencyConfigs(none, model, MoeCommand.Sweep.parse(none, true).maxTokens()).get(0);
+        assertEquals(MoeConfig.deepEpLowLatencyBuilder().build().toString(), ll.toString(),
+                "every low-latency default is MoeConfig's");
+        String help = CliRun.of("moe", "--help").out().replaceAll("\\s+", " ");
+        for (String words : List.of("(default " + MoeConfig.Builder.DEFAULT_CHANNELS + ":",
+                "(default " + MoeConfig.Builder.DEFAULT_RING_TOKENS + "; proxy: " + MoeConfig.Builder.FEW_PUTS_RING_TOKENS,
+                "(default " + MoeConfig.Builder.DEFAULT_CHUNK_TOKENS + "; proxy: " + MoeConfig.Builder.FEW_PUTS_CHUNK_TOKENS,
+                "(default " + MoeConfig.DEEP_EP_TOKENS + "; low-latency: " + MoeConfig.DEEP_EP_LOW_LATENCY_TOKENS,
+                "hidden size (default " + MoeConfig.DEEP_EP_HIDDEN + ")",
+                "experts (default " + MoeConfig.DEEP_EP_EXPERTS + ")",
+                "experts per token (default " + MoeConfig.DEEP_EP_TOP_K + ")")) {
+            assertTrue(help.contains(words), words + " in: " + help);
+        }
+        assertEquals(12, MoeCommand.Model.parse(moe("--topk", "12")).topK(), "--topk parsed once, into the model");
     }
 }

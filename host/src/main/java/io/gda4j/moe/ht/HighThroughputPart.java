@@ -77,7 +77,7 @@ public final class HighThroughputPart extends MoePart {
      * which may hold the rows of several of the dispatch's 32-token windows). Over the proxy every put is a trigger
      * whose copy and signal cost its proxy thread driver calls, so larger chunks pay there: with 2 ranks on H100s,
      * 4096 tokens of hidden 7168, the BF16 dispatch took 1.9-2.5 ms with chunks of 32 and rings of 128, 0.76 ms
-     * with 128 and 512 (one run; {@code gda4j moe --transport proxy} takes 128 and 512).
+     * with 128 and 512 (one run; {@code gda4j moe --transport proxy} takes 128 and 512, MoeConfig's FEW_PUTS_*).
      */
     public int chunkTokens() {
         return chunkTokens;
@@ -100,10 +100,10 @@ public final class HighThroughputPart extends MoePart {
 
     /**
      * Why these rings could stall where some pair of ranks uses them (proxy or ibgda), or null. A combine round reads
-     * up to combineWarps rows of a ring and grants them back only when every warp of the round is done, while a
-     * sender needs free slots for a whole piece (up to chunkTokens rows) before it writes any: a warp of the round
-     * may wait for a row of a piece whose sender waits for the slots the round's other rows hold. That cannot happen
-     * while chunkTokens + combineWarps - 1 <= ringTokens; beyond it both may wait until the wait timeout. A direct
+     * up to combineWarps rows of a ring and grants them back only when every warp of the round is done, while a sender
+     * needs free slots for a whole piece (up to chunkTokens rows) before it writes any: a warp of the round may wait
+     * for a row of a piece whose sender waits for the slots the round's other rows hold. That cannot happen while
+     * {@code chunkTokens + combineWarps - 1 <= ringTokens}; beyond it both may wait until the wait timeout. A direct
      * world (every pair p2p or self) has no rings, so {@link HighThroughputBuffer} asks only where it makes them.
      */
     public String ringProblem() {
