@@ -33,13 +33,29 @@
 // every WQE at or after fetch_end carries the fence bit while cons_head (WQEs completed) is below fetch_end. A WQE
 // posted by the same thread after the READ (or ordered after it by a barrier) sees the raised fetch_end.
 // ================================================================================================================
-#if defined(__CUDACC__)
+// Host build: the CPU tests compile this header with g++, GDA4J_HOST_MODEL naming a header that supplies, for host
+// threads and a model NIC (host/src/test/c/ibgda_host_model.h), everything the #else branch below takes from CUDA:
+// the atomics, the ordered loads, stores and fences, the error record, the clock, mlx5's ordered stores.
+#if defined(__CUDACC__) || defined(GDA4J_HOST_MODEL)
 #include "../layout/view.cuh"
+#include "../layout/mlx5.cuh"
+#include "../layout/inline_slot.cuh"
+#if defined(GDA4J_HOST_MODEL)
+#include GDA4J_HOST_MODEL
+#else
 #include "../core/memory_model.cuh"
 #include "../core/errors.cuh"
 #include "../core/deadline.cuh"
-#include "../layout/mlx5.cuh"
-#include "../layout/inline_slot.cuh"
+
+namespace gda4j {
+namespace ibgda {
+namespace detail {
+// GPU-scope acquire/release fence for the locks below (the host build supplies its own).
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+}  // namespace detail
+}  // namespace ibgda
+}  // namespace gda4j
+#endif
 
 namespace gda4j {
 namespace ibgda {
@@ -55,11 +71,11 @@ namespace detail {
 // Lock acquire/release for db_lock and poll_lock: CAS 0->1 then an acquire fence; a release fence then store 0.
 __device__ __forceinline__ bool try_lock(uint32_t* lock) {
   if (atomicCAS(lock, 0u, 1u) != 0u) return false;
-  asm volatile("fence.acq_rel.gpu;" ::: "memory");  // acquire: see what the previous holder wrote under the lock
+  fence_acq_rel_gpu();  // acquire: see what the previous holder wrote under the lock
   return true;
 }
 __device__ __forceinline__ void unlock(uint32_t* lock) {
-  asm volatile("fence.acq_rel.gpu;" ::: "memory");  // release: the holder's writes before the lock is free again
+  fence_acq_rel_gpu();  // release: the holder's writes before the lock is free again
   atomicExch(lock, 0u);
 }
 
@@ -506,4 +522,4 @@ __device__ __forceinline__ uint32_t block_thread() {
 
 }  // namespace ibgda
 }  // namespace gda4j
-#endif  // __CUDACC__
+#endif  // __CUDACC__ || GDA4J_HOST_MODEL
