@@ -42,9 +42,12 @@ public interface NicQp extends AutoCloseable {
     /** The rings as this process's threads address them (same memory as {@link #deviceRings()}). */
     QpRings hostRings();
 
-    /** A host-side poster over {@link #hostRings()}; the QP then must not be posted to from a GPU. */
+    /**
+     * A host-side poster; the QP then must not be posted to from a GPU. By default a {@link RingPoster} over
+     * {@link #hostRings()}; a real mlx5 QP posts through libibverbs.
+     */
     default HostPoster hostPoster() {
-        return new HostPoster(this);
+        return new RingPoster(this);
     }
 
     /** Destroys the QP and its CQ; idempotent. WQEs still in flight are abandoned (their CQEs never come). */
