@@ -9,6 +9,7 @@ import io.gda4j.nic.NicAccess;
 import io.gda4j.nic.NicCapabilities;
 import io.gda4j.nic.NicMemory;
 import io.gda4j.nic.NicQp;
+import io.gda4j.nic.NicSetupCheck;
 import io.gda4j.nic.QpPair;
 import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.RcExchange;
@@ -19,14 +20,20 @@ import io.gda4j.transport.LinkHealth;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+
 import jcuda.driver.CUdevice_attribute;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * One world's IBGDA state: the NICs ({@link RankNics}: each rank's own, chosen by PCIe distance, or one shared),
@@ -51,6 +58,8 @@ final class IbgdaSession {
     private final Map<Long, QpPair> pairs = new HashMap<>();
     /** Across processes over a NIC that connects by QP number: each rank's QPs for its pairs, until links take them. */
     private final Map<Integer, RcExchange> exchanges = new HashMap<>();
+    /** NICs whose loopback probe passed ({@link #checkNic}). */
+    private final Set<Nic> probedNics = Collections.newSetFromMap(new IdentityHashMap<>());
     private int openLinks;
     private boolean quiesced;
     private boolean closed;
@@ -392,6 +401,7 @@ final class IbgdaSession {
         }
         s = new RankState();
         s.nic = nics.of(r);
+        checkNic(s.nic, "ibgda rank " + r.rank());
         s.flushOnQuiet = flushOnQuiet(r, s.nic);
         Nic nic = s.nic;
         ranks.put(r.rank(), s);
@@ -418,6 +428,20 @@ final class IbgdaSession {
                 s.heap.address(), s.heap.address(), r.heapSizeBytes(), s.heap.lkey(), s.heap.rkey(), 0, 0, 0,
                 s.discardAddr(), s.discardLkey(), false, s.heap.relaxedOrdering(), r.rank()));
         return s;
+    }
+
+    /**
+     * Refuses, before anything is registered, a NIC without what every rank needs: 8-byte atomics (ADD signals,
+     * atomic_add, the flush) and a loopback RC connection (the flush and the rank's own ADDs ride one), probed once
+     * per NIC on a real NIC (the emulated NIC always connects to itself).
+     */
+    private void checkNic(Nic nic, String who) {
+        NicSetupCheck.requireAtomics(nic, who);
+        if (!nic.isEmulated() && probedNics.add(nic)) {
+            try (Memory words = new Memory(NicSetupCheck.PROBE_BYTES)) {
+                NicSetupCheck.probeLoopback(nic, Pointer.nativeValue(words), who, NicSetupCheck.PROBE_TIMEOUT_NANOS);
+            }
+        }
     }
 
     /** Closes one link's QP and DeviceQp, then {@code after} (what else the link holds), once the NIC is quiet. */

@@ -155,12 +155,14 @@ public final class EmulatedEngine {
         if (qp.dead || qp.isClosed()) {
             return 0;
         }
+        // The doorbell before the state: a doorbell rung after connect() returned carries the connected state with
+        // it (acquire); read the other way round, a state read just before the connect would drop that doorbell.
+        long bell = DoorbellDescriptor.getDoorbellAcquire(qp.doorbell, 0);
         QpState state = qp.state();
         boolean sendQueueOff = state == QpState.RESET || state == QpState.INIT || state == QpState.RTR;
         if (sendQueueOff && !strict) {
             return 0; // lenient: the doorbell stays unread, and runs once the QP is connected
         }
-        long bell = DoorbellDescriptor.getDoorbellAcquire(qp.doorbell, 0);
         if (bell != qp.doorbellSeen) {
             qp.doorbellSeen = bell;
             if (sendQueueOff) {
