@@ -508,6 +508,34 @@ __device__ inline __noinline__ int quiet(const DeviceView* v, DeviceQp* qp, int 
   return st;
 }
 
+// ---- several QPs per peer -------------------------------------------------------------------------------------
+// A peer may be reached over qp_count QPs (an array of DeviceQps, layout/device_qp.cuh). Each QP keeps its own WQEs
+// in order (RC); nothing orders WQEs of two QPs. So: the calls a caller makes on one QP are in order, put_signal's
+// signal covers its own data (one QP), and a signal that must cover data posted on another QP of the peer needs
+// fence_qps (what fence(peer) does over several QPs) between them: it waits until every WQE published on the peer's
+// other QPs before it has completed, so their data is at the peer before anything the caller posts after it.
+
+// The QP of `base`'s array that `key` (a warp, a channel) posts on.
+__device__ __forceinline__ DeviceQp* qp_for(DeviceQp* base, uint32_t key) {
+  const uint32_t n = base->qp_count;
+  return n <= 1 ? base : base + key % n;
+}
+
+// The first entry of the array `qp` belongs to.
+__device__ __forceinline__ DeviceQp* qp_base(DeviceQp* qp) { return qp - qp->qp_index; }
+
+// Every QP of `qp`'s array but `qp` itself drained: what was published on them before this call has completed.
+__device__ inline __noinline__ int fence_qps(const DeviceView* v, DeviceQp* qp, int peer) {
+  DeviceQp* base = qp_base(qp);
+  const uint32_t n = base->qp_count;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (base + i == qp) continue;
+    const int st = drain(v, base + i, OP_FENCE, peer);
+    if (st != OK) return st;
+  }
+  return OK;
+}
+
 // ---- scoped forms: one thread posts for the group after a barrier that makes the group's stores its own --------
 
 __device__ __forceinline__ uint32_t lane() {

@@ -384,11 +384,15 @@ struct Fixture {
   DeviceQp* qp;
   uint8_t* wqe_sizes;
 
-  Fixture(uint32_t depth, Mode mode, uint64_t timeout_ns) {
+  // `place`: where the DeviceQp goes (entry `index` of an array of `count`, one peer's QPs), or null for one of its own.
+  Fixture(uint32_t depth, Mode mode, uint64_t timeout_ns, DeviceQp* place = nullptr, uint32_t index = 0,
+          uint32_t count = 1) {
     view = aligned<DeviceView>(sizeof(DeviceView) + sizeof(PeerEntry), 64);
     record = aligned<ErrorRecord>(sizeof(ErrorRecord), 64);
     abort_flag = aligned<uint64_t>(8, 8);
-    qp = aligned<DeviceQp>(sizeof(DeviceQp), 256);
+    qp = place != nullptr ? place : aligned<DeviceQp>(sizeof(DeviceQp), 256);
+    qp->qp_count = count;
+    qp->qp_index = index;
     wqe_sizes = aligned<uint8_t>(depth, 64);
     view->rank = 0;
     view->nranks = 1;
@@ -428,7 +432,11 @@ struct Fixture {
     qp->peer = 1;
     g_qps.push_back(&m);
   }
-  ~Fixture() { g_qps.clear(); }
+  ~Fixture() {
+    for (size_t i = 0; i < g_qps.size(); ++i) {
+      if (g_qps[i] == &model) g_qps.erase(g_qps.begin() + (long)i);
+    }
+  }
 
   uint8_t wqe_flags(uint64_t counter) const {
     return model.sq[(counter & (model.depth - 1)) * 64 + M::WqeDescriptor::CTRL_FM_CE_SE_OFFSET];
@@ -612,6 +620,52 @@ void stress_scenario(int per_thread) {
              {"stress_violations", take_violations()}});
 }
 
+// Two QPs to one peer, the first run late by a NIC thread, the second at once: a put on the first, then a signal on
+// the second. fence_qps between them (what fence(peer) does over several QPs) keeps the signal behind the data; the
+// same without it is the control, in which the signal overtakes.
+void several_qps_scenario() {
+  constexpr uint64_t DATA = 0, FLAG = 4096, BYTES = 256;
+  long overtaken[2] = {0, 0};
+  int statuses = 0;
+  for (int fenced = 0; fenced < 2; ++fenced) {
+    DeviceQp* array = aligned<DeviceQp>(2 * sizeof(DeviceQp), 256);
+    Fixture slow(32, Mode::PAUSED, 2000 * MS, array, 0, 2);
+    Fixture fast(32, Mode::EAGER, 2000 * MS, array + 1, 1, 2);
+    fast.model.local = slow.model.local;  // one pair of heaps: both QPs go from this rank to the same peer
+    fast.model.peer = slow.model.peer;
+    fast.qp->local_base = slow.qp->local_base;
+    fast.qp->remote_base = slow.qp->remote_base;
+    std::memset(slow.model.local, 0x5a, BYTES);
+    std::atomic<bool> stop{false};
+    auto late_nic = [&] {
+      while (!stop.load(std::memory_order_acquire)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        run_nic(&slow.model, 0, true);
+      }
+    };
+    // Unfenced, the first QP runs only after the look below: the control is deterministic.
+    std::thread nic;
+    if (fenced) nic = std::thread(late_nic);
+    statuses |= qp_for(array, 0) == array && qp_for(array, 3) == array + 1 && qp_base(array + 1) == array ? 0 : 1;
+    statuses |= put(slow.view, array, 1, OP_PUT, DATA, 0, BYTES);
+    if (fenced) statuses |= fence_qps(fast.view, array + 1, 1);
+    statuses |= signal(fast.view, array + 1, 1, OP_SIGNAL, FLAG, SIGNAL_SET, 1);
+    // The flag is there now (the second QP runs at once): is the data it covers?
+    uint64_t flag, first;
+    std::memcpy(&flag, slow.model.peer + FLAG, 8);
+    std::memcpy(&first, slow.model.peer + DATA, 8);
+    overtaken[fenced] = flag == 1 && first != 0x5a5a5a5a5a5a5a5aull;
+    if (!fenced) nic = std::thread(late_nic);
+    statuses |= quiet(slow.view, array, 1) | quiet(fast.view, array + 1, 1);
+    stop.store(true, std::memory_order_release);
+    nic.join();
+  }
+  put_value({{"qps_statuses", statuses},
+             {"qps_unfenced_overtaken", overtaken[0]},
+             {"qps_fenced_overtaken", overtaken[1]},
+             {"qps_violations", take_violations()}});
+}
+
 }  // namespace
 
 namespace gda4j_model {
@@ -639,6 +693,7 @@ int main(int argc, char** argv) {
   doorbell_scenario();
   error_scenario();
   sq_full_scenario();
+  several_qps_scenario();
   stress_scenario(per_thread);
   return 0;
 }

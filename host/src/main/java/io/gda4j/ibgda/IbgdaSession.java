@@ -11,6 +11,7 @@ import io.gda4j.nic.NicMemory;
 import io.gda4j.nic.NicQp;
 import io.gda4j.nic.NicSetupCheck;
 import io.gda4j.nic.QpPair;
+import io.gda4j.nic.QpRings;
 import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.RcExchange;
 import io.gda4j.nic.emulated.EmulatedNic;
@@ -37,9 +38,10 @@ import java.util.Set;
 
 /**
  * One world's IBGDA state: the NICs ({@link RankNics}: each rank's own, chosen by PCIe distance, or one shared),
- * each rank's heap registration and flush resources, and one connected QP pair per pair of ranks (its two QPs on
- * the two ranks' NICs). The world connects ordered pairs one at a time ({@code (a, b)} then later
- * {@code (b, a)}); the pair is made at the first of the two, and each side gets its own QP's {@link DeviceQp}.
+ * each rank's heap registration and flush resources, and per pair of ranks {@code GDA4J_IBGDA_QPS_PER_PEER}
+ * connected QP pairs (each pair's two QPs on the two ranks' NICs). The world connects ordered pairs one at a time
+ * ({@code (a, b)} then later {@code (b, a)}); the pairs are made at the first of the two, and each side gets one
+ * {@link DeviceQp} holding its QPs of them.
  *
  * <p>Across processes ({@code ProcessWorld}) each process has its own session and NIC for its one rank, and a pair
  * of ranks is connected by what each process offers ({@link #offerAcrossProcesses}, {@link #linkAcrossProcesses}):
@@ -55,7 +57,8 @@ final class IbgdaSession {
     private final IbgdaConfig config;
     private final RankNics nics;
     private final Map<Integer, RankState> ranks = new HashMap<>();
-    private final Map<Long, QpPair> pairs = new HashMap<>();
+    /** Per pair of ranks, its connections: {@code config.qpsPerPeer()} QP pairs, QP i of each side to QP i. */
+    private final Map<Long, List<QpPair>> pairs = new HashMap<>();
     /** Across processes over a NIC that connects by QP number: each rank's QPs for its pairs, until links take them. */
     private final Map<Integer, RcExchange> exchanges = new HashMap<>();
     /** NICs whose loopback probe passed ({@link #checkNic}). */
@@ -150,25 +153,40 @@ final class IbgdaSession {
         long key = (long) lo << 32 | hi;
         RankState mine = rankState(local);
         RankState theirs = rankState(peer);
-        QpPair pair = pairs.get(key);
-        if (pair == null) {
+        List<QpPair> connections = pairs.get(key);
+        if (connections == null) {
             LinkEnd first = local.rank() == lo ? local : peer;
             LinkEnd second = first == local ? peer : local;
             Nic firstNic = rankState(first).nic;
             Nic secondNic = rankState(second).nic;
-            pair = firstNic == secondNic ? firstNic.createConnectedPair(spec(first, second), spec(second, first))
-                    : QpPair.connect(firstNic, spec(first, second), secondNic, spec(second, first));
-            pairs.put(key, pair);
+            connections = new ArrayList<>();
+            try {
+                for (int i = 0; i < config.qpsPerPeer(); i++) {
+                    connections.add(firstNic == secondNic
+                            ? firstNic.createConnectedPair(spec(first, second.rank(), i), spec(second, first.rank(), i))
+                            : QpPair.connect(firstNic, spec(first, second.rank(), i), secondNic,
+                            spec(second, first.rank(), i)));
+                }
+            } catch (RuntimeException e) {
+                for (QpPair made : connections) {
+                    run(e::addSuppressed, made::close);
+                }
+                throw e;
+            }
+            pairs.put(key, connections);
         }
-        NicQp qp = local.rank() == lo ? pair.first() : pair.second();
-        DeviceQp dqp = DeviceQp.create(local.context(), qp.deviceRings(), new DeviceQp.Addressing(
+        List<NicQp> qps = new ArrayList<>();
+        for (QpPair pair : connections) {
+            qps.add(local.rank() == lo ? pair.first() : pair.second());
+        }
+        DeviceQp dqp = DeviceQp.create(local.context(), deviceRings(qps), new DeviceQp.Addressing(
                 mine.heap.address(), theirs.heap.address(), local.heapSizeBytes(), mine.heap.lkey(),
                 theirs.heap.rkey(), mine.flushOnQuiet ? mine.loopbackDeviceQp.address() : 0,
                 mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.address(),
                 mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.rkey(), mine.discardAddr(),
                 mine.discardLkey(), mine.flushOnQuiet, theirs.heap.relaxedOrdering(), peer.rank()));
         openLinks++;
-        AutoCloseable resources = () -> closeLink(qp, dqp, () -> { });
+        AutoCloseable resources = () -> closeLink(qps, dqp, () -> { });
         return new PeerLink(IbgdaTransport.TAG, 0, dqp.address(), theirs.heap.rkey(), mine.heap.lkey(), 0, resources);
     }
 
@@ -192,7 +210,8 @@ final class IbgdaSession {
         if (!s.nic.capabilities().processLinks()) {
             RcExchange exchange = exchanges.get(local.rank());
             if (exchange == null) {
-                exchange = RcExchange.open(s.nic, local.rank(), local.worldSize(), peer -> spec(local, peer));
+                exchange = RcExchange.open(s.nic, local.rank(), local.worldSize(), config.qpsPerPeer(),
+                        (peer, index) -> spec(local, peer, index));
                 exchanges.put(local.rank(), exchange);
             }
             return new ProcessOffer(s.heap.rkey(), s.heap.address(), local.heapSizeBytes(), s.heap.access(), 0,
@@ -241,7 +260,7 @@ final class IbgdaSession {
         IpcMemory words = null;
         IpcMemory peerHeap = null;  // the emulated NIC's wire to a rank of another host (a named host of this machine)
         RemoteResponder responder = null;
-        NicQp qp = null;
+        List<NicQp> qps = new ArrayList<>();
         DeviceQp dqp = null;
         try {
             if (byEndpoint) {
@@ -250,7 +269,9 @@ final class IbgdaSession {
                     throw new IllegalStateException("ibgda: rank " + local.rank() + " connects to "
                             + peer.description() + " before it offered anything (offerAcrossProcesses)");
                 }
-                qp = exchange.connect(peer.rank(), peer.description(), offer.endpoints());
+                for (int i = 0; i < config.qpsPerPeer(); i++) {
+                    qps.add(exchange.connect(peer.rank(), i, peer.description(), offer.endpoints()));
+                }
             } else {
                 EmulatedNic emulated = processLinksOf(mine, local);
                 words = local.context().openIpcMemory(offer.wordsHandle(), WORDS_BYTES, peer.description()
@@ -264,9 +285,11 @@ final class IbgdaSession {
                 responder = new RemoteResponder(peer.description());
                 responder.addRegion(offer.heapRkey(), offer.heapAddress(), offer.heapBytes(), offer.heapAccess(),
                         wire, words.address() + offer.lockOffset(), "heap");
-                qp = emulated.createQpToProcess(spec(local, peer.rank()), responder);
+                for (int i = 0; i < config.qpsPerPeer(); i++) {
+                    qps.add(emulated.createQpToProcess(spec(local, peer.rank(), i), responder));
+                }
             }
-            dqp = DeviceQp.create(local.context(), qp.deviceRings(), new DeviceQp.Addressing(
+            dqp = DeviceQp.create(local.context(), deviceRings(qps), new DeviceQp.Addressing(
                     mine.heap.address(), offer.heapAddress(), local.heapSizeBytes(), mine.heap.lkey(),
                     offer.heapRkey(), mine.flushOnQuiet ? mine.loopbackDeviceQp.address() : 0,
                     mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.address(),
@@ -274,7 +297,7 @@ final class IbgdaSession {
                     mine.discardLkey(), mine.flushOnQuiet,
                     offer.heapAccess().contains(NicAccess.RELAXED_ORDERING), peer.rank()));
         } catch (RuntimeException e) {
-            if (qp != null) {
+            for (NicQp qp : qps) {
                 run(e::addSuppressed, qp::close);
             }
             if (responder != null) {
@@ -289,7 +312,7 @@ final class IbgdaSession {
             throw e;
         }
         openLinks++;
-        NicQp linkQp = qp;
+        List<NicQp> linkQps = List.copyOf(qps);
         DeviceQp linkDqp = dqp;
         RemoteResponder linkResponder = responder;
         IpcMemory linkWords = words;
@@ -298,7 +321,7 @@ final class IbgdaSession {
             if (linkResponder != null) {
                 linkResponder.close();
             }
-            closeLink(linkQp, linkDqp, () -> {
+            closeLink(linkQps, linkDqp, () -> {
                 try {
                     if (linkWords != null) {
                         linkWords.close();
@@ -385,13 +408,18 @@ final class IbgdaSession {
         return s == null || s.loopbackDeviceQp == null ? 0 : s.loopbackDeviceQp.address();
     }
 
-    private QpSpec spec(LinkEnd poster, LinkEnd target) {
-        return spec(poster, target.rank());
+    /** The spec of QP {@code index} of {@code poster}'s QPs toward {@code target}. */
+    private QpSpec spec(LinkEnd poster, int target, int index) {
+        return new QpSpec(poster.context(), config.sqWqebbs(), config.sqWqebbs(), QpSpec.DEFAULT_MAX_INLINE_BYTES,
+                "rank " + poster.rank() + " -> rank " + target + (config.qpsPerPeer() > 1 ? " QP " + index : ""));
     }
 
-    private QpSpec spec(LinkEnd poster, int target) {
-        return new QpSpec(poster.context(), config.sqWqebbs(), config.sqWqebbs(), QpSpec.DEFAULT_MAX_INLINE_BYTES,
-                "rank " + poster.rank() + " -> rank " + target);
+    private static List<QpRings> deviceRings(List<NicQp> qps) {
+        List<QpRings> rings = new ArrayList<>();
+        for (NicQp qp : qps) {
+            rings.add(qp.deviceRings());
+        }
+        return rings;
     }
 
     private RankState rankState(LinkEnd r) {
@@ -444,8 +472,8 @@ final class IbgdaSession {
         }
     }
 
-    /** Closes one link's QP and DeviceQp, then {@code after} (what else the link holds), once the NIC is quiet. */
-    private synchronized void closeLink(NicQp qp, DeviceQp dqp, Runnable after) {
+    /** Closes one link's QPs and DeviceQp, then {@code after} (what else the link holds), once the NIC is quiet. */
+    private synchronized void closeLink(List<NicQp> qps, DeviceQp dqp, Runnable after) {
         List<RuntimeException> failures = new ArrayList<>();
         if (!quiesced) {
             quiesced = true;
@@ -453,7 +481,9 @@ final class IbgdaSession {
                 run(failures, nic::quiesce);
             }
         }
-        run(failures, qp::close);
+        for (NicQp qp : qps) {
+            run(failures, qp::close);
+        }
         run(failures, dqp::close);
         run(failures, after);
         if (--openLinks == 0) {
@@ -473,8 +503,10 @@ final class IbgdaSession {
             run(failures, x::close);
         }
         exchanges.clear();
-        for (QpPair p : pairs.values()) {
-            run(failures, p::close);
+        for (List<QpPair> connections : pairs.values()) {
+            for (QpPair p : connections) {
+                run(failures, p::close);
+            }
         }
         pairs.clear();
         for (RankState s : ranks.values()) {

@@ -34,7 +34,23 @@ class IbgdaConfigTest {
         assertEquals(NicChoice.EMULATED, c.nic());
         assertEquals(IbgdaConfig.Flush.ALWAYS, c.flush());
         assertEquals(256, c.sqWqebbs());
-        assertEquals(5, IbgdaConfig.SETTINGS.size(), "every component of the record is a setting (placement is two)");
+        assertEquals(6, IbgdaConfig.SETTINGS.size(), "every component of the record is a setting (placement is two)");
+    }
+
+    @Test
+    void qpsPerPeerIsASettingFromOneToItsLimit() {
+        assertEquals(1, IbgdaConfig.resolve(new Properties(), Map.of()).qpsPerPeer(), "one QP per peer by default");
+        Properties p = new Properties();
+        p.setProperty(IbgdaConfig.QPS_PER_PEER_PROP_NAME, "4");
+        assertEquals(4, IbgdaConfig.resolve(p, Map.of(IbgdaConfig.QPS_PER_PEER_ENV, "2")).qpsPerPeer());
+        assertEquals(2, IbgdaConfig.resolve(new Properties(), Map.of(IbgdaConfig.QPS_PER_PEER_ENV, "2")).qpsPerPeer());
+        for (String bad : new String[] {"0", "33", "many"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IbgdaConfig.resolve(
+                    new Properties(), Map.of(IbgdaConfig.QPS_PER_PEER_ENV, bad)));
+            assertTrue(e.getMessage().startsWith(IbgdaConfig.QPS_PER_PEER_ENV + "=" + bad + " is not valid: "),
+                    e.getMessage());
+        }
+        assertTrue(IbgdaConfig.SETTINGS.contains(IbgdaConfig.QPS_PER_PEER), "gda4j info prints it");
     }
 
     @Test

@@ -116,6 +116,17 @@ class IbgdaQpHostTest {
     }
 
     @Test
+    void overSeveralQpsASignalAfterTheFenceNeverOvertakesDataOfAnotherQp() {
+        assertAll(() -> assertEquals(0L, v("qps_statuses"), "put, fence_qps, signal and quiet return OK, and"
+                        + " qp_for / qp_base pick entries of the peer's array"),
+                () -> assertEquals(1L, v("qps_unfenced_overtaken"), "the control: without the fence the signal on"
+                        + " the second QP lands before the data on the first (nothing orders two QPs)"),
+                () -> assertEquals(0L, v("qps_fenced_overtaken"), "with fence_qps (fence(peer) over several QPs)"
+                        + " between them, the data is at the peer before the signal"),
+                () -> noViolations("qps"));
+    }
+
+    @Test
     void manyPostersOnASmallRingLoseNothing() {
         assertAll(() -> assertEquals(0L, v("stress_failed_calls"), () -> "calls failed, error record code "
                         + v("stress_error_code") + "; violations: " + violations),
