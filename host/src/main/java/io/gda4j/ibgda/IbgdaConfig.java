@@ -3,6 +3,7 @@ package io.gda4j.ibgda;
 import io.gda4j.config.Setting;
 import io.gda4j.config.SettingException;
 import io.gda4j.nic.NicChoice;
+import io.gda4j.nic.RingPlacement;
 import io.gda4j.nic.topology.NicPlacement;
 import io.gda4j.nic.topology.PathType;
 
@@ -24,8 +25,11 @@ import java.util.Properties;
  * @param sqWqebbs     send queue depth of every QP in WQEBBs (a power of two)
  * @param qpsPerPeer   RC QPs from each rank to each IBGDA peer: a kernel's warps (or the channels it names) spread
  *                     over them, so that posters to one peer do not all contend for one queue
+ * @param rings        where the QPs' send queues, doorbell records and CQs live: host memory mapped into the GPU
+ *                     (the fallback every NIC has) or the GPU's memory
  */
-public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, int sqWqebbs, int qpsPerPeer) {
+public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, int sqWqebbs, int qpsPerPeer,
+                          RingPlacement rings) {
     public static final String NIC_PROP_NAME = "gda4j.nic";
     public static final String NIC_ENV = "GDA4J_NIC";
     public static final String NIC_DEFAULT = "auto";
@@ -41,6 +45,10 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
     public static final String QPS_PER_PEER_PROP_NAME = "gda4j.ibgda.qpsPerPeer";
     public static final String QPS_PER_PEER_ENV = "GDA4J_IBGDA_QPS_PER_PEER";
     public static final String QPS_PER_PEER_DEFAULT = "1";
+    public static final String RINGS_PROP_NAME = "gda4j.ibgda.rings";
+    public static final String RINGS_ENV = "GDA4J_IBGDA_RINGS";
+    public static final String RINGS_DEFAULT = "host";
+
     /** Most QPs per peer: each is a send queue, a CQ and its rings per ordered pair of ranks. */
     public static final int MAX_QPS_PER_PEER = 32;
 
@@ -73,8 +81,14 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
                     + " on the channel a kernel names); the same in every process of a job",
             text -> checkQpsPerPeer(Integer.parseInt(text.strip())));
 
+    public static final Setting<RingPlacement> RINGS = Setting.of("IBGDA QP rings (SQ, doorbell record, CQ)",
+            RINGS_PROP_NAME, RINGS_ENV, RINGS_DEFAULT, "host (host memory mapped into the GPU) or gpu (the GPU's"
+                    + " memory, where the NIC supports it: the emulated NIC does, by copies)", RingPlacement::parse)
+            .displayedAs(RingPlacement::word);
+
     /** Every IBGDA setting, in the order {@code gda4j info} prints them. */
-    public static final List<Setting<?>> SETTINGS = List.of(NIC, NIC_DEVICE, GDR_LEVEL, FLUSH, SQ_DEPTH, QPS_PER_PEER);
+    public static final List<Setting<?>> SETTINGS = List.of(NIC, NIC_DEVICE, GDR_LEVEL, FLUSH, SQ_DEPTH, QPS_PER_PEER,
+            RINGS);
 
     /** When {@code quiet} ends with the PCIe flush (an ATOMIC_FA on a GPU flag via a loopback QP, null-MR SGE). */
     public enum Flush {
@@ -97,6 +111,7 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
     public IbgdaConfig {
         checkSqWqebbs(sqWqebbs);
         checkQpsPerPeer(qpsPerPeer);
+        rings = rings == null ? RingPlacement.HOST : rings;
         placement = placement == null ? NicPlacement.defaults() : placement;
     }
 
@@ -123,6 +138,7 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
     public static IbgdaConfig resolve(Properties props, Map<String, String> env) {
         return new IbgdaConfig(NIC.resolve(props, env),
                 NicPlacement.parse(NIC_DEVICE.resolve(props, env), GDR_LEVEL.resolve(props, env).name()),
-                FLUSH.resolve(props, env), SQ_DEPTH.resolve(props, env), QPS_PER_PEER.resolve(props, env));
+                FLUSH.resolve(props, env), SQ_DEPTH.resolve(props, env), QPS_PER_PEER.resolve(props, env),
+                RINGS.resolve(props, env));
     }
 }

@@ -7,6 +7,7 @@ import io.gda4j.nic.MemoryRegistration;
 import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicAccess;
 import io.gda4j.nic.NicCapabilities;
+import io.gda4j.nic.NicException;
 import io.gda4j.nic.NicMemory;
 import io.gda4j.nic.NicQp;
 import io.gda4j.nic.NicSetupCheck;
@@ -14,6 +15,7 @@ import io.gda4j.nic.QpPair;
 import io.gda4j.nic.QpRings;
 import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.RcExchange;
+import io.gda4j.nic.RingPlacement;
 import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.RemoteResponder;
 import io.gda4j.transport.LinkEnd;
@@ -411,7 +413,8 @@ final class IbgdaSession {
     /** The spec of QP {@code index} of {@code poster}'s QPs toward {@code target}. */
     private QpSpec spec(LinkEnd poster, int target, int index) {
         return new QpSpec(poster.context(), config.sqWqebbs(), config.sqWqebbs(), QpSpec.DEFAULT_MAX_INLINE_BYTES,
-                "rank " + poster.rank() + " -> rank " + target + (config.qpsPerPeer() > 1 ? " QP " + index : ""));
+                "rank " + poster.rank() + " -> rank " + target + (config.qpsPerPeer() > 1 ? " QP " + index : ""))
+                .withRings(config.rings());
     }
 
     private static List<QpRings> deviceRings(List<NicQp> qps) {
@@ -451,7 +454,8 @@ final class IbgdaSession {
         // Its IBGDA peers add to its words with NIC atomics, so its own ADDs must be NIC atomics too: ATOMIC_FAs on
         // this QP, which targets the rank's own heap (local and remote base are both its heap).
         s.loopbackQp = nic.createLoopbackQp(new QpSpec(r.context(), config.sqWqebbs(), config.sqWqebbs(),
-                QpSpec.DEFAULT_MAX_INLINE_BYTES, "rank " + r.rank() + " loopback (own ADDs, PCIe flush)"));
+                QpSpec.DEFAULT_MAX_INLINE_BYTES, "rank " + r.rank() + " loopback (own ADDs, PCIe flush)")
+                .withRings(config.rings()));
         s.loopbackDeviceQp = DeviceQp.create(r.context(), s.loopbackQp.deviceRings(), new DeviceQp.Addressing(
                 s.heap.address(), s.heap.address(), r.heapSizeBytes(), s.heap.lkey(), s.heap.rkey(), 0, 0, 0,
                 s.discardAddr(), s.discardLkey(), false, s.heap.relaxedOrdering(), r.rank()));
@@ -465,6 +469,11 @@ final class IbgdaSession {
      */
     private void checkNic(Nic nic, String who) {
         NicSetupCheck.requireAtomics(nic, who);
+        if (config.rings() == RingPlacement.GPU && nic.gpuRingsUnsupportedReason().isPresent()) {
+            throw new NicException(who + ": " + IbgdaConfig.RINGS_ENV + "=gpu, but " + nic.description() + " cannot"
+                    + " keep QP rings in GPU memory: " + nic.gpuRingsUnsupportedReason().get() + "; use "
+                    + IbgdaConfig.RINGS_ENV + "=host");
+        }
         if (!nic.isEmulated() && probedNics.add(nic)) {
             try (Memory words = new Memory(NicSetupCheck.PROBE_BYTES)) {
                 NicSetupCheck.probeLoopback(nic, Pointer.nativeValue(words), who, NicSetupCheck.PROBE_TIMEOUT_NANOS);

@@ -14,6 +14,7 @@ import io.gda4j.nic.QpAddress;
 import io.gda4j.nic.QpRings;
 import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.QpState;
+import io.gda4j.nic.RingPlacement;
 import io.gda4j.verbs.CompletionQueue;
 import io.gda4j.verbs.Mlx5CqBuffers;
 import io.gda4j.verbs.Mlx5QpBuffers;
@@ -73,6 +74,10 @@ final class Mlx5Qp implements NicQp {
 
     /** Creates the CQ and QP, sized to the spec, and maps their rings into the spec's GPU. */
     static Mlx5Qp create(Mlx5Nic nic, QpSpec spec) {
+        if (spec.rings() == RingPlacement.GPU) {
+            throw new NicException(spec.label() + ": rings in GPU memory on " + nic.deviceName() + ": "
+                    + nic.gpuRingsUnsupportedReason().orElse("not built for this NIC"));
+        }
         Mlx5QueueSizing.Attempt attempt = Mlx5QueueSizing.first(spec.sqWqebbs(), spec.cqEntries(),
                 spec.maxInlineBytes());
         for (int i = 1; ; i++) {
