@@ -231,6 +231,22 @@ static void mlx5dv(void)
     OFF(Mlx5dvCqDescriptor, CQN_OFFSET, struct mlx5dv_cq, cqn);
     OFF(Mlx5dvCqDescriptor, COMP_MASK_OFFSET, struct mlx5dv_cq, comp_mask);
 
+    VALUE(Mlx5dvDevxDescriptor, UMEM_IN_SIZE, sizeof(struct mlx5dv_devx_umem_in));
+    OFF(Mlx5dvDevxDescriptor, UMEM_IN_ADDR_OFFSET, struct mlx5dv_devx_umem_in, addr);
+    OFF(Mlx5dvDevxDescriptor, UMEM_IN_SIZE_OFFSET, struct mlx5dv_devx_umem_in, size);
+    OFF(Mlx5dvDevxDescriptor, UMEM_IN_ACCESS_OFFSET, struct mlx5dv_devx_umem_in, access);
+    OFF(Mlx5dvDevxDescriptor, UMEM_IN_PGSZ_BITMAP_OFFSET, struct mlx5dv_devx_umem_in, pgsz_bitmap);
+    OFF(Mlx5dvDevxDescriptor, UMEM_IN_COMP_MASK_OFFSET, struct mlx5dv_devx_umem_in, comp_mask);
+    OFF(Mlx5dvDevxDescriptor, UMEM_IN_DMABUF_FD_OFFSET, struct mlx5dv_devx_umem_in, dmabuf_fd);
+    VALUE(Mlx5dvDevxDescriptor, UMEM_MASK_DMABUF, MLX5DV_UMEM_MASK_DMABUF);
+    OFF(Mlx5dvDevxDescriptor, UMEM_UMEM_ID_OFFSET, struct mlx5dv_devx_umem, umem_id);
+    OFF(Mlx5dvDevxDescriptor, UAR_REG_ADDR_OFFSET, struct mlx5dv_devx_uar, reg_addr);
+    OFF(Mlx5dvDevxDescriptor, UAR_BASE_ADDR_OFFSET, struct mlx5dv_devx_uar, base_addr);
+    OFF(Mlx5dvDevxDescriptor, UAR_PAGE_ID_OFFSET, struct mlx5dv_devx_uar, page_id);
+    VALUE(Mlx5dvDevxDescriptor, PD_SIZE, sizeof(struct mlx5dv_pd));
+    OFF(Mlx5dvDevxDescriptor, PD_PDN_OFFSET, struct mlx5dv_pd, pdn);
+    VALUE(Mlx5dvDevxDescriptor, OBJ_PD, MLX5DV_OBJ_PD);
+
     SIZE(Mlx5dvObjDescriptor, struct mlx5dv_obj);
     OFF(Mlx5dvObjDescriptor, QP_IN_OFFSET, struct mlx5dv_obj, qp.in);
     OFF(Mlx5dvObjDescriptor, QP_OUT_OFFSET, struct mlx5dv_obj, qp.out);

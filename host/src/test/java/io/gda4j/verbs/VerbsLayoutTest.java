@@ -32,7 +32,7 @@ class VerbsLayoutTest {
             IbvQpInitAttrDescriptor.class, IbvGlobalRouteDescriptor.class, IbvAhAttrDescriptor.class,
             IbvQpAttrDescriptor.class, IbvQpDescriptor.class, IbvMrDescriptor.class, IbvPdDescriptor.class,
             IbvCqDescriptor.class, IbvContextDescriptor.class, IbvSendWrDescriptor.class, IbvWcDescriptor.class,
-            Mlx5dvQpDescriptor.class, Mlx5dvCqDescriptor.class,
+            Mlx5dvQpDescriptor.class, Mlx5dvCqDescriptor.class, Mlx5dvDevxDescriptor.class,
             Mlx5dvObjDescriptor.class, VerbsConstants.class);
 
     @TempDir
