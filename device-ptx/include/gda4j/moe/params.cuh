@@ -1,4 +1,4 @@
-// gda4j/moe/params.cuh: the MoE parameter block, mirrored by io.gda4j.moe.MoeParamsDescriptor (same names, same
+// gda4j/moe/params.cuh: the MoE parameter block, mirrored by io.gda4j.moe.ht.MoeParamsDescriptor (same names, same
 // offsets; MoeParamsLayoutTest compiles this header with g++ and compares). Written once per rank by MoeBuffer; every
 // MoE kernel takes a pointer to it. Heap offsets address the symmetric heap; the u64 pointers point into the rank's
 // own device memory. Plain C++, so g++ can print it.
@@ -177,7 +177,7 @@ static_assert(offsetof(MoeParams, direct_recv) == MoeParamsDescriptor::DIRECT_RE
 static_assert(offsetof(MoeParams, combine_landing) == MoeParamsDescriptor::COMBINE_LANDING_OFFSET, "combine_landing");
 static_assert(sizeof(MoeParams) == MoeParamsDescriptor::LENGTH, "MoeParams length");
 
-// Signal words of the heap's signal section (io.gda4j.moe.MoeSizing: the same formulas).
+// Signal words of the heap's signal section (io.gda4j.moe.ht.HighThroughputSizing: the same formulas).
 struct SignalIndex {
   int32_t channels, nranks;
   GDA4J_MOE_FN int32_t dispatch_count(int parity, int c, int src) const { return (parity * channels + c) * nranks + src; }

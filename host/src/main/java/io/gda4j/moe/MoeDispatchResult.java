@@ -1,5 +1,8 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.ht.HighThroughputRank;
+import io.gda4j.moe.tensor.DeviceTensor;
+
 /**
  * What a dispatch queued: the received rows and their top-k, sorted by (source rank, token), in tensors the
  * {@link MoeBuffer} owns (sized for the worst case, {@code maxRecvTokens} rows; valid until the next dispatch on
@@ -8,12 +11,12 @@ package io.gda4j.moe;
  * closed) every getter but {@link #handle()} throws IllegalStateException: the tensors would show the newer call's data.
  */
 public final class MoeDispatchResult {
-    private final MoeRank rank;
+    private final HighThroughputRank rank;
     private final MoeHandle handle;
     private final long generation;
     private int numRecv = -1;
 
-    MoeDispatchResult(MoeRank rank, MoeHandle handle, long generation) {
+    MoeDispatchResult(HighThroughputRank rank, MoeHandle handle, long generation) {
         this.rank = rank;
         this.handle = handle;
         this.generation = generation;

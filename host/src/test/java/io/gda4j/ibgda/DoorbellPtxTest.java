@@ -39,7 +39,7 @@ class DoorbellPtxTest {
     }
 
     @ParameterizedTest(name = "{0}.ptx")
-    @CsvSource({"ibgda", "bench_ibgda", "ops", "moe", "moe_ll"})
+    @CsvSource({"ibgda", "bench_ibgda", "ops", "moe_direct", "moe_ring", "moe_ll"})
     void theDoorbellFollowsItsRecordAndASystemFence(String module) {
         List<String> ringers = new ArrayList<>();
         for (Map.Entry<String, String> f : InlineSlotPtxTest.functions(module).entrySet()) {
