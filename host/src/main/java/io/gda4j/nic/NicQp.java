@@ -39,7 +39,11 @@ public interface NicQp extends AutoCloseable {
     /** The rings as the GPU that was named in {@link QpSpec#gpu()} addresses them. */
     QpRings deviceRings();
 
-    /** The rings as this process's threads address them (same memory as {@link #deviceRings()}). */
+    /**
+     * The rings as this process's threads address them (same memory as {@link #deviceRings()}); throws
+     * {@link IllegalStateException} for a QP whose rings are in GPU memory ({@link RingPlacement#GPU}), on which only
+     * its GPU posts.
+     */
     QpRings hostRings();
 
     /**
