@@ -171,7 +171,7 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const __gr
   if (threadIdx.x == 0) *b.status() = bad == ~0ull ? 0 : bad + 1;
 }
 
-// A named namespace, not an anonymous one (see moe.cu: PTX free of path-dependent names).
+// A named namespace, not an anonymous one (see moe_ring.cu: PTX free of path-dependent names).
 namespace moe_ll_kernels {
 
 // A batched pair (gda4j::prefers_few_puts, the proxy): the expert's entry in this rank's count table for rank r

@@ -29,8 +29,12 @@ import java.util.TreeMap;
  * frees the device memory and returns the heap region to the world's heap.
  */
 public final class MoeBuffer implements AutoCloseable {
-    /** The PTX module of the MoE kernels ({@code device-ptx/kernels/moe.cu}). */
-    public static final String MODULE = "moe";
+    /** The PTX module of the layout kernel, which both kinds of world use ({@code device-ptx/kernels/moe_layout.cu}). */
+    public static final String LAYOUT_MODULE = "moe_layout";
+    /** The PTX module of the dispatch and combine through rings ({@code device-ptx/kernels/moe_ring.cu}). */
+    public static final String RING_MODULE = "moe_ring";
+    /** The PTX module of the dispatch and combine of direct worlds ({@code device-ptx/kernels/moe_direct.cu}). */
+    public static final String DIRECT_MODULE = "moe_direct";
 
     private final World world;
     private final MoeConfig config;
@@ -49,7 +53,7 @@ public final class MoeBuffer implements AutoCloseable {
             throw new IllegalArgumentException(rings);
         }
         checkResidency(world, config);
-        world.loadModules(MODULE);
+        world.loadModules(LAYOUT_MODULE, sizing.direct() ? DIRECT_MODULE : RING_MODULE);
         this.region = world.heap().allocate(sizing.heapBytes());
         this.ranks = new MoeRankSet<>(world, region, "MoeBuffer", r -> new MoeRank(this, r), MoeRank::finishCalls,
                 MoeRank::close);

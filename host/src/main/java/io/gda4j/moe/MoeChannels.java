@@ -3,7 +3,7 @@ package io.gda4j.moe;
 /**
  * How a rank's tokens are split over channels (two thread blocks each): {@code ceil(numTokens / numChannels)} tokens each,
  * contiguous, the last ones possibly short or empty. The layout, dispatch and combine kernels compute the same
- * ranges ({@code gda4j/moe/moe.cuh: channel_range}).
+ * ranges ({@code gda4j/moe/ht.cuh: channel_start, channel_end}).
  */
 public final class MoeChannels {
     private MoeChannels() {

@@ -73,16 +73,21 @@ public final class MoeRank implements AutoCloseable {
         this.rank = rank;
         this.s = buffer.sizing();
         this.generations = new CallGenerations(rank.rank());
-        this.zero = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_zero");
-        this.nextCall = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_next_call");
-        this.layoutKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_layout");
-        this.dispatchKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_dispatch");
-        this.combineKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_combine");
-        this.dispatchDirectKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_dispatch_direct");
-        this.combineDirectKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_combine_direct");
-        this.combinePullKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_combine_pull");
+        this.zero = rank.kernel(MoeBuffer.LAYOUT_MODULE, "gda4j_moe_zero");
+        this.layoutKernel = rank.kernel(MoeBuffer.LAYOUT_MODULE, "gda4j_moe_layout");
+        // Only the world's protocol is loaded (MoeBuffer): rings, or direct stores.
+        String ring = s.direct() ? null : MoeBuffer.RING_MODULE;
+        String direct = s.direct() ? MoeBuffer.DIRECT_MODULE : null;
+        this.nextCall = ring == null ? null : rank.kernel(ring, "gda4j_moe_next_call");
+        this.dispatchKernel = ring == null ? null : rank.kernel(ring, "gda4j_moe_dispatch");
+        this.combineKernel = ring == null ? null : rank.kernel(ring, "gda4j_moe_combine");
+        this.dispatchDirectKernel = direct == null ? null : rank.kernel(direct, "gda4j_moe_dispatch_direct");
+        this.combineDirectKernel = direct == null ? null : rank.kernel(direct, "gda4j_moe_combine_direct");
+        this.combinePullKernel = direct == null ? null : rank.kernel(direct, "gda4j_moe_combine_pull");
+        Kernel dispatching = s.direct() ? dispatchDirectKernel : dispatchKernel;
+        Kernel combining = s.direct() ? combineDirectKernel : combineKernel;
         for (int threads : new int[] {dispatchThreads(), combineThreads()}) {
-            int max = Math.min(dispatchKernel.maxThreadsPerBlock(), combineKernel.maxThreadsPerBlock());
+            int max = Math.min(dispatching.maxThreadsPerBlock(), combining.maxThreadsPerBlock());
             if (threads > max) {
                 throw new IllegalArgumentException("MoE blocks of " + threads + " threads exceed the kernels' limit of " + max
                         + " on " + rank.device() + "; use fewer combineWarps");

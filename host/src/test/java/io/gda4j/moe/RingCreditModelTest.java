@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The combine's ring protocol between one sender and one receiver, as a model in Java, to check the bound
- * {@link MoeConfig#ringProblem()} enforces. The sender is {@code GroupSender} (gda4j/moe/moe.cuh): pieces of at most
+ * {@link MoeConfig#ringProblem()} enforces. The sender is {@code GroupSender} (gda4j/moe/ring.cuh): pieces of at most
  * {@code chunk} rows that never wrap the ring, a run announced when whole or before a wait for credits, and a wait
- * until {@code credit >= pos + rows - ring}. The receiver is {@code combine_receive} (kernels/moe.cu): rounds of
+ * until {@code credit >= pos + rows - ring}. The receiver is {@code combine_receive} (kernels/moe_ring.cu): rounds of
  * {@code warps} tokens, each warp waiting for its token's row to be announced, the rows consumed granted back after
  * the round. Both sides only ever raise what the other waits for, so letting each go as far as it can in turn finds
  * a stall if any order of events has one.
@@ -138,7 +138,7 @@ class RingCreditModelTest {
                 .chunkTokens(2).combineWarps(3).build().ringProblem());
     }
 
-    /** grant_batch (gda4j/moe/moe.cuh): the rows a combine receiver may hold back before it grants them. */
+    /** grant_batch (gda4j/moe/ring.cuh): the rows a combine receiver may hold back before it grants them. */
     private static int grantBatch(int ring, int chunk, int warps) {
         return Math.max(1, Math.min(chunk, ring - chunk - warps + 1));
     }
