@@ -30,5 +30,9 @@ __device__ __forceinline__ unsigned long long* dispatch_claims(const MoeParams* 
   return words + (seq & 1);
 }
 
+__device__ __forceinline__ ExchangeIndex exchange_index(const MoeParams* p) {
+  return ExchangeIndex{p->num_channels, p->head.nranks, p->head.num_local_experts};
+}
+
 }  // namespace moe
 }  // namespace gda4j

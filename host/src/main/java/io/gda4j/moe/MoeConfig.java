@@ -28,6 +28,7 @@ public final class MoeConfig extends MoeShapeConfig {
     private final int ringTokens;
     private final int combineWarps;
     private final boolean communicationStream;
+    private final MoeRowPath rowPath;
     private final MoeLowLatencyConfig lowLatency;
 
     private MoeConfig(Builder b) {
@@ -37,6 +38,7 @@ public final class MoeConfig extends MoeShapeConfig {
         this.ringTokens = b.ringTokens;
         this.combineWarps = b.combineWarps;
         this.communicationStream = b.communicationStream;
+        this.rowPath = java.util.Objects.requireNonNull(b.rowPath, "MoeConfig rowPath");
         this.lowLatency = b.lowLatency;
         if (lowLatency != null && (lowLatency.hidden() != hidden() || lowLatency.numExperts() != numExperts()
                 || lowLatency.topK() != topK())) {
@@ -82,7 +84,7 @@ public final class MoeConfig extends MoeShapeConfig {
 
     public Builder toBuilder() {
         return shapeInto(new Builder()).numChannels(numChannels).chunkTokens(chunkTokens).ringTokens(ringTokens)
-                .combineWarps(combineWarps).communicationStream(communicationStream).lowLatency(lowLatency);
+                .combineWarps(combineWarps).communicationStream(communicationStream).rowPath(rowPath).lowLatency(lowLatency);
     }
 
     public ElementType dtype() {
@@ -124,6 +126,11 @@ public final class MoeConfig extends MoeShapeConfig {
      */
     public boolean communicationStream() {
         return communicationStream;
+    }
+
+    /** What moves the rows in a direct world ({@link MoeRowPath}); AUTO by default. */
+    public MoeRowPath rowPath() {
+        return rowPath;
     }
 
     /**
@@ -178,7 +185,7 @@ public final class MoeConfig extends MoeShapeConfig {
      * {@link MoeBuffer} finds it) or one with rings.
      */
     public MoeSizing sizing(int worldSize, boolean direct) {
-        return new MoeSizing(this, worldSize, direct);
+        return new MoeSizing(this, worldSize, direct, rowPath.resolve(direct) == MoeRowPath.COPY_ENGINE);
     }
 
     @Override
@@ -186,7 +193,8 @@ public final class MoeConfig extends MoeShapeConfig {
         return "MoeConfig{hidden=" + hidden() + ", dtype=" + dtype() + ", maxTokensPerRank=" + maxTokensPerRank()
                 + ", numExperts=" + numExperts() + ", topK=" + topK() + ", numChannels=" + numChannels + ", chunkTokens="
                 + chunkTokens + ", ringTokens=" + ringTokens + ", combineWarps=" + combineWarps
-                + ", communicationStream=" + communicationStream + (lowLatency == null ? "" : ", lowLatency=" + lowLatency) + "}";
+                + ", communicationStream=" + communicationStream + ", rowPath=" + rowPath
+                + (lowLatency == null ? "" : ", lowLatency=" + lowLatency) + "}";
     }
 
     /** Defaults: BF16, 8 channels, chunks of 16 rows, rings of 64 rows, 8 combine warps, no communication stream. */
@@ -198,6 +206,7 @@ public final class MoeConfig extends MoeShapeConfig {
         // tokens of hidden 7168, 2 ranks on one H100: combine 0.66 ms with 8, 0.43 ms with 16).
         private int combineWarps = 16;
         private boolean communicationStream;
+        private MoeRowPath rowPath = MoeRowPath.AUTO;
         private MoeLowLatencyConfig lowLatency;
 
         @Override
@@ -238,6 +247,16 @@ public final class MoeConfig extends MoeShapeConfig {
          */
         public Builder communicationStream(boolean v) {
             communicationStream = v;
+            return this;
+        }
+
+        /**
+         * What moves the rows in a direct world: the SMs, the copy engines, or AUTO (the buffer's choice per world, the
+         * default; {@link MoeRowPath}). COPY_ENGINE in a world with a proxy or ibgda pair is refused when the buffer is
+         * made.
+         */
+        public Builder rowPath(MoeRowPath v) {
+            rowPath = v;
             return this;
         }
 

@@ -110,6 +110,100 @@ public final class MoeGraphReplay {
         }
     }
 
+    /**
+     * A dispatch alone captured in a CUDA graph per rank and replayed {@code replays} times with new tokens and
+     * weights, each replay checked against the reference (every replay writes the region the capture chose, so each
+     * waits at its entry for every rank's), then an eager combine of it, checked too. Returns the hash of the last
+     * replay's rows.
+     */
+    public static long runCapturedDispatches(MoeReferenceCheck check, MoeRouting.Kind kind, long seed, int[] tokens,
+                                             int replays) {
+        MoeBuffer buffer = check.buffer();
+        MoeSizing s = buffer.sizing();
+        MoeConfig c = s.config();
+        int n = s.worldSize();
+        Random rnd = new Random(seed);
+        int[][] idx = new int[n][];
+        MoeReference.Input[] in = new MoeReference.Input[n];
+        MoeHandle[] handles = new MoeHandle[n];
+        for (int r = 0; r < n; r++) {
+            idx[r] = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
+            in[r] = check.upload(r, MoeRouting.input(s, r, tokens[r], idx[r], rnd));
+            if (check.local(r)) {
+                handles[r] = buffer.rank(r).layout(check.topkIdx(r, tokens[r]));
+            }
+        }
+        MoeDispatchResult[] got = new MoeDispatchResult[n];
+        CUgraphExec[] exec = new CUgraphExec[n];
+        try {
+            for (int r : check.locals()) {
+                MoeRank m = buffer.rank(r);
+                m.rank().context().makeCurrent();
+                CUstream stream = m.stream().handle();
+                check(JCudaDriver.cuStreamBeginCapture(stream, CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                        "cuStreamBeginCapture", r);
+                got[r] = m.dispatch(check.x(r, tokens[r]), check.scales(r, tokens[r]), check.topkIdx(r, tokens[r]),
+                        check.topkWeights(r, tokens[r]), handles[r]);
+                m.computeStreamWaitForLastCall();
+                CUgraph graph = new CUgraph();
+                check(JCudaDriver.cuStreamEndCapture(stream, graph), "cuStreamEndCapture", r);
+                exec[r] = new CUgraphExec();
+                check(JCudaDriver.cuGraphInstantiate(exec[r], graph, 0), "cuGraphInstantiate", r);
+                JCudaDriver.cuGraphDestroy(graph);
+            }
+            long hash = 0;
+            MoeReference.Received[] want = new MoeReference.Received[n];
+            for (int replay = 0; replay < replays; replay++) {
+                for (int r = 0; r < n; r++) {
+                    in[r] = check.upload(r, MoeRouting.input(s, r, tokens[r], idx[r], rnd));
+                }
+                buffer.world().barrier();
+                for (int r : check.locals()) {
+                    buffer.rank(r).rank().context().makeCurrent();
+                    check(JCudaDriver.cuGraphLaunch(exec[r], buffer.rank(r).stream().handle()), "cuGraphLaunch", r);
+                }
+                for (int r : check.locals()) {
+                    buffer.rank(r).stream().synchronize();
+                }
+                buffer.checkErrors();
+                hash = 0xcbf29ce484222325L;
+                for (int r = 0; r < n; r++) {
+                    want[r] = MoeReference.dispatch(s, in, r);
+                    if (check.local(r)) {
+                        hash = MoeReferenceCheck.fnv(hash, check.checkDispatch(r, got[r], want[r]));
+                    }
+                }
+            }
+            short[][] yRows = new short[n][];
+            DeviceTensor[] out = new DeviceTensor[n];
+            for (int r = 0; r < n; r++) {
+                yRows[r] = MoeRouting.bf16Rows(want[r].count(), c.hidden(), rnd);
+                if (check.local(r)) {
+                    check.writeY(r, MoeReferenceCheck.shorts(yRows[r]));
+                }
+            }
+            buffer.world().barrier();
+            for (int r : check.locals()) {
+                out[r] = buffer.rank(r).combine(check.y(r, want[r].count()), got[r]);
+                buffer.rank(r).computeStreamWaitForLastCall();
+            }
+            for (int r : check.locals()) {
+                buffer.rank(r).stream().synchronize();
+            }
+            buffer.checkErrors();
+            for (int r : check.locals()) {
+                check.checkCombine(r, out[r], want, yRows, tokens[r]);
+            }
+            return hash;
+        } finally {
+            for (CUgraphExec e : exec) {
+                if (e != null) {
+                    JCudaDriver.cuGraphExecDestroy(e);
+                }
+            }
+        }
+    }
+
     private static void check(int result, String call, int rank) {
         if (result != CUresult.CUDA_SUCCESS) {
             throw new IllegalStateException(call + " on rank " + rank + " failed: " + CUresult.stringFor(result));

@@ -11,6 +11,7 @@ import io.gda4j.moe.MoeLowLatencyRouting;
 import io.gda4j.moe.MoeLowLatencySizing;
 import io.gda4j.moe.MoeReferenceCheck;
 import io.gda4j.moe.MoeRouting;
+import io.gda4j.moe.MoeRowPath;
 import io.gda4j.proxy.ProxyActivity;
 import io.gda4j.proxy.ProxyConfig;
 import io.gda4j.proxy.ProxyTransport;
@@ -59,8 +60,8 @@ final class MoeCommand implements Command {
                 + "routed; experts split evenly over the ranks), then combines them back. --mode "
                 + "low-latency times the decoding calls instead (default 128 tokens, FP8) and their send and receive "
                 + "halves. Each figure is the median and p99 over --iters timed pairs, after --warmup, of the slowest "
-                + "rank's time from CUDA events, with every rank's call queued before any runs. GBps is DeepEP's "
-                + "bandwidth (the bytes a rank receives, its own rows included, over the time; GB = 10^9 B); "
+                + "rank's time from CUDA events, every rank's call queued before any runs. GBps: DeepEP's "
+                + "bandwidth (bytes a rank receives, its own included, over the time; GB = 10^9 B); "
                 + "link_GBps counts only bytes between GPUs; link_ratio compares it with ce_ceiling, every rank "
                 + "copying to every peer at once in the same run. nccl: NCCL's all-to-all-v of the same routing "
                 + "(from " + LibNccl.LIBRARY_ENV + " or a Python environment's nvidia/nccl/lib); fw: MoE over NCCL as "
@@ -101,10 +102,12 @@ final class MoeCommand implements Command {
         o.addOption(Option.builder().longOpt("pow2-scales")
                 .desc("low-latency FP8: scales rounded up to powers of two (UE8M0)").build());
         o.addOption(Option.builder().longOpt("comm-stream")
-                .desc("high-throughput: the calls on a communication stream per rank, ordered by events").build());
+                .desc("high-throughput: the calls on a communication stream per rank").build());
         o.addOption(Option.builder().longOpt("combine-from").hasArg().argName("WHERE")
                 .desc("combine reads y from: heap (default, pulled) or tensor (pushed)")
                 .build());
+        o.addOption(Option.builder().longOpt("rows").hasArg().argName("PATH")
+                .desc("what moves the rows of a direct world: auto (default), sm, copy-engine").build());
         o.addOption(Option.builder().longOpt("check").desc("compare with the Java reference first").build());
         o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
         return o;
@@ -242,6 +245,9 @@ final class MoeCommand implements Command {
         if (cmd.hasOption("comm-stream")) {
             throw new UsageException("--comm-stream applies to --mode high-throughput; the low-latency calls run on the"
                     + " rank's stream");
+        }
+        if (cmd.hasOption("rows")) {
+            throw new UsageException("--rows applies to --mode high-throughput");
         }
         boolean combineFromHeap = combineFromHeap(cmd);
         List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "128"));
@@ -517,6 +523,17 @@ final class MoeCommand implements Command {
                 ceiling.slowestMillis().length);
     }
 
+    /** --rows: what moves the rows of a direct world's high-throughput calls. */
+    static MoeRowPath rowPath(CommandLine cmd) {
+        String v = cmd.getOptionValue("rows", "auto").trim().toLowerCase(Locale.ROOT);
+        return switch (v) {
+            case "auto" -> MoeRowPath.AUTO;
+            case "sm" -> MoeRowPath.SM;
+            case "copy-engine" -> MoeRowPath.COPY_ENGINE;
+            default -> throw new UsageException("--rows must be auto, sm or copy-engine, got " + v);
+        };
+    }
+
     /** --combine-from: whether the expert outputs go to the buffer's combine input (heap, the default). */
     static boolean combineFromHeap(CommandLine cmd) {
         String from = cmd.getOptionValue("combine-from", "heap").trim().toLowerCase(java.util.Locale.ROOT);
@@ -552,10 +569,16 @@ final class MoeCommand implements Command {
                 + " tokens' rows from the experts' ranks as it sums them (--combine-from heap)";
     }
 
-    /** The note that says where the high-throughput combines read the expert outputs. */
-    static String combineFromNote(boolean fromHeap, boolean direct) {
+    /** The note that says what moved the rows and where the high-throughput combines read the expert outputs. */
+    static String combineFromNote(boolean fromHeap, boolean direct, boolean copyEngine) {
         if (!direct) {
             return "combine: from a tensor of each rank's own, through rings (the world has a proxy or ibgda pair)";
+        }
+        if (copyEngine) {
+            return "rows by the copy engines (--rows copy-engine): dispatch packs each destination's rows on the SMs, one"
+                    + " copy per array and peer moves them; combine copies each source's rows back in one copy and sums"
+                    + " on the SMs, reading the expert outputs from " + (fromHeap ? "each rank's MoeRank.combineInput()"
+                    + " (--combine-from heap)" : "a tensor of each rank's own (--combine-from tensor)");
         }
         return fromHeap
                 ? "combine: expert outputs in each rank's MoeRank.combineInput(); each rank pulls its tokens' rows from"
@@ -606,6 +629,7 @@ final class MoeCommand implements Command {
         checkTopK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE),
                 OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE));
         boolean combineFromHeap = combineFromHeap(cmd);
+        MoeRowPath rows = rowPath(cmd);
         List<MoeConfig> configs = new ArrayList<>();
         // Over the proxy each announced chunk is a trigger, whose copy and signal cost the proxy thread a few
         // microseconds of driver calls: larger chunks, and a ring that holds several, cut them (2x H100, 4096 tokens,
@@ -620,7 +644,7 @@ final class MoeCommand implements Command {
                         .topK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE)).numChannels(OptionValues.integer(cmd, "channels", 12, 1, Integer.MAX_VALUE))
                         .ringTokens(ring).chunkTokens(chunk)
                         .combineWarps(Math.min(MoeConfig.MAX_COMBINE_WARPS, ring))
-                        .communicationStream(cmd.hasOption("comm-stream")).build());
+                        .communicationStream(cmd.hasOption("comm-stream")).rowPath(rows).build());
             }
         } catch (IllegalArgumentException e) {
             throw new UsageException(optionWords(e.getMessage()), e);
@@ -656,6 +680,7 @@ final class MoeCommand implements Command {
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
             int blocksPerRank = 0;
             boolean buffersDirect = false;
+            boolean buffersCopyEngine = false;
             List<String> proxyNotes = new ArrayList<>();
             try {
                 for (MoeConfig c : configs) {
@@ -663,6 +688,7 @@ final class MoeCommand implements Command {
                 }
                 for (MoeBuffer moe : buffers) {
                     buffersDirect = moe.sizing().direct();
+                    buffersCopyEngine = moe.sizing().copyEngine();
                     if (cmd.hasOption("check")) {
                         progress.step("check " + moe.config().dtype());
                         try (MoeReferenceCheck check = new MoeReferenceCheck(moe, combineFromHeap)) {
@@ -714,7 +740,7 @@ final class MoeCommand implements Command {
             table.note(peerCopyNote(copyPeer, peerGbps));
             table.note(smsNote(configs.get(0).numChannels(), blocksPerRank,
                     world.localRanks().get(0).device().multiprocessorCount()));
-            table.note(combineFromNote(combineFromHeap, buffersDirect));
+            table.note(combineFromNote(combineFromHeap, buffersDirect, buffersCopyEngine));
             if (cmd.hasOption("comm-stream")) {
                 table.note("calls on a communication stream per rank (--comm-stream); times include the fork from and"
                         + " the join to the rank's stream");

@@ -89,6 +89,14 @@ class MoeCommandTest {
         CliRun ll = CliRun.of("moe", "--mode", "low-latency", "--comm-stream");
         assertEquals(2, ll.code());
         assertTrue(ll.err().contains("--comm-stream applies to --mode high-throughput"), ll.err());
+        CliRun rows = CliRun.of("moe", "--mode", "low-latency", "--rows", "sm");
+        assertEquals(2, rows.code());
+        assertTrue(rows.err().contains("--rows applies to --mode high-throughput"), rows.err());
+        CliRun bad = CliRun.of("moe", "--rows", "dma");
+        assertEquals(2, bad.code());
+        assertTrue(bad.err().contains("--rows must be auto, sm or copy-engine, got dma"), bad.err());
+        assertTrue(help.out().contains("--rows"), help.out());
+        assertTrue(readme().contains("`--rows copy-engine`"), "README.md");
     }
 
     /** Two ranks, 3 iterations; rank 0 received 2e6 bytes (1e6 of them its own rows) and sent 0.5e6 over the link. */
