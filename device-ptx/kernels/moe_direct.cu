@@ -130,11 +130,12 @@ __device__ __forceinline__ char* direct_field(const MoeParams* prm, char* heap, 
 // or from a tensor of its own (push). The two cannot mix: a pulling rank reads its peers' combine inputs, where a
 // pushing rank's peers store its landing rows. A rank that finds another doing the other kind records the error and
 // stops (the abort then ends every other rank's waits). `wait` false: announce only (a push that need not wait).
+// Every block announces (the SETs are the same), so no block waits for another block of its own rank to be scheduled.
 __device__ __forceinline__ int combine_enter(const DeviceView* view, const Local& l, const MoeParams* prm,
                                              const SignalIndex& si, uint64_t seq, uint32_t pull, bool wait,
                                              uint64_t* seen, int* shared_status) {
   const int n = prm->head.nranks, me = prm->head.rank;
-  if (blockIdx.x == 0) block_signal_all(view, n, signal_offset(prm, si.combine_entry(me)), seq << 1 | pull);
+  block_signal_all(view, n, signal_offset(prm, si.combine_entry(me)), seq << 1 | pull);
   if (!wait) {
     if (threadIdx.x == 0) *shared_status = OK;
     __syncthreads();
@@ -166,7 +167,7 @@ __device__ __forceinline__ int dispatch_enter(const DeviceView* view, const Loca
     return OK;
   }
   const int n = prm->head.nranks;
-  if (blockIdx.x == 0) block_signal_all(view, n, signal_offset(prm, si.dispatch_entry(prm->head.rank)), seq);
+  block_signal_all(view, n, signal_offset(prm, si.dispatch_entry(prm->head.rank)), seq);
   return block_wait_all(l, prm, n, [&](int s) { return si.dispatch_entry(s); }, seq, nullptr, shared_status);
 }
 
