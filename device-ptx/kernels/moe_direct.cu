@@ -66,27 +66,29 @@ __device__ __forceinline__ void block_signal_all(const DeviceView* view, int n, 
   if (threadIdx.x < (unsigned)n) signal(peer_of(view, (int)threadIdx.x), word_offset, SIGNAL_SET, value);
 }
 
-// Whether this block is the rank's last of the call to get here: every block fences after its stores and counts
-// itself in direct_state[counter]; the last one (it saw every other block's count, each after that block's fence)
-// resets the counter for the next call. Every block of the grid must call it once.
+__device__ __forceinline__ uint64_t* direct_state(const MoeParams* prm, int word) {
+  return reinterpret_cast<uint64_t*>(prm->direct_state) + word;
+}
+
+// Whether this block is the rank's last of the call to get here: every block counts itself in direct_state[counter]
+// after its stores (a barrier, then an add that releases and acquires at GPU scope); the one whose add completes the
+// count has every block's stores in its causality past, and resets the counter for the next call. One system fence
+// for all of them, by the caller that signals (rank_done), not one per block: each would sit in its block's path.
+// Every block of the grid must call it once.
 __device__ __forceinline__ bool last_block(const MoeParams* prm, int counter, int* shared_flag) {
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence_system();
-    unsigned long long* c = reinterpret_cast<unsigned long long*>(prm->direct_state) + counter;
-    const bool last = atomicAdd(c, 1ull) == gridDim.x - 1;
-    if (last) {
-      *c = 0;   // every block has counted: the next call, in stream order, starts from 0
-      __threadfence_system();
-    }
+    int32_t* c = reinterpret_cast<int32_t*>(direct_state(prm, counter));
+    const bool last = atom_add_acq_rel_gpu(c, 1) == (int32_t)gridDim.x - 1;
+    if (last) *c = 0;   // every block has counted: the next call, in stream order, starts from 0
     *shared_flag = last;
   }
   __syncthreads();
   return *shared_flag != 0;
 }
 
-// The rank's completion, once per call: the last block (last_block) SETs `seq` at every rank's `word_offset`, after a
-// fence of its own: one release of every block's stores. Returns whether this block was the last.
+// The rank's completion, once per call: the last block (last_block) SETs `seq` at every rank's `word_offset`, each
+// after a system fence: one release of every block's stores. Returns whether this block was the last.
 __device__ __forceinline__ bool rank_done(const DeviceView* view, const MoeParams* prm, int counter,
                                           uint64_t word_offset, uint64_t seq, int* shared_flag) {
   const bool last = last_block(prm, counter, shared_flag);
@@ -95,10 +97,6 @@ __device__ __forceinline__ bool rank_done(const DeviceView* view, const MoeParam
     if (fence(p) == OK) signal(p, word_offset, SIGNAL_SET, seq);
   }
   return last;
-}
-
-__device__ __forceinline__ uint64_t* direct_state(const MoeParams* prm, int word) {
-  return reinterpret_cast<uint64_t*>(prm->direct_state) + word;
 }
 
 // The layout exchange's block of `parity` (ExchangeIndex words).
