@@ -501,6 +501,30 @@ __device__ __forceinline__ void combine_token(const char* my_row, uint16_t* out_
   }
 }
 
+// Each block sums its contiguous share of this rank's tokens into `out`, a warp a token at a time (combine_token):
+// lane r < n gives the token's row from rank r, row(t, r, at) with `at` the token's row among what rank r received
+// (where its channel's rows begin there, from the layout exchange, plus its slot), null where it did not go to r.
+template <class Row>
+__device__ __forceinline__ void sum_tokens(const MoeParams* prm, const int32_t* xb, int num_tokens, uint16_t* out,
+                                           Row row) {
+  const int n = prm->head.nranks, hidden = prm->head.hidden;
+  const uint32_t lane = lane_id();
+  const int warp = (int)(threadIdx.x >> 5), warps = (int)(blockDim.x >> 5);
+  const ExchangeIndex xi = exchange_index(prm);
+  const int32_t* slots = reinterpret_cast<const int32_t*>(prm->token_slot);
+  const int64_t q0 = (int64_t)num_tokens * blockIdx.x / gridDim.x;
+  const int64_t q1 = (int64_t)num_tokens * (blockIdx.x + 1) / gridDim.x;
+  const int per_channel = tokens_per_channel(num_tokens, prm->num_channels);
+  for (int64_t t = q0 + warp; t < q1; t += warps) {
+    const char* my_row = nullptr;
+    if (lane < (uint32_t)n) {
+      const int32_t sl = slots[t * n + lane];
+      if (sl >= 0) my_row = row(t, (int)lane, xb[xi.first_row((int)(t / per_channel), (int)lane)] + (int64_t)sl);
+    }
+    combine_token(my_row, out + t * hidden, hidden, lane);
+  }
+}
+
 }  // namespace moe_kernels
 
 // Combine in a direct world, pushed by the SMs. Grid: 2 * num_channels blocks of 512 threads. The grid's warps take
@@ -561,24 +585,12 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_direct(const
   }
   if (st != OK || landed != OK) return;
 
-  // 3. The sums. Lane r < n holds the token's row from rank r (null where the token did not go to r).
-  const int32_t* slots = reinterpret_cast<const int32_t*>(prm->token_slot);
-  const int64_t q0 = (int64_t)num_tokens * blockIdx.x / gridDim.x;
-  const int64_t q1 = (int64_t)num_tokens * (blockIdx.x + 1) / gridDim.x;
-  const int per_channel = tokens_per_channel(num_tokens, prm->num_channels);
-  for (int64_t t = q0 + warp; t < q1; t += warps) {
-    const char* my_row = nullptr;
-    if (lane < (uint32_t)n) {
-      const int32_t sl = slots[t * n + lane];
-      if (sl >= 0) {
-        my_row = (int)lane == me
-                     ? reinterpret_cast<const char*>(y) +
-                           (xb[xi.first_row((int)(t / per_channel), me)] + (int64_t)sl) * row_bytes
-                     : l.heap + prm->combine_landing + ((uint64_t)lane * prm->max_tokens + t) * row_bytes;
-      }
-    }
-    combine_token(my_row, out + t * hidden, hidden, lane);
-  }
+  // 3. The sums: this rank's own rows from y in place, every other rank's from its landing rows [r][token].
+  const int64_t rows = (int64_t)n * prm->max_tokens;
+  sum_tokens(prm, xb, num_tokens, out, [&](int64_t t, int r, int64_t at) -> const char* {
+    if (r != me) return l.heap + prm->combine_landing + ((uint64_t)r * prm->max_tokens + t) * row_bytes;
+    return at < rows ? reinterpret_cast<const char*>(y) + at * row_bytes : nullptr;
+  });
 }
 
 // Combine in a direct world where every rank's expert outputs are in its heap's combine input (params.combine_landing,
@@ -604,11 +616,9 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_pull(const D
   __shared__ uint64_t entries[MAX_RANKS];
   if (prm->head.magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
   const uint64_t seq = *combine_seq_word + 1;
-  const int n = prm->head.nranks, hidden = prm->head.hidden, me = prm->head.rank;
+  const int n = prm->head.nranks, me = prm->head.rank;
   const uint32_t lane = lane_id();
-  const int warp = (int)(threadIdx.x >> 5), warps = (int)(blockDim.x >> 5);
   const SignalIndex si = signal_index(prm);
-  const ExchangeIndex xi = exchange_index(prm);
   const int32_t* xb = exchange_block(prm, xparity);
   const Local l = local_of(view);
   const uint64_t row_bytes = (uint64_t)prm->combine_row_bytes;
@@ -618,22 +628,12 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_pull(const D
     // Lane r < n holds rank r's combine input.
     const char* input = nullptr;
     if (lane < (uint32_t)n) input = peer_of(view, (int)lane).heap + prm->combine_landing;
-    const int32_t* slots = reinterpret_cast<const int32_t*>(prm->token_slot);
     const int64_t rows = (int64_t)n * prm->max_tokens;
-    const int64_t q0 = (int64_t)num_tokens * blockIdx.x / gridDim.x;
-    const int64_t q1 = (int64_t)num_tokens * (blockIdx.x + 1) / gridDim.x;
-    const int per_channel = tokens_per_channel(num_tokens, prm->num_channels);
-    for (int64_t t = q0 + warp; t < q1; t += warps) {
-      const char* row = nullptr;
-      if (lane < (uint32_t)n) {
-        const int32_t sl = slots[t * n + lane];
-        const int64_t at = sl < 0 ? -1 : xb[xi.first_row((int)(t / per_channel), (int)lane)] + (int64_t)sl;
-        // Inside the rank's combine input even where the slots and the offsets disagree (a graph replayed after a
-        // newer layout): such a call's sums are wrong, but no read leaves the input.
-        if (at >= 0 && at < rows) row = input + at * row_bytes;
-      }
-      combine_token(row, out + t * hidden, hidden, lane);
-    }
+    // Inside the rank's combine input even where the slots and the offsets disagree (a graph replayed after a newer
+    // layout): such a call's sums are wrong, but no read leaves the input.
+    sum_tokens(prm, xb, num_tokens, out, [&](int64_t, int, int64_t at) -> const char* {
+      return at < rows ? input + at * row_bytes : nullptr;
+    });
   }
   if (!rank_done(view, prm, DSTATE_COMBINE_BLOCKS, signal_offset(prm, si.combine_done(me)), seq, &last)) return;
   block_wait_all(l, prm, n, [&](int s) { return si.combine_done(s); }, seq, nullptr, &status, true);
@@ -707,9 +707,8 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_sum(const De
   __shared__ int last;
   if (prm->head.magic != MoeParamsDescriptor::PARAMS_MAGIC) return;
   const uint64_t seq = *combine_seq_word + 1;
-  const int n = prm->head.nranks, me = prm->head.rank, hidden = prm->head.hidden;
+  const int n = prm->head.nranks, me = prm->head.rank;
   const uint32_t lane = lane_id();
-  const int warp = (int)(threadIdx.x >> 5), warps = (int)(blockDim.x >> 5);
   const SignalIndex si = signal_index(prm);
   const ExchangeIndex xi = exchange_index(prm);
   const int32_t* xb = exchange_block(prm, xparity);
@@ -718,25 +717,16 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_sum(const De
   const int landed = block_wait_all(l, prm, n, [&](int s) { return si.combine_done(s); }, seq, nullptr, &status,
                                     true);
   if (landed == OK) {
-    const int32_t* slots = reinterpret_cast<const int32_t*>(prm->token_slot);
+    // Rank r's rows here are in the order this rank packed them for r: after dest_base(r) there.
     int64_t rebase = 0;
     if (lane < (uint32_t)n) rebase = xb[xi.dest_base((int)lane)];
-    const int64_t q0 = (int64_t)num_tokens * blockIdx.x / gridDim.x;
-    const int64_t q1 = (int64_t)num_tokens * (blockIdx.x + 1) / gridDim.x;
-    const int per_channel = tokens_per_channel(num_tokens, prm->num_channels);
-    for (int64_t t = q0 + warp; t < q1; t += warps) {
-      const char* my_row = nullptr;
-      if (lane < (uint32_t)n) {
-        const int32_t sl = slots[t * n + lane];
-        const int64_t at = sl < 0 ? -1 : xb[xi.first_row((int)(t / per_channel), (int)lane)] + (int64_t)sl;
-        if ((int)lane == me) {
-          if (at >= 0 && at < (int64_t)n * prm->max_tokens) my_row = reinterpret_cast<const char*>(y) + at * row_bytes;
-        } else if (at >= 0 && at - rebase >= 0 && at - rebase < prm->max_tokens) {
-          my_row = l.heap + prm->ce_landing + ((uint64_t)lane * prm->max_tokens + (at - rebase)) * row_bytes;
-        }
-      }
-      combine_token(my_row, out + t * hidden, hidden, lane);
-    }
+    const int64_t rows = (int64_t)n * prm->max_tokens;
+    sum_tokens(prm, xb, num_tokens, out, [&](int64_t, int r, int64_t at) -> const char* {
+      if (r == me) return at < rows ? reinterpret_cast<const char*>(y) + at * row_bytes : nullptr;
+      const int64_t i = at - rebase;
+      return i >= 0 && i < prm->max_tokens ? l.heap + prm->ce_landing + ((uint64_t)r * prm->max_tokens + i) * row_bytes
+                                           : nullptr;
+    });
   }
   if (!last_block(prm, DSTATE_COMBINE_BLOCKS, &last)) return;
   combine_leaves(prm);

@@ -153,20 +153,7 @@ public final class MoeReferenceCheck implements AutoCloseable {
                 writeY(r, yb);
             }
         }
-        DeviceTensor[] out = new DeviceTensor[n];
-        buffer.world().barrier();
-        for (int r : locals) {
-            out[r] = buffer.rank(r).combine(y(r, got[r].numRecvTokens()), got[r]);
-            buffer.rank(r).computeStreamWaitForLastCall();
-        }
-        for (int r : locals) {
-            buffer.rank(r).stream().synchronize();
-        }
-        buffer.checkErrors();
-        for (int r : locals) {
-            hash = fnv(hash, checkCombine(r, out[r], want, yRows, tokens[r]));
-        }
-        return hash;
+        return combineAndCheck(got, want, yRows, tokens, hash);
     }
 
     /**
@@ -241,7 +228,13 @@ public final class MoeReferenceCheck implements AutoCloseable {
                 writeY(r, shorts(yRows[r]));
             }
         }
-        DeviceTensor[] out = new DeviceTensor[n];
+        return combineAndCheck(got, want, yRows, tokens, hash);
+    }
+
+    /** Every local rank's combine of {@code got} with expert outputs {@code yRows}, checked; returns the hash on. */
+    private long combineAndCheck(MoeDispatchResult[] got, MoeReference.Received[] want, short[][] yRows, int[] tokens,
+                                 long hash) {
+        DeviceTensor[] out = new DeviceTensor[s.worldSize()];
         buffer.world().barrier();
         for (int r : locals) {
             out[r] = buffer.rank(r).combine(y(r, got[r].numRecvTokens()), got[r]);

@@ -50,20 +50,11 @@ public final class MoeGraphReplay {
         try {
             for (int r : check.locals()) {
                 MoeRank m = buffer.rank(r);
-                m.rank().context().makeCurrent();
-                CUstream stream = m.stream().handle();
-                check(JCudaDriver.cuStreamBeginCapture(stream, CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-                        "cuStreamBeginCapture", r);
-                got[r] = m.dispatch(check.x(r, tokens[r]), check.scales(r, tokens[r]), check.topkIdx(r, tokens[r]),
-                        check.topkWeights(r, tokens[r]), handles[r]);
-                out[r] = m.combine(check.y(r, s.maxRecvTokens()), got[r]);
-                // With a communication stream the calls forked it into the capture: join it back before the end.
-                m.computeStreamWaitForLastCall();
-                CUgraph graph = new CUgraph();
-                check(JCudaDriver.cuStreamEndCapture(stream, graph), "cuStreamEndCapture", r);
-                exec[r] = new CUgraphExec();
-                check(JCudaDriver.cuGraphInstantiate(exec[r], graph, 0), "cuGraphInstantiate", r);
-                JCudaDriver.cuGraphDestroy(graph);
+                exec[r] = capture(m, () -> {
+                    got[r] = m.dispatch(check.x(r, tokens[r]), check.scales(r, tokens[r]),
+                            check.topkIdx(r, tokens[r]), check.topkWeights(r, tokens[r]), handles[r]);
+                    out[r] = m.combine(check.y(r, s.maxRecvTokens()), got[r]);
+                });
             }
             long hash = 0;
             for (int replay = 0; replay < replays; replay++) {
@@ -138,18 +129,9 @@ public final class MoeGraphReplay {
         try {
             for (int r : check.locals()) {
                 MoeRank m = buffer.rank(r);
-                m.rank().context().makeCurrent();
-                CUstream stream = m.stream().handle();
-                check(JCudaDriver.cuStreamBeginCapture(stream, CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-                        "cuStreamBeginCapture", r);
-                got[r] = m.dispatch(check.x(r, tokens[r]), check.scales(r, tokens[r]), check.topkIdx(r, tokens[r]),
-                        check.topkWeights(r, tokens[r]), handles[r]);
-                m.computeStreamWaitForLastCall();
-                CUgraph graph = new CUgraph();
-                check(JCudaDriver.cuStreamEndCapture(stream, graph), "cuStreamEndCapture", r);
-                exec[r] = new CUgraphExec();
-                check(JCudaDriver.cuGraphInstantiate(exec[r], graph, 0), "cuGraphInstantiate", r);
-                JCudaDriver.cuGraphDestroy(graph);
+                exec[r] = capture(m, () -> got[r] = m.dispatch(check.x(r, tokens[r]),
+                        check.scales(r, tokens[r]), check.topkIdx(r, tokens[r]), check.topkWeights(r, tokens[r]),
+                        handles[r]));
             }
             long hash = 0;
             MoeReference.Received[] want = new MoeReference.Received[n];
@@ -202,6 +184,26 @@ public final class MoeGraphReplay {
                 }
             }
         }
+    }
+
+    /**
+     * The calls {@code calls} queues on {@code m}, captured from its stream into an instantiated graph. With a
+     * communication stream the calls fork it into the capture, and the capture joins it back before it ends.
+     */
+    private static CUgraphExec capture(MoeRank m, Runnable calls) {
+        int r = m.rank().rank();
+        m.rank().context().makeCurrent();
+        CUstream stream = m.stream().handle();
+        check(JCudaDriver.cuStreamBeginCapture(stream, CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                "cuStreamBeginCapture", r);
+        calls.run();
+        m.computeStreamWaitForLastCall();
+        CUgraph graph = new CUgraph();
+        check(JCudaDriver.cuStreamEndCapture(stream, graph), "cuStreamEndCapture", r);
+        CUgraphExec exec = new CUgraphExec();
+        check(JCudaDriver.cuGraphInstantiate(exec, graph, 0), "cuGraphInstantiate", r);
+        JCudaDriver.cuGraphDestroy(graph);
+        return exec;
     }
 
     private static void check(int result, String call, int rank) {

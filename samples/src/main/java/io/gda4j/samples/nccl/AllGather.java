@@ -19,26 +19,13 @@ public final class AllGather {
         if (sendBuffers.length != n || recvBuffers.length != n || streams.length != n) {
             throw new IllegalArgumentException("an all-gather of " + n + " ranks needs " + n + " buffers and streams");
         }
-        NcclException.check(LibNccl.ncclGroupStart(), "ncclGroupStart");
-        NcclException failure = null;
-        try {
+        NcclException.inGroup(() -> {
             for (int r = 0; r < n; r++) {
                 if (comms.isLocal(r)) {
                     NcclException.check(LibNccl.ncclAllGather(sendBuffers[r], recvBuffers[r], count, datatype,
                             comms.comm(r), streams[r].nativeHandle()), "ncclAllGather(rank " + r + ")");
                 }
             }
-        } catch (NcclException e) {
-            failure = e;
-        } finally {
-            // A group must be closed even when a call in it failed.
-            int end = LibNccl.ncclGroupEnd();
-            if (failure == null && end != LibNccl.NCCL_SUCCESS) {
-                failure = new NcclException(end, "ncclGroupEnd");
-            }
-        }
-        if (failure != null) {
-            throw failure;
-        }
+        });
     }
 }
