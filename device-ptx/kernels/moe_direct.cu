@@ -1,6 +1,6 @@
 // MoE expert parallelism for large batches (io.gda4j.moe, high throughput) in direct worlds: where every pair of
 // ranks is p2p or self (MoeBuffer decides once, for every process), each row goes once, straight into its final place
-// at the peer. Two forms move the rows (io.gda4j.moe.MoeRowPath): stores from the SMs (gda4j_moe_dispatch_direct,
+// at the peer. Two forms move the rows (io.gda4j.moe.ht.MoeRowPath): stores from the SMs (gda4j_moe_dispatch_direct,
 // gda4j_moe_combine_direct, gda4j_moe_combine_pull), or the copy engines (gda4j_moe_pack, then the host's copies,
 // then gda4j_moe_dispatch_wait; gda4j_moe_combine_copy_enter, the copies, gda4j_moe_combine_sum). The layout
 // exchange (gda4j_moe_layout_exchange) runs once per layout, off the calls. Grids whose blocks wait for other ranks
@@ -531,7 +531,7 @@ __device__ __forceinline__ void sum_tokens(const MoeParams* prm, const int32_t* 
 // the rows this rank received (y, in dispatch's output order) in turn and store each in its source's landing row
 // [me][token], except this rank's own, which the sums read from y in place; once every rank's rows have landed, each
 // block sums its share of this rank's tokens: for each token the rows of the ranks it went to, in increasing rank
-// order, in FP32 from +0.0, rounded once to BF16 (io.gda4j.moe.MoeReference's order). `xparity` and `region` are
+// order, in FP32 from +0.0, rounded once to BF16 (io.gda4j.moe.check.MoeReference's order). `xparity` and `region` are
 // its dispatch's. `*combine_seq_word` counts this rank's combines, pushed or pulled (finish_call).
 // Tried and dropped (2 ranks, 4096 tokens, 2x H200, 12 channels, 0.32 ms as it is): half the warps sending while the
 // other half summed the tokens whose rows had landed, in 8 phases: 0.50 ms (eight warps per block send too slowly, a
@@ -641,7 +641,7 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_combine_pull(const D
   finish_call(combine_seq_word, seq);
 }
 
-// ---- The copy-engine form (io.gda4j.moe.MoeRowPath.COPY_ENGINE): the SMs pack and sum, the copy engines move.
+// ---- The copy-engine form (io.gda4j.moe.ht.MoeRowPath.COPY_ENGINE): the SMs pack and sum, the copy engines move.
 
 // Dispatch, first step: the rows into this rank's own received tensors (region `region`) and every other rank's into
 // the staging arrays for it, contiguous in the order the destination keeps them, so the host's one copy per array

@@ -3,10 +3,10 @@
 // send/receive split); a call without the split runs both halves in one kernel (gda4j_moe_ll_dispatch after the
 // route, gda4j_moe_ll_combine). No kernel waits for the host and none reads host memory, so a CUDA graph can hold
 // them.
-// gda4j/moe/ll.cuh has the buffer layout and the counters; io.gda4j.moe.MoeLowLatencyReference is what they must
+// gda4j/moe/ll.cuh has the buffer layout and the counters; io.gda4j.moe.check.MoeLowLatencyReference is what they must
 // produce, bit for bit.
 //
-// Rows by transport (ll_params.cuh has the message, io.gda4j.moe.MoeLowLatencySizing the send order):
+// Rows by transport (ll_params.cuh has the message, io.gda4j.moe.ll.LowLatencySizing the send order):
 //  - p2p and self: the warps store the row, its scales and its source record straight into the expert's buffers;
 //  - ibgda: the row is cast into one message (record | payload | scales) in this rank's send order and put with one
 //    WQE per (token, expert); the expert's count follows as one SET;
@@ -358,7 +358,7 @@ constexpr int LL_SEND_BATCH = 4;
 // store them to every destination: the expert's buffers at a p2p/self peer, or the entry's message in this rank's
 // send order for a staged (proxy/ibgda) one. With one part, warp j then puts the ibgda messages j, j + 8, ... in
 // parallel (ibgda puts a message once whole, so the host gives a rank with ibgda peers one part per token).
-// Where the call gathers (`gather`: the host's choice per call, io.gda4j.moe.MoeLowLatencySizing.gathersRows) the
+// Where the call gathers (`gather`: the host's choice per call, io.gda4j.moe.ll.LowLatencySizing.gathersRows) the
 // token's row goes to another p2p rank once, into that rank's token stage, stored by the lowest of the token's
 // entries for that rank; every entry still writes its source record into its expert's slot there, and the receive
 // half copies the row out by it (at 2 ranks, top-8, a quarter of the bytes cross NVLink).
@@ -815,7 +815,7 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine_send(
 // (token, 256-channel slice), capped at the rank's share of the SMs). Every block first waits for every expert's
 // flag (a barrier over all ranks, see below); then the warp of (t, slice) sums its channels: acc = +0; for k = 0 ..
 // top_k - 1 (skipping -1 and bad entries) acc = fma(weight[t][k], float(row(t, first k with that expert)[h]), acc);
-// out = bf16_rn(acc): the order io.gda4j.moe.MoeLowLatencyReference documents. The rows are where the experts'
+// out = bf16_rn(acc): the order io.gda4j.moe.check.MoeLowLatencyReference documents. The rows are where the experts'
 // ranks returned them (this rank's combine buffer), or with `pull` where they are: in the combine input of the
 // expert's rank, read over NVLink, so nothing crossed twice and no copy waits before the sums. Every rank must run
 // the same kind: a pulling rank reads rows a pushing rank never put in its combine input, and a pushing rank waits

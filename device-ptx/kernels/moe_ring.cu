@@ -252,7 +252,7 @@ extern "C" __global__ void gda4j_moe_next_call(uint64_t* call_seq_word) {
 // Dispatch. Grid: 2 * num_channels blocks of 32 * nranks * warps_per_peer threads, a group of warps_per_peer warps
 // per rank. In block 2c (channel c's sender) group r sends the channel's tokens to rank r; in block 2c + 1 (its
 // receiver) group s receives what rank s sends in the channel. A group of several warps meets at named barrier
-// 1 + its rank, and a block has 15 of those: MoeRank gives more than one warp per peer only up to 8 ranks.
+// 1 + its rank, and a block has 15 of those: HighThroughputRank gives more than one warp per peer only up to 8 ranks.
 // local_expert_counts is zeroed before (gda4j_moe_zero).
 // `*call_seq_word` (raised by gda4j_moe_next_call just before, in stream order) counts this rank's dispatches from 1;
 // every rank's n-th dispatch uses n.
@@ -311,7 +311,7 @@ __device__ __forceinline__ void receivers_barrier(int warps) {
 
 // The combine_warps receiving warps of a block: each reduces one token at a time, summing its rows over the ranks in
 // increasing rank order in FP32 (acc = +0.0, then acc += row[r]) and rounding once to BF16: the order
-// io.gda4j.moe.MoeReference documents, so the result does not depend on which row arrived first.
+// io.gda4j.moe.check.MoeReference documents, so the result does not depend on which row arrived first.
 __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int c, int wi, int num_tokens,
                                uint16_t* out) {
   __shared__ int32_t consumed[MAX_RANKS];

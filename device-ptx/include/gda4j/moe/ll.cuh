@@ -1,5 +1,5 @@
 // gda4j/moe/ll.cuh: what the low-latency MoE kernels (kernels/moe_ll.cu) share: the addresses of a buffer's
-// sections and signal words (io.gda4j.moe.MoeLowLatencySizing draws the layout), and the warp-wide FP8 cast.
+// sections and signal words (io.gda4j.moe.ll.LowLatencySizing draws the layout), and the warp-wide FP8 cast.
 //
 // Counters and flags (u64 in the heap, SET, never reset: a call's words carry its sequence number, so a stale value
 // from an older call on the same buffer is simply too small):
@@ -25,7 +25,7 @@
 namespace gda4j {
 namespace moe {
 
-constexpr int32_t LL_DTYPE_FP8_E4M3 = DTYPE_FP8_E4M3;  // io.gda4j.moe.ElementType codes (params.cuh)
+constexpr int32_t LL_DTYPE_FP8_E4M3 = DTYPE_FP8_E4M3;  // io.gda4j.moe.tensor.ElementType codes (params_header.cuh)
 
 // One buffer of one rank: heap offsets (valid on every rank) and this rank's device state.
 struct LlBuffer {

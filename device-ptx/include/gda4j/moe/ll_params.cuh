@@ -1,7 +1,7 @@
-// gda4j/moe/ll_params.cuh: the low-latency MoE parameter block, mirrored by io.gda4j.moe.MoeLowLatencyParamsDescriptor
+// gda4j/moe/ll_params.cuh: the low-latency MoE parameter block, mirrored by io.gda4j.moe.ll.MoeLowLatencyParamsDescriptor
 // (same names, same offsets; MoeLowLatencyParamsLayoutTest compiles this header with g++ and compares). Built once
-// per rank by MoeLowLatencyBuffer and passed to every kernel by value (const __grid_constant__ LlParams: kernel
-// parameter memory, no memory round trip per field); io.gda4j.moe.MoeLowLatencySizing describes the memory the
+// per rank by LowLatencyBuffer and passed to every kernel by value (const __grid_constant__ LlParams: kernel
+// parameter memory, no memory round trip per field); io.gda4j.moe.ll.LowLatencySizing describes the memory the
 // offsets point at. Plain C++, so g++ can print it.
 //
 //        0  hdr  head  (MoeParamsHeader, params_header.cuh: magic, nranks, rank, hidden, dtype, top_k,
@@ -186,14 +186,14 @@ static_assert(offsetof(LlParams, pad0) == MoeLowLatencyParamsDescriptor::PAD0_OF
 static_assert(sizeof(LlParams) == MoeLowLatencyParamsDescriptor::LENGTH, "LlParams length");
 
 // A dispatch count's low word is the rows, with this bit set where the source gathered them into the receiver's token
-// stage (io.gda4j.moe.MoeLowLatencySizing.GATHERED_ROWS): the receive half then copies them out.
+// stage (io.gda4j.moe.ll.LowLatencySizing.GATHERED_ROWS): the receive half then copies them out.
 constexpr uint32_t LL_GATHERED_ROWS = 1u << 31;
 
-// Ints of a row's source record (io.gda4j.moe.MoeLowLatencySizing.SRC_INTS): source rank, source token, top-k slot,
+// Ints of a row's source record (io.gda4j.moe.ll.LowLatencySizing.SRC_INTS): source rank, source token, top-k slot,
 // send row (the row's place in the source's send order, which is also where the combine returns it).
 constexpr int32_t LL_SRC_INTS = 4;
 
-// A staged row's message (rows to proxy and ibgda peers, io.gda4j.moe.MoeLowLatencySizing.msgBytes): a put of one
+// A staged row's message (rows to proxy and ibgda peers, io.gda4j.moe.ll.LowLatencySizing.msgBytes): a put of one
 // message carries everything the receiver's row needs.
 //   0                   i32 x LL_SRC_INTS      the source record
 //   16                  payload_bytes          the row (BF16, or FP8 codes)
@@ -201,7 +201,7 @@ constexpr int32_t LL_SRC_INTS = 4;
 //   msg_bytes = the above rounded up to 16
 constexpr int32_t LL_MSG_HEADER_BYTES = 16;
 
-// Signal words of the low-latency heap signal section (io.gda4j.moe.MoeLowLatencySizing: the same formulas).
+// Signal words of the low-latency heap signal section (io.gda4j.moe.ll.LowLatencySizing: the same formulas).
 struct LlSignalIndex {
   int32_t num_local_experts, nranks, num_experts;
   GDA4J_LL_FN int32_t dispatch_count(int buffer, int local_expert, int src) const {

@@ -43,7 +43,7 @@ __device__ __forceinline__ void warp_copy4(void* dst, const void* src, uint64_t 
 
 __device__ __forceinline__ float bf16_to_float(uint16_t b) { return __uint_as_float((uint32_t)b << 16); }
 
-// Round to nearest even, NaN to 0x7fff: io.gda4j.moe.Bf16.fromFloat.
+// Round to nearest even, NaN to 0x7fff: io.gda4j.moe.tensor.Bf16.fromFloat.
 __device__ __forceinline__ uint16_t float_to_bf16(float f) {
   uint16_t r;
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(f));

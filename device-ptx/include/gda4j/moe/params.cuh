@@ -1,4 +1,4 @@
-// gda4j/moe/params.cuh: the MoE parameter block, mirrored by io.gda4j.moe.MoeParamsDescriptor (same names, same
+// gda4j/moe/params.cuh: the MoE parameter block, mirrored by io.gda4j.moe.ht.MoeParamsDescriptor (same names, same
 // offsets; MoeParamsLayoutTest compiles this header with g++ and compares). Written once per rank by MoeBuffer; every
 // MoE kernel takes a pointer to it. Heap offsets address the symmetric heap; the u64 pointers point into the rank's
 // own device memory. Plain C++, so g++ can print it.
@@ -225,7 +225,7 @@ static_assert(offsetof(MoeParams, stage_topk_weights) == MoeParamsDescriptor::ST
 static_assert(offsetof(MoeParams, stage_src) == MoeParamsDescriptor::STAGE_SRC_OFFSET, "stage_src");
 static_assert(sizeof(MoeParams) == MoeParamsDescriptor::LENGTH, "MoeParams length");
 
-// Signal words of the heap's signal section (io.gda4j.moe.MoeSizing: the same formulas).
+// Signal words of the heap's signal section (io.gda4j.moe.ht.HighThroughputSizing: the same formulas).
 struct SignalIndex {
   int32_t channels, nranks;
   GDA4J_MOE_FN int32_t dispatch_count(int parity, int c, int src) const { return (parity * channels + c) * nranks + src; }
@@ -252,7 +252,7 @@ struct SignalIndex {
   GDA4J_MOE_FN int32_t words() const { return dispatch_done(0) + 4 * nranks; }
 };
 
-// The layout exchange's results in a direct world (io.gda4j.moe MoeSizing: the same formulas), i32 words of one
+// The layout exchange's results in a direct world (io.gda4j.moe.ht.HighThroughputSizing: the same formulas), i32 words of one
 // block (params.exchange, one block per exchange parity), mirrored after a u64 stamp in the host block:
 //   first_row[C][N dest]  where this rank's rows of channel c begin at dest (the combines find them there too)
 //   dest_base[N]          where this rank's rows begin at dest (after every lower source's)

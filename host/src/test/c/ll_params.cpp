@@ -1,5 +1,5 @@
 // Prints gda4j/moe/ll_params.cuh's LlParams layout and signal-word formulas as "name value" lines;
-// MoeLowLatencyParamsLayoutTest compares them with io.gda4j.moe.MoeLowLatencyParamsDescriptor and MoeLowLatencySizing.
+// MoeLowLatencyParamsLayoutTest compares them with io.gda4j.moe.ll.MoeLowLatencyParamsDescriptor and LowLatencySizing.
 #include <cstddef>
 #include <cstdio>
 #include "gda4j/moe/ll_params.cuh"

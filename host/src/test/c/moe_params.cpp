@@ -1,5 +1,5 @@
 // Prints gda4j/moe/params.cuh's MoeParams layout as "name value" lines; MoeParamsLayoutTest compares them with
-// io.gda4j.moe.MoeParamsDescriptor.
+// io.gda4j.moe.ht.MoeParamsDescriptor.
 #include <cstddef>
 #include <cstdio>
 #include "gda4j/moe/params.cuh"

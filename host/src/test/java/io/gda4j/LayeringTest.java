@@ -9,6 +9,8 @@ import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
 import io.gda4j.bootstrap.Bootstrap;
 import io.gda4j.config.LayeringFixtureCycle;
 import io.gda4j.cuda.LayeringFixtureUpward;
+import io.gda4j.moe.ht.LayeringFixtureHtNamesLl;
+import io.gda4j.moe.ll.LowLatencyRank;
 import io.gda4j.transport.LayeringFixtureSpiNamesRank;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.TransportProvider;
@@ -29,6 +31,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * only the layers named for it, and no two packages may use each other, however indirectly.
  * <pre>
  *   moe          MoE dispatch/combine, its references      -> world, transport, cuda, config
+ *                (inside, {@link #moeLayers}: the door io.gda4j.moe over the protocols moe.ht and moe.ll, which
+ *                never use each other, over moe.core and moe.tensor; moe.check on top)
  *   p2p, ibgda   the transports of this module             -> world, transport, nic, verbs, mlx5, cuda, config
  *   nic          NICs: the interface, mlx5, emulated       -> verbs, mlx5, cuda, config
  *   verbs        libibverbs/libmlx5 bindings               -> mlx5, config
@@ -99,6 +103,26 @@ class LayeringTest {
                 .because("a provider owns its tag; the world asks the tag's traits (docs/ARCHITECTURE.md, Transports)");
     }
 
+    /**
+     * The packages of the MoE layer, bottom to top: what both protocols share, the two protocols side by side (neither
+     * uses the other, nor the door above them), the door users call, and the references and checks that drive it.
+     */
+    static LayeredArchitecture moeLayers() {
+        return layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("moe.tensor").definedBy("io.gda4j.moe.tensor..")
+                .layer("moe.core").definedBy("io.gda4j.moe.core..")
+                .layer("moe.ht").definedBy("io.gda4j.moe.ht..")
+                .layer("moe.ll").definedBy("io.gda4j.moe.ll..")
+                .layer("moe").definedBy("io.gda4j.moe")
+                .layer("moe.check").definedBy("io.gda4j.moe.check..")
+                .whereLayer("moe.tensor").mayNotAccessAnyLayer()
+                .whereLayer("moe.core").mayOnlyAccessLayers("moe.tensor")
+                .whereLayer("moe.ht").mayOnlyAccessLayers("moe.core", "moe.tensor")
+                .whereLayer("moe.ll").mayOnlyAccessLayers("moe.core", "moe.tensor")
+                .whereLayer("moe").mayOnlyAccessLayers("moe.ht", "moe.ll", "moe.core", "moe.tensor")
+                .whereLayer("moe.check").mayOnlyAccessLayers("moe", "moe.ht", "moe.ll", "moe.core", "moe.tensor");
+    }
+
     static ArchRule noCycles() {
         return slices().matching("io.gda4j.(**)").should().beFreeOfCycles();
     }
@@ -111,6 +135,11 @@ class LayeringTest {
     @Test
     void noPackagesUseEachOther() {
         noCycles().check(host);
+    }
+
+    @Test
+    void theMoePackagesKeepTheirLayers() {
+        moeLayers().check(host);
     }
 
     @Test
@@ -141,6 +170,13 @@ class LayeringTest {
         JavaClasses spiCycle = new ClassFileImporter().importClasses(LayeringFixtureSpiNamesRank.class, LinkEnd.class,
                 Rank.class);
         assertTrue(noCycles().evaluate(spiCycle).hasViolation(), "transport <-> world must be reported as a cycle");
+
+        // One MoE protocol using the other.
+        EvaluationResult htNamesLl = moeLayers().evaluate(new ClassFileImporter()
+                .importClasses(LayeringFixtureHtNamesLl.class, LowLatencyRank.class));
+        assertTrue(htNamesLl.hasViolation(), "moe.ht -> moe.ll must be refused");
+        assertTrue(htNamesLl.getFailureReport().toString().contains("LayeringFixtureHtNamesLl"),
+                htNamesLl.getFailureReport().toString());
 
         // The world comparing a tag with a provider's constant.
         EvaluationResult byName = noTransportByName().evaluate(new ClassFileImporter()

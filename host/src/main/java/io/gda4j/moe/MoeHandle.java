@@ -1,12 +1,14 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.ht.HighThroughputRank;
+
 /**
  * What a layout found for one rank's tokens, and (after a dispatch) which received rows came from where: a later
  * dispatch may reuse it without a new top-k, and combine needs the one its dispatch returned. The data lives in the
  * {@link MoeBuffer}: a newer layout on the same rank replaces it, and a stale handle is refused.
  */
 public final class MoeHandle {
-    private final MoeRank owner;
+    private final HighThroughputRank owner;
     private final long layoutGeneration;
     private final long dispatchGeneration;
     private final int numTokens;
@@ -15,7 +17,7 @@ public final class MoeHandle {
     /** The layout exchange this handle's layout queued (direct worlds; 0 elsewhere). */
     private final long exchange;
 
-    MoeHandle(MoeRank owner, long layoutGeneration, long dispatchGeneration, int numTokens, int[] tokensPerRank,
+    MoeHandle(HighThroughputRank owner, long layoutGeneration, long dispatchGeneration, int numTokens, int[] tokensPerRank,
               int[] tokensPerExpert, long exchange) {
         this.owner = owner;
         this.layoutGeneration = layoutGeneration;
@@ -34,7 +36,7 @@ public final class MoeHandle {
         return exchange;
     }
 
-    MoeRank owner() {
+    HighThroughputRank owner() {
         return owner;
     }
 

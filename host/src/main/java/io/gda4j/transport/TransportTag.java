@@ -50,7 +50,7 @@ public final class TransportTag {
         /**
          * The device puts each message from one block: ibgda posts one work request per message once the message is
          * whole, which only a block that wrote all of it knows, so a rank with such a peer gives one block per token
-         * where it could otherwise split a row across blocks ({@code moe.MoeLowLatencyRank}).
+         * where it could otherwise split a row across blocks ({@code moe.ll.LowLatencyRank}).
          */
         PUTS_EACH_MESSAGE_FROM_ONE_BLOCK
     }

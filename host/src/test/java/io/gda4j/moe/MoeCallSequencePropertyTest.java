@@ -1,10 +1,16 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.cuda.Cuda;
+import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
+import io.gda4j.moe.check.MoeReference;
+import io.gda4j.moe.check.MoeReferenceCheck;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.tensor.DeviceTensor;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
-
 import net.jqwik.api.AfterFailureMode;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -22,7 +28,6 @@ import net.jqwik.api.lifecycle.SkipExecutionHook;
 import net.jqwik.api.state.Action;
 import net.jqwik.api.state.ActionChain;
 import net.jqwik.api.state.Transformer;
-
 import org.junit.jupiter.api.function.Executable;
 
 import java.time.Duration;
@@ -162,14 +167,14 @@ class MoeCallSequencePropertyTest {
         /** Tries alternate what moves the rows: the SMs, then the copy engines. */
         final MoeConfig config = MoeGpuTest.config(2048, ElementType.BF16, 4, 64,
                 TRIES.getAndIncrement() % 2 == 0 ? MoeRowPath.SM : MoeRowPath.COPY_ENGINE);
-        final MoeLowLatencyConfig llConfig = MoeLowLatencyGpuTest.config(ElementType.BF16, false, 4, 8);
+        final MoeConfig llConfig = MoeLowLatencyGpuTest.config(ElementType.BF16, false, 4, 8);
         final MoeBuffer moe;
         final MoeInputs inputs;
         final MoeReferenceCheck check;
         final MoeRank heldRank0;
-        final MoeLowLatencyBuffer ll;
+        final MoeBuffer ll;
         final MoeLowLatencyReferenceCheck llCheck;
-        final MoeLowLatencyRank heldLlRank0;
+        final MoeRank heldLlRank0;
         boolean moeClosed;
         boolean llClosed;
         /** Per rank: the handle of its latest layout when that layout succeeded, else null. */
@@ -192,14 +197,14 @@ class MoeCallSequencePropertyTest {
             MoeBuffer m = null;
             MoeInputs in = null;
             MoeReferenceCheck c = null;
-            MoeLowLatencyBuffer l = null;
+            MoeBuffer l = null;
             MoeLowLatencyReferenceCheck lc = null;
             try {
                 // Everything allocated here, before any kernel runs (an allocation waits for running kernels).
                 m = MoeBuffer.create(world, config);
                 in = new MoeInputs(m);
                 c = new MoeReferenceCheck(m);
-                l = MoeLowLatencyBuffer.create(world, llConfig);
+                l = MoeBuffer.create(world, llConfig);
                 lc = new MoeLowLatencyReferenceCheck(l);
             } catch (RuntimeException e) {
                 for (AutoCloseable a : new AutoCloseable[] {l, c, in, m}) {
@@ -289,12 +294,12 @@ class MoeCallSequencePropertyTest {
             });
             step("the closing low-latency check", () -> {
                 if (llClosed) {
-                    try (MoeLowLatencyBuffer again = MoeLowLatencyBuffer.create(world, llConfig);
+                    try (MoeBuffer again = MoeBuffer.create(world, llConfig);
                          MoeLowLatencyReferenceCheck c = new MoeLowLatencyReferenceCheck(again)) {
-                        c.run(MoeLowLatencyRouting.Kind.REPEATS, 2, new int[] {8, 3}, true);
+                        c.run(MoeRouting.Kind.REPEATS, 2, new int[] {8, 3}, true);
                     }
                 } else {
-                    llCheck.run(MoeLowLatencyRouting.Kind.REPEATS, 2, new int[] {8, 3}, true);
+                    llCheck.run(MoeRouting.Kind.REPEATS, 2, new int[] {8, 3}, true);
                 }
             });
         }
@@ -356,7 +361,7 @@ class MoeCallSequencePropertyTest {
 
         @Override
         public Arbitrary<Transformer<Calls>> transformer() {
-            return Combinators.combine(Arbitraries.of(MoeRouting.Kind.class), Arbitraries.longs()).as((kind, seed) ->
+            return Combinators.combine(Arbitraries.of(MoeRouting.HIGH_THROUGHPUT), Arbitraries.longs()).as((kind, seed) ->
                     mutate("layout (" + kind + ") on every rank", c -> {
                         Random rnd = new Random(seed);
                         int[] t = tokens(rnd, c.config.maxTokensPerRank());
@@ -529,10 +534,10 @@ class MoeCallSequencePropertyTest {
 
         @Override
         public Arbitrary<Transformer<Calls>> transformer() {
-            return Combinators.combine(Arbitraries.of(MoeLowLatencyRouting.Kind.class), Arbitraries.of(false, true),
+            return Combinators.combine(Arbitraries.of(MoeRouting.Kind.class), Arbitraries.of(false, true),
                     Arbitraries.longs()).as((kind, split, seed) -> mutate("low-latency dispatch + combine (" + kind
                     + (split ? ", split" : "") + ") on every rank", c -> {
-                        int[] t = tokens(new Random(seed), c.llConfig.maxTokensPerRank());
+                        int[] t = tokens(new Random(seed), c.llConfig.lowLatencyMaxTokensPerRank());
                         c.llCheck.run(kind, seed, t, split);
                     }));
         }
@@ -553,15 +558,16 @@ class MoeCallSequencePropertyTest {
             return Combinators.combine(Arbitraries.of(32L, -5L, 1L << 33), Arbitraries.longs()).as((value, seed) ->
                     mutate("low-latency dispatch on every rank, rank 0's expert " + value + " out of range", c -> {
                         Random rnd = new Random(seed);
-                        int[] t = {1 + rnd.nextInt(c.llConfig.maxTokensPerRank()), rnd.nextInt(9)};
-                        MoeLowLatencyReferenceCheck.Case k = c.llCheck.prepare(MoeLowLatencyRouting.Kind.UNIFORM, seed, t);
+                        int[] t = {1 + rnd.nextInt(c.llConfig.lowLatencyMaxTokensPerRank()), rnd.nextInt(9)};
+                        MoeLowLatencyReferenceCheck.Case k = c.llCheck.prepare(MoeRouting.Kind.UNIFORM, seed, t);
                         long[] idx = Arrays.stream(k.inputs()[0].topkIdx()).asLongStream().toArray();
                         int at = rnd.nextInt(idx.length);
                         idx[at] = value;
                         c.llCheck.overwriteTopk(0, idx);
                         MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[RANKS];
                         for (int r = 0; r < RANKS; r++) {
-                            d[r] = c.ll.rank(r).dispatch(c.llCheck.x(r, t[r]), c.llCheck.topkIdx(r, t[r]), false);
+                            d[r] = c.ll.rank(r).lowLatencyDispatch(c.llCheck.x(r, t[r]), c.llCheck.topkIdx(r, t[r]),
+                                    false);
                         }
                         int k4 = c.llConfig.topK();
                         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, d[0]::checkRouting);
@@ -590,18 +596,20 @@ class MoeCallSequencePropertyTest {
         public Arbitrary<Transformer<Calls>> transformer() {
             return Arbitraries.longs().map(seed -> mutate("two low-latency dispatches on every rank, a third refused",
                     c -> {
-                        int[] t = tokens(new Random(seed), c.llConfig.maxTokensPerRank());
-                        MoeLowLatencyReferenceCheck.Case k = c.llCheck.prepare(MoeLowLatencyRouting.Kind.SKEWED, seed, t);
+                        int[] t = tokens(new Random(seed), c.llConfig.lowLatencyMaxTokensPerRank());
+                        MoeLowLatencyReferenceCheck.Case k = c.llCheck.prepare(MoeRouting.Kind.SKEWED, seed, t);
                         MoeLowLatencyDispatch[][] d = new MoeLowLatencyDispatch[2][RANKS];
                         for (int call = 0; call < 2; call++) {
                             for (int r = 0; r < RANKS; r++) {
-                                d[call][r] = c.ll.rank(r).dispatch(c.llCheck.x(r, t[r]), c.llCheck.topkIdx(r, t[r]),
+                                d[call][r] = c.ll.rank(r).lowLatencyDispatch(c.llCheck.x(r, t[r]), c.llCheck.topkIdx(r,
+                                        t[r]),
                                         call == 1);
                             }
                         }
                         // Refused on the host while both dispatches may still run (so not through c.refused).
                         IllegalStateException third = assertThrows(IllegalStateException.class,
-                                () -> c.ll.rank(0).dispatch(c.llCheck.x(0, t[0]), c.llCheck.topkIdx(0, t[0]), false));
+                                () -> c.ll.rank(0).lowLatencyDispatch(c.llCheck.x(0, t[0]), c.llCheck.topkIdx(0, t[0]),
+                                        false));
                         assertTrue(third.getMessage().contains("at most two dispatches may be outstanding"),
                                 third.getMessage());
                         for (int r = 0; r < RANKS; r++) {
@@ -610,7 +618,8 @@ class MoeCallSequencePropertyTest {
                         DeviceTensor[][] out = new DeviceTensor[2][RANKS];
                         for (int call = 0; call < 2; call++) {
                             for (int r = 0; r < RANKS; r++) {
-                                out[call][r] = c.ll.rank(r).combine(c.llCheck.y(r), c.llCheck.topkIdx(r, t[r]),
+                                out[call][r] = c.ll.rank(r).lowLatencyCombine(c.llCheck.y(r), c.llCheck.topkIdx(r,
+                                        t[r]),
                                         c.llCheck.topkWeights(r, t[r]), d[call][r], false).output();
                             }
                         }
@@ -651,11 +660,12 @@ class MoeCallSequencePropertyTest {
 
         @Override
         public Arbitrary<Transformer<Calls>> transformer() {
-            return Arbitraries.just(mutate("close the MoeLowLatencyBuffer", c -> {
+            return Arbitraries.just(mutate("close the low-latency MoeBuffer", c -> {
                 long free = c.world.heap().freeBytes();
                 c.ll.close();
                 c.llClosed = true;
-                assertEquals(free + c.ll.heapRegion().sizeBytes(), c.world.heap().freeBytes(), "the region came back");
+                assertEquals(free + c.ll.lowLatency().heapRegion().sizeBytes(), c.world.heap()
+                        .freeBytes(), "the region came back");
                 closedCalls(c);
             }));
         }
@@ -698,7 +708,7 @@ class MoeCallSequencePropertyTest {
         }
         if (c.llClosed) {
             c.refused(IllegalStateException.class, "closed", () -> c.ll.rank(0));
-            c.refused(IllegalStateException.class, "closed", () -> c.heldLlRank0.dispatch(c.llCheck.x(0, 1),
+            c.refused(IllegalStateException.class, "closed", () -> c.heldLlRank0.lowLatencyDispatch(c.llCheck.x(0, 1),
                     c.llCheck.topkIdx(0, 1), false));
             if (c.consumedLl != null) {
                 MoeLowLatencyDispatch d = c.consumedLl;

@@ -1,14 +1,20 @@
 package io.gda4j.moe;
 
-import java.util.Arrays;
-import java.util.Random;
-
+import io.gda4j.moe.check.MoeReference;
+import io.gda4j.moe.check.MoeReferenceCheck;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ht.HighThroughputPart;
+import io.gda4j.moe.ht.HighThroughputSizing;
+import io.gda4j.moe.tensor.DeviceTensor;
 import jcuda.driver.CUgraph;
 import jcuda.driver.CUgraphExec;
 import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstreamCaptureMode;
 import jcuda.driver.JCudaDriver;
+
+import java.util.Arrays;
+import java.util.Random;
 
 /**
  * High-throughput dispatch and combine captured in a CUDA graph per rank and replayed with new data, each replay
@@ -30,8 +36,8 @@ public final class MoeGraphReplay {
     public static long runCaptured(MoeReferenceCheck check, MoeRouting.Kind kind, long seed, int[] tokens,
                                    int replays) {
         MoeBuffer buffer = check.buffer();
-        MoeSizing s = buffer.sizing();
-        MoeConfig c = s.config();
+        HighThroughputSizing s = buffer.sizing();
+        HighThroughputPart c = s.config();
         int n = s.worldSize();
         Random rnd = new Random(seed);
         int[][] idx = new int[n][];
@@ -110,8 +116,8 @@ public final class MoeGraphReplay {
     public static long runCapturedDispatches(MoeReferenceCheck check, MoeRouting.Kind kind, long seed, int[] tokens,
                                              int replays) {
         MoeBuffer buffer = check.buffer();
-        MoeSizing s = buffer.sizing();
-        MoeConfig c = s.config();
+        HighThroughputSizing s = buffer.sizing();
+        HighThroughputPart c = s.config();
         int n = s.worldSize();
         Random rnd = new Random(seed);
         int[][] idx = new int[n][];

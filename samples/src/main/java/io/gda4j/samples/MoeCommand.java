@@ -1,17 +1,15 @@
 package io.gda4j.samples;
 
+import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.cuda.CudaEvent;
-import io.gda4j.moe.ElementType;
 import io.gda4j.moe.MoeBuffer;
 import io.gda4j.moe.MoeConfig;
-import io.gda4j.moe.MoeLowLatencyBuffer;
-import io.gda4j.moe.MoeLowLatencyConfig;
-import io.gda4j.moe.MoeLowLatencyReferenceCheck;
-import io.gda4j.moe.MoeLowLatencyRouting;
-import io.gda4j.moe.MoeLowLatencySizing;
-import io.gda4j.moe.MoeReferenceCheck;
-import io.gda4j.moe.MoeRouting;
-import io.gda4j.moe.MoeRowPath;
+import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
+import io.gda4j.moe.check.MoeReferenceCheck;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ll.LowLatencySizing;
+import io.gda4j.moe.tensor.ElementType;
+import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.proxy.ProxyActivity;
 import io.gda4j.proxy.ProxyConfig;
 import io.gda4j.proxy.ProxyTransport;
@@ -162,7 +160,7 @@ final class MoeCommand implements Command {
      * Longer field names first, so {@code numExperts} is not half-replaced by a shorter one.
      */
     static String optionWords(String message) {
-        String m = message.replace("MoeLowLatencyConfig ", "").replace("MoeConfig ", "");
+        String m = message.replace("MoeConfig lowLatency ", "").replace("MoeConfig ", "");
         String[][] fields = {{"maxTokensPerRank", "--tokens"}, {"numExperts", "--experts"},
             {"numChannels", "--channels"}, {"chunkTokens", "--chunk"}, {"ringTokens", "--ring"},
             {"dispatchType", "--dtype"}, {"hidden", "--hidden"}, {"topK", "--topk"}, {"dtype", "--dtype"}};
@@ -217,7 +215,7 @@ final class MoeCommand implements Command {
     }
 
     /** The low-latency configs the options ask for (one per dispatch type), checked before any world is opened. */
-    static List<MoeLowLatencyConfig> lowLatencyConfigs(CommandLine cmd, int maxTokens) {
+    static List<MoeConfig> lowLatencyConfigs(CommandLine cmd, int maxTokens) {
         List<ElementType> dtypes = dtypes(cmd, "fp8");
         boolean pow2 = cmd.hasOption("pow2-scales");
         if (pow2 && !dtypes.contains(ElementType.FP8_E4M3)) {
@@ -225,15 +223,14 @@ final class MoeCommand implements Command {
         }
         checkTopK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE),
                 OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE));
-        List<MoeLowLatencyConfig> configs = new ArrayList<>();
+        List<MoeConfig> configs = new ArrayList<>();
         try {
             for (ElementType t : dtypes) {
-                configs.add(MoeLowLatencyConfig.builder()
+                configs.add(MoeConfig.lowLatencyBuilder()
                         .hidden(OptionValues.integer(cmd, "hidden", 7168, 1, Integer.MAX_VALUE))
-                        .maxTokensPerRank(maxTokens)
                         .numExperts(OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE))
                         .topK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE))
-                        .dispatchType(t).powerOfTwoScales(pow2 && t == ElementType.FP8_E4M3).build());
+                        .lowLatency(maxTokens, t).powerOfTwoScales(pow2 && t == ElementType.FP8_E4M3).build());
             }
         } catch (IllegalArgumentException e) {
             throw new UsageException(optionWords(e.getMessage()), e);
@@ -252,15 +249,15 @@ final class MoeCommand implements Command {
         boolean combineFromHeap = combineFromHeap(cmd);
         List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "128"));
         int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
-        List<MoeLowLatencyConfig> configs = lowLatencyConfigs(cmd, maxTokens);
+        List<MoeConfig> configs = lowLatencyConfigs(cmd, maxTokens);
         int iters = OptionValues.integer(cmd, "iters", 20, 1, 1_000_000);
         int warmup = OptionValues.integer(cmd, "warmup", 3, 0, 1_000_000);
         WorldOptions w = WorldOptions.parse(cmd);
         int ranks = w.worldSize();
         long heap = 0;
-        for (MoeLowLatencyConfig c : configs) {
+        for (MoeConfig c : configs) {
             try {
-                heap += c.sizing(ranks).heapBytes() + (1 << 20);
+                heap += c.lowLatencySizing(ranks).heapBytes() + (1 << 20);
             } catch (IllegalArgumentException e) {
                 throw new UsageException(optionWords(e.getMessage()), e);
             }
@@ -277,20 +274,21 @@ final class MoeCommand implements Command {
             Progress progress = new Progress(err, (tokens.size() + (cmd.hasOption("check") ? 1 : 0)) * configs.size(),
                     cmd.hasOption("quiet") || !reporting);
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
-            List<MoeLowLatencyBuffer> buffers = new ArrayList<>();
+            List<MoeBuffer> buffers = new ArrayList<>();
             int waitingBlocks = 0;
             boolean staged = false;
             try {
-                for (MoeLowLatencyConfig c : configs) {
-                    buffers.add(MoeLowLatencyBuffer.create(world, c));
-                    staged |= buffers.get(buffers.size() - 1).sizing().staged();
+                for (MoeConfig c : configs) {
+                    buffers.add(MoeBuffer.create(world, c));
+                    staged |= buffers.get(buffers.size() - 1).lowLatency().sizing().staged();
                 }
-                for (MoeLowLatencyBuffer ll : buffers) {
-                    String name = ll.config().dispatchType().name() + (ll.config().powerOfTwoScales() ? "/UE8M0" : "");
+                for (MoeBuffer ll : buffers) {
+                    String name = ll.config().lowLatencyDispatchType().name()
+                            + (ll.config().powerOfTwoScales() ? "/UE8M0" : "");
                     if (cmd.hasOption("check")) {
                         progress.step("check " + name);
                         try (MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, combineFromHeap)) {
-                            check.run(MoeLowLatencyRouting.Kind.SKEWED, 1,
+                            check.run(MoeRouting.Kind.SKEWED, 1,
                                     MoeRouting.tokenCounts(ranks, maxTokens, new java.util.Random(1)), true);
                         }
                     }
@@ -301,7 +299,7 @@ final class MoeCommand implements Command {
                             progress.step(name + " " + t + " tokens");
                             int[] perRank = new int[ranks];
                             Arrays.fill(perRank, t);
-                            MoeLowLatencyTimingRig.Timing timing = run.time(MoeLowLatencyRouting.Kind.UNIFORM, 7, perRank,
+                            MoeLowLatencyTimingRig.Timing timing = run.time(MoeRouting.Kind.UNIFORM, 7, perRank,
                                     warmup, iters);
                             List<Object> row = new ArrayList<>(List.of(name, t, percentile(timing.dispatchMillis(), 0.5),
                                     percentile(timing.dispatchMillis(), 0.99), percentile(timing.combineMillis(), 0.5),
@@ -311,7 +309,7 @@ final class MoeCommand implements Command {
                                     percentile(timing.combineSendMillis(), 0.5),
                                     percentile(timing.combineReceiveMillis(), 0.5)));
                             MoeNcclBaseline.Timing base = nccl == null ? null
-                                    : nccl.time(MoeLowLatencyRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
+                                    : nccl.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
                             row.addAll(ncclCells(base, ncclMissing, percentile(timing.dispatchMillis(), 0.5),
                                     percentile(timing.combineMillis(), 0.5)));
                             table.add(row.toArray());
@@ -319,7 +317,7 @@ final class MoeCommand implements Command {
                     }
                 }
             } finally {
-                buffers.forEach(MoeLowLatencyBuffer::close);
+                buffers.forEach(MoeBuffer::close);
             }
             progress.done();
             if (reporting) {
@@ -328,9 +326,9 @@ final class MoeCommand implements Command {
             table.note(timingNote(world, true));
             table.note("dispatch/combine: the calls without the split; send/recv columns: medians of the halves, timed"
                     + " apart with the send/receive split");
-            table.note(lowLatencyDispatchNote(configs.get(0).sizing(ranks).gathersRows()));
+            table.note(lowLatencyDispatchNote(configs.get(0).lowLatencySizing(ranks).gathersRows()));
             table.note(lowLatencyCombineFromNote(combineFromHeap, staged));
-            table.note(lowLatencySmsNote(waitingBlocks, configs.get(0).sizing(ranks).numLocalExperts(),
+            table.note(lowLatencySmsNote(waitingBlocks, configs.get(0).numLocalExperts(ranks),
                     world.localRanks().get(0).device().multiprocessorCount()));
             table.note(ncclMissing == null ? "nccl: NCCL " + NcclComms.version() + " from " + LibNccl.loadedFrom()
                     + ", all-to-all-v of the same routing, one row per (token, expert); x_nccl = NCCL median / gda4j"
@@ -545,11 +543,11 @@ final class MoeCommand implements Command {
 
     /** The note that says how the low-latency dispatch moves a token's rows to a p2p rank. */
     static String lowLatencyDispatchNote(boolean gathers) {
-        String property = " (-D" + MoeLowLatencySizing.GATHER_ROWS_PROP_NAME + "=auto|true|false)";
+        String property = " (-D" + LowLatencySizing.GATHER_ROWS_PROP_NAME + "=auto|true|false)";
         return gathers
                 ? "dispatch: over p2p a token's row goes once to each other rank that has its experts, into that rank's"
                         + " token stage, which its receive half copies out per expert; calls of fewer than "
-                        + MoeLowLatencySizing.GATHER_MIN_TOKENS + " tokens store it once per expert" + property
+                        + LowLatencySizing.GATHER_MIN_TOKENS + " tokens store it once per expert" + property
                 : "dispatch: over p2p a token's row is stored once per expert into the expert's slots (rows are"
                         + " gathered per rank where topK >= 2 x ranks)" + property;
     }

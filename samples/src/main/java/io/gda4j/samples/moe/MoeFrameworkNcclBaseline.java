@@ -8,9 +8,9 @@ import io.gda4j.cuda.KernelArgs;
 import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.cuda.ModuleImage;
 import io.gda4j.moe.MoeBuffer;
-import io.gda4j.moe.MoeConfig;
-import io.gda4j.moe.MoeRouting;
-import io.gda4j.moe.MoeSizing;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ht.HighThroughputPart;
+import io.gda4j.moe.ht.HighThroughputSizing;
 import io.gda4j.samples.nccl.AllGather;
 import io.gda4j.samples.nccl.LibNccl;
 import io.gda4j.samples.nccl.NcclComms;
@@ -46,7 +46,7 @@ public final class MoeFrameworkNcclBaseline implements AutoCloseable {
     private static final int THREADS = 256;
 
     private final World world;
-    private final MoeSizing s;
+    private final HighThroughputSizing s;
     private final List<Rank> ranks;
     private final ModuleImage image;
     private final NcclComms comms;
@@ -98,7 +98,7 @@ public final class MoeFrameworkNcclBaseline implements AutoCloseable {
         this.ranks = world.localRanks();
         this.image = ModuleImage.classPathResource(RESOURCE, MoeFrameworkNcclBaseline.class.getClassLoader());
         world.loadModules(image);
-        MoeConfig c = s.config();
+        HighThroughputPart c = s.config();
         int n = s.worldSize();
         long t = c.maxTokensPerRank();
         long pairs = t * c.topK();
@@ -168,7 +168,7 @@ public final class MoeFrameworkNcclBaseline implements AutoCloseable {
      * rank's times over every process. One untimed pair comes first (NCCL connects peers on their first exchange).
      */
     public MoeNcclBaseline.Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
-        MoeConfig c = s.config();
+        HighThroughputPart c = s.config();
         int n = s.worldSize();
         Random rnd = new Random(seed);
         int[][] topk = NcclPlans.topkPerRank(n, r -> MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd));
@@ -217,7 +217,7 @@ public final class MoeFrameworkNcclBaseline implements AutoCloseable {
 
     /** One timed dispatch + combine on every local rank (the events of each rank's memory time it). */
     private void step(LaunchGate gate, int[] tokens) {
-        MoeConfig c = s.config();
+        HighThroughputPart c = s.config();
         int n = s.worldSize();
         int experts = c.numExperts();
         try {

@@ -2,15 +2,16 @@ package io.gda4j.samples.moe;
 
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.DeviceMemory;
-import io.gda4j.moe.DeviceTensor;
-import io.gda4j.moe.ElementType;
-import io.gda4j.moe.MoeLowLatencyBuffer;
+import io.gda4j.moe.MoeBuffer;
 import io.gda4j.moe.MoeLowLatencyCombine;
-import io.gda4j.moe.MoeLowLatencyConfig;
 import io.gda4j.moe.MoeLowLatencyDispatch;
-import io.gda4j.moe.MoeLowLatencyRank;
-import io.gda4j.moe.MoeLowLatencyRouting;
-import io.gda4j.moe.MoeLowLatencySizing;
+import io.gda4j.moe.MoeRank;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ll.LowLatencyPart;
+import io.gda4j.moe.ll.LowLatencyRank;
+import io.gda4j.moe.ll.LowLatencySizing;
+import io.gda4j.moe.tensor.DeviceTensor;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.world.Rank;
 
 import java.nio.ByteBuffer;
@@ -30,8 +31,8 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
     /** Where each input lies in a rank's row of {@link #inputs}. */
     private static final int X = 0, TOPK = 1, WEIGHTS = 2, Y = 3;
 
-    private final MoeLowLatencyBuffer buffer;
-    private final MoeLowLatencySizing s;
+    private final MoeBuffer buffer;
+    private final LowLatencySizing s;
     private final int n;
     /** The ranks this process drives: all of them in one JVM, its own in a multi-process world. */
     private final int[] locals;
@@ -43,14 +44,14 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
      * With {@code combineFromHeap} the combines take the expert outputs from each call's
      * {@link MoeLowLatencyDispatch#combineInput()}: they pull them where every pair of ranks is direct.
      */
-    public MoeLowLatencyTimingRig(MoeLowLatencyBuffer buffer, boolean combineFromHeap) {
+    public MoeLowLatencyTimingRig(MoeBuffer buffer, boolean combineFromHeap) {
         this.buffer = buffer;
         this.combineFromHeap = combineFromHeap;
-        this.s = buffer.sizing();
+        this.s = buffer.lowLatency().sizing();
         this.n = s.worldSize();
         List<Rank> ranks = buffer.world().localRanks();
         this.locals = ranks.stream().mapToInt(Rank::rank).toArray();
-        MoeLowLatencyConfig c = s.config();
+        LowLatencyPart c = s.config();
         long t = c.maxTokensPerRank();
         long[] bytes = new long[Y + 1];
         bytes[X] = t * 2L * c.hidden();
@@ -86,7 +87,7 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
      * drives: its GPU's SMs over the ranks on that GPU. The send halves size their grids by tokens and local experts.
      */
     public int waitingBlocksPerRank() {
-        return MoeLowLatencyRank.spinningBlocks(buffer.world(), buffer.world().rank(locals[0]));
+        return LowLatencyRank.spinningBlocks(buffer.world(), buffer.world().rank(locals[0]));
     }
 
     /**
@@ -96,7 +97,7 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
      * start together on every rank and leave out the host's launches; in a world of several processes the gate's
      * start line also leaves out the gap between the processes' launches.
      */
-    public Timing time(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
+    public Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
         upload(kind, seed, tokens);
         CudaEvent[][] ev = new CudaEvent[n][5];
         LaunchGate gate = new LaunchGate(buffer.world());
@@ -154,14 +155,14 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
      * value: a random y of every slot would cost gigabytes of host memory and minutes at 512 tokens
      * (numLocalExperts x maxTokens x ranks x hidden values per rank). Synchronous copies: no kernel of these ranks runs.
      */
-    private void upload(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens) {
-        MoeLowLatencyConfig c = s.config();
+    private void upload(MoeRouting.Kind kind, long seed, int[] tokens) {
+        LowLatencyPart c = s.config();
         Random rnd = new Random(seed);
         for (int r = 0; r < n; r++) {
             // Every process draws every rank's inputs (the same random sequence everywhere) and uploads its own.
-            int[] idx = MoeLowLatencyRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
-            short[] rows = MoeLowLatencyRouting.rows(tokens[r], c.hidden(), rnd);
-            float[] w = MoeLowLatencyRouting.weights(idx, rnd);
+            int[] idx = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
+            short[] rows = MoeRouting.wideRangeRows(tokens[r], c.hidden(), rnd);
+            float[] w = MoeRouting.weights(idx, rnd);
             DeviceMemory[] m = inputs[r];
             if (m == null) {
                 continue;
@@ -179,7 +180,7 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
             copy(m[WEIGHTS], wb);
             if (combineFromHeap) {
                 for (int b = 0; b < 2; b++) {   // never written by the kernels: both buffers keep it
-                    buffer.rank(r).rank().fillHeap(buffer.heapRegion().offset() + s.combineInput(b),
+                    buffer.rank(r).rank().fillHeap(buffer.lowLatency().heapRegion().offset() + s.combineInput(b),
                             (long) s.numLocalExperts() * s.slotsPerExpert() * 2L * c.hidden(), Y_BYTE);
                 }
             } else {
@@ -209,9 +210,9 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
                 gate.hold(buffer.rank(r).rank());
             }
             for (int r : locals) {
-                MoeLowLatencyRank m = buffer.rank(r);
+                MoeRank m = buffer.rank(r);
                 ev[r][0].record(m.stream());
-                d[r] = m.dispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), split);
+                d[r] = m.lowLatencyDispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), split);
                 if (split) {
                     ev[r][1].record(m.stream());
                 }
@@ -223,7 +224,7 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
                 ev[r][2].record(buffer.rank(r).stream());
             }
             for (int r : locals) {
-                MoeLowLatencyCombine c = buffer.rank(r).combine(y(r, d[r]), topkIdx(r, tokens[r]),
+                MoeLowLatencyCombine c = buffer.rank(r).lowLatencyCombine(y(r, d[r]), topkIdx(r, tokens[r]),
                         topkWeights(r, tokens[r]), d[r], split);
                 if (split) {
                     ev[r][3].record(buffer.rank(r).stream());

@@ -2,15 +2,15 @@ package io.gda4j.samples.moe;
 
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.DeviceMemory;
-import io.gda4j.moe.DeviceTensor;
-import io.gda4j.moe.ElementType;
 import io.gda4j.moe.MoeBuffer;
-import io.gda4j.moe.MoeConfig;
 import io.gda4j.moe.MoeDispatchResult;
 import io.gda4j.moe.MoeHandle;
 import io.gda4j.moe.MoeRank;
-import io.gda4j.moe.MoeRouting;
-import io.gda4j.moe.MoeSizing;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ht.HighThroughputPart;
+import io.gda4j.moe.ht.HighThroughputSizing;
+import io.gda4j.moe.tensor.DeviceTensor;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.samples.nccl.AllToAllV;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
@@ -31,7 +31,7 @@ public final class MoeTimingRig implements AutoCloseable {
     private static final int X = 0, SCALES = 1, TOPK = 2, WEIGHTS = 3, Y = 4;
 
     private final MoeBuffer buffer;
-    private final MoeSizing s;
+    private final HighThroughputSizing s;
     /** The ranks this process drives: all of them in one JVM, its own in a multi-process world. */
     private final int[] locals;
     /** Per rank: x, FP8 scales, top-k, weights; and the expert outputs of a pushing combine (null when it pulls). */
@@ -50,7 +50,7 @@ public final class MoeTimingRig implements AutoCloseable {
         this.pull = combineFromHeap && s.direct();
         List<Rank> ranks = buffer.world().localRanks();
         this.locals = ranks.stream().mapToInt(Rank::rank).toArray();
-        MoeConfig c = s.config();
+        HighThroughputPart c = s.config();
         long t = c.maxTokensPerRank();
         long[] bytes = new long[Y + 1];
         bytes[X] = t * s.payloadBytes();
@@ -90,7 +90,7 @@ public final class MoeTimingRig implements AutoCloseable {
 
     /** Thread blocks each dispatch and each combine runs per rank, one per SM: two per channel. */
     public int blocksPerRank() {
-        return MoeRank.blocksPerRank(s.config());
+        return MoeRank.blocksPerRank(buffer.config());
     }
 
     /**
@@ -102,7 +102,7 @@ public final class MoeTimingRig implements AutoCloseable {
      * one process makes rank after rank.
      */
     public Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
-        MoeConfig c = s.config();
+        HighThroughputPart c = s.config();
         int n = s.worldSize();
         Random rnd = new Random(seed);
         MoeHandle[] handles = new MoeHandle[n];
@@ -182,7 +182,7 @@ public final class MoeTimingRig implements AutoCloseable {
      * rows: x, scales (null without FP8), top-k, weights, and y of maxRecvTokens rows (its combine input when pulled).
      */
     private DeviceTensor[] tensors(int r, int tokens, int[] topkIdx) {
-        MoeConfig c = s.config();
+        HighThroughputPart c = s.config();
         DeviceMemory[] m = inputs[r];
         ByteBuffer idx = ByteBuffer.allocate(8 * topkIdx.length).order(ByteOrder.LITTLE_ENDIAN);
         for (int e : topkIdx) {

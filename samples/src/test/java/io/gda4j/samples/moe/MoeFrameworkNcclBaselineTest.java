@@ -1,7 +1,7 @@
 package io.gda4j.samples.moe;
 
 import io.gda4j.cuda.ModuleImage;
-import io.gda4j.moe.MoeRouting;
+import io.gda4j.moe.check.MoeRouting;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
