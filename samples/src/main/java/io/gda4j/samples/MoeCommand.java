@@ -618,6 +618,10 @@ final class MoeCommand implements Command {
         if (lowLatency(cmd)) {
             return runLowLatency(cmd, out, err);
         }
+        if (cmd.hasOption("pow2-scales")) {
+            throw new UsageException("--pow2-scales applies to --mode low-latency (its FP8 dispatch's scales); the"
+                    + " high-throughput mode does not round them: add --mode low-latency or drop --pow2-scales");
+        }
         WorldOptions w = WorldOptions.parse(cmd);
         List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "4096"));
         int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);

@@ -169,7 +169,7 @@ class SettingsCliTest {
             assertEquals(1, count(out, Cuda.status().reason().replaceAll("\\s+", " ")), out);
             assertTrue(out.contains("Without a GPU"), out);
             assertTrue(out.contains("latency, bandwidth, compare, hostflag and moe cannot run here"), out);
-            assertTrue(out.contains("mvn -B verify") && out.contains("org.openjdk.jmh.Main")
+            assertTrue(out.contains("mvn -B verify") && out.contains("java -jar benchmarks/target/gda4j-benchmarks.jar")
                     && out.contains("compare --from"), out);
         }
         assertEquals(1, count(out, io.gda4j.verbs.Verbs.status().sentence().replaceAll("\\s+", " ")), out);

@@ -1,4 +1,4 @@
-package io.gda4j.samples.jmh;
+package io.gda4j.benchmarks;
 
 import io.gda4j.proxy.SimulatedDeviceProducer;
 import io.gda4j.proxy.TriggerFifo;

@@ -1,4 +1,4 @@
-package io.gda4j.samples.jmh;
+package io.gda4j.benchmarks;
 
 import io.gda4j.mlx5.CqeDecoder;
 import io.gda4j.mlx5.CqeDescriptor;
