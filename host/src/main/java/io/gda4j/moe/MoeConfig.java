@@ -2,6 +2,7 @@ package io.gda4j.moe;
 
 import io.gda4j.moe.core.MoeShape;
 import io.gda4j.moe.ht.HighThroughputPart;
+import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.moe.ht.HighThroughputSizing;
 import io.gda4j.moe.ll.LowLatencyPart;
 import io.gda4j.moe.ll.LowLatencySizing;
@@ -54,7 +55,7 @@ public final class MoeConfig {
         this.topK = b.topK;
         this.highThroughput = b.highThroughput ? new HighThroughputPart(new MoeShape(b.hidden, b.maxTokensPerRank,
                 b.numExperts, b.topK, Objects.requireNonNull(b.dtype, "dtype")), b.numChannels, b.chunkTokens,
-                b.ringTokens, b.combineWarps, b.communicationStream) : null;
+                b.ringTokens, b.combineWarps, b.communicationStream, b.rowPath) : null;
         this.lowLatency = b.lowLatency ? new LowLatencyPart(new MoeShape(b.hidden, b.lowLatencyMaxTokensPerRank,
                 b.numExperts, b.topK, Objects.requireNonNull(b.lowLatencyDispatchType, "dispatchType")),
                 b.powerOfTwoScales) : null;
@@ -111,7 +112,7 @@ public final class MoeConfig {
             b.dtype(highThroughput.dtype()).maxTokensPerRank(highThroughput.maxTokensPerRank())
                     .numChannels(highThroughput.numChannels()).chunkTokens(highThroughput.chunkTokens())
                     .ringTokens(highThroughput.ringTokens()).combineWarps(highThroughput.combineWarps())
-                    .communicationStream(highThroughput.communicationStream());
+                    .communicationStream(highThroughput.communicationStream()).rowPath(highThroughput.rowPath());
         }
         if (lowLatency != null) {
             b.lowLatencyMaxTokensPerRank = lowLatency.maxTokensPerRank();
@@ -195,6 +196,11 @@ public final class MoeConfig {
         return ht().communicationStream();
     }
 
+    /** High throughput: what moves the rows in a direct world ({@link MoeRowPath}); AUTO by default. */
+    public MoeRowPath rowPath() {
+        return ht().rowPath();
+    }
+
     /** Low latency: the most tokens a rank sends in one call. */
     public int lowLatencyMaxTokensPerRank() {
         return ll().maxTokensPerRank();
@@ -216,8 +222,9 @@ public final class MoeConfig {
      * world is direct (every pair of ranks p2p or self) or has rings is known only once it exists, and the two lay the
      * heap out differently, so this is the larger of the two ({@link #sizing(int)}), plus the low-latency part with
      * its staging sections ({@link #lowLatencySizing(int)}). At DeepEP's shape (4096 tokens, hidden 7168, top-8 of
-     * 256, BF16, the default channels and rings) the direct layout is the larger: 235.5 MB per rank with 2 ranks,
-     * 470.9 MB with 4, 941.9 MB with 8 (a rank receives up to every rank's tokens and holds their rows in the heap);
+     * 256, BF16, the default channels and rings) the direct layout is the larger: 353.5 MB per rank with 2 ranks,
+     * 707.0 MB with 4, 1414.0 MB with 8 (a rank receives up to every rank's tokens and holds their rows in the heap,
+     * in two regions that calls alternate; the copy-engine row path adds its landing rows: 470.9, 941.9, 1883.8 MB);
      * DeepEP's low-latency part (128 tokens, FP8) takes 2017.6, 2080.1 and 2189.9 MB per rank on top.
      */
     public long heapBytes(int worldSize) {
@@ -347,6 +354,7 @@ public final class MoeConfig {
         private int ringTokens = DEFAULT_RING_TOKENS;
         private int combineWarps = DEFAULT_COMBINE_WARPS;
         private boolean communicationStream;
+        private MoeRowPath rowPath = MoeRowPath.AUTO;
         private boolean lowLatency;
         private int lowLatencyMaxTokensPerRank;
         private ElementType lowLatencyDispatchType = ElementType.BF16;
@@ -419,6 +427,16 @@ public final class MoeConfig {
          */
         public Builder communicationStream(boolean v) {
             communicationStream = v;
+            return this;
+        }
+
+        /**
+         * What moves the high-throughput rows in a direct world: the SMs, the copy engines, or AUTO (the buffer's choice
+         * per world, the default; {@link MoeRowPath}). COPY_ENGINE in a world with a proxy or ibgda pair is refused when
+         * the buffer is made.
+         */
+        public Builder rowPath(MoeRowPath v) {
+            rowPath = v;
             return this;
         }
 

@@ -1,5 +1,6 @@
 package io.gda4j.samples;
 
+import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.moe.MoeBuffer;
 import io.gda4j.moe.MoeConfig;
@@ -8,9 +9,12 @@ import io.gda4j.moe.check.MoeReferenceCheck;
 import io.gda4j.moe.check.MoeRouting;
 import io.gda4j.moe.ll.LowLatencySizing;
 import io.gda4j.moe.tensor.ElementType;
+import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.proxy.ProxyActivity;
 import io.gda4j.proxy.ProxyConfig;
 import io.gda4j.proxy.ProxyTransport;
+import io.gda4j.samples.moe.CopyEngineCeiling;
+import io.gda4j.samples.moe.MoeFrameworkNcclBaseline;
 import io.gda4j.samples.moe.MoeLowLatencyNcclBaseline;
 import io.gda4j.samples.moe.MoeLowLatencyTimingRig;
 import io.gda4j.samples.moe.MoeNcclBaseline;
@@ -54,14 +58,13 @@ final class MoeCommand implements Command {
                 + "routed; experts split evenly over the ranks), then combines them back. --mode "
                 + "low-latency times the decoding calls instead (default 128 tokens, FP8) and their send and receive "
                 + "halves. Each figure is the median and p99 over --iters timed pairs, after --warmup, of the slowest "
-                + "rank's time from CUDA events, with every rank's call queued before any runs (under a launcher, "
-                + "behind a start line on the GPUs that leaves out the skew between the processes). GBps is DeepEP's "
-                + "bandwidth (the bytes a rank receives, its own rows included, over the time; GB = 10^9 B); "
-                + "link_GBps counts only bytes between GPUs, and link_ratio compares it with memcpyPeer, the copy "
-                + "engines' bandwidth in the same run. The nccl columns time NCCL's all-to-all-v of the same routing "
-                + "(loaded from " + LibNccl.LIBRARY_ENV + " or a Python environment's nvidia/nccl/lib); x_nccl above "
-                + "1 means gda4j is faster. --check first compares with the Java reference, bit for bit. README.md, "
-                + "\"How gda4j moe measures\", says more.";
+                + "rank's time from CUDA events, every rank's call queued before any runs. GBps: DeepEP's "
+                + "bandwidth (bytes a rank receives, its own included, over the time; GB = 10^9 B); "
+                + "link_GBps counts only bytes between GPUs; link_ratio compares it with ce_ceiling, every rank "
+                + "copying to every peer at once in the same run. nccl: NCCL's all-to-all-v of the same routing "
+                + "(from " + LibNccl.LIBRARY_ENV + " or a Python environment's nvidia/nccl/lib); fw: MoE over NCCL as "
+                + "Megatron runs it; x_nccl and x_fw above 1 mean gda4j is faster. --check first compares with the "
+                + "Java reference, bit for bit. README.md, \"How gda4j moe measures\", says more.";
     }
 
     @Override
@@ -108,10 +111,12 @@ final class MoeCommand implements Command {
         o.addOption(Option.builder().longOpt("pow2-scales")
                 .desc("low-latency FP8: scales rounded up to powers of two (UE8M0)").build());
         o.addOption(Option.builder().longOpt("comm-stream")
-                .desc("high-throughput: the calls on a communication stream per rank, ordered by events").build());
+                .desc("high-throughput: the calls on a communication stream per rank").build());
         o.addOption(Option.builder().longOpt("combine-from").hasArg().argName("WHERE")
                 .desc("combine reads y from: heap (default, pulled) or tensor (pushed)")
                 .build());
+        o.addOption(Option.builder().longOpt("rows").hasArg().argName("PATH")
+                .desc("what moves the rows of a direct world: auto (default), sm, copy-engine").build());
         o.addOption(Option.builder().longOpt("check").desc("compare with the Java reference first").build());
         o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
         return o;
@@ -285,6 +290,9 @@ final class MoeCommand implements Command {
             throw new UsageException("--comm-stream applies to --mode high-throughput; the low-latency calls run on the"
                     + " rank's stream");
         }
+        if (cmd.hasOption("rows")) {
+            throw new UsageException("--rows applies to --mode high-throughput");
+        }
         boolean combineFromHeap = sweep.combineFromHeap();
         List<Integer> tokens = sweep.tokens();
         int maxTokens = sweep.maxTokens();
@@ -437,26 +445,50 @@ final class MoeCommand implements Command {
     static final long PEER_COPY_BYTES = 256L << 20;
     /** Measurements of the reference copy; the median is reported. */
     static final int PEER_COPY_REPS = 5;
+    /** Rounds of every rank's copies per measurement of the ceiling. */
+    static final int CEILING_ITERATIONS = 4;
 
     /** The high-throughput table's columns. */
     static final List<String> THROUGHPUT_COLUMNS = List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms",
             "dispatch_GBps", "dispatch_link_GBps", "dispatch_link_ratio", "combine_ms", "combine_p99_ms",
-            "combine_GBps", "combine_link_GBps", "combine_link_ratio", "nccl_dispatch_ms", "nccl_dispatch_p99_ms",
-            "dispatch_x_nccl", "nccl_combine_ms", "nccl_combine_p99_ms", "combine_x_nccl");
+            "combine_GBps", "combine_link_GBps", "combine_link_ratio", "sms", "nccl_dispatch_ms", "nccl_dispatch_p99_ms",
+            "dispatch_x_nccl", "nccl_combine_ms", "nccl_combine_p99_ms", "combine_x_nccl", "fw_dispatch_ms",
+            "dispatch_x_fw", "fw_combine_ms", "combine_x_fw");
+
+    /** The note on the framework columns. */
+    static final String FRAMEWORK_NOTE = "fw: MoE over NCCL as Megatron's all-to-all dispatcher runs it: per-expert"
+            + " counts all-gathered, copied to the host and waited for, tokens permuted to one row per (token, expert),"
+            + " all-to-all-v, rows regrouped by local expert; combine the reverse and a weighted sum; GPU steps on all"
+            + " SMs, timed as the other columns; x_fw = fw median / gda4j median";
 
     /**
      * The gda4j cells of a high-throughput row, from dispatch_ms to combine_link_ratio: per call the median and p99,
-     * DeepEP's bandwidth, the link bandwidth and its ratio to {@code peerGbps} (the copy engines', NaN when not
-     * measured). Where no byte crosses between GPUs (every rank on one GPU) the link cells are "-".
+     * DeepEP's bandwidth, the link bandwidth and its ratio to {@code ceilingGbps} (the copy engines' all-to-all
+     * ceiling, NaN when not measured). Where no byte crosses between GPUs (every rank on one GPU) the link cells are
+     * "-".
      */
-    static List<Object> throughputCells(MoeTimingRig.Timing t, double peerGbps) {
+    static List<Object> throughputCells(MoeTimingRig.Timing t, double ceilingGbps) {
         double d = percentile(t.dispatchMillis(), 0.5);
         double c = percentile(t.combineMillis(), 0.5);
         Object dLink = gbps(max(t.dispatchLinkBytesPerRank()), d);
         Object cLink = gbps(max(t.combineLinkBytesPerRank()), c);
         return List.of(d, percentile(t.dispatchMillis(), 0.99), max(t.recvBytesPerRank()) / (d * 1e6), dLink,
-                ratio(dLink, peerGbps), c, percentile(t.combineMillis(), 0.99), max(t.combineBytesPerRank()) / (c * 1e6),
-                cLink, ratio(cLink, peerGbps));
+                ratio(dLink, ceilingGbps), c, percentile(t.combineMillis(), 0.99),
+                max(t.combineBytesPerRank()) / (c * 1e6), cLink, ratio(cLink, ceilingGbps));
+    }
+
+    /**
+     * The framework cells of a row: its median dispatch and combine and how many times gda4j's they take; where NCCL
+     * did not run, the first clause of {@code missing}, then dashes.
+     */
+    static List<Object> frameworkCells(MoeNcclBaseline.Timing fw, String missing, double dispatchMillis,
+                                       double combineMillis) {
+        if (fw == null) {
+            return List.of(ncclColumn(missing), "-", "-", "-");
+        }
+        double d = percentile(fw.dispatchMillis(), 0.5);
+        double c = percentile(fw.combineMillis(), 0.5);
+        return List.of(d, d / dispatchMillis, c, c / combineMillis);
     }
 
     /**
@@ -490,11 +522,10 @@ final class MoeCommand implements Command {
 
     /**
      * The copy engines' one-way bandwidth from rank 0's GPU to {@code peer}'s (-1: none), measured in the process of
-     * rank 0 into the reference buffer, the first heap allocation; NaN elsewhere and without a peer. Every process
-     * calls it (it allocates the buffer and meets the others afterwards, so no MoE call overlaps the copies).
+     * rank 0 into the reference buffer ({@code buffer}, the first heap allocation); NaN elsewhere and without a peer.
+     * Every process calls it (it meets the others afterwards, so no MoE call overlaps the copies).
      */
-    private static double peerCopyGbps(World world, int peer) {
-        HeapBuffer buffer = world.heap().allocate(PEER_COPY_BYTES);
+    private static double peerCopyGbps(World world, HeapBuffer buffer, int peer) {
         double gbps = Double.NaN;
         Optional<Rank> rank0 = world.localRank(0);
         if (peer >= 0 && rank0.isPresent()) {
@@ -508,14 +539,37 @@ final class MoeCommand implements Command {
         return gbps;
     }
 
-    /** The note that gives memcpyPeer, the copy engines' figure the link columns compare with. */
+    /** The note that gives memcpyPeer, the copy engines' one-way figure beside the ceiling. */
     static String peerCopyNote(int peer, double gbps) {
         if (peer < 0) {
             return "memcpyPeer: not measured: every rank shares rank 0's GPU, so no byte crosses between GPUs";
         }
-        return String.format(Locale.ROOT, "memcpyPeer: %.1f GB/s one way, rank 0's GPU -> rank %d's GPU"
-                + " (cuMemcpyPeerAsync of %d MiB, median of %d, in this run)", gbps, peer, PEER_COPY_BYTES >> 20,
-                PEER_COPY_REPS);
+        return String.format(Locale.ROOT, "memcpyPeer: %.1f GB/s one way, rank 0's GPU -> rank %d's GPU, nothing else"
+                + " moving (cuMemcpyPeerAsync of %d MiB, median of %d, in this run)", gbps, peer,
+                PEER_COPY_BYTES >> 20, PEER_COPY_REPS);
+    }
+
+    /** The note that gives ce_ceiling, the copy engines' all-to-all figure the link columns compare with. */
+    static String ceilingNote(CopyEngineCeiling.Result ceiling, int ranks) {
+        if (ceiling == null) {
+            return "ce_ceiling: not measured: no rank has a peer on another GPU";
+        }
+        return String.format(Locale.ROOT, "ce_ceiling: %.1f GB/s per rank, every rank copying %d MiB to every rank on"
+                + " another GPU at once, both directions busy (cuMemcpyPeerAsync, peer after peer, %d rounds behind"
+                + " one gate, the slowest rank, median of %d, in this run)", ceiling.gbps(),
+                CopyEngineCeiling.bytesPerPeer(PEER_COPY_BYTES, ranks) >> 20, CEILING_ITERATIONS,
+                ceiling.slowestMillis().length);
+    }
+
+    /** --rows: what moves the rows of a direct world's high-throughput calls. */
+    static MoeRowPath rowPath(CommandLine cmd) {
+        String v = cmd.getOptionValue("rows", "auto").trim().toLowerCase(Locale.ROOT);
+        return switch (v) {
+            case "auto" -> MoeRowPath.AUTO;
+            case "sm" -> MoeRowPath.SM;
+            case "copy-engine" -> MoeRowPath.COPY_ENGINE;
+            default -> throw new UsageException("--rows must be auto, sm or copy-engine, got " + v);
+        };
     }
 
     /** --combine-from: whether the expert outputs go to the buffer's combine input (heap, the default). */
@@ -553,10 +607,16 @@ final class MoeCommand implements Command {
                 + " tokens' rows from the experts' ranks as it sums them (--combine-from heap)";
     }
 
-    /** The note that says where the high-throughput combines read the expert outputs. */
-    static String combineFromNote(boolean fromHeap, boolean direct) {
+    /** The note that says what moved the rows and where the high-throughput combines read the expert outputs. */
+    static String combineFromNote(boolean fromHeap, boolean direct, boolean copyEngine) {
         if (!direct) {
             return "combine: from a tensor of each rank's own, through rings (the world has a proxy or ibgda pair)";
+        }
+        if (copyEngine) {
+            return "rows by the copy engines (--rows copy-engine): dispatch packs each destination's rows on the SMs, one"
+                    + " copy per array and peer moves them; combine copies each source's rows back in one copy and sums"
+                    + " on the SMs, reading the expert outputs from " + (fromHeap ? "each rank's MoeRank.combineInput()"
+                    + " (--combine-from heap)" : "a tensor of each rank's own (--combine-from tensor)");
         }
         return fromHeap
                 ? "combine: expert outputs in each rank's MoeRank.combineInput(); each rank pulls its tokens' rows from"
@@ -615,6 +675,7 @@ final class MoeCommand implements Command {
      */
     static List<MoeConfig> highThroughputConfigs(CommandLine cmd, Model model, int maxTokens, boolean fewPuts) {
         List<ElementType> dtypes = dtypes(cmd, "both");
+        MoeRowPath rows = rowPath(cmd);
         // Over the proxy each announced chunk is a trigger, whose copy and signal cost the proxy thread a few
         // microseconds of driver calls: larger chunks, and a ring that holds several, cut them (MoeConfig.Builder).
         int ring = OptionValues.integer(cmd, "ring", fewPuts ? MoeConfig.Builder.FEW_PUTS_RING_TOKENS
@@ -628,7 +689,7 @@ final class MoeCommand implements Command {
                 configs.add(model.into(MoeConfig.builder()).dtype(t).maxTokensPerRank(maxTokens).numChannels(channels)
                         .ringTokens(ring).chunkTokens(chunk)
                         .combineWarps(Math.min(MoeConfig.Builder.DEFAULT_COMBINE_WARPS, ring))
-                        .communicationStream(cmd.hasOption("comm-stream")).build());
+                        .communicationStream(cmd.hasOption("comm-stream")).rowPath(rows).build());
             }
         } catch (IllegalArgumentException e) {
             throw new UsageException(optionWords(e.getMessage()), e);
@@ -657,7 +718,7 @@ final class MoeCommand implements Command {
         boolean combineFromHeap = sweep.combineFromHeap();
         List<MoeConfig> configs = highThroughputConfigs(cmd, model, maxTokens, w.transport.equals(ProxyTransport.NAME));
         int ranks = w.worldSize();
-        // The copy-engine reference's buffer comes first, at the same heap offset on every rank.
+        // The copy-engine references' buffer comes first, at the same heap offset on every rank.
         long heap = heapBytes(configs, ranks, PEER_COPY_BYTES + 4096);
         ResultTable table = new ResultTable("moe: dispatch and combine per rank, median and p99 of " + iters
                 + " (ms; GB/s = 10^9 B/s: GBps DeepEP's definition, link_GBps between GPUs only)", THROUGHPUT_COLUMNS);
@@ -669,11 +730,17 @@ final class MoeCommand implements Command {
                     cmd.hasOption("quiet") || !reporting);
             int[] gpus = RankGpus.of(world);
             int copyPeer = RankGpus.firstOnAnotherGpu(gpus, 0);
-            double peerGbps = peerCopyGbps(world, copyPeer);
+            // The copy-engine references' buffer comes first, at the same heap offset on every rank.
+            HeapBuffer reference = world.heap().allocate(PEER_COPY_BYTES);
+            double peerGbps = peerCopyGbps(world, reference, copyPeer);
+            CopyEngineCeiling.Result ceiling = CopyEngineCeiling.measure(world, reference, gpus,
+                    CopyEngineCeiling.bytesPerPeer(PEER_COPY_BYTES, ranks), CEILING_ITERATIONS, PEER_COPY_REPS);
+            double ceilingGbps = ceiling == null ? Double.NaN : ceiling.gbps();
             List<MoeBuffer> buffers = new ArrayList<>();
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
             int blocksPerRank = 0;
             boolean buffersDirect = false;
+            boolean buffersCopyEngine = false;
             List<String> proxyNotes = new ArrayList<>();
             try {
                 for (MoeConfig c : configs) {
@@ -681,6 +748,7 @@ final class MoeCommand implements Command {
                 }
                 for (MoeBuffer moe : buffers) {
                     buffersDirect = moe.sizing().direct();
+                    buffersCopyEngine = moe.sizing().copyEngine();
                     if (cmd.hasOption("check")) {
                         progress.step("check " + moe.config().dtype());
                         try (MoeReferenceCheck check = new MoeReferenceCheck(moe, combineFromHeap)) {
@@ -688,7 +756,9 @@ final class MoeCommand implements Command {
                         }
                     }
                     try (MoeTimingRig run = new MoeTimingRig(moe, combineFromHeap);
-                         MoeNcclBaseline nccl = ncclMissing == null ? new MoeNcclBaseline(moe) : null) {
+                         MoeNcclBaseline nccl = ncclMissing == null ? new MoeNcclBaseline(moe) : null;
+                         MoeFrameworkNcclBaseline framework = ncclMissing == null
+                                 ? new MoeFrameworkNcclBaseline(moe) : null) {
                         blocksPerRank = run.blocksPerRank();
                         for (int t : tokens) {
                             progress.step(moe.config().dtype() + " " + t + " tokens");
@@ -700,10 +770,15 @@ final class MoeCommand implements Command {
                                     percentile(timing.dispatchMillis(), 0.5) + percentile(timing.combineMillis(), 0.5))
                                     .ifPresent(proxyNotes::add);
                             List<Object> row = new ArrayList<>(List.of(moe.config().dtype().name(), t));
-                            row.addAll(throughputCells(timing, peerGbps));
+                            row.addAll(throughputCells(timing, ceilingGbps));
+                            row.add(run.blocksPerRank());
                             MoeNcclBaseline.Timing base = nccl == null ? null
                                     : nccl.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
                             row.addAll(ncclCells(base, ncclMissing, percentile(timing.dispatchMillis(), 0.5),
+                                    percentile(timing.combineMillis(), 0.5)));
+                            MoeNcclBaseline.Timing fw = framework == null ? null
+                                    : framework.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
+                            row.addAll(frameworkCells(fw, ncclMissing, percentile(timing.dispatchMillis(), 0.5),
                                     percentile(timing.combineMillis(), 0.5)));
                             table.add(row.toArray());
                         }
@@ -720,18 +795,21 @@ final class MoeCommand implements Command {
             proxyNotes.forEach(table::note);
             table.note("GBps: the slowest rank's received bytes (dispatch) or sent-back BF16 bytes (combine), its own"
                     + " rows included, / its time; link_GBps: the most bytes a rank sent to ranks on another GPU / the"
-                    + " slowest rank's median time; link_ratio = link_GBps / memcpyPeer");
+                    + " slowest rank's median time; link_ratio = link_GBps / ce_ceiling");
+            table.note(ceilingNote(ceiling, ranks));
             table.note(peerCopyNote(copyPeer, peerGbps));
             table.note(smsNote(configs.get(0).numChannels(), blocksPerRank,
                     world.localRanks().get(0).device().multiprocessorCount()));
-            table.note(combineFromNote(combineFromHeap, buffersDirect));
+            table.note(combineFromNote(combineFromHeap, buffersDirect, buffersCopyEngine));
             if (cmd.hasOption("comm-stream")) {
                 table.note("calls on a communication stream per rank (--comm-stream); times include the fork from and"
                         + " the join to the rank's stream");
             }
             table.note(ncclMissing == null ? "nccl: NCCL " + NcclComms.version() + " from " + LibNccl.loadedFrom()
-                    + ", all-to-all-v of the same routing; x_nccl = NCCL median / gda4j median"
+                    + ", all-to-all-v of the same routing, rows packed beforehand, one per (token, rank), NCCL's own"
+                    + " channels (SMs not counted); x_nccl = NCCL median / gda4j median"
                     : "nccl: not run: " + ncclMissing);
+            table.note(ncclMissing == null ? FRAMEWORK_NOTE : "fw: not run: " + ncclMissing);
         }
         if (reporting) {
             table.print(out, w.format);

@@ -23,16 +23,18 @@ public final class HighThroughputPart extends MoePart {
     private final int ringTokens;
     private final int combineWarps;
     private final boolean communicationStream;
+    private final MoeRowPath rowPath;
 
     /** Throws IllegalArgumentException naming the field for the first value out of range. */
     public HighThroughputPart(MoeShape shape, int numChannels, int chunkTokens, int ringTokens, int combineWarps,
-                              boolean communicationStream) {
+                              boolean communicationStream, MoeRowPath rowPath) {
         super(shape, OWNER, "maxTokensPerRank", "dtype");
         this.numChannels = numChannels;
         this.chunkTokens = chunkTokens;
         this.ringTokens = ringTokens;
         this.combineWarps = combineWarps;
         this.communicationStream = communicationStream;
+        this.rowPath = java.util.Objects.requireNonNull(rowPath, "MoeConfig rowPath");
         positive("numChannels", numChannels);
         if (numChannels > MAX_CHANNELS) {
             throw new IllegalArgumentException("MoeConfig numChannels must be at most " + MAX_CHANNELS
@@ -98,6 +100,11 @@ public final class HighThroughputPart extends MoePart {
         return communicationStream;
     }
 
+    /** What moves the rows in a direct world ({@link MoeRowPath}). */
+    public MoeRowPath rowPath() {
+        return rowPath;
+    }
+
     /**
      * Why these rings could stall where some pair of ranks uses them (proxy or ibgda), or null. A combine round reads
      * up to combineWarps rows of a ring and grants them back only when every warp of the round is done, while a sender
@@ -123,7 +130,7 @@ public final class HighThroughputPart extends MoePart {
      * or when a size overflows the type the kernels index it with (the message names it).
      */
     public HighThroughputSizing sizing(int worldSize, boolean direct) {
-        return new HighThroughputSizing(this, worldSize, direct);
+        return new HighThroughputSizing(this, worldSize, direct, rowPath.resolve(direct) == MoeRowPath.COPY_ENGINE);
     }
 
     /** The part's own values (the model, hidden size, experts and top-k, is the config's). */
@@ -131,6 +138,6 @@ public final class HighThroughputPart extends MoePart {
     public String toString() {
         return "dtype=" + dtype() + ", maxTokensPerRank=" + maxTokensPerRank() + ", numChannels=" + numChannels
                 + ", chunkTokens=" + chunkTokens + ", ringTokens=" + ringTokens + ", combineWarps=" + combineWarps
-                + ", communicationStream=" + communicationStream;
+                + ", communicationStream=" + communicationStream + ", rowPath=" + rowPath;
     }
 }

@@ -46,18 +46,26 @@ final class NcclExchangeRig implements AutoCloseable {
                 recv[i] = r.context().allocate(bytes);
                 send[i].fill((byte) 0x3c);
             }
-            if (ranks.size() == n) {
-                made = NcclComms.initAll(devices(ranks));
-            } else {
-                Rank mine = ranks.get(0);
-                mine.context().makeCurrent();   // ncclCommInitRank takes the calling thread's current device
-                made = NcclComms.initRank(n, mine.rank(), world::allGather);
-            }
+            made = openComms(world, ranks);
         } catch (RuntimeException e) {
             close();
             throw e;
         }
         this.comms = made;
+    }
+
+    /**
+     * Communicators over {@code world}: every rank's with {@code ncclCommInitAll} where this process drives them all
+     * ({@code ranks}), else this process's one rank's with {@code ncclCommInitRank} (every process calls it at the same
+     * point).
+     */
+    static NcclComms openComms(World world, List<Rank> ranks) {
+        if (ranks.size() == world.size()) {
+            return NcclComms.initAll(devices(ranks));
+        }
+        Rank mine = ranks.get(0);
+        mine.context().makeCurrent();   // ncclCommInitRank takes the calling thread's current device
+        return NcclComms.initRank(world.size(), mine.rank(), world::allGather);
     }
 
     static int[] devices(List<Rank> ranks) {
