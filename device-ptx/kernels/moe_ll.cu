@@ -227,9 +227,10 @@ __device__ __forceinline__ int signal_count(const DeviceView* view, const LlBuff
   // A count of rows: this thread's send_done add acquired every add before it, each a release of its block's rows
   // (and puts); this fence, cumulative, makes all of them visible system-wide before the signal. For a direct peer it
   // is the fence that fence(peer) would be (so that call is left out); an ibgda signal claims its queue slot with
-  // another atomic, which must come after those warps' claims. A zero count orders nothing: no row goes with it.
+  // another atomic, which must come after those warps' claims on the same QP: the expert's channel, as its rows (a
+  // peer may have several QPs). A zero count orders nothing: no row goes with it.
   if (rows > 0) __threadfence_system();
-  return signal(peer, b.dispatch_count(le, p->head.rank), SIGNAL_SET,
+  return signal(with_channel(peer, le), b.dispatch_count(le, p->head.rank), SIGNAL_SET,
                 seq << 32 | (uint32_t)rows | (gathered ? LL_GATHERED_ROWS : 0u));
 }
 
@@ -505,7 +506,8 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
       const int e = __shfl_sync(0xffffffffu, expert, d);
       const int s = __shfl_sync(0xffffffffu, slot, d);
       const int sr = __shfl_sync(0xffffffffu, send_row, d);
-      const Peer peer = peer_of(view, e / local);
+      // On the QP of the expert's channel, as its count (signal_count): the count cannot overtake the rows.
+      const Peer peer = with_channel(peer_of(view, e / local), e % local);
       st = put_warp(peer, b.recv_msg(me, (uint64_t)(e % local) * p->max_tokens + s), b.send_msg(sr), p->msg_bytes);
       st = __shfl_sync(0xffffffffu, st, 0);
     }
@@ -788,7 +790,7 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
     }
   }
   for (int s = warp; s < n; s += warps) {
-    const Peer peer = peer_of(view, s);
+    const Peer peer = with_channel(peer_of(view, s), le);  // one QP per (source, expert): rows before their flag
     if (is_direct(peer)) continue;  // above
     const int32_t rows = pull ? 0 : first_row[s + 1] - first_row[s];
     if (prefers_few_puts(peer)) {

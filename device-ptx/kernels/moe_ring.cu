@@ -28,7 +28,7 @@ __device__ __forceinline__ GroupSender make_sender(const DeviceView* view, const
   GroupSender s;
   const int me = prm->head.rank, n = prm->head.nranks;
   const SignalIndex si = signal_index(prm);
-  s.peer = peer_of(view, dest);
+  s.peer = with_channel(peer_of(view, dest), c);  // a channel's rows, tails and credits share one QP of the pair
   s.me = local_of(view);
   s.prm = prm;
   s.direct = is_direct(s.peer);
@@ -171,7 +171,7 @@ __device__ int dispatch_receive(const DeviceView* view, const MoeParams* prm, in
   if (news->start != OK) return news->start;
   const int64_t base = news->base;
   const int32_t mine = news->count;
-  const Peer sender = peer_of(view, src);
+  const Peer sender = with_channel(peer_of(view, src), c);
   const uint32_t row_bytes = prm->dispatch_row_bytes;
   const uint32_t ring = prm->ring_tokens;
   const char* ring_base = l.heap + prm->dispatch_recv_ring + (uint64_t)(c * n + src) * ring * row_bytes;
@@ -398,8 +398,8 @@ __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int
       const int32_t now = *reinterpret_cast<volatile int32_t*>(&consumed[lane]);
       if (now - granted >= batch) {
         const uint64_t head = *state_word(prm, STATE_COMBINE_CONSUMED, c, (int)lane);
-        if (grant(peer_of(view, (int)lane), signal_offset(prm, si.combine_credit(c, me)), head + now,
-                  now - granted) != OK) {
+        if (grant(with_channel(peer_of(view, (int)lane), c), signal_offset(prm, si.combine_credit(c, me)),
+                  head + now, now - granted) != OK) {
           failed = 1;
         }
         granted = now;
@@ -412,7 +412,8 @@ __device__ int combine_receive(const DeviceView* view, const MoeParams* prm, int
     const int32_t now = consumed[lane];
     uint64_t* head = state_word(prm, STATE_COMBINE_CONSUMED, c, lane);
     if (now > granted) {
-      grant(peer_of(view, (int)lane), signal_offset(prm, si.combine_credit(c, me)), *head + now, now - granted);
+      grant(with_channel(peer_of(view, (int)lane), c), signal_offset(prm, si.combine_credit(c, me)), *head + now,
+            now - granted);
     }
     *head += reinterpret_cast<const int32_t*>(prm->channel_count)[c * n + lane];
   }

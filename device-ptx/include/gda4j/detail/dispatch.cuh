@@ -127,8 +127,8 @@ __device__ inline __noinline__ int fence_indirect(GDA4J_PEER_PARAMS) {
   }
   // An RC QP keeps its WQEs in posting order, and a WQE posted while an earlier READ (get) is outstanding carries
   // the fence bit (transport/ibgda_qp.cuh, "Fence"), so it cannot read its source before the READ's data has
-  // landed: later operations already wait for earlier ones.
-  if (is_ibgda(p.transport)) return OK;
+  // landed: on one QP later operations already wait for earlier ones; over several, the others are drained.
+  if (is_ibgda(p.transport)) return ibgda_fence(p);
   return fail_peer(GDA4J_PEER_FIELDS(p), OP_FENCE, 0);
 }
 

@@ -33,12 +33,13 @@ import org.openjdk.jmh.infra.Blackhole;
  * The other host hot path, no GPU: mlx5 WQE encoding and CQE decoding in Java, over direct buffers laid out like the
  * mapped rings. Nanoseconds per WQE or CQE.
  * <ul>
- *   <li>{@code encodeRdmaWrite}, {@code encodeInline8}: a host-posted WQE ({@code HostPoster}: the proxy's NIC
- *       handler and the PCIe flush), written into the next SQ slot.</li>
+ *   <li>{@code encodeRdmaWrite}, {@code encodeInline8}: a host-posted WQE ({@code RingPoster}: the proxy's NIC
+ *       handler on the emulated NIC; on mlx5 host posting goes through libibverbs), written into the next SQ
+ *       slot.</li>
  *   <li>{@code decodeWqe}: the emulated NIC engine's decode of one WQE into a reused {@link WqeFields} (a mix of
  *       WRITE, READ, atomic and 8-byte inline WRITE).</li>
  *   <li>{@code cqePollDecode}: a batch of published CQEs polled (acquire of the tail) and decoded as
- *       {@code HostPoster.poll} does (one {@link DecodedCqe} each); the batch is written in the untimed setup.</li>
+ *       {@code RingPoster.poll} does (one {@link DecodedCqe} each); the batch is written in the untimed setup.</li>
  *   <li>{@code cqeWriteThenPoll}: the emulated NIC writes a requester CQE (body, then the tail with a release store)
  *       and the same thread polls it: both sides of a completion without cross-core traffic.</li>
  * </ul>

@@ -2,6 +2,7 @@ package io.gda4j.moe;
 
 import io.gda4j.moe.core.MoeShape;
 import io.gda4j.moe.ht.HighThroughputPart;
+import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.moe.ht.HighThroughputSizing;
 import io.gda4j.moe.ll.LowLatencyPart;
 import io.gda4j.moe.ll.LowLatencySizing;
@@ -54,7 +55,7 @@ public final class MoeConfig {
         this.topK = b.topK;
         this.highThroughput = b.highThroughput ? new HighThroughputPart(new MoeShape(b.hidden, b.maxTokensPerRank,
                 b.numExperts, b.topK, Objects.requireNonNull(b.dtype, "dtype")), b.numChannels, b.chunkTokens,
-                b.ringTokens, b.combineWarps, b.communicationStream) : null;
+                b.ringTokens, b.combineWarps, b.communicationStream, b.rowPath) : null;
         this.lowLatency = b.lowLatency ? new LowLatencyPart(new MoeShape(b.hidden, b.lowLatencyMaxTokensPerRank,
                 b.numExperts, b.topK, Objects.requireNonNull(b.lowLatencyDispatchType, "dispatchType")),
                 b.powerOfTwoScales) : null;
@@ -69,9 +70,21 @@ public final class MoeConfig {
         return new Builder();
     }
 
+    /** DeepEP's benchmark shape: the hidden size. */
+    public static final int DEEP_EP_HIDDEN = 7168;
+    /** DeepEP's benchmark shape: the experts. */
+    public static final int DEEP_EP_EXPERTS = 256;
+    /** DeepEP's benchmark shape: experts per token. */
+    public static final int DEEP_EP_TOP_K = 8;
+    /** DeepEP's high-throughput benchmark: tokens per rank. */
+    public static final int DEEP_EP_TOKENS = 4096;
+    /** DeepEP's low-latency benchmark: tokens per rank. */
+    public static final int DEEP_EP_LOW_LATENCY_TOKENS = 128;
+
     /** DeepEP's benchmark configuration: 4096 tokens per rank, hidden 7168, top-8 of 256 experts, BF16. */
     public static Builder deepEpBuilder() {
-        return builder().hidden(7168).dtype(ElementType.BF16).maxTokensPerRank(4096).numExperts(256).topK(8);
+        return builder().hidden(DEEP_EP_HIDDEN).dtype(ElementType.BF16).maxTokensPerRank(DEEP_EP_TOKENS)
+                .numExperts(DEEP_EP_EXPERTS).topK(DEEP_EP_TOP_K);
     }
 
     /**
@@ -87,7 +100,8 @@ public final class MoeConfig {
      * high-throughput part.
      */
     public static Builder deepEpLowLatencyBuilder() {
-        return lowLatencyBuilder().hidden(7168).numExperts(256).topK(8).lowLatency(128, ElementType.FP8_E4M3);
+        return lowLatencyBuilder().hidden(DEEP_EP_HIDDEN).numExperts(DEEP_EP_EXPERTS).topK(DEEP_EP_TOP_K)
+                .lowLatency(DEEP_EP_LOW_LATENCY_TOKENS, ElementType.FP8_E4M3);
     }
 
     /** A builder holding this config's values: change some and build another. */
@@ -98,7 +112,7 @@ public final class MoeConfig {
             b.dtype(highThroughput.dtype()).maxTokensPerRank(highThroughput.maxTokensPerRank())
                     .numChannels(highThroughput.numChannels()).chunkTokens(highThroughput.chunkTokens())
                     .ringTokens(highThroughput.ringTokens()).combineWarps(highThroughput.combineWarps())
-                    .communicationStream(highThroughput.communicationStream());
+                    .communicationStream(highThroughput.communicationStream()).rowPath(highThroughput.rowPath());
         }
         if (lowLatency != null) {
             b.lowLatencyMaxTokensPerRank = lowLatency.maxTokensPerRank();
@@ -182,6 +196,11 @@ public final class MoeConfig {
         return ht().communicationStream();
     }
 
+    /** High throughput: what moves the rows in a direct world ({@link MoeRowPath}); AUTO by default. */
+    public MoeRowPath rowPath() {
+        return ht().rowPath();
+    }
+
     /** Low latency: the most tokens a rank sends in one call. */
     public int lowLatencyMaxTokensPerRank() {
         return ll().maxTokensPerRank();
@@ -198,8 +217,15 @@ public final class MoeConfig {
     }
 
     /**
-     * Symmetric-heap bytes per rank a {@link MoeBuffer} of this config takes in a world of {@code worldSize} ranks,
-     * both parts: what to give {@code WorldConfig.heapSizeBytes}, at least, for it alone.
+     * Symmetric-heap bytes per rank a {@link MoeBuffer} of this config takes in any world of {@code worldSize} ranks,
+     * both parts, in the worst case: what to give {@code WorldConfig.heapSizeBytes}, at least, for it alone. Whether a
+     * world is direct (every pair of ranks p2p or self) or has rings is known only once it exists, and the two lay the
+     * heap out differently, so this is the larger of the two ({@link #sizing(int)}), plus the low-latency part with
+     * its staging sections ({@link #lowLatencySizing(int)}). At DeepEP's shape (4096 tokens, hidden 7168, top-8 of
+     * 256, BF16, the default channels and rings) the direct layout is the larger: 353.5 MB per rank with 2 ranks,
+     * 707.0 MB with 4, 1414.0 MB with 8 (a rank receives up to every rank's tokens and holds their rows in the heap,
+     * in two regions that calls alternate; the copy-engine row path adds its landing rows: 470.9, 941.9, 1883.8 MB);
+     * DeepEP's low-latency part (128 tokens, FP8) takes 2017.6, 2080.1 and 2189.9 MB per rank on top.
      */
     public long heapBytes(int worldSize) {
         long bytes = highThroughput == null ? 0 : sizing(worldSize).heapBytes();
@@ -207,17 +233,20 @@ public final class MoeConfig {
     }
 
     /**
-     * What the high-throughput part needs in a world of {@code worldSize} ranks. Throws IllegalArgumentException when
-     * the experts do not split evenly over the ranks, or when a size overflows the type the kernels index it with (the
-     * message names it), and IllegalStateException without a high-throughput part.
+     * What the high-throughput part needs at most in a world of {@code worldSize} ranks: of the two layouts such a
+     * world may have ({@link #sizing(int, boolean)}: direct, or with rings), the one that takes more heap. Throws
+     * IllegalArgumentException when the experts do not split evenly over the ranks, or when a size overflows the type
+     * the kernels index it with (the message names it), and IllegalStateException without a high-throughput part.
      */
     public HighThroughputSizing sizing(int worldSize) {
-        return sizing(worldSize, false);
+        HighThroughputSizing rings = sizing(worldSize, false);
+        HighThroughputSizing direct = sizing(worldSize, true);
+        return direct.heapBytes() >= rings.heapBytes() ? direct : rings;
     }
 
     /**
-     * As {@link #sizing(int)}, for a direct world ({@code direct}: every pair of ranks p2p or self, as
-     * {@link MoeBuffer} finds it) or one with rings.
+     * What the high-throughput part needs in a world of {@code worldSize} ranks that is direct ({@code direct}: every
+     * pair of ranks p2p or self, as {@link MoeBuffer} finds it) or has rings (some pair proxy or ibgda).
      */
     public HighThroughputSizing sizing(int worldSize, boolean direct) {
         return ht().sizing(worldSize, direct);
@@ -298,12 +327,23 @@ public final class MoeConfig {
      * low latency: no power-of-two scales.
      */
     public static final class Builder {
-        /** Channels per rank by default. */
-        public static final int DEFAULT_CHANNELS = 8;
-        /** Rows per announced chunk by default. */
-        public static final int DEFAULT_CHUNK_TOKENS = 16;
-        /** Ring rows per (channel, peer) by default. */
-        public static final int DEFAULT_RING_TOKENS = 64;
+        /**
+         * Channels per rank by default: 24 SMs, as DeepEP's tests use (64 SMs gained next to nothing at DeepEP's shape
+         * on 2x H100). At most SMs / (2 x ranks per GPU): MoeBuffer refuses more, saying so.
+         */
+        public static final int DEFAULT_CHANNELS = 12;
+        /** Rows per announced chunk by default (worlds with rings: proxy or ibgda pairs). */
+        public static final int DEFAULT_CHUNK_TOKENS = 32;
+        /** Ring rows per (channel, peer) by default (worlds with rings). */
+        public static final int DEFAULT_RING_TOKENS = 128;
+        /**
+         * Rows per chunk where each put costs the host a driver call (the proxy: every chunk is a trigger), which
+         * larger chunks cut: with 2 ranks on H100s, 4096 tokens of hidden 7168, the BF16 dispatch took 1.9-2.5 ms with
+         * chunks of 32 and rings of 128, 0.76 ms with 128 and 512 (one run).
+         */
+        public static final int FEW_PUTS_CHUNK_TOKENS = 128;
+        /** Ring rows per (channel, peer) that hold several {@link #FEW_PUTS_CHUNK_TOKENS} chunks. */
+        public static final int FEW_PUTS_RING_TOKENS = 512;
         /**
          * Combine warps by default: a token's reduction is one warp's chain of loads, so more warps reduce more tokens
          * at once (4096 tokens of hidden 7168, 2 ranks on one H100: combine 0.66 ms with 8, 0.43 ms with 16).
@@ -321,6 +361,7 @@ public final class MoeConfig {
         private int ringTokens = DEFAULT_RING_TOKENS;
         private int combineWarps = DEFAULT_COMBINE_WARPS;
         private boolean communicationStream;
+        private MoeRowPath rowPath = MoeRowPath.AUTO;
         private boolean lowLatency;
         private int lowLatencyMaxTokensPerRank;
         private ElementType lowLatencyDispatchType = ElementType.BF16;
@@ -393,6 +434,16 @@ public final class MoeConfig {
          */
         public Builder communicationStream(boolean v) {
             communicationStream = v;
+            return this;
+        }
+
+        /**
+         * What moves the high-throughput rows in a direct world: the SMs, the copy engines, or AUTO (the buffer's choice
+         * per world, the default; {@link MoeRowPath}). COPY_ENGINE in a world with a proxy or ibgda pair is refused when
+         * the buffer is made.
+         */
+        public Builder rowPath(MoeRowPath v) {
+            rowPath = v;
             return this;
         }
 

@@ -29,37 +29,37 @@ public final class MoeDispatchResult {
     /** Received rows: {@code maxRecvTokens x hidden} of the config's type; the first numRecvTokens() are valid. */
     public DeviceTensor recvX() {
         rank.requireCurrentDispatch(generation, "recvX");
-        return rank.recvX();
+        return rank.recvX(HighThroughputRank.region(generation));
     }
 
     /** FP8 only: {@code maxRecvTokens x hidden/128} FP32 scales; null for BF16. */
     public DeviceTensor recvScales() {
         rank.requireCurrentDispatch(generation, "recvScales");
-        return rank.recvScales();
+        return rank.recvScales(HighThroughputRank.region(generation));
     }
 
     /** {@code maxRecvTokens x topK} INT32: this rank's local expert index of each slot, -1 for another rank's. */
     public DeviceTensor recvTopkIdx() {
         rank.requireCurrentDispatch(generation, "recvTopkIdx");
-        return rank.recvTopkIdx();
+        return rank.recvTopkIdx(HighThroughputRank.region(generation));
     }
 
     /** {@code maxRecvTokens x topK} FP32: the weights of the local slots, 0 elsewhere. */
     public DeviceTensor recvTopkWeights() {
         rank.requireCurrentDispatch(generation, "recvTopkWeights");
-        return rank.recvTopkWeights();
+        return rank.recvTopkWeights(HighThroughputRank.region(generation));
     }
 
     /** {@code maxRecvTokens x 2} INT32: (source rank, source token) of each row. */
     public DeviceTensor recvSource() {
         rank.requireCurrentDispatch(generation, "recvSource");
-        return rank.recvSource();
+        return rank.recvSource(HighThroughputRank.region(generation));
     }
 
     /** {@code numLocalExperts} INT32 on the GPU: (row, top-k slot) pairs per local expert. */
     public DeviceTensor localExpertCountsTensor() {
         rank.requireCurrentDispatch(generation, "localExpertCountsTensor");
-        return rank.localExpertCountsTensor();
+        return rank.localExpertCountsTensor(handle.exchange());
     }
 
     /** Waits for the dispatch (an explicit host synchronisation) and returns how many rows arrived. */
@@ -68,7 +68,7 @@ public final class MoeDispatchResult {
         rank.requireCurrentDispatch(generation, "numRecvTokens");
         synchronized (this) {
             if (numRecv < 0) {
-                numRecv = rank.readRecvTotal();
+                numRecv = rank.readRecvTotal(handle.exchange());
             }
             return numRecv;
         }
@@ -77,7 +77,7 @@ public final class MoeDispatchResult {
     /** Waits for the dispatch and returns the per-local-expert counts. */
     public int[] localExpertCounts() {
         rank.requireCurrentDispatch(generation, "localExpertCounts");
-        return rank.readLocalExpertCounts();
+        return rank.readLocalExpertCounts(handle.exchange());
     }
 
     /** The count when it was read already, else -1. */

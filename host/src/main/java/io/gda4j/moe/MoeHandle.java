@@ -14,19 +14,26 @@ public final class MoeHandle {
     private final int numTokens;
     private final int[] tokensPerRank;
     private final int[] tokensPerExpert;
+    /** The layout exchange this handle's layout queued (direct worlds; 0 elsewhere). */
+    private final long exchange;
 
     MoeHandle(HighThroughputRank owner, long layoutGeneration, long dispatchGeneration, int numTokens, int[] tokensPerRank,
-              int[] tokensPerExpert) {
+              int[] tokensPerExpert, long exchange) {
         this.owner = owner;
         this.layoutGeneration = layoutGeneration;
         this.dispatchGeneration = dispatchGeneration;
         this.numTokens = numTokens;
         this.tokensPerRank = tokensPerRank;
         this.tokensPerExpert = tokensPerExpert;
+        this.exchange = exchange;
     }
 
     MoeHandle afterDispatch(long generation) {
-        return new MoeHandle(owner, layoutGeneration, generation, numTokens, tokensPerRank, tokensPerExpert);
+        return new MoeHandle(owner, layoutGeneration, generation, numTokens, tokensPerRank, tokensPerExpert, exchange);
+    }
+
+    long exchange() {
+        return exchange;
     }
 
     HighThroughputRank owner() {

@@ -124,10 +124,18 @@ public final class MoeRank {
      * expert index outside [-1, numExperts) before any dispatch can use it. Once past the host's checks (type, shape,
      * token count) it retires this rank's earlier handles, even when it throws: the kernel has rewritten the routing
      * they described.
+     *
+     * <p>In a direct world (every pair p2p or self) a layout that passes its checks also queues the layout exchange
+     * behind it, and does not wait for it: every rank tells every rank how many rows it will send it and how many of
+     * them each local expert gets, so the dispatches with the handle start moving rows at once (DeepEP's cached
+     * handle), and each rank's expert counts come from the exchange. Layout is then a call every rank makes, as
+     * dispatch and combine are: a rank's exchange waits (up to the world's wait timeout) for every other rank's
+     * layout. A layout refused on one rank must not be made on the others.
      */
     public MoeHandle layout(DeviceTensor topkIdx) {
         HighThroughputRank.Layout l = ht().layout(topkIdx);
-        return new MoeHandle(ht, l.generation(), 0, l.numTokens(), l.tokensPerRank(), l.tokensPerExpert());
+        return new MoeHandle(ht, l.generation(), 0, l.numTokens(), l.tokensPerRank(), l.tokensPerExpert(),
+                l.exchange());
     }
 
     /**
@@ -139,7 +147,7 @@ public final class MoeRank {
     public MoeDispatchResult dispatch(DeviceTensor x, DeviceTensor scales, DeviceTensor topkIdx,
                                       DeviceTensor topkWeights, MoeHandle handle) {
         long generation = ht().dispatch(x, scales, topkIdx, topkWeights, handle.owner(), handle.layoutGeneration(),
-                handle.numTokens());
+                handle.numTokens(), handle.exchange());
         return new MoeDispatchResult(ht, handle.afterDispatch(generation), generation);
     }
 
@@ -168,7 +176,7 @@ public final class MoeRank {
      */
     public DeviceTensor combine(DeviceTensor y, MoeDispatchResult dispatched) {
         MoeHandle h = dispatched.handle();
-        return ht().combine(y, h.owner(), h.layoutGeneration(), h.dispatchGeneration(), h.numTokens(),
+        return ht().combine(y, h.owner(), h.layoutGeneration(), h.dispatchGeneration(), h.numTokens(), h.exchange(),
                 dispatched::knownRecvTokens);
     }
 

@@ -1,5 +1,6 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
 import io.gda4j.moe.check.MoeReference;
@@ -53,12 +54,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * followed by calls on the closed buffer. Each step must finish, or fail with the exception the model predicts, within
  * the device wait timeout (1 s) and some slack; afterwards a valid layout + dispatch + combine on every rank (and a
  * low-latency dispatch + combine) must match the Java reference bit for bit, in a new buffer where the old one was
- * closed, and every heap region must be back. The tries take the low-latency protocols in turn (tagged, counted).
+ * closed, and every heap region must be back. The tries take the row paths in turn and, every other pair of tries,
+ * the tagged low-latency protocol.
  *
  * <p>Each step is a world-level one: a call every rank must make (dispatch, combine) is issued on every rank, rank 0
  * first; when rank 0's is refused on the host the other ranks do not make it, as a driver that stops at the first
  * refusal would, so no rank's kernel is left waiting for a peer while the host waits on another (see README, "Ranks
- * that share a GPU"). A layout is a rank's own call: the other ranks make theirs whatever rank 0's did.
+ * that share a GPU"). A layout is such a call too (its exchange waits for every rank's): when rank 0's is refused,
+ * on the GPU or on the host, rank 1 does not lay out.
  *
  * <p>jqwik runs this property, not Jupiter, so Jupiter's {@code @Timeout} and the suite's default timeout do not apply:
  * each step, the closing checks and the close run under JUnit's
@@ -74,7 +77,7 @@ class MoeCallSequencePropertyTest {
     /** The most one step may take: a device wait, and host copies and reference checks of a few rows. */
     static final Duration STEP_LIMIT = WAIT.plusSeconds(10);
     private static final int RANKS = 2;
-    /** Tries so far: each try's low-latency protocol is the next in turn ({@link Calls#llProtocol}). */
+    /** Tries so far: each try's row path and low-latency protocol follow from its number ({@link Calls}). */
     private static final AtomicInteger TRIES = new AtomicInteger();
 
     private LocalWorld world;
@@ -166,10 +169,14 @@ class MoeCallSequencePropertyTest {
      */
     static final class Calls implements AutoCloseable {
         final LocalWorld world;
-        final MoeConfig config = MoeGpuTest.config(2048, ElementType.BF16, 4, 64);
+        /** This try's number: it picks the row path and the low-latency protocol, so every pair of them comes up. */
+        final int tryNumber = TRIES.getAndIncrement();
+        /** Tries alternate what moves the rows: the SMs, then the copy engines. */
+        final MoeConfig config = MoeGpuTest.config(2048, ElementType.BF16, 4, 64,
+                tryNumber % 2 == 0 ? MoeRowPath.SM : MoeRowPath.COPY_ENGINE);
         final MoeConfig llConfig = MoeLowLatencyGpuTest.config(ElementType.BF16, false, 4, 8);
-        /** The tries take the low-latency protocols in turn, so both meet every kind of call sequence. */
-        final LowLatencySizing.Protocol llProtocol = TRIES.getAndIncrement() % 2 == 0
+        /** Every other pair of tries takes the tagged low-latency protocol, so both meet every kind of call sequence. */
+        final LowLatencySizing.Protocol llProtocol = tryNumber / 2 % 2 == 0
                 ? LowLatencySizing.Protocol.TAGGED : LowLatencySizing.Protocol.COUNTED;
         final MoeBuffer moe;
         final MoeInputs inputs;
@@ -239,8 +246,14 @@ class MoeCallSequencePropertyTest {
             world.checkErrors();
         }
 
-        /** Asserts that {@code call} is refused on the host with {@code type}, naming {@code words}, and ran nothing. */
+        /**
+         * Asserts that {@code call} is refused on the host with {@code type}, naming {@code words}, and ran nothing. The
+         * ranks' streams are idle first: a valid layout leaves its exchange queued, which ends once every rank's is.
+         */
         <T extends Throwable> void refused(Class<T> type, String words, Executable call) {
+            for (int r = 0; r < RANKS; r++) {
+                world.rank(r).stream().synchronize();
+            }
             T e = assertThrows(type, call);
             assertTrue(e.getMessage().contains(words), "expected \"" + words + "\" in: " + e.getMessage());
             assertFalse(world.rank(0).device().kernelsMayBeRunning(), "a refused call left a kernel running");
@@ -342,7 +355,7 @@ class MoeCallSequencePropertyTest {
 
         @Override
         public String toString() {
-            return "MoE calls" + (moeClosed ? ", buffer closed" : "") + (llClosed ? ", low-latency buffer closed" : "");
+            return "MoE calls, rows by " + config.rowPath() + (moeClosed ? ", buffer closed" : "") + (llClosed ? ", low-latency buffer closed" : "");
         }
     }
 
@@ -358,7 +371,7 @@ class MoeCallSequencePropertyTest {
         return new int[] {rnd.nextInt(max + 1), rnd.nextInt(max + 1)};
     }
 
-    /** A valid layout on every rank, or on one. */
+    /** A valid layout on every rank. */
     static final class LayoutEveryRank implements Action.Independent<Calls> {
         @Override
         public boolean precondition(Calls c) {
@@ -367,15 +380,12 @@ class MoeCallSequencePropertyTest {
 
         @Override
         public Arbitrary<Transformer<Calls>> transformer() {
-            return Combinators.combine(Arbitraries.of(MoeRouting.HIGH_THROUGHPUT), Arbitraries.of(0, 1, -1),
-                    Arbitraries.longs()).as((kind, only, seed) -> mutate("layout (" + kind + ") on "
-                    + (only < 0 ? "every rank" : "rank " + only), c -> {
+            return Combinators.combine(Arbitraries.of(MoeRouting.HIGH_THROUGHPUT), Arbitraries.longs()).as((kind, seed) ->
+                    mutate("layout (" + kind + ") on every rank", c -> {
                         Random rnd = new Random(seed);
                         int[] t = tokens(rnd, c.config.maxTokensPerRank());
                         for (int r = 0; r < RANKS; r++) {
-                            if (only < 0 || only == r) {
-                                c.layout(r, kind, t[r], rnd);
-                            }
+                            c.layout(r, kind, t[r], rnd);
                         }
                     }));
         }
@@ -383,7 +393,7 @@ class MoeCallSequencePropertyTest {
 
     /**
      * A layout on rank 0 refused: on the GPU for an expert index out of range (it retires rank 0's handle), or on the
-     * host for its type or token count (it retires nothing); rank 1 lays out too or not.
+     * host for its type or token count (it retires nothing); rank 1 then makes no layout either.
      */
     static final class RefusedLayout implements Action.Independent<Calls> {
         @Override
@@ -394,10 +404,9 @@ class MoeCallSequencePropertyTest {
         @Override
         public Arbitrary<Transformer<Calls>> transformer() {
             Arbitrary<Long> bad = Arbitraries.of(32L, 33L, -2L, 1L << 32, Long.MAX_VALUE, Long.MIN_VALUE);
-            return Combinators.combine(Arbitraries.of("on the GPU", "on the host"), bad, Arbitraries.of(false, true),
-                    Arbitraries.longs()).as((where, value, alsoRank1, seed) -> mutate("layout on rank 0 refused " + where
-                    + (where.equals("on the GPU") ? " (expert " + value + ")" : "") + (alsoRank1 ? ", rank 1's valid" : ""),
-                    c -> {
+            return Combinators.combine(Arbitraries.of("on the GPU", "on the host"), bad, Arbitraries.longs())
+                    .as((where, value, seed) -> mutate("layout on rank 0 refused " + where
+                    + (where.equals("on the GPU") ? " (expert " + value + ")" : ""), c -> {
                         Random rnd = new Random(seed);
                         MoeRank r0 = c.moe.rank(0);
                         if (where.equals("on the GPU")) {
@@ -415,9 +424,6 @@ class MoeCallSequencePropertyTest {
                                     c.config.maxTokensPerRank() + 1, c.config.topK())));
                             c.refused(IllegalArgumentException.class, "topkIdx", () -> r0.layout(
                                     c.inputs.weights(0, 4)));
-                        }
-                        if (alsoRank1) {
-                            c.layout(1, MoeRouting.Kind.WITH_NONE, rnd.nextInt(c.config.maxTokensPerRank() + 1), rnd);
                         }
                     }));
         }

@@ -1,5 +1,7 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.core.ExactSizes;
+import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.moe.ht.HighThroughputRank;
 import io.gda4j.moe.ht.HighThroughputSizing;
 import io.gda4j.moe.ht.MoeChannels;
@@ -69,6 +71,35 @@ class MoeConfigTest {
                 neither.getMessage());
     }
 
+    /**
+     * The heap a config asks for is enough for any world of that size: the larger of the direct and the ring layouts
+     * (a program that sized its heap from the ring layout alone ran out of heap in MoeBuffer.create on every p2p
+     * world at DeepEP's shape). The figures are the ones MoeConfig.heapBytes and the README state.
+     */
+    @Test
+    void theHeapOfDeepEpsShapeIsTheLargerLayoutForAnyWorld() {
+        MoeConfig c = MoeConfig.deepEpBuilder().build();
+        double[] megabytes = {353.5, 707.0, 1414.0};
+        for (int i = 0; i < 3; i++) {
+            int ranks = 2 << i;
+            long direct = c.sizing(ranks, true).heapBytes();
+            long rings = c.sizing(ranks, false).heapBytes();
+            assertEquals(Math.max(direct, rings), c.heapBytes(ranks), ranks + " ranks");
+            assertTrue(direct > rings, ranks + " ranks: the direct world's received rows outweigh the rings");
+            assertTrue(c.sizing(ranks).direct(), "sizing(n) is the larger layout");
+            assertEquals(megabytes[i], Math.round(c.heapBytes(ranks) / 1e5) / 10.0, ranks + " ranks, MB per rank");
+        }
+        MoeConfig ll = MoeConfig.deepEpLowLatencyBuilder().build();
+        double[] lowLatency = {2017.6, 2080.1, 2189.9};
+        for (int i = 0; i < 3; i++) {
+            int ranks = 2 << i;
+            assertEquals(ll.lowLatencySizing(ranks, true).heapBytes(), ll.heapBytes(ranks), "staging is the worst case");
+            assertEquals(lowLatency[i], Math.round(ll.heapBytes(ranks) / 1e5) / 10.0, ranks + " ranks, MB per rank");
+            assertEquals(c.heapBytes(ranks) + ll.heapBytes(ranks), c.toBuilder()
+                    .lowLatency(MoeConfig.DEEP_EP_LOW_LATENCY_TOKENS, ElementType.FP8_E4M3).build().heapBytes(ranks));
+        }
+    }
+
     @Test
     void moreChannelsThanADispatchBlockCanPlaceAreRefused() {
         MoeConfig.deepEpBuilder().numChannels(MoeConfig.MAX_CHANNELS).build();
@@ -96,7 +127,7 @@ class MoeConfigTest {
 
     @Test
     void heapSectionsFollowEachOtherAlignedAndHoldTheirRings() {
-        HighThroughputSizing s = small().build().sizing(4);
+        HighThroughputSizing s = small().build().sizing(4, false);
         long ringRows = 2L * 4 * 8;
         assertEquals(0, s.dispatchRecvRing());
         assertTrue(s.dispatchSendStage() >= ringRows * s.dispatchRowBytes());
@@ -104,7 +135,7 @@ class MoeConfigTest {
         assertTrue(s.combineSendStage() >= s.combineRecvRing() + ringRows * s.combineRowBytes());
         assertTrue(s.signals() >= s.combineSendStage() + ringRows * s.combineRowBytes());
         assertEquals(0, s.signals() % 256);
-        assertEquals(6 * 2 * 4 + 4 * (2 * 4 + 3), s.signalWords(), "channel words, then the direct worlds' words");
+        assertEquals(6 * 2 * 4 + 4 * (2 * 4 + 4), s.signalWords(), "channel words, then the direct worlds' words");
         assertTrue(s.heapBytes() >= s.signals() + 8L * s.signalWords());
         assertEquals(s.directRecv(), s.combineLanding(), "no received tensors in the heap of a world with rings");
         assertEquals(s.combineLanding(), s.signals(), "no landing rows in the heap of a world with rings");
@@ -120,11 +151,39 @@ class MoeConfigTest {
         assertEquals(0, s.dispatchRecvRing());
         assertEquals(0, s.combineSendStage(), "no ring or staging section");
         assertEquals(0, s.directRecv());
-        assertTrue(s.combineLanding() >= s.recvEnd() - s.recvX(), "the received tensors, as device memory lays them out");
-        assertTrue(s.signals() >= s.combineLanding() + 4L * 64 * s.combineRowBytes(), "[4 ranks][64 tokens] rows");
+        assertTrue(s.directRecvBytes() >= s.recvEnd() - s.recvX(), "the received tensors, as device memory lays them out");
+        assertEquals(0, s.directRecvBytes() % 256);
+        assertTrue(s.combineLanding() >= 2 * s.directRecvBytes(), "two regions of them, by the dispatch's parity");
+        assertTrue(s.ceLanding() >= s.combineLanding() + 4L * 64 * s.combineRowBytes(), "[4 ranks][64 tokens] rows");
+        assertEquals(s.ceLanding(), s.expertTable(), "no copy-engine landing rows where the SMs move the rows");
+        assertTrue(s.signals() >= s.expertTable() + 2L * 4 * s.numLocalExperts() * 4, "[2][4 sources][L] counts");
         assertEquals(rings.signalWords(), s.signalWords(), "the same words either way");
         assertEquals(s.recvX(), s.deviceBytes(), "device memory ends where the received tensors would start");
-        assertEquals(rings.recvX(), s.recvX(), "the same device layout up to there");
+        assertEquals(rings.localExpertCounts(), s.localExpertCounts(), "the same device layout up to there");
+        assertTrue(s.directState() >= s.exchange() + 2 * s.exchangeBlockBytes(), "two exchange blocks");
+        assertEquals(s.stageX(), s.stageSrc(), "no staging where the SMs move the rows");
+        assertEquals(2 * s.exchangeHostBlockBytes(), s.exchangeHostBytes());
+        assertEquals(0, rings.exchangeHostBytes(), "no exchange in a world with rings");
+        assertEquals(rings.exchange(), rings.combined(), "nor its blocks, nor the direct state, nor staging");
+    }
+
+    @Test
+    void theCopyEnginesStageEveryDestinationsRowsAndLandEverySourcesOnlyWhereChosen() {
+        HighThroughputSizing sm = small().build().sizing(4, true);
+        HighThroughputSizing ce = small().rowPath(MoeRowPath.COPY_ENGINE).build().sizing(4, true);
+        HighThroughputSizing auto = small().rowPath(MoeRowPath.AUTO).build().sizing(4, true);
+        assertTrue(ce.copyEngine());
+        assertFalse(sm.copyEngine());
+        assertFalse(auto.copyEngine(), "AUTO takes the SMs");
+        assertFalse(small().rowPath(MoeRowPath.COPY_ENGINE).build().sizing(4, false).copyEngine(), "no copy engines"
+                + " through rings (MoeBuffer refuses the config there)");
+        long rows = 4L * 64;   // [4 destinations][64 tokens]
+        assertEquals(ce.stageScales() - ce.stageX(), ExactSizes.align(rows * ce.payloadBytes(), 256));
+        assertEquals(ce.stageSrc() - ce.stageTopkWeights(), ExactSizes.align(rows * 4 * ce.config().topK(), 256));
+        assertTrue(ce.combined() >= ce.stageSrc() + rows * 8);
+        assertEquals(ExactSizes.align(rows * ce.combineRowBytes(), 256), ce.expertTable() - ce.ceLanding());
+        assertEquals(sm.heapBytes() + ExactSizes.align(rows * ce.combineRowBytes(), 256), ce.heapBytes(),
+                "the copy engines add their landing rows, nothing else, to the heap");
     }
 
     @Test
@@ -144,7 +203,7 @@ class MoeConfigTest {
             for (int w : new int[] {s.directCountWord(0, r, 0), s.directCountWord(0, r, 3), s.directCountWord(1, r, 1),
                     s.directCountWord(1, r, 2), s.directCountWord(0, r, 1), s.directCountWord(0, r, 2),
                     s.directCountWord(1, r, 0), s.directCountWord(1, r, 3), s.dispatchDoneWord(r), s.combineEntryWord(r),
-                    s.combineDoneWord(r)}) {
+                    s.combineDoneWord(r), s.dispatchEntryWord(r)}) {
                 assertTrue(!seen[w], "word " + w + " used twice");
                 seen[w] = true;
                 assertTrue(s.signalWord(8L * w) != null, "word " + w + " has a name");
@@ -155,8 +214,9 @@ class MoeConfigTest {
         }
         assertEquals(new HighThroughputSizing.SignalWord("combine entry", -1, 2),
                 s.signalWord(8L * s.combineEntryWord(2)));
-        assertEquals(new HighThroughputSizing.SignalWord("dispatch counts (odd calls)", -1, 3),
+        assertEquals(new HighThroughputSizing.SignalWord("layout exchange counts (odd exchanges)", -1, 3),
                 s.signalWord(8L * s.directCountWord(1, 3, 1)));
+        assertEquals(new HighThroughputSizing.SignalWord("dispatch entry", -1, 1), s.signalWord(8L * s.dispatchEntryWord(1)));
     }
 
     @Test

@@ -51,9 +51,9 @@ class MoePullCombineGpuTest {
     /** The DeepEP shape: 4096 tokens of hidden 7168, top-8 of 256, BF16, 2 ranks. */
     @Test
     void deepEpShapeAtFullTokens() {
-        try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(30));
-             MoeBuffer moe = MoeBuffer.create(w, MoeConfig.deepEpBuilder().dtype(ElementType.BF16).numChannels(8)
-                     .build());
+        MoeConfig c = MoeConfig.deepEpBuilder().dtype(ElementType.BF16).numChannels(8).build();
+        try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(30), c.sizing(2, true).heapBytes() + (16L << 20));
+             MoeBuffer moe = MoeBuffer.create(w, c);
              MoeReferenceCheck check = new MoeReferenceCheck(moe, true)) {
             check.run(MoeRouting.Kind.UNIFORM, 7, new int[] {4096, 4096});
             check.run(MoeRouting.Kind.SKEWED, 8, new int[] {4096, 1000});

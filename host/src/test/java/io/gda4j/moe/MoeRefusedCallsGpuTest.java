@@ -1,5 +1,6 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
 import io.gda4j.moe.check.MoeReference;
 import io.gda4j.moe.check.MoeReferenceCheck;
@@ -14,7 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
 import java.util.List;
@@ -43,7 +45,11 @@ class MoeRefusedCallsGpuTest {
     }
 
     private static MoeConfig config() {
-        return MoeGpuTest.config(2048, ElementType.BF16, 4, 64);
+        return config(MoeRowPath.SM);
+    }
+
+    private static MoeConfig config(MoeRowPath rows) {
+        return MoeGpuTest.config(2048, ElementType.BF16, 4, 64, rows);
     }
 
     /** A valid layout of a new routing on every rank; {@code in[r]} and {@code handles[r]} receive them. */
@@ -62,11 +68,11 @@ class MoeRefusedCallsGpuTest {
      * routing's counts and walk the other's tokens, and never ended. Now it is refused on the host, no kernel runs,
      * and a valid layout + dispatch + combine on every rank matches the reference.
      */
-    @ParameterizedTest(name = "the refused layout has {0} tokens")
-    @ValueSource(ints = {48, 5})
-    void aDispatchWithAHandleFromBeforeARefusedLayoutIsRefusedOnTheHost(int badTokens) {
+    @ParameterizedTest(name = "the refused layout has {0} tokens, rows by {1}")
+    @CsvSource({"48, SM", "5, SM", "48, COPY_ENGINE"})
+    void aDispatchWithAHandleFromBeforeARefusedLayoutIsRefusedOnTheHost(int badTokens, MoeRowPath rows) {
         try (LocalWorld w = world();
-             MoeBuffer moe = MoeBuffer.create(w, config());
+             MoeBuffer moe = MoeBuffer.create(w, config(rows));
              MoeReferenceCheck check = new MoeReferenceCheck(moe);
              MoeInputs inputs = new MoeInputs(moe)) {
             Random rnd = new Random(badTokens);
@@ -145,10 +151,11 @@ class MoeRefusedCallsGpuTest {
      * Every getter of a dispatch result throws once its rank dispatched again (the tensors are shared with the newer
      * call), as does a combine of it; the newer result reads and combines as the reference says.
      */
-    @Test
-    void anOlderDispatchResultRefusesEveryGetterAndItsCombine() {
+    @ParameterizedTest(name = "rows by {0}")
+    @EnumSource(value = MoeRowPath.class, names = {"SM", "COPY_ENGINE"})
+    void anOlderDispatchResultRefusesEveryGetterAndItsCombine(MoeRowPath rows) {
         try (LocalWorld w = world();
-             MoeBuffer moe = MoeBuffer.create(w, config());
+             MoeBuffer moe = MoeBuffer.create(w, config(rows));
              MoeInputs inputs = new MoeInputs(moe)) {
             Random rnd = new Random(11);
             MoeReference.Input[] in = new MoeReference.Input[2];

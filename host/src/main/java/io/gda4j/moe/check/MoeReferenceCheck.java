@@ -162,7 +162,88 @@ public final class MoeReferenceCheck implements AutoCloseable {
                 writeY(r, yb);
             }
         }
-        DeviceTensor[] out = new DeviceTensor[n];
+        return combineAndCheck(got, want, yRows, tokens, hash);
+    }
+
+    /**
+     * One layout of routing {@code kind}, then {@code times} dispatches with it and new tokens and weights each, with
+     * no combine between them, each checked against the reference; after each, the rows of the dispatch before it are
+     * still where its result had them (they stay valid until the rank's next dispatch, which a peer's next dispatch
+     * must not overwrite) and its getters are refused. Then a combine of the last. Returns the hash of the last
+     * dispatch's rows and the combine.
+     */
+    public long runRepeatedDispatches(MoeRouting.Kind kind, long seed, int[] tokens, int times) {
+        HighThroughputPart c = s.config();
+        int n = s.worldSize();
+        Random rnd = new Random(seed);
+        int[][] idx = new int[n][];
+        MoeReference.Input[] in = new MoeReference.Input[n];
+        MoeHandle[] handles = new MoeHandle[n];
+        for (int r = 0; r < n; r++) {
+            idx[r] = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
+            in[r] = upload(r, MoeRouting.input(s, r, tokens[r], idx[r], rnd));
+        }
+        for (int r : locals) {
+            handles[r] = buffer.rank(r).layout(topkIdx(r, tokens[r]));
+        }
+        MoeDispatchResult[] got = new MoeDispatchResult[n];
+        MoeDispatchResult[] before = new MoeDispatchResult[n];
+        DeviceTensor[] beforeX = new DeviceTensor[n];
+        MoeReference.Received[] want = new MoeReference.Received[n];
+        MoeReference.Received[] beforeWant = new MoeReference.Received[n];
+        long hash = 0;
+        for (int i = 0; i < times; i++) {
+            for (int r = 0; r < n; r++) {
+                in[r] = upload(r, MoeRouting.input(s, r, tokens[r], idx[r], rnd));
+            }
+            buffer.world().barrier();
+            for (int r : locals) {
+                got[r] = buffer.rank(r).dispatch(x(r, tokens[r]), scales(r, tokens[r]), topkIdx(r, tokens[r]),
+                        topkWeights(r, tokens[r]), handles[r]);
+                buffer.rank(r).computeStreamWaitForLastCall();
+            }
+            for (int r : locals) {
+                buffer.rank(r).stream().synchronize();
+            }
+            buffer.checkErrors();
+            hash = 0xcbf29ce484222325L;
+            for (int r = 0; r < n; r++) {
+                want[r] = MoeReference.dispatch(s, in, r);
+                if (!local(r)) {
+                    continue;
+                }
+                hash = fnv(hash, checkDispatch(r, got[r], want[r]));
+                if (before[r] != null) {
+                    MoeDispatchResult old = before[r];
+                    compareRows(r, "the rows of the dispatch before the last", read(buffer.rank(r), beforeX[r],
+                            (long) beforeWant[r].count() * s.payloadBytes()), beforeWant[r].x(), s.payloadBytes());
+                    boolean refused = false;
+                    try {
+                        old.recvX();
+                    } catch (IllegalStateException e) {
+                        refused = true;
+                    }
+                    expect(refused, r, "an older dispatch result's recvX() was not refused", 0);
+                }
+                before[r] = got[r];
+                beforeX[r] = got[r].recvX();
+                beforeWant[r] = want[r];
+            }
+        }
+        short[][] yRows = new short[n][];
+        for (int r = 0; r < n; r++) {
+            yRows[r] = MoeRouting.bf16Rows(want[r].count(), c.hidden(), rnd);
+            if (local(r)) {
+                writeY(r, shorts(yRows[r]));
+            }
+        }
+        return combineAndCheck(got, want, yRows, tokens, hash);
+    }
+
+    /** Every local rank's combine of {@code got} with expert outputs {@code yRows}, checked; returns the hash on. */
+    private long combineAndCheck(MoeDispatchResult[] got, MoeReference.Received[] want, short[][] yRows, int[] tokens,
+                                 long hash) {
+        DeviceTensor[] out = new DeviceTensor[s.worldSize()];
         buffer.world().barrier();
         for (int r : locals) {
             out[r] = buffer.rank(r).combine(y(r, got[r].numRecvTokens()), got[r]);

@@ -47,6 +47,10 @@ public final class HighThroughputBuffer implements AutoCloseable {
         if (rings != null) {
             throw new IllegalArgumentException(rings);
         }
+        if (!direct && part.rowPath() == MoeRowPath.COPY_ENGINE) {
+            throw new IllegalArgumentException("MoeConfig rowPath COPY_ENGINE needs every pair of ranks to be p2p or"
+                    + " self; this world has a proxy or ibgda pair, whose rows go through rings: use AUTO or SM");
+        }
         checkResidency(world, part);
         world.loadModules(LAYOUT_MODULE, direct ? DIRECT_MODULE : RING_MODULE);
         this.region = world.heap().allocate(sizing.heapBytes());

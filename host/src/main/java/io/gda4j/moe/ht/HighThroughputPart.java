@@ -23,16 +23,18 @@ public final class HighThroughputPart extends MoePart {
     private final int ringTokens;
     private final int combineWarps;
     private final boolean communicationStream;
+    private final MoeRowPath rowPath;
 
     /** Throws IllegalArgumentException naming the field for the first value out of range. */
     public HighThroughputPart(MoeShape shape, int numChannels, int chunkTokens, int ringTokens, int combineWarps,
-                              boolean communicationStream) {
+                              boolean communicationStream, MoeRowPath rowPath) {
         super(shape, OWNER, "maxTokensPerRank", "dtype");
         this.numChannels = numChannels;
         this.chunkTokens = chunkTokens;
         this.ringTokens = ringTokens;
         this.combineWarps = combineWarps;
         this.communicationStream = communicationStream;
+        this.rowPath = java.util.Objects.requireNonNull(rowPath, "MoeConfig rowPath");
         positive("numChannels", numChannels);
         if (numChannels > MAX_CHANNELS) {
             throw new IllegalArgumentException("MoeConfig numChannels must be at most " + MAX_CHANNELS
@@ -77,7 +79,7 @@ public final class HighThroughputPart extends MoePart {
      * which may hold the rows of several of the dispatch's 32-token windows). Over the proxy every put is a trigger
      * whose copy and signal cost its proxy thread driver calls, so larger chunks pay there: with 2 ranks on H100s,
      * 4096 tokens of hidden 7168, the BF16 dispatch took 1.9-2.5 ms with chunks of 32 and rings of 128, 0.76 ms
-     * with 128 and 512 (one run; {@code gda4j moe --transport proxy} takes 128 and 512).
+     * with 128 and 512 (one run; {@code gda4j moe --transport proxy} takes 128 and 512, MoeConfig's FEW_PUTS_*).
      */
     public int chunkTokens() {
         return chunkTokens;
@@ -98,12 +100,17 @@ public final class HighThroughputPart extends MoePart {
         return communicationStream;
     }
 
+    /** What moves the rows in a direct world ({@link MoeRowPath}). */
+    public MoeRowPath rowPath() {
+        return rowPath;
+    }
+
     /**
      * Why these rings could stall where some pair of ranks uses them (proxy or ibgda), or null. A combine round reads
-     * up to combineWarps rows of a ring and grants them back only when every warp of the round is done, while a
-     * sender needs free slots for a whole piece (up to chunkTokens rows) before it writes any: a warp of the round
-     * may wait for a row of a piece whose sender waits for the slots the round's other rows hold. That cannot happen
-     * while chunkTokens + combineWarps - 1 <= ringTokens; beyond it both may wait until the wait timeout. A direct
+     * up to combineWarps rows of a ring and grants them back only when every warp of the round is done, while a sender
+     * needs free slots for a whole piece (up to chunkTokens rows) before it writes any: a warp of the round may wait
+     * for a row of a piece whose sender waits for the slots the round's other rows hold. That cannot happen while
+     * {@code chunkTokens + combineWarps - 1 <= ringTokens}; beyond it both may wait until the wait timeout. A direct
      * world (every pair p2p or self) has no rings, so {@link HighThroughputBuffer} asks only where it makes them.
      */
     public String ringProblem() {
@@ -123,7 +130,7 @@ public final class HighThroughputPart extends MoePart {
      * or when a size overflows the type the kernels index it with (the message names it).
      */
     public HighThroughputSizing sizing(int worldSize, boolean direct) {
-        return new HighThroughputSizing(this, worldSize, direct);
+        return new HighThroughputSizing(this, worldSize, direct, rowPath.resolve(direct) == MoeRowPath.COPY_ENGINE);
     }
 
     /** The part's own values (the model, hidden size, experts and top-k, is the config's). */
@@ -131,6 +138,6 @@ public final class HighThroughputPart extends MoePart {
     public String toString() {
         return "dtype=" + dtype() + ", maxTokensPerRank=" + maxTokensPerRank() + ", numChannels=" + numChannels
                 + ", chunkTokens=" + chunkTokens + ", ringTokens=" + ringTokens + ", combineWarps=" + combineWarps
-                + ", communicationStream=" + communicationStream;
+                + ", communicationStream=" + communicationStream + ", rowPath=" + rowPath;
     }
 }

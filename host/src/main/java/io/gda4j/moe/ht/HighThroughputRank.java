@@ -5,10 +5,12 @@ import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.KernelArgs;
+import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.moe.core.MoeParamsHeaderDescriptor;
 import io.gda4j.moe.core.MoeRankMemory;
 import io.gda4j.moe.tensor.DeviceTensor;
 import io.gda4j.moe.tensor.ElementType;
+import io.gda4j.world.ProcessWorld;
 import io.gda4j.world.Rank;
 
 import java.nio.ByteBuffer;
@@ -47,7 +49,18 @@ public final class HighThroughputRank implements AutoCloseable {
     private final Kernel dispatchDirectKernel;
     private final Kernel combineDirectKernel;
     private final Kernel combinePullKernel;
+    private final Kernel exchangeKernel;
+    private final Kernel packKernel;
+    private final Kernel dispatchWaitKernel;
+    private final Kernel combineCopyEnterKernel;
+    private final Kernel combineSumKernel;
+    /** Direct worlds: the layout exchange's host blocks (mapped memory the exchange kernel writes); null elsewhere. */
+    private final MappedHostMemory exchangeHost;
     private final CallGenerations generations;
+    /** Layout exchanges queued on this rank (direct worlds); every rank makes the same layouts, so the same count. */
+    private long exchanges;
+    /** The sizes the host read of the latest exchange it waited for (null before any). */
+    private ExchangedSizes exchanged;
     private boolean closed;
 
     HighThroughputRank(HighThroughputBuffer buffer, Rank rank) {
@@ -66,6 +79,12 @@ public final class HighThroughputRank implements AutoCloseable {
         this.dispatchDirectKernel = direct == null ? null : rank.kernel(direct, "gda4j_moe_dispatch_direct");
         this.combineDirectKernel = direct == null ? null : rank.kernel(direct, "gda4j_moe_combine_direct");
         this.combinePullKernel = direct == null ? null : rank.kernel(direct, "gda4j_moe_combine_pull");
+        this.exchangeKernel = direct == null ? null : rank.kernel(direct, "gda4j_moe_layout_exchange");
+        boolean ce = s.copyEngine();
+        this.packKernel = ce ? rank.kernel(direct, "gda4j_moe_pack") : null;
+        this.dispatchWaitKernel = ce ? rank.kernel(direct, "gda4j_moe_dispatch_wait") : null;
+        this.combineCopyEnterKernel = ce ? rank.kernel(direct, "gda4j_moe_combine_copy_enter") : null;
+        this.combineSumKernel = ce ? rank.kernel(direct, "gda4j_moe_combine_sum") : null;
         Kernel dispatching = s.direct() ? dispatchDirectKernel : dispatchKernel;
         Kernel combining = s.direct() ? combineDirectKernel : combineKernel;
         for (int threads : new int[] {dispatchThreads(), combineThreads()}) {
@@ -77,13 +96,22 @@ public final class HighThroughputRank implements AutoCloseable {
         }
         CudaStream comm = null;
         CudaEvent queued = null;
+        MappedHostMemory host = null;
         try {
             if (s.config().communicationStream()) {
                 comm = rank.context().createStream("rank " + rank.rank() + " MoE communication stream");
                 queued = rank.context().createOrderingEvent();
             }
+            if (s.direct()) {
+                host = rank.context().allocateMappedHost(s.exchangeHostBytes());
+                host.zero();
+            }
+            this.exchangeHost = host;
             this.memory = new MoeRankMemory(rank, s.deviceBytes(), READBACK_BYTES, s.params(), this::params);
         } catch (RuntimeException e) {
+            if (host != null) {
+                host.close();
+            }
             if (queued != null) {
                 queued.close();
             }
@@ -135,17 +163,32 @@ public final class HighThroughputRank implements AutoCloseable {
     /**
      * The address of a received tensor's array ({@code offset}: its device-memory offset,
      * {@link HighThroughputSizing#recvX()} .. {@link HighThroughputSizing#recvEnd()}): in device memory, or in a direct
-     * world in the heap, where the peers write it.
+     * world in region {@code region} of the heap, where the peers write it.
      */
-    private long recvAddress(long deviceBase, long offset) {
+    private long recvAddress(long deviceBase, long offset, int region) {
         if (!s.direct()) {
             return deviceBase + offset;
         }
-        return rank.heapBase() + buffer.heapRegion().offset() + s.directRecv() + (offset - s.recvX());
+        return rank.heapBase() + buffer.heapRegion().offset() + s.directRecv() + region * s.directRecvBytes()
+                + (offset - s.recvX());
     }
 
-    private DevicePointer recvAt(long offset) {
-        return s.direct() ? DevicePointer.of(recvAddress(0, offset)) : at(offset);
+    private DevicePointer recvAt(long offset, int region) {
+        return s.direct() ? DevicePointer.of(recvAddress(0, offset, region)) : at(offset);
+    }
+
+    /**
+     * The heap region a dispatch's received tensors use in a direct world: dispatch {@code generation} (the host's
+     * count, the same on every rank) alternates between the two, so no dispatch writes rows a peer may still read.
+     */
+    public static int region(long generation) {
+        return (int) (generation & 1);
+    }
+
+    /** Where {@code peer}'s heap is mapped in this process: its rank's, or a CUDA IPC mapping of another process's. */
+    private long peerHeapBase(int peer) {
+        return buffer.world().localRank(peer).map(Rank::heapBase)
+                .orElseGet(() -> ((ProcessWorld) buffer.world()).peerHeapAddress(peer));
     }
 
     private ByteBuffer params(long base) {
@@ -181,14 +224,25 @@ public final class HighThroughputRank implements AutoCloseable {
         b.putLong(MoeParamsDescriptor.RECV_CHANNEL_COUNT_OFFSET, base + s.recvChannelCount());
         b.putLong(MoeParamsDescriptor.RECV_TOTAL_OFFSET, base + s.recvTotal());
         b.putLong(MoeParamsDescriptor.LOCAL_EXPERT_COUNTS_OFFSET, base + s.localExpertCounts());
-        b.putLong(MoeParamsDescriptor.RECV_X_OFFSET, recvAddress(base, s.recvX()));
-        b.putLong(MoeParamsDescriptor.RECV_SCALES_OFFSET, recvAddress(base, s.recvScales()));
-        b.putLong(MoeParamsDescriptor.RECV_TOPK_IDX_OFFSET, recvAddress(base, s.recvTopkIdx()));
-        b.putLong(MoeParamsDescriptor.RECV_TOPK_WEIGHTS_OFFSET, recvAddress(base, s.recvTopkWeights()));
-        b.putLong(MoeParamsDescriptor.RECV_SRC_OFFSET, recvAddress(base, s.recvSrc()));
+        b.putLong(MoeParamsDescriptor.RECV_X_OFFSET, recvAddress(base, s.recvX(), 0));
+        b.putLong(MoeParamsDescriptor.RECV_SCALES_OFFSET, recvAddress(base, s.recvScales(), 0));
+        b.putLong(MoeParamsDescriptor.RECV_TOPK_IDX_OFFSET, recvAddress(base, s.recvTopkIdx(), 0));
+        b.putLong(MoeParamsDescriptor.RECV_TOPK_WEIGHTS_OFFSET, recvAddress(base, s.recvTopkWeights(), 0));
+        b.putLong(MoeParamsDescriptor.RECV_SRC_OFFSET, recvAddress(base, s.recvSrc(), 0));
         b.putLong(MoeParamsDescriptor.COMBINED_OFFSET, base + s.combined());
         b.putLong(MoeParamsDescriptor.DIRECT_RECV_OFFSET, heap + s.directRecv());
         b.putLong(MoeParamsDescriptor.COMBINE_LANDING_OFFSET, heap + s.combineLanding());
+        b.putLong(MoeParamsDescriptor.DIRECT_RECV_BYTES_OFFSET, s.directRecvBytes());
+        b.putLong(MoeParamsDescriptor.EXCHANGE_OFFSET, base + s.exchange());
+        b.putLong(MoeParamsDescriptor.EXCHANGE_HOST_OFFSET, exchangeHost == null ? 0 : exchangeHost.deviceAddress());
+        b.putLong(MoeParamsDescriptor.EXPERT_TABLE_OFFSET, heap + s.expertTable());
+        b.putLong(MoeParamsDescriptor.DIRECT_STATE_OFFSET, base + s.directState());
+        b.putLong(MoeParamsDescriptor.CE_LANDING_OFFSET, heap + s.ceLanding());
+        b.putLong(MoeParamsDescriptor.STAGE_X_OFFSET, base + s.stageX());
+        b.putLong(MoeParamsDescriptor.STAGE_SCALES_OFFSET, base + s.stageScales());
+        b.putLong(MoeParamsDescriptor.STAGE_TOPK_IDX_OFFSET, base + s.stageTopkIdx());
+        b.putLong(MoeParamsDescriptor.STAGE_TOPK_WEIGHTS_OFFSET, base + s.stageTopkWeights());
+        b.putLong(MoeParamsDescriptor.STAGE_SRC_OFFSET, base + s.stageSrc());
         return b;
     }
 
@@ -259,7 +313,8 @@ public final class HighThroughputRank implements AutoCloseable {
      * queued on {@link #stream()} before it. Waits for it (the step's one host synchronisation) and throws on an
      * expert index outside [-1, numExperts) before any dispatch can use it. Once past the host's checks (type, shape,
      * token count) it retires this rank's earlier handles, even when it throws: the kernel has rewritten the routing
-     * they described. Returns the layout's generation and counts, which the MoeHandle carries.
+     * they described. Returns the layout's generation and counts, which the MoeHandle carries. In a direct world a
+     * layout that passes its checks also queues the layout exchange (io.gda4j.moe.MoeRank#layout says what it does).
      */
     public synchronized Layout layout(DeviceTensor topkIdx) {
         requireOpen();
@@ -282,14 +337,63 @@ public final class HighThroughputRank implements AutoCloseable {
         }
         int[] perRank = ints(read(at(s.tokensPerRank()), 4 * s.worldSize()), s.worldSize());
         int[] perExpert = ints(read(at(s.tokensPerExpert()), 4 * c.numExperts()), c.numExperts());
-        return new Layout(generation, tokens, perRank, perExpert);
+        long exchange = 0;
+        if (s.direct()) {
+            exchange = ++exchanges;
+            exchangeKernel.launch(1, EXCHANGE_THREADS, 0, calls, KernelArgs.create().pointer(rank.deviceView())
+                    .pointer(at(s.params())).u64(exchange));
+        }
+        return new Layout(generation, tokens, perRank, perExpert, exchange);
     }
 
     /**
      * What a layout found: its generation (a later layout retires it), the tokens it covered, how many of them go to
-     * each rank (each token once per rank) and how many (token, top-k slot) pairs name each expert.
+     * each rank (each token once per rank), how many (token, top-k slot) pairs name each expert, and the number of
+     * the layout exchange it queued (a direct world's; 0 elsewhere), which its dispatches and combines read.
      */
-    public record Layout(long generation, int numTokens, int[] tokensPerRank, int[] tokensPerExpert) {
+    public record Layout(long generation, int numTokens, int[] tokensPerRank, int[] tokensPerExpert, long exchange) {
+    }
+
+    /** The layout exchange's block: one block waits for every rank's counts. */
+    private static final int EXCHANGE_THREADS = 512;
+    /** The copy-engine calls' one-block steps (a wait, an entry): a thread per rank. */
+    private static final int STEP_THREADS = 32;
+
+    /** What the host read of a layout exchange, for the copy engines' sizes. */
+    private record ExchangedSizes(long exchange, int[] destBase, int[] destRows, int[] srcBase, int[] srcRows) {
+    }
+
+    /**
+     * The sizes of layout exchange {@code exchange}, from its host block: waits (on the host, no CUDA call, so a capture
+     * may be under way) until the exchange kernel has stamped it, up to the world's wait timeout and a second more;
+     * then the world's device error, if any, is thrown (a peer that never laid out: MoeBuffer.checkErrors names it),
+     * else a timeout.
+     */
+    private ExchangedSizes exchanged(long exchange) {
+        if (exchanged != null && exchanged.exchange() == exchange) {
+            return exchanged;
+        }
+        int block = (int) ((exchange & 1) * s.exchangeHostBlockBytes());
+        long patience = buffer.world().config().waitTimeout().toNanos() + 1_000_000_000L;
+        long start = System.nanoTime();
+        while (exchangeHost.getLongAcquire(block) != exchange) {
+            if (System.nanoTime() - start > patience) {
+                buffer.world().checkErrors();
+                throw new IllegalStateException("rank " + rank.rank() + ": layout exchange #" + exchange + " did not"
+                        + " finish within the wait timeout: every rank must make the same layouts");
+            }
+            Thread.onSpinWait();
+        }
+        int n = s.worldSize();
+        int[][] v = new int[4][n];
+        for (int r = 0; r < n; r++) {
+            v[0][r] = exchangeHost.getInt(block + 8 + 4 * s.exchangeDestBaseWord(r));
+            v[1][r] = exchangeHost.getInt(block + 8 + 4 * s.exchangeDestRowsWord(r));
+            v[2][r] = exchangeHost.getInt(block + 8 + 4 * s.exchangeSrcBaseWord(r));
+            v[3][r] = exchangeHost.getInt(block + 8 + 4 * s.exchangeSrcRowsWord(r));
+        }
+        exchanged = new ExchangedSizes(exchange, v[0], v[1], v[2], v[3]);
+        return exchanged;
     }
 
     /** The refusal of top-k entry {@code [token][slot]}, {@code value}, that names no expert. */
@@ -326,12 +430,13 @@ public final class HighThroughputRank implements AutoCloseable {
      * Dispatch of this rank's tokens ({@code x}: {@code numTokens x hidden} of the config's type; {@code scales}:
      * {@code numTokens x hidden/128} FP32 for FP8, null for BF16; {@code topkIdx} INT64 and {@code topkWeights} FP32,
      * {@code numTokens x topK}, the same top-k the layout of {@code owner}'s handle saw: generation
-     * {@code layoutGeneration}, {@code tokens} tokens). Queued on {@link #callStream()}, after the work queued on
-     * {@link #stream()} before it. Returns the dispatch's generation (the next dispatch retires it).
+     * {@code layoutGeneration}, {@code tokens} tokens, layout exchange {@code exchange}). Queued on
+     * {@link #callStream()}, after the work queued on {@link #stream()} before it. Returns the dispatch's generation
+     * (the next dispatch retires it).
      */
     public synchronized long dispatch(DeviceTensor x, DeviceTensor scales, DeviceTensor topkIdx,
                                       DeviceTensor topkWeights, HighThroughputRank owner, long layoutGeneration,
-                                      int tokens) {
+                                      int tokens, long exchange) {
         requireOpen();
         HighThroughputPart c = s.config();
         requireLayout(owner, layoutGeneration);
@@ -346,21 +451,27 @@ public final class HighThroughputRank implements AutoCloseable {
         }
         topkIdx.require("topkIdx", ElementType.INT64, tokens, c.topK());
         topkWeights.require("topkWeights", ElementType.FP32, tokens, c.topK());
+        // A copy-engine dispatch needs the exchange's sizes on the host: wait for them before anything is queued.
+        ExchangedSizes sizes = s.copyEngine() ? exchanged(exchange) : null;
         long generation = generations.beginDispatch();
+        int region = region(generation);
+        int xparity = (int) (exchange & 1);
         callStreamWaitsForComputeStream();
         if (!s.direct()) {
-            zero(s.localExpertCounts(), s.numLocalExperts());   // the direct dispatch zeroes them itself
+            zero(s.localExpertCounts(), s.numLocalExperts());   // a direct world's come from the layout exchange
         }
         // The sequence number is raised on the GPU, not passed by value: a captured graph then makes a new call on
         // every replay. The direct kernels raise it themselves.
         if (!s.direct()) {
             nextCall.launch(1, 1, 0, calls, KernelArgs.create().pointer(at(s.callSeq())));
         }
-        if (s.direct()) {
+        if (sizes != null) {
+            dispatchByCopyEngines(x, scales, topkIdx, topkWeights, tokens, sizes, xparity, region);
+        } else if (s.direct()) {
             dispatchDirectKernel.launch(blocksPerRank(c), dispatchThreads(), 0, calls, KernelArgs.create()
                     .pointer(rank.deviceView()).pointer(at(s.params())).pointer(x.pointer())
                     .address(scales == null ? 0 : scales.address()).pointer(topkIdx.pointer())
-                    .pointer(topkWeights.pointer()).i32(tokens).pointer(at(s.callSeq())));
+                    .pointer(topkWeights.pointer()).i32(tokens).pointer(at(s.callSeq())).i32(xparity).i32(region));
         } else {
             dispatchKernel.launch(blocksPerRank(c), dispatchThreads(), 0, calls, KernelArgs.create()
                     .pointer(rank.deviceView()).pointer(at(s.params())).pointer(x.pointer())
@@ -369,6 +480,77 @@ public final class HighThroughputRank implements AutoCloseable {
         }
         done.record(calls);
         return generation;
+    }
+
+    /**
+     * The copy-engine dispatch: the pack kernel (this rank's own rows into its received tensors, every other rank's
+     * into the staging arrays for it), then per peer one copy of each staged array to where the peer's tensors expect
+     * this rank's rows and an 8-byte copy of the call's sequence into the peer's done word (copies on one stream run
+     * in order: it lands after the rows), then a one-block kernel that waits for every peer's.
+     */
+    private void dispatchByCopyEngines(DeviceTensor x, DeviceTensor scales, DeviceTensor topkIdx,
+                                       DeviceTensor topkWeights, int tokens, ExchangedSizes sizes, int xparity,
+                                       int region) {
+        HighThroughputPart c = s.config();
+        packKernel.launch(blocksPerRank(c), DIRECT_THREADS, 0, calls, KernelArgs.create().pointer(rank.deviceView())
+                .pointer(at(s.params())).pointer(x.pointer()).address(scales == null ? 0 : scales.address())
+                .pointer(topkIdx.pointer()).pointer(topkWeights.pointer()).i32(tokens).pointer(at(s.callSeq()))
+                .i32(xparity).i32(region));
+        int n = s.worldSize();
+        int me = rank.rank();
+        long t = c.maxTokensPerRank();
+        long[][] arrays = {
+            {s.recvX(), s.stageX(), s.payloadBytes()},
+            {s.recvScales(), s.stageScales(), 4L * s.scalesPerRow()},
+            {s.recvTopkIdx(), s.stageTopkIdx(), 4L * c.topK()},
+            {s.recvTopkWeights(), s.stageTopkWeights(), 4L * c.topK()},
+            {s.recvSrc(), s.stageSrc(), 8},
+        };
+        for (int i = 1; i < n; i++) {
+            int d = (me + i) % n;
+            long heap = peerHeapBase(d) + buffer.heapRegion().offset();
+            long recv = heap + s.directRecv() + region * s.directRecvBytes();
+            long rows = sizes.destRows()[d];
+            for (long[] a : arrays) {
+                if (rows > 0 && a[2] > 0) {
+                    calls.copyAsync(DevicePointer.of(recv + (a[0] - s.recvX()) + sizes.destBase()[d] * a[2]),
+                            at(a[1] + d * t * a[2]), rows * a[2]);
+                }
+            }
+            calls.copyAsync(DevicePointer.of(heap + s.signals() + 8L * s.dispatchDoneWord(me)),
+                    at(s.directState() + 8L * HighThroughputSizing.DSTATE_DISPATCH_SEQ), 8);
+        }
+        dispatchWaitKernel.launch(1, STEP_THREADS, 0, calls, KernelArgs.create().pointer(rank.deviceView())
+                .pointer(at(s.params())).pointer(at(s.callSeq())).i32(region));
+    }
+
+    /**
+     * The copy-engine combine: a one-block entry, then per source one copy of the rows this rank received from it
+     * (contiguous in y) into the source's copy-engine landing rows and an 8-byte copy of the call's sequence into its
+     * done word, then the sums.
+     */
+    private void combineByCopyEngines(DeviceTensor y, DeviceTensor out, int tokens, ExchangedSizes sizes,
+                                      int xparity) {
+        HighThroughputPart c = s.config();
+        combineCopyEnterKernel.launch(1, STEP_THREADS, 0, calls, KernelArgs.create().pointer(rank.deviceView())
+                .pointer(at(s.params())).pointer(at(s.combineSeq())));
+        int n = s.worldSize();
+        int me = rank.rank();
+        long row = s.combineRowBytes();
+        for (int i = 1; i < n; i++) {
+            int src = (me + i) % n;
+            long heap = peerHeapBase(src) + buffer.heapRegion().offset();
+            long rows = sizes.srcRows()[src];
+            if (rows > 0) {
+                calls.copyAsync(DevicePointer.of(heap + s.ceLanding() + (long) me * c.maxTokensPerRank() * row),
+                        y.pointer().plusBytes(sizes.srcBase()[src] * row), rows * row);
+            }
+            calls.copyAsync(DevicePointer.of(heap + s.signals() + 8L * s.combineDoneWord(me)),
+                    at(s.directState() + 8L * HighThroughputSizing.DSTATE_COMBINE_SEQ), 8);
+        }
+        combineSumKernel.launch(blocksPerRank(c), DIRECT_THREADS, 0, calls, KernelArgs.create()
+                .pointer(rank.deviceView()).pointer(at(s.params())).pointer(y.pointer()).pointer(out.pointer())
+                .i32(tokens).pointer(at(s.combineSeq())).i32(xparity));
     }
 
     /** Throws IllegalStateException, naming {@code what}, when the buffer closed or this rank dispatched again. */
@@ -411,13 +593,14 @@ public final class HighThroughputRank implements AutoCloseable {
      * Combine of {@code y} ({@code rows x hidden} BF16, the rows in the order dispatch returned them; rows is at least
      * the received count when that was read ({@code knownRecvTokens}: -1 when not), else maxRecvTokens) back to the
      * source ranks, for the dispatch of generation {@code dispatchGeneration} with {@code owner}'s handle of layout
-     * {@code layoutGeneration} and {@code numTokens} tokens. Returns this rank's {@code numTokens x hidden} BF16
+     * {@code layoutGeneration} (exchange {@code exchange}) and {@code numTokens} tokens. Returns this rank's {@code numTokens x hidden} BF16
      * sums, in a tensor this rank owns. Queued on {@link #callStream()}, after the work queued on {@link #stream()}
      * before it. With {@link #combineInput()} as y, the rows are pulled from the peers' heaps (every rank must then
      * do so).
      */
     public synchronized DeviceTensor combine(DeviceTensor y, HighThroughputRank owner, long layoutGeneration,
-                                             long dispatchGeneration, int numTokens, IntSupplier knownRecvTokens) {
+                                             long dispatchGeneration, int numTokens, long exchange,
+                                             IntSupplier knownRecvTokens) {
         requireOpen();
         HighThroughputPart c = s.config();
         requireLayout(owner, layoutGeneration);
@@ -437,15 +620,20 @@ public final class HighThroughputRank implements AutoCloseable {
                     + " your own, which the peers' rows would otherwise overwrite");
         }
         DeviceTensor out = combined(numTokens);
+        ExchangedSizes sizes = s.copyEngine() ? exchanged(exchange) : null;
+        int xparity = (int) (exchange & 1);
+        int region = region(dispatchGeneration);
         callStreamWaitsForComputeStream();
-        if (pull) {
+        if (sizes != null) {
+            combineByCopyEngines(y, out, numTokens, sizes, xparity);
+        } else if (pull) {
             combinePullKernel.launch(blocksPerRank(c), combineThreads(), 0, calls, KernelArgs.create()
                     .pointer(rank.deviceView()).pointer(at(s.params())).pointer(out.pointer())
-                    .i32(numTokens).pointer(at(s.combineSeq())));
+                    .i32(numTokens).pointer(at(s.combineSeq())).i32(xparity));
         } else if (s.direct()) {
             combineDirectKernel.launch(blocksPerRank(c), combineThreads(), 0, calls, KernelArgs.create()
                     .pointer(rank.deviceView()).pointer(at(s.params())).pointer(y.pointer()).pointer(out.pointer())
-                    .i32(numTokens).pointer(at(s.combineSeq())));
+                    .i32(numTokens).pointer(at(s.combineSeq())).i32(xparity).i32(region));
         } else {
             combineKernel.launch(blocksPerRank(c), combineThreads(), 0, calls, KernelArgs.create()
                     .pointer(rank.deviceView()).pointer(at(s.params())).pointer(y.pointer()).pointer(out.pointer())
@@ -464,33 +652,43 @@ public final class HighThroughputRank implements AutoCloseable {
         return read(at(s.waitNanos() + 8L * peer), 8).getLong(0);
     }
 
-    public DeviceTensor recvX() {
-        return DeviceTensor.of(recvAt(s.recvX()), s.recvScales() - s.recvX(), s.config().dtype(), s.maxRecvTokens(),
-                s.config().hidden());
+    /** The received rows of a dispatch whose received tensors are {@code region} ({@link #region(long)}). */
+    public DeviceTensor recvX(int region) {
+        return DeviceTensor.of(recvAt(s.recvX(), region), s.recvScales() - s.recvX(), s.config().dtype(),
+                s.maxRecvTokens(), s.config().hidden());
     }
 
-    public DeviceTensor recvScales() {
-        return s.scalesPerRow() == 0 ? null : DeviceTensor.of(recvAt(s.recvScales()), s.recvTopkIdx() - s.recvScales(),
-                ElementType.FP32, s.maxRecvTokens(), s.scalesPerRow());
+    public DeviceTensor recvScales(int region) {
+        return s.scalesPerRow() == 0 ? null : DeviceTensor.of(recvAt(s.recvScales(), region),
+                s.recvTopkIdx() - s.recvScales(), ElementType.FP32, s.maxRecvTokens(), s.scalesPerRow());
     }
 
-    public DeviceTensor recvTopkIdx() {
-        return DeviceTensor.of(recvAt(s.recvTopkIdx()), s.recvTopkWeights() - s.recvTopkIdx(), ElementType.INT32,
-                s.maxRecvTokens(), s.config().topK());
+    public DeviceTensor recvTopkIdx(int region) {
+        return DeviceTensor.of(recvAt(s.recvTopkIdx(), region), s.recvTopkWeights() - s.recvTopkIdx(),
+                ElementType.INT32, s.maxRecvTokens(), s.config().topK());
     }
 
-    public DeviceTensor recvTopkWeights() {
-        return DeviceTensor.of(recvAt(s.recvTopkWeights()), s.recvSrc() - s.recvTopkWeights(), ElementType.FP32,
-                s.maxRecvTokens(), s.config().topK());
+    public DeviceTensor recvTopkWeights(int region) {
+        return DeviceTensor.of(recvAt(s.recvTopkWeights(), region), s.recvSrc() - s.recvTopkWeights(),
+                ElementType.FP32, s.maxRecvTokens(), s.config().topK());
     }
 
-    public DeviceTensor recvSource() {
-        return DeviceTensor.of(recvAt(s.recvSrc()), s.recvEnd() - s.recvSrc(), ElementType.INT32, s.maxRecvTokens(), 2);
+    public DeviceTensor recvSource(int region) {
+        return DeviceTensor.of(recvAt(s.recvSrc(), region), s.recvEnd() - s.recvSrc(), ElementType.INT32,
+                s.maxRecvTokens(), 2);
     }
 
-    public DeviceTensor localExpertCountsTensor() {
-        return DeviceTensor.of(at(s.localExpertCounts()), s.recvX() - s.localExpertCounts(), ElementType.INT32,
-                s.numLocalExperts());
+    /**
+     * Where the counts of a dispatch with layout exchange {@code exchange} are: the exchange's block of its parity in
+     * a direct world, else the dispatch's own.
+     */
+    private long countsOffset(long exchange, int word, long ringOffset) {
+        return s.direct() ? s.exchange() + (exchange & 1) * s.exchangeBlockBytes() + 4L * word : ringOffset;
+    }
+
+    public DeviceTensor localExpertCountsTensor(long exchange) {
+        return DeviceTensor.of(at(countsOffset(exchange, s.exchangeExpertCountWord(0), s.localExpertCounts())),
+                4L * s.numLocalExperts(), ElementType.INT32, s.numLocalExperts());
     }
 
     private DeviceTensor combined(int tokens) {
@@ -498,12 +696,13 @@ public final class HighThroughputRank implements AutoCloseable {
                 s.config().hidden());
     }
 
-    public int readRecvTotal() {
-        return read(at(s.recvTotal()), 4).getInt(0);
+    public int readRecvTotal(long exchange) {
+        return read(at(countsOffset(exchange, s.exchangeRecvTotalWord(), s.recvTotal())), 4).getInt(0);
     }
 
-    public int[] readLocalExpertCounts() {
-        return ints(read(at(s.localExpertCounts()), 4 * s.numLocalExperts()), s.numLocalExperts());
+    public int[] readLocalExpertCounts(long exchange) {
+        return ints(read(at(countsOffset(exchange, s.exchangeExpertCountWord(0), s.localExpertCounts())),
+                4 * s.numLocalExperts()), s.numLocalExperts());
     }
 
     /**
@@ -559,6 +758,9 @@ public final class HighThroughputRank implements AutoCloseable {
             try {
                 memory.close();
             } finally {
+                if (exchangeHost != null) {
+                    exchangeHost.close();
+                }
                 if (communication != null) {
                     computeQueued.close();
                     communication.close();

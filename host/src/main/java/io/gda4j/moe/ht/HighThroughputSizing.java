@@ -19,26 +19,32 @@ import io.gda4j.moe.tensor.Fp8BlockQuantizer;
  * A combined row is the BF16 hidden state alone ({@code combineRowBytes = 2 hidden}).
  *
  * <p>The heap region (one allocation, the same offsets on every rank; C channels, N ranks, R ring rows, T
- * maxTokensPerRank). A world whose pairs are all p2p or self is <em>direct</em>: rows go straight to their final place
- * at the peer, so it has no rings and holds the received tensors and the combine's landing rows in the heap instead;
- * any other world has the rings and sizes those two sections 0:
+ * maxTokensPerRank, L local experts). A world whose pairs are all p2p or self is <em>direct</em>: rows go straight to
+ * their final place at the peer, so it has no rings and holds the received tensors and the combine's landing rows in
+ * the heap instead; any other world has the rings and sizes the direct sections 0:
  * <pre>
  *   dispatchRecvRing    [C][N source][R][dispatchRowBytes]   written by the peers
  *   dispatchSendStage   [C][N dest][R][dispatchRowBytes]     proxy/ibgda: rows packed here, then one put per run
  *   combineRecvRing     [C][N source][R][combineRowBytes]
  *   combineSendStage    [C][N dest][R][combineRowBytes]
- *   directRecv          direct: recvX .. recvSrc, laid out as in device memory below, written by the peers
+ *   directRecv          direct: [2 region] recvX .. recvSrc, laid out as in device memory below (directRecvBytes
+ *                       each), written by the peers; dispatch number g (the host's count) uses region g % 2
  *   combineLanding      direct: [N expert rank][T][combineRowBytes], written by the peers; a combine that pulls
  *                       reads this rank's expert outputs here instead (io.gda4j.moe.MoeRank#combineInput(), N x T rows)
+ *   ceLanding           copy engines: [N expert rank][T][combineRowBytes], each rank's rows as this rank packed
+ *                       them for it, copied there by the rank's copy engine
+ *   expertTable         direct: [2 exchange parity][N source][L] i32, each source's tokens per local expert
  *   signals (u64)       dispatchCount[2 parity][C][N source], dispatchTail[C][N source], dispatchCredit[C][N dest],
  *                       combineTail[C][N source], combineCredit[C][N dest],
  *                       directCount[2 parity][N source][N dest], dispatchDone[N source], combineEntry[N source],
- *                       combineDone[N source]
+ *                       combineDone[N source], dispatchEntry[N source]
  * </pre>
  * Device memory of each rank (not in the heap; offsets from its start): params, layout, channel state (rings:
- * [4][C][N] u64 positions; a direct world: the dispatch's work counters, u64 [2 parity]), counts, the combined rows,
- * then the received tensors (recvX .. recvSrc), which a direct world keeps in the heap instead (its device memory
- * ends where they would start).
+ * [4][C][N] u64 positions; a direct world: the dispatch's work counters, u64 [2 parity]), counts, the layout
+ * exchange's blocks (direct: [2 parity], {@link #exchangeBlockBytes()} each), the direct state words, the copy
+ * engines' staging arrays ([N dest][T] rows of each received array), the combined rows, then the received tensors
+ * (recvX .. recvSrc), which a direct world keeps in the heap instead (its device memory ends where they would start).
+ * A direct world also has a host block per exchange parity in mapped memory ({@link #exchangeHostBytes()}).
  */
 public final class HighThroughputSizing {
 
@@ -54,6 +60,8 @@ public final class HighThroughputSizing {
     private final int combineRowBytes;
     private final int signalWords;
     private final boolean direct;
+    private final boolean copyEngine;
+    private final int exchangeWords;
 
     // heap offsets, relative to the region's start
     private final long dispatchRecvRing;
@@ -61,7 +69,10 @@ public final class HighThroughputSizing {
     private final long combineRecvRing;
     private final long combineSendStage;
     private final long directRecv;
+    private final long directRecvBytes;
     private final long combineLanding;
+    private final long ceLanding;
+    private final long expertTable;
     private final long signals;
     private final long heapBytes;
 
@@ -81,6 +92,13 @@ public final class HighThroughputSizing {
     private final long recvChannelCount;
     private final long recvTotal;
     private final long localExpertCounts;
+    private final long exchange;
+    private final long directState;
+    private final long stageX;
+    private final long stageScales;
+    private final long stageTopkIdx;
+    private final long stageTopkWeights;
+    private final long stageSrc;
     private final long recvX;
     private final long recvScales;
     private final long recvTopkIdx;
@@ -91,12 +109,18 @@ public final class HighThroughputSizing {
     private final long waitNanos;
     private final long deviceBytes;
 
-    HighThroughputSizing(HighThroughputPart c, int worldSize, boolean direct) {
+    /** {@code copyEngine}: the copy engines move the rows (a direct world whose config forces them, or chose them). */
+    HighThroughputSizing(HighThroughputPart c, int worldSize, boolean direct, boolean copyEngine) {
         ExactSizes x = new ExactSizes(HighThroughputPart.OWNER);
         c.shape().checkWorld(HighThroughputPart.OWNER, worldSize);
+        if (copyEngine && !direct) {
+            throw new IllegalArgumentException("MoeConfig rowPath COPY_ENGINE needs a direct world (every pair of ranks"
+                    + " p2p or self); this one has a proxy or ibgda pair, whose rows go through rings: use AUTO or SM");
+        }
         this.config = c;
         this.worldSize = worldSize;
         this.direct = direct;
+        this.copyEngine = copyEngine;
         this.numLocalExperts = c.numExperts() / worldSize;
         this.maxRecvTokens = x.toInt("maxRecvTokens (worldSize x maxTokensPerRank)", x.mul("maxRecvTokens", worldSize, c.maxTokensPerRank()));
         this.payloadBytes = x.toInt("payload bytes per row (hidden x element bytes)", x.mul("payload bytes", c.hidden(), c.dtype().bytes()));
@@ -111,7 +135,9 @@ public final class HighThroughputSizing {
         long ringRows = x.mul("ring rows per rank (channels x ranks x ringTokens)", pairs, c.ringTokens());
         x.toInt("ring rows per rank (channels x ranks x ringTokens)", ringRows);
         this.signalWords = x.toInt("signal words", x.add("signal words", x.mul("signal words", pairs, 6),
-                (long) worldSize * (2L * worldSize + 3)));
+                (long) worldSize * (2L * worldSize + 4)));
+        this.exchangeWords = x.toInt("layout exchange words", x.add("layout exchange words", x.mul("layout exchange"
+                + " words", pairs, 1), 4L * worldSize + 1 + numLocalExperts));
         long rings = direct ? 0 : ringRows;
 
         long d = 0;
@@ -143,6 +169,21 @@ public final class HighThroughputSizing {
         d = x.next(d, "receive total", 16);
         localExpertCounts = d;
         d = x.next(d, "local expert counts", 4L * numLocalExperts);
+        exchange = d;
+        d = x.next(d, "layout exchange blocks", direct ? 2 * exchangeBlockBytes() : 0);
+        directState = d;
+        d = x.next(d, "direct state words", direct ? 8L * DIRECT_STATE_WORDS : 0);
+        long staged = copyEngine ? x.mul("staged rows (ranks x maxTokensPerRank)", worldSize, c.maxTokensPerRank()) : 0;
+        stageX = d;
+        d = x.next(d, "staged rows", x.mul("staged rows", staged, payloadBytes));
+        stageScales = d;
+        d = x.next(d, "staged scales", x.mul("staged scales", staged, 4L * scalesPerRow));
+        stageTopkIdx = d;
+        d = x.next(d, "staged top-k indices", x.mul("staged top-k indices", staged, 4L * c.topK()));
+        stageTopkWeights = d;
+        d = x.next(d, "staged top-k weights", x.mul("staged top-k weights", staged, 4L * c.topK()));
+        stageSrc = d;
+        d = x.next(d, "staged sources", x.mul("staged sources", staged, 8));
         combined = d;
         d = x.next(d, "combined rows (maxTokensPerRank x 2 hidden)", x.mul("combined rows", c.maxTokensPerRank(), combineRowBytes));
         recvX = d;
@@ -167,10 +208,16 @@ public final class HighThroughputSizing {
         combineSendStage = at;
         at = x.next(at, "combine send staging bytes", x.mul("combine send staging bytes", rings, combineRowBytes));
         directRecv = at;
-        at = x.next(at, "received tensors in the heap", direct ? recvEnd - recvX : 0);
+        directRecvBytes = direct ? ExactSizes.align(recvEnd - recvX, ExactSizes.SECTION_ALIGN) : 0;
+        at = x.next(at, "received tensors in the heap (two regions)", x.mul("received tensors", 2, directRecvBytes));
         combineLanding = at;
         long landingRows = direct ? x.mul("combine landing rows", worldSize, c.maxTokensPerRank()) : 0;
         at = x.next(at, "combine landing rows", x.mul("combine landing bytes", landingRows, combineRowBytes));
+        ceLanding = at;
+        at = x.next(at, "copy-engine landing rows", x.mul("copy-engine landing bytes", copyEngine ? landingRows : 0,
+                combineRowBytes));
+        expertTable = at;
+        at = x.next(at, "expert table", direct ? x.mul("expert table", 8L * worldSize, numLocalExperts) : 0);
         signals = at;
         heapBytes = x.next(at, "signal bytes", 8L * signalWords);
     }
@@ -257,6 +304,110 @@ public final class HighThroughputSizing {
         return direct;
     }
 
+    /** Whether the copy engines move the rows (the SMs pack and sum): a direct world only. */
+    public boolean copyEngine() {
+        return copyEngine;
+    }
+
+    /** Bytes of one region of the received tensors in a direct world's heap (there are two), else 0. */
+    public long directRecvBytes() {
+        return directRecvBytes;
+    }
+
+    /** Heap offset of the copy engines' landing rows (a section of 0 bytes unless {@link #copyEngine()}). */
+    public long ceLanding() {
+        return ceLanding;
+    }
+
+    /** Heap offset of the layout exchange's per-expert table (direct worlds). */
+    public long expertTable() {
+        return expertTable;
+    }
+
+    /** u64 words of the direct state (gda4j/moe/params.cuh: DSTATE_WORDS). */
+    public static final int DIRECT_STATE_WORDS = 8;
+    /** The direct state word the copy-engine dispatch publishes its sequence in, for the host's copies (DSTATE_*). */
+    public static final int DSTATE_DISPATCH_SEQ = 3;
+    /** The direct state word the copy-engine combine publishes its sequence in. */
+    public static final int DSTATE_COMBINE_SEQ = 4;
+
+    /** i32 words of one layout exchange block (gda4j/moe/params.cuh: ExchangeIndex, the same formulas). */
+    public int exchangeWords() {
+        return exchangeWords;
+    }
+
+    public int exchangeFirstRowWord(int channel, int dest) {
+        return channel * worldSize + dest;
+    }
+
+    public int exchangeDestBaseWord(int dest) {
+        return config.numChannels() * worldSize + dest;
+    }
+
+    public int exchangeDestRowsWord(int dest) {
+        return config.numChannels() * worldSize + worldSize + dest;
+    }
+
+    public int exchangeSrcBaseWord(int source) {
+        return config.numChannels() * worldSize + 2 * worldSize + source;
+    }
+
+    public int exchangeSrcRowsWord(int source) {
+        return config.numChannels() * worldSize + 3 * worldSize + source;
+    }
+
+    public int exchangeRecvTotalWord() {
+        return config.numChannels() * worldSize + 4 * worldSize;
+    }
+
+    public int exchangeExpertCountWord(int expert) {
+        return exchangeRecvTotalWord() + 1 + expert;
+    }
+
+    /** Bytes of one device block of the exchange (a multiple of 256). */
+    public long exchangeBlockBytes() {
+        return ExactSizes.align(4L * exchangeWords, 256);
+    }
+
+    /** Bytes of one host block of the exchange: the u64 stamp, then the words (a multiple of 256). */
+    public long exchangeHostBlockBytes() {
+        return ExactSizes.align(8 + 4L * exchangeWords, 256);
+    }
+
+    /** Mapped host bytes a direct world's rank needs for the exchange's host blocks (two), else 0. */
+    public long exchangeHostBytes() {
+        return direct ? 2 * exchangeHostBlockBytes() : 0;
+    }
+
+    public long exchange() {
+        return exchange;
+    }
+
+    public long directState() {
+        return directState;
+    }
+
+    /** Device offsets of the copy engines' staging arrays, [N dest][T rows] each (0 bytes unless copy engines). */
+    public long stageX() {
+        return stageX;
+    }
+
+    public long stageScales() {
+        return stageScales;
+    }
+
+    public long stageTopkIdx() {
+        return stageTopkIdx;
+    }
+
+    public long stageTopkWeights() {
+        return stageTopkWeights;
+    }
+
+    public long stageSrc() {
+        return stageSrc;
+    }
+
     public long signals() {
         return signals;
     }
@@ -299,6 +450,10 @@ public final class HighThroughputSizing {
         return dispatchDoneWord(0) + 2 * worldSize + source;
     }
 
+    public int dispatchEntryWord(int source) {
+        return dispatchDoneWord(0) + 3 * worldSize + source;
+    }
+
     /** A signal word by name: what it counts, its channel, and the peer on the other side. */
     public record SignalWord(String counter, int channel, int peer) {
     }
@@ -318,11 +473,11 @@ public final class HighThroughputSizing {
             int v = w - channelWords;
             int square = worldSize * worldSize;
             if (v < 2 * square) {
-                return new SignalWord("dispatch counts (" + ((v / square) == 0 ? "even" : "odd") + " calls)", -1,
-                        (v % square) / worldSize);
+                return new SignalWord("layout exchange counts (" + ((v / square) == 0 ? "even" : "odd")
+                        + " exchanges)", -1, (v % square) / worldSize);
             }
             v -= 2 * square;
-            String[] direct = {"dispatch rows (done)", "combine entry", "combine rows (done)"};
+            String[] direct = {"dispatch rows (done)", "combine entry", "combine rows (done)", "dispatch entry"};
             return new SignalWord(direct[v / worldSize], -1, v % worldSize);
         }
         int peer = w % worldSize;

@@ -45,7 +45,20 @@ import io.gda4j.moe.core.MoeParamsHeaderDescriptor;
  *     256  u64  direct_recv  (heap offset; direct worlds: recv_x .. recv_src, laid out as in device memory)
  *     264  u64  combine_landing  (heap offset; direct worlds: [N expert rank][max_tokens][combine_row_bytes],
  *                                  or a pulling combine's input)
- *    272  (length)
+ *     272  u64  direct_recv_bytes  (direct worlds: bytes of one region of the received tensors; two regions, by the
+ *                                  dispatch's parity)
+ *     280  u64  exchange  (device address; direct worlds: [2 parity] blocks of the layout exchange's results)
+ *     288  u64  exchange_host  (device address of mapped host memory; direct worlds: [2 parity] host blocks: the u64
+ *                               exchange sequence, written last, then the block's words)
+ *     296  u64  expert_table  (heap offset; direct worlds: [2 parity][N source][num_local_experts] i32)
+ *     304  u64  direct_state  (device address; direct worlds: DSTATE_WORDS u64 words)
+ *     312  u64  ce_landing  (heap offset; copy-engine worlds: [N expert rank][max_tokens][combine_row_bytes])
+ *     320  u64  stage_x  (device address; copy-engine worlds: [N dest][max_tokens][payload_bytes])
+ *     328  u64  stage_scales  (device address; copy-engine worlds: [N dest][max_tokens][scales_per_row] f32)
+ *     336  u64  stage_topk_idx  (device address; copy-engine worlds: [N dest][max_tokens][top_k] i32)
+ *     344  u64  stage_topk_weights  (device address; copy-engine worlds: [N dest][max_tokens][top_k] f32)
+ *     352  u64  stage_src  (device address; copy-engine worlds: [N dest][max_tokens][2] i32)
+ *    360  (length)
  * </pre>
  * Heap offsets address the symmetric heap (valid on every rank); device addresses point into the rank's own MoE
  * device memory (see {@link HighThroughputSizing}).
@@ -91,7 +104,18 @@ public final class MoeParamsDescriptor {
     public static final int COMBINED_OFFSET = 248;
     public static final int DIRECT_RECV_OFFSET = 256;
     public static final int COMBINE_LANDING_OFFSET = 264;
-    public static final int LENGTH = 272;
+    public static final int DIRECT_RECV_BYTES_OFFSET = 272;
+    public static final int EXCHANGE_OFFSET = 280;
+    public static final int EXCHANGE_HOST_OFFSET = 288;
+    public static final int EXPERT_TABLE_OFFSET = 296;
+    public static final int DIRECT_STATE_OFFSET = 304;
+    public static final int CE_LANDING_OFFSET = 312;
+    public static final int STAGE_X_OFFSET = 320;
+    public static final int STAGE_SCALES_OFFSET = 328;
+    public static final int STAGE_TOPK_IDX_OFFSET = 336;
+    public static final int STAGE_TOPK_WEIGHTS_OFFSET = 344;
+    public static final int STAGE_SRC_OFFSET = 352;
+    public static final int LENGTH = 360;
 
     private MoeParamsDescriptor() {
     }

@@ -30,10 +30,10 @@ class MoeParamsLayoutTest {
             }
         }
         int head = MoeParamsHeaderLayout.check(h, MoeParamsDescriptor.HEAD_OFFSET, "params.cuh");
-        assertEquals(h.size() - 12 - head, checked, "every printed offset has a Java twin");
+        assertEquals(h.size() - 26 - head, checked, "every printed offset has a Java twin");
         assertEquals(ElementType.BF16.code(), h.get("DTYPE_BF16"));
         assertEquals(ElementType.FP8_E4M3.code(), h.get("DTYPE_FP8_E4M3"));
-        HighThroughputSizing s = MoeConfig.builder().hidden(128).maxTokensPerRank(8).numExperts(4).topK(1)
+        HighThroughputSizing s = MoeConfig.builder().hidden(128).maxTokensPerRank(8).numExperts(20).topK(1)
                 .numChannels(3).chunkTokens(1).ringTokens(8).combineWarps(1).build().sizing(4);
         assertEquals(s.dispatchCountWord(1, 2, 3), h.get("DISPATCH_COUNT_1_2_3"));
         assertEquals(s.dispatchTailWord(2, 1), h.get("DISPATCH_TAIL_2_1"));
@@ -44,6 +44,21 @@ class MoeParamsLayoutTest {
         assertEquals(s.dispatchDoneWord(2), h.get("DISPATCH_DONE_2"));
         assertEquals(s.combineEntryWord(1), h.get("COMBINE_ENTRY_1"));
         assertEquals(s.combineDoneWord(3), h.get("COMBINE_DONE_3"));
+        assertEquals(s.dispatchEntryWord(2), h.get("DISPATCH_ENTRY_2"));
         assertEquals(s.signalWords(), h.get("SIGNAL_WORDS"));
+        // The layout exchange's words for 3 channels, 4 ranks and 5 local experts (20 experts over 4 ranks)
+        assertEquals(s.exchangeFirstRowWord(2, 3), h.get("X_FIRST_ROW_2_3"));
+        assertEquals(s.exchangeDestBaseWord(1), h.get("X_DEST_BASE_1"));
+        assertEquals(s.exchangeDestRowsWord(1), h.get("X_DEST_ROWS_1"));
+        assertEquals(s.exchangeSrcBaseWord(2), h.get("X_SRC_BASE_2"));
+        assertEquals(s.exchangeSrcRowsWord(3), h.get("X_SRC_ROWS_3"));
+        assertEquals(s.exchangeRecvTotalWord(), h.get("X_RECV_TOTAL"));
+        assertEquals(s.exchangeExpertCountWord(4), h.get("X_EXPERT_COUNT_4"));
+        assertEquals(s.exchangeWords(), h.get("X_WORDS"));
+        assertEquals(s.exchangeBlockBytes(), h.get("X_BLOCK_BYTES"));
+        assertEquals(s.exchangeHostBlockBytes(), h.get("X_HOST_BLOCK_BYTES"));
+        assertEquals(HighThroughputSizing.DSTATE_DISPATCH_SEQ, h.get("DSTATE_DISPATCH_SEQ"));
+        assertEquals(HighThroughputSizing.DSTATE_COMBINE_SEQ, h.get("DSTATE_COMBINE_SEQ"));
+        assertEquals(HighThroughputSizing.DIRECT_STATE_WORDS, h.get("DSTATE_WORDS"));
     }
 }

@@ -109,7 +109,7 @@ class RingCreditModelTest {
     /** The high-throughput part of a config with these ring sizes (hidden 128, top-1 of 4, BF16, one channel). */
     private static HighThroughputPart part(int maxTokensPerRank, int ring, int chunk, int warps) {
         return new HighThroughputPart(new MoeShape(128, maxTokensPerRank, 4, 1, ElementType.BF16), 1, chunk, ring,
-                warps, false);
+                warps, false, MoeRowPath.SM);
     }
 
     @Test

@@ -21,9 +21,9 @@ import java.util.Random;
 
 /**
  * Times low-latency dispatch and combine on every rank this process drives, for {@code gda4j moe --mode low-latency}:
- * the whole calls and their send and receive halves, event-timed behind a {@link LaunchGate}. Outputs are not checked
- * (the library's MoeLowLatencyReferenceCheck does that, for {@code --check}). Input memory is allocated here, before
- * any kernel runs.
+ * the whole calls and their send and receive halves, event-timed behind a {@link LaunchGate} ({@link GatedSteps}).
+ * Outputs are not checked (the library's MoeLowLatencyReferenceCheck does that, for {@code --check}). Input memory is
+ * allocated here, before any kernel runs.
  */
 public final class MoeLowLatencyTimingRig implements AutoCloseable {
     /** The expert outputs' every BF16 value: finite (about 0.75), so the weighted sums stay ordinary numbers. */
@@ -99,53 +99,12 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
      */
     public Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
         upload(kind, seed, tokens);
-        CudaEvent[][] ev = new CudaEvent[n][5];
-        LaunchGate gate = new LaunchGate(buffer.world());
-        try {
-            for (int r : locals) {
-                for (int e = 0; e < 5; e++) {
-                    ev[r][e] = buffer.rank(r).rank().context().createEvent();
-                }
-            }
-            double[][] t = new double[6][iterations];
-            buffer.world().barrier();
-            for (boolean split : new boolean[] {false, true}) {
-                for (int i = -warmup; i < iterations; i++) {
-                    queueTimedStep(gate, ev, tokens, split);
-                    for (int r : locals) {
-                        buffer.rank(r).stream().synchronize();
-                    }
-                    buffer.checkErrors();
-                    if (i < 0) {
-                        continue;
-                    }
-                    for (int r : locals) {
-                        if (!split) {
-                            t[0][i] = Math.max(t[0][i], ev[r][2].elapsedMillisSince(ev[r][0]));
-                            t[1][i] = Math.max(t[1][i], ev[r][4].elapsedMillisSince(ev[r][2]));
-                        } else {
-                            t[2][i] = Math.max(t[2][i], ev[r][1].elapsedMillisSince(ev[r][0]));
-                            t[3][i] = Math.max(t[3][i], ev[r][2].elapsedMillisSince(ev[r][1]));
-                            t[4][i] = Math.max(t[4][i], ev[r][3].elapsedMillisSince(ev[r][2]));
-                            t[5][i] = Math.max(t[5][i], ev[r][4].elapsedMillisSince(ev[r][3]));
-                        }
-                    }
-                }
-            }
-            gate.checkStartLine();
-            for (int k = 0; k < t.length; k++) {
-                t[k] = MoeTimingRig.slowestOfEveryProcess(buffer.world(), t[k]);
-            }
-            return new Timing(t[0], t[1], t[2], t[3], t[4], t[5]);
-        } finally {
-            gate.close();
-            for (CudaEvent[] group : ev) {
-                for (CudaEvent e : group) {
-                    if (e != null) {
-                        e.close();
-                    }
-                }
-            }
+        try (GatedSteps steps = new GatedSteps(buffer.world(), 5)) {
+            double[][] whole = steps.time(warmup, iterations, new int[][] {{0, 2}, {2, 4}}, buffer::checkErrors,
+                    events -> queueStep(events, tokens, false), i -> { });
+            double[][] halves = steps.time(warmup, iterations, new int[][] {{0, 1}, {1, 2}, {2, 3}, {3, 4}},
+                    buffer::checkErrors, events -> queueStep(events, tokens, true), i -> { });
+            return new Timing(whole[0], whole[1], halves[0], halves[1], halves[2], halves[3]);
         }
     }
 
@@ -200,40 +159,33 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
     }
 
     /**
-     * One dispatch + combine on every local rank behind the gate: events 0, 2 and 4 before the dispatch, between the
-     * calls and after the combine; with {@code split}, events 1 and 3 between the halves as well.
+     * One dispatch + combine on every local rank: events 0, 2 and 4 before the dispatch, between the calls and after
+     * the combine; with {@code split}, events 1 and 3 between the halves as well.
      */
-    private void queueTimedStep(LaunchGate gate, CudaEvent[][] ev, int[] tokens, boolean split) {
+    private void queueStep(CudaEvent[][] ev, int[] tokens, boolean split) {
         MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[n];
-        try {
-            for (int r : locals) {
-                gate.hold(buffer.rank(r).rank());
+        for (int r : locals) {
+            MoeRank m = buffer.rank(r);
+            ev[r][0].record(m.stream());
+            d[r] = m.lowLatencyDispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), split);
+            if (split) {
+                ev[r][1].record(m.stream());
             }
-            for (int r : locals) {
-                MoeRank m = buffer.rank(r);
-                ev[r][0].record(m.stream());
-                d[r] = m.lowLatencyDispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), split);
-                if (split) {
-                    ev[r][1].record(m.stream());
-                }
+        }
+        for (int r : locals) {
+            if (split) {
+                d[r].receive();
             }
-            for (int r : locals) {
-                if (split) {
-                    d[r].receive();
-                }
-                ev[r][2].record(buffer.rank(r).stream());
+            ev[r][2].record(buffer.rank(r).stream());
+        }
+        for (int r : locals) {
+            MoeLowLatencyCombine c = buffer.rank(r).lowLatencyCombine(y(r, d[r]), topkIdx(r, tokens[r]),
+                    topkWeights(r, tokens[r]), d[r], split);
+            if (split) {
+                ev[r][3].record(buffer.rank(r).stream());
+                c.receive();
             }
-            for (int r : locals) {
-                MoeLowLatencyCombine c = buffer.rank(r).lowLatencyCombine(y(r, d[r]), topkIdx(r, tokens[r]),
-                        topkWeights(r, tokens[r]), d[r], split);
-                if (split) {
-                    ev[r][3].record(buffer.rank(r).stream());
-                    c.receive();
-                }
-                ev[r][4].record(buffer.rank(r).stream());
-            }
-        } finally {
-            gate.open();
+            ev[r][4].record(buffer.rank(r).stream());
         }
     }
 

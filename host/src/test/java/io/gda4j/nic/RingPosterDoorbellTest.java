@@ -2,6 +2,7 @@ package io.gda4j.nic;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.jna.Memory;
@@ -26,13 +27,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * {@link HostPoster#ring()} runs rdma-core's three doorbell barriers, each in its place: a recording
- * {@link HostPoster.DoorbellBarriers} notes, at every barrier, what the doorbell record and the doorbell register
+ * {@link RingPoster#ring()} runs rdma-core's three doorbell barriers, each in its place: a recording
+ * {@link RingPoster.DoorbellBarriers} notes, at every barrier, what the doorbell record and the doorbell register
  * hold then. Dropping a barrier (the write-combining flush after the doorbell, or the one before the doorbell record)
  * or moving it past its store fails here. No NIC: the rings are plain host memory that nothing executes.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
-class HostPosterDoorbellTest {
+class RingPosterDoorbellTest {
     static final long TIMEOUT = TimeUnit.SECONDS.toNanos(5);
     static final int QPN = 0x00abcd;
     static final int SQ_WQEBBS = 8;
@@ -42,7 +43,7 @@ class HostPosterDoorbellTest {
     }
 
     /** Rings in host memory, nothing executing them: a QP in RTS as far as the poster can tell. */
-    static final class HostMemoryQp implements NicQp {
+    static class HostMemoryQp implements NicQp {
         final Memory block = new Memory(SQ_WQEBBS * 64L + SQ_WQEBBS * 64L + 4 * 64L + 64);
         final long base = Pointer.nativeValue(block.align(64));
         final QpRings rings = new QpRings(QPN, base, SQ_WQEBBS, base + SQ_WQEBBS * 64L, base + SQ_WQEBBS * 64L + 64,
@@ -117,7 +118,7 @@ class HostPosterDoorbellTest {
     }
 
     /** Records each barrier with what the rings hold at that moment. */
-    static final class RecordingBarriers implements HostPoster.DoorbellBarriers {
+    static final class RecordingBarriers implements RingPoster.DoorbellBarriers {
         final HostMemoryQp qp;
         final List<Seen> seen = new ArrayList<>();
         long lastWqe;
@@ -157,7 +158,7 @@ class HostPosterDoorbellTest {
     void ringRunsEachBarrierInItsPlace() throws TimeoutException {
         HostMemoryQp qp = new HostMemoryQp();
         RecordingBarriers barriers = new RecordingBarriers(qp);
-        HostPoster poster = new HostPoster(qp, barriers);
+        RingPoster poster = new RingPoster(qp, barriers);
         poster.postNop(TIMEOUT);
         barriers.lastWqe = poster.postWriteInline(0x1000, 7, new byte[40], TIMEOUT); // 2 WQEBBs: counter 1 -> 3
         assertEquals(List.of(), barriers.seen, "posting alone rings nothing");
@@ -177,7 +178,7 @@ class HostPosterDoorbellTest {
     void everyRingWithNewWorkRunsAllThreeAndARingWithNoneRunsNone() throws TimeoutException {
         HostMemoryQp qp = new HostMemoryQp();
         RecordingBarriers barriers = new RecordingBarriers(qp);
-        HostPoster poster = new HostPoster(qp, barriers);
+        RingPoster poster = new RingPoster(qp, barriers);
         barriers.lastWqe = poster.postNop(TIMEOUT);
         poster.ring();
         poster.ring(); // nothing new: no doorbell, no barrier
@@ -194,18 +195,34 @@ class HostPosterDoorbellTest {
     }
 
     @Test
-    void aPosterUsesTheBarriersOfThisCpu() {
-        HostPoster poster = new HostMemoryQp().hostPoster();
-        assertSame(HostPoster.DoorbellBarriers.forThisCpu(), poster.barriers());
+    void aRealNicsWriteCombiningDoorbellIsRefused() {
+        HostMemoryQp qp = new HostMemoryQp();
+        QpRings r = qp.rings;
+        NicQp mmio = new HostMemoryQp() {
+            @Override
+            public QpRings hostRings() {
+                return new QpRings(r.qpn(), r.sqBuf(), r.sqWqebbs(), r.dbrec(), r.doorbell(), DoorbellKind.MMIO,
+                        r.cqBuf(), r.cqeCount(), r.cqDbrec(), r.maxInlineBytes());
+            }
+        };
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new RingPoster(mmio));
+        assertTrue(e.getMessage().contains("libibverbs"), e.getMessage());
     }
 
     @Test
-    void x86FencesDrainWriteCombiningAndWeaklyOrderedCpusSayWhatTheyLack() {
-        HostPoster.DoorbellBarriers x86 = HostPoster.DoorbellBarriers.forArchitecture("amd64");
-        assertSame(x86, HostPoster.DoorbellBarriers.forArchitecture("x86_64"));
+    void aPosterUsesTheBarriersOfThisCpu() {
+        RingPoster poster = (RingPoster) new HostMemoryQp().hostPoster();
+        assertSame(RingPoster.DoorbellBarriers.forThisCpu(), poster.barriers());
+    }
+
+    @Test
+    void x86FencesDrainWriteCombiningAndWeaklyOrderedCpusUseFullFences() {
+        RingPoster.DoorbellBarriers x86 = RingPoster.DoorbellBarriers.forArchitecture("amd64");
+        assertSame(x86, RingPoster.DoorbellBarriers.forArchitecture("x86_64"));
         assertTrue(x86.description().contains("drains write-combining"), x86.description());
-        HostPoster.DoorbellBarriers arm = HostPoster.DoorbellBarriers.forArchitecture("aarch64");
-        assertTrue(arm.description().contains("weaker than rdma-core's dmb oshst / dsb st"), arm.description());
+        RingPoster.DoorbellBarriers arm = RingPoster.DoorbellBarriers.forArchitecture("aarch64");
+        assertTrue(arm.description().contains("full fence") && arm.description().contains("libibverbs"),
+                arm.description());
         // The fences run without failing on this CPU.
         x86.toDevice();
         x86.beforeWriteCombining();
