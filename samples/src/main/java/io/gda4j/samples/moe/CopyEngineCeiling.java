@@ -110,7 +110,7 @@ public final class CopyEngineCeiling {
                 }
             }
         }
-        double[] all = MoeTimingRig.slowestOfEveryProcess(world, slowest);
+        double[] all = GatedSteps.slowestOfEveryProcess(world, slowest);
         return new Result(peersPerRank * bytesPerPeer * iterations, all);
     }
 

@@ -198,8 +198,8 @@ public final class MoeFrameworkNcclBaseline implements AutoCloseable {
         } finally {
             gate.close();
         }
-        return new MoeNcclBaseline.Timing(MoeTimingRig.slowestOfEveryProcess(world, d),
-                MoeTimingRig.slowestOfEveryProcess(world, cm));
+        return new MoeNcclBaseline.Timing(GatedSteps.slowestOfEveryProcess(world, d),
+                GatedSteps.slowestOfEveryProcess(world, cm));
     }
 
     /** Rank r's top-k as INT64 and weights of 1 / topK. */
