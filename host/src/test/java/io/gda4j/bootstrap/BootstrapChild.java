@@ -14,7 +14,10 @@ import java.util.StringJoiner;
  * {@code DETECTED} when it fails) and {@code stopped:V} (the same with a dead-after of 1.5 s; the test stops V with
  * SIGSTOP during its sleep and resumes it later: V enters the barrier then and prints its own {@code DETECTED}),
  * and {@code stoppedGather:V} (V prints {@code GATHERING} and enters an all-gather of 8 MiB per rank at once, the
- * others 1.5 s later, so that the root sends V its 24 MiB result while the test has V stopped; then a barrier).
+ * others 1.5 s later, so that the root sends V its 24 MiB result while the test has V stopped; then a barrier),
+ * and {@code timedJoin} (for {@link BootstrapJoinTiming}: prints {@code LOADED}, waits for a line {@code GO} on stdin,
+ * joins and prints {@code JOINED rank startNanos endNanos} from {@link System#nanoTime}, which is one clock for every
+ * process of a Linux host; then a barrier and close).
  */
 public final class BootstrapChild {
     private BootstrapChild() {
@@ -27,6 +30,10 @@ public final class BootstrapChild {
         String token = args[3];
         String mode = args[4];
         PeerFailureListener listener = (dead, why) -> say("LISTENER " + rank + " dead=" + dead + " " + why);
+        if (mode.equals("timedJoin")) {
+            timedJoin(rank, size, port, token, listener);
+            return;
+        }
         Bootstrap b;
         if (rank == 0) {
             ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
@@ -86,6 +93,31 @@ public final class BootstrapChild {
         long start = System.nanoTime();
         b.close();
         say("CLOSED " + rank + " in " + (System.nanoTime() - start) / 1_000_000 + " ms");
+        System.exit(0);
+    }
+
+    private static void timedJoin(int rank, int size, int port, String token, PeerFailureListener listener)
+            throws Exception {
+        ServerSocket server = null;
+        if (rank == 0) {
+            server = new ServerSocket(0, 1024, InetAddress.getLoopbackAddress());
+            port = server.getLocalPort();
+            say("PORT " + port);
+        }
+        BootstrapConfig c = BootstrapConfig.of(rank, size, new InetSocketAddress("127.0.0.1", port), token)
+                .withTimeouts(60_000, 60_000);
+        say("LOADED " + rank);
+        java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in,
+                StandardCharsets.UTF_8));
+        if (!"GO".equals(in.readLine())) {
+            throw new IllegalStateException("expected GO on stdin");
+        }
+        long start = System.nanoTime();
+        Bootstrap b = rank == 0 ? Bootstrap.join(c, listener, server) : Bootstrap.join(c, listener);
+        long end = System.nanoTime();
+        say("JOINED " + rank + " " + start + " " + end);
+        b.barrier();
+        b.close();
         System.exit(0);
     }
 
