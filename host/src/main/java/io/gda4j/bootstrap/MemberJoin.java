@@ -55,11 +55,13 @@ final class MemberJoin {
         IOException last = null;
         int dropped = 0;
         while (true) {
-            byte[] nonce = BootstrapFrameDescriptor.nonce(); // before connecting: the hello follows the connect at once
+            // made before connecting, and sent before anything else is loaded: the root's first-frame deadline is short
+            byte[] hello = BootstrapFrameDescriptor.hello(rank, size, BootstrapFrameDescriptor.nonce());
             Socket socket = connect(deadline, last);
             try {
+                BootstrapFrameDescriptor.write(socket.getOutputStream(), HELLO, hello);
                 PeerLink link = new PeerLink(0, socket, failure);
-                hello(link, nonce, deadline);
+                hello(link, hello, deadline);
                 return link;
             } catch (IOException e) {
                 // Dropped before the welcome: the root's handshake slots were full (strangers, a flood) or a
@@ -107,18 +109,16 @@ final class MemberJoin {
     }
 
     /**
-     * Says hello on {@code link} and waits for the world to be complete (READY). An {@link IOException}
+     * Goes on from the hello sent on {@code link} and waits for the world to be complete (READY). An {@link IOException}
      * before the root's welcome means the root dropped this attempt (the caller tries again); a refusal, a timeout or
      * a loss after the welcome is a {@link BootstrapException}.
      */
-    private void hello(PeerLink link, byte[] nonce, long deadline) throws IOException {
+    private void hello(PeerLink link, byte[] hello, long deadline) throws IOException {
         InetSocketAddress root = config.root();
         Socket s = link.socket;
         String token = config.jobToken();
         boolean welcomed = false;
         try {
-            byte[] hello = BootstrapFrameDescriptor.hello(rank, size, nonce);
-            link.sendNow(HELLO, hello);
             byte[] rootNonce = null;
             long readyDeadline = deadline + TimeUnit.MILLISECONDS.toNanos(Bootstrap.MEMBER_GRACE_MILLIS);
             while (true) {

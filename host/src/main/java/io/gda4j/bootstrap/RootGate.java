@@ -434,8 +434,6 @@ final class RootGate implements AutoCloseable {
         boolean right = p.proof != null && MessageDigest.isEqual(p.proof, expected);
         String why = right ? checkMembership(p.hello) : "wrong job token: this process belongs to another job (check "
                 + LaunchEnvironment.GDA4J_JOB_TOKEN + " or the launcher's job id)";
-        byte[] refusalKey = BootstrapFrameDescriptor.proof(token, BootstrapFrameDescriptor.REFUSAL_KEY_LABEL, p.hello,
-                p.rootNonce);
         if (why == null) {
             // a blocking socket from here on, for the rank's link
             release(p);
@@ -457,15 +455,21 @@ final class RootGate implements AutoCloseable {
             if (why == null) {
                 return false;
             }
-            noteRefusal(rankOf(p.hello) + " from " + p.address + ": " + why);
-            write(p.channel, frame(SEALED_REFUSE, BootstrapFrameDescriptor.sealRefusal(refusalKey, why)));
+            refuseSealed(p, why);
             PeerLink.closeQuietly(p.channel);
             return true;
         }
-        noteRefusal(rankOf(p.hello) + " from " + p.address + ": " + why);
-        write(p.channel, frame(SEALED_REFUSE, BootstrapFrameDescriptor.sealRefusal(refusalKey, why)));
+        refuseSealed(p, why);
         drop(p);
         return true;
+    }
+
+    /** Notes the refusal and sends it sealed with the handshake's refusal key. */
+    private void refuseSealed(Pending p, String why) {
+        noteRefusal(rankOf(p.hello) + " from " + p.address + ": " + why);
+        byte[] refusalKey = BootstrapFrameDescriptor.proof(config.jobToken(), BootstrapFrameDescriptor.REFUSAL_KEY_LABEL,
+                p.hello, p.rootNonce);
+        write(p.channel, frame(SEALED_REFUSE, BootstrapFrameDescriptor.sealRefusal(refusalKey, why)));
     }
 
     /**
