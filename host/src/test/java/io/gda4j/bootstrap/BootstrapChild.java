@@ -17,8 +17,9 @@ import java.util.StringJoiner;
  * and {@code stoppedGather:V} (V prints {@code GATHERING} and enters an all-gather of 8 MiB per rank at once, the
  * others 1.5 s later, so that the root sends V its 24 MiB result while the test has V stopped; then a barrier),
  * and {@code timedJoin} (for {@link BootstrapJoinTiming}: prints {@code LOADED}, waits for a line {@code GO} on stdin,
- * joins and prints {@code JOINED rank startNanos endNanos} from {@link System#nanoTime}, which is one clock for every
- * process of a Linux host; then a barrier and close). Modes of one rank, the others in the test: {@code bigGather}
+ * joins and prints {@code JOINED rank startNanos endNanos cpuNanos}: the first two from {@link System#nanoTime},
+ * which is one clock for every process of a Linux host, the last the process's CPU time the join took; then a
+ * barrier and close). Modes of one rank, the others in the test: {@code bigGather}
  * (the root, parts of 8 MiB: an all-gather it checks, {@code GATHERED}, a barrier), {@code fdRoot} (the root with
  * room for 1000 pending connections: {@code FDS n}, its open descriptors, then a barrier and {@code DONE}) and
  * {@code oomMember} (rank 1, parts of up to 48 MiB: an all-gather whose failure it prints, {@code FAILED why}).
@@ -116,10 +117,13 @@ public final class BootstrapChild {
         if (!"GO".equals(in.readLine())) {
             throw new IllegalStateException("expected GO on stdin");
         }
+        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        long cpuBefore = os.getProcessCpuTime();
         long start = System.nanoTime();
         Bootstrap b = rank == 0 ? Bootstrap.join(c, listener, server) : Bootstrap.join(c, listener);
         long end = System.nanoTime();
-        say("JOINED " + rank + " " + start + " " + end);
+        say("JOINED " + rank + " " + start + " " + end + " " + (os.getProcessCpuTime() - cpuBefore));
         b.barrier();
         b.close();
         System.exit(0);
