@@ -19,9 +19,9 @@ import javax.crypto.spec.SecretKeySpec;
  *
  * <pre>
  *  0          4      5
- *  +----------+------+------------------------------+--------------------+
- *  | length   | type | body                         | MAC (32, see below) |   length: int32, counts type, body and
- *  +----------+------+------------------------------+--------------------+   MAC, at most a limit
+ *  +----------+------+------------------------------+---------------------+
+ *  | length   | type | body                         | MAC (32, see below) |   length: int32, counts type, body
+ *  +----------+------+------------------------------+---------------------+   and MAC, at most a limit
  *
  *  HELLO body (rank to root, the first frame; at most HELLO_LIMIT_BYTES):
  *  0        4         6      10          14                    46
@@ -44,10 +44,10 @@ import javax.crypto.spec.SecretKeySpec;
  *  so a byte changed, a frame dropped, replayed, reordered or reflected on the way fails the check.
  *
  *  SEALED_REFUSE body (root to rank, instead of WELCOME: every refusal after a PROOF, right token or not):
- *  0                                           256              272
- *  +--------------------------------------------+----------------+
- *  | AES-GCM ciphertext of: reason length int16 | reason (UTF-8) | zero padding, 256 bytes in all | tag (16) |
- *  +--------------------------------------------+----------------+
+ *  0                                  256           272
+ *  +----------------------------------+-------------+
+ *  | ciphertext (256)                 | tag (16)    |   AES-GCM of: reason length int16 | reason (UTF-8) | zeros
+ *  +----------------------------------+-------------+
  *    key: the first 16 bytes of the refusal key; nonce: 12 zero bytes (the key is used once). The same length and
  *    type whatever the reason, so a stranger cannot tell a wrong token from a right one.
  *
@@ -245,7 +245,7 @@ public final class BootstrapFrameDescriptor {
         }
     }
 
-    /** A SEALED_REFUSE body: {@code reason} (cut to {@link #SEALED_REASON_MAX_BYTES}), readable with the refusal key. */
+    /** A SEALED_REFUSE body: {@code reason}, cut to {@link #SEALED_REASON_MAX_BYTES}, readable with the refusal key. */
     public static byte[] sealRefusal(byte[] refusalKey, String reason) {
         byte[] text = text(reason);
         int n = Math.min(text.length, SEALED_REASON_MAX_BYTES);

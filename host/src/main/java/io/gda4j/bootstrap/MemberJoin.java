@@ -109,9 +109,9 @@ final class MemberJoin {
     }
 
     /**
-     * Goes on from the hello sent on {@code link} and waits for the world to be complete (READY). An {@link IOException}
-     * before the root's welcome means the root dropped this attempt (the caller tries again); a refusal, a timeout or
-     * a loss after the welcome is a {@link BootstrapException}.
+     * Goes on from the hello sent on {@code link} and waits for the world to be complete (READY). An
+     * {@link IOException} before the root's welcome means the root dropped this attempt (the caller tries again); a
+     * refusal, a timeout or a loss after the welcome is a {@link BootstrapException}.
      */
     private void hello(PeerLink link, byte[] hello, long deadline) throws IOException {
         InetSocketAddress root = config.root();
@@ -140,7 +140,8 @@ final class MemberJoin {
                             ? why : "wrong job token: its refusal is sealed with a token this process does not have "
                             + "(another job's root, or " + LaunchEnvironment.GDA4J_JOB_TOKEN + " or the launcher's "
                             + "job id differs from rank 0's)"));
-                } else if (type == CHALLENGE && rootNonce == null && body.length == BootstrapFrameDescriptor.NONCE_BYTES) {
+                } else if (type == CHALLENGE && rootNonce == null
+                        && body.length == BootstrapFrameDescriptor.NONCE_BYTES) {
                     rootNonce = body;
                     link.sendNow(PROOF, BootstrapFrameDescriptor.proof(token,
                             BootstrapFrameDescriptor.RANK_PROOF_LABEL, hello, rootNonce));

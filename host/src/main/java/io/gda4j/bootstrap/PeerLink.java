@@ -69,7 +69,7 @@ final class PeerLink {
         this.out = socket.getOutputStream();
     }
 
-    /** The handshake is done: frames sent from now on carry a MAC under {@code sendKey}, frames read one under the other. */
+    /** The handshake is done: frames sent from now on carry a MAC under {@code sendKey}, those read under the other. */
     void authenticate(byte[] sendKey, byte[] receiveKey) {
         synchronized (this) {
             sendMac = BootstrapFrameDescriptor.hmacSha256(sendKey);
@@ -79,10 +79,7 @@ final class PeerLink {
 
     /** Writes one handshake frame (no MAC) on the caller's thread: only before the writer starts. */
     void sendNow(byte type, byte[] body) throws IOException {
-        byte[] frame = ByteBuffer.allocate(BootstrapFrameDescriptor.HEADER_BYTES + body.length)
-                .put(BootstrapFrameDescriptor.header(1 + body.length, type)).put(body).array();
-        out.write(frame); // one write: one segment (TCP_NODELAY is on)
-        out.flush();
+        BootstrapFrameDescriptor.write(out, type, body); // one write: one segment (TCP_NODELAY is on)
     }
 
     /**

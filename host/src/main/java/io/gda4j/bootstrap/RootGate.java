@@ -40,7 +40,7 @@ import java.util.concurrent.TimeUnit;
  * pending connection costs a descriptor and a small buffer, no thread. Its first frame must come within
  * {@link #FIRST_FRAME_MILLIS} and the whole handshake within {@link BootstrapConfig#helloTimeoutMillis()}. At most
  * {@link BootstrapConfig#maxPendingHellos()} are held; a new connection beyond them evicts one, from the source
- * holding the most, the one that has proven least, oldest first: a real rank answers its challenge within a round
+ * holding the most, the one that has got least far, oldest first: a real rank answers its challenge within a round
  * trip, so connections that only sit there go first, and one local process cannot keep the ranks of its host out.
  *
  * <p>Every refusal after a proof (a wrong token, or a right one whose hello does not fit: another world size, a rank
@@ -48,8 +48,8 @@ import java.util.concurrent.TimeUnit;
  * does not tell a stranger whether its token was right, during the join or after it. Each such refusal slows its
  * source down: the proofs it sends next are checked only after a back-off ({@link #PENALTY_FIRST_MILLIS}, doubling to
  * {@link #PENALTY_MAX_MILLIS}), all at once, so guessing the token online gets slower and slower while the ranks of
- * that host still get in. Accepting survives transient errors (a full descriptor table): it pauses, sheds the oldest
- * unproven connection, and goes on; the join timeout names the error.
+ * that host still get in. Accepting survives transient errors (a full descriptor table): it pauses, sheds an unproven
+ * connection, and goes on; the join timeout names the error.
  */
 final class RootGate implements AutoCloseable {
     /** Takes a proven rank into the world. */
@@ -467,8 +467,8 @@ final class RootGate implements AutoCloseable {
     /** Notes the refusal and sends it sealed with the handshake's refusal key. */
     private void refuseSealed(Pending p, String why) {
         noteRefusal(rankOf(p.hello) + " from " + p.address + ": " + why);
-        byte[] refusalKey = BootstrapFrameDescriptor.proof(config.jobToken(), BootstrapFrameDescriptor.REFUSAL_KEY_LABEL,
-                p.hello, p.rootNonce);
+        byte[] refusalKey = BootstrapFrameDescriptor.proof(config.jobToken(),
+                BootstrapFrameDescriptor.REFUSAL_KEY_LABEL, p.hello, p.rootNonce);
         write(p.channel, frame(SEALED_REFUSE, BootstrapFrameDescriptor.sealRefusal(refusalKey, why)));
     }
 

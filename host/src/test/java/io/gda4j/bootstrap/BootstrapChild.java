@@ -131,8 +131,8 @@ public final class BootstrapChild {
 
     /** The root's socket at an ephemeral loopback port, which it prints: {@code PORT p}. */
     private static ServerSocket listen() throws java.io.IOException {
-        ServerSocket server = ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-                1024).socket();
+        ServerSocket server = ServerSocketChannel.open()
+                .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1024).socket();
         say("PORT " + server.getLocalPort());
         return server;
     }

@@ -99,8 +99,8 @@ class BootstrapPathTest {
         ServerSocket server = listen();
         LoopbackRelay relay = relay(server, LoopbackRelay.Direction.throttled(256 << 10),
                 LoopbackRelay.Direction.throttled(256 << 10));
-        List<Future<String>> ranks = world(server, relay, c -> c.withLiveness(100, 1_000).withMaxMessageBytes(partBytes),
-                b -> {
+        List<Future<String>> ranks = world(server, relay,
+                c -> c.withLiveness(100, 1_000).withMaxMessageBytes(partBytes), b -> {
                     byte[][] all = b.allGather(partOf(b.rank(), partBytes));
                     for (int r = 0; r < SIZE; r++) {
                         assertArrayEquals(partOf(r, partBytes), all[r], "rank " + b.rank() + " got rank " + r);

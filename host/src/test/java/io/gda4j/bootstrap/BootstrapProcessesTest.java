@@ -292,7 +292,8 @@ class BootstrapProcessesTest {
      */
     @Test
     void aMemberOutOfMemoryForAFrameSaysSoAtOnce() throws Exception {
-        try (java.net.ServerSocket server = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (java.net.ServerSocket server = new java.net.ServerSocket(0, 1,
+                java.net.InetAddress.getLoopbackAddress())) {
             ChildJvm member = ChildJvm.start(1, "32m", BootstrapChild.class.getName(), List.of("1", "2",
                     Integer.toString(server.getLocalPort()), "test-job", "oomMember"), Map.of(), List.of("ERROR"));
             children.add(member);
