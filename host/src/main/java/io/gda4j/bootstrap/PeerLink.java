@@ -28,8 +28,8 @@ final class PeerLink {
         void onWriteFailure(int peer, String why);
     }
 
-    /** Bytes written between two progress stamps: a stalled peer is seen within one such chunk. */
-    private static final int WRITE_CHUNK_BYTES = 64 * 1024;
+    /** The most one socket write takes: a peer that reads this much within dead-after is alive. */
+    private static final int WRITE_CHUNK_BYTES = 16 * 1024;
     private static final int READ_BUFFER_BYTES = 64 * 1024;
 
     /** One frame waiting for the writer: its body is its segments in order, written as they are (not copied). */
@@ -54,8 +54,11 @@ final class PeerLink {
     private boolean closeWhenDrained;
     /** Whether a writer thread drains the queue (not during the handshake). */
     private boolean writerStarted;
-    /** When the writer last moved bytes into the socket while it had some to write; 0 when it has none. */
-    private volatile long busySinceNanos;
+    /**
+     * When the writer's socket write under way began; 0 outside a write. Only a write the peer does not take counts
+     * as a stall, not the writer's own work between writes (a MAC, a CPU it waits for on a busy host).
+     */
+    private volatile long writeSinceNanos;
     /** When a read last brought bytes from the peer. */
     private volatile long lastReadNanos = System.nanoTime();
 
@@ -114,16 +117,16 @@ final class PeerLink {
         return queuedBytes;
     }
 
-    /** How long the writer has had bytes to write without moving any, or 0. */
+    /** How long the writer has been inside one socket write, the peer taking none of it, or 0. */
     long stalledNanos(long now) {
-        long since = busySinceNanos;
+        long since = writeSinceNanos;
         return since == 0 ? 0 : now - since;
     }
 
     /** This process was paused until {@code now}: a write it had under way gets a fresh dead-after from now. */
     void restartStallWindow(long now) {
-        if (busySinceNanos != 0) {
-            busySinceNanos = now; // racing the writer's own stamp is harmless: both are "now"
+        if (writeSinceNanos != 0) {
+            writeSinceNanos = now; // racing the writer's own stamp is harmless: both are "now"
         }
     }
 
@@ -160,10 +163,7 @@ final class PeerLink {
                     break;
                 }
                 next = queue.poll();
-                if (!writing) {
-                    writing = true;
-                    busySinceNanos = System.nanoTime();
-                }
+                writing = true;
             }
             try {
                 write(mac, next);
@@ -178,7 +178,6 @@ final class PeerLink {
                 queuedBytes -= BootstrapFrameDescriptor.HEADER_BYTES + next.bodyBytes() + MAC_BYTES;
                 if (queue.isEmpty()) {
                     writing = false;
-                    busySinceNanos = 0;
                 }
                 notifyAll();
             }
@@ -198,23 +197,31 @@ final class PeerLink {
                 whole.put(s);
             }
             whole.put(BootstrapFrameDescriptor.mac(mac, number, header, f.segments()));
-            out.write(whole.array());
-            busySinceNanos = System.nanoTime();
+            writeChunk(whole.array(), 0, wireBytes);
             return;
         }
         mac.update(ByteBuffer.allocate(Long.BYTES).putLong(number).array());
         mac.update(header);
-        out.write(header);
+        writeChunk(header, 0, header.length);
         for (byte[] s : f.segments()) {
             for (int at = 0; at < s.length; at += WRITE_CHUNK_BYTES) {
                 int n = Math.min(WRITE_CHUNK_BYTES, s.length - at);
                 mac.update(s, at, n);
-                out.write(s, at, n);
-                busySinceNanos = System.nanoTime();
+                writeChunk(s, at, n);
             }
         }
-        out.write(mac.doFinal());
-        busySinceNanos = System.nanoTime();
+        byte[] tag = mac.doFinal();
+        writeChunk(tag, 0, tag.length);
+    }
+
+    /** One socket write, timed: the heartbeat thread sees one the peer does not take ({@link #stalledNanos}). */
+    private void writeChunk(byte[] b, int off, int len) throws IOException {
+        writeSinceNanos = System.nanoTime();
+        try {
+            out.write(b, off, len);
+        } finally {
+            writeSinceNanos = 0;
+        }
     }
 
     /**

@@ -96,6 +96,15 @@ class BootstrapProcessesTest {
         }
     }
 
+    /** What every rank printed, for a failure's message. */
+    private static String transcripts(List<ChildJvm> all) {
+        StringBuilder s = new StringBuilder();
+        for (ChildJvm c : all) {
+            s.append("\n--- rank ").append(c.rank).append(":\n").append(c.transcript());
+        }
+        return s.toString();
+    }
+
     private static void signal(ChildJvm c, String sig) throws Exception {
         Process kill = new ProcessBuilder("kill", "-" + sig, Long.toString(c.process.pid())).start();
         assertTrue(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0, "kill -" + sig);
@@ -152,7 +161,7 @@ class BootstrapProcessesTest {
                 if (c.rank != victim) {
                     String line = c.await("DETECTED ", 20).text();
                     assertTrue(line.startsWith("DETECTED " + c.rank + " dead=" + victim + " rank " + victim
-                            + " failed"), line);
+                            + " failed"), () -> line + transcripts(all));
                     c.await("CLOSED ", 15);
                 }
             }
