@@ -134,18 +134,6 @@ class BootstrapStrangersTest {
         return s;
     }
 
-    /** Whether the root closed {@code s} unread at once: its handshake slots are full. */
-    private static boolean closedAtOnce(Socket s) throws IOException {
-        s.setSoTimeout(500);
-        try {
-            return s.getInputStream().read() == -1;
-        } catch (SocketTimeoutException e) {
-            return false;
-        } catch (IOException e) {
-            return true; // reset
-        }
-    }
-
     /**
      * Strangers that say hello and then never prove the token hold every handshake slot, with a handshake deadline
      * of 30 s: the real ranks evict them, oldest first, and join at once instead of waiting for a slot.
@@ -254,7 +242,7 @@ class BootstrapStrangersTest {
 
     /**
      * Eight connections guess the token as fast as the root answers, for 3 s: each refusal after a proof doubles the
-     * back-off of their address (to 1 s), so they get tens of answers, not thousands. A real rank from the same
+     * back-off of their address (to 1 s), so they get tens of answers, not hundreds. A real rank from the same
      * address still joins afterwards.
      */
     @Test
