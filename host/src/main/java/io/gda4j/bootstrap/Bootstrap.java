@@ -12,37 +12,41 @@ import static io.gda4j.bootstrap.BootstrapFrameDescriptor.READY;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.RESULT;
 import static io.gda4j.bootstrap.BootstrapFrameDescriptor.WELCOME;
 
-import io.gda4j.bootstrap.BootstrapFrameDescriptor.Frame;
+import io.gda4j.bootstrap.BootstrapFrameDescriptor.FrameException;
 
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.ByteBuffer;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The bootstrap of a world of many processes: a star of TCP connections with rank 0 (the root) at the centre.
  * Every rank connects to the root and says hello (magic, version, rank, world size, a nonce); each side then proves
  * it knows the job token with an HMAC over both nonces, so the token never crosses the wire and a rank never joins a
  * root that does not know it. The root refuses a wrong hello on that connection alone, so a stray client or another
- * job's process never disturbs the job. When all
- * ranks have joined, {@link #allGather} and {@link #barrier} run over the same connections, the root relaying.
+ * job's process never disturbs the job. The handshake gives each connection session keys, and every frame after it
+ * carries a MAC: a frame changed, dropped or replayed on the way fails its rank, named. When all ranks have joined,
+ * {@link #allGather} and {@link #barrier} run over the same connections, the root relaying.
  *
- * <p>Heartbeats flow both ways every {@link BootstrapConfig#heartbeatIntervalMillis()}; a peer silent for
- * {@link BootstrapConfig#deadAfterMillis()} or whose connection closes is dead: the root tells the survivors, the
+ * <p>Heartbeats flow both ways every {@link BootstrapConfig#heartbeatIntervalMillis()}; a peer from which no byte
+ * came for {@link BootstrapConfig#deadAfterMillis()} (a large frame still arriving counts as alive) or whose
+ * connection closes is dead: the root tells the survivors, the
  * {@link PeerFailureListener} hears of it once per rank, and every pending and later call throws a
  * {@link PeerFailedException} naming it. Each connection has its own writer thread, so a peer that stops reading
  * (a stopped process) blocks no one: when its connection takes no bytes for dead-after it is dead the same way, and
- * the others keep their heartbeats. Collectives are called by one thread at a time per process, in the same
- * order in every process (as in MPI); they are not thread-safe.
+ * the others keep their heartbeats. A peer that sends what the protocol does not allow (a frame that does not parse,
+ * a part of the wrong collective or over the limit) is failed at once, named, without a stack trace. Collectives are
+ * called by one thread at a time per process, in the same order in every process (as in MPI); they are not
+ * thread-safe.
  *
  * <p>This class holds the world and its frame switch (each incoming frame dispatched by type); the allGather and
  * barrier bookkeeping at the root and at a member is {@code Collectives}, heartbeats, dead-after and the spreading of
@@ -53,7 +57,10 @@ public final class Bootstrap implements AutoCloseable {
     /** A rank waits this much longer than the root (to join, in a collective), so that the root's message naming
      *  the missing ranks reaches it before its own, vaguer, timeout. */
     static final long MEMBER_GRACE_MILLIS = 2_000;
-    private static final int FRAME_OVERHEAD_BYTES = 64;
+    /** How long close() lets a dead peer's link write the verdict it was told (a PEER_FAILED frame). */
+    private static final long VERDICT_FLUSH_MILLIS = 200;
+    /** Connections the root's listening socket queues before the gate takes them (the kernel may cap it lower). */
+    private static final int BACKLOG = 1024;
 
     private final BootstrapConfig config;
     private final int rank;
@@ -69,7 +76,7 @@ public final class Bootstrap implements AutoCloseable {
     private final Collectives collectives;
     /** Root: admits, times and checks the hellos of the connections it accepts. */
     private RootGate gate;
-    private ServerSocket server;
+    private ServerSocketChannel server;
     private int joined;
     private boolean complete;
     private volatile BootstrapException failure;
@@ -97,17 +104,20 @@ public final class Bootstrap implements AutoCloseable {
             if (warning != null) {
                 System.err.println(warning);
             }
-            ServerSocket s;
+            ServerSocketChannel s = null;
             try {
-                s = new ServerSocket();
-                s.setReuseAddress(true);
-                s.bind(listenAddress(config.root()));
+                s = ServerSocketChannel.open();
+                s.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+                s.bind(listenAddress(config.root()), BACKLOG);
             } catch (IOException e) {
+                if (s != null) {
+                    PeerLink.closeQuietly(s);
+                }
                 throw new BootstrapException("rank 0 cannot listen on port " + config.root().getPort() + " for the "
                         + "bootstrap (" + e.getMessage() + "): choose a free port in " + LaunchEnvironment.GDA4J_ROOT,
                         e);
             }
-            return join(config, listener, s);
+            return joinAsRoot(config, listener, s);
         }
         Bootstrap b = new Bootstrap(config, listener);
         try {
@@ -135,8 +145,21 @@ public final class Bootstrap implements AutoCloseable {
         return new InetSocketAddress(root.getPort());
     }
 
-    /** The root on a socket the caller bound (a test's ephemeral port). */
+    /**
+     * The root on a socket the caller bound (a test's ephemeral port): one of a {@link ServerSocketChannel}
+     * ({@code ServerSocketChannel.open().bind(...).socket()}), which the root's gate selects on.
+     */
     static Bootstrap join(BootstrapConfig config, PeerFailureListener listener, ServerSocket bound) {
+        ServerSocketChannel channel = bound.getChannel();
+        if (channel == null) {
+            throw new IllegalArgumentException("the root's socket must be a ServerSocketChannel's: bind it with "
+                    + "ServerSocketChannel.open().bind(address)");
+        }
+        return joinAsRoot(config, listener, channel);
+    }
+
+    private static Bootstrap joinAsRoot(BootstrapConfig config, PeerFailureListener listener,
+                                        ServerSocketChannel bound) {
         Bootstrap b = new Bootstrap(config, listener);
         b.server = bound;
         try {
@@ -162,7 +185,7 @@ public final class Bootstrap implements AutoCloseable {
             throw new IllegalArgumentException("all-gather of " + mine.length + " bytes: the bootstrap carries at most "
                     + config.maxMessageBytes() + " per rank (BootstrapConfig.maxMessageBytes)");
         }
-        return collectives.collective(KIND_ALL_GATHER, mine.clone());
+        return collectives.collective(KIND_ALL_GATHER, mine.clone()); // sent later, by a writer: our own copy
     }
 
     /** Returns when every rank has entered the barrier. */
@@ -208,8 +231,14 @@ public final class Bootstrap implements AutoCloseable {
 
     private void joinAsRoot() {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.joinTimeoutMillis());
-        gate = new RootGate(config, server, this::register);
-        startThread("accept", gate::acceptLoop);
+        int port = server.socket().getLocalPort();
+        try {
+            gate = new RootGate(config, server, this::register);
+        } catch (IOException e) {
+            throw new BootstrapException("rank 0 cannot watch port " + port + " for the bootstrap: " + e.getMessage(),
+                    e);
+        }
+        startThread("gate", gate::run);
         synchronized (lock) {
             while (joined < size - 1) {
                 long left = deadline - System.nanoTime();
@@ -220,7 +249,7 @@ public final class Bootstrap implements AutoCloseable {
                             missing.add(Integer.toString(r));
                         }
                     }
-                    BootstrapException e = new BootstrapException("bootstrap at port " + server.getLocalPort()
+                    BootstrapException e = new BootstrapException("bootstrap at port " + port
                             + ": rank(s) " + missing + " did not arrive within " + config.joinTimeoutMillis()
                             + " ms (" + joined + " of " + (size - 1) + " joined): are those processes running, with "
                             + "the same root address and job token?" + gate.refusalsNamed());
@@ -237,35 +266,31 @@ public final class Bootstrap implements AutoCloseable {
         }
         for (int r = 1; r < size; r++) {
             PeerLink l = links[r];
-            try {
-                l.socket.setSoTimeout(0);
-            } catch (IOException e) {
-                liveness.peerDied(r, "connection lost while starting: " + e.getMessage());
-            }
-            l.send(READY, new byte[0]);
+            l.send(READY);
             int peer = r;
             startThread("read-r" + r, () -> readLoop(peer, l));
         }
+        liveness.tickedNow(); // the heartbeat thread starts now: the join was no pause
         startThread("heartbeat", liveness::heartbeatLoop);
         throwIfFailed();
     }
 
     /**
-     * Root, from a handshake thread: registers a proven rank and welcomes it with {@code welcome} (the root's proof),
-     * or says why not. Null also when the hello deadline closed the socket a moment ago ({@code settled} lost).
+     * Root, from the gate's thread: registers a proven rank, welcomes it with {@code welcome} (the root's proof) and
+     * starts its link with the session keys; or says why not.
      */
-    private String register(int peer, PeerLink handshake, byte[] welcome, AtomicBoolean settled) throws IOException {
+    private String register(int peer, Socket socket, byte[] welcome, byte[] rankKey, byte[] rootKey)
+            throws IOException {
         synchronized (lock) {
             if (complete || closing) {
                 return "the world of " + size + " is already complete";
             } else if (links[peer] != null) {
                 return "rank " + peer + " has already joined: is the same rank started twice?";
-            } else if (!settled.compareAndSet(false, true)) {
-                return null;
             }
+            PeerLink registered = new PeerLink(peer, socket, liveness::connectionLost);
+            registered.authenticate(rootKey, rankKey);
             // the welcome is a few bytes into an empty socket buffer: written here, before the writer
-            handshake.sendNow(WELCOME, welcome);
-            PeerLink registered = new PeerLink(peer, handshake, liveness::peerDied);
+            registered.sendNow(WELCOME, welcome);
             links[peer] = registered;
             joined++;
             startThread("write-r" + peer, registered::writeLoop);
@@ -275,7 +300,7 @@ public final class Bootstrap implements AutoCloseable {
     }
 
     private void joinAsMember() {
-        PeerLink link = MemberJoin.join(config, replyLimit(), liveness::peerDied);
+        PeerLink link = MemberJoin.join(config, liveness::connectionLost);
         links[0] = link;
         liveness.tickedNow(); // the heartbeat thread starts now: the join was no pause
         synchronized (lock) {
@@ -287,10 +312,19 @@ public final class Bootstrap implements AutoCloseable {
         startThread("heartbeat", liveness::heartbeatLoop);
     }
 
-    /** The largest frame the root may send a rank: a full all-gather result. */
+    /** The largest frame the root may send a rank: a full all-gather result (or a longer failure reason). */
     private int replyLimit() {
-        return (int) Math.min(Integer.MAX_VALUE,
-                (long) size * (config.maxMessageBytes() + 4L) + FRAME_OVERHEAD_BYTES);
+        long result = 1L + BootstrapFrameDescriptor.RESULT_PARTS_OFFSET
+                + (long) size * (BootstrapFrameDescriptor.RESULT_PART_LENGTH_BYTES + config.maxMessageBytes())
+                + BootstrapFrameDescriptor.MAC_BYTES;
+        return (int) Math.min(Integer.MAX_VALUE, Math.max(result, BootstrapFrameDescriptor.REASON_FRAME_LIMIT_BYTES));
+    }
+
+    /** The largest frame a rank may send the root: a part of the largest all-gather (or a longer abort reason). */
+    private int contributionLimit() {
+        long part = 1L + BootstrapFrameDescriptor.COLLECTIVE_PART_OFFSET + config.maxMessageBytes()
+                + BootstrapFrameDescriptor.MAC_BYTES;
+        return (int) Math.min(Integer.MAX_VALUE, Math.max(part, BootstrapFrameDescriptor.REASON_FRAME_LIMIT_BYTES));
     }
 
     // ---- the failure every call throws ------------------------------------------------------------------------
@@ -314,32 +348,48 @@ public final class Bootstrap implements AutoCloseable {
 
     // ---- connections, the frame switch and failures -----------------------------------------------------------
 
+    /**
+     * One connection's reader: each frame through the frame switch. A frame that breaks the protocol fails its
+     * sender at once, named; a frame this process cannot hold (out of memory) fails the world, naming this rank.
+     */
     private void readLoop(int peer, PeerLink link) {
-        int limit = rank == 0 ? config.maxMessageBytes() + FRAME_OVERHEAD_BYTES : replyLimit();
-        while (true) {
-            Frame f;
-            try {
-                f = BootstrapFrameDescriptor.read(link.in, limit);
-            } catch (IOException e) {
-                if (!closing) {
-                    liveness.peerDied(peer, "connection lost: " + e.getMessage());
-                }
-                return;
+        int limit = rank == 0 ? contributionLimit() : replyLimit();
+        try {
+            while (onFrame(peer, link.in, limit)) {
+                // the next frame
             }
-            liveness.heardFrom(peer, System.nanoTime());
-            if (!onFrame(peer, f)) {
-                return;
+        } catch (FrameException e) { // a malformed frame, or one whose MAC is wrong (IntegrityException)
+            if (!closing) {
+                liveness.peerBrokeProtocol(peer, "sent " + e.getMessage());
+            }
+        } catch (IOException e) {
+            if (!closing) {
+                liveness.connectionLost(peer, "connection lost: " + e.getMessage());
+            }
+        } catch (OutOfMemoryError e) {
+            failWorld(new BootstrapException("rank " + rank + " ran out of memory reading a frame from rank " + peer
+                    + " (" + e.getMessage() + "): give this JVM more heap (-Xmx), or all-gather less"));
+            link.close();
+        } catch (RuntimeException e) {
+            if (!closing) {
+                liveness.peerBrokeProtocol(peer, "sent a frame this rank cannot read (" + e + "): not the same gda4j"
+                        + " version?");
             }
         }
     }
 
-    /** False when the connection is finished with. */
-    private boolean onFrame(int peer, Frame f) {
-        ByteBuffer b = f.buffer();
-        switch (f.type()) {
+    /**
+     * Reads one frame from {@code in} and acts on it once its MAC is checked; false when the connection is finished
+     * with.
+     */
+    private boolean onFrame(int peer, FrameReader in, int limit) throws IOException {
+        byte type = in.begin(limit);
+        switch (type) {
             case HEARTBEAT:
+                in.end();
                 return true;
             case GOODBYE:
+                in.end();
                 boolean waitedFor;
                 synchronized (lock) {
                     liveness.recordLeft(peer); // left, not dead: no listener call, no later death notice
@@ -355,46 +405,47 @@ public final class Bootstrap implements AutoCloseable {
                 }
                 return false;
             case COLLECTIVE:
-                if (rank != 0 || f.body().length < 9) {
+                if (rank != 0) {
                     break;
                 }
-                long seq = b.getLong();
-                byte kind = b.get();
-                byte[] part = new byte[b.remaining()];
-                b.get(part);
-                collectives.onContribution(peer, seq, kind, part);
-                return true;
+                long seq = in.readLong();
+                byte kind = in.readByte();
+                byte[] part = in.readRest(); // at most maxMessageBytes: the frame limit is exact
+                in.end();
+                return brokeProtocol(peer, collectives.onContribution(peer, seq, kind, part));
             case RESULT:
                 if (rank == 0) {
                     break;
                 }
-                long rseq = b.getLong();
-                int count = b.getInt();
+                long rseq = in.readLong();
+                int count = in.readInt();
                 if (count != size) {
-                    break;
+                    throw in.malformed("a result of " + count + " parts in a world of " + size);
                 }
                 byte[][] parts = new byte[count][];
                 for (int r = 0; r < count; r++) {
-                    parts[r] = new byte[b.getInt()];
-                    b.get(parts[r]);
-                }
-                collectives.onResult(rseq, parts);
-                return true;
-            case ABORT:
-                if (f.body().length < 4) {
-                    break;
-                }
-                int origin = b.getInt();
-                byte[] reason = new byte[b.remaining()];
-                b.get(reason);
-                if (rank == 0) {
-                    if (origin != peer) {
-                        break; // a rank announces only its own abort
+                    int n = in.readInt();
+                    if (n < 0 || n > config.maxMessageBytes()) {
+                        throw in.malformed("rank " + r + "'s part of " + n + " bytes (limit "
+                                + config.maxMessageBytes() + ")");
                     }
-                    relayAbort(origin, f.body());
+                    parts[r] = in.readBytes(n);
+                }
+                in.end();
+                return brokeProtocol(peer, collectives.onResult(rseq, parts));
+            case ABORT:
+                int origin = in.readInt();
+                String reason = new String(in.readRest(), StandardCharsets.UTF_8);
+                in.end();
+                if (rank == 0 ? origin != peer : origin < 0 || origin >= size || origin == rank) {
+                    return brokeProtocol(peer, "sent an abort of rank " + origin + (rank == 0
+                            ? ": a rank announces only its own" : ", not another rank of a world of " + size));
+                }
+                if (rank == 0) {
+                    relayAbort(origin, BootstrapFrameDescriptor.abort(origin, reason));
                 }
                 try {
-                    listener.onPeerAbort(origin, new String(reason, StandardCharsets.UTF_8));
+                    listener.onPeerAbort(origin, reason);
                 } catch (RuntimeException ignored) {
                     // a listener's bug must not stop this connection's reader
                 }
@@ -403,23 +454,39 @@ public final class Bootstrap implements AutoCloseable {
                 if (rank == 0) {
                     break;
                 }
-                int dead = b.getInt();
-                byte[] why = new byte[b.remaining()];
-                b.get(why);
-                String seen = new String(why, StandardCharsets.UTF_8);
-                liveness.peerDied(dead, dead == rank ? "the root declared this rank dead (" + seen + "): was this "
-                        + "process stopped or starved for longer than dead-after?" : seen + ", as the root saw it");
+                int dead = in.readInt();
+                String seen = new String(in.readRest(), StandardCharsets.UTF_8);
+                in.end();
+                if (dead < 0 || dead >= size) {
+                    return brokeProtocol(peer, "sent the failure of rank " + dead + ", not a rank of a world of "
+                            + size);
+                }
+                liveness.peerDied(dead, dead != rank ? seen + ", as the root saw it"
+                        : "the root declared this rank dead (" + seen + ")" + (seen.startsWith("silent for")
+                        ? ": was this process stopped or starved for longer than dead-after?" : ""));
                 return true;
             case FAIL:
                 if (rank == 0) {
                     break;
                 }
-                failWorld(new BootstrapException(f.text()));
+                String text = new String(in.readRest(), StandardCharsets.UTF_8);
+                in.end();
+                failWorld(new BootstrapException(text));
                 return true;
             default:
                 break;
         }
-        liveness.peerDied(peer, "sent an unexpected frame of type " + f.type() + ": not the same gda4j version?");
+        throw new FrameException("an unexpected frame of type " + type + ": not the same gda4j version?");
+    }
+
+    /** True (read on) when {@code why} is null, else fails {@code peer} for breaking the protocol with it. */
+    private boolean brokeProtocol(int peer, String why) {
+        if (why == null) {
+            return true;
+        }
+        if (!closing) {
+            liveness.peerBrokeProtocol(peer, why);
+        }
         return false;
     }
 
@@ -463,7 +530,10 @@ public final class Bootstrap implements AutoCloseable {
         return first;
     }
 
-    /** Says goodbye to the live peers and closes every connection; returns at once when peers are dead. */
+    /**
+     * Says goodbye to the live peers and closes every connection; does not wait for dead peers beyond a moment for
+     * the verdict they were told.
+     */
     @Override
     public void close() {
         synchronized (lock) {
@@ -480,29 +550,26 @@ public final class Bootstrap implements AutoCloseable {
                 dead = liveness.deadUnderLock(r);
             }
             if (l != null && !dead) {
-                l.send(GOODBYE, new byte[0]);
+                l.send(GOODBYE);
             }
         }
         // What is queued (the last results, a FAIL, the goodbyes) goes out first, but a peer that stopped reading
-        // holds close() no longer than it would take to declare it dead.
-        long flushDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis());
+        // holds close() no longer than it would take to declare it dead; a dead peer's verdict (a few bytes, if it
+        // was told) gets a moment.
+        long now = System.nanoTime();
+        long flushDeadline = now + TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis());
+        long verdictDeadline = now + TimeUnit.MILLISECONDS.toNanos(VERDICT_FLUSH_MILLIS);
         for (PeerLink l : links) {
             if (l != null) {
-                if (!liveness.dead(l.peer)) {
-                    l.awaitDrained(flushDeadline);
-                }
+                l.awaitDrained(liveness.dead(l.peer) ? verdictDeadline : flushDeadline);
                 l.close();
-            }
-        }
-        if (server != null) {
-            try {
-                server.close();
-            } catch (IOException ignored) {
-                // nothing to do: the port is released either way
             }
         }
         if (gate != null) {
             gate.close();
+        }
+        if (server != null) {
+            PeerLink.closeQuietly(server); // the port is released either way
         }
         List<Thread> started;
         synchronized (threads) {
@@ -536,9 +603,5 @@ public final class Bootstrap implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new BootstrapException("rank " + rank + ": interrupted while joining", e);
         }
-    }
-
-    private static void closeQuietly(Socket s) {
-        PeerLink.closeQuietly(s);
     }
 }

@@ -18,16 +18,17 @@ import java.util.function.UnaryOperator;
  * @param joinTimeoutMillis       how long the root waits for every rank, and a rank for the world to be complete
  * @param collectiveTimeoutMillis how long one all-gather or barrier may take
  * @param heartbeatIntervalMillis how often each side sends a heartbeat
- * @param deadAfterMillis         silence, or a connection that takes no bytes, after which a peer is declared dead
- * @param maxMessageBytes         the largest contribution to an all-gather; larger frames are refused
- * @param helloTimeoutMillis      the root's limit for a whole handshake, however slowly its bytes come
- * @param maxPendingHellos        handshakes the root runs at once; a connection beyond them is closed unread
- * @param maxPendingHellosPerSource handshakes at once from one source address, so one host cannot take every slot
+ * @param deadAfterMillis         no byte from a peer, or a connection that takes no bytes, for this long, and the peer
+ *                                is declared dead
+ * @param maxMessageBytes         the largest contribution to an all-gather; a rank that sends a larger one is failed
+ * @param helloTimeoutMillis      the root's limit for a whole handshake, however slowly its bytes come (its first
+ *                                frame must come within a second, or this if shorter)
+ * @param maxPendingHellos        unproven connections the root holds at once; a new one beyond them evicts one, from
+ *                                the source holding the most, the one that has got least far (oldest first)
  */
 public record BootstrapConfig(int rank, int worldSize, InetSocketAddress root, String jobToken, long joinTimeoutMillis,
                               long collectiveTimeoutMillis, long heartbeatIntervalMillis, long deadAfterMillis,
-                              int maxMessageBytes, long helloTimeoutMillis, int maxPendingHellos,
-                              int maxPendingHellosPerSource) {
+                              int maxMessageBytes, long helloTimeoutMillis, int maxPendingHellos) {
     public static final long DEFAULT_JOIN_TIMEOUT_MILLIS = 60_000;
     public static final long DEFAULT_COLLECTIVE_TIMEOUT_MILLIS = 60_000;
     public static final long DEFAULT_HEARTBEAT_INTERVAL_MILLIS = 500;
@@ -38,9 +39,8 @@ public record BootstrapConfig(int rank, int worldSize, InetSocketAddress root, S
     public static final long DEFAULT_DEAD_AFTER_MILLIS = 10_000;
     public static final int DEFAULT_MAX_MESSAGE_BYTES = 1 << 20;
     public static final long DEFAULT_HELLO_TIMEOUT_MILLIS = 5_000;
-    public static final int DEFAULT_MAX_PENDING_HELLOS = 64;
-    /** Enough for every rank of a big host to knock at once, a quarter of the slots. */
-    public static final int DEFAULT_MAX_PENDING_HELLOS_PER_SOURCE = 16;
+    /** A pending connection costs the root a descriptor and a small buffer, no thread: room for a flood to wait in. */
+    public static final int DEFAULT_MAX_PENDING_HELLOS = 256;
 
     /** The longest time limit a setting accepts: a day (longer is a hang, not a wait). */
     public static final long MAX_TIMEOUT_MILLIS = 86_400_000L;
@@ -70,7 +70,7 @@ public record BootstrapConfig(int rank, int worldSize, InetSocketAddress root, S
                     + " ms heartbeat) to " + MAX_TIMEOUT_MILLIS,
             text -> millis(text, DEFAULT_HEARTBEAT_INTERVAL_MILLIS + 1))
             .displayedAs(m -> m + " ms")
-            .withNote("silence, or a connection that takes no bytes, for this long is a dead peer");
+            .withNote("no byte from a peer, or a connection that takes no bytes, for this long is a dead peer");
 
     /** Every setting of the bootstrap, in the order {@code gda4j info} prints them. */
     public static final List<Setting<?>> SETTINGS = List.of(JOIN_TIMEOUT, COLLECTIVE_TIMEOUT, DEAD_AFTER);
@@ -94,9 +94,9 @@ public record BootstrapConfig(int rank, int worldSize, InetSocketAddress root, S
         if (maxMessageBytes < 0) {
             throw new IllegalArgumentException("maxMessageBytes " + maxMessageBytes);
         }
-        if (helloTimeoutMillis <= 0 || maxPendingHellos < 1 || maxPendingHellosPerSource < 1) {
+        if (helloTimeoutMillis <= 0 || maxPendingHellos < 1) {
             throw new IllegalArgumentException("hello limits must be positive: " + helloTimeoutMillis + " ms, "
-                    + maxPendingHellos + " pending, " + maxPendingHellosPerSource + " per source");
+                    + maxPendingHellos + " pending");
         }
     }
 
@@ -105,8 +105,7 @@ public record BootstrapConfig(int rank, int worldSize, InetSocketAddress root, S
                            long collectiveTimeoutMillis, long heartbeatIntervalMillis, long deadAfterMillis,
                            int maxMessageBytes) {
         this(rank, worldSize, root, jobToken, joinTimeoutMillis, collectiveTimeoutMillis, heartbeatIntervalMillis,
-                deadAfterMillis, maxMessageBytes, DEFAULT_HELLO_TIMEOUT_MILLIS, DEFAULT_MAX_PENDING_HELLOS,
-                DEFAULT_MAX_PENDING_HELLOS_PER_SOURCE);
+                deadAfterMillis, maxMessageBytes, DEFAULT_HELLO_TIMEOUT_MILLIS, DEFAULT_MAX_PENDING_HELLOS);
     }
 
     /** A process started by a launcher, with the time limits of this process's settings ({@link #SETTINGS}). */
@@ -143,30 +142,26 @@ public record BootstrapConfig(int rank, int worldSize, InetSocketAddress root, S
 
     public BootstrapConfig withTimeouts(long joinMillis, long collectiveMillis) {
         return new BootstrapConfig(rank, worldSize, root, jobToken, joinMillis, collectiveMillis,
-                heartbeatIntervalMillis, deadAfterMillis, maxMessageBytes, helloTimeoutMillis, maxPendingHellos,
-                maxPendingHellosPerSource);
+                heartbeatIntervalMillis, deadAfterMillis, maxMessageBytes, helloTimeoutMillis, maxPendingHellos);
     }
 
     public BootstrapConfig withToken(String token) {
         return new BootstrapConfig(rank, worldSize, root, token, joinTimeoutMillis, collectiveTimeoutMillis,
-                heartbeatIntervalMillis, deadAfterMillis, maxMessageBytes, helloTimeoutMillis, maxPendingHellos,
-                maxPendingHellosPerSource);
+                heartbeatIntervalMillis, deadAfterMillis, maxMessageBytes, helloTimeoutMillis, maxPendingHellos);
     }
 
-    public BootstrapConfig withHelloLimits(long timeoutMillis, int pending, int pendingPerSource) {
+    public BootstrapConfig withHelloLimits(long timeoutMillis, int pending) {
         return new BootstrapConfig(rank, worldSize, root, jobToken, joinTimeoutMillis, collectiveTimeoutMillis,
-                heartbeatIntervalMillis, deadAfterMillis, maxMessageBytes, timeoutMillis, pending, pendingPerSource);
+                heartbeatIntervalMillis, deadAfterMillis, maxMessageBytes, timeoutMillis, pending);
     }
 
     public BootstrapConfig withLiveness(long heartbeatMillis, long deadAfter) {
         return new BootstrapConfig(rank, worldSize, root, jobToken, joinTimeoutMillis, collectiveTimeoutMillis,
-                heartbeatMillis, deadAfter, maxMessageBytes, helloTimeoutMillis, maxPendingHellos,
-                maxPendingHellosPerSource);
+                heartbeatMillis, deadAfter, maxMessageBytes, helloTimeoutMillis, maxPendingHellos);
     }
 
     public BootstrapConfig withMaxMessageBytes(int bytes) {
         return new BootstrapConfig(rank, worldSize, root, jobToken, joinTimeoutMillis, collectiveTimeoutMillis,
-                heartbeatIntervalMillis, deadAfterMillis, bytes, helloTimeoutMillis, maxPendingHellos,
-                maxPendingHellosPerSource);
+                heartbeatIntervalMillis, deadAfterMillis, bytes, helloTimeoutMillis, maxPendingHellos);
     }
 }

@@ -324,11 +324,15 @@ public record LaunchEnvironment(int rank, int worldSize, int localRank, int loca
 
     /** A secret part shorter than this is guessable by trying. */
     static final int MIN_TOKEN_SECRET_CHARS = 16;
+    /** A secret part of fewer distinct characters is guessable however long (16 random hex digits: 1 in 25,000). */
+    static final int MIN_TOKEN_DISTINCT_CHARS = 6;
 
     /**
      * One line saying that {@code token} can be guessed and how to set a strong one, or null. Guessable: torchrun's
-     * default run id ({@code none}), a launcher's numeric job id (Slurm, Open MPI), or fewer than
-     * {@value #MIN_TOKEN_SECRET_CHARS} characters. Whoever knows the token can join the job as a missing rank.
+     * default run id ({@code none}), a launcher's numeric job id (Slurm, Open MPI), a PMIx namespace (its launcher's
+     * host name and process id), fewer than {@value #MIN_TOKEN_SECRET_CHARS} characters, or a long one that repeats
+     * itself (a shorter piece over and over, or fewer than {@value #MIN_TOKEN_DISTINCT_CHARS} distinct characters).
+     * Whoever knows the token can join the job as a missing rank, and change frames on the way.
      */
     public static String guessableTokenWarning(String token) {
         String secret = token;
@@ -338,18 +342,40 @@ public record LaunchEnvironment(int rank, int worldSize, int localRank, int loca
             }
         }
         String why;
+        int period = period(secret);
+        long distinct = secret.chars().distinct().count();
         if (secret.equals("none")) {
             why = "torchrun's default run id 'none' (no --rdzv-id)";
         } else if (secret.matches("[0-9.]+")) {
             why = "a numeric launcher job id";
+        } else if (token.startsWith("pmix:")) {
+            why = "a PMIx namespace, made of the launcher's host name and process id";
         } else if (secret.length() < MIN_TOKEN_SECRET_CHARS) {
             why = "only " + secret.length() + " characters";
+        } else if (period <= secret.length() / 2) {
+            why = "the same " + period + " character(s) over and over";
+        } else if (distinct < MIN_TOKEN_DISTINCT_CHARS) {
+            why = "only " + distinct + " distinct characters";
         } else {
             return null;
         }
         return "gda4j: warning: the bootstrap's job token is guessable (" + why + "), so a stranger who reaches the "
                 + "root's port could join as a missing rank: set " + GDA4J_JOB_TOKEN + " to one random value in every "
                 + "process, e.g. " + GDA4J_JOB_TOKEN + "=$(openssl rand -hex 16)";
+    }
+
+    /** The length of the shortest piece that {@code s} repeats (its own length when it repeats none). */
+    private static int period(String s) {
+        for (int p = 1; p < s.length(); p++) {
+            boolean repeats = true;
+            for (int i = p; i < s.length() && repeats; i++) {
+                repeats = s.charAt(i) == s.charAt(i - p);
+            }
+            if (repeats) {
+                return p;
+            }
+        }
+        return s.length();
     }
 
     private static int port(String var, String text) {

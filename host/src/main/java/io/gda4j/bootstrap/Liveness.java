@@ -9,9 +9,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
 /**
  * The liveness of a {@link Bootstrap}: heartbeats both ways, a peer silent or not reading for dead-after declared
  * dead, and a peer's death spread once per rank (the listener, the survivors when this is the root, every waiting
- * call). {@link #heartbeatLoop} runs on the heartbeat thread; {@link #heardFrom} on each connection's reader;
- * {@link #peerDied} on any thread that sees a peer fail (a reader, a writer, the heartbeat thread, the joining
- * thread). {@code reportedDead} is guarded by the bootstrap's lock, which this class shares.
+ * call). Silence is counted in bytes, not frames: a peer whose large frame is still arriving (a result on a slow
+ * path, with its heartbeats queued behind it) is heard from ({@link PeerLink#lastReadNanos}). {@link #heartbeatLoop}
+ * runs on the heartbeat thread; {@link #peerDied} and {@link #connectionLost} on any thread that sees a peer fail (a
+ * reader, a writer, the heartbeat thread, the joining thread). {@code reportedDead} is guarded by the bootstrap's
+ * lock, which this class shares.
  */
 final class Liveness {
     private static final long MONITOR_TICK_MILLIS = 50;
@@ -24,7 +26,7 @@ final class Liveness {
     private final PeerFailureListener listener;
     /** The bootstrap's links: root, links[r] to rank r; member, links[0] to the root. */
     private final PeerLink[] links;
-    /** Written by each connection's reader, read by the heartbeat thread. */
+    /** When each peer's window last began afresh (the world complete, a pause of this process); its bytes count too. */
     private final AtomicLongArray lastHeardNanos;
     private final boolean[] reportedDead;
     /** The heartbeat thread's latest tick, and the end and length of the latest pause of this process it saw. */
@@ -44,7 +46,7 @@ final class Liveness {
         this.reportedDead = new boolean[size];
     }
 
-    /** A reader (or the joining thread, as the world starts): rank {@code peer} was heard from at {@code nowNanos}. */
+    /** The joining thread, as the world starts: rank {@code peer}'s silence is counted from {@code nowNanos}. */
     void heardFrom(int peer, long nowNanos) {
         lastHeardNanos.set(peer, nowNanos);
     }
@@ -70,16 +72,20 @@ final class Liveness {
         long deadNanos = TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis());
         long lastSent = 0;
         long lastTick = lastTickNanos;
-        byte[] empty = new byte[0];
         while (!world.closing()) {
             long now = System.nanoTime();
             if (now - lastTick > deadNanos / 2) {
                 pauseNanos = now - lastTick;
                 pauseEndedNanos = now;
-                // This process was stopped or starved (SIGSTOP, a long GC pause): it could hear no one meanwhile, so
-                // every peer gets a fresh window; the root's verdict on this rank, if any, is already on its way.
+                // This process was stopped or starved (SIGSTOP, a long GC pause): it could hear no one and write to no
+                // one meanwhile, so every peer gets a fresh window; the root's verdict on this rank, if any, is already
+                // on its way, and a peer that dropped this process shows as a lost connection (connectionLost).
                 for (int r = 0; r < size; r++) {
                     lastHeardNanos.set(r, now);
+                    PeerLink l = links[r];
+                    if (l != null) {
+                        l.restartStallWindow(now);
+                    }
                 }
             }
             lastTick = now;
@@ -105,11 +111,11 @@ final class Liveness {
                     continue;
                 }
                 if (send && l.idle()) {
-                    l.send(HEARTBEAT, empty); // behind a frame still being written it would say nothing new
+                    l.send(HEARTBEAT); // behind a frame still being written it would say nothing new
                 }
-                long silent = now - lastHeardNanos.get(r);
+                long silent = now - Math.max(lastHeardNanos.get(r), l.lastReadNanos());
                 if (silent > deadNanos) {
-                    peerDied(r, "silent for " + TimeUnit.NANOSECONDS.toMillis(silent) + " ms (no heartbeat within "
+                    peerDied(r, "silent for " + TimeUnit.NANOSECONDS.toMillis(silent) + " ms (no byte within "
                             + config.deadAfterMillis() + " ms)", true);
                 }
             }
@@ -123,20 +129,38 @@ final class Liveness {
     }
 
     /**
+     * The connection to rank {@code peer} closed or failed under a reader or a writer. Right after a pause of this
+     * process long enough to be dropped, it was the peer that dropped this process (it could not answer or read
+     * meanwhile, and a verdict could not reach it through a full connection): this process names its own pause, a
+     * member for the root's connection, the root for any rank's. Otherwise the peer is dead.
+     */
+    void connectionLost(int peer, String why) {
+        long paused = peer != rank && (rank == 0 || peer == 0) ? pausedJustNowNanos() : 0;
+        if (paused > 0) {
+            peerDied(rank, "this process was paused (stopped or starved) for " + TimeUnit.NANOSECONDS.toMillis(paused)
+                    + " ms, too long for the dead-after of " + config.deadAfterMillis() + " ms, and "
+                    + (rank == 0 ? "its ranks" : "the root") + " dropped it meanwhile (rank " + peer + ": " + why + ")",
+                    false);
+        } else {
+            peerDied(peer, why, false);
+        }
+    }
+
+    /**
+     * Rank {@code peer} sent what the protocol does not allow (or what was changed on the way): it is failed as if
+     * dead, and the root tells it why before closing its connection.
+     */
+    void peerBrokeProtocol(int peer, String why) {
+        peerDied(peer, why, true);
+    }
+
+    /**
      * @param tellTheDead the root also tells {@code dead} (a silent rank may only be stopped, and reads the verdict
-     *                    when it resumes instead of blaming the root for the closed connection); never for a rank
-     *                    that stopped reading, whose link must close at once to free its writer
+     *                    when it resumes instead of blaming the root for the closed connection; a rank whose frame
+     *                    broke the protocol learns which); never for a rank that stopped reading, whose link must
+     *                    close at once to free its writer
      */
     private void peerDied(int dead, String why, boolean tellTheDead) {
-        long paused = rank != 0 && dead == 0 ? pausedJustNowNanos() : 0;
-        if (paused > 0) {
-            // The root did not die: it dropped this rank, which could not answer or read while paused (the root's
-            // verdict could not reach it through a full connection).
-            peerDied(rank, "this process was paused (stopped or starved) for " + TimeUnit.NANOSECONDS.toMillis(paused)
-                    + " ms, longer than the dead-after of " + config.deadAfterMillis() + " ms, and the root dropped it"
-                    + " meanwhile (" + why + ")", false);
-            return;
-        }
         PeerFailedException e;
         synchronized (lock) {
             if (world.closing() || reportedDead[dead] || reportedDead[rank]) {
@@ -171,17 +195,19 @@ final class Liveness {
 
     /**
      * How long this process was just paused, or 0: its heartbeat thread has not ticked for half of dead-after (the
-     * pause is now ending), or it saw such a pause within the last dead-after.
+     * pause is now ending), or it saw such a pause within the last dead-after; and the pause was long enough for a
+     * peer to drop this process (dead-after less the heartbeat interval: its last bytes may have gone that much before
+     * the pause began). A shorter pause blames no one.
      */
     private long pausedJustNowNanos() {
         long now = System.nanoTime();
-        long half = TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis()) / 2;
+        long deadNanos = TimeUnit.MILLISECONDS.toNanos(config.deadAfterMillis());
+        long half = deadNanos / 2;
         long sinceTick = now - lastTickNanos;
-        if (sinceTick > half) {
-            return sinceTick;
-        }
         long ended = pauseEndedNanos;
-        return ended != 0 && now - ended < 2 * half ? pauseNanos : 0;
+        long paused = sinceTick > half ? sinceTick : ended != 0 && now - ended < deadNanos ? pauseNanos : 0;
+        long droppable = deadNanos - TimeUnit.MILLISECONDS.toNanos(config.heartbeatIntervalMillis());
+        return paused >= droppable ? paused : 0;
     }
 
     /** Whether rank {@code r} is dead or gone (takes the lock). */

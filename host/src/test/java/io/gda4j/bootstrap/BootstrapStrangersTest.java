@@ -12,6 +12,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.channels.ServerSocketChannel;
 import java.net.SocketTimeoutException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,6 +28,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Clients that are not ranks of the job (short frames, idle or slow hellos, readers that stop) against a root. */
 @Timeout(60)
@@ -48,7 +51,9 @@ class BootstrapStrangersTest {
     }
 
     private static ServerSocket listen() throws IOException {
-        return new ServerSocket(0, 200, InetAddress.getLoopbackAddress());
+        // the root's gate selects on the socket's channel
+        return ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 200)
+                .socket();
     }
 
     private static BootstrapConfig config(int rank, int size, ServerSocket root) {
@@ -129,62 +134,35 @@ class BootstrapStrangersTest {
         return s;
     }
 
-    /** Whether the root closed {@code s} unread at once: its handshake slots are full. */
-    private static boolean closedAtOnce(Socket s) throws IOException {
-        s.setSoTimeout(500);
-        try {
-            return s.getInputStream().read() == -1;
-        } catch (SocketTimeoutException e) {
-            return false;
-        } catch (IOException e) {
-            return true; // reset
-        }
-    }
-
     /**
-     * Idle connections take every handshake slot; the real ranks are dropped, knock again, and join once the hello
-     * deadline has closed the idle ones.
+     * Strangers that say hello and then never prove the token hold every handshake slot, with a handshake deadline
+     * of 30 s: the real ranks evict them, oldest first, and join at once instead of waiting for a slot.
      */
     @Test
-    void idleConnectionsFillingTheSlotsDelayButDoNotStopTheJoin() throws Exception {
+    void strangersHoldingEverySlotAreEvictedForTheRanks() throws Exception {
         int size = 3;
         ServerSocket server = listen();
         int port = server.getLocalPort();
-        long helloMillis = 1_000;
-        Future<Void> root = rank(config(0, size, server).withHelloLimits(helloMillis, 4, 4), server);
-        List<Socket> idle = new ArrayList<>();
+        Future<Void> root = rank(config(0, size, server).withHelloLimits(30_000, 4), server);
+        List<Socket> stalled = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            idle.add(idle("127.0.0.1", port));
+            Socket s = idle("127.0.0.1", port);
+            BootstrapFrameDescriptor.write(s.getOutputStream(), BootstrapFrameDescriptor.HELLO,
+                    BootstrapFrameDescriptor.hello(1, size, BootstrapFrameDescriptor.nonce()));
+            // challenged: a slot is held now, as far along as a real rank before its proof
+            assertEquals(BootstrapFrameDescriptor.CHALLENGE, BootstrapFrameDescriptor.read(s.getInputStream(),
+                    1024).type());
+            stalled.add(s);
         }
-        // every slot is taken once a fifth connection is closed unread (the root admits them in turn)
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (!closedAtOnce(idle("127.0.0.1", port))) {
-            assertTrue(System.nanoTime() - until < 0, "the fifth connection was never refused");
-        }
-        List<Future<Void>> members = new ArrayList<>();
-        for (int r = 1; r < size; r++) {
-            members.add(rank(config(r, size, server), server));
-        }
-        for (Future<Void> f : members) {
-            f.get(20, TimeUnit.SECONDS);
-        }
-        root.get(20, TimeUnit.SECONDS);
-        for (Socket s : idle) {
-            assertClosedByRoot(s);
-        }
+        long millis = membersJoinMillis(size, server, root);
+        assertTrue(millis < 10_000, "joined after " + millis + " ms, with a handshake deadline of 30 s");
+        // the oldest stranger made room for a rank: closed without an answer
+        stalled.get(0).setSoTimeout(5_000);
+        assertEquals(-1, readOrReset(stalled.get(0)));
     }
 
-    /** Connections from one address take at most their share of the slots; ranks from elsewhere join at once. */
-    @Test
-    void oneSourceCannotTakeEverySlot() throws Exception {
-        int size = 3;
-        ServerSocket server = listen();
-        int port = server.getLocalPort();
-        // a long hello deadline: joining in time proves the ranks got slots, not that the idle ones timed out
-        Future<Void> root = rank(config(0, size, server).withHelloLimits(30_000, 8, 4), server);
-        for (int i = 0; i < 20; i++) {
-            idle("127.0.0.2", port); // all of 127/8 is loopback on Linux
-        }
+    /** Starts ranks 1.. of a world of {@code size}; returns how long until they and {@code root} are done. */
+    private long membersJoinMillis(int size, ServerSocket server, Future<Void> root) throws Exception {
         long start = System.nanoTime();
         List<Future<Void>> members = new ArrayList<>();
         for (int r = 1; r < size; r++) {
@@ -194,8 +172,175 @@ class BootstrapStrangersTest {
             f.get(20, TimeUnit.SECONDS);
         }
         root.get(20, TimeUnit.SECONDS);
-        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+
+    /** -1 at end of stream or on a reset; the byte otherwise. */
+    private static int readOrReset(Socket s) throws IOException {
+        try {
+            return s.getInputStream().read();
+        } catch (SocketTimeoutException e) {
+            throw new AssertionError("the root left the connection open", e);
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    /** Many more idle connections than slots, from another loopback address: the ranks join at once. */
+    @Test
+    void oneSourceCannotTakeEverySlot() throws Exception {
+        int size = 3;
+        ServerSocket server = listen();
+        int port = server.getLocalPort();
+        // a long hello deadline: joining in time proves the ranks got slots, not that the idle ones timed out
+        Future<Void> root = rank(config(0, size, server).withHelloLimits(30_000, 8), server);
+        for (int i = 0; i < 20; i++) {
+            idle("127.0.0.2", port); // all of 127/8 is loopback on Linux
+        }
+        long millis = membersJoinMillis(size, server, root);
         assertTrue(millis < 10_000, "joined after " + millis + " ms");
+    }
+
+    /**
+     * A process of the ranks' own host keeps {@code held} connections open and opens a new one the moment the root
+     * closes one: as many as the old per-source quota (16, which let 0 of 2 ranks join in 60 s), and more than all
+     * the slots (48 of 32, so that every newcomer evicts one). The ranks still join at once.
+     */
+    @ParameterizedTest(name = "{0} connections held")
+    @ValueSource(ints = {16, 48})
+    void aProcessReopeningConnectionsCannotKeepTheRanksOut(int held) throws Exception {
+        int size = 3;
+        ServerSocket server = listen();
+        int port = server.getLocalPort();
+        BootstrapConfig rootConfig = config(0, size, server);
+        Future<Void> root = rank(held > 32 ? rootConfig.withHelloLimits(rootConfig.helloTimeoutMillis(), 32)
+                : rootConfig, server);
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicLong opened = new java.util.concurrent.atomic.AtomicLong();
+        for (int i = 0; i < held; i++) {
+            pool.submit(() -> {
+                while (!stop.get()) {
+                    try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
+                        opened.incrementAndGet();
+                        s.setSoTimeout(10_000);
+                        s.getInputStream().read(); // until the root closes it
+                    } catch (IOException e) {
+                        // closed, reset or refused: open the next at once
+                    }
+                }
+                return null;
+            });
+        }
+        try {
+            Thread.sleep(300); // the connections are held before the ranks come
+            long millis = membersJoinMillis(size, server, root);
+            assertTrue(millis < 10_000, "joined after " + millis + " ms; " + opened.get() + " connections opened");
+        } finally {
+            stop.set(true);
+        }
+    }
+
+    /**
+     * Eight connections guess the token as fast as the root answers, for 3 s: each refusal after a proof doubles the
+     * back-off of their address (to 1 s), so they get tens of answers, not hundreds. A real rank from the same
+     * address still joins afterwards.
+     */
+    @Test
+    void guessingTheTokenOnlineGetsSlowerAndSlower() throws Exception {
+        int size = 3;
+        ServerSocket server = listen();
+        Future<Void> root = rank(config(0, size, server), server);
+        Future<Void> rank1 = rank(config(1, size, server), server);
+        java.util.concurrent.atomic.AtomicInteger answers = new java.util.concurrent.atomic.AtomicInteger();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        List<Future<Void>> guessers = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            int guesser = i;
+            guessers.add(pool.submit(() -> {
+                for (int guess = 0; System.nanoTime() - until < 0; guess++) {
+                    try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort())) {
+                        s.setSoTimeout(10_000);
+                        Frame f = RawRank.handshake(s, 2, size, "guess-" + guesser + "-" + guess).answer();
+                        assertEquals(BootstrapFrameDescriptor.SEALED_REFUSE, f.type());
+                        answers.incrementAndGet();
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Future<Void> g : guessers) {
+            g.get(20, TimeUnit.SECONDS);
+        }
+        // at the back-off's steps (0, 50, 150, 350, 750, 1550, 2550 ms) each of the 8 gets one answer at most
+        System.out.println(answers.get() + " wrong tokens answered in 3 s to 8 connections guessing at once");
+        assertTrue(answers.get() <= 8 * 8, answers.get() + " wrong tokens answered in 3 s");
+        rank(config(2, size, server), server).get(20, TimeUnit.SECONDS);
+        rank1.get(20, TimeUnit.SECONDS);
+        root.get(20, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Knocking as a rank that has joined, during the join and after it: the right token and a wrong one get the same
+     * answer, a sealed refusal of one length, which only the root's token opens (to "already joined", "already
+     * complete" or "wrong job token"). Plain answers used to tell the two apart.
+     */
+    @Test
+    void theAnswerNeverTellsARightTokenFromAWrongOne() throws Exception {
+        int size = 3;
+        ServerSocket server = listen();
+        java.util.concurrent.CountDownLatch checked = new java.util.concurrent.CountDownLatch(1);
+        List<Future<Void>> ranks = new ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            BootstrapConfig c = config(r, size, server);
+            ranks.add(pool.submit(() -> {
+                try (Bootstrap b = c.rank() == 0 ? Bootstrap.join(c, PeerFailureListener.NONE, server)
+                        : Bootstrap.join(c, PeerFailureListener.NONE)) {
+                    b.barrier();
+                    checked.await();
+                }
+                return null;
+            }));
+        }
+        Thread.sleep(500); // rank 1 has joined; rank 2 has not
+        knockTwiceAndCompare(server, size, "has already joined");
+        rank(config(2, size, server), server);
+        // once rank 2 is in, the world is complete
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        String answer;
+        do {
+            Thread.sleep(100);
+            answer = knockTwiceAndCompare(server, size, null);
+        } while (!answer.contains("already complete") && System.nanoTime() - until < 0);
+        assertTrue(answer.contains("already complete"), answer);
+        checked.countDown();
+        for (Future<Void> f : ranks) {
+            f.get(20, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Knocks as rank 1 with the right token and with a wrong one; returns what the right one reads. */
+    private static String knockTwiceAndCompare(ServerSocket server, int size, String rightReads) throws IOException {
+        RawRank.Handshake right;
+        RawRank.Handshake wrong;
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort())) {
+            s.setSoTimeout(10_000);
+            right = RawRank.handshake(s, 1, size, TOKEN);
+        }
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort())) {
+            s.setSoTimeout(10_000);
+            wrong = RawRank.handshake(s, 1, size, "not-" + TOKEN);
+        }
+        assertEquals(BootstrapFrameDescriptor.SEALED_REFUSE, right.answer().type(), right.answer().text());
+        assertEquals(BootstrapFrameDescriptor.SEALED_REFUSE, wrong.answer().type(), wrong.answer().text());
+        assertEquals(right.answer().body().length, wrong.answer().body().length);
+        assertEquals(null, wrong.openedWith("not-" + TOKEN), "a wrong token cannot read its refusal");
+        String wrongReads = wrong.openedWith(TOKEN);
+        assertTrue(wrongReads != null && wrongReads.contains("wrong job token"), "the root's token reads "
+                + wrongReads);
+        String reads = right.openedWith(TOKEN);
+        assertTrue(reads != null && (rightReads == null || reads.contains(rightReads)), "the right token reads "
+                + reads);
+        return reads;
     }
 
     /** A hello that trickles in a byte every 300 ms is dropped at its deadline, not held for as long as it lasts. */
@@ -204,7 +349,7 @@ class BootstrapStrangersTest {
         int size = 2;
         ServerSocket server = listen();
         long helloMillis = 1_000;
-        Future<Void> root = rank(config(0, size, server).withHelloLimits(helloMillis, 64, 16), server);
+        Future<Void> root = rank(config(0, size, server).withHelloLimits(helloMillis, 64), server);
         Socket s = idle("127.0.0.1", server.getLocalPort());
         java.io.ByteArrayOutputStream frame = new java.io.ByteArrayOutputStream();
         BootstrapFrameDescriptor.write(frame, BootstrapFrameDescriptor.HELLO,
@@ -266,13 +411,12 @@ class BootstrapStrangersTest {
         s.setReceiveBufferSize(4096); // before connecting, so that the window stays small
         s.connect(new InetSocketAddress("127.0.0.1", server.getLocalPort()));
         s.setSoTimeout(10_000);
-        DataOutputStream out = new DataOutputStream(s.getOutputStream());
-        RawRank.join(s, 2, size, TOKEN);
-        BootstrapFrameDescriptor.write(out, BootstrapFrameDescriptor.COLLECTIVE, BootstrapFrameDescriptor.collective(1,
+        RawRank.Session session = RawRank.join(s, 2, size, TOKEN);
+        session.send(BootstrapFrameDescriptor.COLLECTIVE, BootstrapFrameDescriptor.collective(1,
                 BootstrapFrameDescriptor.KIND_ALL_GATHER, new byte[] {2}));
         pool.submit(() -> {
             while (true) { // alive and talking, never reading
-                BootstrapFrameDescriptor.write(out, BootstrapFrameDescriptor.HEARTBEAT, new byte[0]);
+                session.send(BootstrapFrameDescriptor.HEARTBEAT, new byte[0]);
                 Thread.sleep(100);
             }
         });
@@ -291,7 +435,10 @@ class BootstrapStrangersTest {
         return false;
     }
 
-    /** An impostor with a guessed token is refused and learns nothing of it; the real ranks then join. */
+    /**
+     * An impostor with a guessed token is refused and learns nothing of it: not the token, and not even the reason,
+     * which is sealed with the root's token; the real ranks then join.
+     */
     @Test
     void anImpostorWithAWrongTokenIsRefusedWithoutLearningIt() throws Exception {
         int size = 3;
@@ -300,9 +447,12 @@ class BootstrapStrangersTest {
         java.io.ByteArrayOutputStream heard = new java.io.ByteArrayOutputStream();
         try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort())) {
             s.setSoTimeout(10_000);
-            Frame f = RawRank.knock(s, 1, size, "torchrun:none");
-            assertEquals(BootstrapFrameDescriptor.REFUSE, f.type());
-            assertTrue(f.text().contains("wrong job token"), f.text());
+            RawRank.Handshake h = RawRank.handshake(s, 1, size, "torchrun:none");
+            Frame f = h.answer();
+            assertEquals(BootstrapFrameDescriptor.SEALED_REFUSE, f.type());
+            assertEquals(null, h.openedWith("torchrun:none"), "the impostor cannot read the refusal");
+            String why = h.openedWith(TOKEN);
+            assertTrue(why != null && why.contains("wrong job token"), "the root's token reads: " + why);
             heard.write(f.body());
             s.getInputStream().transferTo(heard); // until the root closes
         }

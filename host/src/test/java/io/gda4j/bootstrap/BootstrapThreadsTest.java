@@ -17,6 +17,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.channels.ServerSocketChannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -43,7 +44,8 @@ class BootstrapThreadsTest {
     }
 
     private static ServerSocket listen() throws IOException {
-        return new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        // the root's gate selects on the socket's channel
+        return ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50).socket();
     }
 
     private static BootstrapConfig config(int rank, int size, ServerSocket root) {
@@ -482,6 +484,26 @@ class BootstrapThreadsTest {
         assertTrue(why.contains("Refused meanwhile: rank 2 from 127.0.0.1: world size 4 but the root's world has 3"),
                 why);
         assertTrue(rank1.get(20, TimeUnit.SECONDS).contains("world size 4"), "rank 1 hears the root's reason too");
+    }
+
+    /** A rank started twice is refused, and the root's join timeout lists that refusal with the others. */
+    @Test
+    void aDuplicateRankIsListedInTheRootsTimeout() throws Exception {
+        int size = 3;
+        ServerSocket server = listen();
+        IntFunction<BootstrapConfig> cfg = r -> config(r, size, server).withTimeouts(2_500, 2_500);
+        Future<String> root = pool.submit(() -> assertThrows(BootstrapException.class,
+                () -> Bootstrap.join(cfg.apply(0), PeerFailureListener.NONE, server)).getMessage());
+        Future<String> rank1 = pool.submit(() -> assertThrows(BootstrapException.class,
+                () -> Bootstrap.join(cfg.apply(1), PeerFailureListener.NONE)).getMessage());
+        Thread.sleep(500); // rank 1 has joined; rank 2 never comes
+        String twice = assertThrows(BootstrapException.class,
+                () -> Bootstrap.join(cfg.apply(1), PeerFailureListener.NONE)).getMessage();
+        assertTrue(twice.contains("rank 1 has already joined"), twice);
+        String why = root.get(20, TimeUnit.SECONDS);
+        assertTrue(why.contains("rank(s) 2 did not arrive"), why);
+        assertTrue(why.contains("Refused meanwhile: rank 1 from 127.0.0.1: rank 1 has already joined"), why);
+        assertTrue(rank1.get(20, TimeUnit.SECONDS).contains("rank(s) 2 did not arrive"));
     }
 
     /** Another program on the root's port (here one that answers like a web server) is named as such at once. */

@@ -87,8 +87,18 @@ public final class ChildJvm {
      */
     public static ChildJvm start(int rank, String maxHeap, String mainClass, List<String> args,
                                  Map<String, String> environment, List<String> failurePrefixes) throws IOException {
+        return start(List.of(), rank, maxHeap, mainClass, args, environment, failurePrefixes);
+    }
+
+    /**
+     * As {@link #start(int, String, String, List, Map, List)}, the JVM's command line after {@code launcher} (a
+     * program that runs the rest, such as {@code prlimit --nofile=N:N --}).
+     */
+    public static ChildJvm start(List<String> launcher, int rank, String maxHeap, String mainClass, List<String> args,
+                                 Map<String, String> environment, List<String> failurePrefixes) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx" + maxHeap,
+        List<String> command = new ArrayList<>(launcher);
+        command.addAll(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx" + maxHeap,
                 "-XX:TieredStopAtLevel=1", "-cp", classPath(), mainClass));
         command.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(command);

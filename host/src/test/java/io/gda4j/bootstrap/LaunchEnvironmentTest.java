@@ -133,7 +133,9 @@ class LaunchEnvironmentTest {
 
     @Test
     void aGuessableTokenGetsAOneLineWarningSayingHowToSetAStrongOne() {
-        for (String weak : List.of("torchrun:none", "slurm:123456.0", "ompi:98765", "job-42")) {
+        for (String weak : List.of("torchrun:none", "slurm:123456.0", "ompi:98765", "job-42",
+                "pmix:prterun-node01-28391@1", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "abcabcabcabcabcabcabc",
+                "0123456789abcdef0123456789abcdef", "abababababcdcdcdcdeeeeeeeeeeeeee")) {
             String w = LaunchEnvironment.guessableTokenWarning(weak);
             org.junit.jupiter.api.Assertions.assertNotNull(w, weak);
             assertTrue(w.contains(LaunchEnvironment.GDA4J_JOB_TOKEN + "=")
