@@ -42,7 +42,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * </pre>
  * The proxy transport (module gda4j-proxy) and the samples sit above all of these; Maven keeps their arrows down. The
  * world, the MoE buffers and the SPI name no transport at all, the proxy's included ({@link #noTransportByName}): they
- * ask a {@code TransportTag} for its traits, and each provider owns its tag. The
+ * ask a {@code Transport} for its traits, and each provider owns its tag. The
  * benchmark rigs and the NCCL binding they compare with live in the samples (io.gda4j.samples.moe, .nccl), not here:
  * a package of them put back in this module is in no layer, which {@link #everyHostPackageIsInALayer} refuses.
  */

@@ -12,7 +12,7 @@ import io.gda4j.nic.RcEndpointsDescriptor;
  *   <li>over a NIC that connects by QP number (mlx5): the endpoints of the RC QPs this rank created for its pairs,
  *       one per other rank ({@link RcEndpointsDescriptor}, {@link io.gda4j.nic.RcExchange}); lock
  *       offset and NIC words handle are zero;</li>
- *   <li>over the emulated NIC: the atomic lock line ({@code EmulatedNic.serializeAtomics}) in this rank's NIC words,
+ *   <li>over the emulated NIC: the atomic lock line ({@code SoftwareNic.serializeAtomics}) in this rank's NIC words,
  *       which a requester's engine maps by CUDA IPC to act on this heap as this rank's NIC would; no QP number (the
  *       emulated responder has no QP of its own, see {@code RemoteResponder}), so the endpoint table is empty.</li>
  * </ul>

@@ -1,6 +1,6 @@
 package io.gda4j.moe;
 
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Capability;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
@@ -46,7 +46,7 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
     }
 
     /**
-     * Whether some pair of ranks of {@code world} is not {@linkplain TransportTag.Trait#DIRECT direct} (neither p2p nor
+     * Whether some pair of ranks of {@code world} is not {@linkplain Capability#DIRECT direct} (neither p2p nor
      * self: proxy or ibgda), in every process's view:
      * each process knows its own ranks' transports exactly, and the staging sections must be the same everywhere
      * because the heap offsets are.
@@ -56,7 +56,7 @@ public final class MoeLowLatencyBuffer implements AutoCloseable {
         for (Rank r : world.localRanks()) {
             for (int peer = 0; peer < world.size(); peer++) {
                 // Staging is for peers whose heaps the kernels cannot store into (proxy, ibgda, none).
-                mine |= !world.transport(r.rank(), peer).has(TransportTag.Trait.DIRECT);
+                mine |= !world.transport(r.rank(), peer).has(Capability.DIRECT);
             }
         }
         for (byte[] theirs : world.allGather(new byte[] {(byte) (mine ? 1 : 0)})) {

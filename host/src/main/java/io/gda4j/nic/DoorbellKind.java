@@ -1,7 +1,7 @@
 package io.gda4j.nic;
 
 /**
- * What the doorbell register of a QP is. Both are rung the same way ({@code gda4j/transport/ibgda_qp.cuh} {@code ring}:
+ * What the doorbell register of a QP is. Both are rung the same way ({@code gda4j/transport/ibgda/qp.cuh} {@code ring}:
  * a {@code fence.sc.sys}, then one 8-byte {@code st.mmio.relaxed.sys}; on the host
  * {@code DoorbellDescriptor.putDoorbellRelease} between {@link HostPoster.DoorbellBarriers}), so the real NIC's store
  * is the one the emulated NIC's tests execute.

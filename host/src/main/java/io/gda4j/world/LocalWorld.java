@@ -6,7 +6,7 @@ import io.gda4j.cuda.CudaStatus;
 import io.gda4j.cuda.ModuleImage;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.TransportProvider;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Transport;
 
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -24,10 +24,10 @@ public final class LocalWorld implements World {
     private final WorldConfig config;
     private final SymmetricHeap heap;
     private final List<Rank> ranks;
-    private final TransportTag[][] transports;
+    private final Transport[][] transports;
     private final LocalRanks local;
 
-    private LocalWorld(WorldConfig config, List<Rank> ranks, TransportTag[][] transports, ModuleTable modules) {
+    private LocalWorld(WorldConfig config, List<Rank> ranks, Transport[][] transports, ModuleTable modules) {
         this.config = config;
         this.heap = new SymmetricHeap(config.heapSizeBytes());
         this.local = new LocalRanks(ranks, config, modules);
@@ -82,19 +82,19 @@ public final class LocalWorld implements World {
                     throw e;
                 }
             }
-            TransportTag[][] tags = new TransportTag[n][n];
+            Transport[][] transports = new Transport[n][n];
             for (Rank local : ranks) {
                 for (Rank peer : ranks) {
                     PeerLink link = connect(config.transport(), providers, local, peer);
                     local.setLink(peer.rank(), link);
-                    tags[local.rank()][peer.rank()] = link.tag();
+                    transports[local.rank()][peer.rank()] = link.transport();
                 }
             }
             AtomicRouting.apply(ranks, providers);
             for (Rank r : ranks) {
                 r.writeDeviceView(config.waitTimeout().toNanos());
             }
-            return new LocalWorld(config, ranks, tags, modules);
+            return new LocalWorld(config, ranks, transports, modules);
         } catch (RuntimeException e) {
             try {
                 modules.close();
@@ -122,7 +122,7 @@ public final class LocalWorld implements World {
 
     private static PeerLink connect(String wanted, List<TransportProvider> providers, Rank local, Rank peer) {
         if (local.rank() == peer.rank()) {
-            return new PeerLink(TransportTag.SELF, local.heapBase(), 0, 0, 0, local.abortFlagAddress(), null);
+            return new PeerLink(Transport.SELF, local.heapBase(), 0, 0, 0, local.abortFlagAddress(), null);
         }
         return TransportChoice.choose(wanted, providers, "rank " + local.rank() + " to rank " + peer.rank(),
                 p -> p.unavailableReason(local, peer), "between these ranks", "").connect(local, peer);
@@ -155,7 +155,7 @@ public final class LocalWorld implements World {
     }
 
     @Override
-    public TransportTag transport(int from, int to) {
+    public Transport transport(int from, int to) {
         rank(from);
         rank(to);
         return transports[from][to];

@@ -14,7 +14,7 @@ import io.gda4j.cuda.ModuleImage;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Transport;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -199,7 +199,7 @@ public final class ProcessWorld implements World {
         for (int p = 0; p < n; p++) {
             PeerCard peer = cards.get(p);
             if (routes[p] == ProcessRoutes.Route.SELF) {
-                rank.setLink(p, new PeerLink(TransportTag.SELF, rank.heapBase(), 0, 0, 0, rank.abortFlagAddress(),
+                rank.setLink(p, new PeerLink(Transport.SELF, rank.heapBase(), 0, 0, 0, rank.abortFlagAddress(),
                         null));
                 continue;
             }
@@ -320,7 +320,7 @@ public final class ProcessWorld implements World {
         if (mappings[peer] == null) {
             throw new IllegalArgumentException("rank " + peer + " runs on another host than rank " + rank.rank()
                     + ": its heap is not mapped here, so no host-issued copy reaches it; reach it with the device API"
-                    + " (its transport: " + transport(rank.rank(), peer).name() + ")");
+                    + " (its transport: " + transport(rank.rank(), peer).label() + ")");
         }
         return mappings[peer].address();
     }
@@ -385,11 +385,11 @@ public final class ProcessWorld implements World {
      * this rank uses towards a peer in the same relation to it. A rank reaches itself as SELF.
      */
     @Override
-    public TransportTag transport(int from, int to) {
+    public Transport transport(int from, int to) {
         LocalRanks.checkInWorld(from, size());
         LocalRanks.checkInWorld(to, size());
         if (from == to) {
-            return TransportTag.SELF;
+            return Transport.SELF;
         }
         if (from == rank.rank()) {
             return rank.transportTo(to);

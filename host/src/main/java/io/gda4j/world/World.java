@@ -1,7 +1,7 @@
 package io.gda4j.world;
 
 import io.gda4j.cuda.ModuleImage;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Transport;
 
 import java.util.List;
 import java.util.Optional;
@@ -53,7 +53,7 @@ public interface World extends AutoCloseable {
     WorldConfig config();
 
     /** The transport rank {@code from} uses to reach rank {@code to}. */
-    TransportTag transport(int from, int to);
+    Transport transport(int from, int to);
 
     /** Throws the first device error recorded on any local rank (a {@link DeviceWaitTimeoutException} for timeouts). */
     void checkErrors();

@@ -1,5 +1,6 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -42,7 +43,7 @@ class IbgdaFlushGpuTest {
         System.setProperty(EmulatedNicConfig.WRITES_PASS_CQE_PROP_NAME, "true");
         try {
             LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus()).heapSizeBytes(HEAP)
-                    .waitTimeout(Duration.ofSeconds(10)).transport(IbgdaTransport.NAME).build());
+                    .waitTimeout(Duration.ofSeconds(10)).transport(Transport.IBGDA.label()).build());
             w.loadModules("ibgda", "ops");
             return w;
         } finally {

@@ -1,5 +1,6 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.transport.Transport;
 import io.gda4j.cuda.RequiresCuda;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -15,7 +16,6 @@ import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.EngineStats;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
-import io.gda4j.world.ErrorRecordDescriptor;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.LocalWorld;
@@ -45,7 +45,7 @@ class IbgdaGpuTest extends TransportConformanceGpuTest {
 
     IbgdaGpuTest() {
         // put_signal ends with quiet: its signal is in the peer's heap when the call returns.
-        super(new Trial(IbgdaTransport.TAG, 3L << 20, 2, 7,
+        super(new Trial(Transport.IBGDA, 3L << 20, 2, 7,
                 1, 7, 8, 15, 16, 17, 31, 63, 64, 100, 255, 4096, 4097, 65_539, 1 << 20, (1 << 20) + 5)
                 .signalLandedOnReturn().loading("ibgda"));
     }
@@ -58,7 +58,7 @@ class IbgdaGpuTest extends TransportConformanceGpuTest {
         System.setProperty(IbgdaConfig.FLUSH_PROP_NAME, flush);
         try {
             return LocalWorld.create(WorldConfig.builder().gpus(gpus).heapSizeBytes(HEAP)
-                    .waitTimeout(Duration.ofSeconds(10)).transport(IbgdaTransport.NAME).build());
+                    .waitTimeout(Duration.ofSeconds(10)).transport(Transport.IBGDA.label()).build());
         } finally {
             System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
             System.clearProperty(IbgdaConfig.FLUSH_PROP_NAME);
@@ -226,7 +226,7 @@ class IbgdaGpuTest extends TransportConformanceGpuTest {
             DeviceErrorException e = assertThrows(DeviceErrorException.class,
                     () -> raw(w, kind, raddrOffset, rkey, laddrOffset, lkey, bytes, 1));
             String text = e.getMessage();
-            assertEquals(ErrorRecordDescriptor.Code.CQE_ERROR, e.record().code(), text);
+            assertEquals(IbgdaErrorDecoder.CQE_ERROR, e.record().code(), text);
             assertTrue(text.contains("RDMA completion error on QP 0x"), text);
             assertTrue(text.contains("WQE index 0 (" + opcode + ")"), text);
             assertTrue(text.contains(syndrome.name() + String.format(" (0x%02x)", syndrome.code())), text);

@@ -1,5 +1,6 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -49,9 +50,9 @@ class Mlx5IbgdaGpuTest {
         System.setProperty(IbgdaConfig.NIC_PROP_NAME, "mlx5");
         try {
             LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(gpus).heapSizeBytes(HEAP)
-                    .waitTimeout(Duration.ofSeconds(10)).transport(IbgdaTransport.NAME).build());
+                    .waitTimeout(Duration.ofSeconds(10)).transport(Transport.IBGDA.label()).build());
             w.loadModules("ibgda", "ops");
-            assertEquals(IbgdaTransport.TAG, w.transport(0, 1));
+            assertEquals(Transport.IBGDA, w.transport(0, 1));
             Nic nic = IbgdaTransport.nicOf(w.rank(0)).orElseThrow();
             assumeTrue(!nic.isEmulated(), "the ibgda transport chose the emulated NIC: " + nic.description());
             return w;

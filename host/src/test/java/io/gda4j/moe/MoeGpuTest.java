@@ -1,8 +1,8 @@
 package io.gda4j.moe;
 
+import io.gda4j.transport.Transport;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.ibgda.IbgdaConfig;
-import io.gda4j.ibgda.IbgdaTransport;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
@@ -37,7 +37,7 @@ class MoeGpuTest {
         GpuWorlds.assumeGpu();
         WorldConfig wc = WorldConfig.builder().gpus(GpuWorlds.gpus(ranks, true)).heapSizeBytes(256L << 20)
                 .waitTimeout(timeout).transport(transport).build();
-        if (!transport.equals(IbgdaTransport.NAME)) {
+        if (!transport.equals(Transport.IBGDA.label())) {
             return LocalWorld.create(wc);
         }
         System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
@@ -83,7 +83,7 @@ class MoeGpuTest {
     @ParameterizedTest(name = "ibgda (emulated NIC) {0} {1} ranks")
     @MethodSource("transportCases")
     void ibgdaMatchesTheReference(ElementType dtype, int ranks) {
-        try (LocalWorld w = world(ranks, IbgdaTransport.NAME, Duration.ofSeconds(30))) {
+        try (LocalWorld w = world(ranks, Transport.IBGDA.label(), Duration.ofSeconds(30))) {
             // The emulated NIC drives each QP with a stream of its own: with 4 ranks on one GPU that is more streams
             // than the default 8 work queues, which MoeBuffer refuses (see WorkQueueBudget and MoeProxyGpuTest).
             String tooFewQueues = MoeBuffer.queueProblem(w);

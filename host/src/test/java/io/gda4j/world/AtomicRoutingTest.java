@@ -3,10 +3,8 @@ package io.gda4j.world;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.gda4j.ibgda.IbgdaTransport;
 import io.gda4j.p2p.P2pTransport;
-import io.gda4j.transport.ProxyTagTwin;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Transport;
 
 import org.junit.jupiter.api.Test;
 
@@ -21,38 +19,38 @@ class AtomicRoutingTest {
 
     @Test
     void aRankWithoutIbgdaLinksKeepsItsEntries() {
-        assertEquals(0, AtomicRouting.routedHandle(TransportTag.SELF, 0, 0));
+        assertEquals(0, AtomicRouting.routedHandle(Transport.SELF, 0, 0));
         assertEquals(P2pTransport.NO_NATIVE_ATOMICS,
-                AtomicRouting.routedHandle(P2pTransport.TAG, P2pTransport.NO_NATIVE_ATOMICS, 0));
-        assertEquals(CHANNEL, AtomicRouting.routedHandle(ProxyTagTwin.TAG, CHANNEL, 0));
+                AtomicRouting.routedHandle(Transport.P2P, P2pTransport.NO_NATIVE_ATOMICS, 0));
+        assertEquals(CHANNEL, AtomicRouting.routedHandle(Transport.PROXY, CHANNEL, 0));
     }
 
     @Test
     void itsOwnAddsGoThroughItsLoopbackQp() {
-        long h = AtomicRouting.routedHandle(TransportTag.SELF, 0, QP);
+        long h = AtomicRouting.routedHandle(Transport.SELF, 0, QP);
         assertEquals(QP, h & ~AtomicRouting.PEER_HANDLE_FLAGS, "the SELF entry names the loopback DeviceQp");
         assertEquals(AtomicRouting.PEER_NIC_ATOMICS, h & AtomicRouting.PEER_HANDLE_FLAGS);
     }
 
     @Test
     void gpuAddsFromP2pAndProxyPeersAreMarkedForRefusal() {
-        assertEquals(AtomicRouting.PEER_NIC_ATOMICS, AtomicRouting.routedHandle(P2pTransport.TAG, 0, QP));
+        assertEquals(AtomicRouting.PEER_NIC_ATOMICS, AtomicRouting.routedHandle(Transport.P2P, 0, QP));
         assertEquals(P2pTransport.NO_NATIVE_ATOMICS | AtomicRouting.PEER_NIC_ATOMICS,
-                AtomicRouting.routedHandle(P2pTransport.TAG, P2pTransport.NO_NATIVE_ATOMICS, QP));
-        long proxy = AtomicRouting.routedHandle(ProxyTagTwin.TAG, CHANNEL, QP);
+                AtomicRouting.routedHandle(Transport.P2P, P2pTransport.NO_NATIVE_ATOMICS, QP));
+        long proxy = AtomicRouting.routedHandle(Transport.PROXY, CHANNEL, QP);
         assertEquals(CHANNEL, proxy & ~AtomicRouting.PEER_HANDLE_FLAGS, "the channel address survives the flag");
         assertEquals(AtomicRouting.PEER_NIC_ATOMICS, proxy & AtomicRouting.PEER_HANDLE_FLAGS);
     }
 
     @Test
     void ibgdaEntriesAreNicAtomicsAlready() {
-        assertEquals(QP + 0x100, AtomicRouting.routedHandle(IbgdaTransport.TAG, QP + 0x100, QP));
-        assertEquals(0, AtomicRouting.routedHandle(TransportTag.NONE, 0, QP));
+        assertEquals(QP + 0x100, AtomicRouting.routedHandle(Transport.IBGDA, QP + 0x100, QP));
+        assertEquals(0, AtomicRouting.routedHandle(Transport.NONE, 0, QP));
     }
 
     @Test
     void aLoopbackQpWhoseLowBitsAreTakenIsRefused() {
-        assertThrows(IllegalStateException.class, () -> AtomicRouting.routedHandle(TransportTag.SELF, 0, QP | 2));
+        assertThrows(IllegalStateException.class, () -> AtomicRouting.routedHandle(Transport.SELF, 0, QP | 2));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.gda4j.world;
 
+import io.gda4j.transport.Transport;
 import static io.gda4j.world.PeerCardTest.card;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -94,7 +95,7 @@ class ProcessRoutesTest {
                 .orElseThrow();
         assertTrue(p2p.unavailableAcrossProcesses(null, peer).isEmpty(), "p2p stores into the mapped heap");
         PeerLink link = p2p.connectAcrossProcesses(null, peer);
-        assertEquals(P2pTransport.TAG, link.tag());
+        assertEquals(Transport.P2P, link.transport());
         assertEquals(1L << 40, link.peerHeap());
         assertEquals(0, link.peerAbortFlag(), "the peer's abort word is not mapped across processes");
         assertEquals(P2pTransport.NO_NATIVE_ATOMICS, p2p.connectAcrossProcesses(null,

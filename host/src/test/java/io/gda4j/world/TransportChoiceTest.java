@@ -2,13 +2,11 @@ package io.gda4j.world;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gda4j.p2p.P2pTransport;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.TransportProvider;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Transport;
 
 import java.util.List;
 import java.util.Optional;
@@ -81,8 +79,8 @@ class TransportChoiceTest {
             }
 
             @Override
-            public TransportTag tag() {
-                return P2pTransport.TAG;
+            public Transport transport() {
+                return Transport.P2P;
             }
 
             @Override

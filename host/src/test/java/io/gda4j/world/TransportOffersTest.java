@@ -1,5 +1,6 @@
 package io.gda4j.world;
 
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -7,10 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gda4j.ibgda.IbgdaTransport;
-import io.gda4j.p2p.P2pTransport;
 import io.gda4j.transport.PeerLink;
-import io.gda4j.transport.ProxyTagTwin;
 import io.gda4j.transport.RemotePeer;
 
 import org.junit.jupiter.api.Test;
@@ -71,12 +69,12 @@ class TransportOffersTest {
 
     @Test
     void peersOfProcessesWhoseRanksTakeNicAtomicsAreRefusedGpuAtomicAdds() {
-        PeerLink p2p = new PeerLink(P2pTransport.TAG, 1L << 40, 1, 0, 0, 0, null);
-        assertEquals(1 | AtomicRouting.PEER_NIC_ATOMICS, AtomicRouting.routedToNicAtomics(p2p.tag(), p2p.handle()),
+        PeerLink p2p = new PeerLink(Transport.P2P, 1L << 40, 1, 0, 0, 0, null);
+        assertEquals(1 | AtomicRouting.PEER_NIC_ATOMICS, AtomicRouting.routedToNicAtomics(p2p.transport(), p2p.handle()),
                 "the no-native-atomics bit stays");
-        assertEquals(0x1000 | AtomicRouting.PEER_NIC_ATOMICS, AtomicRouting.routedToNicAtomics(ProxyTagTwin.TAG,
+        assertEquals(0x1000 | AtomicRouting.PEER_NIC_ATOMICS, AtomicRouting.routedToNicAtomics(Transport.PROXY,
                 0x1000));
-        assertEquals(0x2000, AtomicRouting.routedToNicAtomics(IbgdaTransport.TAG, 0x2000), "NIC atomics already");
+        assertEquals(0x2000, AtomicRouting.routedToNicAtomics(Transport.IBGDA, 0x2000), "NIC atomics already");
     }
 
     @Test

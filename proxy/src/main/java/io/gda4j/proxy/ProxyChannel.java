@@ -19,10 +19,12 @@ import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.cuda.MutableDevicePointer;
 import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicUser;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.LinkHealth;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.ErrorRecordDescriptor;
 
 import java.nio.ByteBuffer;
@@ -44,7 +46,7 @@ import jcuda.driver.JCudaDriver;
  * handler drives, and the registration with the world's {@link ProxyService}. Owned by the rank's {@link PeerLink};
  * closing it drains the channel (see {@link ProxyService#remove}) and frees everything, newest first.
  */
-public final class ProxyChannel implements AutoCloseable, LinkHealth {
+public final class ProxyChannel implements AutoCloseable, LinkHealth, NicUser {
     private final String name;
     private final PeerSide peer;
     private final ProxyService service;
@@ -297,7 +299,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
         // The peer's abort word is reachable only with peer access (or on the same GPU), and only in this process.
         long peerAbort = peer.inProcess() == null ? 0
                 : peer.sameGpu() || !peerStreamSignals ? peer.inProcess().abortFlagAddress() : 0;
-        return new PeerLink(ProxyTransport.TAG, 0, deviceChannel.address(), 0, 0, peerAbort, this);
+        return new PeerLink(Transport.PROXY, 0, deviceChannel.address(), 0, 0, peerAbort, this);
     }
 
     public String name() {
@@ -325,6 +327,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
     }
 
     /** The NIC the verbs handler posts on; empty for the copy engine. */
+    @Override
     public Optional<Nic> nic() {
         return Optional.ofNullable(nic);
     }

@@ -1,5 +1,6 @@
 package io.gda4j.proxy;
 
+import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.IpcMemory;
 import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.ibgda.IbgdaConfig;
@@ -8,13 +9,12 @@ import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicOptions;
 import io.gda4j.nic.NicSelection;
 import io.gda4j.nic.Nics;
-import io.gda4j.nic.emulated.EmulatedNic;
+import io.gda4j.nic.emulated.SoftwareNic;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.TransportProvider;
-import io.gda4j.transport.TransportTag;
-import io.gda4j.world.DeviceViewDescriptor;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.Rank;
 
 import java.nio.ByteBuffer;
@@ -41,15 +41,6 @@ import java.util.Optional;
  * provider instance that outlives a world starts a fresh service for the next one.
  */
 public final class ProxyTransport implements TransportProvider {
-    public static final String NAME = "proxy";
-    /**
-     * The proxy peer entry's tag: {@code TRANSPORT_PROXY} of {@code view.cuh}. A rank with such a peer sets
-     * {@code VIEW_FLAG_PROXY_PEERS} (the device's quiet() flushes its channels too); its ADDs are GPU atomics (the atomic
-     * kernel the proxy launches), and messages call the path "the proxy".
-     */
-    public static final TransportTag TAG = TransportTag.define(NAME, 4, "the proxy",
-            DeviceViewDescriptor.VIEW_FLAG_PROXY_PEERS, TransportTag.Trait.GPU_ATOMICS);
-
     private ProxyService service;
     private int links;
     /** The verbs handler's NIC and session of the current world (opened by its first verbs link), or null. */
@@ -58,14 +49,14 @@ public final class ProxyTransport implements TransportProvider {
     /** The second direction of a verbs pair, made with the first and taken by the world's later connect(b, a). */
     private final Map<Long, VerbsLink> reverseLinks = new HashMap<>();
 
+    /**
+     * {@link Transport#PROXY}: a rank with such a peer sets its view flag (the device's quiet() flushes its channels
+     * too); its ADDs are GPU atomics (the atomic kernel the proxy launches), and each put costs the proxy thread a
+     * driver call.
+     */
     @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public TransportTag tag() {
-        return TAG;
+    public Transport transport() {
+        return Transport.PROXY;
     }
 
     @Override
@@ -133,6 +124,18 @@ public final class ProxyTransport implements TransportProvider {
         }
     }
 
+    @Override
+    public String possibleHere(List<CudaDevice> gpus) {
+        return "possible between any two ranks of this host (host proxy threads move the data with the copy "
+                + "engine; staged through the host where GPUs have no peer path); " + describeHandlers();
+    }
+
+    @Override
+    public Optional<String> describeLink(LinkEnd local, PeerLink link) {
+        return link.resources() instanceof ProxyChannel pc ? Optional.of(" (proxy handler: " + pc.handlerLabel() + ")")
+                : Optional.empty();
+    }
+
     /**
      * Which handler serves the link from {@code local} to {@code peer} ("copy engine", "verbs on emulated NIC
      * emulated#1 (...)"), or empty when that link is not a proxy link of this process.
@@ -185,7 +188,7 @@ public final class ProxyTransport implements TransportProvider {
     static Optional<String> verbsAcrossProcessesReason(String nicName, RemotePeer peer) {
         if (Nic.EMULATED.equals(nicName) && !peer.sameHost()
                 && (!peer.nativeAtomics() || peer.heapHandle() == null)) {
-            return Optional.of("the verbs proxy handler: " + EmulatedNic.otherMachineReason(peer.description()));
+            return Optional.of("the verbs proxy handler: " + SoftwareNic.otherMachineReason(peer.description()));
         }
         if (Nic.EMULATED.equals(nicName) && !peer.nativeAtomics()) {
             return Optional.of("the verbs proxy handler across processes serialises the emulated NIC's atomics on a"

@@ -1,7 +1,7 @@
 package io.gda4j.moe;
 
+import io.gda4j.transport.Transport;
 import io.gda4j.cuda.Cuda;
-import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
 
@@ -42,8 +42,8 @@ class MoeLowLatencyProxyGpuTest {
         MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(hidden).maxTokensPerRank(32).numExperts(32)
                 .topK(topK).dispatchType(type).build();
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(ranks, 0))
-                .heapSizeBytes(config.sizing(ranks).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(30)).transport(ProxyTransport.NAME).build())) {
-            assertEquals(ProxyTransport.TAG, w.transport(0, 1));
+                .heapSizeBytes(config.sizing(ranks).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(30)).transport(Transport.PROXY.label()).build())) {
+            assertEquals(Transport.PROXY, w.transport(0, 1));
             String tooFewQueues = MoeBuffer.queueProblem(w);
             if (tooFewQueues != null) {
                 IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
@@ -76,7 +76,7 @@ class MoeLowLatencyProxyGpuTest {
                 .topK(8).dispatchType(ElementType.FP8_E4M3).build();
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(2, 0))
                 .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(30))
-                .transport(ProxyTransport.NAME).build());
+                .transport(Transport.PROXY.label()).build());
              MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {5, 300, 7, 300, 1, 300};

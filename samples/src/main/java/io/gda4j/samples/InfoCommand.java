@@ -14,7 +14,6 @@ import io.gda4j.nic.topology.NicAffinity;
 import io.gda4j.nic.topology.NicPlacement;
 import io.gda4j.nic.topology.PciDevice;
 import io.gda4j.nic.topology.PciTopology;
-import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.verbs.RdmaDevice;
 import io.gda4j.verbs.RdmaDevices;
@@ -453,34 +452,7 @@ final class InfoCommand implements Command {
         if (!cuda.available()) {
             return "not possible: no CUDA (" + cuda.reason() + ")";
         }
-        if ("p2p".equals(p.name())) {
-            List<String> pairs = new ArrayList<>();
-            for (CudaDevice a : gpus) {
-                for (CudaDevice b : gpus) {
-                    if (a.ordinal() < b.ordinal() && a.canAccessPeer(b) && b.canAccessPeer(a)) {
-                        pairs.add(a.ordinal() + "<->" + b.ordinal());
-                    }
-                }
-            }
-            if (gpus.size() < 2) {
-                return "possible only between ranks sharing the one GPU (a second GPU is needed for GPU-to-GPU runs)";
-            }
-            return pairs.isEmpty() ? "not possible: no GPU pair has peer access" : "possible between GPUs " + String.join(", ", pairs);
-        }
-        if (ProxyTransport.NAME.equals(p.name())) {
-            return "possible between any two ranks of this host (host proxy threads move the data with the copy "
-                    + "engine; staged through the host where GPUs have no peer path); " + ProxyTransport.describeHandlers();
-        }
-        if (io.gda4j.ibgda.IbgdaTransport.NAME.equals(p.name())) {
-            io.gda4j.nic.NicSelection s = io.gda4j.ibgda.IbgdaTransport.describeSelection();
-            return s.found() ? "possible with the " + (s.provider().name().equals(io.gda4j.nic.Nic.EMULATED)
-                    ? "emulated NIC (a software model; a test instrument, not a network)" : s.provider().name()
-                    + " NIC") + " (--transport ibgda; auto prefers p2p where it works; between processes: over mlx5"
-                    + " by RC endpoints exchanged on the bootstrap, untested on hardware, or on one host over the"
-                    + " emulated NIC)"
-                    : "not possible: " + s.reason();
-        }
-        return "on the class path";
+        return p.possibleHere(gpus);
     }
 
     private static String jcudaVersion() {

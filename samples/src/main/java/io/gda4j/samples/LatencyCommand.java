@@ -1,6 +1,7 @@
 package io.gda4j.samples;
 
-import io.gda4j.proxy.ProxyTransport;
+import io.gda4j.transport.Capability;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.ByteSize;
 import io.gda4j.world.Scope;
 import io.gda4j.world.World;
@@ -125,19 +126,20 @@ final class LatencyCommand implements Command {
                 columns.add("nic");
             }
             table = new ResultTable("latency: ping-pong round trip, microseconds", columns);
-            boolean proxy = world.transport(w.rank, w.peer) == ProxyTransport.TAG;
-            if (fifo && !proxy) {
+            Transport transport = world.transport(w.rank, w.peer);
+            // The FIFO is what a put costs where each put is a host call: the proxy's trigger FIFO.
+            if (fifo && !transport.has(Capability.PREFERS_FEW_PUTS)) {
                 throw new UsageException("--mode fifo measures the proxy's trigger FIFO, but rank " + w.rank + " reaches rank "
-                        + w.peer + " over " + world.transport(w.rank, w.peer).name()
-                        + ": add --transport proxy");
+                        + w.peer + " over " + transport.label() + ": add --transport proxy");
             }
-            if (proxy && modes.contains(PingPong.Mode.PUT_INLINE)) {
+            if (!transport.has(Capability.PUT_INLINE) && modes.contains(PingPong.Mode.PUT_INLINE)) {
                 if (cmd.hasOption("mode")) {
                     throw new UsageException("put_inline needs direct stores into the peer's memory and does not run over "
-                            + "the proxy: use put_signal");
+                            + transport.phrase() + ": use put_signal");
                 }
                 modes.remove(PingPong.Mode.PUT_INLINE);
-                table.note("put_inline left out: it needs direct stores (p2p), which the proxy transport does not offer");
+                table.note("put_inline left out: it needs direct stores (a " + Capability.DIRECT + " transport), which "
+                        + transport.phrase() + " does not offer");
             }
             // In a multi-process world only the measuring rank's process reports; its peers answer silently.
             run(world, w, modes, sizes, scopes, iters, warmup, blockThreads, maxBytes, fifo, table,

@@ -14,6 +14,7 @@ import io.gda4j.moe.MoeRouting;
 import io.gda4j.proxy.ProxyActivity;
 import io.gda4j.proxy.ProxyConfig;
 import io.gda4j.proxy.ProxyTransport;
+import io.gda4j.transport.Transport;
 import io.gda4j.samples.moe.MoeLowLatencyNcclBaseline;
 import io.gda4j.samples.moe.MoeLowLatencyTimingRig;
 import io.gda4j.samples.moe.MoeNcclBaseline;
@@ -574,7 +575,7 @@ final class MoeCommand implements Command {
         // Over the proxy each announced chunk is a trigger, whose copy and signal cost the proxy thread a few
         // microseconds of driver calls: larger chunks, and a ring that holds several, cut them (2x H100, 4096 tokens,
         // BF16: dispatch 1.9-2.5 ms with chunks of 32 and a ring of 128, 0.76 ms with 128 and 512, in one run).
-        boolean proxy = w.transport.equals(ProxyTransport.NAME);
+        boolean proxy = w.transport.equals(Transport.PROXY.label());
         int ring = OptionValues.integer(cmd, "ring", proxy ? 512 : 128, 1, Integer.MAX_VALUE);
         int chunk = OptionValues.integer(cmd, "chunk", proxy ? 128 : 32, 1, Integer.MAX_VALUE);
         try {

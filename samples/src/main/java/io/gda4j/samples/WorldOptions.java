@@ -7,7 +7,7 @@ import io.gda4j.cuda.CudaStatus;
 import io.gda4j.ibgda.IbgdaConfig;
 import io.gda4j.nic.NicChoice;
 import io.gda4j.proxy.ProxyConfig;
-import io.gda4j.proxy.ProxyTransport;
+import io.gda4j.transport.Transport;
 import io.gda4j.transport.TransportProvider;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.ProcessWorld;
@@ -198,7 +198,7 @@ final class WorldOptions {
             } catch (IllegalArgumentException e) {
                 throw new UsageException("--proxy-handler: " + e.getMessage(), e);
             }
-            if (!transport.equals(ProxyTransport.NAME) && !transport.equals(WorldConfig.TRANSPORT_AUTO)) {
+            if (!transport.equals(Transport.PROXY.label()) && !transport.equals(WorldConfig.TRANSPORT_AUTO)) {
                 throw new UsageException("--proxy-handler chooses how the proxy transport moves data, but --transport is "
                         + transport + ": add --transport proxy");
             }

@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The GPU posting protocol of {@code gda4j/transport/ibgda_qp.cuh}, transcribed step for step into Java threads and run
+ * The GPU posting protocol of {@code gda4j/transport/ibgda/qp.cuh}, transcribed step for step into Java threads and run
  * against the emulated NIC's engine on host memory: many posters reserving slots at once, publishing in reservation
  * order, ringing under the doorbell lock, one poller at a time retiring slots from CQEs through the wqe_sizes table. A
  * lost, duplicated or overwritten WQE shows up: an overwritten slot carries a later WQE index, which the engine rejects
@@ -40,7 +40,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * threads outnumber the cores, and a preempted thread holding the next reservation would stall everyone.
  */
 class DevicePostingProtocolTest {
-    /** transport/ibgda_qp.cuh's DeviceQp state and functions, in Java. */
+    /** transport/ibgda/qp.cuh's DeviceQp state and functions, in Java. */
     static final class Poster {
         final ByteBuffer sq;
         final ByteBuffer dbrec;

@@ -1,5 +1,6 @@
 package io.gda4j.samples.moe;
 
+import io.gda4j.transport.Transport;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.moe.ElementType;
 import io.gda4j.moe.MoeBuffer;
@@ -10,7 +11,6 @@ import io.gda4j.moe.MoeLowLatencyConfig;
 import io.gda4j.moe.MoeLowLatencyRouting;
 import io.gda4j.moe.MoeRouting;
 import io.gda4j.moe.MoeReferenceCheck;
-import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
@@ -84,8 +84,8 @@ class MoeTimingRigGpuTest {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
         assumeTrue(Cuda.deviceCount() > 0, "no CUDA device visible");
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(ranks, 0))
-                .heapSizeBytes(128L << 20).waitTimeout(Duration.ofSeconds(30)).transport(ProxyTransport.NAME).build())) {
-            assertEquals(ProxyTransport.TAG, w.transport(0, 1));
+                .heapSizeBytes(128L << 20).waitTimeout(Duration.ofSeconds(30)).transport(Transport.PROXY.label()).build())) {
+            assertEquals(Transport.PROXY, w.transport(0, 1));
             MoeBuffer moe;
             try {
                 moe = MoeBuffer.create(w, config(4096, dtype, topK).build());

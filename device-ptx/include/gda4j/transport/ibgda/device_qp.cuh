@@ -1,5 +1,6 @@
-// gda4j/layout/device_qp.cuh: the state of one mlx5 queue pair that GPU threads post on (transport/ibgda_qp.cuh).
-// Plain C++, so g++ can print it for DeviceQpLayoutTest.
+// gda4j/transport/ibgda/device_qp.cuh: the state of one mlx5 queue pair that GPU threads post on (qp.cuh), and the
+// IBGDA back end's device error codes (io.gda4j.ibgda.IbgdaErrorDecoder). Plain C++, so g++ can print it for
+// DeviceQpLayoutTest.
 // struct DeviceQp mirrors io.gda4j.ibgda.DeviceQpDescriptor field for field (same names, same offsets).
 //
 //  line 0: rings (host-written once, read-only for kernels)
@@ -38,6 +39,18 @@
 #include <stdint.h>
 
 namespace gda4j {
+
+// ErrorRecord.code of IBGDA's failures: for the first three, offset = WQE counter, cmp = QP number.
+constexpr uint32_t ERROR_CQE = 10;               // an error CQE: expected = WQE opcode,
+                                                 // seen = syndrome | vendor << 8 | cqe opcode << 16
+constexpr uint32_t ERROR_SQ_FULL = 11;           // no free send queue slot in time: expected = completions needed,
+                                                 // seen = completed
+constexpr uint32_t ERROR_POST_TIMEOUT = 12;      // posting or quiet stalled: expected = counter waited for,
+                                                 // seen = counter reached
+constexpr uint32_t ERROR_INLINE_TOO_LARGE = 13;  // an inline payload above the QP's max_inline: expected = bytes,
+                                                 // seen = max_inline
+constexpr uint32_t ERROR_SET_SIGNAL_RELAXED = 14;  // a SET signal over a NIC with relaxed ordering: cmp = QP number
+
 namespace ibgda {
 
 // DeviceQp.flags (io.gda4j.ibgda.DeviceQpDescriptor.FLAG_*).

@@ -1,6 +1,6 @@
-// gda4j/transport/ibgda.cuh: the device API's IBGDA back end. detail/dispatch.cuh calls these functions when a peer's
-// transport is TRANSPORT_IBGDA (a branch marked unlikely, so P2P code stays as it was); transport/ibgda_qp.cuh posts
-// the WQEs.
+// gda4j/transport/ibgda/ibgda.cuh: the device API's IBGDA back end. detail/dispatch.cuh calls `ibgda::backend` (at
+// the end) when a peer's transport is TRANSPORT_IBGDA (a branch marked unlikely, so P2P code stays as it was), and
+// for this rank's own ADDs where its words take NIC atomics; qp.cuh posts the WQEs.
 // Each is out of line: the P2P hot loops keep their size, and an IBGDA call is dominated by PCIe stores anyway.
 // Scope: 0 = thread, 1 = warp (every lane calls with the same arguments), 2 = block (every thread does); one thread
 // posts for the group after a barrier that orders the group's earlier stores before its release (cumulativity), and
@@ -12,10 +12,11 @@
 // with -DGDA4J_IBGDA_ENABLED=0 to compile the branch out (IBGDA peers then fail with ERROR_UNSUPPORTED_TRANSPORT).
 #pragma once
 #include <stdint.h>
-#include "../layout/view.cuh"
-#include "../core/errors.cuh"
-#include "../core/handles.cuh"
-#include "ibgda_qp.cuh"
+#include "../../layout/view.cuh"
+#include "../../core/errors.cuh"
+#include "../../core/handles.cuh"
+#include "../../core/backend.cuh"
+#include "qp.cuh"
 
 #ifndef GDA4J_IBGDA_ENABLED
 #define GDA4J_IBGDA_ENABLED 1
@@ -24,14 +25,10 @@
 namespace gda4j {
 namespace detail {
 
-// The dispatch test (detail/dispatch.cuh, gda4j.cuh): a compile-time false removes the IBGDA branch entirely.
+// The dispatch test (detail/dispatch.cuh): a compile-time false removes the IBGDA branch entirely.
 __device__ __forceinline__ bool is_ibgda(uint32_t transport) {
   return GDA4J_IBGDA_ENABLED && __builtin_expect(transport == TRANSPORT_IBGDA, 0);
 }
-
-constexpr uint32_t IBGDA_SCOPE_THREAD = 0;
-constexpr uint32_t IBGDA_SCOPE_WARP = 1;
-constexpr uint32_t IBGDA_SCOPE_BLOCK = 2;
 
 __device__ __forceinline__ ibgda::DeviceQp* ibgda_qp(const Peer& p) {
   return reinterpret_cast<ibgda::DeviceQp*>(p.handle);
@@ -40,8 +37,8 @@ __device__ __forceinline__ ibgda::DeviceQp* ibgda_qp(const Peer& p) {
 // Runs `post` on one thread of the scope and returns its status to all of them.
 template <typename Post>
 __device__ __forceinline__ int ibgda_scoped(uint32_t scope, Post post) {
-  if (scope == IBGDA_SCOPE_THREAD) return post();
-  if (scope == IBGDA_SCOPE_WARP) {
+  if (scope == SCOPE_THREAD) return post();
+  if (scope == SCOPE_WARP) {
     __syncwarp();
     int st = ibgda::lane() == 0 ? post() : OK;
     return __shfl_sync(0xffffffffu, st, 0);
@@ -117,5 +114,80 @@ __device__ inline __noinline__ int ibgda_quiet_all(const DeviceView* v) {
   return flush_via != nullptr ? ibgda::flush_after_gets(v, flush_via, flush_peer, gets) : OK;
 }
 
+__device__ __forceinline__ ibgda::DeviceQp* loopback_qp(uint64_t handle) {
+  return reinterpret_cast<ibgda::DeviceQp*>(handle & ~PEER_HANDLE_FLAGS);
+}
+
 }  // namespace detail
+
+namespace ibgda {
+
+// IBGDA's calls as the dispatcher makes them (core/backend.cuh). A rank with IBGDA links takes its own ADDs through
+// its loopback QP: the world puts that QP in its SELF entry, with PEER_NIC_ATOMICS (io.gda4j.world.AtomicRouting).
+struct backend : gda4j::detail::Offers {
+  static constexpr bool INDIRECT = true;
+  static constexpr bool PUT_INLINE = true;
+  static constexpr bool GET = true;
+  static constexpr bool QUIET = true;
+  static constexpr bool LOOPBACK_ADDS = true;
+  static constexpr bool ENABLED = GDA4J_IBGDA_ENABLED;
+
+  __device__ static __forceinline__ bool serves(uint32_t transport) { return gda4j::detail::is_ibgda(transport); }
+
+  __device__ static __forceinline__ int put(const Peer& p, uint32_t op, uint64_t dst, uint64_t src, uint64_t bytes) {
+    return gda4j::detail::ibgda_put(p, op, dst, src, bytes, gda4j::detail::SCOPE_THREAD);
+  }
+
+  __device__ static __forceinline__ int put_signal(const Peer& p, uint64_t dst, uint64_t src, uint64_t bytes,
+                                                   uint64_t sig, uint32_t sig_op, uint64_t value) {
+    return gda4j::detail::ibgda_put_signal(p, dst, src, bytes, sig, sig_op, value, gda4j::detail::SCOPE_THREAD);
+  }
+
+  __device__ static __forceinline__ int signal(const Peer& p, uint32_t op, uint64_t sig, uint32_t sig_op,
+                                               uint64_t value) {
+    return gda4j::detail::ibgda_signal(p, op, sig, sig_op, value);
+  }
+
+  // An RC QP keeps its WQEs in posting order, and a WQE posted while an earlier READ (get) is outstanding carries
+  // the fence bit (qp.cuh, "Fence"), so it cannot read its source before the READ's data has landed: later
+  // operations already wait for earlier ones.
+  __device__ static __forceinline__ int fence(const Peer&) { return OK; }
+
+  // Draining every IBGDA QP (and the PCIe flush where configured) covers this peer's.
+  __device__ static __forceinline__ int flush(const Peer& p) { return gda4j::detail::ibgda_quiet_all(p.view); }
+
+  // put_inline needs a NIC that writes the 16-byte slot in one piece: an inline WRITE.
+  __device__ static __forceinline__ int put_inline(const Peer& p, uint64_t slot, uint64_t value, uint32_t seq) {
+    return gda4j::detail::ibgda_put_inline(p, slot, value, seq);
+  }
+
+  __device__ static __forceinline__ int get(const Peer& p, uint64_t dst, uint64_t src, uint64_t bytes) {
+    int st = check_range(p.view, p.heap_size, OP_GET, p.rank, src, bytes);
+    if (st == OK) st = check_range(p.view, p.heap_size, OP_GET, -1, dst, bytes);
+    if (st != OK) return st;
+    return ibgda::get(p.view, gda4j::detail::ibgda_qp(p), p.rank, dst, src, bytes);
+  }
+
+  __device__ static __forceinline__ bool quiet_needed(uint32_t view_flags) {
+    return GDA4J_IBGDA_ENABLED && __builtin_expect((view_flags & VIEW_FLAG_IBGDA) != 0, 0);
+  }
+
+  __device__ static __forceinline__ int quiet(const Local& me) { return gda4j::detail::ibgda_quiet_all(me.view); }
+
+  // This rank's own ADD as an ATOMIC_FA on its loopback QP, posted by one thread of the scope after a barrier (so the
+  // scope's earlier stores are ordered before it, as a release); relaxed otherwise, complete at flush(self) or quiet.
+  __device__ static __forceinline__ int loopback_add(const Peer& p, uint32_t op, uint64_t sig, uint64_t value,
+                                                     uint32_t scope) {
+    return gda4j::detail::ibgda_scoped(scope, [&] {
+      return ibgda::signal(p.view, gda4j::detail::loopback_qp(p.handle), p.rank, op, sig, SIGNAL_ADD, value);
+    });
+  }
+
+  // flush(self) where this rank's ADDs go through its loopback QP: they are complete once it is drained.
+  __device__ static __forceinline__ int flush_loopback(const Peer& p) {
+    return ibgda::drain(p.view, gda4j::detail::loopback_qp(p.handle), OP_FLUSH, p.rank);
+  }
+};
+
+}  // namespace ibgda
 }  // namespace gda4j

@@ -1,11 +1,11 @@
-// gda4j/transport/ibgda_qp.cuh: GPU-initiated posting on an mlx5 queue pair (a real NIC or the emulated NIC; same
-// bytes), on the struct DeviceQp of layout/device_qp.cuh.
+// gda4j/transport/ibgda/qp.cuh: GPU-initiated posting on an mlx5 queue pair (a real NIC or the emulated NIC; same
+// bytes), on the struct DeviceQp of device_qp.cuh.
 #pragma once
 #include <stdint.h>
-#include "../layout/device_qp.cuh"
+#include "device_qp.cuh"
 
 // ================================================================================================================
-// Posting, completions and the device API over WQEs (CUDA only; layout/device_qp.cuh is plain C++ for layout checks).
+// Posting, completions and the device API over WQEs (CUDA only; transport/ibgda/device_qp.cuh is plain C++ for layout checks).
 //
 // Protocol (docs/ARCHITECTURE.md, "IBGDA on mlx5"), for any number of threads and warps posting on one QP at once:
 //  1. reserve: atomicAdd on resv_head gives each caller its own WQEBBs [base, base + n);
@@ -34,12 +34,12 @@
 // posted by the same thread after the READ (or ordered after it by a barrier) sees the raised fetch_end.
 // ================================================================================================================
 #if defined(__CUDACC__)
-#include "../layout/view.cuh"
-#include "../core/memory_model.cuh"
-#include "../core/errors.cuh"
-#include "../core/deadline.cuh"
-#include "../layout/mlx5.cuh"
-#include "../layout/inline_slot.cuh"
+#include "../../layout/view.cuh"
+#include "../../core/memory_model.cuh"
+#include "../../core/errors.cuh"
+#include "../../core/deadline.cuh"
+#include "../../layout/mlx5.cuh"
+#include "../../layout/inline_slot.cuh"
 
 namespace gda4j {
 namespace ibgda {
@@ -338,7 +338,7 @@ __device__ inline __noinline__ int check_set_signal(const DeviceView* v, const D
   return check_inline(v, qp, op, peer, offset, SIGNAL_VALUE_BYTES);
 }
 
-// ---- the device API on one QP (transport/ibgda.cuh calls these for TRANSPORT_IBGDA peers) ----------------------
+// ---- the device API on one QP (transport/ibgda/ibgda.cuh calls these for TRANSPORT_IBGDA peers) ----------------------
 // Offsets are heap offsets, already range-checked by the caller; `peer` and `op` only label error records.
 
 // RDMA WRITE of [src, src + bytes) of this rank's heap to [dst, ...) of the peer's. Complete at the next quiet.

@@ -1,14 +1,14 @@
-// gda4j/transport/p2p.cuh: direct peers (TRANSPORT_P2P, a peer GPU's heap mapped into this one, and TRANSPORT_SELF):
+// gda4j/core/direct.cuh: peers of a DIRECT transport (the rank itself, or a peer whose heap is mapped into this GPU):
 // this GPU's own loads and stores, so a put is complete when it returns. The public calls in gda4j.cuh take this path
 // inline, with the branch predicted for it; every other transport is reached out of line through detail/dispatch.cuh
 // (which also routes a direct peer's ADD to a NIC where the word takes NIC atomics).
 #pragma once
 #include <stdint.h>
 #include "../layout/view.cuh"
-#include "../core/memory_model.cuh"
-#include "../core/errors.cuh"
-#include "../core/copy.cuh"
-#include "../core/handles.cuh"
+#include "memory_model.cuh"
+#include "errors.cuh"
+#include "copy.cuh"
+#include "handles.cuh"
 
 namespace gda4j {
 namespace detail {

@@ -1,6 +1,7 @@
-// The proxy back end of the device API (PortChannel): put, put_signal, signal, atomic_add and flush to a peer whose
-// transport is PROXY push 16-byte triggers into the channel's FIFO (layout/proxy_fifo.cuh) and a host proxy
-// thread executes them with the copy engine. detail/dispatch.cuh dispatches here; kernels call the gda4j:: API.
+// gda4j/transport/proxy/proxy.cuh: the proxy back end of the device API (PortChannel): put, put_signal, signal,
+// atomic_add and flush to a peer whose transport is PROXY push 16-byte triggers into the channel's FIFO (fifo.cuh)
+// and a host proxy thread executes them with the copy engine. detail/dispatch.cuh calls `proxy::backend` (at the
+// end); kernels call the gda4j:: API.
 //
 // Push protocol (one pushing GPU thread; many may push to one channel at once):
 //   1. claim: atomicAdd on the channel's head (GPU memory) gives position q (q, q+1 for PUT_SIGNAL);
@@ -23,12 +24,13 @@
 // fields) run before the claim, so a rejected call never touches the ring.
 #pragma once
 #include <stdint.h>
-#include "../layout/view.cuh"
-#include "../core/memory_model.cuh"
-#include "../core/errors.cuh"
-#include "../core/handles.cuh"
-#include "../core/deadline.cuh"
-#include "../layout/proxy_fifo.cuh"
+#include "../../layout/view.cuh"
+#include "../../core/memory_model.cuh"
+#include "../../core/errors.cuh"
+#include "../../core/handles.cuh"
+#include "../../core/deadline.cuh"
+#include "../../core/backend.cuh"
+#include "fifo.cuh"
 
 namespace gda4j {
 namespace proxy {
@@ -280,6 +282,89 @@ __device__ __forceinline__ int push_nop(const Peer& p, uint64_t cookie, bool rel
   return release ? push1<true>(p, OP_FLUSH, control_word0(KIND_NOP), nop_word1(cookie), position_out)
                  : push1<false>(p, OP_FLUSH, control_word0(KIND_NOP), nop_word1(cookie), position_out);
 }
+
+}  // namespace proxy
+
+namespace detail {
+
+// Flushes every proxy channel of this rank: all FLUSH triggers are pushed first, then waited for, so the waits
+// overlap. Channels this kernel did not use cost one trigger each.
+__device__ inline __noinline__ int quiet_proxies(const Local& me) {
+  constexpr int GROUP = 8;
+  const DeviceView* v = me.view;
+  const int n = v->nranks;
+  for (int first = 0; first < n; first += GROUP) {
+    uint64_t want[GROUP];
+    int peer[GROUP];
+    int count = 0;
+    for (int r = first; r < n && r < first + GROUP; ++r) {
+      if (v->peers[r].transport != TRANSPORT_PROXY) continue;
+      const Peer p = peer_of(v, r);
+      uint64_t q;
+      int st = proxy::push1<false>(p, OP_QUIET, proxy::control_word0(proxy::TriggerFifoDescriptor::KIND_FLUSH), 0, &q);
+      if (st != OK) return st;
+      want[count] = q + 1;
+      peer[count] = r;
+      ++count;
+    }
+    for (int i = 0; i < count; ++i) {
+      int st = proxy::wait_done(peer_of(v, peer[i]), want[i], OP_QUIET);
+      if (st != OK) return st;
+    }
+  }
+  return OK;
+}
+
+}  // namespace detail
+
+namespace proxy {
+
+// The proxy's calls as the dispatcher makes them (core/backend.cuh).
+struct backend : detail::Offers {
+  static constexpr bool INDIRECT = true;
+  static constexpr bool QUIET = true;
+
+  __device__ static __forceinline__ bool serves(uint32_t transport) { return transport == TRANSPORT_PROXY; }
+
+  __device__ static __forceinline__ int put(const Peer& p, uint32_t op, uint64_t dst, uint64_t src, uint64_t bytes) {
+    return proxy::put(p, op, dst, src, bytes);
+  }
+
+  __device__ static __forceinline__ int put_signal(const Peer& p, uint64_t dst, uint64_t src, uint64_t bytes,
+                                                   uint64_t sig, uint32_t sig_op, uint64_t value) {
+    if (sig_op == SIGNAL_ADD && (p.handle & PEER_NIC_ATOMICS) != 0) {
+      return fail(p.view, ERR_TRANSPORT, ERROR_MIXED_ATOMICS, OP_PUT_SIGNAL, p.rank, sig, SIGNAL_ADD, p.transport);
+    }
+    return proxy::put_signal(p, dst, src, bytes, sig, sig_op, value);
+  }
+
+  __device__ static __forceinline__ int signal(const Peer& p, uint32_t op, uint64_t sig, uint32_t sig_op,
+                                               uint64_t value) {
+    // The proxy adds with a GPU atomic (a kernel on its stream): refused where the target's words get NIC atomics.
+    if (sig_op == SIGNAL_ADD && (p.handle & PEER_NIC_ATOMICS) != 0) {
+      return fail(p.view, ERR_TRANSPORT, ERROR_MIXED_ATOMICS, op, p.rank, sig, SIGNAL_ADD, p.transport);
+    }
+    return proxy::signal(p, op, sig, sig_op, value);
+  }
+
+  // The proxy executes a channel's triggers in order on one stream, so earlier puts are ordered already; the fence
+  // is for this thread's own loads and stores, which a signal's relaxed trigger would not order (fence + signal is
+  // a release on every transport: a receiver that grants ring slots back reads them first).
+  __device__ static __forceinline__ int fence(const Peer&) {
+    fence_acq_rel_sys();
+    return OK;
+  }
+
+  __device__ static __forceinline__ int flush(const Peer& p) { return proxy::flush(p, OP_FLUSH); }
+
+  // A rank with proxy peers has VIEW_FLAG_PROXY in its view: a flag in the header, read with the fields local_of()
+  // already loads, so a world without proxy peers pays nothing for it.
+  __device__ static __forceinline__ bool quiet_needed(uint32_t view_flags) {
+    return __builtin_expect((view_flags & VIEW_FLAG_PROXY) != 0, 0);
+  }
+
+  __device__ static __forceinline__ int quiet(const Local& me) { return detail::quiet_proxies(me); }
+};
 
 }  // namespace proxy
 

@@ -1,7 +1,8 @@
-// gda4j/layout/proxy_fifo.cuh: the trigger FIFO between a GPU and its host proxy (MSCCL++ PortChannel style),
-// mirrored name for name by io.gda4j.proxy.TriggerFifoDescriptor. Plain C++ (constants, structs, encoders): the
-// device code that pushes is in gda4j/transport/proxy.cuh, and TriggerFifoLayoutTest builds this header with g++ to
-// check every constant and every encoded word against the Java side.
+// gda4j/transport/proxy/fifo.cuh: the trigger FIFO between a GPU and its host proxy (MSCCL++ PortChannel style),
+// mirrored name for name by io.gda4j.proxy.TriggerFifoDescriptor, and the proxy's device error codes
+// (io.gda4j.proxy.ProxyErrorDecoder). Plain C++ (constants, structs, encoders): the device code that pushes is in
+// proxy.cuh beside it, and TriggerFifoLayoutTest builds this header with g++ to check every constant and every
+// encoded word against the Java side.
 //
 // Memory (per channel = one ordered pair "rank -> peer"):
 //
@@ -54,6 +55,13 @@
 #endif
 
 namespace gda4j {
+
+// ErrorRecord.code of the proxy's failures (io.gda4j.proxy.ProxyErrorDecoder words them).
+constexpr uint32_t ERROR_PROXY_FIFO_FULL = 6;      // no room in a proxy FIFO in time: the proxy is not popping
+constexpr uint32_t ERROR_PROXY_FLUSH_TIMEOUT = 7;  // a flush was not completed by the proxy before the timeout
+constexpr uint32_t ERROR_PROXY_STOPPED = 8;        // the proxy serving the channel is stopped or failed
+constexpr uint32_t ERROR_TRIGGER_FIELD = 9;        // a field does not fit a proxy trigger (offset = the field's word)
+
 namespace proxy {
 
 // ---- io.gda4j.proxy.TriggerFifoDescriptor ----------------------------------------------------------------------
