@@ -34,7 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *   verbs        libibverbs/libmlx5 bindings               -> mlx5, config
  *   mlx5         WQE/CQE byte layouts and codecs           -> nothing
  *   world        worlds, ranks, heaps, device view         -> transport, bootstrap, hostflag, cuda, config
- *   transport    the transport SPI the world calls         -> cuda
+ *   transport    the transport table, SPI, choice, offers  -> cuda, config
  *   hostflag     host-to-GPU flags                         -> gdrcopy (module gda4j-gdrcopy), cuda
  *   bootstrap    TCP rendezvous of the processes           -> config
  *   cuda         JCuda: contexts, memory, streams, modules -> nothing
@@ -78,7 +78,7 @@ class LayeringTest {
                 .whereLayer("bootstrap").mayOnlyAccessLayers("config")
                 .whereLayer("gdrcopy").mayNotAccessAnyLayer()
                 .whereLayer("hostflag").mayOnlyAccessLayers("gdrcopy", "cuda")
-                .whereLayer("transport").mayOnlyAccessLayers("cuda")
+                .whereLayer("transport").mayOnlyAccessLayers("cuda", "config")
                 .whereLayer("world").mayOnlyAccessLayers("transport", "bootstrap", "hostflag", "cuda", "config")
                 .whereLayer("verbs").mayOnlyAccessLayers("mlx5", "config")
                 .whereLayer("nic").mayOnlyAccessLayers("verbs", "mlx5", "cuda", "config")

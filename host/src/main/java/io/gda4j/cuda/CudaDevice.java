@@ -126,7 +126,7 @@ public final class CudaDevice {
      *
      * @throws IllegalArgumentException when {@code other} is this GPU
      */
-    public boolean p2pNativeAtomics(CudaDevice other) {
+    public boolean nativeAtomicsWith(CudaDevice other) {
         return p2pAttribute(other, CUdevice_P2PAttribute.CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
                 "NATIVE_ATOMIC_SUPPORTED") != 0;
     }

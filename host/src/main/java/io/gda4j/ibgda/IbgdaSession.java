@@ -5,6 +5,7 @@ import io.gda4j.cuda.IpcMemory;
 import io.gda4j.nic.MemoryKind;
 import io.gda4j.nic.MemoryRegistration;
 import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.NicUser;
 import io.gda4j.nic.NicAccess;
 import io.gda4j.nic.NicCapabilities;
@@ -229,7 +230,7 @@ final class IbgdaSession {
                     + (byEndpoint ? ", which connects by QP number, but " + peer.description() + " offers no RC"
                     + " endpoints (its process uses the emulated NIC)" : ", but " + peer.description() + " offers RC"
                     + " endpoints (its process uses a NIC that connects by QP number)") + ": set the same "
-                    + IbgdaConfig.NIC_ENV + " in every process of the job");
+                    + NicConfig.NIC_ENV + " in every process of the job");
         }
         IpcMemory words = null;
         IpcMemory peerHeap = null;  // the emulated NIC's wire to a rank of another host (a named host of this machine)

@@ -1,15 +1,19 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.config.GivenSettings;
+import io.gda4j.config.Setting;
+import io.gda4j.config.Settings;
 import io.gda4j.cuda.CudaDevice;
 import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.NicSelection;
 import io.gda4j.nic.Nics;
 import io.gda4j.nic.emulated.SoftwareNic;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
-import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.Transport;
+import io.gda4j.transport.TransportProvider;
 import io.gda4j.verbs.Verbs;
 import io.gda4j.world.Rank;
 
@@ -33,6 +37,8 @@ import java.util.Optional;
 public final class IbgdaTransport implements TransportProvider {
     private static final Map<LinkEnd, IbgdaSession> SESSIONS = Collections.synchronizedMap(new IdentityHashMap<>());
 
+    /** The settings of the world this instance serves; its configuration is resolved from them once. */
+    private final GivenSettings given = new GivenSettings();
     private IbgdaConfig config;
     private NicSelection selection;
     private RankNics nics;
@@ -53,6 +59,17 @@ public final class IbgdaTransport implements TransportProvider {
     }
 
     @Override
+    public List<Setting<?>> settings() {
+        return IbgdaConfig.SETTINGS;
+    }
+
+    @Override
+    public synchronized void configure(Settings worldSettings) {
+        given.set(worldSettings);
+        config = null;
+    }
+
+    @Override
     public synchronized Optional<String> unavailableReason(LinkEnd local, LinkEnd peer) {
         return resolve().or(() -> nics.unusableReason(local)).or(() -> nics.unusableReason(peer));
     }
@@ -61,7 +78,7 @@ public final class IbgdaTransport implements TransportProvider {
     private Optional<String> resolve() {
         try {
             if (config == null) {
-                config = IbgdaConfig.resolve();
+                config = IbgdaConfig.resolve(given.get());
                 selection = Nics.select(config.nic());
                 nics = selection.found() ? new RankNics(selection.provider(), config.placement()) : null;
             }
@@ -171,7 +188,7 @@ public final class IbgdaTransport implements TransportProvider {
     /** Whether a NIC is there, which one, and how ibgda connects processes. */
     @Override
     public String possibleHere(List<CudaDevice> gpus) {
-        NicSelection s = describeSelection();
+        NicSelection s = NicConfig.selection(given.get());
         return s.found() ? "possible with the " + (s.provider().name().equals(Nic.EMULATED)
                 ? "emulated NIC (a software model; a test instrument, not a network)" : s.provider().name()
                 + " NIC") + " (--transport ibgda; auto prefers p2p where it works; between processes: over mlx5"
@@ -215,23 +232,6 @@ public final class IbgdaTransport implements TransportProvider {
     public static String describeFetchedValues(Rank rank) {
         IbgdaSession s = SESSIONS.get(rank);
         return s == null ? "rank " + rank.rank() + " has no IBGDA links" : s.describeFetchedValues(rank);
-    }
-
-    /** The rule of {@link IbgdaConfig.Flush} and the discard MR, for {@code gda4j info} (no NIC is opened). */
-    public static String describeFlushRule() {
-        return "quiet ends with a PCIe flush (a loopback ATOMIC_FA) only after a get, and only where configured"
-                + " (auto: the NIC's writes may pass their CQE and the GPU does not order GPUDirect RDMA writes,"
-                + " CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING); fetched values nobody reads go to the"
-                + " null MR where the flush is on and the NIC has one, else to an 8-byte scratch MR per rank";
-    }
-
-    /** Why {@code --nic} resolves as it does here (never throws): for {@code gda4j info}. */
-    public static NicSelection describeSelection() {
-        try {
-            return Nics.select(IbgdaConfig.resolve().nic());
-        } catch (RuntimeException e) {
-            return new NicSelection(null, "bad IBGDA configuration: " + e.getMessage());
-        }
     }
 
     static void forget(IbgdaSession session) {

@@ -6,7 +6,7 @@ import io.gda4j.nic.RcEndpointsDescriptor;
 
 /**
  * What ibgda publishes for the ranks of other processes ({@link ProcessOffer}, carried by
- * {@code io.gda4j.world.TransportOffers}): this rank's heap as its NIC registered it (key, address range, rights),
+ * {@code io.gda4j.transport.TransportOffers}): this rank's heap as its NIC registered it (key, address range, rights),
  * then what its kind of NIC needs to connect a pair:
  * <ul>
  *   <li>over a NIC that connects by QP number (mlx5): the endpoints of the RC QPs this rank created for its pairs,

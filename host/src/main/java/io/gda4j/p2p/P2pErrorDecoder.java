@@ -2,9 +2,9 @@ package io.gda4j.p2p;
 
 import io.gda4j.transport.Capability;
 import io.gda4j.transport.Transport;
+import io.gda4j.transport.Transports;
 import io.gda4j.world.DeviceErrorDecoder;
 import io.gda4j.world.ErrorRecord;
-import io.gda4j.world.WorldConfig;
 
 import java.time.Duration;
 import java.util.Arrays;
@@ -36,6 +36,6 @@ public final class P2pErrorDecoder implements DeviceErrorDecoder {
                         + " info), so an atomic add there would be a read and a write and lose concurrent"
                         + " updates; nothing was written. Signal with SignalOp.SET, or reach that peer over"
                         + " the %s transport (%s).",
-                where, r.offset(), r.peer(), others, WorldConfig.TRANSPORT_ENV);
+                where, r.offset(), r.peer(), others, Transports.TRANSPORT_ENV);
     }
 }

@@ -4,8 +4,8 @@ import io.gda4j.cuda.CudaDevice;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
-import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.Transport;
+import io.gda4j.transport.TransportProvider;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -78,7 +78,7 @@ public final class P2pTransport implements TransportProvider {
         if (!sameGpu) {
             local.context().enablePeerAccess(peer.context());
         }
-        long flags = handleFlags(sameGpu, sameGpu || local.device().p2pNativeAtomics(peer.device()));
+        long flags = handleFlags(sameGpu, sameGpu || local.device().nativeAtomicsWith(peer.device()));
         return new PeerLink(Transport.P2P, peer.heapBase(), flags, 0, 0, peer.abortFlagAddress(), null);
     }
 

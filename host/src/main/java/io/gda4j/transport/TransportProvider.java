@@ -1,5 +1,7 @@
 package io.gda4j.transport;
 
+import io.gda4j.config.Setting;
+import io.gda4j.config.Settings;
 import io.gda4j.cuda.CudaDevice;
 
 import java.util.List;
@@ -20,6 +22,19 @@ public interface TransportProvider {
     /** The name users type ({@code --transport p2p}): the table row's {@link Transport#label()}. */
     default String name() {
         return transport().label();
+    }
+
+    /** This transport's own settings ({@code gda4j info} prints them; a command's options may set them). */
+    default List<Setting<?>> settings() {
+        return List.of();
+    }
+
+    /**
+     * Hands the provider the settings of the world (or of {@code gda4j info}) that will use this instance, before any
+     * other call: where it reads its own configuration ({@code ProxyConfig}, {@code IbgdaConfig}, the NIC choice),
+     * once, rather than from the process.
+     */
+    default void configure(Settings settings) {
     }
 
     /** Lower is tried first by {@code auto}: p2p 0, ibgda 10, proxy 20. */

@@ -2,8 +2,8 @@ package io.gda4j.world;
 
 import io.gda4j.transport.Capability;
 import io.gda4j.transport.PeerLink;
-import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.Transport;
+import io.gda4j.transport.TransportProvider;
 
 import java.util.List;
 
@@ -34,8 +34,8 @@ public final class AtomicRouting {
     }
 
     /**
-     * The handle of a peer entry of transport {@code tag} whose target rank's own ADDs go through the loopback
-     * {@code DeviceQp} at {@code targetLoopbackQp} (0: the target has no IBGDA links, nothing changes).
+     * The handle of a peer entry of {@code transport} whose target rank's own ADDs go through the loopback
+     * {@code DeviceQp} at {@code targetLoopbackQp} (0: the target takes no NIC atomics, nothing changes).
      */
     public static long routedHandle(Transport transport, long handle, long targetLoopbackQp) {
         if (targetLoopbackQp == 0) {
@@ -49,7 +49,7 @@ public final class AtomicRouting {
     }
 
     /**
-     * The handle of a peer entry of transport {@code tag} whose target's words take ADDs only through a NIC: a
+     * The handle of a peer entry of {@code transport} whose target's words take ADDs only through a NIC: a
      * transport whose adds are GPU atomics ({@link Capability#GPU_ATOMICS}: p2p's red.add.sys, the proxy's
      * atomic kernel) is refused them on the device; one whose adds are NIC atomics already (ibgda), or NONE, which
      * reaches nothing, keeps its handle.
@@ -60,7 +60,7 @@ public final class AtomicRouting {
 
     /**
      * The rule for the one rank of a process ({@link ProcessWorld}), once its links are connected: its SELF entry
-     * takes {@code ownLoopback} (0: it has no IBGDA links), and its p2p/proxy entries toward ranks whose process
+     * takes {@code ownLoopback} (0: it takes no NIC atomics), and its GPU-atomic entries toward ranks whose process
      * said they take ADDs only through a NIC ({@code nicAtomics}, from {@link TransportOffers}) are refused ADDs.
      */
     static void applyAcrossProcesses(Rank local, long ownLoopback, boolean[] nicAtomics) {

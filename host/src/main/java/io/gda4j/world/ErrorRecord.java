@@ -2,6 +2,7 @@ package io.gda4j.world;
 
 import io.gda4j.transport.Capability;
 import io.gda4j.transport.Transport;
+import io.gda4j.transport.Transports;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.ErrorRecordDescriptor.Op;
 
@@ -125,7 +126,7 @@ public record ErrorRecord(int code, int rank, int peer, Op op, long offset, long
                                 + " nothing was added. Atomics on one word go through one path: reach rank %d over"
                                 + " %s for adds (%s=%s), or signal it with SignalOp.SET.",
                         where, offset, peer, nicAtomics, transportPhrase(cmp), peer, typed,
-                        WorldConfig.TRANSPORT_ENV, typed);
+                        Transports.TRANSPORT_ENV, typed);
             default:
                 return where + ": no error";
         }

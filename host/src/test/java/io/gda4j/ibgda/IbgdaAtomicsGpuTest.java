@@ -10,6 +10,7 @@ import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.KernelArgs;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
 import io.gda4j.world.AtomicRouting;
 import io.gda4j.world.DeviceErrorException;
@@ -50,7 +51,7 @@ class IbgdaAtomicsGpuTest {
 
     static LocalWorld world(boolean strictAtomics) {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
-        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
+        System.setProperty(NicConfig.NIC_PROP_NAME, "emulated");
         System.setProperty(EmulatedNicConfig.STRICT_ATOMICS_PROP_NAME, Boolean.toString(strictAtomics));
         try {
             LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus(RANKS, true))
@@ -58,7 +59,7 @@ class IbgdaAtomicsGpuTest {
             w.loadModules("ibgda", "ops"); // before kernels that wait for each other
             return w;
         } finally {
-            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+            System.clearProperty(NicConfig.NIC_PROP_NAME);
             System.clearProperty(EmulatedNicConfig.STRICT_ATOMICS_PROP_NAME);
         }
     }

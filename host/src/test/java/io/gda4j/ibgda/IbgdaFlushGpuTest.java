@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.KernelArgs;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
 import io.gda4j.world.DeviceOps;
@@ -38,7 +39,7 @@ class IbgdaFlushGpuTest {
 
     static LocalWorld writesPassCqeWorld(String flush) {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
-        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
+        System.setProperty(NicConfig.NIC_PROP_NAME, "emulated");
         System.setProperty(IbgdaConfig.FLUSH_PROP_NAME, flush);
         System.setProperty(EmulatedNicConfig.WRITES_PASS_CQE_PROP_NAME, "true");
         try {
@@ -47,7 +48,7 @@ class IbgdaFlushGpuTest {
             w.loadModules("ibgda", "ops");
             return w;
         } finally {
-            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+            System.clearProperty(NicConfig.NIC_PROP_NAME);
             System.clearProperty(IbgdaConfig.FLUSH_PROP_NAME);
             System.clearProperty(EmulatedNicConfig.WRITES_PASS_CQE_PROP_NAME);
         }

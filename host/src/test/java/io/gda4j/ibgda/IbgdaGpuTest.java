@@ -1,17 +1,19 @@
 package io.gda4j.ibgda;
 
-import io.gda4j.transport.Transport;
 import io.gda4j.cuda.RequiresCuda;
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.gda4j.config.Settings;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.mlx5.CqeSyndrome;
 import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.EngineStats;
 import io.gda4j.world.DeviceErrorException;
@@ -21,8 +23,8 @@ import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.Rank;
 import io.gda4j.world.Scope;
-import io.gda4j.world.TransportConformanceGpuTest;
 import io.gda4j.world.SignalOp;
+import io.gda4j.world.TransportConformanceGpuTest;
 import io.gda4j.world.WorldConfig;
 
 import org.junit.jupiter.api.Tag;
@@ -54,13 +56,13 @@ class IbgdaGpuTest extends TransportConformanceGpuTest {
     static LocalWorld ibgdaWorld(String flush) {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
         List<Integer> gpus = GpuWorlds.gpus();
-        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
+        System.setProperty(NicConfig.NIC_PROP_NAME, "emulated");
         System.setProperty(IbgdaConfig.FLUSH_PROP_NAME, flush);
         try {
             return LocalWorld.create(WorldConfig.builder().gpus(gpus).heapSizeBytes(HEAP)
                     .waitTimeout(Duration.ofSeconds(10)).transport(Transport.IBGDA.label()).build());
         } finally {
-            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+            System.clearProperty(NicConfig.NIC_PROP_NAME);
             System.clearProperty(IbgdaConfig.FLUSH_PROP_NAME);
         }
     }
@@ -145,7 +147,7 @@ class IbgdaGpuTest extends TransportConformanceGpuTest {
 
     @Test
     void sendQueueAndSixteenBitCountersWrap() {
-        int depth = IbgdaConfig.resolve().sqWqebbs();
+        int depth = IbgdaConfig.resolve(Settings.ofProcess()).sqWqebbs();
         int total = 70_000; // > 65,536 WQEs, > 4x the send queue
         Rank r0 = world.rank(0);
         Rank r1 = world.rank(1);

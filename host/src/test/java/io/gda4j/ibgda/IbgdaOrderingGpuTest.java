@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.KernelArgs;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
 import io.gda4j.world.ErrorRecord;
@@ -138,13 +139,13 @@ class IbgdaOrderingGpuTest {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
         List<Integer> gpus = GpuWorlds.gpus(2, false);
         Duration timeout = Duration.ofSeconds(4);
-        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
+        System.setProperty(NicConfig.NIC_PROP_NAME, "emulated");
         LocalWorld w;
         try {
             w = LocalWorld.create(WorldConfig.builder().gpus(gpus).heapSizeBytes(HEAP).waitTimeout(timeout)
                     .transport(Transport.IBGDA.label()).build());
         } finally {
-            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+            System.clearProperty(NicConfig.NIC_PROP_NAME);
         }
         try (w) {
             HeapBuffer buf = w.heap().allocate(4096);

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.RequiresCuda;
 import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.verbs.Verbs;
 import io.gda4j.verbs.VerbsStatus;
 import io.gda4j.world.DeviceOps;
@@ -47,7 +48,7 @@ class Mlx5IbgdaGpuTest {
         assumeTrue(status.kind() == VerbsStatus.Kind.DEVICES_FOUND && status.mlx5Available(),
                 () -> "no mlx5 RDMA device here: " + status.sentence());
         List<Integer> gpus = GpuWorlds.gpus();
-        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "mlx5");
+        System.setProperty(NicConfig.NIC_PROP_NAME, "mlx5");
         try {
             LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(gpus).heapSizeBytes(HEAP)
                     .waitTimeout(Duration.ofSeconds(10)).transport(Transport.IBGDA.label()).build());
@@ -57,7 +58,7 @@ class Mlx5IbgdaGpuTest {
             assumeTrue(!nic.isEmulated(), "the ibgda transport chose the emulated NIC: " + nic.description());
             return w;
         } finally {
-            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+            System.clearProperty(NicConfig.NIC_PROP_NAME);
         }
     }
 

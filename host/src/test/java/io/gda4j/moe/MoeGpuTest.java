@@ -2,7 +2,7 @@ package io.gda4j.moe;
 
 import io.gda4j.transport.Transport;
 import io.gda4j.cuda.DeviceMemory;
-import io.gda4j.ibgda.IbgdaConfig;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
@@ -40,11 +40,11 @@ class MoeGpuTest {
         if (!transport.equals(Transport.IBGDA.label())) {
             return LocalWorld.create(wc);
         }
-        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
+        System.setProperty(NicConfig.NIC_PROP_NAME, "emulated");
         try {
             return LocalWorld.create(wc);
         } finally {
-            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+            System.clearProperty(NicConfig.NIC_PROP_NAME);
         }
     }
 

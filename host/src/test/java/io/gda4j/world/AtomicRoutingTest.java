@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.gda4j.p2p.P2pTransport;
+import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.Transport;
 
 import org.junit.jupiter.api.Test;
@@ -57,5 +58,15 @@ class AtomicRoutingTest {
     void theP2pFlagBitIsOneOfTheHandleFlags() {
         assertEquals(P2pTransport.NO_NATIVE_ATOMICS, P2pTransport.NO_NATIVE_ATOMICS & AtomicRouting.PEER_HANDLE_FLAGS);
         assertEquals(0, P2pTransport.NO_NATIVE_ATOMICS & AtomicRouting.PEER_NIC_ATOMICS);
+    }
+
+    @Test
+    void peersOfProcessesWhoseRanksTakeNicAtomicsAreRefusedGpuAtomicAdds() {
+        PeerLink p2p = new PeerLink(Transport.P2P, 1L << 40, 1, 0, 0, 0, null);
+        assertEquals(1 | AtomicRouting.PEER_NIC_ATOMICS,
+                AtomicRouting.routedToNicAtomics(p2p.transport(), p2p.handle()), "the no-native-atomics bit stays");
+        assertEquals(0x1000 | AtomicRouting.PEER_NIC_ATOMICS, AtomicRouting.routedToNicAtomics(Transport.PROXY,
+                0x1000));
+        assertEquals(0x2000, AtomicRouting.routedToNicAtomics(Transport.IBGDA, 0x2000), "NIC atomics already");
     }
 }

@@ -1,8 +1,8 @@
 package io.gda4j.world;
 
-import io.gda4j.transport.Transport;
 import io.gda4j.moe.MoeErrorDecoder;
 import io.gda4j.p2p.P2pErrorDecoder;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.ErrorRecordDescriptor.Op;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,7 @@
 package io.gda4j.world;
 
-import io.gda4j.transport.Transport;
 import io.gda4j.p2p.P2pErrorDecoder;
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

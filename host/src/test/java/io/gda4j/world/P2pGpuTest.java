@@ -1,8 +1,8 @@
 package io.gda4j.world;
 
-import io.gda4j.transport.Transport;
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.cuda.RequiresCuda;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

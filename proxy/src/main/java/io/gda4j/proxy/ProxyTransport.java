@@ -1,11 +1,15 @@
 package io.gda4j.proxy;
 
+import io.gda4j.config.GivenSettings;
+import io.gda4j.config.Setting;
+import io.gda4j.config.Settings;
 import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.IpcMemory;
 import io.gda4j.cuda.MappedHostMemory;
-import io.gda4j.ibgda.IbgdaConfig;
 import io.gda4j.nic.MemoryKind;
 import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicChoice;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.NicOptions;
 import io.gda4j.nic.NicSelection;
 import io.gda4j.nic.Nics;
@@ -13,8 +17,8 @@ import io.gda4j.nic.emulated.SoftwareNic;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
-import io.gda4j.transport.TransportProvider;
 import io.gda4j.transport.Transport;
+import io.gda4j.transport.TransportProvider;
 import io.gda4j.world.Rank;
 
 import java.nio.ByteBuffer;
@@ -41,6 +45,9 @@ import java.util.Optional;
  * provider instance that outlives a world starts a fresh service for the next one.
  */
 public final class ProxyTransport implements TransportProvider {
+    /** The settings of the world this instance serves, and the proxy's, resolved from them once. */
+    private final GivenSettings given = new GivenSettings();
+    private ProxyConfig config;
     private ProxyService service;
     private int links;
     /** The verbs handler's NIC and session of the current world (opened by its first verbs link), or null. */
@@ -48,6 +55,30 @@ public final class ProxyTransport implements TransportProvider {
     private VerbsSession verbs;
     /** The second direction of a verbs pair, made with the first and taken by the world's later connect(b, a). */
     private final Map<Long, VerbsLink> reverseLinks = new HashMap<>();
+
+    @Override
+    public List<Setting<?>> settings() {
+        return ProxyConfig.SETTINGS;
+    }
+
+    @Override
+    public synchronized void configure(Settings worldSettings) {
+        given.set(worldSettings);
+        config = null;
+    }
+
+    /** The proxy's settings, resolved once from the given settings. */
+    private synchronized ProxyConfig config() {
+        if (config == null) {
+            config = ProxyConfig.resolve(given.get());
+        }
+        return config;
+    }
+
+    /** Which NIC the verbs handler posts on (GDA4J_NIC, as the world's settings say). */
+    private NicChoice nicChoice() {
+        return given.get().get(NicConfig.NIC);
+    }
 
     /**
      * {@link Transport#PROXY}: a rank with such a peer sets its view flag (the device's quiet() flushes its channels
@@ -72,7 +103,7 @@ public final class ProxyTransport implements TransportProvider {
                 return Optional.of("the symmetric heap of " + heap + " bytes is larger than a proxy trigger can address"
                         + " (2^" + TriggerFifoDescriptor.OFFSET_BITS + " bytes)");
             }
-            ProxyConfig config = ProxyConfig.resolve();
+            ProxyConfig config = config();
             if (config.handler().forPeer(true) == ProxyConfig.Handler.VERBS) {
                 return verbsNicUnavailable();
             }
@@ -92,8 +123,8 @@ public final class ProxyTransport implements TransportProvider {
     }
 
     /** Why the verbs handler has no NIC here (the NIC choice of GDA4J_NIC), or empty. */
-    private static Optional<String> verbsNicUnavailable() {
-        NicSelection selection = Nics.select(IbgdaConfig.resolve().nic());
+    private Optional<String> verbsNicUnavailable() {
+        NicSelection selection = Nics.select(nicChoice());
         return selection.found() ? Optional.empty()
                 : Optional.of("the verbs proxy handler needs a NIC: " + selection.reason());
     }
@@ -102,10 +133,10 @@ public final class ProxyTransport implements TransportProvider {
      * One sentence for {@code gda4j info}: the configured handler choice and what it means for peers of this host and
      * of other hosts, with the NIC the verbs handler would use. Never throws.
      */
-    public static String describeHandlers() {
+    public String describeHandlers() {
         try {
-            ProxyConfig config = ProxyConfig.resolve();
-            NicSelection nic = Nics.select(IbgdaConfig.resolve().nic());
+            ProxyConfig config = config();
+            NicSelection nic = Nics.select(nicChoice());
             String verbs = !nic.found() ? "verbs (no NIC here, see below)"
                     : "verbs on the " + (nic.provider().name().equals(Nic.EMULATED)
                     ? "emulated NIC (a software model; its figures are labelled emulated)"
@@ -194,7 +225,7 @@ public final class ProxyTransport implements TransportProvider {
             return Optional.of("the verbs proxy handler across processes serialises the emulated NIC's atomics on a"
                     + " heap with a lock word in that rank's GPU memory, taken by GPU atomics through CUDA IPC, and"
                     + " this GPU's link to " + peer.description() + "'s GPU carries no atomics (no NVLink, or a GPU"
-                    + " hidden by CUDA_VISIBLE_DEVICES): set " + IbgdaConfig.NIC_ENV + " to mlx5 where the host has an"
+                    + " hidden by CUDA_VISIBLE_DEVICES): set " + NicConfig.NIC_ENV + " to mlx5 where the host has an"
                     + " RDMA NIC, or " + ProxyConfig.HANDLER_ENV + " to auto or copy");
         }
         return Optional.empty();
@@ -202,7 +233,7 @@ public final class ProxyTransport implements TransportProvider {
 
     @Override
     public PeerLink connect(LinkEnd local, LinkEnd peer) {
-        ProxyConfig config = ProxyConfig.resolve();
+        ProxyConfig config = config();
         if (config.handler().forPeer(true) == ProxyConfig.Handler.VERBS) { // ranks of one process share a host
             return connectVerbs(local, peer, config);
         }
@@ -249,7 +280,7 @@ public final class ProxyTransport implements TransportProvider {
      */
     private VerbsSession verbsSession(LinkEnd local, ProxyConfig config, boolean acrossProcesses) {
         if (verbs == null) {
-            Nic nic = Nics.open(IbgdaConfig.resolve().nic(), NicOptions.defaults());
+            Nic nic = Nics.open(nicChoice(), NicOptions.defaults());
             try {
                 // Every message takes at most three WQEBBs with its credit traffic: a queue of four per credit never
                 // makes the proxy wait for a slot (where the NIC allows one that deep).
@@ -308,9 +339,9 @@ public final class ProxyTransport implements TransportProvider {
                 return Optional.of("the symmetric heap of " + heap + " bytes is larger than a proxy trigger can address"
                         + " (2^" + TriggerFifoDescriptor.OFFSET_BITS + " bytes)");
             }
-            ProxyConfig config = ProxyConfig.resolve();
+            ProxyConfig config = config();
             if (config.handler().forPeer(peer.sameHost()) == ProxyConfig.Handler.VERBS) {
-                NicSelection selection = Nics.select(IbgdaConfig.resolve().nic());
+                NicSelection selection = Nics.select(nicChoice());
                 return selection.found() ? verbsAcrossProcessesReason(selection.provider().name(), peer)
                         : Optional.of("the verbs proxy handler needs a NIC: " + selection.reason());
             }
@@ -336,7 +367,7 @@ public final class ProxyTransport implements TransportProvider {
      */
     @Override
     public Optional<byte[]> offerAcrossProcesses(LinkEnd local, List<RemotePeer> served) {
-        ProxyConfig config = ProxyConfig.resolve();
+        ProxyConfig config = config();
         if (served.stream().noneMatch(p -> config.handler().forPeer(p.sameHost()) == ProxyConfig.Handler.VERBS)) {
             return Optional.empty();
         }
@@ -371,7 +402,7 @@ public final class ProxyTransport implements TransportProvider {
 
     @Override
     public PeerLink connectAcrossProcesses(LinkEnd local, RemotePeer peer) {
-        ProxyConfig config = ProxyConfig.resolve();
+        ProxyConfig config = config();
         if (config.handler().forPeer(peer.sameHost()) == ProxyConfig.Handler.VERBS) {
             return connectVerbsAcrossProcesses(local, peer, config);
         }

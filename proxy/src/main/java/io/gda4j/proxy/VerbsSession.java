@@ -1,5 +1,6 @@
 package io.gda4j.proxy;
 
+import io.gda4j.cuda.CudaContext;
 import io.gda4j.nic.MemoryKind;
 import io.gda4j.nic.MemoryRegistration;
 import io.gda4j.nic.Nic;
@@ -9,9 +10,8 @@ import io.gda4j.nic.NicQp;
 import io.gda4j.nic.QpPair;
 import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.RcExchange;
-import io.gda4j.nic.emulated.SoftwareNic;
 import io.gda4j.nic.emulated.RemoteResponder;
-import io.gda4j.cuda.CudaContext;
+import io.gda4j.nic.emulated.SoftwareNic;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

@@ -1,13 +1,13 @@
 package io.gda4j.proxy;
 
-import io.gda4j.transport.Transport;
 import io.gda4j.nic.CqeErrorRecord;
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gda4j.ibgda.IbgdaConfig;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.world.Cmp;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
@@ -42,7 +42,7 @@ class ProxyVerbsGpuTest {
     static final long HEAP = 64L << 20;
     static final byte POISON = (byte) 0xA5;
     static final Map<String, String> VERBS = Map.of(ProxyConfig.HANDLER_PROP_NAME, "verbs",
-            IbgdaConfig.NIC_PROP_NAME, "emulated");
+            NicConfig.NIC_PROP_NAME, "emulated");
     static LocalWorld world;
     static DeviceOps ops;
     static HeapBuffer src;

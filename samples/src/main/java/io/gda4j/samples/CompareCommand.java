@@ -115,7 +115,8 @@ final class CompareCommand implements Command {
         WorldOptions w = WorldOptions.parse(cmd);
         List<String> transports = new ArrayList<>();
         // A launched process compares what connects processes (ibgda only over the emulated NIC).
-        String defaults = w.launch != null ? WorldOptions.transportNamesAcrossProcesses() : defaultTransports();
+        String defaults = w.launch != null ? WorldOptions.transportNamesAcrossProcesses(w.settings())
+                : defaultTransports();
         for (String t : OptionValues.list("transports", cmd.getOptionValue("transports", defaults), false)) {
             transports.add(WorldOptions.checkTransport(t));
         }

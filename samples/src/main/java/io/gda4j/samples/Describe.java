@@ -6,7 +6,7 @@ import io.gda4j.nic.emulated.SoftwareNic;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.Transport;
 import io.gda4j.transport.TransportProvider;
-import io.gda4j.world.LocalWorld;
+import io.gda4j.transport.Transports;
 import io.gda4j.world.PeerCard;
 import io.gda4j.world.ProcessWorld;
 import io.gda4j.world.Rank;
@@ -52,7 +52,7 @@ final class Describe {
         Rank local = world.rank(rank);
         PeerLink link = local.link(peer);
         Transport transport = world.transport(rank, peer);
-        for (TransportProvider p : LocalWorld.providers()) {
+        for (TransportProvider p : Transports.providers(world.config().settings())) {
             if (link != null && p.transport() == transport) {
                 return p.describeLink(local, link).orElse("");
             }

@@ -2,6 +2,7 @@ package io.gda4j.samples;
 
 import io.gda4j.bootstrap.BootstrapException;
 import io.gda4j.config.Setting;
+import io.gda4j.config.Settings;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.CudaStatus;
@@ -15,6 +16,7 @@ import io.gda4j.nic.topology.NicPlacement;
 import io.gda4j.nic.topology.PciDevice;
 import io.gda4j.nic.topology.PciTopology;
 import io.gda4j.transport.TransportProvider;
+import io.gda4j.transport.Transports;
 import io.gda4j.verbs.RdmaDevice;
 import io.gda4j.verbs.RdmaDevices;
 import io.gda4j.verbs.Verbs;
@@ -282,7 +284,7 @@ final class InfoCommand implements Command {
                     if (a.ordinal() == b.ordinal()) {
                         cell = "self";
                     } else if (a.canAccessPeer(b)) {
-                        cell = String.valueOf(a.p2pPerformanceRank(b)) + (a.p2pNativeAtomics(b) ? "" : "*");
+                        cell = String.valueOf(a.p2pPerformanceRank(b)) + (a.nativeAtomicsWith(b) ? "" : "*");
                     } else {
                         cell = "-";
                     }
@@ -308,7 +310,7 @@ final class InfoCommand implements Command {
                     .orElse("available"));
         }
         io.gda4j.nic.NicSelection auto = io.gda4j.nic.Nics.select(io.gda4j.nic.NicChoice.AUTO);
-        io.gda4j.nic.NicSelection configured = io.gda4j.ibgda.IbgdaTransport.describeSelection();
+        io.gda4j.nic.NicSelection configured = io.gda4j.nic.NicConfig.selection(Settings.ofProcess());
         out.println("  --nic auto: " + auto.reason() + (auto.found()
                 && auto.provider().name().equals(io.gda4j.nic.Nic.EMULATED)
                 ? "; figures it produces are labelled \"emulated NIC\"" : ""));
@@ -317,7 +319,7 @@ final class InfoCommand implements Command {
         }
         out.println();
         out.println("Transports");
-        for (TransportProvider p : LocalWorld.providers()) {
+        for (TransportProvider p : Transports.providers(Settings.ofProcess())) {
             String what = possibility(p, cuda, gpus);
             if (what.startsWith("possible")) {
                 possible.add(p.name());
@@ -334,7 +336,7 @@ final class InfoCommand implements Command {
         out.println("  " + describeLaunch(System.getenv()));
         out.println();
         out.println("IBGDA flush and fetched values");
-        out.println("  " + io.gda4j.ibgda.IbgdaTransport.describeFlushRule());
+        out.println("  " + io.gda4j.ibgda.IbgdaConfig.describeFlushRule());
         out.println();
         printGdrcopy(out);
         out.println();
@@ -409,7 +411,7 @@ final class InfoCommand implements Command {
         NicPlacement placement;
         String note = "";
         try {
-            placement = io.gda4j.ibgda.IbgdaConfig.resolve().placement();
+            placement = io.gda4j.ibgda.IbgdaConfig.resolve(Settings.ofProcess()).placement();
         } catch (IllegalArgumentException e) {
             placement = NicPlacement.defaults();
             note = " with the default NIC settings (the configuration section says what is wrong)";

@@ -1,15 +1,11 @@
-package io.gda4j.world;
+package io.gda4j.transport;
 
-import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import io.gda4j.transport.PeerLink;
-import io.gda4j.transport.RemotePeer;
 
 import org.junit.jupiter.api.Test;
 
@@ -18,8 +14,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The second all-gather of a {@link ProcessWorld}: each process's transport offers and its NIC-atomics bit
- * ({@link TransportOffersDescriptor}), their refusal when malformed, and the atomic routing they drive.
+ * The second all-gather of a {@code world.ProcessWorld}: each process's transport offers and its NIC-atomics bit
+ * ({@link TransportOffersDescriptor}) and their refusal when malformed (world.AtomicRoutingTest: the routing they
+ * drive).
  */
 class TransportOffersTest {
     @Test
@@ -51,30 +48,20 @@ class TransportOffersTest {
         byte[] good = new TransportOffers(1, false, Map.of("ibgda", new byte[] {9})).encode();
         byte[] magic = good.clone();
         magic[1] ^= 1;
-        WorldSetupException e = assertThrows(WorldSetupException.class, () -> TransportOffers.decode(1, magic));
+        TransportSetupException e = assertThrows(TransportSetupException.class, () -> TransportOffers.decode(1, magic));
         assertTrue(e.getMessage().startsWith("rank 1 published no gda4j transport offers of version 1"),
                 e.getMessage());
-        assertTrue(assertThrows(WorldSetupException.class, () -> TransportOffers.decode(3, good)).getMessage()
+        assertTrue(assertThrows(TransportSetupException.class, () -> TransportOffers.decode(3, good)).getMessage()
                 .contains("rank 3's transport offers say they are rank 1's"));
         byte[] cut = java.util.Arrays.copyOf(good, good.length - 1);
-        assertTrue(assertThrows(WorldSetupException.class, () -> TransportOffers.decode(1, cut)).getMessage()
+        assertTrue(assertThrows(TransportSetupException.class, () -> TransportOffers.decode(1, cut)).getMessage()
                 .contains("cut short or malformed"));
         byte[] huge = good.clone();
         ByteBuffer.wrap(huge).putInt(TransportOffersDescriptor.OFFERS_OFFSET + 2 + 5, -1);
-        assertTrue(assertThrows(WorldSetupException.class, () -> TransportOffers.decode(1, huge)).getMessage()
+        assertTrue(assertThrows(TransportSetupException.class, () -> TransportOffers.decode(1, huge)).getMessage()
                 .contains("an offer of 4294967295 bytes"));
         assertThrows(IllegalArgumentException.class, () -> new TransportOffers(0, false,
                 Map.of("x", new byte[TransportOffersDescriptor.MAX_OFFER_BYTES + 1])).encode());
-    }
-
-    @Test
-    void peersOfProcessesWhoseRanksTakeNicAtomicsAreRefusedGpuAtomicAdds() {
-        PeerLink p2p = new PeerLink(Transport.P2P, 1L << 40, 1, 0, 0, 0, null);
-        assertEquals(1 | AtomicRouting.PEER_NIC_ATOMICS, AtomicRouting.routedToNicAtomics(p2p.transport(), p2p.handle()),
-                "the no-native-atomics bit stays");
-        assertEquals(0x1000 | AtomicRouting.PEER_NIC_ATOMICS, AtomicRouting.routedToNicAtomics(Transport.PROXY,
-                0x1000));
-        assertEquals(0x2000, AtomicRouting.routedToNicAtomics(Transport.IBGDA, 0x2000), "NIC atomics already");
     }
 
     @Test

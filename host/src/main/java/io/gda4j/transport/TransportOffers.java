@@ -1,4 +1,4 @@
-package io.gda4j.world;
+package io.gda4j.transport;
 
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
@@ -13,24 +13,24 @@ import java.util.Objects;
  * through told the other processes, and whether its rank takes ADDs only through a NIC.
  *
  * @param rank       the publishing rank
- * @param nicAtomics whether the rank's own ADDs go through its NIC ({@link AtomicRouting})
+ * @param nicAtomics whether the rank's own ADDs go through its NIC ({@code world.AtomicRouting})
  * @param offers     by transport name, in the order published
  */
-record TransportOffers(int rank, boolean nicAtomics, Map<String, byte[]> offers) {
+public record TransportOffers(int rank, boolean nicAtomics, Map<String, byte[]> offers) {
 
-    TransportOffers {
+    public TransportOffers {
         Map<String, byte[]> copy = new LinkedHashMap<>();
         offers.forEach((name, bytes) -> copy.put(Objects.requireNonNull(name), bytes.clone()));
         offers = java.util.Collections.unmodifiableMap(copy);
     }
 
     /** What the rank published for {@code transport}, or null. */
-    byte[] offer(String transport) {
+    public byte[] offer(String transport) {
         byte[] b = offers.get(transport);
         return b == null ? null : b.clone();
     }
 
-    byte[] encode() {
+    public byte[] encode() {
         int length = TransportOffersDescriptor.OFFERS_OFFSET;
         for (Map.Entry<String, byte[]> e : offers.entrySet()) {
             int name = e.getKey().getBytes(StandardCharsets.UTF_8).length;
@@ -56,22 +56,23 @@ record TransportOffers(int rank, boolean nicAtomics, Map<String, byte[]> offers)
     /**
      * Reads what rank {@code from} published.
      *
-     * @throws WorldSetupException naming {@code from} when the bytes are not transport offers of this version
+     * @throws TransportSetupException naming {@code from} when the bytes are not transport offers of this version
      */
-    static TransportOffers decode(int from, byte[] bytes) {
+    public static TransportOffers decode(int from, byte[] bytes) {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         try {
             int magic = b.getInt();
             short version = b.getShort();
             if (magic != TransportOffersDescriptor.MAGIC || version != TransportOffersDescriptor.VERSION) {
-                throw new WorldSetupException(String.format("rank %d published no gda4j transport offers of version %d"
-                        + " (magic 0x%08x, version %d): every process of a job must run the same gda4j version", from,
-                        TransportOffersDescriptor.VERSION, magic, version));
+                throw new TransportSetupException(String.format("rank %d published no gda4j transport offers of"
+                        + " version %d (magic 0x%08x, version %d): every process of a job must run the same gda4j"
+                        + " version", from, TransportOffersDescriptor.VERSION, magic, version));
             }
             short flags = b.getShort();
             int rank = b.getInt();
             if (rank != from) {
-                throw new WorldSetupException("rank " + from + "'s transport offers say they are rank " + rank + "'s");
+                throw new TransportSetupException("rank " + from + "'s transport offers say they are rank " + rank
+                        + "'s");
             }
             int count = Short.toUnsignedInt(b.getShort());
             Map<String, byte[]> offers = new LinkedHashMap<>();
@@ -98,8 +99,8 @@ record TransportOffers(int rank, boolean nicAtomics, Map<String, byte[]> offers)
             }
             return new TransportOffers(rank, (flags & TransportOffersDescriptor.FLAG_NIC_ATOMICS) != 0, offers);
         } catch (BufferUnderflowException | IllegalArgumentException e) {
-            throw new WorldSetupException("rank " + from + "'s transport offers of " + bytes.length + " bytes are cut "
-                    + "short or malformed (" + e + ")", e);
+            throw new TransportSetupException("rank " + from + "'s transport offers of " + bytes.length
+                    + " bytes are cut short or malformed (" + e + ")", e);
         }
     }
 

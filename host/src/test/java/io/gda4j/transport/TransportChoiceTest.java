@@ -1,12 +1,7 @@
-package io.gda4j.world;
+package io.gda4j.transport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-
-import io.gda4j.transport.LinkEnd;
-import io.gda4j.transport.PeerLink;
-import io.gda4j.transport.TransportProvider;
-import io.gda4j.transport.Transport;
 
 import java.util.List;
 import java.util.Optional;
@@ -39,12 +34,12 @@ class TransportChoiceTest {
 
     @Test
     void aTransportThatCannotConnectIsRefusedNamingThoseThatCan() {
-        WorldSetupException e = assertThrows(WorldSetupException.class,
+        TransportSetupException e = assertThrows(TransportSetupException.class,
                 () -> choose("ibgda", PROVIDERS, "rank 0 to rank 1 (pid 7)"));
         assertEquals("no transport connects rank 0 to rank 1 (pid 7): ibgda: transport ibgda does not connect"
-                + " processes yet. Between these processes p2p, proxy can: set " + WorldConfig.TRANSPORT_ENV
+                + " processes yet. Between these processes p2p, proxy can: set " + Transports.TRANSPORT_ENV
                 + "=auto or one of them" + ACROSS, e.getMessage());
-        WorldSetupException unknown = assertThrows(WorldSetupException.class,
+        TransportSetupException unknown = assertThrows(TransportSetupException.class,
                 () -> choose("carrier-pigeon", PROVIDERS, "pair"));
         assertEquals("unknown transport 'carrier-pigeon': available here are auto, p2p, ibgda, proxy",
                 unknown.getMessage());
@@ -55,18 +50,18 @@ class TransportChoiceTest {
     void whenNothingConnectsEveryReasonIsGiven() {
         List<TransportProvider> none = List.of(provider("p2p", 0, "no peer access between GPU 0 and GPU 1"),
                 provider("proxy", 20, "the proxy is not on the class path"));
-        WorldSetupException e = assertThrows(WorldSetupException.class, () -> TransportChoice.choose("auto", none,
-                "rank 0 to rank 1", TransportChoiceTest::why, "between these ranks", ""));
+        TransportSetupException e = assertThrows(TransportSetupException.class, () -> TransportChoice.choose("auto",
+                none, "rank 0 to rank 1", TransportChoiceTest::why, "between these ranks", ""));
         assertEquals("no transport connects rank 0 to rank 1: p2p: no peer access between GPU 0 and GPU 1; proxy: the"
                 + " proxy is not on the class path", e.getMessage());
-        WorldSetupException empty = assertThrows(WorldSetupException.class, () -> TransportChoice.choose("auto",
+        TransportSetupException empty = assertThrows(TransportSetupException.class, () -> TransportChoice.choose("auto",
                 List.of(), "rank 0 to rank 1", TransportChoiceTest::why, "between these ranks", ""));
         assertEquals("no transport connects rank 0 to rank 1: no transport is on the class path", empty.getMessage());
-        WorldSetupException named = assertThrows(WorldSetupException.class, () -> TransportChoice.choose("p2p",
+        TransportSetupException named = assertThrows(TransportSetupException.class, () -> TransportChoice.choose("p2p",
                 List.of(none.get(0), provider("proxy", 20, null)), "rank 0 to rank 1", TransportChoiceTest::why,
                 "between these ranks", ""));
         assertEquals("no transport connects rank 0 to rank 1: p2p: no peer access between GPU 0 and GPU 1. Between"
-                + " these ranks proxy can: set " + WorldConfig.TRANSPORT_ENV + "=auto or one of them",
+                + " these ranks proxy can: set " + Transports.TRANSPORT_ENV + "=auto or one of them",
                 named.getMessage());
     }
 

@@ -1,10 +1,11 @@
-package io.gda4j.world;
+package io.gda4j.transport;
 
 /**
  * What each process of a multi-process world publishes on the bootstrap's second all-gather, after the transports of
  * its pairs are chosen and before any is connected: for each transport it connects a pair through, that transport's
- * offer ({@link io.gda4j.transport.TransportProvider#offerAcrossProcesses}), and whether its rank takes ADDs only
- * through a NIC ({@link AtomicRouting}: its IBGDA peers add to its words with NIC atomics). All integers big-endian
+ * offer ({@link TransportProvider#offerAcrossProcesses}), and whether its rank takes ADDs only
+ * through a NIC ({@code world.AtomicRouting}: its peers over a NIC_ATOMICS transport add to its words with NIC
+ * atomics). All integers big-endian
  * (the bootstrap's order).
  *
  * <pre>
