@@ -1,28 +1,27 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.IpcMemory;
 import io.gda4j.nic.MemoryKind;
 import io.gda4j.nic.MemoryRegistration;
 import io.gda4j.nic.Nic;
-import io.gda4j.nic.NicConfig;
-import io.gda4j.nic.NicUser;
 import io.gda4j.nic.NicAccess;
 import io.gda4j.nic.NicCapabilities;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.NicMemory;
 import io.gda4j.nic.NicQp;
+import io.gda4j.nic.NicUser;
 import io.gda4j.nic.QpPair;
 import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.RcExchange;
-import io.gda4j.nic.emulated.SoftwareNic;
 import io.gda4j.nic.emulated.RemoteResponder;
+import io.gda4j.nic.emulated.SoftwareNic;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.LinkHealth;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.Transport;
-
-import jcuda.driver.CUdevice_attribute;
 
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -63,9 +62,6 @@ final class IbgdaSession {
     static final int FLUSH_FLAG_OFFSET = 0;
     static final int SCRATCH_OFFSET = 8;
     static final int ATOMIC_LOCK_OFFSET = 16;
-
-    /** {@code CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER}: the GPU's own kernels see GPUDirect RDMA writes in order. */
-    static final int WRITES_ORDERING_OWNER = 100;
 
     /**
      * A rank's NIC and its registrations on it; its NIC words (64 bytes of GPU memory: the flush flag at 0, the
@@ -113,8 +109,8 @@ final class IbgdaSession {
             case ALWAYS -> true;
             case NEVER -> false;
             case AUTO -> nic.capabilities().writesMayPassCqe() && (!nic.capabilities().gpuDirectWrites()
-                    || r.context().device().attribute(CUdevice_attribute
-                    .CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING) < WRITES_ORDERING_OWNER);
+                    || r.context().device().gpuDirectRdmaWritesOrdering()
+                    < CudaDevice.GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER);
         };
     }
 

@@ -260,8 +260,8 @@ final class InfoCommand implements Command {
         } else {
             out.println("  unavailable   " + cuda.reason());
         }
-        out.println("  bindings      JCuda " + jcudaVersion() + "; kernels ship as PTX for sm_90 built by CUDA 13.0 "
-                + "(needs an R580 or newer driver)");
+        out.println("  bindings      JCuda " + Cuda.bindingVersion() + "; kernels ship as PTX for sm_90 built by CUDA"
+                + " 13.0 (needs an R580 or newer driver)");
         out.println();
         if (!gpus.isEmpty()) {
             out.println("GPUs");
@@ -455,11 +455,5 @@ final class InfoCommand implements Command {
             return "not possible: no CUDA (" + cuda.reason() + ")";
         }
         return p.possibleHere(gpus);
-    }
-
-    private static String jcudaVersion() {
-        Package p = jcuda.driver.JCudaDriver.class.getPackage();
-        String v = p == null ? null : p.getImplementationVersion();
-        return v == null ? "12.6.0" : v;
     }
 }

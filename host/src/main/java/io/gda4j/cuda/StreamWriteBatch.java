@@ -1,16 +1,12 @@
-package io.gda4j.proxy;
+package io.gda4j.cuda;
 
 import com.sun.jna.Memory;
 
-import io.gda4j.cuda.CudaStream;
-import io.gda4j.cuda.MutableDevicePointer;
-
 import jcuda.driver.CUresult;
-import jcuda.driver.CUstream;
 import jcuda.driver.JCudaDriver;
 
 /**
- * The 8-byte writes (signal SETs, a flush's completion word) a proxy thread queues back to back on one stream,
+ * The 8-byte writes (the proxy's signal SETs, a flush's completion word) a thread queues back to back on one stream,
  * submitted with one {@code cuStreamBatchMemOp} instead of one {@code cuStreamWriteValue64} each. An 8-byte
  * {@code put_signal} is two such writes (the data's word, then the signal's), and every driver call that queues
  * work on a stream also submits it to the GPU: one call per pair saves a submission on every leg of a round trip.
@@ -28,11 +24,11 @@ import jcuda.driver.JCudaDriver;
  *        +--------+--------+----------------+----------------+--------+--------+----------------+----------------+
  * </pre>
  * A single write, and every write where libcuda cannot be bound through JNA
- * ({@link LibCudaMemOps#unavailableReason()}), goes as one {@code cuStreamWriteValue64}, in the same order.
+ * ({@link LibCuda#unavailableReason()}), goes as one {@code cuStreamWriteValue64}, in the same order.
  *
- * <p>Not thread-safe: one per handler and stream, used by the proxy thread that owns the channel.
+ * <p>Not thread-safe: one per stream and thread (the proxy's: one per channel, used by the thread that owns it).
  */
-final class StreamWriteBatch {
+public final class StreamWriteBatch {
     /** Bytes of one operation (cuda.h: {@code sizeof(CUstreamBatchMemOpParams)}). */
     static final int OP_BYTES = 48;
     static final int OP_OFFSET = 0;
@@ -42,9 +38,9 @@ final class StreamWriteBatch {
     /** {@code CU_STREAM_MEM_OP_WRITE_VALUE_64}. */
     static final int CU_STREAM_MEM_OP_WRITE_VALUE_64 = 5;
     /** Writes held before the batch must be submitted: the triggers of one poll rarely hold more in a row. */
-    static final int CAPACITY = 32;
+    public static final int CAPACITY = 32;
 
-    private final CUstream stream;
+    private final CudaStream stream;
     private final long nativeStream;
     private final Memory ops = new Memory((long) OP_BYTES * CAPACITY);
     private final long[] addresses = new long[CAPACITY];
@@ -54,26 +50,26 @@ final class StreamWriteBatch {
     private long firstPosition = -1;
 
     /** Writes for {@code stream}; null for a batch that is only encoded (tests). */
-    StreamWriteBatch(CUstream stream) {
+    public StreamWriteBatch(CudaStream stream) {
         this.stream = stream;
-        this.nativeStream = stream == null ? 0 : CudaStream.nativeHandle(stream);
+        this.nativeStream = stream == null ? 0 : CudaStream.nativeHandle(stream.handle());
         ops.clear();
     }
 
-    boolean isEmpty() {
+    public boolean isEmpty() {
         return count == 0;
     }
 
-    boolean isFull() {
+    public boolean isFull() {
         return count == CAPACITY;
     }
 
-    int size() {
+    public int size() {
         return count;
     }
 
     /** The trigger position of the oldest write held, or -1 when none is; for error messages. */
-    long firstPosition() {
+    public long firstPosition() {
         return firstPosition;
     }
 
@@ -82,7 +78,7 @@ final class StreamWriteBatch {
      *
      * @throws IllegalStateException when the batch is full: submit it first
      */
-    void add(long address, long value, long position) {
+    public void add(long address, long value, long position) {
         if (count == CAPACITY) {
             throw new IllegalStateException("the stream write batch holds " + CAPACITY + " writes: submit it first");
         }
@@ -100,7 +96,7 @@ final class StreamWriteBatch {
     }
 
     /** Forgets the writes held. */
-    void clear() {
+    public void clear() {
         count = 0;
         firstPosition = -1;
     }
@@ -114,21 +110,21 @@ final class StreamWriteBatch {
      * Queues the writes held on the stream, in the order they were added, and empties the batch whatever the result.
      * The stream's context must be current.
      *
-     * @return the driver's result: {@code CUDA_SUCCESS}, or the first failure
+     * @return the driver's result: {@link Driver#SUCCESS}, or the first failure
      */
-    int submit() {
+    public int submit() {
         int n = count;
         clear();
         if (n == 0) {
             return CUresult.CUDA_SUCCESS;
         }
-        if (n > 1 && LibCudaMemOps.unavailableReason() == null) {
-            return LibCudaMemOps.cuStreamBatchMemOp_v2(nativeStream, n, ops, 0);
+        if (n > 1 && LibCuda.unavailableReason() == null) {
+            return LibCuda.cuStreamBatchMemOp_v2(nativeStream, n, ops, 0);
         }
         // One write alone goes as it always went: a bare signal's round trip measured 0-2 us slower in a batch of one.
         for (int i = 0; i < n; i++) {
             word.set(addresses[i]);
-            int result = JCudaDriver.cuStreamWriteValue64(stream, word, values[i], 0);
+            int result = JCudaDriver.cuStreamWriteValue64(stream.handle(), word, values[i], 0);
             if (result != CUresult.CUDA_SUCCESS) {
                 return result;
             }

@@ -1,4 +1,4 @@
-package io.gda4j.proxy;
+package io.gda4j.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -32,7 +32,7 @@ class StreamWriteBatchTest {
             #include <cuda.h>
             _Static_assert(__builtin_types_compatible_p(__typeof__(&cuStreamBatchMemOp_v2),
                     CUresult (*)(CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)),
-                    "LibCudaMemOps's prototype of cuStreamBatchMemOp_v2");
+                    "LibCuda's prototype of cuStreamBatchMemOp_v2");
             int main(void) {
                 printf("OP_BYTES %zu\\n", sizeof(CUstreamBatchMemOpParams));
                 printf("OP_OFFSET %zu\\n", offsetof(CUstreamBatchMemOpParams, writeValue.operation));
@@ -69,7 +69,7 @@ class StreamWriteBatchTest {
                 c.get("CU_STREAM_MEM_OP_WRITE_VALUE_64"));
         assertEquals(Long.valueOf(0), c.get("CU_STREAM_WRITE_VALUE_DEFAULT"), "the flags every write is given");
         assertEquals(Long.valueOf(1), c.get("MAPS_TO_V2"), "cuda.h no longer maps cuStreamBatchMemOp to the _v2 symbol"
-                + " LibCudaMemOps binds");
+                + " LibCuda binds");
     }
 
     @Test
