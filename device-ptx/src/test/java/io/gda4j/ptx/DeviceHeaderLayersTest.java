@@ -19,12 +19,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The device headers keep their layers, as LayeringTest keeps the host's packages: a header includes only headers of
- * a lower layer, or of its own directory (a transport only its own folder), and the includes form no cycle. Bottom to
- * top: {@code layout/} (bytes shared with the host, plain C++), {@code core/}, {@code transport/<name>/} (one folder
- * per transport; {@code transport/backends.cuh} lists them), {@code detail/}, the public {@code gda4j.cuh}, and
- * {@code moe/} on top of the public API. The table {@code transports.def} is data below every layer: any header may
- * read it (it is not a {@code .cuh}, so the include graph leaves it out). A user's kernel includes {@code gda4j.cuh}.
+ * The device headers keep their layers, as LayeringTest (gda4j-checks) keeps the Java packages: a header includes
+ * only headers of a lower layer, or of its own directory (a transport only its own folder), and the includes form no
+ * cycle. Bottom to top: {@code layout/} (bytes shared with the host, plain C++), {@code core/},
+ * {@code transport/<name>/} (one folder per transport; {@code transport/backends.cuh} lists them), {@code detail/},
+ * the public {@code gda4j.cuh}, and {@code moe/} on top of the public API. The table {@code transports.def} is data
+ * below every layer: any header may read it (it is not a {@code .cuh}, so the include graph leaves it out). A user's
+ * kernel includes {@code gda4j.cuh}.
  */
 class DeviceHeaderLayersTest {
     private static final Path ROOT = Path.of("include", "gda4j");

@@ -9,55 +9,46 @@ import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
 import io.gda4j.bootstrap.Bootstrap;
 import io.gda4j.config.LayeringFixtureCycle;
 import io.gda4j.cuda.LayeringFixtureUpward;
+import io.gda4j.proxy.LayeringFixtureProxyUsesIbgda;
 import io.gda4j.transport.LayeringFixtureSpiNamesRank;
 import io.gda4j.transport.LinkEnd;
-import io.gda4j.transport.TransportProvider;
-import io.gda4j.world.LayeringFixtureNamesTransport;
 import io.gda4j.world.Rank;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The layering of gda4j-host's packages, bottom to top (docs/ARCHITECTURE.md, "Layers", draws it); a package may use
- * only the layers named for it, and no two packages may use each other, however indirectly.
+ * The layering of every module's packages, bottom to top (docs/ARCHITECTURE.md, "Layers", draws it); a package may
+ * use only the layers named for it, and no two packages may use each other, however indirectly.
  * <pre>
- *   moe          MoE dispatch/combine, its references      -> world, transport, cuda, config
- *   p2p, ibgda   the transports of this module             -> world, transport, nic, verbs, mlx5, cuda, config
- *   nic          NICs: the interface, mlx5, emulated       -> verbs, mlx5, cuda, config
- *   verbs        libibverbs/libmlx5 bindings               -> mlx5, config
- *   mlx5         WQE/CQE byte layouts and codecs           -> nothing
- *   world        worlds, ranks, heaps, device view         -> transport, bootstrap, hostflag, cuda, config
- *   transport    the transport table, SPI, choice, offers  -> cuda, config
- *   hostflag     host-to-GPU flags                         -> gdrcopy (module gda4j-gdrcopy), cuda
- *   bootstrap    TCP rendezvous of the processes           -> config
- *   cuda         JCuda: contexts, memory, streams, modules -> nothing
- *   config       properties and environment variables      -> nothing
+ *   samples       the command line (gda4j-samples)          -> everything below
+ *   samples.moe   the MoE benchmark rigs                    -> samples.nccl, moe, world, transport, cuda, config
+ *   samples.jmh   JMH benchmarks                            -> the transports, mlx5
+ *   samples.nccl  the NCCL binding the rigs compare with    -> cuda, config
+ *   moe           MoE dispatch/combine, its references      -> world, transport, cuda, config
+ *   p2p, ibgda,   the transports (proxy: gda4j-proxy); none -> world, transport, nic, verbs, mlx5, cuda, config
+ *   proxy           uses another ({@link TransportNamesTest})
+ *   nic           NICs: the interface, mlx5, emulated       -> verbs, mlx5, cuda, config
+ *   verbs         libibverbs/libmlx5 bindings               -> mlx5, config
+ *   mlx5          WQE/CQE byte layouts and codecs           -> nothing
+ *   world         worlds, ranks, heaps, device view         -> transport, bootstrap, hostflag, cuda, config
+ *   transport     the transport table, SPI, choice, offers  -> cuda, config
+ *   hostflag      host-to-GPU flags                         -> gdrcopy, cuda
+ *   gdrcopy       the gdrcopy binding (gda4j-gdrcopy)       -> nothing
+ *   bootstrap     TCP rendezvous of the processes           -> config
+ *   cuda          JCuda and libcuda: contexts, memory, ...  -> nothing
+ *   config        settings: properties, environment, values -> nothing
  * </pre>
- * The proxy transport (module gda4j-proxy) and the samples sit above all of these; Maven keeps their arrows down. The
- * world, the MoE buffers and the SPI name no transport at all, the proxy's included ({@link #noTransportByName}): they
- * ask a {@code Transport} for its traits, and each provider owns its tag. The
- * benchmark rigs and the NCCL binding they compare with live in the samples (io.gda4j.samples.moe, .nccl), not here:
- * a package of them put back in this module is in no layer, which {@link #everyHostPackageIsInALayer} refuses.
+ * Maven keeps each module's arrows pointing at the modules it depends on; these rules keep the packages in order
+ * inside and across them. The native bindings have rules of their own ({@link NativeBindingsTest}), and so has naming
+ * a transport ({@link TransportNamesTest}).
  */
 @Timeout(120)
 class LayeringTest {
-    static JavaClasses host;
-
-    @BeforeAll
-    static void importHost() {
-        host = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-                .importPackages("io.gda4j");
-        assertTrue(host.contain(Rank.class) && host.contain(TransportProvider.class) && host.size() > 200,
-                "the host's classes were not found: " + host.size());
-    }
-
     static LayeredArchitecture layers() {
         return layeredArchitecture().consideringOnlyDependenciesInLayers()
                 .layer("config").definedBy("io.gda4j.config..")
@@ -70,13 +61,17 @@ class LayeringTest {
                 .layer("mlx5").definedBy("io.gda4j.mlx5..")
                 .layer("verbs").definedBy("io.gda4j.verbs..")
                 .layer("nic").definedBy("io.gda4j.nic..")
-                .layer("transports").definedBy("io.gda4j.p2p..", "io.gda4j.ibgda..")
+                .layer("transports").definedBy("io.gda4j.p2p..", "io.gda4j.ibgda..", "io.gda4j.proxy..")
                 .layer("moe").definedBy("io.gda4j.moe..")
+                .layer("samples.nccl").definedBy("io.gda4j.samples.nccl..")
+                .layer("samples.jmh").definedBy("io.gda4j.samples.jmh..")
+                .layer("samples.moe").definedBy("io.gda4j.samples.moe..")
+                .layer("samples").definedBy("io.gda4j.samples")
                 .whereLayer("config").mayNotAccessAnyLayer()
                 .whereLayer("cuda").mayNotAccessAnyLayer()
                 .whereLayer("mlx5").mayNotAccessAnyLayer()
-                .whereLayer("bootstrap").mayOnlyAccessLayers("config")
                 .whereLayer("gdrcopy").mayNotAccessAnyLayer()
+                .whereLayer("bootstrap").mayOnlyAccessLayers("config")
                 .whereLayer("hostflag").mayOnlyAccessLayers("gdrcopy", "cuda")
                 .whereLayer("transport").mayOnlyAccessLayers("cuda", "config")
                 .whereLayer("world").mayOnlyAccessLayers("transport", "bootstrap", "hostflag", "cuda", "config")
@@ -84,19 +79,14 @@ class LayeringTest {
                 .whereLayer("nic").mayOnlyAccessLayers("verbs", "mlx5", "cuda", "config")
                 .whereLayer("transports").mayOnlyAccessLayers("world", "transport", "nic", "verbs", "mlx5", "cuda",
                         "config")
-                .whereLayer("moe").mayOnlyAccessLayers("world", "transport", "cuda", "config");
-    }
-
-    /**
-     * The packages below and beside the transports name none of them: a tag's traits say what the world and the MoE
-     * buffers need to know. The layers already keep world and moe off p2p and ibgda; this rule says it of all three
-     * transports, the proxy too, which sits in another module and so in no layer here.
-     */
-    static ArchRule noTransportByName() {
-        return noClasses().that().resideInAnyPackage("io.gda4j.world..", "io.gda4j.moe..", "io.gda4j.transport..")
-                .should().dependOnClassesThat().resideInAnyPackage("io.gda4j.p2p..", "io.gda4j.ibgda..",
-                        "io.gda4j.proxy..")
-                .because("a provider owns its tag; the world asks the tag's traits (docs/ARCHITECTURE.md, Transports)");
+                .whereLayer("moe").mayOnlyAccessLayers("world", "transport", "cuda", "config")
+                .whereLayer("samples.nccl").mayOnlyAccessLayers("cuda", "config")
+                .whereLayer("samples.jmh").mayOnlyAccessLayers("transports", "mlx5")
+                .whereLayer("samples.moe").mayOnlyAccessLayers("samples.nccl", "moe", "world", "transport", "cuda",
+                        "config")
+                .whereLayer("samples").mayOnlyAccessLayers("config", "cuda", "bootstrap", "gdrcopy", "hostflag",
+                        "transport", "world", "mlx5", "verbs", "nic", "transports", "moe", "samples.nccl",
+                        "samples.jmh", "samples.moe");
     }
 
     static ArchRule noCycles() {
@@ -105,32 +95,28 @@ class LayeringTest {
 
     @Test
     void everyPackageUsesOnlyTheLayersBelowIt() {
-        layers().check(host);
+        layers().check(Codebase.mainClasses());
     }
 
     @Test
     void noPackagesUseEachOther() {
-        noCycles().check(host);
+        noCycles().check(Codebase.mainClasses());
     }
 
     @Test
-    void worldMoeAndSpiNameNoTransport() {
-        noTransportByName().check(host);
-    }
-
-    @Test
-    void everyHostPackageIsInALayer() {
+    void everyPackageIsInALayer() {
         // A new package must be placed in the layering above, or its arrows go unchecked.
-        layers().ensureAllClassesAreContainedInArchitecture().check(host);
+        layers().ensureAllClassesAreContainedInArchitecture().check(Codebase.mainClasses());
     }
 
-    /** The rules are not vacuous: an arrow up, a cycle and the world naming a transport, in fixtures, are reported. */
+    /** The rules are not vacuous: an arrow up, a cycle and one transport using another, in fixtures, are reported. */
     @Test
     void anArrowUpAndACycleAreReported() {
         JavaClasses upward = new ClassFileImporter().importClasses(LayeringFixtureUpward.class, Rank.class);
         EvaluationResult up = layers().evaluate(upward);
         assertTrue(up.hasViolation(), "cuda -> world must be refused");
-        assertTrue(up.getFailureReport().toString().contains("LayeringFixtureUpward"), up.getFailureReport().toString());
+        assertTrue(up.getFailureReport().toString().contains("LayeringFixtureUpward"),
+                up.getFailureReport().toString());
 
         // The transport SPI sits below the world: naming a world type in it is an arrow up, and a cycle with world.
         JavaClasses spiNamesRank = new ClassFileImporter().importClasses(LayeringFixtureSpiNamesRank.class, Rank.class);
@@ -142,15 +128,17 @@ class LayeringTest {
                 Rank.class);
         assertTrue(noCycles().evaluate(spiCycle).hasViolation(), "transport <-> world must be reported as a cycle");
 
-        // The world comparing a tag with a provider's constant.
-        EvaluationResult byName = noTransportByName().evaluate(new ClassFileImporter()
-                .importClasses(LayeringFixtureNamesTransport.class));
-        assertTrue(byName.hasViolation(), "world -> p2p must be refused");
-        assertTrue(byName.getFailureReport().toString().contains("P2pTransport"), byName.getFailureReport().toString());
+        // The proxy module is checked as the host is: proxy -> samples would be an arrow up.
+        EvaluationResult proxyUp = layers().evaluate(new ClassFileImporter()
+                .importClasses(LayeringFixtureProxyUsesIbgda.class));
+        assertTrue(proxyUp.hasViolation(), "proxy -> samples must be refused");
+        assertTrue(proxyUp.getFailureReport().toString().contains("io.gda4j.samples.Main"),
+                proxyUp.getFailureReport().toString());
 
         JavaClasses cycle = new ClassFileImporter().importPackagesOf(LayeringFixtureCycle.class, Bootstrap.class);
         assertTrue(noCycles().evaluate(cycle).hasViolation(), "config <-> bootstrap must be reported as a cycle");
-        JavaClasses withoutFixture = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+        JavaClasses withoutFixture = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
                 .importPackagesOf(LayeringFixtureCycle.class, Bootstrap.class);
         assertFalse(noCycles().evaluate(withoutFixture).hasViolation(), "bootstrap -> config alone is no cycle");
     }

@@ -4,7 +4,10 @@ import io.gda4j.p2p.P2pTransport;
 import io.gda4j.transport.Transport;
 import io.gda4j.transport.TransportProvider;
 
-/** For {@code io.gda4j.LayeringTest} only: the world asking which transport a pair is, which its rules refuse. */
+/**
+ * For {@code io.gda4j.LayeringTest} and {@code TransportNamesTest} only: the world asking which transport a pair
+ * is, which their rules refuse (the word proxy in this comment is only a comment, which the source rule lets be).
+ */
 public final class LayeringFixtureNamesTransport {
     private LayeringFixtureNamesTransport() {
     }
@@ -15,5 +18,9 @@ public final class LayeringFixtureNamesTransport {
 
     static boolean isProxy(Transport transport) {
         return transport == Transport.PROXY;
+    }
+
+    static String path() {
+        return "over the proxy";
     }
 }
