@@ -7,8 +7,10 @@
 #define GDA4J_IBGDA_ENABLED 0
 #endif
 #include <gda4j/gda4j.cuh>
+#include "payload_check.cuh"
 
 using namespace gda4j;
+using namespace gda4j_bench;
 
 namespace {
 
@@ -44,27 +46,81 @@ __device__ __forceinline__ int receive(const Local& me, uint64_t sig, uint64_t s
   return wait_until_block(me, sig, CMP_GE, seq);
 }
 
-// The ping-pong loop, compiled once per (mode, scope) so each hot loop holds only its own code.
-template <uint32_t MODE, uint32_t SCOPE>
+__device__ __forceinline__ uint8_t* heap_at(const Local& me, uint64_t offset) {
+  return reinterpret_cast<uint8_t*>(me.heap + offset);
+}
+
+// The scope's threads meet: the checked loop's fill must be whole before the put that sends it.
+template <uint32_t SCOPE>
+__device__ __forceinline__ void scope_sync() {
+  if (SCOPE != SCOPE_THREAD) __syncthreads();
+}
+
+// Adds this thread's mismatches to the rank's payload record, once per kernel (one atomic each, not one per round).
+__device__ __forceinline__ void record_check(uint64_t* record, uint64_t bad, uint64_t first, uint64_t rounds) {
+  if (bad != 0) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(record + PAYLOAD_RECORD_MISMATCHES / 8), bad);
+    atomicMin(reinterpret_cast<unsigned long long*>(record + PAYLOAD_RECORD_FIRST / 8), first);
+  }
+  if (threadIdx.x == 0) record[PAYLOAD_RECORD_ROUNDS / 8] = rounds;
+}
+
+// The ping-pong loop, compiled once per (mode, scope, check) so each hot loop holds only its own code.
+// CHECK (put_signal only): every round sends a payload of its own and the receiver compares it, outside the
+// initiator's timer. Round r uses the half (r & 1) of the source and destination (`stride` bytes apart), so a
+// buffer is refilled or compared only when the round before has released it: the initiator fills round r + 1's
+// source after round r's echo (whose copy of r - 1 is then complete), and the responder compares round r's data
+// after echoing it while the initiator's next payload goes into the other half. The responder's compare and fill
+// run while the initiator compares and fills its own, so they stay out of the round trip unless they take longer.
+template <uint32_t MODE, uint32_t SCOPE, bool CHECK>
 __device__ __forceinline__ void pingpong(const DeviceView* v, int peer, uint64_t dst, uint64_t src, uint64_t bytes,
                                          uint64_t sig, uint64_t first_seq, uint32_t warmup, uint32_t iterations,
-                                         int initiator, uint32_t* rtt_ns, int* status_out) {
+                                         int initiator, uint32_t* rtt_ns, int* status_out, uint64_t stride,
+                                         uint64_t salt, uint64_t* record) {
   const Peer p = peer_of(v, peer);
   const Local me = local_of(v);
+  const uint64_t t = threadIdx.x, n = blockDim.x;
+  const uint64_t mine = initiator ? ROLE_INITIATOR : ROLE_RESPONDER;
+  const uint64_t theirs = initiator ? ROLE_RESPONDER : ROLE_INITIATOR;
+  uint64_t bad = 0, first = NO_MISMATCH, rounds = 0;
   int st = OK;
   const uint32_t total = warmup + iterations;
+  if (CHECK && !initiator) {
+    payload_fill(heap_at(me, src + (first_seq & 1) * stride), bytes, payload_seed(salt, first_seq, mine), t, n);
+    scope_sync<SCOPE>();
+  }
   for (uint32_t i = 0; i < total && st == OK; ++i) {
     const uint64_t seq = first_seq + i;
+    const uint64_t half = CHECK ? (seq & 1) * stride : 0;
     if (initiator) {
+      if (CHECK) {
+        payload_fill(heap_at(me, src + half), bytes, payload_seed(salt, seq, mine), t, n);
+        scope_sync<SCOPE>();
+      }
       const uint64_t t0 = global_timer_ns();
-      st = send<MODE, SCOPE>(p, dst, src, bytes, sig, seq);
+      st = send<MODE, SCOPE>(p, dst + half, src + half, bytes, sig, seq);
       if (st == OK) st = receive<MODE, SCOPE>(me, sig, seq);
       if (st == OK && threadIdx.x == 0 && i >= warmup) rtt_ns[i - warmup] = (uint32_t)(global_timer_ns() - t0);
     } else {
       st = receive<MODE, SCOPE>(me, sig, seq);
-      if (st == OK) st = send<MODE, SCOPE>(p, dst, src, bytes, sig, seq);
+      if (st == OK) st = send<MODE, SCOPE>(p, dst + half, src + half, bytes, sig, seq);
+    }
+    if (CHECK && st == OK) {
+      uint64_t off = NO_MISMATCH;
+      const uint64_t b = payload_verify(heap_at(me, dst + half), bytes, payload_seed(salt, seq, theirs), t, n, &off);
+      if (b != 0) {
+        bad += b;
+        if (first_key(seq, off) < first) first = first_key(seq, off);
+      }
+      ++rounds;
+      if (!initiator) {
+        const uint64_t next = seq + 1;
+        payload_fill(heap_at(me, src + (next & 1) * stride), bytes, payload_seed(salt, next, mine), t, n);
+        scope_sync<SCOPE>();
+      }
     }
   }
+  if (CHECK) record_check(record, bad, first, rounds);
   if (threadIdx.x == 0) *status_out = st;
 }
 
@@ -79,8 +135,20 @@ __device__ __forceinline__ void pingpong(const DeviceView* v, int peer, uint64_t
   extern "C" __global__ void NAME(const DeviceView* v, int peer, uint64_t dst_offset, uint64_t src_offset,        \
                                   uint64_t bytes, uint64_t sig_offset, uint64_t first_seq, uint32_t warmup,      \
                                   uint32_t iterations, int initiator, uint32_t* rtt_ns, int* status_out) {       \
-    pingpong<MODE, SCOPE>(v, peer, dst_offset, src_offset, bytes, sig_offset, first_seq, warmup, iterations,     \
-                          initiator, rtt_ns, status_out);                                                        \
+    pingpong<MODE, SCOPE, false>(v, peer, dst_offset, src_offset, bytes, sig_offset, first_seq, warmup,          \
+                                 iterations, initiator, rtt_ns, status_out, 0, 0, nullptr);                      \
+  }
+
+// The put_signal ping-pong with the payload check (gda4j latency --check): the arguments above, then the distance
+// between the two halves of the source and destination (each `bytes` long, 8-byte aligned), the run's salt, and
+// the rank's payload record (payload_check.cuh), zeroed but for `first`, which starts at NO_MISMATCH.
+#define GDA4J_PINGPONG_CHECKED_KERNEL(NAME, SCOPE)                                                                 \
+  extern "C" __global__ void NAME(const DeviceView* v, int peer, uint64_t dst_offset, uint64_t src_offset,        \
+                                  uint64_t bytes, uint64_t sig_offset, uint64_t first_seq, uint32_t warmup,      \
+                                  uint32_t iterations, int initiator, uint32_t* rtt_ns, int* status_out,         \
+                                  uint64_t stride, uint64_t salt, uint64_t* record) {                            \
+    pingpong<MODE_PUT_SIGNAL, SCOPE, true>(v, peer, dst_offset, src_offset, bytes, sig_offset, first_seq, warmup, \
+                                           iterations, initiator, rtt_ns, status_out, stride, salt, record);     \
   }
 
 GDA4J_PINGPONG_KERNEL(gda4j_pingpong_signal, MODE_SIGNAL, SCOPE_THREAD)
@@ -88,6 +156,30 @@ GDA4J_PINGPONG_KERNEL(gda4j_pingpong_put_inline, MODE_PUT_INLINE, SCOPE_THREAD)
 GDA4J_PINGPONG_KERNEL(gda4j_pingpong_put_signal_thread, MODE_PUT_SIGNAL, SCOPE_THREAD)
 GDA4J_PINGPONG_KERNEL(gda4j_pingpong_put_signal_warp, MODE_PUT_SIGNAL, SCOPE_WARP)
 GDA4J_PINGPONG_KERNEL(gda4j_pingpong_put_signal_block, MODE_PUT_SIGNAL, SCOPE_BLOCK)
+GDA4J_PINGPONG_CHECKED_KERNEL(gda4j_pingpong_put_signal_thread_checked, SCOPE_THREAD)
+GDA4J_PINGPONG_CHECKED_KERNEL(gda4j_pingpong_put_signal_warp_checked, SCOPE_WARP)
+GDA4J_PINGPONG_CHECKED_KERNEL(gda4j_pingpong_put_signal_block_checked, SCOPE_BLOCK)
+
+// The bandwidth check (gda4j bandwidth --check), outside the timed launches: gda4j_payload_fill writes the payload of
+// `seed` into [offset, offset + bytes) of this rank's heap before a measurement; after it, the host copies what
+// arrived at the peer back into this rank's heap and gda4j_payload_verify compares it, counting into `record` as
+// round `round`. Any grid; offsets 8-byte aligned.
+extern "C" __global__ void gda4j_payload_fill(const DeviceView* v, uint64_t offset, uint64_t bytes, uint64_t seed) {
+  payload_fill(heap_at(local_of(v), offset), bytes, seed, (uint64_t)blockIdx.x * blockDim.x + threadIdx.x,
+               (uint64_t)gridDim.x * blockDim.x);
+}
+
+extern "C" __global__ void gda4j_payload_verify(const DeviceView* v, uint64_t offset, uint64_t bytes, uint64_t seed,
+                                                uint64_t round, uint64_t* record) {
+  const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  uint64_t off = NO_MISMATCH;
+  const uint64_t bad = payload_verify(heap_at(local_of(v), offset), bytes, seed, t, (uint64_t)gridDim.x * blockDim.x, &off);
+  if (bad != 0) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(record + PAYLOAD_RECORD_MISMATCHES / 8), bad);
+    atomicMin(reinterpret_cast<unsigned long long*>(record + PAYLOAD_RECORD_FIRST / 8), first_key(round, off));
+  }
+  if (t == 0) atomicAdd(reinterpret_cast<unsigned long long*>(record + PAYLOAD_RECORD_ROUNDS / 8), 1ull);
+}
 
 // One-directional put bandwidth: [0, bytes) is cut into `chunk_bytes` chunks dealt round-robin to the blocks
 // (interleaving keeps every block streaming through nearby addresses; contiguous per-block slices lose ~6% at

@@ -284,3 +284,54 @@ extern "C" __global__ void gda4j_ibgda_add_then_done(const DeviceView* v, int ta
   if (st == OK) st = quiet(v);
   *status_out = st;
 }
+
+// ---- several QPs per peer (IbgdaSeveralQpsGpuTest) -------------------------------------------------------------
+// Every warp of the grid puts its `slice` bytes (src + g * slice to dst + g * slice, g its grid warp: on QP g % qps
+// of an unbound Peer, or on channel g with `bound`); the last block to finish then fences the peer and SETs the signal
+// to `value`. qp_out[i] gets the WQEBBs reserved on the peer's QP i when it is done (0 past the peer's QPs).
+extern "C" __global__ void gda4j_ibgda_warps_then_signal(const DeviceView* v, int peer, uint64_t dst, uint64_t src,
+                                                         uint64_t slice, uint64_t sig, uint64_t value, int bound,
+                                                         uint32_t* blocks_done, uint64_t* qp_out, int* status_out) {
+  const uint32_t g = detail::grid_warp();
+  const Peer unbound = peer_of(v, peer);
+  const Peer p = bound ? with_channel(unbound, g) : unbound;
+  int st = put_warp(p, dst + g * slice, src + g * slice, slice);
+  __shared__ int failed;
+  if (threadIdx.x == 0) failed = 0;
+  __syncthreads();
+  if (lane_id() == 0 && st != OK) atomicExch(&failed, 1);
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  __threadfence();
+  if (atomicAdd(blocks_done, 1u) != gridDim.x - 1) {
+    if (failed) atomicExch(status_out, ERR_TRANSPORT);
+    return;
+  }
+  __threadfence();
+  // The last block: every warp's put was posted before its block's add (the acq_rel chain of the adds), so fence
+  // (draining the peer's other QPs) covers them all, and the signal goes out after.
+  st = failed ? ERR_TRANSPORT : fence(unbound);
+  if (st == OK) st = signal(unbound, sig, SIGNAL_SET, value);
+  if (st == OK) st = quiet(v);
+  const ibgda::DeviceQp* base = reinterpret_cast<const ibgda::DeviceQp*>(v->peers[peer].handle);
+  for (uint32_t i = 0; i < 8; ++i) qp_out[i] = i < base->qp_count ? base[i].resv_head : 0;
+  *status_out = st;
+}
+
+// Waits for the signal to reach `value`, then counts the 8-byte words of [dst, dst + bytes) that are not
+// pattern(word index) yet: what a signal that overtook its data would leave. out: {mismatches, status}.
+extern "C" __global__ void gda4j_ibgda_check_after_signal(const DeviceView* v, uint64_t dst, uint64_t bytes,
+                                                          uint64_t sig, uint64_t value, uint64_t pattern,
+                                                          uint64_t* out) {
+  const Local me = local_of(v);
+  __shared__ int st;
+  if (threadIdx.x == 0) st = wait_until(me, sig, CMP_GE, value);
+  __syncthreads();
+  uint64_t bad = 0;
+  if (st == OK) {
+    const volatile uint64_t* words = reinterpret_cast<const volatile uint64_t*>(me.heap + dst);
+    for (uint64_t i = threadIdx.x; i < bytes / 8; i += blockDim.x) bad += words[i] != (pattern ^ i);
+  }
+  atomicAdd(reinterpret_cast<unsigned long long*>(out), (unsigned long long)bad);
+  if (threadIdx.x == 0) out[1] = (uint64_t)st;
+}

@@ -3,10 +3,12 @@
 // send/receive split); a call without the split runs both halves in one kernel (gda4j_moe_ll_dispatch after the
 // route, gda4j_moe_ll_combine). No kernel waits for the host and none reads host memory, so a CUDA graph can hold
 // them.
-// gda4j/moe/ll.cuh has the buffer layout and the counters; io.gda4j.moe.MoeLowLatencyReference is what they must
+// gda4j/moe/ll.cuh has the buffer layout and the counters; io.gda4j.moe.check.MoeLowLatencyReference is what they must
 // produce, bit for bit.
+// Two protocols: the counted one (this comment, and the kernels up to the tagged section) and the tagged one, for
+// worlds whose pairs are all direct where asked for (the section at the end of this file; gda4j/moe/ll_tagged.cuh).
 //
-// Rows by transport (ll_params.cuh has the message, io.gda4j.moe.MoeLowLatencySizing the send order):
+// Rows by transport (ll_params.cuh has the message, io.gda4j.moe.ll.LowLatencySizing the send order):
 //  - p2p and self: the warps store the row, its scales and its source record straight into the expert's buffers;
 //  - ibgda: the row is cast into one message (record | payload | scales) in this rank's send order and put with one
 //    WQE per (token, expert); the expert's count follows as one SET;
@@ -40,6 +42,7 @@
 //    of a buffer follows every rank's receive of the previous one.
 #include <gda4j/gda4j.cuh>
 #include <gda4j/moe/ll.cuh>
+#include <gda4j/moe/ll_tagged.cuh>
 
 using namespace gda4j;
 using namespace gda4j::moe;
@@ -171,7 +174,7 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const __gr
   if (threadIdx.x == 0) *b.status() = bad == ~0ull ? 0 : bad + 1;
 }
 
-// A named namespace, not an anonymous one (see moe.cu: PTX free of path-dependent names).
+// A named namespace, not an anonymous one (see moe_ring.cu: PTX free of path-dependent names).
 namespace moe_ll_kernels {
 
 // A batched pair (gda4j::prefers_few_puts, the proxy): the expert's entry in this rank's count table for rank r
@@ -224,9 +227,10 @@ __device__ __forceinline__ int signal_count(const DeviceView* view, const LlBuff
   // A count of rows: this thread's send_done add acquired every add before it, each a release of its block's rows
   // (and puts); this fence, cumulative, makes all of them visible system-wide before the signal. For a direct peer it
   // is the fence that fence(peer) would be (so that call is left out); an ibgda signal claims its queue slot with
-  // another atomic, which must come after those warps' claims. A zero count orders nothing: no row goes with it.
+  // another atomic, which must come after those warps' claims on the same QP: the expert's channel, as its rows (a
+  // peer may have several QPs). A zero count orders nothing: no row goes with it.
   if (rows > 0) __threadfence_system();
-  return signal(peer, b.dispatch_count(le, p->head.rank), SIGNAL_SET,
+  return signal(with_channel(peer, le), b.dispatch_count(le, p->head.rank), SIGNAL_SET,
                 seq << 32 | (uint32_t)rows | (gathered ? LL_GATHERED_ROWS : 0u));
 }
 
@@ -353,12 +357,36 @@ constexpr int LL_LANE_CHANNELS = LL_CHUNK / 32;
 // Chunks a warp holds in registers at once: hidden up to 8 warps x 4 x 512 = 16384 is one round of loads.
 constexpr int LL_SEND_BATCH = 4;
 
+// Lane `lane`'s 16 channels (32 bytes of BF16) of chunks c0, c0 + stride, ... (LL_SEND_BATCH of them) of `row`,
+// where the chunk has them. x is the caller's input, read-only while the kernel runs: the non-coherent path (__ldg).
+__device__ __forceinline__ void load_lane_chunks(const uint16_t* row, int c0, int stride, int hidden, uint32_t lane,
+                                                 uint4 (&lo)[LL_SEND_BATCH], uint4 (&hi)[LL_SEND_BATCH]) {
+#pragma unroll
+  for (int i = 0; i < LL_SEND_BATCH; ++i) {
+    const int ch = (c0 + i * stride) * LL_CHUNK + (int)lane * LL_LANE_CHANNELS;
+    if (ch < hidden) {
+      lo[i] = __ldg(reinterpret_cast<const uint4*>(row + ch));
+      hi[i] = __ldg(reinterpret_cast<const uint4*>(row + ch) + 1);
+    }
+  }
+}
+
+// The FP8 cast of the chunks load_lane_chunks loaded (lane_quantize16 each). Every lane of the warp calls it.
+__device__ __forceinline__ void quantize_lane_chunks(int c0, int stride, int chunks, bool pow2,
+                                                     const uint4 (&lo)[LL_SEND_BATCH], const uint4 (&hi)[LL_SEND_BATCH],
+                                                     uint4 (&q)[LL_SEND_BATCH], float (&scale)[LL_SEND_BATCH]) {
+#pragma unroll
+  for (int i = 0; i < LL_SEND_BATCH; ++i) {
+    if (c0 + i * stride < chunks) q[i] = lane_quantize16(lo[i], hi[i], pow2, &scale[i]);  // warp-uniform
+  }
+}
+
 // One block: part `part` of `parts` of token t, to each distinct expert of its top-k. The parts' warps share the
 // row's 512-channel chunks (warp w of part q takes chunks q x warps + w, then every parts x warps-th after it) and
 // store them to every destination: the expert's buffers at a p2p/self peer, or the entry's message in this rank's
 // send order for a staged (proxy/ibgda) one. With one part, warp j then puts the ibgda messages j, j + 8, ... in
 // parallel (ibgda puts a message once whole, so the host gives a rank with ibgda peers one part per token).
-// Where the call gathers (`gather`: the host's choice per call, io.gda4j.moe.MoeLowLatencySizing.gathersRows) the
+// Where the call gathers (`gather`: the host's choice per call, io.gda4j.moe.ll.LowLatencySizing.gathersRows) the
 // token's row goes to another p2p rank once, into that rank's token stage, stored by the lowest of the token's
 // entries for that rank; every entry still writes its source record into its expert's slot there, and the receive
 // half copies the row out by it (at 2 ranks, top-8, a quarter of the bytes cross NVLink).
@@ -379,21 +407,10 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
   const uint16_t* row = x + (int64_t)t * hidden;
   const int chunks = (hidden + LL_CHUNK - 1) / LL_CHUNK;
   // This warp's chunks in rounds of LL_SEND_BATCH: chunk i of the round from c0 is c0 + i * stride. hidden is a
-  // multiple of 128, so a scale block's eight lanes all have channels or none do. x is the caller's input,
-  // read-only while the kernel runs, so the loads may take the non-coherent path (__ldg).
+  // multiple of 128, so a scale block's eight lanes all have channels or none do.
   const int first = part * warps + warp, stride = parts * warps;
   uint4 lo[LL_SEND_BATCH], hi[LL_SEND_BATCH];
-  auto load_round = [&](int c0) {
-#pragma unroll
-    for (int i = 0; i < LL_SEND_BATCH; ++i) {
-      const int ch = (c0 + i * stride) * LL_CHUNK + (int)lane * LL_LANE_CHANNELS;
-      if (ch < hidden) {
-        lo[i] = __ldg(reinterpret_cast<const uint4*>(row + ch));
-        hi[i] = __ldg(reinterpret_cast<const uint4*>(row + ch) + 1);
-      }
-    }
-  };
-  load_round(first);
+  load_lane_chunks(row, first, stride, hidden, lane, lo, hi);
   // Lane k < top_k of every warp: its entry's expert, slot, send row, the expert's row count from this rank, and
   // where the row goes: x, scales and source record at a p2p/self peer, or the parts of its message here. Each
   // warp loads them itself (L1 hits after the first) rather than waiting at a block barrier for one warp to share
@@ -451,15 +468,10 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
   // A round: its chunks cast (FP8), then stored destination by destination, so a destination's addresses are
   // shuffled once per round rather than once per chunk.
   for (int c0 = first; c0 < chunks; c0 += LL_SEND_BATCH * stride) {
-    if (c0 != first) load_round(c0);
+    if (c0 != first) load_lane_chunks(row, c0, stride, hidden, lane, lo, hi);
     uint4 q[LL_SEND_BATCH];
     float scale[LL_SEND_BATCH];
-    if (fp8) {
-#pragma unroll
-      for (int i = 0; i < LL_SEND_BATCH; ++i) {
-        if (c0 + i * stride < chunks) q[i] = lane_quantize16(lo[i], hi[i], pow2, &scale[i]);  // warp-uniform
-      }
-    }
+    if (fp8) quantize_lane_chunks(c0, stride, chunks, pow2, lo, hi, q, scale);
     for (uint32_t m = dests; m != 0; m &= m - 1) {
       const int d = __ffs(m) - 1;
       char* dx = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(dst_x), d));
@@ -494,7 +506,8 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
       const int e = __shfl_sync(0xffffffffu, expert, d);
       const int s = __shfl_sync(0xffffffffu, slot, d);
       const int sr = __shfl_sync(0xffffffffu, send_row, d);
-      const Peer peer = peer_of(view, e / local);
+      // On the QP of the expert's channel, as its count (signal_count): the count cannot overtake the rows.
+      const Peer peer = with_channel(peer_of(view, e / local), e % local);
       st = put_warp(peer, b.recv_msg(me, (uint64_t)(e % local) * p->max_tokens + s), b.send_msg(sr), p->msg_bytes);
       st = __shfl_sync(0xffffffffu, st, 0);
     }
@@ -777,7 +790,7 @@ __device__ __forceinline__ void return_expert_rows(const DeviceView* view, const
     }
   }
   for (int s = warp; s < n; s += warps) {
-    const Peer peer = peer_of(view, s);
+    const Peer peer = with_channel(peer_of(view, s), le);  // one QP per (source, expert): rows before their flag
     if (is_direct(peer)) continue;  // above
     const int32_t rows = pull ? 0 : first_row[s + 1] - first_row[s];
     if (prefers_few_puts(peer)) {
@@ -815,7 +828,7 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine_send(
 // (token, 256-channel slice), capped at the rank's share of the SMs). Every block first waits for every expert's
 // flag (a barrier over all ranks, see below); then the warp of (t, slice) sums its channels: acc = +0; for k = 0 ..
 // top_k - 1 (skipping -1 and bad entries) acc = fma(weight[t][k], float(row(t, first k with that expert)[h]), acc);
-// out = bf16_rn(acc): the order io.gda4j.moe.MoeLowLatencyReference documents. The rows are where the experts'
+// out = bf16_rn(acc): the order io.gda4j.moe.check.MoeLowLatencyReference documents. The rows are where the experts'
 // ranks returned them (this rank's combine buffer), or with `pull` where they are: in the combine input of the
 // expert's rank, read over NVLink, so nothing crossed twice and no copy waits before the sums. Every rank must run
 // the same kind: a pulling rank reads rows a pushing rank never put in its combine input, and a pushing rank waits
@@ -829,66 +842,13 @@ __device__ __forceinline__ uint64_t combine_word(const DeviceView* view, const L
   return prefers_few_puts(peer_of(view, r)) ? b.combine_batch(r) : b.combine_flag(e);
 }
 
-// The receive half's work, by every block of the grid (every thread calls it).
-__device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const LlParams* p, int buf,
-                                                  const int64_t* topk, const float* weights, int num_tokens, int pull) {
+// The counted protocol's wait before the sums, by every block of the grid (every thread calls it): returns whether
+// the block may sum.
+__device__ __forceinline__ bool wait_expert_flags(const DeviceView* view, const LlBuffer& b, uint64_t seq, int pull) {
   __shared__ int barrier_failed;
-  const LlBuffer b{p, buf};
-  const uint32_t lane = lane_id();
-  const int k_count = p->head.top_k, experts = p->head.num_experts, hidden = p->head.hidden;
-  const uint64_t seq = *b.seq();
+  const LlParams* p = b.p;
   const Local l = local_of(view);
-  const int warps = gridDim.x * blockDim.x / 32, warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  // Work items are (token, slice of 256 channels), so a token's sum is spread over hidden / 256 warps instead of
-  // one warp walking the whole row (a chain of memory round trips: 130 us at hidden 7168 on an H100). A warp takes
-  // a contiguous range of items, mostly slices of one token, and reads a token's top-k and weights once.
-  const int slices = (hidden + 255) / 256;
-  const int64_t items = (int64_t)num_tokens * slices;
-  // The loop's bases, computed once: recomputed from the params in the loop they cost a dozen instructions per row
-  // load (with the params by value the compiler takes their fields as free to reload; 128 tokens took 34 us, 23 us
-  // with the params in device memory).
-  const char* const recv_rows = l.heap + b.combine_recv(0);
-  const uint64_t row_bytes = 2ull * hidden;
-  const int local = p->head.num_local_experts, me = p->head.rank;
-  uint16_t* const out = b.combined();
-  const int32_t* const route_slot = b.route_slot();
-  const int32_t* const send_base = b.send_base();
-  const int64_t item_end = items * (warp + 1) / warps;
-  int t = -1;
-  const char* row = nullptr;  // lane k: the row of entry k (or of the first entry naming its expert); null: none
-  float w = 0.0f;
-  // A token's setup: lane k < top_k gets entry k's weight, and the row of the first k' <= k naming the same expert
-  // (null for -1 and bad entries): where that expert returned it (its send row here), or where it is at the
-  // expert's rank when pulling. The lanes holding one expert find each other with a match, whose lowest lane is the
-  // first occurrence and the only one with a slot. Lanes without a valid entry match nobody (a key no expert has).
-  // The whole warp calls it.
-  auto load_token = [&](int token) {
-    t = token;
-    int64_t key = -2 - (int64_t)lane;
-    w = 0.0f;
-    const char* own = nullptr;
-    if (lane < (uint32_t)k_count) {
-      const int64_t e = topk[(int64_t)t * k_count + lane];
-      w = weights[(int64_t)t * k_count + lane];
-      if (e >= 0 && e < experts) {
-        key = e;
-        const int slot = route_slot[(int64_t)t * k_count + lane];
-        if (slot >= 0 && pull) {
-          own = peer_of(view, (int)e / local).heap +
-                b.combine_input(b.row((int)e % local, me * p->max_tokens + slot));
-        } else if (slot >= 0) {
-          own = recv_rows + (uint64_t)(send_base[e] + slot) * row_bytes;
-        }
-      }
-    }
-    const uint32_t same = __match_any_sync(0xffffffffu, (unsigned long long)key);
-    const int first = __ffs(same) - 1;
-    row = reinterpret_cast<const char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(own), first));
-    if (key < 0) row = nullptr;
-  };
-  // The warp's first token is set up before the wait for the flags: nothing it reads comes from another rank (this
-  // rank's route, its top-k and weights, addresses), so its chain of loads overlaps the wait.
-  if (items * warp / warps < item_end) load_token((int)(items * warp / warps / slices));
+  const int experts = p->head.num_experts;
   if (threadIdx.x == 0) barrier_failed = 0;
   __syncthreads();
   // Every expert's flag of this call, not only those of this rank's tokens (DeepEP's combine waits for all of them
@@ -948,7 +908,97 @@ __device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const 
     barrier_failed = (v & COMBINE_FAILED) != 0;
   }
   __syncthreads();
-  if (barrier_failed) return;  // block-uniform
+  return !barrier_failed;
+}
+
+// The tagged protocol's wait (ll_tagged.cuh): one flag per expert rank, so every block waits for all of them itself
+// (warp 0, a lane per rank: no relay through block 0) and its barrier orders the acquires before its warps' loads.
+// Returns whether the block may sum: false when a wait failed or a rank ran the other kind of combine (recorded).
+__device__ __forceinline__ bool tag_wait_rank_flags(const DeviceView* view, const LlBuffer& b, uint64_t seq,
+                                                    int pull) {
+  __shared__ int flags_failed;
+  const LlParams* p = b.p;
+  const Local l = local_of(view);
+  const uint32_t lane = lane_id();
+  if (threadIdx.x == 0) flags_failed = 0;
+  __syncthreads();
+  if (threadIdx.x < 32 && lane < (uint32_t)p->head.nranks) {
+    uint64_t v;
+    const uint64_t word = b.combine_rank_flag((int)lane);
+    if (ll_wait(l, p, word, seq << 1, (int)lane, &v, blockIdx.x == 0) != OK) {
+      flags_failed = 1;
+    } else if ((v & 1) != (uint64_t)pull) {
+      record_error(view, ERROR_COMBINE_INPUT_MIXED, OP_WAIT_UNTIL, (int)lane, word, seq << 1 | (uint64_t)pull, v,
+                   CMP_GE, 0);
+      flags_failed = 1;
+    }
+  }
+  __syncthreads();
+  return !flags_failed;
+}
+
+// The receive half's work, by every block of the grid (every thread calls it). TAGGED: the tagged protocol's flags,
+// one per expert rank (tag_wait_rank_flags), in place of the experts' flags and block 0's relay.
+template <bool TAGGED>
+__device__ __forceinline__ void sum_returned_rows(const DeviceView* view, const LlParams* p, int buf,
+                                                  const int64_t* topk, const float* weights, int num_tokens, int pull) {
+  const LlBuffer b{p, buf};
+  const uint32_t lane = lane_id();
+  const int k_count = p->head.top_k, experts = p->head.num_experts, hidden = p->head.hidden;
+  const uint64_t seq = *b.seq();
+  const Local l = local_of(view);
+  const int warps = gridDim.x * blockDim.x / 32, warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  // Work items are (token, slice of 256 channels), so a token's sum is spread over hidden / 256 warps instead of
+  // one warp walking the whole row (a chain of memory round trips: 130 us at hidden 7168 on an H100). A warp takes
+  // a contiguous range of items, mostly slices of one token, and reads a token's top-k and weights once.
+  const int slices = (hidden + 255) / 256;
+  const int64_t items = (int64_t)num_tokens * slices;
+  // The loop's bases, computed once: recomputed from the params in the loop they cost a dozen instructions per row
+  // load (with the params by value the compiler takes their fields as free to reload; 128 tokens took 34 us, 23 us
+  // with the params in device memory).
+  const char* const recv_rows = l.heap + b.combine_recv(0);
+  const uint64_t row_bytes = 2ull * hidden;
+  const int local = p->head.num_local_experts, me = p->head.rank;
+  uint16_t* const out = b.combined();
+  const int32_t* const route_slot = b.route_slot();
+  const int32_t* const send_base = b.send_base();
+  const int64_t item_end = items * (warp + 1) / warps;
+  int t = -1;
+  const char* row = nullptr;  // lane k: the row of entry k (or of the first entry naming its expert); null: none
+  float w = 0.0f;
+  // A token's setup: lane k < top_k gets entry k's weight, and the row of the first k' <= k naming the same expert
+  // (null for -1 and bad entries): where that expert returned it (its send row here), or where it is at the
+  // expert's rank when pulling. The lanes holding one expert find each other with a match, whose lowest lane is the
+  // first occurrence and the only one with a slot. Lanes without a valid entry match nobody (a key no expert has).
+  // The whole warp calls it.
+  auto load_token = [&](int token) {
+    t = token;
+    int64_t key = -2 - (int64_t)lane;
+    w = 0.0f;
+    const char* own = nullptr;
+    if (lane < (uint32_t)k_count) {
+      const int64_t e = topk[(int64_t)t * k_count + lane];
+      w = weights[(int64_t)t * k_count + lane];
+      if (e >= 0 && e < experts) {
+        key = e;
+        const int slot = route_slot[(int64_t)t * k_count + lane];
+        if (slot >= 0 && pull) {
+          own = peer_of(view, (int)e / local).heap +
+                b.combine_input(b.row((int)e % local, me * p->max_tokens + slot));
+        } else if (slot >= 0) {
+          own = recv_rows + (uint64_t)(send_base[e] + slot) * row_bytes;
+        }
+      }
+    }
+    const uint32_t same = __match_any_sync(0xffffffffu, (unsigned long long)key);
+    const int first = __ffs(same) - 1;
+    row = reinterpret_cast<const char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(own), first));
+    if (key < 0) row = nullptr;
+  };
+  // The warp's first token is set up before the wait for the flags: nothing it reads comes from another rank (this
+  // rank's route, its top-k and weights, addresses), so its chain of loads overlaps the wait.
+  if (items * warp / warps < item_end) load_token((int)(items * warp / warps / slices));
+  if (!(TAGGED ? tag_wait_rank_flags(view, b, seq, pull) : wait_expert_flags(view, b, seq, pull))) return;
   for (int64_t item = items * warp / warps; item < item_end; ++item) {
     const int h = (int)(item % slices) * 256 + (int)lane * 8;
     if ((int)(item / slices) != t) load_token((int)(item / slices));
@@ -997,7 +1047,7 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_c
     const DeviceView* view, const __grid_constant__ LlParams params, int buf, const int64_t* topk,
     const float* weights, int num_tokens, int pull) {
   if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
-  sum_returned_rows(view, &params, buf, topk, weights, num_tokens, pull);
+  sum_returned_rows<false>(view, &params, buf, topk, weights, num_tokens, pull);
 }
 
 // Combine without the split: both halves in one kernel, so no launch sits between the experts' rows (or flags) and
@@ -1014,5 +1064,561 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine(
   for (int le = blockIdx.x; le < params.head.num_local_experts; le += gridDim.x) {
     return_expert_rows(view, &params, buf, y, pull, le);
   }
-  sum_returned_rows(view, &params, buf, topk, weights, num_tokens, pull);
+  sum_returned_rows<false>(view, &params, buf, topk, weights, num_tokens, pull);
+}
+
+// ==== The tagged protocol (gda4j/moe/ll_tagged.cuh: worlds whose pairs are all direct) ====
+// One kernel per call where there is no split: the dispatch's blocks route their own tokens (no route kernel, at any
+// token count), send the count vectors and the rows with the call's tag in every word, and receive what the peers
+// send them by polling those words; the combine sets one flag per rank. io.gda4j.moe.ll.LowLatencyRank launches
+// these kernels where LowLatencySizing.tagged() says so, the kernels above otherwise.
+namespace moe_ll_kernels {
+
+// The call's sequence number, read by every block before anything else it does in the call; the last block to
+// finish raises seq[buf] (tag_finish), so every block of the call reads the same value. Every thread calls it.
+__device__ __forceinline__ uint64_t tag_call_seq(const LlBuffer& b) {
+  __shared__ uint64_t call_seq;
+  if (threadIdx.x == 0) call_seq = *reinterpret_cast<volatile uint64_t*>(b.seq()) + 1;
+  __syncthreads();
+  return call_seq;
+}
+
+// The end of a dispatch (or its send half) in every block, on every path: the block's read of seq[buf] is behind it
+// (tag_call_seq, before a barrier); the last block to arrive raises seq[buf] and resets the counter.
+__device__ __forceinline__ void tag_finish(const LlBuffer& b, uint64_t seq) {
+  __syncthreads();
+  if (threadIdx.x == 0 && atom_add_acq_rel_gpu(b.route_arrivals(), 1) == (int32_t)gridDim.x - 1) {
+    *b.route_arrivals() = 0;
+    *b.seq() = seq;
+  }
+}
+
+// One token's route, by the block that sends it: entry k's expert (-1 for -1, a repeat or a bad entry) and slot (the
+// earlier tokens naming that expert: the n-th token naming e gets slot n, as in the route kernel), the ranks holding
+// its experts, and per rank the earlier tokens with an expert there (the token's row at that rank, tag_rows). The
+// block's threads take the earlier tokens one each per pass (a 128-token call: one pass of K loads a thread, L1
+// hits after the first block), so no route kernel runs before the dispatch at any token count.
+struct TagRoute {
+  int32_t expert[32];
+  int32_t slot[32];
+  int32_t index[MAX_RANKS];
+  uint32_t ranks;
+};
+
+__device__ void tag_route(const LlParams* p, const int64_t* topk, int t, TagRoute* r) {
+  const int k_count = p->head.top_k, experts = p->head.num_experts, local = p->head.num_local_experts;
+  const uint32_t lane = lane_id();
+  const int warp = threadIdx.x >> 5;
+  __syncthreads();  // the block's previous token is done with *r
+  if (warp == 0) {
+    const int64_t e = lane < (uint32_t)k_count ? topk[(int64_t)t * k_count + lane] : -1;
+    const bool valid = e >= 0 && e < experts;
+    const uint32_t same = __match_any_sync(0xffffffffu, valid ? e : -2 - (int64_t)lane);
+    const bool first = valid && (same & ((1u << lane) - 1)) == 0;
+    r->expert[lane] = first ? (int32_t)e : -1;
+    r->slot[lane] = 0;
+    if (lane < (uint32_t)MAX_RANKS) r->index[lane] = 0;
+    const uint32_t ranks = __reduce_or_sync(0xffffffffu, first ? 1u << ((int32_t)e / local) : 0u);
+    if (lane == 0) r->ranks = ranks;
+  }
+  __syncthreads();
+  // Lane k accumulates the warp's count for entry k, lane d the one for rank d.
+  int32_t for_entry = 0, for_rank = 0;
+  const uint32_t ranks = r->ranks;
+  for (int base = warp * 32; base < t; base += blockDim.x) {  // warp-uniform
+    const int tp = base + (int)lane;
+    uint32_t names = 0, on = 0;  // bit k: tp names entry k's expert; bit d: tp has an expert on rank d
+    if (tp < t) {
+      for (int j = 0; j < k_count; ++j) {
+        const int64_t e = topk[(int64_t)tp * k_count + j];
+        if (e < 0 || e >= experts) continue;
+        on |= 1u << ((int32_t)e / local);
+        for (int k = 0; k < k_count; ++k) names |= (uint32_t)(r->expert[k] == (int32_t)e) << k;
+      }
+    }
+    for (int k = 0; k < k_count; ++k) {
+      const int32_t c = __popc(__ballot_sync(0xffffffffu, (names >> k) & 1));
+      if (lane == (uint32_t)k) for_entry += c;
+    }
+    for (uint32_t m = ranks; m != 0; m &= m - 1) {
+      const int d = __ffs(m) - 1;
+      const int32_t c = __popc(__ballot_sync(0xffffffffu, (on >> d) & 1));
+      if (lane == (uint32_t)d) for_rank += c;
+    }
+  }
+  if (for_entry != 0) atomicAdd(&r->slot[lane], for_entry);
+  if (for_rank != 0) atomicAdd(&r->index[lane], for_rank);
+  __syncthreads();
+}
+
+// Part `part` of `parts` of token t, by one block: the row's 512-channel chunks shared out over the parts' warps as
+// in send_token (loaded before the route, which needs none of them), cast (FP8), and stored with the call's tag once
+// to every rank holding an expert of the token, into its row of this source there; part 0's warp 0 then writes the
+// row's header (the token, each entry's place) and this rank's route_slot entries. Direct stores only: nothing fails.
+__device__ void tag_send_token(const DeviceView* view, const LlBuffer& b, const uint16_t* x, const int64_t* topk,
+                               int t, int part, int parts, uint32_t tag, TagRoute* route) {
+  const LlParams* p = b.p;
+  const uint32_t lane = lane_id();
+  const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int k_count = p->head.top_k, local = p->head.num_local_experts, me = p->head.rank, hidden = p->head.hidden;
+  const bool fp8 = p->head.dtype == LL_DTYPE_FP8_E4M3;
+  const bool pow2 = p->power_of_two_scales != 0;
+  const uint16_t* row = x + (int64_t)t * hidden;
+  const int chunks = (hidden + LL_CHUNK - 1) / LL_CHUNK;
+  const int first = part * warps + warp, stride = parts * warps;
+  uint4 lo[LL_SEND_BATCH], hi[LL_SEND_BATCH];
+  load_lane_chunks(row, first, stride, hidden, lane, lo, hi);
+  tag_route(p, topk, t, route);
+  const uint32_t ranks = route->ranks;
+  // Lane d: this token's row at rank d.
+  char* dst = nullptr;
+  if (lane < (uint32_t)p->head.nranks && ((ranks >> lane) & 1)) {
+    dst = peer_of(view, (int)lane).heap + b.tag_row(me, route->index[lane]);
+  }
+  const uint64_t payload_at = 8ull * p->tag_header_words, scales_at = 8ull * p->tag_scale_word;  // within a row
+  for (int c0 = first; c0 < chunks; c0 += LL_SEND_BATCH * stride) {
+    if (c0 != first) load_lane_chunks(row, c0, stride, hidden, lane, lo, hi);
+    uint4 q[LL_SEND_BATCH];
+    float scale[LL_SEND_BATCH];
+    if (fp8) quantize_lane_chunks(c0, stride, chunks, pow2, lo, hi, q, scale);
+    for (uint32_t m = ranks; m != 0; m &= m - 1) {
+      const int d = __ffs(m) - 1;
+      char* to = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(dst), d));
+      char* pairs = to + payload_at;
+#pragma unroll
+      for (int i = 0; i < LL_SEND_BATCH; ++i) {
+        const int c = c0 + i * stride;
+        const int ch = c * LL_CHUNK + (int)lane * LL_LANE_CHANNELS;
+        if (ch >= hidden) continue;
+        // Pair c x 32Q + j x 32 + lane: each store instruction of the warp writes 512 contiguous bytes.
+        if (fp8) {
+          char* at = pairs + 16ull * ((uint64_t)c * 64 + lane);
+          store_tagged_pair(at, q[i].x, q[i].y, tag);
+          store_tagged_pair(at + 16 * 32, q[i].z, q[i].w, tag);
+          if ((lane & 7) == 0) store_tagged_word(to + scales_at + 8ull * (ch / LL_SCALE_BLOCK),
+                                                 __float_as_uint(scale[i]), tag);
+        } else {
+          char* at = pairs + 16ull * ((uint64_t)c * 128 + lane);
+          store_tagged_pair(at, lo[i].x, lo[i].y, tag);
+          store_tagged_pair(at + 16 * 32, lo[i].z, lo[i].w, tag);
+          store_tagged_pair(at + 16 * 64, hi[i].x, hi[i].y, tag);
+          store_tagged_pair(at + 16 * 96, hi[i].z, hi[i].w, tag);
+        }
+      }
+    }
+  }
+  if (part == 0 && warp == 0) {
+    const int32_t e = lane < (uint32_t)k_count ? route->expert[lane] : -1;
+    const int32_t slot = lane < (uint32_t)k_count ? route->slot[lane] : 0;
+    if (lane < (uint32_t)k_count) b.route_slot()[(int64_t)t * k_count + lane] = e >= 0 ? slot : -1;
+    for (uint32_t m = ranks; m != 0; m &= m - 1) {
+      const int d = __ffs(m) - 1;
+      char* to = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(dst), d));
+      const uint32_t place = e >= 0 && e / local == d ? (uint32_t)((e % local) * p->max_tokens + slot) : LL_NO_PLACE;
+      if (lane < (uint32_t)k_count) store_tagged_word(to + 8ull * (1 + lane), place, tag);
+      if (lane == 0) store_tagged_word(to, (uint32_t)t, tag);
+    }
+  }
+}
+
+// The count vector for rank d (ll_tagged.cuh), by one block: every entry of this rank's top-k read once (a thread
+// per token), the first of each distinct expert counted; then stored with the call's tag at rank d, zero or not. It
+// also leaves what this rank's later calls read of d's experts: send_count and send_base (the pushing combine's
+// landing rows), and for d = 0 status[buf]. `cnt`: num_local_experts words of shared memory.
+__device__ void tag_send_counts(const DeviceView* view, const LlBuffer& b, const int64_t* topk, int num_tokens, int d,
+                                uint32_t tag, int32_t* cnt) {
+  __shared__ int32_t rows_to_rank, rows_below;
+  __shared__ unsigned long long bad;
+  const LlParams* p = b.p;
+  const int k_count = p->head.top_k, experts = p->head.num_experts, local = p->head.num_local_experts;
+  const uint32_t lane = lane_id();
+  __syncthreads();  // the block's previous unit is done with the shared words
+  for (int le = threadIdx.x; le < local; le += blockDim.x) cnt[le] = 0;
+  if (threadIdx.x == 0) {
+    rows_to_rank = 0;
+    rows_below = 0;
+    bad = ~0ull;
+  }
+  __syncthreads();
+  int32_t on_rank = 0, below = 0;
+  for (int tp = threadIdx.x; tp < num_tokens; tp += blockDim.x) {
+    bool on = false;
+    for (int j = 0; j < k_count; ++j) {
+      const int64_t i = (int64_t)tp * k_count + j;
+      const int64_t e = topk[i];
+      if (e < -1 || e >= experts) atomicMin(&bad, (unsigned long long)i);
+      if (e < 0 || e >= experts) continue;
+      bool first = true;
+      for (int jj = 0; jj < j && first; ++jj) first = topk[(int64_t)tp * k_count + jj] != e;
+      if (!first) continue;
+      const int r = (int)e / local;
+      if (r == d) {
+        atomicAdd(&cnt[(int)e - d * local], 1);
+        on = true;
+      } else if (r < d) {
+        ++below;
+      }
+    }
+    on_rank += on;
+  }
+  on_rank = __reduce_add_sync(0xffffffffu, on_rank);
+  below = __reduce_add_sync(0xffffffffu, below);
+  if (lane == 0 && on_rank != 0) atomicAdd(&rows_to_rank, on_rank);
+  if (lane == 0 && below != 0) atomicAdd(&rows_below, below);
+  __syncthreads();
+  char* v = peer_of(view, d).heap + b.tag_counts(p->head.rank);
+  auto word = [&](int w) -> uint32_t {
+    return w == 0 ? (uint32_t)rows_to_rank : w == 1 ? (uint32_t)rows_below : w - 2 < local ? (uint32_t)cnt[w - 2] : 0u;
+  };
+  for (int i = threadIdx.x; 2 * i < p->tag_count_words; i += blockDim.x) {
+    store_tagged_pair(v + 16ull * i, word(2 * i), word(2 * i + 1), tag);
+  }
+  // send_base of d's experts: an exclusive scan of cnt from rows_below, 32 experts at a time by warp 0.
+  if (threadIdx.x < 32) {
+    int32_t carry = rows_below;
+    for (int c = 0; c < local; c += 32) {
+      const int le = c + (int)lane;
+      const int32_t n = le < local ? cnt[le] : 0;
+      int32_t incl = n;
+      for (int o = 1; o < 32; o <<= 1) {
+        const int32_t u = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= (uint32_t)o) incl += u;
+      }
+      if (le < local) {
+        b.send_count()[d * local + le] = n;
+        b.send_base()[d * local + le] = carry + incl - n;
+      }
+      carry += __shfl_sync(0xffffffffu, incl, 31);
+    }
+  }
+  if (d == 0 && threadIdx.x == 0) *b.status() = bad == ~0ull ? 0 : bad + 1;
+}
+
+// The send half's work, by every block of the grid (every thread calls it). Units: the count vector for each rank
+// first (units 0 .. nranks - 1, so the receivers learn early how many rows to wait for), then every (token, part);
+// block b takes units b, b + gridDim.x, ... Returns the call's sequence number. `shared`: dynamic shared memory of
+// nranks x (num_local_experts + 1) words (the receive's; a count unit uses num_local_experts of them).
+__device__ __forceinline__ uint64_t tag_send_units(const DeviceView* view, const LlBuffer& b, const uint16_t* x,
+                                                   const int64_t* topk, int num_tokens, int parts, int32_t* shared) {
+  __shared__ TagRoute route;
+  const uint64_t seq = tag_call_seq(b);
+  const uint32_t tag = (uint32_t)seq;
+  // The pushing combine's arrivals start from zero (the combine before on this buffer came before this kernel).
+  if (blockIdx.x == 0 && threadIdx.x == 0) b.combine_done()[0] = 0;
+  const int n = b.p->head.nranks;
+  const int64_t units = n + (int64_t)num_tokens * parts;
+  for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {  // block-uniform
+    if (u < n) {
+      tag_send_counts(view, b, topk, num_tokens, (int)u, tag, shared);
+    } else {
+      const int64_t i = u - n;
+      tag_send_token(view, b, x, topk, (int)(i / parts), (int)(i % parts), parts, tag, &route);
+    }
+  }
+  return seq;
+}
+
+// Row i of source s at this rank, by one warp: its header (the token, each entry's place here), then its payload and
+// scales, every word taken only with the call's tag (take_tagged_*), copied into each place the header names, with
+// the source record (s, t, k, send row) beside it. `counts`: source s's exclusive prefix over the local experts
+// (tag_receive), from which the send row follows as in MoeLowLatencyReference (rows_below + prefix + slot).
+template <bool FP8>
+__device__ int tag_take_row(const DeviceView* view, const LlBuffer& b, char* heap, int s, int i, uint32_t tag,
+                            const int32_t* counts, int32_t rows_below) {
+  const LlParams* p = b.p;
+  const uint32_t lane = lane_id();
+  const int k_count = p->head.top_k, hidden = p->head.hidden, local = p->head.num_local_experts;
+  const int max_tokens = p->max_tokens;
+  const uint64_t row = b.tag_row(s, i);
+  int st = OK;
+  uint32_t place = LL_NO_PLACE, t = 0;
+  if (lane < (uint32_t)k_count) st = take_tagged_word(view, heap, row + 8ull * (1 + lane), tag, &place);
+  if (lane == 0 && st == OK) st = take_tagged_word(view, heap, row, tag, &t);
+  if (__any_sync(0xffffffffu, st != OK)) return ERR_ABORTED;
+  t = __shfl_sync(0xffffffffu, t, 0);
+  // A sender writes no place outside the buffer; one that is (a corrupt row) is skipped, never followed.
+  const bool placed =
+      lane < (uint32_t)k_count && place != LL_NO_PLACE && place / (uint32_t)max_tokens < (uint32_t)local;
+  const uint32_t places = __ballot_sync(0xffffffffu, placed);
+  char* to_x = nullptr;
+  float* to_scales = nullptr;
+  if (placed) {
+    const int le = (int)(place / (uint32_t)max_tokens), slot = (int)(place % (uint32_t)max_tokens);
+    const uint64_t r = b.row(le, s * max_tokens + slot);
+    *reinterpret_cast<int4*>(heap + b.recv_src(r)) = make_int4(s, (int)t, (int)lane, rows_below + counts[le] + slot);
+    to_x = heap + b.recv_x(r);
+    to_scales = reinterpret_cast<float*>(heap + b.recv_scales(r));
+  }
+  const int chunks = (hidden + LL_CHUNK - 1) / LL_CHUNK;
+  const uint64_t payload = row + 8ull * p->tag_header_words;
+  // A lane's share of chunk c: 16 bytes (FP8) or 32 (BF16), pairs c x 32Q + j x 32 + lane; batches of 8 pairs, each
+  // batch's loads issued before any is checked (compile-time indices: the batch stays in registers).
+  constexpr int PAIRS = 8;
+  constexpr int q_per_chunk = FP8 ? 2 : 4, per_batch = PAIRS / q_per_chunk;
+  // The heap offset of pair j of the batch from chunk c0.
+  auto pair_at = [&](int c0, int j) {
+    return payload + 16ull * ((uint64_t)(c0 + j / q_per_chunk) * 32 * q_per_chunk + (j % q_per_chunk) * 32 + lane);
+  };
+  for (int c0 = 0; c0 < chunks; c0 += per_batch) {
+    uint64_t lo[PAIRS], hi[PAIRS];
+#pragma unroll
+    for (int j = 0; j < PAIRS; ++j) {
+      const int c = c0 + j / q_per_chunk;
+      const int ch = c * LL_CHUNK + (int)lane * LL_LANE_CHANNELS;
+      if (c < chunks && ch < hidden) {
+        load_slot_relaxed_sys(reinterpret_cast<const uint64_t*>(heap + pair_at(c0, j)), lo[j], hi[j]);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < PAIRS; ++j) {
+      const int c = c0 + j / q_per_chunk;
+      const int ch = c * LL_CHUNK + (int)lane * LL_LANE_CHANNELS;
+      if (c < chunks && ch < hidden && st == OK && !both_tagged(lo[j], hi[j], tag)) {
+        const TagWait w = tag_wait(view, pair_at(c0, j), true, tag, false);
+        st = w.st, lo[j] = w.lo, hi[j] = w.hi;
+      }
+    }
+    if (__any_sync(0xffffffffu, st != OK)) return ERR_ABORTED;
+    for (uint32_t m = places; m != 0; m &= m - 1) {
+      const int k = __ffs(m) - 1;
+      char* dx = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(to_x), k));
+#pragma unroll
+      for (int cc = 0; cc < per_batch; ++cc) {
+        const int c = c0 + cc;
+        const int ch = c * LL_CHUNK + (int)lane * LL_LANE_CHANNELS;
+        if (c >= chunks || ch >= hidden) continue;
+        const int j = cc * q_per_chunk;
+        if (FP8) {
+          *reinterpret_cast<uint4*>(dx + ch) =
+              make_uint4((uint32_t)lo[j], (uint32_t)hi[j], (uint32_t)lo[j + 1], (uint32_t)hi[j + 1]);
+        } else {
+          uint4* at = reinterpret_cast<uint4*>(dx + 2 * ch);
+          at[0] = make_uint4((uint32_t)lo[j], (uint32_t)hi[j], (uint32_t)lo[j + 1], (uint32_t)hi[j + 1]);
+          at[1] = make_uint4((uint32_t)lo[j + 2], (uint32_t)hi[j + 2], (uint32_t)lo[j + 3], (uint32_t)hi[j + 3]);
+        }
+      }
+    }
+  }
+  for (int g0 = 0; g0 < p->scales_per_row; g0 += 32) {  // warp-uniform
+    const int g = g0 + (int)lane;
+    uint32_t v = 0;
+    if (g < p->scales_per_row) st = take_tagged_word(view, heap, row + 8ull * (p->tag_scale_word + g), tag, &v);
+    if (__any_sync(0xffffffffu, st != OK)) return ERR_ABORTED;
+    for (uint32_t m = places; m != 0; m &= m - 1) {
+      const int k = __ffs(m) - 1;
+      float* ds = reinterpret_cast<float*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(to_scales), k));
+      if (g < p->scales_per_row) ds[g] = __uint_as_float(v);
+    }
+  }
+  return OK;
+}
+
+// The receive half's work, by every block of the grid (every thread calls it): every source's count vector, taken
+// by the block's threads a pair each (block 0 counts the waits in wait_ns and writes recv_count_src and recv_count),
+// each source's exclusive prefix over the local experts (shared, for the send rows), then the rows, a warp each, of
+// all sources in turn (row r of the grid: warp r % warps of the grid). `shared`: nranks x (num_local_experts + 1)
+// words of dynamic shared memory. Returns OK, or ERR_ABORTED once a wait failed.
+__device__ __forceinline__ int tag_receive(const DeviceView* view, const LlBuffer& b, uint32_t tag, int32_t* shared) {
+  __shared__ int32_t rows_from[MAX_RANKS + 1];  // rows_from[s]: the rows of the sources before s
+  __shared__ int32_t below_of[MAX_RANKS];
+  __shared__ int receive_failed;
+  const LlParams* p = b.p;
+  const int n = p->head.nranks, local = p->head.num_local_experts;
+  const uint32_t lane = lane_id();
+  const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const Local l = local_of(view);
+  __syncthreads();  // the send units are done with the shared words
+  if (threadIdx.x == 0) receive_failed = 0;
+  __syncthreads();
+  const int pairs = p->tag_count_words / 2;
+  for (int i = threadIdx.x; i < n * pairs; i += blockDim.x) {
+    const int s = i / pairs, q = i % pairs;
+    const uint64_t off = b.tag_counts(s) + 16ull * q;
+    uint64_t lo, hi;
+    load_slot_relaxed_sys(reinterpret_cast<const uint64_t*>(l.heap + off), lo, hi);
+    if (!both_tagged(lo, hi, tag)) {
+      const bool account = blockIdx.x == 0 && q == 0;  // a source's wait counted once
+      const TagWait w = tag_wait(view, off, true, tag, account);
+      if (account) atomicAdd(reinterpret_cast<unsigned long long*>(p->wait_ns) + s, (unsigned long long)w.waited_ns);
+      if (w.st != OK) {
+        receive_failed = 1;
+        break;
+      }
+      lo = w.lo, hi = w.hi;
+    }
+    for (int h = 0; h < 2; ++h) {
+      const int w = 2 * q + h;
+      const int32_t v = (int32_t)(uint32_t)(h == 0 ? lo : hi);
+      if (w == 0) {
+        rows_from[s + 1] = min(max(v, 0), p->max_tokens);  // a sender sends at most a row per token: read no further
+      } else if (w == 1) {
+        below_of[s] = v;
+      } else if (w - 2 < local) {
+        shared[s * (local + 1) + w - 2] = v;
+      }
+    }
+  }
+  __syncthreads();
+  if (receive_failed) return ERR_ABORTED;  // block-uniform
+  // Each source's exclusive prefix in place (and its total at [local]), a warp per source.
+  for (int s = warp; s < n; s += warps) {
+    int32_t* a = shared + s * (local + 1);
+    int32_t carry = 0;
+    for (int c = 0; c < local; c += 32) {
+      const int le = c + (int)lane;
+      const int32_t v = le < local ? a[le] : 0;
+      int32_t incl = v;
+      for (int o = 1; o < 32; o <<= 1) {
+        const int32_t u = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= (uint32_t)o) incl += u;
+      }
+      if (le < local) a[le] = carry + incl - v;
+      carry += __shfl_sync(0xffffffffu, incl, 31);
+    }
+    if (lane == 0) a[local] = carry;
+  }
+  if (threadIdx.x == 0) {
+    rows_from[0] = 0;
+    for (int s = 0; s < n; ++s) rows_from[s + 1] += rows_from[s];
+  }
+  __syncthreads();
+  if (blockIdx.x == 0) {
+    for (int le = threadIdx.x; le < local; le += blockDim.x) {
+      int32_t total = 0;
+      for (int s = 0; s < n; ++s) {
+        const int32_t* a = shared + s * (local + 1);
+        const int32_t c = a[le + 1] - a[le];
+        b.recv_count_src()[le * n + s] = c;
+        total += c;
+      }
+      b.recv_count()[le] = total;
+    }
+  }
+  const int rows = rows_from[n];
+  int st = OK;
+  for (int r = blockIdx.x * warps + warp; r < rows && st == OK; r += gridDim.x * warps) {  // warp-uniform
+    int s = 0;
+    while (r >= rows_from[s + 1]) ++s;
+    const int32_t* counts = shared + s * (local + 1);
+    const int i = r - rows_from[s];
+    st = p->head.dtype == LL_DTYPE_FP8_E4M3 ? tag_take_row<true>(view, b, l.heap, s, i, tag, counts, below_of[s])
+                                           : tag_take_row<false>(view, b, l.heap, s, i, tag, counts, below_of[s]);
+  }
+  return st;
+}
+
+// The pushing combine's rows of local expert `le`, by one block, as return_expert_rows stores them for direct
+// sources; then the block arrives at combine_done[0], and the thread whose arrival completes it (every local
+// expert's rows in its past: GPU-scope release and acquire) fences once at system scope and SETs this rank's flag at
+// every rank.
+__device__ void tag_return_rows(const DeviceView* view, const LlBuffer& b, const uint16_t* y, int le, uint64_t seq) {
+  __shared__ int32_t first_row[MAX_RANKS + 1];
+  const LlParams* p = b.p;
+  const int n = p->head.nranks, hidden = p->head.hidden;
+  const uint32_t lane = lane_id();
+  const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const Local l = local_of(view);
+  __syncthreads();  // the block's previous expert is done with first_row
+  if (threadIdx.x == 0) {
+    first_row[0] = 0;
+    for (int s = 0; s < n; ++s) first_row[s + 1] = first_row[s] + b.recv_count_src()[le * n + s];
+  }
+  __syncthreads();
+  const uint64_t row_bytes = 2ull * hidden;
+  for (int j = warp; j < first_row[n]; j += warps) {
+    int s = 0;
+    while (j >= first_row[s + 1]) ++s;
+    const uint64_t r = b.row(le, s * p->max_tokens + (j - first_row[s]));
+    const int send_row = reinterpret_cast<const int32_t*>(l.heap + b.recv_src(r))[3];
+    warp_copy16(peer_of(view, s).heap + b.combine_recv(send_row), y + r * hidden, row_bytes, lane);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && atom_add_acq_rel_gpu(b.combine_done(), 1) == p->head.num_local_experts - 1) {
+    fence_acq_rel_sys();
+    for (int s = 0; s < n; ++s) signal(peer_of(view, s), b.combine_rank_flag(p->head.rank), SIGNAL_SET, seq << 1);
+  }
+}
+
+// The pulling combine's flags: nothing moves, so one thread fences once (the expert outputs were written before this
+// kernel) and SETs this rank's flag at every rank.
+__device__ __forceinline__ void tag_publish_pulled(const DeviceView* view, const LlBuffer& b, uint64_t seq) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  fence_acq_rel_sys();
+  for (int s = 0; s < b.p->head.nranks; ++s) {
+    signal(peer_of(view, s), b.combine_rank_flag(b.p->head.rank), SIGNAL_SET, seq << 1 | 1);
+  }
+}
+
+}  // namespace moe_ll_kernels
+
+// Dispatch, send half (tagged). Grid: nranks + num_tokens x parts blocks (or fewer: they loop) of 32 * LL_TOKEN_WARPS
+// threads, dynamic shared memory nranks x (num_local_experts + 1) words.
+extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_tagged_dispatch_send(
+    const DeviceView* view, const __grid_constant__ LlParams params, int buf, const uint16_t* x, const int64_t* topk,
+    int num_tokens, int parts) {
+  if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  extern __shared__ int32_t tag_shared[];
+  const LlBuffer b{&params, buf};
+  const uint64_t seq = tag_send_units(view, b, x, topk, num_tokens, parts, tag_shared);
+  tag_finish(b, seq);
+}
+
+// Dispatch, receive half (tagged). Grid: any number of blocks of 256 threads, within the rank's share of the SMs;
+// dynamic shared memory as the send half's. After the send half on the same stream (it raised seq[buf]).
+extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_tagged_dispatch_recv(
+    const DeviceView* view, const __grid_constant__ LlParams params, int buf) {
+  if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  extern __shared__ int32_t tag_shared[];
+  const LlBuffer b{&params, buf};
+  tag_receive(view, b, (uint32_t)*b.seq(), tag_shared);
+}
+
+// Dispatch without the split (tagged): both halves in one grid that the GPU holds at once (the receive waits for
+// this rank's own rows and counts too, which the grid's blocks send first). No route kernel before it.
+extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_tagged_dispatch(
+    const DeviceView* view, const __grid_constant__ LlParams params, int buf, const uint16_t* x, const int64_t* topk,
+    int num_tokens, int parts) {
+  if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  extern __shared__ int32_t tag_shared[];
+  const LlBuffer b{&params, buf};
+  const uint64_t seq = tag_send_units(view, b, x, topk, num_tokens, parts, tag_shared);
+  tag_receive(view, b, (uint32_t)seq, tag_shared);
+  tag_finish(b, seq);
+}
+
+// Combine, send half (tagged): pulling, one block (the flags); pushing, num_local_experts blocks of 256 threads.
+extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_tagged_combine_send(
+    const DeviceView* view, const __grid_constant__ LlParams params, int buf, const uint16_t* y, int pull) {
+  if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  const LlBuffer b{&params, buf};
+  const uint64_t seq = *b.seq();
+  if (pull) {
+    tag_publish_pulled(view, b, seq);
+  } else {
+    for (int le = blockIdx.x; le < params.head.num_local_experts; le += gridDim.x) tag_return_rows(view, b, y, le, seq);
+  }
+}
+
+// Combine, receive half (tagged): as gda4j_moe_ll_combine_recv, waiting for one flag per rank.
+extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_tagged_combine_recv(
+    const DeviceView* view, const __grid_constant__ LlParams params, int buf, const int64_t* topk,
+    const float* weights, int num_tokens, int pull) {
+  if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  sum_returned_rows<true>(view, &params, buf, topk, weights, num_tokens, pull);
+}
+
+// Combine without the split (tagged): the flags (pulling) or the rows and then the flags (pushing), then the sums,
+// in one grid that the GPU holds at once.
+extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_tagged_combine(
+    const DeviceView* view, const __grid_constant__ LlParams params, int buf, const uint16_t* y, const int64_t* topk,
+    const float* weights, int num_tokens, int pull) {
+  if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
+  const LlBuffer b{&params, buf};
+  const uint64_t seq = *b.seq();
+  if (pull) {
+    tag_publish_pulled(view, b, seq);
+  } else {
+    for (int le = blockIdx.x; le < params.head.num_local_experts; le += gridDim.x) tag_return_rows(view, b, y, le, seq);
+  }
+  sum_returned_rows<true>(view, &params, buf, topk, weights, num_tokens, pull);
 }

@@ -47,6 +47,12 @@
 //    reader looked (the reader then gets a later message, whole, never halves of two).
 //  - fence(peer): earlier puts to `peer` are ordered before later ones. flush(peer): every earlier call to `peer` is
 //    complete. quiet(): every earlier call to every peer is complete and visible system-wide.
+//  - Several QPs per peer (ibgda, GDA4J_IBGDA_QPS_PER_PEER > 1): each QP keeps its work in order, none orders
+//    another's. A Peer posts on the QP of the calling warp, or on the one with_channel(p, c) binds it to, so one
+//    warp's (one channel's) calls to a peer are in order and put_signal's signal covers its data. A signal that must
+//    cover data another warp or channel put needs fence(peer) between them on an unbound Peer (it waits until the
+//    peer's other QPs have completed what was posted on them), or both on one channel. fence on a bound Peer orders
+//    its channel only (free). quiet() and flush() complete every QP.
 //
 // Transports: every call dispatches on the peer's transport once, with the branch predicted for DIRECT peers (p2p,
 // self) and the other back ends out of line, so a p2p call costs what it did before they existed.
@@ -93,6 +99,13 @@ __device__ __forceinline__ bool prefers_few_puts(const Peer& p) {
 }
 // This thread's lane in its warp: how the _warp forms share their data out, and how a kernel can too.
 __device__ __forceinline__ uint32_t lane_id() { return detail::lane_id(); }
+// `p` bound to channel `c`: over a peer reached by several paths (a back end with channels: several QPs), every
+// call on the result takes path c % paths, so calls of one channel from any warp are in order, and fence on it orders
+// that channel only. Other transports ignore the channel. Bind once per kernel, with the peer.
+__device__ __forceinline__ Peer with_channel(Peer p, uint32_t c) {
+  p.handle = detail::channel_handle(p, c);
+  return p;
+}
 
 // ---- put: copy `bytes` from this rank's heap at `src_offset` to the peer's heap at `dst_offset`.
 // Not ordered with anything by itself: follow with fence/quiet, or use put_signal.
@@ -238,9 +251,10 @@ __device__ __forceinline__ int get(const Peer& p, uint64_t dst_offset, uint64_t 
 // ordering them is all a later store needs, and a fence after them is all completion needs. For proxy peers fence is
 // the same system-scope fence (triggers run in order, so it is there for the thread's own accesses before a relaxed
 // signal) and flush/quiet push a FLUSH and wait until the proxy has completed everything before it. For IBGDA
-// peers fence is free (an RC QP keeps its WQEs in order, and a WQE after an outstanding get carries the mlx5 fence
-// bit, so it waits for the READ's data) and flush/quiet drain the QPs (then a PCIe flush through the null MR where
-// configured).
+// peers fence is free on one QP (an RC QP keeps its WQEs in order, and a WQE after an outstanding get carries the
+// mlx5 fence bit, so it waits for the READ's data); over several QPs per peer it drains the peer's other QPs (on a
+// Peer bound to a channel: free, that channel's QP only); flush/quiet drain the QPs (then a PCIe flush through the
+// null MR where configured).
 __device__ __forceinline__ int fence(const Peer& p) {
   if (__builtin_expect(!detail::is_direct(p), 0)) return detail::fence_indirect(GDA4J_PEER_FIELDS(p));
   fence_acq_rel_sys();

@@ -24,6 +24,9 @@ struct Offers {
   // loopback_add(p, op, sig, value, scope) and flush_loopback(p): this rank's own ADDs where its words take NIC
   // atomics (PEER_NIC_ATOMICS on the SELF entry, whose handle is the transport's loopback object).
   static constexpr bool LOOPBACK_ADDS = false;
+  // bind_channel(p, c): with_channel's handle for a peer the transport reaches over several paths (ibgda's QPs), so
+  // that the calls of one channel take one path; a peer without a link keeps its handle.
+  static constexpr bool CHANNELS = false;
   // Whether this build compiles the back end's calls in (false: its peers fail with ERROR_UNSUPPORTED_TRANSPORT).
   static constexpr bool ENABLED = true;
 };

@@ -43,7 +43,7 @@ using TableBackends = Backends<Offers
     template <class B>                                                                                             \
     static constexpr bool OFFERED = B::flag;                                                                       \
     template <class B, class... A>                                                                                 \
-    __device__ static __forceinline__ int call(const Peer& p, A... a) {                                            \
+    __device__ static __forceinline__ auto call(const Peer& p, A... a) {                                           \
       return B::function(p, a...);                                                                                 \
     }                                                                                                              \
   };
@@ -54,24 +54,25 @@ GDA4J_BACKEND_CALL(Fence, INDIRECT, fence)
 GDA4J_BACKEND_CALL(Flush, INDIRECT, flush)
 GDA4J_BACKEND_CALL(PutInline, PUT_INLINE, put_inline)
 GDA4J_BACKEND_CALL(Get, GET, get)
+GDA4J_BACKEND_CALL(BindChannel, CHANNELS, bind_channel)
 #undef GDA4J_BACKEND_CALL
 
-// One back end's part of a call: true, with its status in *st, when B offers the call and serves the peer.
-template <class Call, class B, class... A>
-__device__ __forceinline__ bool by(const Peer& p, int* st, A... a) {
+// One back end's part of a call: true, with its result in *out, when B offers the call and serves the peer.
+template <class Call, class B, class R, class... A>
+__device__ __forceinline__ bool by(const Peer& p, R* out, A... a) {
   if constexpr (Call::template OFFERED<B>) {
     if (B::serves(p.transport)) {
-      *st = Call::template call<B>(p, a...);
+      *out = Call::template call<B>(p, a...);
       return true;
     }
   }
   return false;
 }
 
-// Whether a back end, asked in the table's order, offers the call and serves the peer; *st is then its status.
-template <class Call, class... B, class... A>
-__device__ __forceinline__ bool first_serving(Backends<B...>, const Peer& p, int* st, A... a) {
-  return (by<Call, B>(p, st, a...) || ...);
+// Whether a back end, asked in the table's order, offers the call and serves the peer; *out is then its result.
+template <class Call, class... B, class R, class... A>
+__device__ __forceinline__ bool first_serving(Backends<B...>, const Peer& p, R* out, A... a) {
+  return (by<Call, B>(p, out, a...) || ...);
 }
 
 // The call by the back end that serves the peer, else the peer's failure (fail_peer) naming `op` and `addr`.
@@ -279,6 +280,14 @@ __device__ inline __noinline__ int put_signal_indirect_block(GDA4J_PEER_PARAMS, 
 }
 
 // ---- calls the public API makes inline: get (which only some back ends offer) and quiet's work per transport.
+
+// with_channel: the handle of `p` bound to channel `c` by its back end where that offers channels; else p's own
+// (a peer without a link, handle 0, included).
+__device__ __forceinline__ uint64_t channel_handle(const Peer& p, uint32_t c) {
+  uint64_t handle = p.handle;
+  if (handle != 0) first_serving<BindChannel>(TableBackends{}, p, &handle, c);
+  return handle;
+}
 
 __device__ __forceinline__ int get(const Peer& p, uint64_t dst, uint64_t src, uint64_t bytes) {
   int st = OK;

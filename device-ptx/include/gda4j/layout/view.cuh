@@ -32,7 +32,7 @@
 // The version of every layout a kernel shares with the host (this view, the peer entries, the transports' device
 // handles). Bump it with any change to one of them: a kernel built against other headers is then refused when its
 // module is loaded (io.gda4j.world.DeviceViewDescriptor.VIEW_VERSION must match; a layout test checks that it does).
-#define GDA4J_VIEW_VERSION 4
+#define GDA4J_VIEW_VERSION 5
 
 namespace gda4j {
 

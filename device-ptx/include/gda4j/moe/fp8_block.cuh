@@ -1,5 +1,5 @@
 // gda4j/moe/fp8_block.cuh: the low-latency dispatch's cast of BF16 to FP8 e4m3 with one FP32 scale per 128 channels.
-// The contract, stated once here and once in io.gda4j.moe.Fp8BlockQuantizer (the two must say the same; the Java
+// The contract, stated once here and once in io.gda4j.moe.tensor.Fp8BlockQuantizer (the two must say the same; the Java
 // side is the reference the GPU tests compare with, and Fp8BlockNvccGoldenTest runs these very functions, built for
 // the host, against it). For each block of 128 channels of a row:
 //   1. amax = the largest |x| of the block, each BF16 value widened exactly to FP32, from +0, NaN ignored (fmaxf;

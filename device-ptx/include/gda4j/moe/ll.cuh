@@ -1,5 +1,5 @@
 // gda4j/moe/ll.cuh: what the low-latency MoE kernels (kernels/moe_ll.cu) share: the addresses of a buffer's
-// sections and signal words (io.gda4j.moe.MoeLowLatencySizing draws the layout), and the warp-wide FP8 cast.
+// sections and signal words (io.gda4j.moe.ll.LowLatencySizing draws the layout), and the warp-wide FP8 cast.
 //
 // Counters and flags (u64 in the heap, SET, never reset: a call's words carry its sequence number, so a stale value
 // from an older call on the same buffer is simply too small):
@@ -25,7 +25,7 @@
 namespace gda4j {
 namespace moe {
 
-constexpr int32_t LL_DTYPE_FP8_E4M3 = DTYPE_FP8_E4M3;  // io.gda4j.moe.ElementType codes (params.cuh)
+constexpr int32_t LL_DTYPE_FP8_E4M3 = DTYPE_FP8_E4M3;  // io.gda4j.moe.tensor.ElementType codes (params_header.cuh)
 
 // One buffer of one rank: heap offsets (valid on every rank) and this rank's device state.
 struct LlBuffer {
@@ -93,6 +93,18 @@ struct LlBuffer {
   __device__ __forceinline__ uint64_t combine_flag(int expert) const {
     const LlSignalIndex si{p->head.num_local_experts, p->head.nranks, p->head.num_experts};
     return p->signals + 8ull * si.combine_flag(buf, expert);
+  }
+  // The tagged protocol (ll_tagged.cuh): source `src`'s count vector at this rank, its row i, and the combine flag
+  // expert rank `r` SETs at every rank.
+  __device__ __forceinline__ uint64_t tag_counts(int src) const {
+    return heap(p->tag_counts) + (uint64_t)src * p->tag_count_words * 8ull;
+  }
+  __device__ __forceinline__ uint64_t tag_row(int src, int i) const {
+    return heap(p->tag_rows) + ((uint64_t)src * p->max_tokens + i) * p->tag_row_words * 8ull;
+  }
+  __device__ __forceinline__ uint64_t combine_rank_flag(int r) const {
+    const LlSignalIndex si{p->head.num_local_experts, p->head.nranks, p->head.num_experts};
+    return p->signals + 8ull * si.combine_rank_flag(buf, r);
   }
   __device__ __forceinline__ char* state() const { return reinterpret_cast<char*>(p->buffer_state + buf * p->state_bytes); }
   __device__ __forceinline__ int32_t* route_slot() const { return reinterpret_cast<int32_t*>(state() + p->route_slot); }

@@ -1,7 +1,7 @@
-// gda4j/moe/ll_params.cuh: the low-latency MoE parameter block, mirrored by io.gda4j.moe.MoeLowLatencyParamsDescriptor
+// gda4j/moe/ll_params.cuh: the low-latency MoE parameter block, mirrored by io.gda4j.moe.ll.MoeLowLatencyParamsDescriptor
 // (same names, same offsets; MoeLowLatencyParamsLayoutTest compiles this header with g++ and compares). Built once
-// per rank by MoeLowLatencyBuffer and passed to every kernel by value (const __grid_constant__ LlParams: kernel
-// parameter memory, no memory round trip per field); io.gda4j.moe.MoeLowLatencySizing describes the memory the
+// per rank by LowLatencyBuffer and passed to every kernel by value (const __grid_constant__ LlParams: kernel
+// parameter memory, no memory round trip per field); io.gda4j.moe.ll.LowLatencySizing describes the memory the
 // offsets point at. Plain C++, so g++ can print it.
 //
 //        0  hdr  head  (MoeParamsHeader, params_header.cuh: magic, nranks, rank, hidden, dtype, top_k,
@@ -41,8 +41,14 @@
 //      264  u64  combine_done  (offset in a state)
 //      272  u64  token_stage  (offset in a buffer)
 //      280  i32  stage_row_bytes  (bytes of a token stage row; 0: p2p rows are not gathered)
-//      284  i32  pad0
-//      288  (length)
+//      284  i32  tagged  (1: the tagged protocol, ll_tagged.cuh; 0: the counted one)
+//      288  u64  tag_counts  (offset in a buffer)
+//      296  u64  tag_rows  (offset in a buffer)
+//      304  i32  tag_count_words  (tagged words of a count vector)
+//      308  i32  tag_header_words  (tagged words of a row's header)
+//      312  i32  tag_scale_word  (a tagged row's first scale word)
+//      316  i32  tag_row_words  (tagged words of a row)
+//      320  (length)
 #pragma once
 #include <stdint.h>
 #include <stddef.h>
@@ -94,7 +100,13 @@ struct LlParams {
   uint64_t combine_done;
   uint64_t token_stage;
   int32_t stage_row_bytes;
-  int32_t pad0;
+  int32_t tagged;
+  uint64_t tag_counts;
+  uint64_t tag_rows;
+  int32_t tag_count_words;
+  int32_t tag_header_words;
+  int32_t tag_scale_word;
+  int32_t tag_row_words;
 };
 
 namespace MoeLowLatencyParamsDescriptor {
@@ -135,8 +147,14 @@ constexpr uint32_t RECV_OFFSET_SRC_OFFSET = 256;
 constexpr uint32_t COMBINE_DONE_OFFSET = 264;
 constexpr uint32_t TOKEN_STAGE_OFFSET = 272;
 constexpr uint32_t STAGE_ROW_BYTES_OFFSET = 280;
-constexpr uint32_t PAD0_OFFSET = 284;
-constexpr uint32_t LENGTH = 288;
+constexpr uint32_t TAGGED_OFFSET = 284;
+constexpr uint32_t TAG_COUNTS_OFFSET = 288;
+constexpr uint32_t TAG_ROWS_OFFSET = 296;
+constexpr uint32_t TAG_COUNT_WORDS_OFFSET = 304;
+constexpr uint32_t TAG_HEADER_WORDS_OFFSET = 308;
+constexpr uint32_t TAG_SCALE_WORD_OFFSET = 312;
+constexpr uint32_t TAG_ROW_WORDS_OFFSET = 316;
+constexpr uint32_t LENGTH = 320;
 // Warps per block of the token-parallel kernels: dispatch send (they share a token's row), combine receive. The host
 // sizes their grids with it.
 constexpr uint32_t TOKEN_WARPS = 8;
@@ -182,18 +200,28 @@ static_assert(offsetof(LlParams, combine_done) == MoeLowLatencyParamsDescriptor:
 static_assert(offsetof(LlParams, token_stage) == MoeLowLatencyParamsDescriptor::TOKEN_STAGE_OFFSET, "token_stage");
 static_assert(offsetof(LlParams, stage_row_bytes) == MoeLowLatencyParamsDescriptor::STAGE_ROW_BYTES_OFFSET,
               "stage_row_bytes");
-static_assert(offsetof(LlParams, pad0) == MoeLowLatencyParamsDescriptor::PAD0_OFFSET, "pad0");
+static_assert(offsetof(LlParams, tagged) == MoeLowLatencyParamsDescriptor::TAGGED_OFFSET, "tagged");
+static_assert(offsetof(LlParams, tag_counts) == MoeLowLatencyParamsDescriptor::TAG_COUNTS_OFFSET, "tag_counts");
+static_assert(offsetof(LlParams, tag_rows) == MoeLowLatencyParamsDescriptor::TAG_ROWS_OFFSET, "tag_rows");
+static_assert(offsetof(LlParams, tag_count_words) == MoeLowLatencyParamsDescriptor::TAG_COUNT_WORDS_OFFSET,
+              "tag_count_words");
+static_assert(offsetof(LlParams, tag_header_words) == MoeLowLatencyParamsDescriptor::TAG_HEADER_WORDS_OFFSET,
+              "tag_header_words");
+static_assert(offsetof(LlParams, tag_scale_word) == MoeLowLatencyParamsDescriptor::TAG_SCALE_WORD_OFFSET,
+              "tag_scale_word");
+static_assert(offsetof(LlParams, tag_row_words) == MoeLowLatencyParamsDescriptor::TAG_ROW_WORDS_OFFSET,
+              "tag_row_words");
 static_assert(sizeof(LlParams) == MoeLowLatencyParamsDescriptor::LENGTH, "LlParams length");
 
 // A dispatch count's low word is the rows, with this bit set where the source gathered them into the receiver's token
-// stage (io.gda4j.moe.MoeLowLatencySizing.GATHERED_ROWS): the receive half then copies them out.
+// stage (io.gda4j.moe.ll.LowLatencySizing.GATHERED_ROWS): the receive half then copies them out.
 constexpr uint32_t LL_GATHERED_ROWS = 1u << 31;
 
-// Ints of a row's source record (io.gda4j.moe.MoeLowLatencySizing.SRC_INTS): source rank, source token, top-k slot,
+// Ints of a row's source record (io.gda4j.moe.ll.LowLatencySizing.SRC_INTS): source rank, source token, top-k slot,
 // send row (the row's place in the source's send order, which is also where the combine returns it).
 constexpr int32_t LL_SRC_INTS = 4;
 
-// A staged row's message (rows to proxy and ibgda peers, io.gda4j.moe.MoeLowLatencySizing.msgBytes): a put of one
+// A staged row's message (rows to proxy and ibgda peers, io.gda4j.moe.ll.LowLatencySizing.msgBytes): a put of one
 // message carries everything the receiver's row needs.
 //   0                   i32 x LL_SRC_INTS      the source record
 //   16                  payload_bytes          the row (BF16, or FP8 codes)
@@ -201,7 +229,7 @@ constexpr int32_t LL_SRC_INTS = 4;
 //   msg_bytes = the above rounded up to 16
 constexpr int32_t LL_MSG_HEADER_BYTES = 16;
 
-// Signal words of the low-latency heap signal section (io.gda4j.moe.MoeLowLatencySizing: the same formulas).
+// Signal words of the low-latency heap signal section (io.gda4j.moe.ll.LowLatencySizing: the same formulas).
 struct LlSignalIndex {
   int32_t num_local_experts, nranks, num_experts;
   GDA4J_LL_FN int32_t dispatch_count(int buffer, int local_expert, int src) const {
@@ -216,6 +244,11 @@ struct LlSignalIndex {
   }
   GDA4J_LL_FN int32_t combine_batch(int buffer, int expert_rank) const {
     return 2 * num_local_experts * nranks + 2 * num_experts + 2 * nranks + buffer * nranks + expert_rank;
+  }
+  // The tagged protocol (ll_tagged.cuh): the one flag per expert rank that its combine SETs at every rank, in place
+  // of its experts' flags (pulling: at its start; pushing: after all its rows).
+  GDA4J_LL_FN int32_t combine_rank_flag(int buffer, int expert_rank) const {
+    return 2 * num_local_experts * nranks + 2 * num_experts + 4 * nranks + buffer * nranks + expert_rank;
   }
 };
 

@@ -1,4 +1,4 @@
-// gda4j/moe/params.cuh: the MoE parameter block, mirrored by io.gda4j.moe.MoeParamsDescriptor (same names, same
+// gda4j/moe/params.cuh: the MoE parameter block, mirrored by io.gda4j.moe.ht.MoeParamsDescriptor (same names, same
 // offsets; MoeParamsLayoutTest compiles this header with g++ and compares). Written once per rank by MoeBuffer; every
 // MoE kernel takes a pointer to it. Heap offsets address the symmetric heap; the u64 pointers point into the rank's
 // own device memory. Plain C++, so g++ can print it.
@@ -41,7 +41,22 @@
 //     256  u64  direct_recv  (heap offset; direct worlds: recv_x .. recv_src, laid out as in device memory)
 //     264  u64  combine_landing  (heap offset; direct worlds: [N expert rank][max_tokens][combine_row_bytes],
 //                                  or a pulling combine's input)
-//    272  (length)
+//     272  u64  direct_recv_bytes  (direct worlds: bytes of one region of the received tensors; two regions, by the
+//                                  dispatch's parity)
+//     280  u64  exchange  (device address; direct worlds: [2 parity] blocks of ExchangeIndex words, the layout
+//                          exchange's results)
+//     288  u64  exchange_host  (device address of mapped host memory; direct worlds: [2 parity] host blocks: the u64
+//                               exchange sequence, written last, then the block's words)
+//     296  u64  expert_table  (heap offset; direct worlds: [2 parity][N source][num_local_experts] i32, each
+//                              source's tokens per local expert, written by the source)
+//     304  u64  direct_state  (device address; direct worlds: DSTATE_WORDS u64 words)
+//     312  u64  ce_landing  (heap offset; copy-engine worlds: [N expert rank][max_tokens][combine_row_bytes])
+//     320  u64  stage_x  (device address; copy-engine worlds: [N dest][max_tokens][payload_bytes])
+//     328  u64  stage_scales  (device address; copy-engine worlds: [N dest][max_tokens][scales_per_row] f32)
+//     336  u64  stage_topk_idx  (device address; copy-engine worlds: [N dest][max_tokens][top_k] i32)
+//     344  u64  stage_topk_weights  (device address; copy-engine worlds: [N dest][max_tokens][top_k] f32)
+//     352  u64  stage_src  (device address; copy-engine worlds: [N dest][max_tokens][2] i32)
+//    360  (length)
 #pragma once
 #include <stdint.h>
 #include <stddef.h>
@@ -94,6 +109,17 @@ struct MoeParams {
   uint64_t combined;
   uint64_t direct_recv;
   uint64_t combine_landing;
+  uint64_t direct_recv_bytes;
+  uint64_t exchange;
+  uint64_t exchange_host;
+  uint64_t expert_table;
+  uint64_t direct_state;
+  uint64_t ce_landing;
+  uint64_t stage_x;
+  uint64_t stage_scales;
+  uint64_t stage_topk_idx;
+  uint64_t stage_topk_weights;
+  uint64_t stage_src;
 };
 
 namespace MoeParamsDescriptor {
@@ -135,7 +161,18 @@ constexpr uint32_t RECV_SRC_OFFSET = 240;
 constexpr uint32_t COMBINED_OFFSET = 248;
 constexpr uint32_t DIRECT_RECV_OFFSET = 256;
 constexpr uint32_t COMBINE_LANDING_OFFSET = 264;
-constexpr uint32_t LENGTH = 272;
+constexpr uint32_t DIRECT_RECV_BYTES_OFFSET = 272;
+constexpr uint32_t EXCHANGE_OFFSET = 280;
+constexpr uint32_t EXCHANGE_HOST_OFFSET = 288;
+constexpr uint32_t EXPERT_TABLE_OFFSET = 296;
+constexpr uint32_t DIRECT_STATE_OFFSET = 304;
+constexpr uint32_t CE_LANDING_OFFSET = 312;
+constexpr uint32_t STAGE_X_OFFSET = 320;
+constexpr uint32_t STAGE_SCALES_OFFSET = 328;
+constexpr uint32_t STAGE_TOPK_IDX_OFFSET = 336;
+constexpr uint32_t STAGE_TOPK_WEIGHTS_OFFSET = 344;
+constexpr uint32_t STAGE_SRC_OFFSET = 352;
+constexpr uint32_t LENGTH = 360;
 }  // namespace MoeParamsDescriptor
 
 static_assert(offsetof(MoeParams, head) == MoeParamsDescriptor::HEAD_OFFSET, "head");
@@ -175,9 +212,20 @@ static_assert(offsetof(MoeParams, recv_src) == MoeParamsDescriptor::RECV_SRC_OFF
 static_assert(offsetof(MoeParams, combined) == MoeParamsDescriptor::COMBINED_OFFSET, "combined");
 static_assert(offsetof(MoeParams, direct_recv) == MoeParamsDescriptor::DIRECT_RECV_OFFSET, "direct_recv");
 static_assert(offsetof(MoeParams, combine_landing) == MoeParamsDescriptor::COMBINE_LANDING_OFFSET, "combine_landing");
+static_assert(offsetof(MoeParams, direct_recv_bytes) == MoeParamsDescriptor::DIRECT_RECV_BYTES_OFFSET, "direct_recv_bytes");
+static_assert(offsetof(MoeParams, exchange) == MoeParamsDescriptor::EXCHANGE_OFFSET, "exchange");
+static_assert(offsetof(MoeParams, exchange_host) == MoeParamsDescriptor::EXCHANGE_HOST_OFFSET, "exchange_host");
+static_assert(offsetof(MoeParams, expert_table) == MoeParamsDescriptor::EXPERT_TABLE_OFFSET, "expert_table");
+static_assert(offsetof(MoeParams, direct_state) == MoeParamsDescriptor::DIRECT_STATE_OFFSET, "direct_state");
+static_assert(offsetof(MoeParams, ce_landing) == MoeParamsDescriptor::CE_LANDING_OFFSET, "ce_landing");
+static_assert(offsetof(MoeParams, stage_x) == MoeParamsDescriptor::STAGE_X_OFFSET, "stage_x");
+static_assert(offsetof(MoeParams, stage_scales) == MoeParamsDescriptor::STAGE_SCALES_OFFSET, "stage_scales");
+static_assert(offsetof(MoeParams, stage_topk_idx) == MoeParamsDescriptor::STAGE_TOPK_IDX_OFFSET, "stage_topk_idx");
+static_assert(offsetof(MoeParams, stage_topk_weights) == MoeParamsDescriptor::STAGE_TOPK_WEIGHTS_OFFSET, "stage_topk_weights");
+static_assert(offsetof(MoeParams, stage_src) == MoeParamsDescriptor::STAGE_SRC_OFFSET, "stage_src");
 static_assert(sizeof(MoeParams) == MoeParamsDescriptor::LENGTH, "MoeParams length");
 
-// Signal words of the heap's signal section (io.gda4j.moe.MoeSizing: the same formulas).
+// Signal words of the heap's signal section (io.gda4j.moe.ht.HighThroughputSizing: the same formulas).
 struct SignalIndex {
   int32_t channels, nranks;
   GDA4J_MOE_FN int32_t dispatch_count(int parity, int c, int src) const { return (parity * channels + c) * nranks + src; }
@@ -186,18 +234,57 @@ struct SignalIndex {
   GDA4J_MOE_FN int32_t combine_tail(int c, int src) const { return (4 * channels + c) * nranks + src; }
   GDA4J_MOE_FN int32_t combine_credit(int c, int dst) const { return (5 * channels + c) * nranks + dst; }
   // Direct worlds (every pair p2p or self), after the channel words:
-  //   direct_count[2 parity][N src][N dst]  SET by src at every rank: seq << 32 | rows src sends dst this call
-  //   dispatch_done[N src]                  ADDed once by each dispatch block of src after its rows here
-  //   combine_entry[N src]                  SET by src to its combine sequence: its landing rows are free again
-  //   combine_done[N src]                   ADDed once by each combine block of src after its rows here
+  //   direct_count[2 parity][N src][N dst]  SET by src at every rank in its layout exchange number x (parity x & 1):
+  //                                         x << 32 | rows src sends dst
+  //   dispatch_done[N src]                  SET by src to its dispatch sequence once all its rows here have landed
+  //   combine_entry[N src]                  SET by src to seq << 1 | pull when its combine starts
+  //   combine_done[N src]                   SET by src to its combine sequence once its rows here landed (push) or
+  //                                         its reads are done (pull)
+  //   dispatch_entry[N src]                 SET by src to its dispatch sequence when it starts a dispatch into the
+  //                                         region its previous dispatch wrote (a captured call replayed)
   GDA4J_MOE_FN int32_t direct_count(int parity, int src, int dst) const {
     return 6 * channels * nranks + (parity * nranks + src) * nranks + dst;
   }
   GDA4J_MOE_FN int32_t dispatch_done(int src) const { return 6 * channels * nranks + 2 * nranks * nranks + src; }
   GDA4J_MOE_FN int32_t combine_entry(int src) const { return dispatch_done(0) + nranks + src; }
   GDA4J_MOE_FN int32_t combine_done(int src) const { return dispatch_done(0) + 2 * nranks + src; }
-  GDA4J_MOE_FN int32_t words() const { return dispatch_done(0) + 3 * nranks; }
+  GDA4J_MOE_FN int32_t dispatch_entry(int src) const { return dispatch_done(0) + 3 * nranks + src; }
+  GDA4J_MOE_FN int32_t words() const { return dispatch_done(0) + 4 * nranks; }
 };
+
+// The layout exchange's results in a direct world (io.gda4j.moe.ht.HighThroughputSizing: the same formulas), i32 words of one
+// block (params.exchange, one block per exchange parity), mirrored after a u64 stamp in the host block:
+//   first_row[C][N dest]  where this rank's rows of channel c begin at dest (the combines find them there too)
+//   dest_base[N]          where this rank's rows begin at dest (after every lower source's)
+//   dest_rows[N]          rows this rank sends dest
+//   src_base[N]           where source s's rows begin here
+//   src_rows[N]           rows source s sends here
+//   recv_total            rows this rank receives
+//   expert_count[L]       (row, top-k slot) pairs per local expert, over every source
+struct ExchangeIndex {
+  int32_t channels, nranks, local;
+  GDA4J_MOE_FN int32_t first_row(int c, int dest) const { return c * nranks + dest; }
+  GDA4J_MOE_FN int32_t dest_base(int dest) const { return channels * nranks + dest; }
+  GDA4J_MOE_FN int32_t dest_rows(int dest) const { return channels * nranks + nranks + dest; }
+  GDA4J_MOE_FN int32_t src_base(int src) const { return channels * nranks + 2 * nranks + src; }
+  GDA4J_MOE_FN int32_t src_rows(int src) const { return channels * nranks + 3 * nranks + src; }
+  GDA4J_MOE_FN int32_t recv_total() const { return channels * nranks + 4 * nranks; }
+  GDA4J_MOE_FN int32_t expert_count(int e) const { return recv_total() + 1 + e; }
+  GDA4J_MOE_FN int32_t words() const { return recv_total() + 1 + local; }
+  // One device block, and one host block (the stamp, then the words), each a multiple of 256 bytes.
+  GDA4J_MOE_FN uint64_t block_bytes() const { return (4ull * words() + 255) / 256 * 256; }
+  GDA4J_MOE_FN uint64_t host_block_bytes() const { return (8ull + 4ull * words() + 255) / 256 * 256; }
+};
+
+// Direct worlds' state words in device memory (params.direct_state, u64 each).
+constexpr int32_t DSTATE_FLAGS = 0;              // DSTATE_DISPATCHED | region << 1 | DSTATE_COMBINED
+constexpr int32_t DSTATE_DISPATCH_BLOCKS = 1;    // blocks of this call done (the last one signals the peers)
+constexpr int32_t DSTATE_COMBINE_BLOCKS = 2;
+constexpr int32_t DSTATE_DISPATCH_SEQ = 3;       // the copy-engine dispatch's sequence, copied to the peers' done words
+constexpr int32_t DSTATE_COMBINE_SEQ = 4;        // the copy-engine combine's
+constexpr int32_t DSTATE_WORDS = 8;
+constexpr uint64_t DSTATE_DISPATCHED = 1;        // a dispatch ran; bit 1 is the region it wrote
+constexpr uint64_t DSTATE_COMBINED = 4;          // a combine ran since
 
 // Channel state words in device memory (u64, cumulative over calls): which * (C * N) + c * N + peer.
 constexpr int32_t STATE_DISPATCH_SENT = 0;

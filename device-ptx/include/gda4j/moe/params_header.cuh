@@ -1,6 +1,6 @@
 // gda4j/moe/params_header.cuh: the 32 bytes both MoE parameter blocks begin with, the high-throughput MoeParams
 // (params.cuh) and the low-latency LlParams (ll_params.cuh): which block it is, the world, and the shape. Mirrored by
-// io.gda4j.moe.MoeParamsHeaderDescriptor, which also writes it for both buffers; each block's layout test checks it
+// io.gda4j.moe.core.MoeParamsHeaderDescriptor, which also writes it for both buffers; each block's layout test checks it
 // against its own struct. Plain C++, so g++ can print it.
 //
 //       0  u32  magic  (MoeParamsDescriptor::PARAMS_MAGIC or MoeLowLatencyParamsDescriptor::PARAMS_MAGIC: a kernel
@@ -56,7 +56,7 @@ static_assert(offsetof(MoeParamsHeader, num_local_experts) == MoeParamsHeaderDes
               "num_local_experts");
 static_assert(sizeof(MoeParamsHeader) == MoeParamsHeaderDescriptor::LENGTH, "MoeParamsHeader length");
 
-// Element types (io.gda4j.moe.ElementType codes), the values of `dtype`.
+// Element types (io.gda4j.moe.tensor.ElementType codes), the values of `dtype`.
 constexpr int32_t DTYPE_BF16 = 0;
 constexpr int32_t DTYPE_FP8_E4M3 = 1;
 

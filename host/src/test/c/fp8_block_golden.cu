@@ -1,5 +1,5 @@
 // Runs gda4j/moe/fp8_block.cuh's cast (the kernel's own functions, built for the host) for
-// io.gda4j.moe.Fp8BlockNvccGoldenTest: reads blocks of 128 BF16 values (hex, one block a line, preceded by 0 or 1 for
+// io.gda4j.moe.tensor.Fp8BlockNvccGoldenTest: reads blocks of 128 BF16 values (hex, one block a line, preceded by 0 or 1 for
 // power-of-two scales) and prints each block's scale bits and its 128 codes in hex.
 #include <gda4j/moe/fp8_block.cuh>
 #include <cstdio>

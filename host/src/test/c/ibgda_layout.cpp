@@ -42,6 +42,8 @@ int main() {
   F(cq_ci, CQ_CI);
   F(poll_lock, POLL_LOCK);
   F(error, ERROR);
+  F(qp_count, QP_COUNT);
+  F(qp_index, QP_INDEX);
   P("LENGTH", sizeof(DeviceQp));
   P("FLAG_FLUSH_ON_QUIET", FLAG_FLUSH_ON_QUIET);
   P("FLAG_RELAXED_ORDERING", FLAG_RELAXED_ORDERING);

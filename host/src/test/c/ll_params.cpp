@@ -1,5 +1,5 @@
 // Prints gda4j/moe/ll_params.cuh's LlParams layout and signal-word formulas as "name value" lines;
-// MoeLowLatencyParamsLayoutTest compares them with io.gda4j.moe.MoeLowLatencyParamsDescriptor and MoeLowLatencySizing.
+// MoeLowLatencyParamsLayoutTest compares them with io.gda4j.moe.ll.MoeLowLatencyParamsDescriptor and LowLatencySizing.
 #include <cstddef>
 #include <cstdio>
 #include "gda4j/moe/ll_params.cuh"
@@ -47,7 +47,13 @@ int main() {
   P("LL_GATHERED_ROWS", LL_GATHERED_ROWS);
   P("TOKEN_STAGE_OFFSET", offsetof(LlParams, token_stage));
   P("STAGE_ROW_BYTES_OFFSET", offsetof(LlParams, stage_row_bytes));
-  P("PAD0_OFFSET", offsetof(LlParams, pad0));
+  P("TAGGED_OFFSET", offsetof(LlParams, tagged));
+  P("TAG_COUNTS_OFFSET", offsetof(LlParams, tag_counts));
+  P("TAG_ROWS_OFFSET", offsetof(LlParams, tag_rows));
+  P("TAG_COUNT_WORDS_OFFSET", offsetof(LlParams, tag_count_words));
+  P("TAG_HEADER_WORDS_OFFSET", offsetof(LlParams, tag_header_words));
+  P("TAG_SCALE_WORD_OFFSET", offsetof(LlParams, tag_scale_word));
+  P("TAG_ROW_WORDS_OFFSET", offsetof(LlParams, tag_row_words));
   P("LENGTH", sizeof(LlParams));
   P("PARAMS_MAGIC", MoeLowLatencyParamsDescriptor::PARAMS_MAGIC);
   P("TOKEN_WARPS", MoeLowLatencyParamsDescriptor::TOKEN_WARPS);
@@ -60,5 +66,6 @@ int main() {
   P("COMBINE_FLAG_1_7", si.combine_flag(1, 7));
   P("DISPATCH_BATCH_1_2", si.dispatch_batch(1, 2));
   P("COMBINE_BATCH_1_3", si.combine_batch(1, 3));
+  P("COMBINE_RANK_FLAG_1_3", si.combine_rank_flag(1, 3));
   return 0;
 }

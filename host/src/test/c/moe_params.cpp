@@ -1,5 +1,5 @@
 // Prints gda4j/moe/params.cuh's MoeParams layout as "name value" lines; MoeParamsLayoutTest compares them with
-// io.gda4j.moe.MoeParamsDescriptor.
+// io.gda4j.moe.ht.MoeParamsDescriptor.
 #include <cstddef>
 #include <cstdio>
 #include "gda4j/moe/params.cuh"
@@ -47,6 +47,17 @@ int main() {
   P("COMBINED_OFFSET", offsetof(MoeParams, combined));
   P("DIRECT_RECV_OFFSET", offsetof(MoeParams, direct_recv));
   P("COMBINE_LANDING_OFFSET", offsetof(MoeParams, combine_landing));
+  P("DIRECT_RECV_BYTES_OFFSET", offsetof(MoeParams, direct_recv_bytes));
+  P("EXCHANGE_OFFSET", offsetof(MoeParams, exchange));
+  P("EXCHANGE_HOST_OFFSET", offsetof(MoeParams, exchange_host));
+  P("EXPERT_TABLE_OFFSET", offsetof(MoeParams, expert_table));
+  P("DIRECT_STATE_OFFSET", offsetof(MoeParams, direct_state));
+  P("CE_LANDING_OFFSET", offsetof(MoeParams, ce_landing));
+  P("STAGE_X_OFFSET", offsetof(MoeParams, stage_x));
+  P("STAGE_SCALES_OFFSET", offsetof(MoeParams, stage_scales));
+  P("STAGE_TOPK_IDX_OFFSET", offsetof(MoeParams, stage_topk_idx));
+  P("STAGE_TOPK_WEIGHTS_OFFSET", offsetof(MoeParams, stage_topk_weights));
+  P("STAGE_SRC_OFFSET", offsetof(MoeParams, stage_src));
   P("LENGTH", sizeof(MoeParams));
   P("PARAMS_MAGIC", MoeParamsDescriptor::PARAMS_MAGIC);
   P("DTYPE_BF16", DTYPE_BF16);
@@ -61,6 +72,21 @@ int main() {
   P("DISPATCH_DONE_2", s.dispatch_done(2));
   P("COMBINE_ENTRY_1", s.combine_entry(1));
   P("COMBINE_DONE_3", s.combine_done(3));
+  P("DISPATCH_ENTRY_2", s.dispatch_entry(2));
   P("SIGNAL_WORDS", s.words());
+  ExchangeIndex x{3, 4, 5};
+  P("X_FIRST_ROW_2_3", x.first_row(2, 3));
+  P("X_DEST_BASE_1", x.dest_base(1));
+  P("X_DEST_ROWS_1", x.dest_rows(1));
+  P("X_SRC_BASE_2", x.src_base(2));
+  P("X_SRC_ROWS_3", x.src_rows(3));
+  P("X_RECV_TOTAL", x.recv_total());
+  P("X_EXPERT_COUNT_4", x.expert_count(4));
+  P("X_WORDS", x.words());
+  P("X_BLOCK_BYTES", x.block_bytes());
+  P("X_HOST_BLOCK_BYTES", x.host_block_bytes());
+  P("DSTATE_DISPATCH_SEQ", DSTATE_DISPATCH_SEQ);
+  P("DSTATE_COMBINE_SEQ", DSTATE_COMBINE_SEQ);
+  P("DSTATE_WORDS", DSTATE_WORDS);
   return 0;
 }

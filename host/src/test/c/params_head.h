@@ -1,6 +1,6 @@
 // The lines both MoE parameter-block printers (moe_params.cpp, ll_params.cpp) print for the 32-byte header their
 // block begins with (gda4j/moe/params_header.cuh): its fields where `BLOCK` holds them, as "head.<NAME> <offset>";
-// MoeParamsHeaderLayout checks them against io.gda4j.moe.MoeParamsHeaderDescriptor. Include after P is defined.
+// MoeParamsHeaderLayout checks them against io.gda4j.moe.core.MoeParamsHeaderDescriptor. Include after P is defined.
 #pragma once
 #define GDA4J_PRINT_PARAMS_HEAD(BLOCK)                                                                             \
   do {                                                                                                             \

@@ -145,12 +145,67 @@ static void memory_and_queues(void)
     SIZE(IbvContextDescriptor, struct ibv_context);
     OFF(IbvContextDescriptor, DEVICE_OFFSET, struct ibv_context, device);
     OFF(IbvContextDescriptor, ABI_COMPAT_OFFSET, struct ibv_context, abi_compat);
+    OFF(IbvContextDescriptor, OPS_POLL_CQ_OFFSET, struct ibv_context, ops.poll_cq);
+    OFF(IbvContextDescriptor, OPS_POST_SEND_OFFSET, struct ibv_context, ops.post_send);
     VALUE(IbvContextDescriptor, ABI_IS_EXTENDED, (intptr_t)__VERBS_ABI_IS_EXTENDED);
     VALUE(IbvContextDescriptor, VERBS_CONTEXT_SIZE, sizeof(struct verbs_context));
     OFF(IbvContextDescriptor, VERBS_CONTEXT_QUERY_PORT_OFFSET, struct verbs_context, query_port);
     OFF(IbvContextDescriptor, VERBS_CONTEXT_ALLOC_NULL_MR_OFFSET, struct verbs_context, alloc_null_mr);
     OFF(IbvContextDescriptor, VERBS_CONTEXT_SZ_OFFSET, struct verbs_context, sz);
     OFF(IbvContextDescriptor, VERBS_CONTEXT_CONTEXT_OFFSET, struct verbs_context, context);
+}
+
+static void work_requests(void)
+{
+    SIZE(IbvSendWrDescriptor, struct ibv_send_wr);
+    OFF(IbvSendWrDescriptor, WR_ID_OFFSET, struct ibv_send_wr, wr_id);
+    OFF(IbvSendWrDescriptor, NEXT_OFFSET, struct ibv_send_wr, next);
+    OFF(IbvSendWrDescriptor, SG_LIST_OFFSET, struct ibv_send_wr, sg_list);
+    OFF(IbvSendWrDescriptor, NUM_SGE_OFFSET, struct ibv_send_wr, num_sge);
+    OFF(IbvSendWrDescriptor, OPCODE_OFFSET, struct ibv_send_wr, opcode);
+    OFF(IbvSendWrDescriptor, SEND_FLAGS_OFFSET, struct ibv_send_wr, send_flags);
+    OFF(IbvSendWrDescriptor, IMM_DATA_OFFSET, struct ibv_send_wr, imm_data);
+    OFF(IbvSendWrDescriptor, RDMA_REMOTE_ADDR_OFFSET, struct ibv_send_wr, wr.rdma.remote_addr);
+    OFF(IbvSendWrDescriptor, RDMA_RKEY_OFFSET, struct ibv_send_wr, wr.rdma.rkey);
+    OFF(IbvSendWrDescriptor, ATOMIC_REMOTE_ADDR_OFFSET, struct ibv_send_wr, wr.atomic.remote_addr);
+    OFF(IbvSendWrDescriptor, ATOMIC_COMPARE_ADD_OFFSET, struct ibv_send_wr, wr.atomic.compare_add);
+    OFF(IbvSendWrDescriptor, ATOMIC_SWAP_OFFSET, struct ibv_send_wr, wr.atomic.swap);
+    OFF(IbvSendWrDescriptor, ATOMIC_RKEY_OFFSET, struct ibv_send_wr, wr.atomic.rkey);
+    VALUE(IbvSendWrDescriptor, SGE_SIZE, sizeof(struct ibv_sge));
+    OFF(IbvSendWrDescriptor, SGE_ADDR_OFFSET, struct ibv_sge, addr);
+    OFF(IbvSendWrDescriptor, SGE_LENGTH_OFFSET, struct ibv_sge, length);
+    OFF(IbvSendWrDescriptor, SGE_LKEY_OFFSET, struct ibv_sge, lkey);
+
+    SIZE(IbvWcDescriptor, struct ibv_wc);
+    OFF(IbvWcDescriptor, WR_ID_OFFSET, struct ibv_wc, wr_id);
+    OFF(IbvWcDescriptor, STATUS_OFFSET, struct ibv_wc, status);
+    OFF(IbvWcDescriptor, OPCODE_OFFSET, struct ibv_wc, opcode);
+    OFF(IbvWcDescriptor, VENDOR_ERR_OFFSET, struct ibv_wc, vendor_err);
+    OFF(IbvWcDescriptor, BYTE_LEN_OFFSET, struct ibv_wc, byte_len);
+    OFF(IbvWcDescriptor, QP_NUM_OFFSET, struct ibv_wc, qp_num);
+
+    VALUE(VerbsConstants, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE);
+    VALUE(VerbsConstants, IBV_WR_RDMA_READ, IBV_WR_RDMA_READ);
+    VALUE(VerbsConstants, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_CMP_AND_SWP);
+    VALUE(VerbsConstants, IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_FETCH_AND_ADD);
+    VALUE(VerbsConstants, IBV_SEND_FENCE, IBV_SEND_FENCE);
+    VALUE(VerbsConstants, IBV_SEND_SIGNALED, IBV_SEND_SIGNALED);
+    VALUE(VerbsConstants, IBV_SEND_INLINE, IBV_SEND_INLINE);
+    VALUE(VerbsConstants, IBV_WC_SUCCESS, IBV_WC_SUCCESS);
+    VALUE(VerbsConstants, IBV_WC_LOC_LEN_ERR, IBV_WC_LOC_LEN_ERR);
+    VALUE(VerbsConstants, IBV_WC_LOC_QP_OP_ERR, IBV_WC_LOC_QP_OP_ERR);
+    VALUE(VerbsConstants, IBV_WC_LOC_PROT_ERR, IBV_WC_LOC_PROT_ERR);
+    VALUE(VerbsConstants, IBV_WC_WR_FLUSH_ERR, IBV_WC_WR_FLUSH_ERR);
+    VALUE(VerbsConstants, IBV_WC_MW_BIND_ERR, IBV_WC_MW_BIND_ERR);
+    VALUE(VerbsConstants, IBV_WC_BAD_RESP_ERR, IBV_WC_BAD_RESP_ERR);
+    VALUE(VerbsConstants, IBV_WC_LOC_ACCESS_ERR, IBV_WC_LOC_ACCESS_ERR);
+    VALUE(VerbsConstants, IBV_WC_REM_INV_REQ_ERR, IBV_WC_REM_INV_REQ_ERR);
+    VALUE(VerbsConstants, IBV_WC_REM_ACCESS_ERR, IBV_WC_REM_ACCESS_ERR);
+    VALUE(VerbsConstants, IBV_WC_REM_OP_ERR, IBV_WC_REM_OP_ERR);
+    VALUE(VerbsConstants, IBV_WC_RETRY_EXC_ERR, IBV_WC_RETRY_EXC_ERR);
+    VALUE(VerbsConstants, IBV_WC_RNR_RETRY_EXC_ERR, IBV_WC_RNR_RETRY_EXC_ERR);
+    VALUE(VerbsConstants, IBV_WC_REM_ABORT_ERR, IBV_WC_REM_ABORT_ERR);
+    VALUE(VerbsConstants, IBV_WC_GENERAL_ERR, IBV_WC_GENERAL_ERR);
 }
 
 static void mlx5dv(void)
@@ -175,6 +230,22 @@ static void mlx5dv(void)
     OFF(Mlx5dvCqDescriptor, CQ_UAR_OFFSET, struct mlx5dv_cq, cq_uar);
     OFF(Mlx5dvCqDescriptor, CQN_OFFSET, struct mlx5dv_cq, cqn);
     OFF(Mlx5dvCqDescriptor, COMP_MASK_OFFSET, struct mlx5dv_cq, comp_mask);
+
+    VALUE(Mlx5dvDevxDescriptor, UMEM_IN_SIZE, sizeof(struct mlx5dv_devx_umem_in));
+    OFF(Mlx5dvDevxDescriptor, UMEM_IN_ADDR_OFFSET, struct mlx5dv_devx_umem_in, addr);
+    OFF(Mlx5dvDevxDescriptor, UMEM_IN_SIZE_OFFSET, struct mlx5dv_devx_umem_in, size);
+    OFF(Mlx5dvDevxDescriptor, UMEM_IN_ACCESS_OFFSET, struct mlx5dv_devx_umem_in, access);
+    OFF(Mlx5dvDevxDescriptor, UMEM_IN_PGSZ_BITMAP_OFFSET, struct mlx5dv_devx_umem_in, pgsz_bitmap);
+    OFF(Mlx5dvDevxDescriptor, UMEM_IN_COMP_MASK_OFFSET, struct mlx5dv_devx_umem_in, comp_mask);
+    OFF(Mlx5dvDevxDescriptor, UMEM_IN_DMABUF_FD_OFFSET, struct mlx5dv_devx_umem_in, dmabuf_fd);
+    VALUE(Mlx5dvDevxDescriptor, UMEM_MASK_DMABUF, MLX5DV_UMEM_MASK_DMABUF);
+    OFF(Mlx5dvDevxDescriptor, UMEM_UMEM_ID_OFFSET, struct mlx5dv_devx_umem, umem_id);
+    OFF(Mlx5dvDevxDescriptor, UAR_REG_ADDR_OFFSET, struct mlx5dv_devx_uar, reg_addr);
+    OFF(Mlx5dvDevxDescriptor, UAR_BASE_ADDR_OFFSET, struct mlx5dv_devx_uar, base_addr);
+    OFF(Mlx5dvDevxDescriptor, UAR_PAGE_ID_OFFSET, struct mlx5dv_devx_uar, page_id);
+    VALUE(Mlx5dvDevxDescriptor, PD_SIZE, sizeof(struct mlx5dv_pd));
+    OFF(Mlx5dvDevxDescriptor, PD_PDN_OFFSET, struct mlx5dv_pd, pdn);
+    VALUE(Mlx5dvDevxDescriptor, OBJ_PD, MLX5DV_OBJ_PD);
 
     SIZE(Mlx5dvObjDescriptor, struct mlx5dv_obj);
     OFF(Mlx5dvObjDescriptor, QP_IN_OFFSET, struct mlx5dv_obj, qp.in);
@@ -246,6 +317,7 @@ int main(void)
     device_and_port();
     queue_pairs();
     memory_and_queues();
+    work_requests();
     mlx5dv();
     constants();
     return 0;

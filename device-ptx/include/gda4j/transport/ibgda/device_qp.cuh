@@ -30,11 +30,14 @@
 //   +-----------------+-----------------+-----------------+-----------------+
 //   | fetch_end       | gets_posted     | gets_flushed    | discard_addr    |
 //   +-----------------+-----------------+-----------------+-----------------+
-//  line 3: consumer state (kernels only; zero at start)
-//   192               200               208      212      216 .. 256
-//   +-----------------+-----------------+--------+--------+-----------+
-//   | cons_head       | cq_ci           |poll_lck| error  | reserved  |
-//   +-----------------+-----------------+--------+--------+-----------+
+//  line 3: consumer state (kernels only; zero at start), and the QP's place among its peer's QPs (host-written once)
+//   192               200               208      212      216      220      224 .. 256
+//   +-----------------+-----------------+--------+--------+--------+--------+-----------+
+//   | cons_head       | cq_ci           |poll_lck| error  |qp_count|qp_index| reserved  |
+//   +-----------------+-----------------+--------+--------+--------+--------+-----------+
+//
+// A peer reached over several QPs (GDA4J_IBGDA_QPS_PER_PEER) has qp_count DeviceQps one after the other, 256 bytes
+// apart; its PeerEntry.handle points at the first, and entry i has qp_index i.
 #pragma once
 #include <stdint.h>
 
@@ -107,7 +110,9 @@ struct DeviceQp {
   uint64_t cq_ci;            // CQEs consumed
   uint32_t poll_lock;
   uint32_t error;            // 0, or the first error CQE (ERROR_SET | ...)
-  uint64_t reserved2[5];
+  uint32_t qp_count;         // host-written: QPs of this peer (entries of the array this one belongs to), >= 1
+  uint32_t qp_index;         // host-written: this entry's place in that array
+  uint64_t reserved2[4];
 };
 
 static_assert(sizeof(DeviceQp) == 256, "DeviceQp is 256 bytes");
@@ -116,6 +121,7 @@ static_assert(__builtin_offsetof(DeviceQp, resv_head) == 128, "DeviceQp line 2 a
 static_assert(__builtin_offsetof(DeviceQp, fetch_end) == 160, "DeviceQp fetch_end at 160");
 static_assert(__builtin_offsetof(DeviceQp, discard_addr) == 184, "DeviceQp discard_addr at 184");
 static_assert(__builtin_offsetof(DeviceQp, cons_head) == 192, "DeviceQp line 3 at 192");
+static_assert(__builtin_offsetof(DeviceQp, qp_count) == 216, "DeviceQp qp_count at 216");
 
 }  // namespace ibgda
 }  // namespace gda4j

@@ -30,8 +30,36 @@ __device__ __forceinline__ bool is_ibgda(uint32_t transport) {
   return GDA4J_IBGDA_ENABLED && __builtin_expect(transport == TRANSPORT_IBGDA, 0);
 }
 
+// An IBGDA peer's handle is its DeviceQp array (one entry per QP: GDA4J_IBGDA_QPS_PER_PEER). A Peer bound to a channel
+// (with_channel) carries the chosen entry with this bit; an unbound one posts on the entry of the calling warp, so the
+// warps of a grid spread over the QPs and one warp's calls stay in order on one QP.
+constexpr uint64_t IBGDA_CHANNEL_BOUND = 4;
+
+// The calling warp's index in the grid.
+__device__ __forceinline__ uint32_t grid_warp() {
+  const uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  const uint32_t warps_per_block = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
+  return block * warps_per_block + ibgda::block_thread() / 32;
+}
+
 __device__ __forceinline__ ibgda::DeviceQp* ibgda_qp(const Peer& p) {
-  return reinterpret_cast<ibgda::DeviceQp*>(p.handle);
+  ibgda::DeviceQp* qp = reinterpret_cast<ibgda::DeviceQp*>(p.handle & ~IBGDA_CHANNEL_BOUND);
+  return (p.handle & IBGDA_CHANNEL_BOUND) != 0 ? qp : ibgda::qp_for(qp, grid_warp());
+}
+
+// The handle of an IBGDA peer bound to channel `c`: its QP c % qp_count.
+__device__ __forceinline__ uint64_t ibgda_bind(uint64_t handle, uint32_t c) {
+  ibgda::DeviceQp* base = ibgda::qp_base(reinterpret_cast<ibgda::DeviceQp*>(handle & ~IBGDA_CHANNEL_BOUND));
+  return reinterpret_cast<uint64_t>(ibgda::qp_for(base, c)) | IBGDA_CHANNEL_BOUND;
+}
+
+// fence(peer): free on one QP (RC order, and the fence bit behind a get); over several, the peer's other QPs are
+// drained unless the Peer is bound to a channel, whose fence orders that channel's QP only.
+__device__ inline __noinline__ int ibgda_fence(const Peer& p) {
+  if ((p.handle & IBGDA_CHANNEL_BOUND) != 0) return OK;
+  ibgda::DeviceQp* qp = ibgda_qp(p);
+  if (ibgda::qp_base(qp)->qp_count <= 1) return OK;
+  return ibgda::fence_qps(p.view, qp, p.rank);
 }
 
 // Runs `post` on one thread of the scope and returns its status to all of them.
@@ -85,7 +113,7 @@ __device__ inline __noinline__ int ibgda_put_inline(const Peer& p, uint64_t slot
   return ibgda::put_inline(p.view, ibgda_qp(p), p.rank, slot, value, seq);
 }
 
-// Every IBGDA peer's QP and this rank's loopback QP (its own ADDs) drained, then one PCIe flush where configured and a get was published since the last one
+// Every IBGDA peer's QPs and this rank's loopback QP (its own ADDs) drained, then one PCIe flush where configured and a get was published since the last one
 // (the flush covers every QP of the NIC, so once is enough). Reads the view: quiet is not a hot-loop call.
 __device__ inline __noinline__ int ibgda_quiet_all(const DeviceView* v) {
   const ibgda::DeviceQp* flush_via = nullptr;
@@ -103,8 +131,11 @@ __device__ inline __noinline__ int ibgda_quiet_all(const DeviceView* v) {
   for (int r = 0; r < v->nranks; ++r) {
     const PeerEntry& e = v->peers[r];
     if (e.transport == TRANSPORT_IBGDA && e.handle != 0) {
-      int st = ibgda::drain(v, reinterpret_cast<ibgda::DeviceQp*>(e.handle), OP_QUIET, r);
-      if (st != OK) return st;
+      ibgda::DeviceQp* base = reinterpret_cast<ibgda::DeviceQp*>(e.handle);
+      for (uint32_t i = 0, n = base->qp_count; i < n; ++i) {
+        int st = ibgda::drain(v, base + i, OP_QUIET, r);
+        if (st != OK) return st;
+      }
     } else if (e.transport == TRANSPORT_SELF && (e.handle & PEER_NIC_ATOMICS) != 0) {
       // This rank's own ADDs, posted on its loopback QP (detail/dispatch.cuh, "one path for the atomics on a word").
       int st = ibgda::drain(v, reinterpret_cast<ibgda::DeviceQp*>(e.handle & ~PEER_HANDLE_FLAGS), OP_QUIET, r);
@@ -130,6 +161,7 @@ struct backend : gda4j::detail::Offers {
   static constexpr bool GET = true;
   static constexpr bool QUIET = true;
   static constexpr bool LOOPBACK_ADDS = true;
+  static constexpr bool CHANNELS = true;
   static constexpr bool ENABLED = GDA4J_IBGDA_ENABLED;
 
   __device__ static __forceinline__ bool serves(uint32_t transport) { return gda4j::detail::is_ibgda(transport); }
@@ -149,9 +181,9 @@ struct backend : gda4j::detail::Offers {
   }
 
   // An RC QP keeps its WQEs in posting order, and a WQE posted while an earlier READ (get) is outstanding carries
-  // the fence bit (qp.cuh, "Fence"), so it cannot read its source before the READ's data has landed: later
-  // operations already wait for earlier ones.
-  __device__ static __forceinline__ int fence(const Peer&) { return OK; }
+  // the fence bit (qp.cuh, "Fence"), so it cannot read its source before the READ's data has landed: on one QP later
+  // operations already wait for earlier ones; over several, the others are drained (ibgda_fence).
+  __device__ static __forceinline__ int fence(const Peer& p) { return gda4j::detail::ibgda_fence(p); }
 
   // Draining every IBGDA QP (and the PCIe flush where configured) covers this peer's.
   __device__ static __forceinline__ int flush(const Peer& p) { return gda4j::detail::ibgda_quiet_all(p.view); }
@@ -166,6 +198,11 @@ struct backend : gda4j::detail::Offers {
     if (st == OK) st = check_range(p.view, p.heap_size, OP_GET, -1, dst, bytes);
     if (st != OK) return st;
     return ibgda::get(p.view, gda4j::detail::ibgda_qp(p), p.rank, dst, src, bytes);
+  }
+
+  // A peer reached by several QPs, bound to channel `c` (with_channel): its QP c % qp_count.
+  __device__ static __forceinline__ uint64_t bind_channel(const Peer& p, uint32_t c) {
+    return gda4j::detail::ibgda_bind(p.handle, c);
   }
 
   __device__ static __forceinline__ bool quiet_needed(uint32_t view_flags) {

@@ -33,13 +33,29 @@
 // every WQE at or after fetch_end carries the fence bit while cons_head (WQEs completed) is below fetch_end. A WQE
 // posted by the same thread after the READ (or ordered after it by a barrier) sees the raised fetch_end.
 // ================================================================================================================
-#if defined(__CUDACC__)
+// Host build: the CPU tests compile this header with g++, GDA4J_HOST_MODEL naming a header that supplies, for host
+// threads and a model NIC (host/src/test/c/ibgda_host_model.h), everything the #else branch below takes from CUDA:
+// the atomics, the ordered loads, stores and fences, the error record, the clock, mlx5's ordered stores.
+#if defined(__CUDACC__) || defined(GDA4J_HOST_MODEL)
 #include "../../layout/view.cuh"
+#include "../../layout/mlx5.cuh"
+#include "../../layout/inline_slot.cuh"
+#if defined(GDA4J_HOST_MODEL)
+#include GDA4J_HOST_MODEL
+#else
 #include "../../core/memory_model.cuh"
 #include "../../core/errors.cuh"
 #include "../../core/deadline.cuh"
-#include "../../layout/mlx5.cuh"
-#include "../../layout/inline_slot.cuh"
+
+namespace gda4j {
+namespace ibgda {
+namespace detail {
+// GPU-scope acquire/release fence for the locks below (the host build supplies its own).
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+}  // namespace detail
+}  // namespace ibgda
+}  // namespace gda4j
+#endif
 
 namespace gda4j {
 namespace ibgda {
@@ -55,11 +71,11 @@ namespace detail {
 // Lock acquire/release for db_lock and poll_lock: CAS 0->1 then an acquire fence; a release fence then store 0.
 __device__ __forceinline__ bool try_lock(uint32_t* lock) {
   if (atomicCAS(lock, 0u, 1u) != 0u) return false;
-  asm volatile("fence.acq_rel.gpu;" ::: "memory");  // acquire: see what the previous holder wrote under the lock
+  fence_acq_rel_gpu();  // acquire: see what the previous holder wrote under the lock
   return true;
 }
 __device__ __forceinline__ void unlock(uint32_t* lock) {
-  asm volatile("fence.acq_rel.gpu;" ::: "memory");  // release: the holder's writes before the lock is free again
+  fence_acq_rel_gpu();  // release: the holder's writes before the lock is free again
   atomicExch(lock, 0u);
 }
 
@@ -492,6 +508,34 @@ __device__ inline __noinline__ int quiet(const DeviceView* v, DeviceQp* qp, int 
   return st;
 }
 
+// ---- several QPs per peer -------------------------------------------------------------------------------------
+// A peer may be reached over qp_count QPs (an array of DeviceQps, device_qp.cuh). Each QP keeps its own WQEs
+// in order (RC); nothing orders WQEs of two QPs. So: the calls a caller makes on one QP are in order, put_signal's
+// signal covers its own data (one QP), and a signal that must cover data posted on another QP of the peer needs
+// fence_qps (what fence(peer) does over several QPs) between them: it waits until every WQE published on the peer's
+// other QPs before it has completed, so their data is at the peer before anything the caller posts after it.
+
+// The QP of `base`'s array that `key` (a warp, a channel) posts on.
+__device__ __forceinline__ DeviceQp* qp_for(DeviceQp* base, uint32_t key) {
+  const uint32_t n = base->qp_count;
+  return n <= 1 ? base : base + key % n;
+}
+
+// The first entry of the array `qp` belongs to.
+__device__ __forceinline__ DeviceQp* qp_base(DeviceQp* qp) { return qp - qp->qp_index; }
+
+// Every QP of `qp`'s array but `qp` itself drained: what was published on them before this call has completed.
+__device__ inline __noinline__ int fence_qps(const DeviceView* v, DeviceQp* qp, int peer) {
+  DeviceQp* base = qp_base(qp);
+  const uint32_t n = base->qp_count;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (base + i == qp) continue;
+    const int st = drain(v, base + i, OP_FENCE, peer);
+    if (st != OK) return st;
+  }
+  return OK;
+}
+
 // ---- scoped forms: one thread posts for the group after a barrier that makes the group's stores its own --------
 
 __device__ __forceinline__ uint32_t lane() {
@@ -506,4 +550,4 @@ __device__ __forceinline__ uint32_t block_thread() {
 
 }  // namespace ibgda
 }  // namespace gda4j
-#endif  // __CUDACC__
+#endif  // __CUDACC__ || GDA4J_HOST_MODEL

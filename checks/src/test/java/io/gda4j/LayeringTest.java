@@ -9,6 +9,8 @@ import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
 import io.gda4j.bootstrap.Bootstrap;
 import io.gda4j.config.LayeringFixtureCycle;
 import io.gda4j.cuda.LayeringFixtureUpward;
+import io.gda4j.moe.ht.LayeringFixtureHtNamesLl;
+import io.gda4j.moe.ll.LowLatencyRank;
 import io.gda4j.proxy.LayeringFixtureProxyUsesIbgda;
 import io.gda4j.transport.LayeringFixtureSpiNamesRank;
 import io.gda4j.transport.LinkEnd;
@@ -27,9 +29,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <pre>
  *   samples       the command line (gda4j-samples)          -> everything below
  *   samples.moe   the MoE benchmark rigs                    -> samples.nccl, moe, world, transport, cuda, config
- *   samples.jmh   JMH benchmarks                            -> the transports, mlx5
+ *   benchmarks    JMH benchmarks (gda4j-benchmarks)         -> the transports, mlx5
  *   samples.nccl  the NCCL binding the rigs compare with    -> cuda, config
  *   moe           MoE dispatch/combine, its references      -> world, transport, cuda, config
+ *                 (inside, {@link #moeLayers}: the door io.gda4j.moe over the protocols moe.ht and moe.ll, which
+ *                 never use each other, over moe.core and moe.tensor; moe.check on top)
  *   p2p, ibgda,   the transports (proxy: gda4j-proxy); none -> world, transport, nic, verbs, mlx5, cuda, config
  *   proxy           uses another ({@link TransportNamesTest})
  *   nic           NICs: the interface, mlx5, emulated       -> verbs, mlx5, cuda, config
@@ -64,7 +68,7 @@ class LayeringTest {
                 .layer("transports").definedBy("io.gda4j.p2p..", "io.gda4j.ibgda..", "io.gda4j.proxy..")
                 .layer("moe").definedBy("io.gda4j.moe..")
                 .layer("samples.nccl").definedBy("io.gda4j.samples.nccl..")
-                .layer("samples.jmh").definedBy("io.gda4j.samples.jmh..")
+                .layer("benchmarks").definedBy("io.gda4j.benchmarks..")
                 .layer("samples.moe").definedBy("io.gda4j.samples.moe..")
                 .layer("samples").definedBy("io.gda4j.samples")
                 .whereLayer("config").mayNotAccessAnyLayer()
@@ -81,12 +85,32 @@ class LayeringTest {
                         "config")
                 .whereLayer("moe").mayOnlyAccessLayers("world", "transport", "cuda", "config")
                 .whereLayer("samples.nccl").mayOnlyAccessLayers("cuda", "config")
-                .whereLayer("samples.jmh").mayOnlyAccessLayers("transports", "mlx5")
+                .whereLayer("benchmarks").mayOnlyAccessLayers("transports", "mlx5")
                 .whereLayer("samples.moe").mayOnlyAccessLayers("samples.nccl", "moe", "world", "transport", "cuda",
                         "config")
                 .whereLayer("samples").mayOnlyAccessLayers("config", "cuda", "bootstrap", "gdrcopy", "hostflag",
                         "transport", "world", "mlx5", "verbs", "nic", "transports", "moe", "samples.nccl",
-                        "samples.jmh", "samples.moe");
+                        "samples.moe");
+    }
+
+    /**
+     * The packages of the MoE layer, bottom to top: what both protocols share, the two protocols side by side (neither
+     * uses the other, nor the door above them), the door users call, and the references and checks that drive it.
+     */
+    static LayeredArchitecture moeLayers() {
+        return layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("moe.tensor").definedBy("io.gda4j.moe.tensor..")
+                .layer("moe.core").definedBy("io.gda4j.moe.core..")
+                .layer("moe.ht").definedBy("io.gda4j.moe.ht..")
+                .layer("moe.ll").definedBy("io.gda4j.moe.ll..")
+                .layer("moe").definedBy("io.gda4j.moe")
+                .layer("moe.check").definedBy("io.gda4j.moe.check..")
+                .whereLayer("moe.tensor").mayNotAccessAnyLayer()
+                .whereLayer("moe.core").mayOnlyAccessLayers("moe.tensor")
+                .whereLayer("moe.ht").mayOnlyAccessLayers("moe.core", "moe.tensor")
+                .whereLayer("moe.ll").mayOnlyAccessLayers("moe.core", "moe.tensor")
+                .whereLayer("moe").mayOnlyAccessLayers("moe.ht", "moe.ll", "moe.core", "moe.tensor")
+                .whereLayer("moe.check").mayOnlyAccessLayers("moe", "moe.ht", "moe.ll", "moe.core", "moe.tensor");
     }
 
     static ArchRule noCycles() {
@@ -101,6 +125,11 @@ class LayeringTest {
     @Test
     void noPackagesUseEachOther() {
         noCycles().check(Codebase.mainClasses());
+    }
+
+    @Test
+    void theMoePackagesKeepTheirLayers() {
+        moeLayers().check(Codebase.mainClasses());
     }
 
     @Test
@@ -134,6 +163,13 @@ class LayeringTest {
         assertTrue(proxyUp.hasViolation(), "proxy -> samples must be refused");
         assertTrue(proxyUp.getFailureReport().toString().contains("io.gda4j.samples.Main"),
                 proxyUp.getFailureReport().toString());
+
+        // One MoE protocol using the other.
+        EvaluationResult htNamesLl = moeLayers().evaluate(new ClassFileImporter()
+                .importClasses(LayeringFixtureHtNamesLl.class, LowLatencyRank.class));
+        assertTrue(htNamesLl.hasViolation(), "moe.ht -> moe.ll must be refused");
+        assertTrue(htNamesLl.getFailureReport().toString().contains("LayeringFixtureHtNamesLl"),
+                htNamesLl.getFailureReport().toString());
 
         JavaClasses cycle = new ClassFileImporter().importPackagesOf(LayeringFixtureCycle.class, Bootstrap.class);
         assertTrue(noCycles().evaluate(cycle).hasViolation(), "config <-> bootstrap must be reported as a cycle");

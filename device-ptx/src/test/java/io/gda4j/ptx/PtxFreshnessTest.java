@@ -1,6 +1,7 @@
 package io.gda4j.ptx;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -38,6 +39,7 @@ class PtxFreshnessTest {
     }
 
     @Test
+    @Timeout(330) // nvcc over every kernels/*.cu: about 45 s alone on 2 cores, past the suite's 120 s under load
     void committedPtxIsCurrentAndAssembles() throws IOException, InterruptedException {
         String version = run(List.of("nvcc", "--version"));
         assumeTrue(version != null, "nvcc is not installed: cannot regenerate the PTX to compare");

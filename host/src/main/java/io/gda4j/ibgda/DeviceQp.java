@@ -7,19 +7,22 @@ import io.gda4j.world.InlineSlotDescriptor;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * A {@link DeviceQpDescriptor} struct in GPU memory, followed by its {@code wqe_sizes} table (one byte per SQ slot):
- * what a kernel posts through. Written once by the host; the counters start at zero and belong to the GPU after that.
- * Closing frees the memory; the QP itself is owned elsewhere.
+ * The {@link DeviceQpDescriptor} structs of one peer's QPs in GPU memory, one after another (a peer reached over
+ * several QPs has one per QP), followed by their {@code wqe_sizes} tables (one byte per SQ slot): what a kernel posts
+ * through. Written once by the host; the counters start at zero and belong to the GPU after that. Closing frees the
+ * memory; the QPs themselves are owned elsewhere.
  */
 public final class DeviceQp implements AutoCloseable {
     private final DeviceMemory memory;
-    private final int qpn;
+    private final List<Integer> qpns;
 
-    private DeviceQp(DeviceMemory memory, int qpn) {
+    private DeviceQp(DeviceMemory memory, List<Integer> qpns) {
         this.memory = memory;
-        this.qpn = qpn;
+        this.qpns = qpns;
     }
 
     /**
@@ -35,18 +38,36 @@ public final class DeviceQp implements AutoCloseable {
         }
     }
 
-    /** Allocates the struct and its size table on {@code gpu} and writes them. */
+    /** One QP's struct and its size table on {@code gpu}. */
     public static DeviceQp create(CudaContext gpu, QpRings rings, Addressing a) {
-        long length = DeviceQpDescriptor.LENGTH + (long) rings.sqWqebbs();
+        return create(gpu, List.of(rings), a);
+    }
+
+    /**
+     * The structs of one peer's QPs ({@code rings}, in their channel order), then their size tables, on {@code gpu}:
+     * entry {@code i} gets {@code qp_count = rings.size()} and {@code qp_index = i}.
+     */
+    public static DeviceQp create(CudaContext gpu, List<QpRings> rings, Addressing a) {
+        if (rings.isEmpty()) {
+            throw new IllegalArgumentException("a peer needs at least one QP");
+        }
+        int n = rings.size();
+        long length = (long) n * DeviceQpDescriptor.LENGTH + rings.stream().mapToLong(QpRings::sqWqebbs).sum();
         DeviceMemory memory = gpu.allocate(length);
         try {
             memory.fill((byte) 0);
-            ByteBuffer b = ByteBuffer.allocateDirect(DeviceQpDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-            long sizes = memory.address() + DeviceQpDescriptor.LENGTH;
-            encode(b, rings, a, sizes);
+            ByteBuffer b = ByteBuffer.allocateDirect(n * DeviceQpDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+            long sizes = memory.address() + (long) n * DeviceQpDescriptor.LENGTH;
+            List<Integer> qpns = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                encode(b.slice(i * DeviceQpDescriptor.LENGTH, DeviceQpDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN),
+                        rings.get(i), a, sizes, i, n);
+                sizes += rings.get(i).sqWqebbs();
+                qpns.add(rings.get(i).qpn());
+            }
             b.position(0);
             memory.copyFromHost(0, b);
-            return new DeviceQp(memory, rings.qpn());
+            return new DeviceQp(memory, List.copyOf(qpns));
         } catch (RuntimeException e) {
             memory.close();
             throw e;
@@ -55,6 +76,11 @@ public final class DeviceQp implements AutoCloseable {
 
     /** The 256 bytes of the struct for {@code rings} and {@code a}, with the size table at {@code wqeSizes}. */
     static void encode(ByteBuffer b, QpRings rings, Addressing a, long wqeSizes) {
+        encode(b, rings, a, wqeSizes, 0, 1);
+    }
+
+    /** The same, as entry {@code index} of an array of {@code count} (one peer's QPs). */
+    static void encode(ByteBuffer b, QpRings rings, Addressing a, long wqeSizes, int index, int count) {
         if (a.heapSizeBytes() > 0 && rings.maxInlineBytes() < InlineSlotDescriptor.SIZE) {
             // The device API posts put_inline (the 16-byte slot) and SET signals (8 bytes) as inline WRITEs.
             throw new IllegalArgumentException(String.format("QP 0x%06x accepts inline payloads of %d bytes, but the"
@@ -85,20 +111,33 @@ public final class DeviceQp implements AutoCloseable {
         b.putLong(DeviceQpDescriptor.DISCARD_ADDR_OFFSET, a.discardAddr());
         b.putInt(DeviceQpDescriptor.MAX_INLINE_OFFSET, rings.maxInlineBytes());
         b.putInt(DeviceQpDescriptor.PEER_OFFSET, a.peer());
+        b.putInt(DeviceQpDescriptor.QP_COUNT_OFFSET, count);
+        b.putInt(DeviceQpDescriptor.QP_INDEX_OFFSET, index);
     }
 
-    /** The struct's GPU address: {@code PeerEntry.handle}. */
+    /** The first struct's GPU address: {@code PeerEntry.handle}. */
     public long address() {
         return memory.address();
     }
 
+    /** The first QP's number. */
     public int qpn() {
-        return qpn;
+        return qpns.get(0);
     }
 
-    /** Reads a 64-bit counter of the struct (e.g. {@link DeviceQpDescriptor#CONS_HEAD_OFFSET}) after the kernels. */
+    /** How many QPs (structs) this holds. */
+    public int qpCount() {
+        return qpns.size();
+    }
+
+    /** Reads a 64-bit counter of the first struct (e.g. {@link DeviceQpDescriptor#CONS_HEAD_OFFSET}) after the kernels. */
     public long readCounter(int offset) {
-        return memory.readLong(offset);
+        return readCounter(0, offset);
+    }
+
+    /** Reads a 64-bit counter of struct {@code index}. */
+    public long readCounter(int index, int offset) {
+        return memory.readLong((long) index * DeviceQpDescriptor.LENGTH + offset);
     }
 
     @Override
@@ -108,6 +147,7 @@ public final class DeviceQp implements AutoCloseable {
 
     @Override
     public String toString() {
-        return String.format("DeviceQp[QP 0x%06x at 0x%x]", qpn, address());
+        return qpns.size() == 1 ? String.format("DeviceQp[QP 0x%06x at 0x%x]", qpn(), address())
+                : String.format("DeviceQp[%d QPs from 0x%06x at 0x%x]", qpns.size(), qpn(), address());
     }
 }

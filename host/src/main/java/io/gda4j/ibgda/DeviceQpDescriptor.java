@@ -33,12 +33,16 @@ package io.gda4j.ibgda;
  *   +-----------------+-----------------+-----------------+-----------------+
  *   | fetch_end       | gets_posted     | gets_flushed    | discard_addr    |
  *   +-----------------+-----------------+-----------------+-----------------+
- *  line 3: consumer state (kernels only; zero at start)
- *   192               200               208      212      216 .. 256
- *   +-----------------+-----------------+--------+--------+-----------+
- *   | cons_head       | cq_ci           |poll_lck| error  | reserved  |
- *   +-----------------+-----------------+--------+--------+-----------+
+ *  line 3: consumer state (kernels only; zero at start), and the QP's place among its peer's QPs (host-written once)
+ *   192               200               208      212      216      220      224 .. 256
+ *   +-----------------+-----------------+--------+--------+--------+--------+-----------+
+ *   | cons_head       | cq_ci           |poll_lck| error  |qp_count|qp_index| reserved  |
+ *   +-----------------+-----------------+--------+--------+--------+--------+-----------+
  * </pre>
+ *
+ * A peer reached over several QPs ({@code GDA4J_IBGDA_QPS_PER_PEER}) has {@code qp_count} of these one after the
+ * other, {@link #LENGTH} bytes apart ({@link DeviceQp}); its peer entry points at the first, entry {@code i} has
+ * {@code qp_index} {@code i}; a kernel posts on the entry of its warp or of the channel it chose.
  *
  * <ul>
  *   <li>{@code sq_buf}, {@code dbrec}, {@code doorbell}, {@code cq_buf}, {@code cq_dbrec}: the QP's rings as the GPU
@@ -109,6 +113,8 @@ public final class DeviceQpDescriptor {
     public static final int CQ_CI_OFFSET = 200;
     public static final int POLL_LOCK_OFFSET = 208;
     public static final int ERROR_OFFSET = 212;
+    public static final int QP_COUNT_OFFSET = 216;
+    public static final int QP_INDEX_OFFSET = 220;
 
     /** Bytes of one DeviceQp; allocate 64-byte aligned (each state line on its own cache line). */
     public static final int LENGTH = 256;

@@ -5,6 +5,7 @@ import io.gda4j.config.SettingException;
 import io.gda4j.config.Settings;
 import io.gda4j.nic.NicChoice;
 import io.gda4j.nic.NicConfig;
+import io.gda4j.nic.RingPlacement;
 import io.gda4j.nic.topology.NicPlacement;
 import io.gda4j.nic.topology.PathType;
 
@@ -25,8 +26,13 @@ import java.util.Properties;
  *                     ({@link NicPlacement}: {@code GDA4J_NIC_DEVICE}, {@code GDA4J_NIC_GDR_LEVEL})
  * @param flush        when quiet ends with the PCIe flush through the null MR
  * @param sqWqebbs     send queue depth of every QP in WQEBBs (a power of two)
+ * @param qpsPerPeer   RC QPs from each rank to each IBGDA peer: a kernel's warps (or the channels it names) spread
+ *                     over them, so that posters to one peer do not all contend for one queue
+ * @param rings        where the QPs' send queues, doorbell records and CQs live: host memory mapped into the GPU
+ *                     (the fallback every NIC has) or the GPU's memory
  */
-public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, int sqWqebbs) {
+public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, int sqWqebbs, int qpsPerPeer,
+                          RingPlacement rings) {
     public static final String FLUSH_PROP_NAME = "gda4j.ibgda.flush";
     public static final String FLUSH_ENV = "GDA4J_IBGDA_FLUSH";
     public static final String FLUSH_DEFAULT = "auto";
@@ -34,6 +40,16 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
     public static final String SQ_DEPTH_PROP_NAME = "gda4j.ibgda.sqDepth";
     public static final String SQ_DEPTH_ENV = "GDA4J_IBGDA_SQ_DEPTH";
     public static final String SQ_DEPTH_DEFAULT = "1024";
+
+    public static final String QPS_PER_PEER_PROP_NAME = "gda4j.ibgda.qpsPerPeer";
+    public static final String QPS_PER_PEER_ENV = "GDA4J_IBGDA_QPS_PER_PEER";
+    public static final String QPS_PER_PEER_DEFAULT = "1";
+    public static final String RINGS_PROP_NAME = "gda4j.ibgda.rings";
+    public static final String RINGS_ENV = "GDA4J_IBGDA_RINGS";
+    public static final String RINGS_DEFAULT = "host";
+
+    /** Most QPs per peer: each is a send queue, a CQ and its rings per ordered pair of ranks. */
+    public static final int MAX_QPS_PER_PEER = 32;
 
     /** The largest send queue in WQEBBs (the WQE index in a ctrl segment is 16 bits). */
     public static final int MAX_SQ_WQEBBS = 1 << 15;
@@ -56,8 +72,18 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
             SQ_DEPTH_ENV, SQ_DEPTH_DEFAULT, "a power of two from 2 to " + MAX_SQ_WQEBBS,
             text -> checkSqWqebbs(Integer.parseInt(text)));
 
+    public static final Setting<Integer> QPS_PER_PEER = Setting.of("IBGDA QPs per peer", QPS_PER_PEER_PROP_NAME,
+            QPS_PER_PEER_ENV, QPS_PER_PEER_DEFAULT, "1 to " + MAX_QPS_PER_PEER + " (a warp posts on QP warp % n, or"
+                    + " on the channel a kernel names); the same in every process of a job",
+            text -> checkQpsPerPeer(Integer.parseInt(text.strip())));
+
+    public static final Setting<RingPlacement> RINGS = Setting.of("IBGDA QP rings (SQ, doorbell record, CQ)",
+            RINGS_PROP_NAME, RINGS_ENV, RINGS_DEFAULT, "host (host memory mapped into the GPU) or gpu (the GPU's"
+                    + " memory, where the NIC supports it: the emulated NIC does, by copies)", RingPlacement::parse)
+            .displayedAs(RingPlacement::word);
+
     /** Every IBGDA setting, in the order {@code gda4j info} prints them. */
-    public static final List<Setting<?>> SETTINGS = List.of(NIC_DEVICE, GDR_LEVEL, FLUSH, SQ_DEPTH);
+    public static final List<Setting<?>> SETTINGS = List.of(NIC_DEVICE, GDR_LEVEL, FLUSH, SQ_DEPTH, QPS_PER_PEER, RINGS);
 
     /** When {@code quiet} ends with the PCIe flush (an ATOMIC_FA on a GPU flag via a loopback QP, null-MR SGE). */
     public enum Flush {
@@ -87,6 +113,8 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
 
     public IbgdaConfig {
         checkSqWqebbs(sqWqebbs);
+        checkQpsPerPeer(qpsPerPeer);
+        rings = rings == null ? RingPlacement.HOST : rings;
         placement = placement == null ? NicPlacement.defaults() : placement;
     }
 
@@ -98,6 +126,13 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
         return sqWqebbs;
     }
 
+    private static int checkQpsPerPeer(int qps) {
+        if (qps < 1 || qps > MAX_QPS_PER_PEER) {
+            throw new IllegalArgumentException("QPs per peer must be from 1 to " + MAX_QPS_PER_PEER + ", got " + qps);
+        }
+        return qps;
+    }
+
     /** @throws SettingException naming the variable or property of the first bad value */
     public static IbgdaConfig resolve(Properties props, Map<String, String> env) {
         return resolve(Settings.of(props, env));
@@ -107,6 +142,6 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
     public static IbgdaConfig resolve(Settings settings) {
         return new IbgdaConfig(settings.get(NicConfig.NIC),
                 NicPlacement.parse(settings.get(NIC_DEVICE), settings.get(GDR_LEVEL).name()),
-                settings.get(FLUSH), settings.get(SQ_DEPTH));
+                settings.get(FLUSH), settings.get(SQ_DEPTH), settings.get(QPS_PER_PEER), settings.get(RINGS));
     }
 }

@@ -9,12 +9,16 @@ import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicAccess;
 import io.gda4j.nic.NicCapabilities;
 import io.gda4j.nic.NicConfig;
+import io.gda4j.nic.NicException;
 import io.gda4j.nic.NicMemory;
 import io.gda4j.nic.NicQp;
+import io.gda4j.nic.NicSetupCheck;
 import io.gda4j.nic.NicUser;
 import io.gda4j.nic.QpPair;
+import io.gda4j.nic.QpRings;
 import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.RcExchange;
+import io.gda4j.nic.RingPlacement;
 import io.gda4j.nic.emulated.RemoteResponder;
 import io.gda4j.nic.emulated.SoftwareNic;
 import io.gda4j.transport.LinkEnd;
@@ -23,18 +27,25 @@ import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
 import io.gda4j.transport.Transport;
 
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * One world's IBGDA state: the NICs ({@link RankNics}: each rank's own, chosen by PCIe distance, or one shared),
- * each rank's heap registration and flush resources, and one connected QP pair per pair of ranks (its two QPs on
- * the two ranks' NICs). The world connects ordered pairs one at a time ({@code (a, b)} then later
- * {@code (b, a)}); the pair is made at the first of the two, and each side gets its own QP's {@link DeviceQp}.
+ * each rank's heap registration and flush resources, and per pair of ranks {@code GDA4J_IBGDA_QPS_PER_PEER}
+ * connected QP pairs (each pair's two QPs on the two ranks' NICs). The world connects ordered pairs one at a time
+ * ({@code (a, b)} then later {@code (b, a)}); the pairs are made at the first of the two, and each side gets one
+ * {@link DeviceQp} holding its QPs of them.
  *
  * <p>Across processes ({@code ProcessWorld}) each process has its own session and NIC for its one rank, and a pair
  * of ranks is connected by what each process offers ({@link #offerAcrossProcesses}, {@link #linkAcrossProcesses}):
@@ -50,9 +61,12 @@ final class IbgdaSession {
     private final IbgdaConfig config;
     private final RankNics nics;
     private final Map<Integer, RankState> ranks = new HashMap<>();
-    private final Map<Long, QpPair> pairs = new HashMap<>();
+    /** Per pair of ranks, its connections: {@code config.qpsPerPeer()} QP pairs, QP i of each side to QP i. */
+    private final Map<Long, List<QpPair>> pairs = new HashMap<>();
     /** Across processes over a NIC that connects by QP number: each rank's QPs for its pairs, until links take them. */
     private final Map<Integer, RcExchange> exchanges = new HashMap<>();
+    /** NICs whose loopback probe passed ({@link #checkNic}). */
+    private final Set<Nic> probedNics = Collections.newSetFromMap(new IdentityHashMap<>());
     private int openLinks;
     private boolean quiesced;
     private boolean closed;
@@ -140,25 +154,40 @@ final class IbgdaSession {
         long key = (long) lo << 32 | hi;
         RankState mine = rankState(local);
         RankState theirs = rankState(peer);
-        QpPair pair = pairs.get(key);
-        if (pair == null) {
+        List<QpPair> connections = pairs.get(key);
+        if (connections == null) {
             LinkEnd first = local.rank() == lo ? local : peer;
             LinkEnd second = first == local ? peer : local;
             Nic firstNic = rankState(first).nic;
             Nic secondNic = rankState(second).nic;
-            pair = firstNic == secondNic ? firstNic.createConnectedPair(spec(first, second), spec(second, first))
-                    : QpPair.connect(firstNic, spec(first, second), secondNic, spec(second, first));
-            pairs.put(key, pair);
+            connections = new ArrayList<>();
+            try {
+                for (int i = 0; i < config.qpsPerPeer(); i++) {
+                    connections.add(firstNic == secondNic
+                            ? firstNic.createConnectedPair(spec(first, second.rank(), i), spec(second, first.rank(), i))
+                            : QpPair.connect(firstNic, spec(first, second.rank(), i), secondNic,
+                            spec(second, first.rank(), i)));
+                }
+            } catch (RuntimeException e) {
+                for (QpPair made : connections) {
+                    run(e::addSuppressed, made::close);
+                }
+                throw e;
+            }
+            pairs.put(key, connections);
         }
-        NicQp qp = local.rank() == lo ? pair.first() : pair.second();
-        DeviceQp dqp = DeviceQp.create(local.context(), qp.deviceRings(), new DeviceQp.Addressing(
+        List<NicQp> qps = new ArrayList<>();
+        for (QpPair pair : connections) {
+            qps.add(local.rank() == lo ? pair.first() : pair.second());
+        }
+        DeviceQp dqp = DeviceQp.create(local.context(), deviceRings(qps), new DeviceQp.Addressing(
                 mine.heap.address(), theirs.heap.address(), local.heapSizeBytes(), mine.heap.lkey(),
                 theirs.heap.rkey(), mine.flushOnQuiet ? mine.loopbackDeviceQp.address() : 0,
                 mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.address(),
                 mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.rkey(), mine.discardAddr(),
                 mine.discardLkey(), mine.flushOnQuiet, theirs.heap.relaxedOrdering(), peer.rank()));
         openLinks++;
-        AutoCloseable resources = new WithinProcess(mine, () -> closeLink(qp, dqp, () -> { }));
+        AutoCloseable resources = new WithinProcess(mine, () -> closeLink(qps, dqp, () -> { }));
         return new PeerLink(Transport.IBGDA, 0, dqp.address(), theirs.heap.rkey(), mine.heap.lkey(), 0, resources);
     }
 
@@ -182,7 +211,8 @@ final class IbgdaSession {
         if (!s.nic.capabilities().processLinks()) {
             RcExchange exchange = exchanges.get(local.rank());
             if (exchange == null) {
-                exchange = RcExchange.open(s.nic, local.rank(), local.worldSize(), peer -> spec(local, peer));
+                exchange = RcExchange.open(s.nic, local.rank(), local.worldSize(), config.qpsPerPeer(),
+                        (peer, index) -> spec(local, peer, index));
                 exchanges.put(local.rank(), exchange);
             }
             return new ProcessOffer(s.heap.rkey(), s.heap.address(), local.heapSizeBytes(), s.heap.access(), 0,
@@ -231,7 +261,7 @@ final class IbgdaSession {
         IpcMemory words = null;
         IpcMemory peerHeap = null;  // the emulated NIC's wire to a rank of another host (a named host of this machine)
         RemoteResponder responder = null;
-        NicQp qp = null;
+        List<NicQp> qps = new ArrayList<>();
         DeviceQp dqp = null;
         try {
             if (byEndpoint) {
@@ -240,7 +270,9 @@ final class IbgdaSession {
                     throw new IllegalStateException("ibgda: rank " + local.rank() + " connects to "
                             + peer.description() + " before it offered anything (offerAcrossProcesses)");
                 }
-                qp = exchange.connect(peer.rank(), peer.description(), offer.endpoints());
+                for (int i = 0; i < config.qpsPerPeer(); i++) {
+                    qps.add(exchange.connect(peer.rank(), i, peer.description(), offer.endpoints()));
+                }
             } else {
                 SoftwareNic emulated = processLinksOf(mine, local);
                 words = local.context().openIpcMemory(offer.wordsHandle(), WORDS_BYTES, peer.description()
@@ -254,9 +286,11 @@ final class IbgdaSession {
                 responder = new RemoteResponder(peer.description());
                 responder.addRegion(offer.heapRkey(), offer.heapAddress(), offer.heapBytes(), offer.heapAccess(),
                         wire, words.address() + offer.lockOffset(), "heap");
-                qp = emulated.createQpToProcess(spec(local, peer.rank()), responder);
+                for (int i = 0; i < config.qpsPerPeer(); i++) {
+                    qps.add(emulated.createQpToProcess(spec(local, peer.rank(), i), responder));
+                }
             }
-            dqp = DeviceQp.create(local.context(), qp.deviceRings(), new DeviceQp.Addressing(
+            dqp = DeviceQp.create(local.context(), deviceRings(qps), new DeviceQp.Addressing(
                     mine.heap.address(), offer.heapAddress(), local.heapSizeBytes(), mine.heap.lkey(),
                     offer.heapRkey(), mine.flushOnQuiet ? mine.loopbackDeviceQp.address() : 0,
                     mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.address(),
@@ -264,7 +298,7 @@ final class IbgdaSession {
                     mine.discardLkey(), mine.flushOnQuiet,
                     offer.heapAccess().contains(NicAccess.RELAXED_ORDERING), peer.rank()));
         } catch (RuntimeException e) {
-            if (qp != null) {
+            for (NicQp qp : qps) {
                 run(e::addSuppressed, qp::close);
             }
             if (responder != null) {
@@ -279,7 +313,7 @@ final class IbgdaSession {
             throw e;
         }
         openLinks++;
-        NicQp linkQp = qp;
+        List<NicQp> linkQps = List.copyOf(qps);
         DeviceQp linkDqp = dqp;
         RemoteResponder linkResponder = responder;
         IpcMemory linkWords = words;
@@ -288,7 +322,7 @@ final class IbgdaSession {
             if (linkResponder != null) {
                 linkResponder.close();
             }
-            closeLink(linkQp, linkDqp, () -> {
+            closeLink(linkQps, linkDqp, () -> {
                 try {
                     if (linkWords != null) {
                         linkWords.close();
@@ -386,13 +420,19 @@ final class IbgdaSession {
         return s == null || s.loopbackDeviceQp == null ? 0 : s.loopbackDeviceQp.address();
     }
 
-    private QpSpec spec(LinkEnd poster, LinkEnd target) {
-        return spec(poster, target.rank());
+    /** The spec of QP {@code index} of {@code poster}'s QPs toward {@code target}. */
+    private QpSpec spec(LinkEnd poster, int target, int index) {
+        return new QpSpec(poster.context(), config.sqWqebbs(), config.sqWqebbs(), QpSpec.DEFAULT_MAX_INLINE_BYTES,
+                "rank " + poster.rank() + " -> rank " + target + (config.qpsPerPeer() > 1 ? " QP " + index : ""))
+                .withRings(config.rings());
     }
 
-    private QpSpec spec(LinkEnd poster, int target) {
-        return new QpSpec(poster.context(), config.sqWqebbs(), config.sqWqebbs(), QpSpec.DEFAULT_MAX_INLINE_BYTES,
-                "rank " + poster.rank() + " -> rank " + target);
+    private static List<QpRings> deviceRings(List<NicQp> qps) {
+        List<QpRings> rings = new ArrayList<>();
+        for (NicQp qp : qps) {
+            rings.add(qp.deviceRings());
+        }
+        return rings;
     }
 
     private RankState rankState(LinkEnd r) {
@@ -402,6 +442,7 @@ final class IbgdaSession {
         }
         s = new RankState();
         s.nic = nics.of(r);
+        checkNic(s.nic, "ibgda rank " + r.rank());
         s.flushOnQuiet = flushOnQuiet(r, s.nic);
         Nic nic = s.nic;
         ranks.put(r.rank(), s);
@@ -423,15 +464,35 @@ final class IbgdaSession {
         // Its IBGDA peers add to its words with NIC atomics, so its own ADDs must be NIC atomics too: ATOMIC_FAs on
         // this QP, which targets the rank's own heap (local and remote base are both its heap).
         s.loopbackQp = nic.createLoopbackQp(new QpSpec(r.context(), config.sqWqebbs(), config.sqWqebbs(),
-                QpSpec.DEFAULT_MAX_INLINE_BYTES, "rank " + r.rank() + " loopback (own ADDs, PCIe flush)"));
+                QpSpec.DEFAULT_MAX_INLINE_BYTES, "rank " + r.rank() + " loopback (own ADDs, PCIe flush)")
+                .withRings(config.rings()));
         s.loopbackDeviceQp = DeviceQp.create(r.context(), s.loopbackQp.deviceRings(), new DeviceQp.Addressing(
                 s.heap.address(), s.heap.address(), r.heapSizeBytes(), s.heap.lkey(), s.heap.rkey(), 0, 0, 0,
                 s.discardAddr(), s.discardLkey(), false, s.heap.relaxedOrdering(), r.rank()));
         return s;
     }
 
-    /** Closes one link's QP and DeviceQp, then {@code after} (what else the link holds), once the NIC is quiet. */
-    private synchronized void closeLink(NicQp qp, DeviceQp dqp, Runnable after) {
+    /**
+     * Refuses, before anything is registered, a NIC without what every rank needs: 8-byte atomics (ADD signals,
+     * atomic_add, the flush) and a loopback RC connection (the flush and the rank's own ADDs ride one), probed once
+     * per NIC on a real NIC (the emulated NIC always connects to itself).
+     */
+    private void checkNic(Nic nic, String who) {
+        NicSetupCheck.requireAtomics(nic, who);
+        if (config.rings() == RingPlacement.GPU && nic.gpuRingsUnsupportedReason().isPresent()) {
+            throw new NicException(who + ": " + IbgdaConfig.RINGS_ENV + "=gpu, but " + nic.description() + " cannot"
+                    + " keep QP rings in GPU memory: " + nic.gpuRingsUnsupportedReason().get() + "; use "
+                    + IbgdaConfig.RINGS_ENV + "=host");
+        }
+        if (!nic.isEmulated() && probedNics.add(nic)) {
+            try (Memory words = new Memory(NicSetupCheck.PROBE_BYTES)) {
+                NicSetupCheck.probeLoopback(nic, Pointer.nativeValue(words), who, NicSetupCheck.PROBE_TIMEOUT_NANOS);
+            }
+        }
+    }
+
+    /** Closes one link's QPs and DeviceQp, then {@code after} (what else the link holds), once the NIC is quiet. */
+    private synchronized void closeLink(List<NicQp> qps, DeviceQp dqp, Runnable after) {
         List<RuntimeException> failures = new ArrayList<>();
         if (!quiesced) {
             quiesced = true;
@@ -439,7 +500,9 @@ final class IbgdaSession {
                 run(failures, nic::quiesce);
             }
         }
-        run(failures, qp::close);
+        for (NicQp qp : qps) {
+            run(failures, qp::close);
+        }
         run(failures, dqp::close);
         run(failures, after);
         if (--openLinks == 0) {
@@ -459,8 +522,10 @@ final class IbgdaSession {
             run(failures, x::close);
         }
         exchanges.clear();
-        for (QpPair p : pairs.values()) {
-            run(failures, p::close);
+        for (List<QpPair> connections : pairs.values()) {
+            for (QpPair p : connections) {
+                run(failures, p::close);
+            }
         }
         pairs.clear();
         for (RankState s : ranks.values()) {

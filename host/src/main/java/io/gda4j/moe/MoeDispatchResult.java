@@ -1,5 +1,8 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.ht.HighThroughputRank;
+import io.gda4j.moe.tensor.DeviceTensor;
+
 /**
  * What a dispatch queued: the received rows and their top-k, sorted by (source rank, token), in tensors the
  * {@link MoeBuffer} owns (sized for the worst case, {@code maxRecvTokens} rows; valid until the next dispatch on
@@ -8,12 +11,12 @@ package io.gda4j.moe;
  * closed) every getter but {@link #handle()} throws IllegalStateException: the tensors would show the newer call's data.
  */
 public final class MoeDispatchResult {
-    private final MoeRank rank;
+    private final HighThroughputRank rank;
     private final MoeHandle handle;
     private final long generation;
     private int numRecv = -1;
 
-    MoeDispatchResult(MoeRank rank, MoeHandle handle, long generation) {
+    MoeDispatchResult(HighThroughputRank rank, MoeHandle handle, long generation) {
         this.rank = rank;
         this.handle = handle;
         this.generation = generation;
@@ -26,37 +29,37 @@ public final class MoeDispatchResult {
     /** Received rows: {@code maxRecvTokens x hidden} of the config's type; the first numRecvTokens() are valid. */
     public DeviceTensor recvX() {
         rank.requireCurrentDispatch(generation, "recvX");
-        return rank.recvX();
+        return rank.recvX(HighThroughputRank.region(generation));
     }
 
     /** FP8 only: {@code maxRecvTokens x hidden/128} FP32 scales; null for BF16. */
     public DeviceTensor recvScales() {
         rank.requireCurrentDispatch(generation, "recvScales");
-        return rank.recvScales();
+        return rank.recvScales(HighThroughputRank.region(generation));
     }
 
     /** {@code maxRecvTokens x topK} INT32: this rank's local expert index of each slot, -1 for another rank's. */
     public DeviceTensor recvTopkIdx() {
         rank.requireCurrentDispatch(generation, "recvTopkIdx");
-        return rank.recvTopkIdx();
+        return rank.recvTopkIdx(HighThroughputRank.region(generation));
     }
 
     /** {@code maxRecvTokens x topK} FP32: the weights of the local slots, 0 elsewhere. */
     public DeviceTensor recvTopkWeights() {
         rank.requireCurrentDispatch(generation, "recvTopkWeights");
-        return rank.recvTopkWeights();
+        return rank.recvTopkWeights(HighThroughputRank.region(generation));
     }
 
     /** {@code maxRecvTokens x 2} INT32: (source rank, source token) of each row. */
     public DeviceTensor recvSource() {
         rank.requireCurrentDispatch(generation, "recvSource");
-        return rank.recvSource();
+        return rank.recvSource(HighThroughputRank.region(generation));
     }
 
     /** {@code numLocalExperts} INT32 on the GPU: (row, top-k slot) pairs per local expert. */
     public DeviceTensor localExpertCountsTensor() {
         rank.requireCurrentDispatch(generation, "localExpertCountsTensor");
-        return rank.localExpertCountsTensor();
+        return rank.localExpertCountsTensor(handle.exchange());
     }
 
     /** Waits for the dispatch (an explicit host synchronisation) and returns how many rows arrived. */
@@ -65,7 +68,7 @@ public final class MoeDispatchResult {
         rank.requireCurrentDispatch(generation, "numRecvTokens");
         synchronized (this) {
             if (numRecv < 0) {
-                numRecv = rank.readRecvTotal();
+                numRecv = rank.readRecvTotal(handle.exchange());
             }
             return numRecv;
         }
@@ -74,7 +77,7 @@ public final class MoeDispatchResult {
     /** Waits for the dispatch and returns the per-local-expert counts. */
     public int[] localExpertCounts() {
         rank.requireCurrentDispatch(generation, "localExpertCounts");
-        return rank.readLocalExpertCounts();
+        return rank.readLocalExpertCounts(handle.exchange());
     }
 
     /** The count when it was read already, else -1. */

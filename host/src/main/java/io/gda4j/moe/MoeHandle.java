@@ -1,33 +1,42 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.ht.HighThroughputRank;
+
 /**
  * What a layout found for one rank's tokens, and (after a dispatch) which received rows came from where: a later
  * dispatch may reuse it without a new top-k, and combine needs the one its dispatch returned. The data lives in the
  * {@link MoeBuffer}: a newer layout on the same rank replaces it, and a stale handle is refused.
  */
 public final class MoeHandle {
-    private final MoeRank owner;
+    private final HighThroughputRank owner;
     private final long layoutGeneration;
     private final long dispatchGeneration;
     private final int numTokens;
     private final int[] tokensPerRank;
     private final int[] tokensPerExpert;
+    /** The layout exchange this handle's layout queued (direct worlds; 0 elsewhere). */
+    private final long exchange;
 
-    MoeHandle(MoeRank owner, long layoutGeneration, long dispatchGeneration, int numTokens, int[] tokensPerRank,
-              int[] tokensPerExpert) {
+    MoeHandle(HighThroughputRank owner, long layoutGeneration, long dispatchGeneration, int numTokens, int[] tokensPerRank,
+              int[] tokensPerExpert, long exchange) {
         this.owner = owner;
         this.layoutGeneration = layoutGeneration;
         this.dispatchGeneration = dispatchGeneration;
         this.numTokens = numTokens;
         this.tokensPerRank = tokensPerRank;
         this.tokensPerExpert = tokensPerExpert;
+        this.exchange = exchange;
     }
 
     MoeHandle afterDispatch(long generation) {
-        return new MoeHandle(owner, layoutGeneration, generation, numTokens, tokensPerRank, tokensPerExpert);
+        return new MoeHandle(owner, layoutGeneration, generation, numTokens, tokensPerRank, tokensPerExpert, exchange);
     }
 
-    MoeRank owner() {
+    long exchange() {
+        return exchange;
+    }
+
+    HighThroughputRank owner() {
         return owner;
     }
 

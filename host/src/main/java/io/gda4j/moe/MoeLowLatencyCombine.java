@@ -1,13 +1,17 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.ll.AlternatingBuffers;
+import io.gda4j.moe.ll.LowLatencyRank;
+import io.gda4j.moe.tensor.DeviceTensor;
+
 /**
  * What a low-latency combine queued: after {@link #receive()} (queued already unless the combine was made with
  * {@code returnAfterSend}), {@link #output()} is this rank's {@code numTokens x hidden} BF16 result, in a tensor the
- * {@link MoeLowLatencyBuffer} owns: valid until the next combine on the same buffer (two calls later), after which
+ * {@link MoeBuffer} owns: valid until the next combine on the same buffer (two calls later), after which
  * {@link #output()} throws.
  */
 public final class MoeLowLatencyCombine {
-    private final MoeLowLatencyRank rank;
+    private final LowLatencyRank rank;
     private final AlternatingBuffers.Ticket ticket;
     private final int numTokens;
     private final DeviceTensor topkIdx;
@@ -15,7 +19,7 @@ public final class MoeLowLatencyCombine {
     private final boolean pull;
     private boolean received;
 
-    MoeLowLatencyCombine(MoeLowLatencyRank rank, AlternatingBuffers.Ticket ticket, int numTokens, DeviceTensor topkIdx,
+    MoeLowLatencyCombine(LowLatencyRank rank, AlternatingBuffers.Ticket ticket, int numTokens, DeviceTensor topkIdx,
                          DeviceTensor topkWeights, boolean pull) {
         this.rank = rank;
         this.ticket = ticket;
@@ -53,7 +57,7 @@ public final class MoeLowLatencyCombine {
 
     /** The receive half: queues the wait for the experts' rows and the weighted sum. Frees the call's buffer. */
     public synchronized void receive() {
-        rank.receiveCombine(this);
+        rank.receiveCombine(ticket, topkIdx, topkWeights, numTokens, pull);
         received = true;
     }
 

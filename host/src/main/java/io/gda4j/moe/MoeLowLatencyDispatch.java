@@ -1,27 +1,32 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.ll.AlternatingBuffers;
+import io.gda4j.moe.ll.LowLatencyRank;
+import io.gda4j.moe.tensor.DeviceTensor;
+
 /**
  * What a low-latency dispatch queued: the rows this rank received, in the expert-major layout of its buffer
  * ({@code [numLocalExperts][slots][...]}, slots = worldSize x maxTokensPerRank, source s in
- * {@code [s maxTokensPerRank, (s + 1) maxTokensPerRank)} in its token order; see {@link MoeLowLatencyReference}),
- * and the per-expert counts on the GPU. The tensors live in the {@link MoeLowLatencyBuffer}'s buffer of this call and
- * are valid from the receive until the call is combined or released. Slots past a source's count hold stale data.
+ * {@code [s maxTokensPerRank, (s + 1) maxTokensPerRank)} in its token order; see
+ * io.gda4j.moe.check.MoeLowLatencyReference), and the per-expert counts on the GPU. The tensors live in the
+ * {@link MoeBuffer}'s low-latency buffer of this call and are valid from the receive until the call is combined or
+ * released. Slots past a source's count hold stale data.
  *
  * <p>Reading anything on the host ({@link #readCounts()}, {@link #checkRouting()}) waits for the rank's stream: an
  * explicit synchronisation, never needed by the calls themselves.
  */
 public final class MoeLowLatencyDispatch {
-    private final MoeLowLatencyRank rank;
+    private final LowLatencyRank rank;
     private final AlternatingBuffers.Ticket ticket;
     private final int numTokens;
 
-    MoeLowLatencyDispatch(MoeLowLatencyRank rank, AlternatingBuffers.Ticket ticket, int numTokens) {
+    MoeLowLatencyDispatch(LowLatencyRank rank, AlternatingBuffers.Ticket ticket, int numTokens) {
         this.rank = rank;
         this.ticket = ticket;
         this.numTokens = numTokens;
     }
 
-    MoeLowLatencyRank rankCalls() {
+    LowLatencyRank rankCalls() {
         return rank;
     }
 
@@ -48,7 +53,7 @@ public final class MoeLowLatencyDispatch {
      * Throws IllegalStateException when the receive was queued already, or the call was consumed.
      */
     public void receive() {
-        rank.receiveDispatch(this);
+        rank.receiveDispatch(ticket);
     }
 
     /**
@@ -59,7 +64,7 @@ public final class MoeLowLatencyDispatch {
      * Synchronise the ranks (a host synchronisation or a collective) before that dispatch.
      */
     public void release() {
-        rank.release(this);
+        rank.release(ticket);
     }
 
     private void requireReceived(String what) {

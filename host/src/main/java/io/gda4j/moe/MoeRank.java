@@ -3,21 +3,26 @@ package io.gda4j.moe;
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DevicePointer;
-import io.gda4j.cuda.Kernel;
-import io.gda4j.cuda.KernelArgs;
+import io.gda4j.moe.ht.HighThroughputRank;
+import io.gda4j.moe.ll.AlternatingBuffers;
+import io.gda4j.moe.ll.LowLatencyRank;
+import io.gda4j.moe.tensor.DeviceTensor;
 import io.gda4j.world.Rank;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-
 /**
- * One rank's MoE calls: {@link #layout}, {@link #dispatch}, {@link #combine}, and where the buffer has a low-latency
- * part {@link #lowLatencyDispatch} and {@link #lowLatencyCombine}. Inputs are checked on the host before
- * anything is launched; outputs live in the {@link MoeBuffer} (valid until the next call of the same kind on this
- * rank). The calls run on {@link #callStream()}: the rank's stream ({@link #stream()}), or, with
+ * One rank's MoE calls, both modes on one buffer as DeepEP's {@code Buffer} has them: high throughput
+ * ({@link #layout}, {@link #dispatch}, {@link #combine}) where the config has that part, low latency
+ * ({@link #lowLatencyDispatch}, {@link #lowLatencyCombine}) where it has that one; a call of a mode the config lacks
+ * throws IllegalStateException saying how to add it. Inputs are checked on the host before anything is launched;
+ * outputs live in the {@link MoeBuffer} (valid until the next call of the same kind on this rank). Every rank must
+ * make the same sequence of calls of both modes.
+ *
+ * <p>The high-throughput calls run on {@link #callStream()}: the rank's stream ({@link #stream()}), or, with
  * {@link MoeConfig#communicationStream()}, a communication stream this rank owns. {@link #lastEvent()} is recorded
- * there after each dispatch and combine, for other streams to wait on. Host reads (layout's check, the counts,
- * {@link #copyToHost}) copy through pinned memory on the call stream, so they wait for this rank's calls only.
+ * there after each dispatch and combine, for other streams to wait on. The low-latency calls run on {@link #stream()},
+ * with no host synchronisation, in the order the caller queues them with its other work there. Host reads (layout's
+ * check, the counts, {@link #copyToHost}) copy through pinned memory on the stream of the calls, so they wait for
+ * this rank's calls only.
  *
  * <h2>Ordering with a communication stream</h2>
  * On the rank's stream (the default) the calls are ordered with the caller's work there like any kernel. With a
@@ -40,168 +45,32 @@ import java.nio.ByteOrder;
  * </ul>
  * Kernels the caller runs beside the calls take SMs from the MoE kernels, whose blocks wait for each other: the calls
  * then take longer, which is the price of the overlap.
+ *
+ * <h2>Low latency: the send/receive split</h2>
+ * Each low-latency call can be split into a send half (it returns once the sends are queued) and a receive half
+ * ({@code receive()} on what it returned), so the caller can overlap its own work with the transfer. Dispatch number i
+ * takes the low-latency buffer i % 2 and holds it until combined or released: a third dispatch while the first is held
+ * throws before any kernel is queued. Expert indices live on the GPU and are checked there: the kernels treat an entry
+ * outside [-1, numExperts) as -1, so all ranks complete the call, and {@link MoeLowLatencyDispatch#checkRouting()} and
+ * {@link MoeBuffer#checkErrors()} (host synchronisations) throw naming it.
  */
-public final class MoeRank implements AutoCloseable {
-    private static final int READBACK_BYTES = 1 << 20;
-    private static final int LAYOUT_THREADS = 128;
-
-    private final MoeBuffer buffer;
+public final class MoeRank {
     private final Rank rank;
-    private final MoeSizing s;
-    private final MoeRankMemory memory;
-    /** The communication stream (owned), or null when the calls run on the rank's stream. */
-    private final CudaStream communication;
-    /** Where the calls run: {@link #communication}, or the rank's stream. */
-    private final CudaStream calls;
-    /** Recorded on the rank's stream at each call, for the communication stream to wait on; null without one. */
-    private final CudaEvent computeQueued;
-    /** Recorded after each call (memory.done()). */
-    private final CudaEvent done;
-    private final Kernel zero;
-    private final Kernel nextCall;
-    private final Kernel layoutKernel;
-    private final Kernel dispatchKernel;
-    private final Kernel combineKernel;
-    private final Kernel dispatchDirectKernel;
-    private final Kernel combineDirectKernel;
-    private final Kernel combinePullKernel;
-    private final CallGenerations generations;
-    private boolean closed;
+    /** Null: the config has no high-throughput part. */
+    private final HighThroughputRank ht;
+    /** Null: the config has no low-latency part. */
+    private final LowLatencyRank ll;
 
-    MoeRank(MoeBuffer buffer, Rank rank) {
-        this.buffer = buffer;
+    MoeRank(Rank rank, HighThroughputRank ht, LowLatencyRank ll) {
         this.rank = rank;
-        this.s = buffer.sizing();
-        this.generations = new CallGenerations(rank.rank());
-        this.zero = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_zero");
-        this.nextCall = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_next_call");
-        this.layoutKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_layout");
-        this.dispatchKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_dispatch");
-        this.combineKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_combine");
-        this.dispatchDirectKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_dispatch_direct");
-        this.combineDirectKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_combine_direct");
-        this.combinePullKernel = rank.kernel(MoeBuffer.MODULE, "gda4j_moe_combine_pull");
-        for (int threads : new int[] {dispatchThreads(), combineThreads()}) {
-            int max = Math.min(dispatchKernel.maxThreadsPerBlock(), combineKernel.maxThreadsPerBlock());
-            if (threads > max) {
-                throw new IllegalArgumentException("MoE blocks of " + threads + " threads exceed the kernels' limit of " + max
-                        + " on " + rank.device() + "; use fewer combineWarps");
-            }
-        }
-        CudaStream comm = null;
-        CudaEvent queued = null;
-        try {
-            if (s.config().communicationStream()) {
-                comm = rank.context().createStream("rank " + rank.rank() + " MoE communication stream");
-                queued = rank.context().createOrderingEvent();
-            }
-            this.memory = new MoeRankMemory(rank, s.deviceBytes(), READBACK_BYTES, s.params(), this::params);
-        } catch (RuntimeException e) {
-            if (queued != null) {
-                queued.close();
-            }
-            if (comm != null) {
-                comm.close();
-            }
-            throw e;
-        }
-        this.communication = comm;
-        this.calls = comm == null ? rank.stream() : comm;
-        this.computeQueued = queued;
-        this.done = memory.done();
+        this.ht = ht;
+        this.ll = ll;
     }
 
-    /**
-     * Warps that serve one peer together in a sending or receiving block: as many as fit in 16 warps (512 threads, so
-     * 128 registers a thread) up to 8 ranks, where each group can have a named barrier of its own (a block has 15);
-     * one beyond. A single warp per peer was latency-bound: one 14 KiB row copy at a time.
-     */
-    static int warpsPerPeer(int worldSize) {
-        return worldSize <= 8 ? 16 / worldSize : 1;
-    }
-
-    /**
-     * A dispatch block: in a direct world 16 warps, each storing whole tokens; with rings a group of warps per peer
-     * (the channel's even block sends, its odd block receives).
-     */
-    private int dispatchThreads() {
-        return s.direct() ? DIRECT_THREADS : 32 * s.worldSize() * warpsPerPeer(s.worldSize());
-    }
-
-    /**
-     * A combine block: in a direct world 16 warps that send rows, then reduce tokens (or pull and reduce them); with
-     * rings a group of warps per peer in the sending block, combineWarps in the reducing one.
-     */
-    private int combineThreads() {
-        return s.direct() ? DIRECT_THREADS
-                : 32 * Math.max(s.worldSize() * warpsPerPeer(s.worldSize()), s.config().combineWarps());
-    }
-
-    /** Direct worlds' blocks: 16 warps, 128 registers a thread (the kernels' __launch_bounds__(512)). */
-    private static final int DIRECT_THREADS = 512;
-
-    /** Two blocks per channel, a sender and a receiver: MoeBuffer's residency check counts them. */
+    /** Two blocks per channel, a sender and a receiver, each one per SM: what a high-throughput call takes. */
     public static int blocksPerRank(MoeConfig c) {
-        return 2 * c.numChannels();
-    }
-
-    /**
-     * The address of a received tensor's array ({@code offset}: its device-memory offset, {@link MoeSizing#recvX()} ..
-     * {@link MoeSizing#recvEnd()}): in device memory, or in a direct world in the heap, where the peers write it.
-     */
-    private long recvAddress(long deviceBase, long offset) {
-        if (!s.direct()) {
-            return deviceBase + offset;
-        }
-        return rank.heapBase() + buffer.heapRegion().offset() + s.directRecv() + (offset - s.recvX());
-    }
-
-    private DevicePointer recvAt(long offset) {
-        return s.direct() ? DevicePointer.of(recvAddress(0, offset)) : at(offset);
-    }
-
-    private ByteBuffer params(long base) {
-        MoeConfig c = s.config();
-        long heap = buffer.heapRegion().offset();
-        ByteBuffer b = ByteBuffer.allocateDirect(MoeParamsDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-        MoeParamsHeaderDescriptor.write(b, MoeParamsDescriptor.HEAD_OFFSET, MoeParamsDescriptor.PARAMS_MAGIC,
-                s.worldSize(), rank.rank(), c.hidden(), c.dtype(), c.topK(), c.numExperts(), s.numLocalExperts());
-        b.putInt(MoeParamsDescriptor.NUM_CHANNELS_OFFSET, c.numChannels());
-        b.putInt(MoeParamsDescriptor.MAX_TOKENS_OFFSET, c.maxTokensPerRank());
-        b.putInt(MoeParamsDescriptor.CHUNK_TOKENS_OFFSET, c.chunkTokens());
-        b.putInt(MoeParamsDescriptor.RING_TOKENS_OFFSET, c.ringTokens());
-        b.putInt(MoeParamsDescriptor.PAYLOAD_BYTES_OFFSET, s.payloadBytes());
-        b.putInt(MoeParamsDescriptor.SCALES_PER_ROW_OFFSET, s.scalesPerRow());
-        b.putInt(MoeParamsDescriptor.SCALES_OFFSET_OFFSET, s.scalesOffset());
-        b.putInt(MoeParamsDescriptor.META_OFFSET_OFFSET, s.metaOffset());
-        b.putInt(MoeParamsDescriptor.DISPATCH_ROW_BYTES_OFFSET, s.dispatchRowBytes());
-        b.putInt(MoeParamsDescriptor.COMBINE_ROW_BYTES_OFFSET, s.combineRowBytes());
-        b.putInt(MoeParamsDescriptor.COMBINE_WARPS_OFFSET, c.combineWarps());
-        b.putLong(MoeParamsDescriptor.DISPATCH_RECV_RING_OFFSET, heap + s.dispatchRecvRing());
-        b.putLong(MoeParamsDescriptor.DISPATCH_SEND_STAGE_OFFSET, heap + s.dispatchSendStage());
-        b.putLong(MoeParamsDescriptor.COMBINE_RECV_RING_OFFSET, heap + s.combineRecvRing());
-        b.putLong(MoeParamsDescriptor.COMBINE_SEND_STAGE_OFFSET, heap + s.combineSendStage());
-        b.putLong(MoeParamsDescriptor.SIGNALS_OFFSET, heap + s.signals());
-        b.putLong(MoeParamsDescriptor.TOKEN_SLOT_OFFSET, base + s.tokenSlot());
-        b.putLong(MoeParamsDescriptor.CHANNEL_COUNT_OFFSET, base + s.channelCount());
-        b.putLong(MoeParamsDescriptor.TOKENS_PER_RANK_OFFSET, base + s.tokensPerRank());
-        b.putLong(MoeParamsDescriptor.TOKENS_PER_EXPERT_OFFSET, base + s.tokensPerExpert());
-        b.putLong(MoeParamsDescriptor.LAYOUT_STATUS_OFFSET, base + s.layoutStatus());
-        b.putLong(MoeParamsDescriptor.STATE_OFFSET, base + s.state());
-        b.putLong(MoeParamsDescriptor.WAIT_NS_OFFSET, base + s.waitNanos());
-        b.putLong(MoeParamsDescriptor.RECV_CHANNEL_OFFSET_OFFSET, base + s.recvChannelOffset());
-        b.putLong(MoeParamsDescriptor.RECV_CHANNEL_COUNT_OFFSET, base + s.recvChannelCount());
-        b.putLong(MoeParamsDescriptor.RECV_TOTAL_OFFSET, base + s.recvTotal());
-        b.putLong(MoeParamsDescriptor.LOCAL_EXPERT_COUNTS_OFFSET, base + s.localExpertCounts());
-        b.putLong(MoeParamsDescriptor.RECV_X_OFFSET, recvAddress(base, s.recvX()));
-        b.putLong(MoeParamsDescriptor.RECV_SCALES_OFFSET, recvAddress(base, s.recvScales()));
-        b.putLong(MoeParamsDescriptor.RECV_TOPK_IDX_OFFSET, recvAddress(base, s.recvTopkIdx()));
-        b.putLong(MoeParamsDescriptor.RECV_TOPK_WEIGHTS_OFFSET, recvAddress(base, s.recvTopkWeights()));
-        b.putLong(MoeParamsDescriptor.RECV_SRC_OFFSET, recvAddress(base, s.recvSrc()));
-        b.putLong(MoeParamsDescriptor.COMBINED_OFFSET, base + s.combined());
-        b.putLong(MoeParamsDescriptor.DIRECT_RECV_OFFSET, heap + s.directRecv());
-        b.putLong(MoeParamsDescriptor.COMBINE_LANDING_OFFSET, heap + s.combineLanding());
-        return b;
+        return HighThroughputRank.blocksPerRank(
+                MoeConfig.present(c.highThroughputPart(), MoeConfig.NO_HIGH_THROUGHPUT));
     }
 
     public Rank rank() {
@@ -209,60 +78,43 @@ public final class MoeRank implements AutoCloseable {
     }
 
     /**
-     * The rank's own stream, where the caller's work goes (the compute stream). With a communication stream, each call
-     * waits for the work queued here before it, and this stream waits for a call only after
-     * {@link #computeStreamWaitForLastCall()}.
+     * The rank's own stream, where the caller's work goes (the compute stream), and the low-latency calls. With a
+     * communication stream, each high-throughput call waits for the work queued here before it, and this stream waits
+     * for a call only after {@link #computeStreamWaitForLastCall()}.
      */
     public CudaStream stream() {
         return rank.stream();
     }
 
     /**
-     * The stream the calls' kernels and host reads run on: the communication stream this rank owns when
-     * {@link MoeConfig#communicationStream()} is on, else {@link #stream()}.
+     * The stream the high-throughput calls' kernels and host reads run on: the communication stream this rank owns
+     * when {@link MoeConfig#communicationStream()} is on, else {@link #stream()} (where the low-latency calls run).
      */
     public CudaStream callStream() {
-        return calls;
+        return ht != null ? ht.callStream() : rank.stream();
     }
 
     /**
-     * Recorded on {@link #callStream()} after the last dispatch or combine queued on this rank, for other streams to
-     * wait on ({@link CudaStream#waitEvent}). Recorded during a graph capture, it stands for captured work until the
-     * next call outside the capture records it again. It records no time (an ordering event, cheaper to record):
-     * time the calls with events of your own.
+     * Recorded on {@link #callStream()} after the last high-throughput dispatch or combine queued on this rank (after
+     * the last low-latency call where the config has only that part), for other streams to wait on
+     * ({@link CudaStream#waitEvent}). Recorded during a graph capture, it stands for captured work until the next
+     * call outside the capture records it again. It records no time (an ordering event, cheaper to record): time the
+     * calls with events of your own.
      */
     public CudaEvent lastEvent() {
-        return done;
+        return ht != null ? ht.lastEvent() : ll.lastEvent();
     }
 
     /**
-     * Makes the work queued on {@link #stream()} from now on wait for the last dispatch or combine, and so for every
-     * call before it (a {@code cuStreamWaitEvent} on {@link #lastEvent()}; the host does not wait): after it, that work
-     * may read the calls' outputs and overwrite their inputs, and a graph capture begun on {@link #stream()} may end. Without a
-     * communication stream the calls are on {@link #stream()} already, and this does nothing.
+     * Makes the work queued on {@link #stream()} from now on wait for the last high-throughput dispatch or combine,
+     * and so for every call before it (a {@code cuStreamWaitEvent} on {@link #lastEvent()}; the host does not wait):
+     * after it, that work may read the calls' outputs and overwrite their inputs, and a graph capture begun on
+     * {@link #stream()} may end. Without a communication stream the calls are on {@link #stream()} already, and this
+     * does nothing.
      */
     public void computeStreamWaitForLastCall() {
-        if (communication != null) {
-            rank.stream().waitEvent(done);
-        }
-    }
-
-    /** With a communication stream, makes it wait for the work queued on the rank's stream so far (the fork). */
-    private void callStreamWaitsForComputeStream() {
-        if (communication != null) {
-            computeQueued.record(rank.stream());
-            communication.waitEvent(computeQueued);
-        }
-    }
-
-    private DevicePointer at(long offset) {
-        return memory.at(offset);
-    }
-
-    private void zero(long offset, int words) {
-        if (words > 0) {
-            zero.launch(Math.max(1, Math.min(64, (words + 255) / 256)), 256, 0, calls,
-                    KernelArgs.create().pointer(at(offset)).i32(words));
+        if (ht != null) {
+            ht.computeStreamWaitForLastCall();
         }
     }
 
@@ -272,51 +124,18 @@ public final class MoeRank implements AutoCloseable {
      * expert index outside [-1, numExperts) before any dispatch can use it. Once past the host's checks (type, shape,
      * token count) it retires this rank's earlier handles, even when it throws: the kernel has rewritten the routing
      * they described.
+     *
+     * <p>In a direct world (every pair p2p or self) a layout that passes its checks also queues the layout exchange
+     * behind it, and does not wait for it: every rank tells every rank how many rows it will send it and how many of
+     * them each local expert gets, so the dispatches with the handle start moving rows at once (DeepEP's cached
+     * handle), and each rank's expert counts come from the exchange. Layout is then a call every rank makes, as
+     * dispatch and combine are: a rank's exchange waits (up to the world's wait timeout) for every other rank's
+     * layout. A layout refused on one rank must not be made on the others.
      */
-    public synchronized MoeHandle layout(DeviceTensor topkIdx) {
-        requireOpen();
-        MoeConfig c = s.config();
-        topkIdx.require("topkIdx", ElementType.INT64, -1, c.topK());
-        int tokens = checkTokens(topkIdx.dim(0));
-        long generation = generations.beginLayout();
-        callStreamWaitsForComputeStream();
-        zero(s.tokensPerRank(), s.worldSize());
-        zero(s.tokensPerExpert(), c.numExperts());
-        zero(s.layoutStatus(), 4);
-        layoutKernel.launch(c.numChannels(), LAYOUT_THREADS, 0, calls, KernelArgs.create().pointer(at(s.params()))
-                .pointer(topkIdx.pointer()).i32(tokens));
-        ByteBuffer status = read(at(s.layoutStatus()), 8);
-        long bad = status.getLong(0);
-        if (bad != 0) {
-            long index = bad - 1;
-            long value = read(topkIdx.pointer().plusBytes(8 * index), 8).getLong(0);
-            throw MoeReference.badExpert((int) (index / c.topK()), (int) (index % c.topK()), value, c.numExperts());
-        }
-        int[] perRank = ints(read(at(s.tokensPerRank()), 4 * s.worldSize()), s.worldSize());
-        int[] perExpert = ints(read(at(s.tokensPerExpert()), 4 * c.numExperts()), c.numExperts());
-        return new MoeHandle(this, generation, 0, tokens, perRank, perExpert);
-    }
-
-    private int checkTokens(long tokens) {
-        if (tokens > s.config().maxTokensPerRank()) {
-            throw new IllegalArgumentException(tokens + " tokens, more than the configured maxTokensPerRank ("
-                    + s.config().maxTokensPerRank() + "); make the MoeBuffer with a larger MoeConfig");
-        }
-        return (int) tokens;
-    }
-
-    private void requireLayout(MoeHandle h) {
-        if (h.owner() != this) {
-            throw new IllegalArgumentException("this handle belongs to rank " + h.owner().rank.rank() + ", not rank " + rank.rank());
-        }
-        generations.requireLayout(h.layoutGeneration());
-    }
-
-    private void requireOpen() {
-        if (closed) {
-            throw new IllegalStateException("rank " + rank.rank() + "'s MoeBuffer is closed and its memory freed; make a"
-                    + " new MoeBuffer");
-        }
+    public MoeHandle layout(DeviceTensor topkIdx) {
+        HighThroughputRank.Layout l = ht().layout(topkIdx);
+        return new MoeHandle(ht, l.generation(), 0, l.numTokens(), l.tokensPerRank(), l.tokensPerExpert(),
+                l.exchange());
     }
 
     /**
@@ -325,52 +144,11 @@ public final class MoeRank implements AutoCloseable {
      * {@code numTokens x topK}, the same top-k the handle's layout saw). Queued on {@link #callStream()}, after the
      * work queued on {@link #stream()} before it; see the class comment for when its outputs are valid there.
      */
-    public synchronized MoeDispatchResult dispatch(DeviceTensor x, DeviceTensor scales, DeviceTensor topkIdx,
-                                                   DeviceTensor topkWeights, MoeHandle handle) {
-        requireOpen();
-        MoeConfig c = s.config();
-        requireLayout(handle);
-        int tokens = handle.numTokens();
-        x.require("x", c.dtype(), tokens, c.hidden());
-        if (c.dtype() == ElementType.FP8_E4M3) {
-            if (scales == null) {
-                throw new IllegalArgumentException("an FP8 dispatch needs scales: " + tokens + " x " + s.scalesPerRow() + " FP32");
-            }
-            scales.require("scales", ElementType.FP32, tokens, s.scalesPerRow());
-        } else if (scales != null) {
-            throw new IllegalArgumentException("a BF16 dispatch takes no scales (pass null)");
-        }
-        topkIdx.require("topkIdx", ElementType.INT64, tokens, c.topK());
-        topkWeights.require("topkWeights", ElementType.FP32, tokens, c.topK());
-        long generation = generations.beginDispatch();
-        callStreamWaitsForComputeStream();
-        if (!s.direct()) {
-            zero(s.localExpertCounts(), s.numLocalExperts());   // the direct dispatch zeroes them itself
-        }
-        // The sequence number is raised on the GPU, not passed by value: a captured graph then makes a new call on
-        // every replay. The direct kernels raise it themselves.
-        if (!s.direct()) {
-            nextCall.launch(1, 1, 0, calls, KernelArgs.create().pointer(at(s.callSeq())));
-        }
-        if (s.direct()) {
-            dispatchDirectKernel.launch(blocksPerRank(c), dispatchThreads(), 0, calls, KernelArgs.create()
-                    .pointer(rank.deviceView()).pointer(at(s.params())).pointer(x.pointer())
-                    .address(scales == null ? 0 : scales.address()).pointer(topkIdx.pointer())
-                    .pointer(topkWeights.pointer()).i32(tokens).pointer(at(s.callSeq())));
-        } else {
-            dispatchKernel.launch(blocksPerRank(c), dispatchThreads(), 0, calls, KernelArgs.create()
-                    .pointer(rank.deviceView()).pointer(at(s.params())).pointer(x.pointer())
-                    .address(scales == null ? 0 : scales.address()).pointer(topkIdx.pointer())
-                    .pointer(topkWeights.pointer()).i32(tokens).pointer(at(s.callSeq())).i32(warpsPerPeer(s.worldSize())));
-        }
-        done.record(calls);
-        return new MoeDispatchResult(this, handle.afterDispatch(generation), generation);
-    }
-
-    /** Throws IllegalStateException, naming {@code what}, when the buffer closed or this rank dispatched again. */
-    synchronized void requireCurrentDispatch(long generation, String what) {
-        requireOpen();
-        generations.requireDispatch(generation, what);
+    public MoeDispatchResult dispatch(DeviceTensor x, DeviceTensor scales, DeviceTensor topkIdx,
+                                      DeviceTensor topkWeights, MoeHandle handle) {
+        long generation = ht().dispatch(x, scales, topkIdx, topkWeights, handle.owner(), handle.layoutGeneration(),
+                handle.numTokens(), handle.exchange());
+        return new MoeDispatchResult(ht, handle.afterDispatch(generation), generation);
     }
 
     /**
@@ -385,22 +163,8 @@ public final class MoeRank implements AutoCloseable {
      *
      * @throws IllegalStateException in a world with a proxy or ibgda pair, where combines go through rings
      */
-    public synchronized DeviceTensor combineInput() {
-        requireOpen();
-        if (!s.direct()) {
-            throw new IllegalStateException("rank " + rank.rank() + ": a combine input in the heap needs every pair of"
-                    + " ranks to be p2p or self; this world has a proxy or ibgda pair, so pass a tensor of your own");
-        }
-        return DeviceTensor.of(DevicePointer.of(combineInputAddress()), combineInputBytes(), ElementType.BF16,
-                s.maxRecvTokens(), s.config().hidden());
-    }
-
-    private long combineInputAddress() {
-        return rank.heapBase() + buffer.heapRegion().offset() + s.combineLanding();
-    }
-
-    private long combineInputBytes() {
-        return (long) s.maxRecvTokens() * s.combineRowBytes();
+    public DeviceTensor combineInput() {
+        return ht().combineInput();
     }
 
     /**
@@ -410,175 +174,80 @@ public final class MoeRank implements AutoCloseable {
      * work queued on {@link #stream()} before it; see the class comment for when its output is valid there. With
      * {@link #combineInput()} as y, the rows are pulled from the peers' heaps (every rank must then do so).
      */
-    public synchronized DeviceTensor combine(DeviceTensor y, MoeDispatchResult dispatched) {
-        requireOpen();
-        MoeConfig c = s.config();
+    public DeviceTensor combine(DeviceTensor y, MoeDispatchResult dispatched) {
         MoeHandle h = dispatched.handle();
-        requireLayout(h);
-        requireCurrentDispatch(h.dispatchGeneration(), "combine");
-        y.require("y", ElementType.BF16, -1, c.hidden());
-        int known = dispatched.knownRecvTokens();
-        long needed = known >= 0 ? known : s.maxRecvTokens();
-        if (y.dim(0) < needed) {
-            throw new IllegalArgumentException("y has " + y.dim(0) + " rows, the dispatch received " + (known >= 0
-                    ? known + "" : "up to " + needed + " (read numRecvTokens() to pass fewer)"));
-        }
-        boolean pull = s.direct() && y.address() == combineInputAddress();
-        if (s.direct() && !pull && y.address() < combineInputAddress() + combineInputBytes()
-                && combineInputAddress() < y.address() + y.sizeBytes()) {
-            throw new IllegalArgumentException("y overlaps combineInput() without starting where it does; pass"
-                    + " combineInput() itself (or a view of its first rows) to combine from the heap, or a tensor of"
-                    + " your own, which the peers' rows would otherwise overwrite");
-        }
-        DeviceTensor out = combined(h.numTokens());
-        callStreamWaitsForComputeStream();
-        if (pull) {
-            combinePullKernel.launch(blocksPerRank(c), combineThreads(), 0, calls, KernelArgs.create()
-                    .pointer(rank.deviceView()).pointer(at(s.params())).pointer(out.pointer())
-                    .i32(h.numTokens()).pointer(at(s.combineSeq())));
-        } else if (s.direct()) {
-            combineDirectKernel.launch(blocksPerRank(c), combineThreads(), 0, calls, KernelArgs.create()
-                    .pointer(rank.deviceView()).pointer(at(s.params())).pointer(y.pointer()).pointer(out.pointer())
-                    .i32(h.numTokens()).pointer(at(s.combineSeq())));
-        } else {
-            combineKernel.launch(blocksPerRank(c), combineThreads(), 0, calls, KernelArgs.create()
-                    .pointer(rank.deviceView()).pointer(at(s.params())).pointer(y.pointer()).pointer(out.pointer())
-                    .i32(h.numTokens()).i32(warpsPerPeer(s.worldSize())));
-        }
-        done.record(calls);
-        return out;
+        return ht().combine(y, h.owner(), h.layoutGeneration(), h.dispatchGeneration(), h.numTokens(), h.exchange(),
+                dispatched::knownRecvTokens);
     }
 
     /**
-     * The low-latency dispatch of this rank on the buffer's low-latency part ({@link MoeConfig#lowLatency()}):
-     * {@link MoeLowLatencyRank#dispatch}. It runs on the rank's stream ({@link #stream()}), in the order the caller
-     * queues it with this rank's other calls there; every rank must make the same sequence of calls of both modes.
+     * The low-latency dispatch of this rank's tokens: {@code x} is {@code numTokens x hidden} BF16 (cast to FP8 on the
+     * fly when the config says so), {@code topkIdx} {@code numTokens x topK} INT64 (-1 = none). Each token goes once
+     * to each distinct expert of its top-k into an expert-major buffer (io.gda4j.moe.check.MoeLowLatencyReference has
+     * the layout). With {@code returnAfterSend} only the send half is queued: call
+     * {@link MoeLowLatencyDispatch#receive()} before using the outputs. It runs on {@link #stream()}.
      *
-     * @throws IllegalStateException when the buffer has no low-latency part
+     * @throws IllegalArgumentException for a wrong type or shape, or more tokens than the part's maxTokensPerRank
+     * @throws IllegalStateException    when this dispatch's buffer is still held by the dispatch two calls back, or
+     *                                  the config has no low-latency part
      */
     public MoeLowLatencyDispatch lowLatencyDispatch(DeviceTensor x, DeviceTensor topkIdx, boolean returnAfterSend) {
-        return buffer.lowLatency().rank(rank.rank()).dispatch(x, topkIdx, returnAfterSend);
+        AlternatingBuffers.Ticket t = ll().dispatch(x, topkIdx, returnAfterSend);
+        return new MoeLowLatencyDispatch(ll, t, (int) x.dim(0));
     }
 
     /**
-     * The low-latency combine of {@code dispatched} ({@link MoeLowLatencyRank#combine}): a weighted sum, where the
-     * high-throughput {@link #combine} is a plain one.
+     * The low-latency combine of {@code y} ({@code [numLocalExperts][slots][hidden]} BF16, the layout
+     * {@code dispatched} delivered) back to the sources: this rank gets {@code numTokens x hidden} BF16, token t the
+     * sum over its top-k, in increasing k, of {@code topkWeights[t][k] * y_row} (FP32 fma, one rounding to BF16 at the
+     * end): a weighted sum, where the high-throughput {@link #combine} is a plain one. {@code topkIdx} and
+     * {@code topkWeights} ({@code numTokens x topK}, INT64 and FP32) must be the routing {@code dispatched} sent. With
+     * {@code returnAfterSend} only the send half is queued: call {@link MoeLowLatencyCombine#receive()}. With
+     * {@link MoeLowLatencyDispatch#combineInput()} as y where every pair of ranks is p2p or self, nothing is copied:
+     * each rank reads its tokens' rows from the experts' ranks (every rank must then pass its combine input).
      *
-     * @throws IllegalStateException when the buffer has no low-latency part
+     * @throws IllegalArgumentException when y overlaps a combine input of this rank without being the one of
+     *                                  {@code dispatched}
+     * @throws IllegalStateException    when the config has no low-latency part
      */
     public MoeLowLatencyCombine lowLatencyCombine(DeviceTensor y, DeviceTensor topkIdx, DeviceTensor topkWeights,
                                                  MoeLowLatencyDispatch dispatched, boolean returnAfterSend) {
-        return buffer.lowLatency().rank(rank.rank()).combine(y, topkIdx, topkWeights, dispatched, returnAfterSend);
-    }
-
-    /** Nanoseconds this rank's kernels spent waiting for {@code peer}'s counters, summed over warps and calls. */
-    public synchronized long waitNanos(int peer) {
-        requireOpen();
-        if (peer < 0 || peer >= s.worldSize()) {
-            throw new IllegalArgumentException("peer " + peer + " out of range 0.." + (s.worldSize() - 1));
+        boolean pull = ll().combine(y, topkIdx, topkWeights, dispatched.rankCalls(), dispatched.ticket(),
+                dispatched.numTokens(), returnAfterSend);
+        MoeLowLatencyCombine c = new MoeLowLatencyCombine(ll, dispatched.ticket(), dispatched.numTokens(), topkIdx,
+                topkWeights, pull);
+        if (!returnAfterSend) {
+            c.markReceived();
         }
-        return read(at(s.waitNanos() + 8L * peer), 8).getLong(0);
+        return c;
     }
 
-    DeviceTensor recvX() {
-        return DeviceTensor.of(recvAt(s.recvX()), s.recvScales() - s.recvX(), s.config().dtype(), s.maxRecvTokens(),
-                s.config().hidden());
-    }
-
-    DeviceTensor recvScales() {
-        return s.scalesPerRow() == 0 ? null : DeviceTensor.of(recvAt(s.recvScales()), s.recvTopkIdx() - s.recvScales(),
-                ElementType.FP32, s.maxRecvTokens(), s.scalesPerRow());
-    }
-
-    DeviceTensor recvTopkIdx() {
-        return DeviceTensor.of(recvAt(s.recvTopkIdx()), s.recvTopkWeights() - s.recvTopkIdx(), ElementType.INT32,
-                s.maxRecvTokens(), s.config().topK());
-    }
-
-    DeviceTensor recvTopkWeights() {
-        return DeviceTensor.of(recvAt(s.recvTopkWeights()), s.recvSrc() - s.recvTopkWeights(), ElementType.FP32,
-                s.maxRecvTokens(), s.config().topK());
-    }
-
-    DeviceTensor recvSource() {
-        return DeviceTensor.of(recvAt(s.recvSrc()), s.recvEnd() - s.recvSrc(), ElementType.INT32, s.maxRecvTokens(), 2);
-    }
-
-    DeviceTensor localExpertCountsTensor() {
-        return DeviceTensor.of(at(s.localExpertCounts()), s.recvX() - s.localExpertCounts(), ElementType.INT32,
-                s.numLocalExperts());
-    }
-
-    private DeviceTensor combined(int tokens) {
-        return DeviceTensor.of(at(s.combined()), s.recvX() - s.combined(), ElementType.BF16, tokens,
-                s.config().hidden());
-    }
-
-    int readRecvTotal() {
-        return read(at(s.recvTotal()), 4).getInt(0);
-    }
-
-    int[] readLocalExpertCounts() {
-        return ints(read(at(s.localExpertCounts()), 4 * s.numLocalExperts()), s.numLocalExperts());
+    /**
+     * Nanoseconds this rank's kernels spent waiting for {@code peer}'s counters, summed over warps and calls of both
+     * modes.
+     */
+    public long waitNanos(int peer) {
+        return (ht == null ? 0 : ht.waitNanos(peer)) + (ll == null ? 0 : ll.waitNanos(peer));
     }
 
     /**
      * Copies {@code dst.length} bytes of device memory at {@code address} to {@code dst} through pinned memory on
-     * {@link #callStream()}: it waits for this rank's queued calls, and for nothing else (with a communication
+     * {@link #callStream()}: it waits for this rank's calls queued there, and for nothing else (with a communication
      * stream, not for the caller's work on {@link #stream()}).
      */
-    public synchronized void copyToHost(DevicePointer address, byte[] dst) {
-        requireOpen();
-        memory.copyToHost(calls, address, dst);
-    }
-
-    private ByteBuffer read(DevicePointer src, int bytes) {
-        return memory.read(calls, src, bytes);
-    }
-
-    private static int[] ints(ByteBuffer b, int n) {
-        int[] a = new int[n];
-        for (int i = 0; i < n; i++) {
-            a[i] = b.getInt(4 * i);
-        }
-        return a;
-    }
-
-    /**
-     * Waits for everything queued on this rank's streams (the rank's own, and the communication stream if there is
-     * one): the calls' kernels, and captured calls replayed there. A call that waits for a peer that never made it
-     * ends at the world's device wait timeout.
-     */
-    synchronized void finishCalls() {
-        if (!rank.stream().isClosed()) {
-            rank.stream().synchronize();
-        }
-        if (communication != null && !communication.isClosed()) {
-            communication.synchronize();
+    public void copyToHost(DevicePointer address, byte[] dst) {
+        if (ht != null) {
+            ht.copyToHost(address, dst);
+        } else {
+            ll.copyToHost(address, dst);
         }
     }
 
-    /**
-     * Refuses every later call, waits for the calls queued on the communication stream, if there is one (they use the
-     * memory freed next, and destroying a stream does not wait for its work), then frees the rank's memory and
-     * destroys the stream. {@link MoeBuffer#close()} waits for every rank's calls first ({@link #finishCalls()}).
-     */
-    @Override
-    public synchronized void close() {
-        closed = true;
-        try {
-            if (communication != null && !communication.isClosed()) {
-                communication.synchronize();
-            }
-        } finally {
-            try {
-                memory.close();
-            } finally {
-                if (communication != null) {
-                    computeQueued.close();
-                    communication.close();
-                }
-            }
-        }
+    private HighThroughputRank ht() {
+        return MoeConfig.present(ht, MoeConfig.NO_HIGH_THROUGHPUT);
+    }
+
+    private LowLatencyRank ll() {
+        return MoeConfig.present(ll, MoeConfig.NO_LOW_LATENCY);
     }
 }

@@ -1,43 +1,27 @@
 /**
- * Expert-parallel MoE all-to-all for training and prefill (large batches), in DeepEP's shape:
- * {@link io.gda4j.moe.MoeBuffer} (sized once from a {@link io.gda4j.moe.MoeConfig}, in the symmetric heap),
- * and per rank {@link io.gda4j.moe.MoeRank#layout}, {@link io.gda4j.moe.MoeRank#dispatch} and
- * {@link io.gda4j.moe.MoeRank#combine}.
+ * Expert-parallel MoE all-to-all in DeepEP's shape, behind one door: {@link io.gda4j.moe.MoeBuffer} (sized once from
+ * a {@link io.gda4j.moe.MoeConfig}, in the symmetric heap) and per rank a {@link io.gda4j.moe.MoeRank} with both
+ * modes' calls, as DeepEP's one {@code Buffer}: for training and prefill (large batches, high throughput)
+ * {@link io.gda4j.moe.MoeRank#layout}, {@link io.gda4j.moe.MoeRank#dispatch} and {@link io.gda4j.moe.MoeRank#combine};
+ * for decoding (low latency) {@link io.gda4j.moe.MoeRank#lowLatencyDispatch} and
+ * {@link io.gda4j.moe.MoeRank#lowLatencyCombine}. The config says which modes a buffer serves: a high-throughput
+ * part, a low-latency part, or both.
  *
- * <h2>What moves where</h2>
- * A rank's tokens are split into {@code numChannels} contiguous ranges ({@link io.gda4j.moe.MoeChannels}); channel
- * {@code c} is two thread blocks on every rank, one sending and one receiving. Dispatch sends each token once to
- * each rank that holds one of its experts (not once per expert), in token order, into the receiver's ring for
- * (channel, source); the receiver copies the rows out in (source rank, token) order, so its output is sorted by
- * source rank, then token. Combine sends each received row back along the same channel, and the source sums a
- * token's rows over the ranks in increasing rank order, in FP32, rounding once to BF16 (round to nearest even):
- * bitwise identical whatever the timing ({@link io.gda4j.moe.MoeReference} is that order, in Java).
+ * <h2>The packages</h2>
+ * This package is the door: the buffer, the config, the rank, the calls' results and handles, and the timeout
+ * exception. The tensors the calls take and return, and their number formats, are in {@link io.gda4j.moe.tensor}.
+ * The protocols live below, one package each, and nobody but the door calls them: {@link io.gda4j.moe.ht} (high
+ * throughput: rings, and direct stores where every pair of ranks is p2p or self) and {@link io.gda4j.moe.ll} (low
+ * latency), both built on {@link io.gda4j.moe.core} (the shape, exact sizes, a rank's memory, the ranks of a part).
+ * {@link io.gda4j.moe.check} holds the Java references and the checks that run a buffer's calls against them, which
+ * the tests and {@code gda4j moe --check} share.
  *
- * <h2>Direct worlds</h2>
- * Where every pair of ranks is p2p or self ({@link io.gda4j.moe.MoeSizing#direct()}, decided once by every process
- * together) there are no rings: the received tensors and the combine's landing rows live in the heap, and each row is
- * stored once, straight into its final place at the peer. A dispatch starts by SETting, at every rank, how many rows
- * it sends each rank (with the call's sequence number in the high word); once a block has every rank's counts it knows
- * where its rows go (after the rows of lower source ranks, then of its own earlier channels) and that every rank has
- * entered this call, so has finished with the tensors of its previous one. Its warps then claim quarter rows one at a
- * time from a counter (blocks do not move rows over NVLink at the same rate, so fixed shares left the call waiting for
- * the slowest block, and whole rows left it waiting for the last warps' rows). A combine starts the same way with its sequence number and its form: with
- * {@link io.gda4j.moe.MoeRank#combineInput()} as {@code y} every rank pulls its tokens' rows from the peers' combine
- * inputs and sums them as they arrive; with a tensor of the caller's every rank pushes its rows into the sources'
- * landing rows and each sums once all have landed. Ranks that mix the two fail with a message instead of reading
- * rows that were never written. After its rows each block fences and ADDs 1 to a done word at every rank; a rank's
- * call ends when its done words have counted every block of every rank (for a pull: no peer still reads its combine
- * input). The kernels number their own calls, so a graph replay is a new call. Results are bitwise those of the ring
- * protocol.
- *
- * <h2>Flow control (other worlds)</h2>
- * The receiver owns the rings and grants slots: a sender writes rows only into slots the receiver has freed
- * (cumulative credit counters), so at most {@code ringTokens} rows per (channel, peer) are in flight and a slow
- * receiver is never overrun. Over p2p the sender's warps store each row straight into the peer's ring; over proxy and
- * ibgda it packs rows into a local staging copy of the ring and sends each contiguous run with one put (one trigger
- * or WQE per chunk, never per token). The tail counter is signalled after the data; credits are signalled after the
- * rows were read. Every wait uses the world's runtime timeout; a timeout names the rank, the peer, the channel and
- * the counters ({@link io.gda4j.moe.MoeTimeoutException}).
+ * <h2>High throughput</h2>
+ * A rank's tokens are split into {@code numChannels} channels of two thread blocks each; dispatch sends each token
+ * once to each rank that holds one of its experts, and the receiver's output is sorted by source rank, then token;
+ * combine returns the rows and the source sums a token's rows in increasing rank order, bitwise identical whatever
+ * the timing. Where every pair of ranks is p2p or self each row is stored once, straight into its place at the peer;
+ * otherwise the rows go through rings with credits. {@link io.gda4j.moe.ht} describes both protocols.
  *
  * <h2>Input checks</h2>
  * Shapes, element types and buffer sizes are checked on the host before anything is launched. Expert indices are
@@ -49,23 +33,15 @@
  * stream per rank instead, ordered with the rank's stream by events ({@link io.gda4j.moe.MoeRank} says how).
  *
  * <h2>Low latency (decoding)</h2>
- * {@link io.gda4j.moe.MoeLowLatencyBuffer} (sized from a {@link io.gda4j.moe.MoeLowLatencyConfig}) sends each token
- * once to each distinct expert of its top-k into an expert-major buffer, BF16 or FP8 cast on the fly
- * ({@link io.gda4j.moe.Fp8BlockQuantizer}), with no host synchronisation and two alternating buffers; the layout and
- * the combine order are {@link io.gda4j.moe.MoeLowLatencyReference}'s. Each call can be split into a send and a
- * receive half; unsplit, each is one kernel (where one wave of blocks holds a block per token, the dispatch's blocks
- * route their own tokens; beyond, a route kernel goes first). The combine reads the expert outputs where
- * they are when they were written to {@link io.gda4j.moe.MoeLowLatencyDispatch#combineInput()} and every pair of ranks
- * is direct; otherwise the experts' ranks return the rows first. Over the proxy, where each put costs the proxy
- * thread a driver call, a pair of ranks is batched: one put of all the rows one rank sends another, one of the count
- * table with the pair's signal, and one put of the combine's rows back. A {@link io.gda4j.moe.MoeBuffer} whose
- * config has a low-latency part ({@link io.gda4j.moe.MoeConfig.Builder#lowLatency}) makes both modes' calls on one
- * buffer ({@link io.gda4j.moe.MoeRank#lowLatencyDispatch}), as DeepEP's one {@code Buffer} does.
+ * The low-latency part sends each token once to each distinct expert of its top-k into an expert-major buffer, BF16
+ * or FP8 cast on the fly, with no host synchronisation and two alternating buffers; each call can be split into a
+ * send and a receive half. {@link io.gda4j.moe.ll} describes the protocol. A buffer whose config has both parts makes
+ * both modes' calls on one {@link io.gda4j.moe.MoeRank}, each part in heap of its own.
  *
  * <h2>References</h2>
- * {@link io.gda4j.moe.MoeReference} and {@link io.gda4j.moe.MoeLowLatencyReference} compute every output in Java, in
- * the kernels' order; {@link io.gda4j.moe.MoeRouting} and {@link io.gda4j.moe.MoeLowLatencyRouting} generate the cases
- * they are fed; {@link io.gda4j.moe.MoeReferenceCheck} and {@link io.gda4j.moe.MoeLowLatencyReferenceCheck} run a
+ * {@link io.gda4j.moe.check.MoeReference} and {@link io.gda4j.moe.check.MoeLowLatencyReference} compute every output
+ * in Java, in the kernels' order; {@link io.gda4j.moe.check.MoeRouting} generates the cases they are fed;
+ * {@link io.gda4j.moe.check.MoeReferenceCheck} and {@link io.gda4j.moe.check.MoeLowLatencyReferenceCheck} run a
  * buffer's calls on the GPU and compare them with the references bit for bit. They are public for the tests and for
  * {@code gda4j moe --check}; timing the calls and NCCL's all-to-all-v beside them is the samples' business
  * (io.gda4j.samples.moe), not the library's.

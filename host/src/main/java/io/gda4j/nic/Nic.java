@@ -46,6 +46,14 @@ public interface Nic extends AutoCloseable {
     NicCapabilities capabilities();
 
     /**
+     * Why this NIC cannot keep a QP's rings in GPU memory ({@link RingPlacement#GPU}), or empty when it can; a QP spec
+     * asking for them is refused with this reason. None by default.
+     */
+    default java.util.Optional<String> gpuRingsUnsupportedReason() {
+        return java.util.Optional.of(name() + " NICs keep QP rings in host memory only");
+    }
+
+    /**
      * Stops executing work rung from now on and waits for what is already queued: the IBGDA transport calls it when
      * a world starts closing, before any heap is freed. Nothing to do for hardware (the default), whose work needs
      * no host thread; the emulated NIC stops its engine and drains its streams.

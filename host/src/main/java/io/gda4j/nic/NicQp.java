@@ -39,12 +39,19 @@ public interface NicQp extends AutoCloseable {
     /** The rings as the GPU that was named in {@link QpSpec#gpu()} addresses them. */
     QpRings deviceRings();
 
-    /** The rings as this process's threads address them (same memory as {@link #deviceRings()}). */
+    /**
+     * The rings as this process's threads address them (same memory as {@link #deviceRings()}); throws
+     * {@link IllegalStateException} for a QP whose rings are in GPU memory ({@link RingPlacement#GPU}), on which only
+     * its GPU posts.
+     */
     QpRings hostRings();
 
-    /** A host-side poster over {@link #hostRings()}; the QP then must not be posted to from a GPU. */
+    /**
+     * A host-side poster; the QP then must not be posted to from a GPU. By default a {@link RingPoster} over
+     * {@link #hostRings()}; a real mlx5 QP posts through libibverbs.
+     */
     default HostPoster hostPoster() {
-        return new HostPoster(this);
+        return new RingPoster(this);
     }
 
     /** Destroys the QP and its CQ; idempotent. WQEs still in flight are abandoned (their CQEs never come). */

@@ -24,9 +24,11 @@ import java.util.Set;
  * @param maxDestRdAtomic RDMA READs and atomics from its peer this QP takes at once as a responder
  *                        ({@code max_dest_rd_atomic}, 0 to {@link #MAX_RD_ATOMIC}); a peer that keeps more in flight
  *                        gets a remote invalid-request error
+ * @param rings           where the send queue, doorbell record and CQ live ({@link RingPlacement#GPU}: in the GPU's
+ *                        memory, where the NIC supports it: {@link Nic#gpuRingsUnsupportedReason})
  */
 public record QpSpec(CudaContext gpu, int sqWqebbs, int cqEntries, int maxInlineBytes, String label,
-                     Set<NicAccess> remoteAccess, int maxRdAtomic, int maxDestRdAtomic) {
+                     Set<NicAccess> remoteAccess, int maxRdAtomic, int maxDestRdAtomic, RingPlacement rings) {
     /** Default send queue depth in WQEBBs. */
     public static final int DEFAULT_SQ_WQEBBS = 1024;
     /** Default inline limit: the device API's {@code put_inline} slot and 8-byte signals fit. */
@@ -39,7 +41,8 @@ public record QpSpec(CudaContext gpu, int sqWqebbs, int cqEntries, int maxInline
 
     /** A QP that answers every request and keeps {@link #MAX_RD_ATOMIC} READs and atomics in flight each way. */
     public QpSpec(CudaContext gpu, int sqWqebbs, int cqEntries, int maxInlineBytes, String label) {
-        this(gpu, sqWqebbs, cqEntries, maxInlineBytes, label, DEFAULT_REMOTE_ACCESS, MAX_RD_ATOMIC, MAX_RD_ATOMIC);
+        this(gpu, sqWqebbs, cqEntries, maxInlineBytes, label, DEFAULT_REMOTE_ACCESS, MAX_RD_ATOMIC, MAX_RD_ATOMIC,
+                RingPlacement.HOST);
     }
 
     public QpSpec {
@@ -61,11 +64,18 @@ public record QpSpec(CudaContext gpu, int sqWqebbs, int cqEntries, int maxInline
                     + maxDestRdAtomic);
         }
         remoteAccess = remoteAccess.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(remoteAccess));
+        Objects.requireNonNull(rings, "rings");
     }
 
     /** The same QP with other access flags and READ/atomic depths. */
     public QpSpec withRemote(Set<NicAccess> access, int rdAtomic, int destRdAtomic) {
-        return new QpSpec(gpu, sqWqebbs, cqEntries, maxInlineBytes, label, access, rdAtomic, destRdAtomic);
+        return new QpSpec(gpu, sqWqebbs, cqEntries, maxInlineBytes, label, access, rdAtomic, destRdAtomic, rings);
+    }
+
+    /** The same QP with its rings at {@code placement}. */
+    public QpSpec withRings(RingPlacement placement) {
+        return new QpSpec(gpu, sqWqebbs, cqEntries, maxInlineBytes, label, remoteAccess, maxRdAtomic, maxDestRdAtomic,
+                placement);
     }
 
     /** A QP of {@code sqWqebbs} WQEBBs, a CQ as deep, and the default inline limit. */

@@ -42,19 +42,34 @@ import java.util.function.IntFunction;
  * A QP belongs either to the exchange or to exactly one caller, so nothing is lost and nothing closed twice on
  * failure.
  *
+ * <p><b>Several QPs per pair</b> ({@code qpsPerPeer}, ibgda's {@code GDA4J_IBGDA_QPS_PER_PEER}): a pair has that many
+ * connections, QP {@code i} of each side connected to QP {@code i} of the other; the table carries this side's QP
+ * {@code i} for rank {@code P} under key {@code P * qpsPerPeer + i}, so one QP per pair (the proxy) is keyed by rank
+ * as before. Both sides must use the same count: a table of another size is refused, naming the setting.
+ *
  * <p>Threads: synchronized; set-up only.
  */
 public final class RcExchange implements AutoCloseable {
     private final Nic nic;
     private final int rank;
-    /** This side's QPs not yet taken by a link, by the other rank of their pair. */
+    private final int worldSize;
+    private final int qpsPerPeer;
+    /** This side's QPs not yet taken by a link, by key (the other rank of their pair x qpsPerPeer + index). */
     private final Map<Integer, NicQp> waiting;
     private final RcEndpoints endpoints;
     private boolean closed;
 
-    private RcExchange(Nic nic, int rank, Map<Integer, NicQp> waiting) {
+    /** How a QP spec is made for the pair with {@code peer}, QP {@code index} of {@code qpsPerPeer}. */
+    @FunctionalInterface
+    public interface QpSpecs {
+        QpSpec specFor(int peer, int index);
+    }
+
+    private RcExchange(Nic nic, int rank, int worldSize, int qpsPerPeer, Map<Integer, NicQp> waiting) {
         this.nic = nic;
         this.rank = rank;
+        this.worldSize = worldSize;
+        this.qpsPerPeer = qpsPerPeer;
         this.waiting = waiting;
         Map<Integer, QpAddress> byRank = new TreeMap<>();
         waiting.forEach((peer, qp) -> byRank.put(peer, qp.address()));
@@ -70,21 +85,29 @@ public final class RcExchange implements AutoCloseable {
      * @throws NicException (or what the NIC throws) when a QP cannot be created; the ones made before are closed
      */
     public static RcExchange open(Nic nic, int rank, int worldSize, IntFunction<QpSpec> specFor) {
+        return open(nic, rank, worldSize, 1, (peer, index) -> specFor.apply(peer));
+    }
+
+    /** The same with {@code qpsPerPeer} QPs per pair (see "Several QPs per pair"). */
+    public static RcExchange open(Nic nic, int rank, int worldSize, int qpsPerPeer, QpSpecs specs) {
         if (rank < 0 || rank >= worldSize) {
             throw new IllegalArgumentException("rank " + rank + " is not in a world of " + worldSize);
         }
-        if (worldSize - 1 > RcEndpointsDescriptor.MAX_ENTRIES) {
-            throw new IllegalArgumentException("a world of " + worldSize + " ranks: an offer carries at most "
-                    + RcEndpointsDescriptor.MAX_ENTRIES + " RC endpoints");
+        if (qpsPerPeer < 1) {
+            throw new IllegalArgumentException("at least one QP per pair, not " + qpsPerPeer);
+        }
+        if ((long) (worldSize - 1) * qpsPerPeer > RcEndpointsDescriptor.MAX_ENTRIES) {
+            throw new IllegalArgumentException("a world of " + worldSize + " ranks with " + qpsPerPeer + " QPs per"
+                    + " pair: an offer carries at most " + RcEndpointsDescriptor.MAX_ENTRIES + " RC endpoints");
         }
         Map<Integer, NicQp> made = new TreeMap<>();
         try {
             for (int peer = 0; peer < worldSize; peer++) {
-                if (peer != rank) {
-                    made.put(peer, nic.createQp(specFor.apply(peer)));
+                for (int i = 0; i < qpsPerPeer && peer != rank; i++) {
+                    made.put(peer * qpsPerPeer + i, nic.createQp(specs.specFor(peer, i)));
                 }
             }
-            return new RcExchange(nic, rank, made);
+            return new RcExchange(nic, rank, worldSize, qpsPerPeer, made);
         } catch (RuntimeException e) {
             closeNewestFirst(new ArrayList<>(made.values()), e);
             throw e;
@@ -112,17 +135,37 @@ public final class RcExchange implements AutoCloseable {
      *                      exchange is closed
      */
     public synchronized NicQp connect(int peerRank, String peerDescription, RcEndpoints peerEndpoints) {
+        return connect(peerRank, 0, peerDescription, peerEndpoints);
+    }
+
+    /**
+     * The same for QP {@code index} of the pair's {@code qpsPerPeer}.
+     *
+     * @throws NicException also when the peer publishes another count of QPs per pair (its table's size says so)
+     */
+    public synchronized NicQp connect(int peerRank, int index, String peerDescription, RcEndpoints peerEndpoints) {
         if (closed) {
             throw new IllegalStateException("rank " + rank + "'s RC exchange on " + nic.description() + " is closed");
         }
-        QpAddress theirs = peerEndpoints.forRank(rank).orElseThrow(() -> new NicException(peerDescription
-                + " published no RC endpoint for rank " + rank + " (it has endpoints for ranks "
-                + peerEndpoints.byRank().keySet() + "): its process does not see the same world; start every process"
-                + " of the job with the same gda4j version, world size and transport settings"));
-        NicQp qp = waiting.remove(peerRank);
+        int published = peerEndpoints.byRank().size();
+        if (worldSize > 1 && published > 0 && published != (worldSize - 1) * qpsPerPeer
+                && published % (worldSize - 1) == 0) {
+            throw new NicException(String.format("%s publishes %d QPs per pair of ranks, rank %d %d: set the same"
+                            + " QPs per peer (GDA4J_IBGDA_QPS_PER_PEER) in every process of the job", peerDescription,
+                    published / (worldSize - 1), rank, qpsPerPeer));
+        }
+        int key = rank * qpsPerPeer + index;
+        QpAddress theirs = peerEndpoints.forRank(key).orElseThrow(() -> new NicException(peerDescription
+                + " published no RC endpoint for rank " + rank + (qpsPerPeer > 1 ? " QP " + index : "")
+                + " (it has endpoints " + (qpsPerPeer > 1 ? "under keys rank x QPs per pair + QP: " : "for ranks ")
+                + peerEndpoints.byRank().keySet() + "): its process does not see the"
+                + " same world; start every process of the job with the same gda4j version, world size and transport"
+                + " settings"));
+        NicQp qp = index < 0 || index >= qpsPerPeer ? null : waiting.remove(peerRank * qpsPerPeer + index);
         if (qp == null) {
-            throw new IllegalStateException("rank " + rank + " has no unconnected QP for rank " + peerRank
-                    + (peerRank == rank || peerRank < 0 ? "" : ": connected to it already"));
+            throw new IllegalStateException("rank " + rank + " has no unconnected QP " + index + " for rank "
+                    + peerRank + (peerRank == rank || peerRank < 0 || index < 0 || index >= qpsPerPeer ? ""
+                    : ": connected to it already"));
         }
         try {
             qp.connect(theirs);

@@ -83,6 +83,16 @@ public enum Transport {
         return bits;
     }
 
+    /** The row users name {@code label} ({@link #label()}, any case), or empty for {@code auto} or another word. */
+    public static Optional<Transport> ofLabel(String label) {
+        for (Transport t : values()) {
+            if (t.label().equalsIgnoreCase(label.strip())) {
+                return Optional.of(t);
+            }
+        }
+        return Optional.empty();
+    }
+
     /** The row stored as {@code code} in a peer entry, or empty for a code the table does not list. */
     public static Optional<Transport> ofCode(long code) {
         for (Transport t : values()) {

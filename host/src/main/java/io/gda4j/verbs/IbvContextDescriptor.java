@@ -10,7 +10,7 @@ package io.gda4j.verbs;
  * header's inline functions ({@code ibv_alloc_null_mr}, {@code ibv_query_port}) find their op, and how gda4j does:
  * <pre>
  * verbs_context:   0 query_port()  8 advise_mr()  16 alloc_null_mr()  ...  312 sz (size_t)
- *                320 ibv_context { 0 device*  8 ops (legacy)  ...  320 abi_compat* }   648 end
+ *                320 ibv_context { 0 device*  8 ops (96 poll_cq, 208 post_send)  ...  320 abi_compat* }   648 end
  * an op is usable  iff  abi_compat == ABI_IS_EXTENDED
  *                   and  sz &gt;= VERBS_CONTEXT_SIZE - (the op's offset)
  *                   and  the op is not NULL
@@ -19,6 +19,12 @@ package io.gda4j.verbs;
 public final class IbvContextDescriptor {
     public static final int SIZE = 328;
     public static final int DEVICE_OFFSET = 0;
+    /**
+     * {@code ops.poll_cq} and {@code ops.post_send}: what verbs.h's inline {@code ibv_poll_cq} and
+     * {@code ibv_post_send} call ({@code cq->context->ops.poll_cq}, {@code qp->context->ops.post_send}).
+     */
+    public static final int OPS_POLL_CQ_OFFSET = 96;
+    public static final int OPS_POST_SEND_OFFSET = 208;
     public static final int ABI_COMPAT_OFFSET = 320;
     /** {@code __VERBS_ABI_IS_EXTENDED}: {@code (void *)UINTPTR_MAX}. */
     public static final long ABI_IS_EXTENDED = -1L;

@@ -28,7 +28,9 @@ import io.gda4j.config.Setting;
  * <li>{@code ibv_alloc_null_mr}: not exported; a static inline calling the {@code alloc_null_mr} op of the
  *     {@code verbs_context}. {@link #allocNullMr} follows the same pointers, checked against the header by the
  *     layout test, and calls the op through a JNA {@link Function}.</li>
- * <li>{@code ibv_post_send}, {@code ibv_poll_cq}: inline, not exported; gda4j writes WQEs and reads CQEs itself.</li>
+ * <li>{@code ibv_post_send}, {@code ibv_poll_cq}: inline, not exported; calls of the provider's
+ *     {@code ops.post_send} / {@code ops.poll_cq} in the object's {@code ibv_context}. {@link SendQueue} calls them
+ *     through those pointers (host posting); GPU kernels write WQEs and read CQEs themselves.</li>
  * </ul>
  */
 public final class LibIbverbs {

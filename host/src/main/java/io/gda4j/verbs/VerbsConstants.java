@@ -65,6 +65,32 @@ public final class VerbsConstants {
     public static final int IBV_LINK_LAYER_INFINIBAND = 1;
     public static final int IBV_LINK_LAYER_ETHERNET = 2;
 
+    // enum ibv_wr_opcode, enum ibv_send_flags: what the host poster hands ibv_post_send
+    public static final int IBV_WR_RDMA_WRITE = 0;
+    public static final int IBV_WR_RDMA_READ = 4;
+    public static final int IBV_WR_ATOMIC_CMP_AND_SWP = 5;
+    public static final int IBV_WR_ATOMIC_FETCH_AND_ADD = 6;
+    public static final int IBV_SEND_FENCE = 1;
+    public static final int IBV_SEND_SIGNALED = 1 << 1;
+    public static final int IBV_SEND_INLINE = 1 << 3;
+
+    // enum ibv_wc_status: what ibv_poll_cq reports (mlx5's syndrome for each: WorkCompletions)
+    public static final int IBV_WC_SUCCESS = 0;
+    public static final int IBV_WC_LOC_LEN_ERR = 1;
+    public static final int IBV_WC_LOC_QP_OP_ERR = 2;
+    public static final int IBV_WC_LOC_PROT_ERR = 4;
+    public static final int IBV_WC_WR_FLUSH_ERR = 5;
+    public static final int IBV_WC_MW_BIND_ERR = 6;
+    public static final int IBV_WC_BAD_RESP_ERR = 7;
+    public static final int IBV_WC_LOC_ACCESS_ERR = 8;
+    public static final int IBV_WC_REM_INV_REQ_ERR = 9;
+    public static final int IBV_WC_REM_ACCESS_ERR = 10;
+    public static final int IBV_WC_REM_OP_ERR = 11;
+    public static final int IBV_WC_RETRY_EXC_ERR = 12;
+    public static final int IBV_WC_RNR_RETRY_EXC_ERR = 13;
+    public static final int IBV_WC_REM_ABORT_ERR = 16;
+    public static final int IBV_WC_GENERAL_ERR = 21;
+
     /** The bindings pass pointers and size_t as Java longs: LP64 only. */
     public static final int POINTER_SIZE = 8;
     public static final int SIZE_T_SIZE = 8;

@@ -38,7 +38,7 @@ import java.util.stream.Collectors;
 public final class DeviceViewDescriptor {
     /** "GDA4" read as a little-endian int. */
     public static final int VIEW_MAGIC = 0x34414447;
-    public static final int VIEW_VERSION = 4;
+    public static final int VIEW_VERSION = 5;
     /**
      * What the device headers leave in every module that includes them: an empty kernel
      * {@code gda4j_view_version<VIEW_VERSION>}, whose mangled name ({@code ..gda4j_view_versionILj1EEEvv}) appears among

@@ -1,15 +1,16 @@
 package io.gda4j.cuda;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import io.gda4j.moe.ll.MoeLowLatencyParamsDescriptor;
+import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** PTX handling that needs no GPU: finding resources and reading kernel signatures. */
 class PtxModuleTest {
@@ -64,10 +65,10 @@ class PtxModuleTest {
 
     @Test
     void lowLatencyMoeKernelsTakeTheirParamsBlockByValue() {
-        // MoeLowLatencyRank passes the block as a struct argument (KernelArgs.struct): the shipped PTX must declare
+        // LowLatencyRank passes the block as a struct argument (KernelArgs.struct): the shipped PTX must declare
         // a parameter of exactly its length there, or every launch would be refused.
         Map<String, int[]> signatures = PtxModule.parseSignatures(PtxModule.readPtx("moe_ll"));
-        int length = io.gda4j.moe.MoeLowLatencyParamsDescriptor.LENGTH;
+        int length = io.gda4j.moe.ll.MoeLowLatencyParamsDescriptor.LENGTH;
         assertEquals(length, signatures.get("gda4j_moe_ll_route")[0]);
         for (String kernel : List.of("dispatch", "dispatch_send", "dispatch_recv", "combine", "combine_send",
                 "combine_recv")) {

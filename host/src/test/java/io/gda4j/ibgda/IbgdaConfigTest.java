@@ -9,6 +9,7 @@ import io.gda4j.nic.DoorbellKind;
 import io.gda4j.nic.NicChoice;
 import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.QpRings;
+import io.gda4j.nic.RingPlacement;
 import io.gda4j.nic.topology.NicPlacement;
 
 import org.junit.jupiter.api.Test;
@@ -35,8 +36,37 @@ class IbgdaConfigTest {
         assertEquals(NicChoice.EMULATED, c.nic());
         assertEquals(IbgdaConfig.Flush.ALWAYS, c.flush());
         assertEquals(256, c.sqWqebbs());
-        assertEquals(5, IbgdaConfig.SETTINGS.size() + NicConfig.SETTINGS.size(),
+        assertEquals(7, IbgdaConfig.SETTINGS.size() + NicConfig.SETTINGS.size(),
                 "every component of the record is a setting (placement is two; the NIC choice is NicConfig's)");
+    }
+
+    @Test
+    void qpsPerPeerIsASettingFromOneToItsLimit() {
+        assertEquals(1, IbgdaConfig.resolve(new Properties(), Map.of()).qpsPerPeer(), "one QP per peer by default");
+        Properties p = new Properties();
+        p.setProperty(IbgdaConfig.QPS_PER_PEER_PROP_NAME, "4");
+        assertEquals(4, IbgdaConfig.resolve(p, Map.of(IbgdaConfig.QPS_PER_PEER_ENV, "2")).qpsPerPeer());
+        assertEquals(2, IbgdaConfig.resolve(new Properties(), Map.of(IbgdaConfig.QPS_PER_PEER_ENV, "2")).qpsPerPeer());
+        for (String bad : new String[] {"0", "33", "many"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IbgdaConfig.resolve(
+                    new Properties(), Map.of(IbgdaConfig.QPS_PER_PEER_ENV, bad)));
+            assertTrue(e.getMessage().startsWith(IbgdaConfig.QPS_PER_PEER_ENV + "=" + bad + " is not valid: "),
+                    e.getMessage());
+        }
+        assertTrue(IbgdaConfig.SETTINGS.contains(IbgdaConfig.QPS_PER_PEER), "gda4j info prints it");
+    }
+
+    @Test
+    void ringPlacementIsASettingHostByDefault() {
+        assertEquals(RingPlacement.HOST, IbgdaConfig.resolve(new Properties(), Map.of()).rings());
+        assertEquals(RingPlacement.GPU, IbgdaConfig.resolve(new Properties(), Map.of(IbgdaConfig.RINGS_ENV, "GPU"))
+                .rings());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IbgdaConfig.resolve(
+                new Properties(), Map.of(IbgdaConfig.RINGS_ENV, "nic")));
+        assertTrue(e.getMessage().startsWith(IbgdaConfig.RINGS_ENV + "=nic is not valid: ")
+                && e.getMessage().contains("must be host"), e.getMessage());
+        assertEquals("gpu", IbgdaConfig.RINGS.display(RingPlacement.GPU));
+        assertTrue(IbgdaConfig.SETTINGS.contains(IbgdaConfig.RINGS), "gda4j info prints it");
     }
 
     @Test

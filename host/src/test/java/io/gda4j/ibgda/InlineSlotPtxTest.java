@@ -108,7 +108,7 @@ class InlineSlotPtxTest {
     }
 
     @ParameterizedTest(name = "{0}.ptx")
-    @CsvSource({"ops", "bench", "bench_ibgda", "ibgda", "moe", "moe_ll", "proxy", "hostflag", "emulated_nic"})
+    @CsvSource({"ops", "bench", "bench_ibgda", "ibgda", "moe_layout", "moe_ring", "moe_direct", "moe_ll", "proxy", "hostflag", "emulated_nic"})
     void noShippedKernelAccessesSystemScopeMemoryAsThirtyTwoBitVectors(String module) {
         Pattern split = Pattern.compile("\\.v[24]\\.[bsu]32$");
         for (Map.Entry<String, String> f : functions(module).entrySet()) {

@@ -90,6 +90,23 @@ public final class GccProgram {
         return executable;
     }
 
+    /**
+     * Compiles the C++ source {@code source} with g++ (C++17, warnings as errors, {@code extraArgs} after them) into
+     * {@code outputDir}; skips the calling test where g++ is missing.
+     */
+    public static Path compileCxx(Path source, Path outputDir, List<String> extraArgs)
+            throws IOException, InterruptedException {
+        Optional<String> missing = missing(List.of("g++"), List.of());
+        need(missing.isEmpty(), missing.orElse(""));
+        Path executable = outputDir.resolve(source.getFileName().toString().replaceFirst("\\.cpp$", ""));
+        List<String> command = new ArrayList<>(List.of("g++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror"));
+        command.addAll(extraArgs);
+        command.addAll(List.of(source.toString(), "-o", executable.toString()));
+        Result compiled = exec(command, null);
+        assertEquals(0, compiled.exitCode, () -> "g++ failed on " + source.getFileName() + ":\n" + compiled.output);
+        return executable;
+    }
+
     /** Runs {@code executable} with {@code stdin} (or none) and returns its standard output; fails on an error exit. */
     public static String run(Path executable, String stdin, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();

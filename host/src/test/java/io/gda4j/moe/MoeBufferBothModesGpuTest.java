@@ -1,5 +1,9 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
+import io.gda4j.moe.check.MoeReferenceCheck;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
@@ -23,18 +27,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class MoeBufferBothModesGpuTest {
     @Test
     void highThroughputAndLowLatencyCallsAlternateOnOneBuffer() {
-        MoeLowLatencyConfig ll = MoeLowLatencyConfig.builder().hidden(2048).maxTokensPerRank(32).numExperts(32).topK(4)
-                .dispatchType(ElementType.FP8_E4M3).build();
-        MoeConfig config = MoeConfig.builder().hidden(2048).maxTokensPerRank(256).numExperts(32).topK(4).lowLatency(ll)
-                .build();
+        MoeConfig config = MoeConfig.builder().hidden(2048).maxTokensPerRank(256).numExperts(32).topK(4)
+                .lowLatency(32, ElementType.FP8_E4M3).build();
         try (LocalWorld w = world(config.heapBytes(2));
              MoeBuffer moe = MoeBuffer.create(w, config);
              MoeReferenceCheck highThroughput = new MoeReferenceCheck(moe);
-             MoeLowLatencyReferenceCheck lowLatency = new MoeLowLatencyReferenceCheck(moe.lowLatency())) {
-            assertSame(config.lowLatency().orElseThrow(), moe.lowLatency().config());
+             MoeLowLatencyReferenceCheck lowLatency = new MoeLowLatencyReferenceCheck(moe)) {
+            assertSame(config.lowLatencyPart(), moe.lowLatency().config());
             for (int i = 0; i < 3; i++) {
                 highThroughput.run(MoeRouting.Kind.values()[i], 10 + i, new int[] {200 + i, 150});
-                lowLatency.run(MoeLowLatencyRouting.Kind.values()[i], 20 + i, new int[] {32, 17 + i}, i == 1);
+                lowLatency.run(MoeRouting.Kind.values()[i], 20 + i, new int[] {32, 17 + i}, i == 1);
             }
         }
     }
@@ -46,7 +48,7 @@ class MoeBufferBothModesGpuTest {
              MoeBuffer moe = MoeBuffer.create(w, config)) {
             IllegalStateException e = assertThrows(IllegalStateException.class,
                     () -> moe.rank(0).lowLatencyDispatch(null, null, false));
-            assertTrue(e.getMessage().contains("lowLatency(MoeLowLatencyConfig"), e.getMessage());
+            assertTrue(e.getMessage().contains("lowLatency(maxTokensPerRank, dispatchType)"), e.getMessage());
             assertThrows(IllegalStateException.class, moe::lowLatency);
         }
     }

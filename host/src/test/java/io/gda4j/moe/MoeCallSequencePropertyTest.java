@@ -1,10 +1,17 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.cuda.Cuda;
+import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
+import io.gda4j.moe.check.MoeReference;
+import io.gda4j.moe.check.MoeReferenceCheck;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ll.LowLatencySizing;
+import io.gda4j.moe.tensor.DeviceTensor;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
-
 import net.jqwik.api.AfterFailureMode;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -22,14 +29,15 @@ import net.jqwik.api.lifecycle.SkipExecutionHook;
 import net.jqwik.api.state.Action;
 import net.jqwik.api.state.ActionChain;
 import net.jqwik.api.state.Transformer;
-
 import org.junit.jupiter.api.function.Executable;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
@@ -46,12 +54,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * followed by calls on the closed buffer. Each step must finish, or fail with the exception the model predicts, within
  * the device wait timeout (1 s) and some slack; afterwards a valid layout + dispatch + combine on every rank (and a
  * low-latency dispatch + combine) must match the Java reference bit for bit, in a new buffer where the old one was
- * closed, and every heap region must be back.
+ * closed, and every heap region must be back. The tries take the row paths in turn and, every other pair of tries,
+ * the tagged low-latency protocol.
  *
  * <p>Each step is a world-level one: a call every rank must make (dispatch, combine) is issued on every rank, rank 0
  * first; when rank 0's is refused on the host the other ranks do not make it, as a driver that stops at the first
  * refusal would, so no rank's kernel is left waiting for a peer while the host waits on another (see README, "Ranks
- * that share a GPU"). A layout is a rank's own call: the other ranks make theirs whatever rank 0's did.
+ * that share a GPU"). A layout is such a call too (its exchange waits for every rank's): when rank 0's is refused,
+ * on the GPU or on the host, rank 1 does not lay out.
  *
  * <p>jqwik runs this property, not Jupiter, so Jupiter's {@code @Timeout} and the suite's default timeout do not apply:
  * each step, the closing checks and the close run under JUnit's
@@ -67,6 +77,8 @@ class MoeCallSequencePropertyTest {
     /** The most one step may take: a device wait, and host copies and reference checks of a few rows. */
     static final Duration STEP_LIMIT = WAIT.plusSeconds(10);
     private static final int RANKS = 2;
+    /** Tries so far: each try's row path and low-latency protocol follow from its number ({@link Calls}). */
+    private static final AtomicInteger TRIES = new AtomicInteger();
 
     private LocalWorld world;
     private long heapFree;
@@ -157,15 +169,22 @@ class MoeCallSequencePropertyTest {
      */
     static final class Calls implements AutoCloseable {
         final LocalWorld world;
-        final MoeConfig config = MoeGpuTest.config(2048, ElementType.BF16, 4, 64);
-        final MoeLowLatencyConfig llConfig = MoeLowLatencyGpuTest.config(ElementType.BF16, false, 4, 8);
+        /** This try's number: it picks the row path and the low-latency protocol, so every pair of them comes up. */
+        final int tryNumber = TRIES.getAndIncrement();
+        /** Tries alternate what moves the rows: the SMs, then the copy engines. */
+        final MoeConfig config = MoeGpuTest.config(2048, ElementType.BF16, 4, 64,
+                tryNumber % 2 == 0 ? MoeRowPath.SM : MoeRowPath.COPY_ENGINE);
+        final MoeConfig llConfig = MoeLowLatencyGpuTest.config(ElementType.BF16, false, 4, 8);
+        /** Every other pair of tries takes the tagged low-latency protocol, so both meet every kind of call sequence. */
+        final LowLatencySizing.Protocol llProtocol = tryNumber / 2 % 2 == 0
+                ? LowLatencySizing.Protocol.TAGGED : LowLatencySizing.Protocol.COUNTED;
         final MoeBuffer moe;
         final MoeInputs inputs;
         final MoeReferenceCheck check;
         final MoeRank heldRank0;
-        final MoeLowLatencyBuffer ll;
+        final MoeBuffer ll;
         final MoeLowLatencyReferenceCheck llCheck;
-        final MoeLowLatencyRank heldLlRank0;
+        final MoeRank heldLlRank0;
         boolean moeClosed;
         boolean llClosed;
         /** Per rank: the handle of its latest layout when that layout succeeded, else null. */
@@ -188,14 +207,14 @@ class MoeCallSequencePropertyTest {
             MoeBuffer m = null;
             MoeInputs in = null;
             MoeReferenceCheck c = null;
-            MoeLowLatencyBuffer l = null;
+            MoeBuffer l = null;
             MoeLowLatencyReferenceCheck lc = null;
             try {
                 // Everything allocated here, before any kernel runs (an allocation waits for running kernels).
                 m = MoeBuffer.create(world, config);
                 in = new MoeInputs(m);
                 c = new MoeReferenceCheck(m);
-                l = MoeLowLatencyBuffer.create(world, llConfig);
+                l = createLowLatency();
                 lc = new MoeLowLatencyReferenceCheck(l);
             } catch (RuntimeException e) {
                 for (AutoCloseable a : new AutoCloseable[] {l, c, in, m}) {
@@ -212,14 +231,29 @@ class MoeCallSequencePropertyTest {
             this.heldLlRank0 = l.rank(0);
         }
 
+        /** A buffer of the low-latency part, under this try's protocol. */
+        MoeBuffer createLowLatency() {
+            MoeBuffer l = TestProperties.with(LowLatencySizing.PROTOCOL_PROP_NAME,
+                    llProtocol.name().toLowerCase(Locale.ROOT), () -> MoeBuffer.create(world, llConfig));
+            assertEquals(llProtocol == LowLatencySizing.Protocol.TAGGED, l.lowLatency().sizing().tagged(),
+                    llProtocol.name());
+            return l;
+        }
+
         /** Runs {@code step} within {@link #STEP_LIMIT}, then checks that it left no device error. */
         void step(String what, Runnable step) {
             within(what, step);
             world.checkErrors();
         }
 
-        /** Asserts that {@code call} is refused on the host with {@code type}, naming {@code words}, and ran nothing. */
+        /**
+         * Asserts that {@code call} is refused on the host with {@code type}, naming {@code words}, and ran nothing. The
+         * ranks' streams are idle first: a valid layout leaves its exchange queued, which ends once every rank's is.
+         */
         <T extends Throwable> void refused(Class<T> type, String words, Executable call) {
+            for (int r = 0; r < RANKS; r++) {
+                world.rank(r).stream().synchronize();
+            }
             T e = assertThrows(type, call);
             assertTrue(e.getMessage().contains(words), "expected \"" + words + "\" in: " + e.getMessage());
             assertFalse(world.rank(0).device().kernelsMayBeRunning(), "a refused call left a kernel running");
@@ -279,12 +313,12 @@ class MoeCallSequencePropertyTest {
             });
             step("the closing low-latency check", () -> {
                 if (llClosed) {
-                    try (MoeLowLatencyBuffer again = MoeLowLatencyBuffer.create(world, llConfig);
+                    try (MoeBuffer again = createLowLatency();
                          MoeLowLatencyReferenceCheck c = new MoeLowLatencyReferenceCheck(again)) {
-                        c.run(MoeLowLatencyRouting.Kind.REPEATS, 2, new int[] {8, 3}, true);
+                        c.run(MoeRouting.Kind.REPEATS, 2, new int[] {8, 3}, true);
                     }
                 } else {
-                    llCheck.run(MoeLowLatencyRouting.Kind.REPEATS, 2, new int[] {8, 3}, true);
+                    llCheck.run(MoeRouting.Kind.REPEATS, 2, new int[] {8, 3}, true);
                 }
             });
         }
@@ -321,7 +355,7 @@ class MoeCallSequencePropertyTest {
 
         @Override
         public String toString() {
-            return "MoE calls" + (moeClosed ? ", buffer closed" : "") + (llClosed ? ", low-latency buffer closed" : "");
+            return "MoE calls, rows by " + config.rowPath() + (moeClosed ? ", buffer closed" : "") + (llClosed ? ", low-latency buffer closed" : "");
         }
     }
 
@@ -337,7 +371,7 @@ class MoeCallSequencePropertyTest {
         return new int[] {rnd.nextInt(max + 1), rnd.nextInt(max + 1)};
     }
 
-    /** A valid layout on every rank, or on one. */
+    /** A valid layout on every rank. */
     static final class LayoutEveryRank implements Action.Independent<Calls> {
         @Override
         public boolean precondition(Calls c) {
@@ -346,15 +380,12 @@ class MoeCallSequencePropertyTest {
 
         @Override
         public Arbitrary<Transformer<Calls>> transformer() {
-            return Combinators.combine(Arbitraries.of(MoeRouting.Kind.class), Arbitraries.of(0, 1, -1),
-                    Arbitraries.longs()).as((kind, only, seed) -> mutate("layout (" + kind + ") on "
-                    + (only < 0 ? "every rank" : "rank " + only), c -> {
+            return Combinators.combine(Arbitraries.of(MoeRouting.HIGH_THROUGHPUT), Arbitraries.longs()).as((kind, seed) ->
+                    mutate("layout (" + kind + ") on every rank", c -> {
                         Random rnd = new Random(seed);
                         int[] t = tokens(rnd, c.config.maxTokensPerRank());
                         for (int r = 0; r < RANKS; r++) {
-                            if (only < 0 || only == r) {
-                                c.layout(r, kind, t[r], rnd);
-                            }
+                            c.layout(r, kind, t[r], rnd);
                         }
                     }));
         }
@@ -362,7 +393,7 @@ class MoeCallSequencePropertyTest {
 
     /**
      * A layout on rank 0 refused: on the GPU for an expert index out of range (it retires rank 0's handle), or on the
-     * host for its type or token count (it retires nothing); rank 1 lays out too or not.
+     * host for its type or token count (it retires nothing); rank 1 then makes no layout either.
      */
     static final class RefusedLayout implements Action.Independent<Calls> {
         @Override
@@ -373,10 +404,9 @@ class MoeCallSequencePropertyTest {
         @Override
         public Arbitrary<Transformer<Calls>> transformer() {
             Arbitrary<Long> bad = Arbitraries.of(32L, 33L, -2L, 1L << 32, Long.MAX_VALUE, Long.MIN_VALUE);
-            return Combinators.combine(Arbitraries.of("on the GPU", "on the host"), bad, Arbitraries.of(false, true),
-                    Arbitraries.longs()).as((where, value, alsoRank1, seed) -> mutate("layout on rank 0 refused " + where
-                    + (where.equals("on the GPU") ? " (expert " + value + ")" : "") + (alsoRank1 ? ", rank 1's valid" : ""),
-                    c -> {
+            return Combinators.combine(Arbitraries.of("on the GPU", "on the host"), bad, Arbitraries.longs())
+                    .as((where, value, seed) -> mutate("layout on rank 0 refused " + where
+                    + (where.equals("on the GPU") ? " (expert " + value + ")" : ""), c -> {
                         Random rnd = new Random(seed);
                         MoeRank r0 = c.moe.rank(0);
                         if (where.equals("on the GPU")) {
@@ -394,9 +424,6 @@ class MoeCallSequencePropertyTest {
                                     c.config.maxTokensPerRank() + 1, c.config.topK())));
                             c.refused(IllegalArgumentException.class, "topkIdx", () -> r0.layout(
                                     c.inputs.weights(0, 4)));
-                        }
-                        if (alsoRank1) {
-                            c.layout(1, MoeRouting.Kind.WITH_NONE, rnd.nextInt(c.config.maxTokensPerRank() + 1), rnd);
                         }
                     }));
         }
@@ -526,10 +553,10 @@ class MoeCallSequencePropertyTest {
 
         @Override
         public Arbitrary<Transformer<Calls>> transformer() {
-            return Combinators.combine(Arbitraries.of(MoeLowLatencyRouting.Kind.class), Arbitraries.of(false, true),
+            return Combinators.combine(Arbitraries.of(MoeRouting.Kind.class), Arbitraries.of(false, true),
                     Arbitraries.longs()).as((kind, split, seed) -> mutate("low-latency dispatch + combine (" + kind
                     + (split ? ", split" : "") + ") on every rank", c -> {
-                        int[] t = tokens(new Random(seed), c.llConfig.maxTokensPerRank());
+                        int[] t = tokens(new Random(seed), c.llConfig.lowLatencyMaxTokensPerRank());
                         c.llCheck.run(kind, seed, t, split);
                     }));
         }
@@ -550,15 +577,16 @@ class MoeCallSequencePropertyTest {
             return Combinators.combine(Arbitraries.of(32L, -5L, 1L << 33), Arbitraries.longs()).as((value, seed) ->
                     mutate("low-latency dispatch on every rank, rank 0's expert " + value + " out of range", c -> {
                         Random rnd = new Random(seed);
-                        int[] t = {1 + rnd.nextInt(c.llConfig.maxTokensPerRank()), rnd.nextInt(9)};
-                        MoeLowLatencyReferenceCheck.Case k = c.llCheck.prepare(MoeLowLatencyRouting.Kind.UNIFORM, seed, t);
+                        int[] t = {1 + rnd.nextInt(c.llConfig.lowLatencyMaxTokensPerRank()), rnd.nextInt(9)};
+                        MoeLowLatencyReferenceCheck.Case k = c.llCheck.prepare(MoeRouting.Kind.UNIFORM, seed, t);
                         long[] idx = Arrays.stream(k.inputs()[0].topkIdx()).asLongStream().toArray();
                         int at = rnd.nextInt(idx.length);
                         idx[at] = value;
                         c.llCheck.overwriteTopk(0, idx);
                         MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[RANKS];
                         for (int r = 0; r < RANKS; r++) {
-                            d[r] = c.ll.rank(r).dispatch(c.llCheck.x(r, t[r]), c.llCheck.topkIdx(r, t[r]), false);
+                            d[r] = c.ll.rank(r).lowLatencyDispatch(c.llCheck.x(r, t[r]), c.llCheck.topkIdx(r, t[r]),
+                                    false);
                         }
                         int k4 = c.llConfig.topK();
                         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, d[0]::checkRouting);
@@ -587,18 +615,20 @@ class MoeCallSequencePropertyTest {
         public Arbitrary<Transformer<Calls>> transformer() {
             return Arbitraries.longs().map(seed -> mutate("two low-latency dispatches on every rank, a third refused",
                     c -> {
-                        int[] t = tokens(new Random(seed), c.llConfig.maxTokensPerRank());
-                        MoeLowLatencyReferenceCheck.Case k = c.llCheck.prepare(MoeLowLatencyRouting.Kind.SKEWED, seed, t);
+                        int[] t = tokens(new Random(seed), c.llConfig.lowLatencyMaxTokensPerRank());
+                        MoeLowLatencyReferenceCheck.Case k = c.llCheck.prepare(MoeRouting.Kind.SKEWED, seed, t);
                         MoeLowLatencyDispatch[][] d = new MoeLowLatencyDispatch[2][RANKS];
                         for (int call = 0; call < 2; call++) {
                             for (int r = 0; r < RANKS; r++) {
-                                d[call][r] = c.ll.rank(r).dispatch(c.llCheck.x(r, t[r]), c.llCheck.topkIdx(r, t[r]),
+                                d[call][r] = c.ll.rank(r).lowLatencyDispatch(c.llCheck.x(r, t[r]), c.llCheck.topkIdx(r,
+                                        t[r]),
                                         call == 1);
                             }
                         }
                         // Refused on the host while both dispatches may still run (so not through c.refused).
                         IllegalStateException third = assertThrows(IllegalStateException.class,
-                                () -> c.ll.rank(0).dispatch(c.llCheck.x(0, t[0]), c.llCheck.topkIdx(0, t[0]), false));
+                                () -> c.ll.rank(0).lowLatencyDispatch(c.llCheck.x(0, t[0]), c.llCheck.topkIdx(0, t[0]),
+                                        false));
                         assertTrue(third.getMessage().contains("at most two dispatches may be outstanding"),
                                 third.getMessage());
                         for (int r = 0; r < RANKS; r++) {
@@ -607,7 +637,8 @@ class MoeCallSequencePropertyTest {
                         DeviceTensor[][] out = new DeviceTensor[2][RANKS];
                         for (int call = 0; call < 2; call++) {
                             for (int r = 0; r < RANKS; r++) {
-                                out[call][r] = c.ll.rank(r).combine(c.llCheck.y(r), c.llCheck.topkIdx(r, t[r]),
+                                out[call][r] = c.ll.rank(r).lowLatencyCombine(c.llCheck.y(r), c.llCheck.topkIdx(r,
+                                        t[r]),
                                         c.llCheck.topkWeights(r, t[r]), d[call][r], false).output();
                             }
                         }
@@ -648,11 +679,12 @@ class MoeCallSequencePropertyTest {
 
         @Override
         public Arbitrary<Transformer<Calls>> transformer() {
-            return Arbitraries.just(mutate("close the MoeLowLatencyBuffer", c -> {
+            return Arbitraries.just(mutate("close the low-latency MoeBuffer", c -> {
                 long free = c.world.heap().freeBytes();
                 c.ll.close();
                 c.llClosed = true;
-                assertEquals(free + c.ll.heapRegion().sizeBytes(), c.world.heap().freeBytes(), "the region came back");
+                assertEquals(free + c.ll.lowLatency().heapRegion().sizeBytes(), c.world.heap()
+                        .freeBytes(), "the region came back");
                 closedCalls(c);
             }));
         }
@@ -695,7 +727,7 @@ class MoeCallSequencePropertyTest {
         }
         if (c.llClosed) {
             c.refused(IllegalStateException.class, "closed", () -> c.ll.rank(0));
-            c.refused(IllegalStateException.class, "closed", () -> c.heldLlRank0.dispatch(c.llCheck.x(0, 1),
+            c.refused(IllegalStateException.class, "closed", () -> c.heldLlRank0.lowLatencyDispatch(c.llCheck.x(0, 1),
                     c.llCheck.topkIdx(0, 1), false));
             if (c.consumedLl != null) {
                 MoeLowLatencyDispatch d = c.consumedLl;

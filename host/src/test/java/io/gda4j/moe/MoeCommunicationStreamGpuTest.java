@@ -3,8 +3,14 @@ package io.gda4j.moe;
 import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.MappedHostMemory;
+import io.gda4j.moe.check.MoeReference;
+import io.gda4j.moe.check.MoeReferenceCheck;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ht.HighThroughputPart;
+import io.gda4j.moe.ht.HighThroughputSizing;
+import io.gda4j.moe.tensor.DeviceTensor;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.world.LocalWorld;
-
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -42,8 +48,8 @@ class MoeCommunicationStreamGpuTest {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
              MoeBuffer moe = MoeBuffer.create(w, config(ElementType.BF16));
              Inputs io = new Inputs(moe)) {
-            MoeSizing s = moe.sizing();
-            MoeConfig c = s.config();
+            HighThroughputSizing s = moe.sizing();
+            HighThroughputPart c = s.config();
             int n = s.worldSize();
             Random rnd = new Random(5);
             MoeReference.Input[] in = new MoeReference.Input[n];
@@ -182,8 +188,8 @@ class MoeCommunicationStreamGpuTest {
         private final List<DeviceMemory> owned = new ArrayList<>();
 
         Inputs(MoeBuffer moe) {
-            MoeSizing s = moe.sizing();
-            MoeConfig c = s.config();
+            HighThroughputSizing s = moe.sizing();
+            HighThroughputPart c = s.config();
             int n = s.worldSize();
             topk = new DeviceMemory[n];
             x = new DeviceMemory[n];

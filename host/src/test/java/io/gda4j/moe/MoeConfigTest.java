@@ -1,5 +1,11 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.core.ExactSizes;
+import io.gda4j.moe.ht.MoeRowPath;
+import io.gda4j.moe.ht.HighThroughputRank;
+import io.gda4j.moe.ht.HighThroughputSizing;
+import io.gda4j.moe.ht.MoeChannels;
+import io.gda4j.moe.tensor.ElementType;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -13,32 +19,85 @@ class MoeConfigTest {
                 .chunkTokens(4).ringTokens(8).combineWarps(4);
     }
 
+    private static String ringProblem(MoeConfig.Builder b) {
+        return b.build().highThroughputPart().ringProblem();
+    }
+
     @Test
     void ringsTooSmallForAChunkAndACombineRoundAreNamed() {
         // The defaults, the proxy defaults of gda4j moe, and the edge: chunk + warps - 1 == ring.
-        assertEquals(null, MoeConfig.deepEpBuilder().build().ringProblem());
-        assertEquals(null, MoeConfig.deepEpBuilder().chunkTokens(128).ringTokens(512).build().ringProblem());
-        assertEquals(null, MoeConfig.deepEpBuilder().chunkTokens(49).ringTokens(64).combineWarps(16).build().ringProblem());
-        assertEquals(null, MoeConfig.deepEpBuilder().chunkTokens(1).ringTokens(1).combineWarps(1).build().ringProblem());
-        String p = MoeConfig.deepEpBuilder().chunkTokens(64).ringTokens(64).combineWarps(16).build().ringProblem();
+        assertEquals(null, ringProblem(MoeConfig.deepEpBuilder()));
+        assertEquals(null, ringProblem(MoeConfig.deepEpBuilder().chunkTokens(128).ringTokens(512)));
+        assertEquals(null, ringProblem(MoeConfig.deepEpBuilder().chunkTokens(49).ringTokens(64).combineWarps(16)));
+        assertEquals(null, ringProblem(MoeConfig.deepEpBuilder().chunkTokens(1).ringTokens(1).combineWarps(1)));
+        String p = ringProblem(MoeConfig.deepEpBuilder().chunkTokens(64).ringTokens(64).combineWarps(16));
         assertTrue(p.startsWith("MoeConfig chunkTokens (64) + combineWarps (16) - 1 must not exceed ringTokens (64)"), p);
         assertTrue(p.contains("Raise ringTokens to at least 79"), p);
     }
 
     @Test
     void aLowLatencyPartRoutesTheSameModelAndCountsInTheHeap() {
-        MoeLowLatencyConfig ll = MoeLowLatencyConfig.deepEpBuilder().build();
-        MoeConfig both = MoeConfig.deepEpBuilder().lowLatency(ll).build();
-        assertEquals(ll, both.lowLatency().orElseThrow());
-        assertEquals(both.sizing(8).heapBytes() + ll.sizing(8).heapBytes(), both.heapBytes(8));
-        assertEquals(ll, both.toBuilder().build().lowLatency().orElseThrow(), "toBuilder keeps it");
-        assertTrue(both.toString().contains("lowLatency=MoeLowLatencyConfig{"), both.toString());
+        MoeConfig ll = MoeConfig.deepEpLowLatencyBuilder().build();
+        MoeConfig both = MoeConfig.deepEpBuilder().lowLatency(128, ElementType.FP8_E4M3).build();
+        assertTrue(both.hasHighThroughput() && both.hasLowLatency());
+        assertEquals(both.sizing(8).heapBytes() + ll.lowLatencySizing(8).heapBytes(), both.heapBytes(8));
+        assertEquals(both.toString(), both.toBuilder().build().toString(), "toBuilder keeps both parts");
+        assertTrue(both.toString().contains("lowLatency={maxTokensPerRank=128, dispatchType=FP8_E4M3"),
+                both.toString());
         MoeConfig alone = MoeConfig.deepEpBuilder().build();
-        assertFalse(alone.lowLatency().isPresent());
+        assertFalse(alone.hasLowLatency());
         assertEquals(alone.sizing(8).heapBytes(), alone.heapBytes(8));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> MoeConfig.deepEpBuilder().hidden(4096).lowLatency(ll).build());
-        assertTrue(e.getMessage().contains("hidden 7168, numExperts 256, topK 8 against hidden 4096"), e.getMessage());
+        // One model for both parts: the low-latency part routes the hidden size, experts and top-k set once.
+        MoeConfig other = MoeConfig.deepEpBuilder().hidden(4096).lowLatency(128, ElementType.FP8_E4M3).build();
+        assertEquals(4096, other.lowLatencyPart().hidden());
+        assertEquals(4096, other.highThroughputPart().hidden());
+    }
+
+    @Test
+    void aConfigMayHaveEitherPartAloneButNotNeither() {
+        MoeConfig ll = MoeConfig.deepEpLowLatencyBuilder().build();
+        assertFalse(ll.hasHighThroughput());
+        assertEquals(ll.lowLatencySizing(8).heapBytes(), ll.heapBytes(8), "a low-latency config takes only its heap");
+        IllegalStateException noHt = assertThrows(IllegalStateException.class, ll::numChannels);
+        assertTrue(noHt.getMessage().contains("no high-throughput part"), noHt.getMessage());
+        assertThrows(IllegalStateException.class, () -> ll.sizing(8));
+        assertTrue(ll.toBuilder().highThroughput(true).maxTokensPerRank(64).build().hasHighThroughput());
+        IllegalStateException noLl = assertThrows(IllegalStateException.class,
+                () -> MoeConfig.deepEpBuilder().build().lowLatencyDispatchType());
+        assertTrue(noLl.getMessage().contains("lowLatency(maxTokensPerRank, dispatchType)"), noLl.getMessage());
+        IllegalArgumentException neither = assertThrows(IllegalArgumentException.class,
+                () -> MoeConfig.lowLatencyBuilder().hidden(128).numExperts(4).topK(2).build());
+        assertTrue(neither.getMessage().contains("neither a high-throughput nor a low-latency part"),
+                neither.getMessage());
+    }
+
+    /**
+     * The heap a config asks for is enough for any world of that size: the larger of the direct and the ring layouts
+     * (a program that sized its heap from the ring layout alone ran out of heap in MoeBuffer.create on every p2p
+     * world at DeepEP's shape). The figures are the ones MoeConfig.heapBytes and the README state.
+     */
+    @Test
+    void theHeapOfDeepEpsShapeIsTheLargerLayoutForAnyWorld() {
+        MoeConfig c = MoeConfig.deepEpBuilder().build();
+        double[] megabytes = {353.5, 707.0, 1414.0};
+        for (int i = 0; i < 3; i++) {
+            int ranks = 2 << i;
+            long direct = c.sizing(ranks, true).heapBytes();
+            long rings = c.sizing(ranks, false).heapBytes();
+            assertEquals(Math.max(direct, rings), c.heapBytes(ranks), ranks + " ranks");
+            assertTrue(direct > rings, ranks + " ranks: the direct world's received rows outweigh the rings");
+            assertTrue(c.sizing(ranks).direct(), "sizing(n) is the larger layout");
+            assertEquals(megabytes[i], Math.round(c.heapBytes(ranks) / 1e5) / 10.0, ranks + " ranks, MB per rank");
+        }
+        MoeConfig ll = MoeConfig.deepEpLowLatencyBuilder().build();
+        double[] lowLatency = {2017.6, 2080.1, 2189.9};
+        for (int i = 0; i < 3; i++) {
+            int ranks = 2 << i;
+            assertEquals(ll.lowLatencySizing(ranks, true).heapBytes(), ll.heapBytes(ranks), "staging is the worst case");
+            assertEquals(lowLatency[i], Math.round(ll.heapBytes(ranks) / 1e5) / 10.0, ranks + " ranks, MB per rank");
+            assertEquals(c.heapBytes(ranks) + ll.heapBytes(ranks), c.toBuilder()
+                    .lowLatency(MoeConfig.DEEP_EP_LOW_LATENCY_TOKENS, ElementType.FP8_E4M3).build().heapBytes(ranks));
+        }
     }
 
     @Test
@@ -51,14 +110,14 @@ class MoeConfigTest {
 
     @Test
     void rowLayoutOfBf16AndFp8() {
-        MoeSizing bf16 = MoeConfig.deepEpBuilder().build().sizing(8);
+        HighThroughputSizing bf16 = MoeConfig.deepEpBuilder().build().sizing(8);
         assertEquals(14336, bf16.payloadBytes());
         assertEquals(0, bf16.scalesPerRow());
         assertEquals(14336, bf16.metaOffset());
         assertEquals(14336 + 80, bf16.dispatchRowBytes(), "meta: 2 ints + 8 indices + 8 weights = 72, padded to 80");
         assertEquals(32768, bf16.maxRecvTokens());
         assertEquals(32, bf16.numLocalExperts());
-        MoeSizing fp8 = MoeConfig.deepEpBuilder().dtype(ElementType.FP8_E4M3).build().sizing(8);
+        HighThroughputSizing fp8 = MoeConfig.deepEpBuilder().dtype(ElementType.FP8_E4M3).build().sizing(8);
         assertEquals(7168, fp8.payloadBytes());
         assertEquals(56, fp8.scalesPerRow());
         assertEquals(7168 + 224, fp8.metaOffset());
@@ -68,7 +127,7 @@ class MoeConfigTest {
 
     @Test
     void heapSectionsFollowEachOtherAlignedAndHoldTheirRings() {
-        MoeSizing s = small().build().sizing(4);
+        HighThroughputSizing s = small().build().sizing(4, false);
         long ringRows = 2L * 4 * 8;
         assertEquals(0, s.dispatchRecvRing());
         assertTrue(s.dispatchSendStage() >= ringRows * s.dispatchRowBytes());
@@ -76,7 +135,7 @@ class MoeConfigTest {
         assertTrue(s.combineSendStage() >= s.combineRecvRing() + ringRows * s.combineRowBytes());
         assertTrue(s.signals() >= s.combineSendStage() + ringRows * s.combineRowBytes());
         assertEquals(0, s.signals() % 256);
-        assertEquals(6 * 2 * 4 + 4 * (2 * 4 + 3), s.signalWords(), "channel words, then the direct worlds' words");
+        assertEquals(6 * 2 * 4 + 4 * (2 * 4 + 4), s.signalWords(), "channel words, then the direct worlds' words");
         assertTrue(s.heapBytes() >= s.signals() + 8L * s.signalWords());
         assertEquals(s.directRecv(), s.combineLanding(), "no received tensors in the heap of a world with rings");
         assertEquals(s.combineLanding(), s.signals(), "no landing rows in the heap of a world with rings");
@@ -86,22 +145,50 @@ class MoeConfigTest {
 
     @Test
     void directWorldsKeepTheReceivedTensorsAndLandingRowsInTheHeapAndNoRings() {
-        MoeSizing rings = small().build().sizing(4, false);
-        MoeSizing s = small().build().sizing(4, true);
+        HighThroughputSizing rings = small().build().sizing(4, false);
+        HighThroughputSizing s = small().build().sizing(4, true);
         assertTrue(s.direct());
         assertEquals(0, s.dispatchRecvRing());
         assertEquals(0, s.combineSendStage(), "no ring or staging section");
         assertEquals(0, s.directRecv());
-        assertTrue(s.combineLanding() >= s.recvEnd() - s.recvX(), "the received tensors, as device memory lays them out");
-        assertTrue(s.signals() >= s.combineLanding() + 4L * 64 * s.combineRowBytes(), "[4 ranks][64 tokens] rows");
+        assertTrue(s.directRecvBytes() >= s.recvEnd() - s.recvX(), "the received tensors, as device memory lays them out");
+        assertEquals(0, s.directRecvBytes() % 256);
+        assertTrue(s.combineLanding() >= 2 * s.directRecvBytes(), "two regions of them, by the dispatch's parity");
+        assertTrue(s.ceLanding() >= s.combineLanding() + 4L * 64 * s.combineRowBytes(), "[4 ranks][64 tokens] rows");
+        assertEquals(s.ceLanding(), s.expertTable(), "no copy-engine landing rows where the SMs move the rows");
+        assertTrue(s.signals() >= s.expertTable() + 2L * 4 * s.numLocalExperts() * 4, "[2][4 sources][L] counts");
         assertEquals(rings.signalWords(), s.signalWords(), "the same words either way");
         assertEquals(s.recvX(), s.deviceBytes(), "device memory ends where the received tensors would start");
-        assertEquals(rings.recvX(), s.recvX(), "the same device layout up to there");
+        assertEquals(rings.localExpertCounts(), s.localExpertCounts(), "the same device layout up to there");
+        assertTrue(s.directState() >= s.exchange() + 2 * s.exchangeBlockBytes(), "two exchange blocks");
+        assertEquals(s.stageX(), s.stageSrc(), "no staging where the SMs move the rows");
+        assertEquals(2 * s.exchangeHostBlockBytes(), s.exchangeHostBytes());
+        assertEquals(0, rings.exchangeHostBytes(), "no exchange in a world with rings");
+        assertEquals(rings.exchange(), rings.combined(), "nor its blocks, nor the direct state, nor staging");
+    }
+
+    @Test
+    void theCopyEnginesStageEveryDestinationsRowsAndLandEverySourcesOnlyWhereChosen() {
+        HighThroughputSizing sm = small().build().sizing(4, true);
+        HighThroughputSizing ce = small().rowPath(MoeRowPath.COPY_ENGINE).build().sizing(4, true);
+        HighThroughputSizing auto = small().rowPath(MoeRowPath.AUTO).build().sizing(4, true);
+        assertTrue(ce.copyEngine());
+        assertFalse(sm.copyEngine());
+        assertFalse(auto.copyEngine(), "AUTO takes the SMs");
+        assertFalse(small().rowPath(MoeRowPath.COPY_ENGINE).build().sizing(4, false).copyEngine(), "no copy engines"
+                + " through rings (MoeBuffer refuses the config there)");
+        long rows = 4L * 64;   // [4 destinations][64 tokens]
+        assertEquals(ce.stageScales() - ce.stageX(), ExactSizes.align(rows * ce.payloadBytes(), 256));
+        assertEquals(ce.stageSrc() - ce.stageTopkWeights(), ExactSizes.align(rows * 4 * ce.config().topK(), 256));
+        assertTrue(ce.combined() >= ce.stageSrc() + rows * 8);
+        assertEquals(ExactSizes.align(rows * ce.combineRowBytes(), 256), ce.expertTable() - ce.ceLanding());
+        assertEquals(sm.heapBytes() + ExactSizes.align(rows * ce.combineRowBytes(), 256), ce.heapBytes(),
+                "the copy engines add their landing rows, nothing else, to the heap");
     }
 
     @Test
     void signalWordsAreDistinctAndInRange() {
-        MoeSizing s = small().build().sizing(4);
+        HighThroughputSizing s = small().build().sizing(4);
         boolean[] seen = new boolean[s.signalWords()];
         for (int c = 0; c < 2; c++) {
             for (int r = 0; r < 4; r++) {
@@ -116,7 +203,7 @@ class MoeConfigTest {
             for (int w : new int[] {s.directCountWord(0, r, 0), s.directCountWord(0, r, 3), s.directCountWord(1, r, 1),
                     s.directCountWord(1, r, 2), s.directCountWord(0, r, 1), s.directCountWord(0, r, 2),
                     s.directCountWord(1, r, 0), s.directCountWord(1, r, 3), s.dispatchDoneWord(r), s.combineEntryWord(r),
-                    s.combineDoneWord(r)}) {
+                    s.combineDoneWord(r), s.dispatchEntryWord(r)}) {
                 assertTrue(!seen[w], "word " + w + " used twice");
                 seen[w] = true;
                 assertTrue(s.signalWord(8L * w) != null, "word " + w + " has a name");
@@ -125,9 +212,11 @@ class MoeConfigTest {
         for (boolean b : seen) {
             assertTrue(b, "every word is used");
         }
-        assertEquals(new MoeSizing.SignalWord("combine entry", -1, 2), s.signalWord(8L * s.combineEntryWord(2)));
-        assertEquals(new MoeSizing.SignalWord("dispatch counts (odd calls)", -1, 3),
+        assertEquals(new HighThroughputSizing.SignalWord("combine entry", -1, 2),
+                s.signalWord(8L * s.combineEntryWord(2)));
+        assertEquals(new HighThroughputSizing.SignalWord("layout exchange counts (odd exchanges)", -1, 3),
                 s.signalWord(8L * s.directCountWord(1, 3, 1)));
+        assertEquals(new HighThroughputSizing.SignalWord("dispatch entry", -1, 1), s.signalWord(8L * s.dispatchEntryWord(1)));
     }
 
     @Test
@@ -167,13 +256,13 @@ class MoeConfigTest {
 
     @Test
     void groupsOfWarpsPerPeerFillA512ThreadBlockAndHaveBarriersUpTo8Ranks() {
-        assertEquals(8, MoeRank.warpsPerPeer(2));
-        assertEquals(5, MoeRank.warpsPerPeer(3));
-        assertEquals(4, MoeRank.warpsPerPeer(4));
-        assertEquals(2, MoeRank.warpsPerPeer(8));
-        assertEquals(1, MoeRank.warpsPerPeer(9));
+        assertEquals(8, HighThroughputRank.warpsPerPeer(2));
+        assertEquals(5, HighThroughputRank.warpsPerPeer(3));
+        assertEquals(4, HighThroughputRank.warpsPerPeer(4));
+        assertEquals(2, HighThroughputRank.warpsPerPeer(8));
+        assertEquals(1, HighThroughputRank.warpsPerPeer(9));
         for (int n = 1; n <= MoeConfig.MAX_RANKS; n++) {
-            int w = MoeRank.warpsPerPeer(n);
+            int w = HighThroughputRank.warpsPerPeer(n);
             assertTrue(w >= 1 && n * w <= 16, n + " ranks: " + w + " warps each");
             // A group of several warps takes named barrier 1 + its peer: 15 exist besides __syncthreads.
             assertTrue(w == 1 || n <= 15, n + " ranks");

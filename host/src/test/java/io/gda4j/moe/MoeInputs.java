@@ -1,6 +1,13 @@
 package io.gda4j.moe;
 
 import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.moe.check.MoeReference;
+import io.gda4j.moe.check.MoeReferenceCheck;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ht.HighThroughputPart;
+import io.gda4j.moe.ht.HighThroughputSizing;
+import io.gda4j.moe.tensor.DeviceTensor;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 
@@ -16,7 +23,7 @@ import java.util.Random;
  * copies, so make them while no kernel of these ranks runs.
  */
 final class MoeInputs implements AutoCloseable {
-    private final MoeSizing s;
+    private final HighThroughputSizing s;
     private final DeviceMemory[] x;
     private final DeviceMemory[] topk;
     private final DeviceMemory[] badTopk;
@@ -28,10 +35,10 @@ final class MoeInputs implements AutoCloseable {
     }
 
     /** Inputs for buffers of sizing {@code s} in {@code world}, allocated before any buffer is made. */
-    MoeInputs(World world, MoeSizing s) {
+    MoeInputs(World world, HighThroughputSizing s) {
         this.s = s;
         int n = s.worldSize();
-        MoeConfig c = s.config();
+        HighThroughputPart c = s.config();
         long t = c.maxTokensPerRank();
         x = new DeviceMemory[n];
         topk = new DeviceMemory[n];
@@ -55,7 +62,7 @@ final class MoeInputs implements AutoCloseable {
 
     /** Uploads a routing of {@code kind} with {@code tokens} tokens to rank r's x, top-k and weights; returns it. */
     MoeReference.Input upload(int r, MoeRouting.Kind kind, int tokens, Random rnd) {
-        MoeConfig c = s.config();
+        HighThroughputPart c = s.config();
         int[] idx = MoeRouting.topk(kind, tokens, c.topK(), c.numExperts(), s.worldSize(), rnd);
         MoeReference.Input in = MoeRouting.input(s, r, tokens, idx, rnd);
         copy(x[r], in.x());
@@ -69,7 +76,7 @@ final class MoeInputs implements AutoCloseable {
      * {@code expert} (out of range, for a layout to refuse); returns the rejected value's place as the message names it.
      */
     String uploadBad(int r, int tokens, int token, int slot, long expert, Random rnd) {
-        MoeConfig c = s.config();
+        HighThroughputPart c = s.config();
         int[] idx = MoeRouting.topk(MoeRouting.Kind.UNIFORM, tokens, c.topK(), c.numExperts(), s.worldSize(), rnd);
         byte[] b = MoeReferenceCheck.longs(idx);
         ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).putLong(8 * (token * c.topK() + slot), expert);

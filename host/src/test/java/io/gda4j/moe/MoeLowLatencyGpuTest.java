@@ -2,15 +2,20 @@ package io.gda4j.moe;
 
 import io.gda4j.transport.Transport;
 import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ll.LowLatencySizing;
+import io.gda4j.moe.tensor.DeviceTensor;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
-
 import jcuda.driver.CUgraph;
 import jcuda.driver.CUgraphExec;
 import jcuda.driver.CUstreamCaptureMode;
 import jcuda.driver.JCudaDriver;
-
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -23,6 +28,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import java.util.stream.Stream;
 
@@ -36,30 +42,51 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ({@link MoeLowLatencyReferenceCheck}): every routing case (skewed, -1 entries, every token on one expert, repeated
  * experts), BF16, FP8 and FP8 with power-of-two scales, with and without the send/receive split, 2 and 4 ranks sharing
  * GPU 0, 1..512 tokens, hidden 384 (an odd number of 128-channel blocks), over p2p and over ibgda through the emulated
- * NIC (proxy: MoeLowLatencyProxyGpuTest in the proxy module); CUDA-graph capture with 100 replays of new data; 100
+ * NIC (proxy: MoeLowLatencyProxyGpuTest in the proxy module), under the counted protocol (MoeLowLatencyTaggedGpuTest:
+ * the same over p2p under the tagged one); CUDA-graph capture with 100 replays of new data; 100
  * repetitions with one hash; bad input refused before any kernel; a missing peer named by the timeout, in the dispatch
  * and in the combine (a barrier over all ranks).
  */
 @Tag("gpu")
 @Timeout(300)
 class MoeLowLatencyGpuTest {
-    static MoeLowLatencyConfig config(ElementType type, boolean pow2, int topK, int maxTokens) {
-        return MoeLowLatencyConfig.builder().hidden(2048).maxTokensPerRank(maxTokens).numExperts(32).topK(topK)
-                .dispatchType(type).powerOfTwoScales(pow2).build();
+    private String protocolWas;
+
+    /**
+     * The protocol this class's buffers ask for: the counted one, whatever the default; MoeLowLatencyTaggedGpuTest
+     * runs this class's tests under the tagged one.
+     */
+    LowLatencySizing.Protocol protocol() {
+        return LowLatencySizing.Protocol.COUNTED;
+    }
+
+    @BeforeEach
+    void askForTheProtocol() {
+        protocolWas = TestProperties.set(LowLatencySizing.PROTOCOL_PROP_NAME, protocol().name().toLowerCase(Locale.ROOT));
+    }
+
+    @AfterEach
+    void restoreTheProtocol() {
+        TestProperties.set(LowLatencySizing.PROTOCOL_PROP_NAME, protocolWas);
+    }
+
+    static MoeConfig config(ElementType type, boolean pow2, int topK, int maxTokens) {
+        return MoeConfig.lowLatencyBuilder().hidden(2048).numExperts(32).topK(topK).powerOfTwoScales(pow2)
+                .lowLatency(maxTokens, type).build();
     }
 
     /** Two ranks over p2p on two GPUs, or sharing one, with a heap sized for {@code config}. */
-    static LocalWorld twoRanksOverP2p(MoeLowLatencyConfig config) {
+    static LocalWorld twoRanksOverP2p(MoeConfig config) {
         GpuWorlds.assumeGpu();
         return LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus(2, true))
-                .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(20))
+                .heapSizeBytes(config.lowLatencySizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(20))
                 .transport("p2p").build());
     }
 
     static Stream<Arguments> p2pCases() {
         List<Arguments> a = new ArrayList<>();
         int i = 0;
-        for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
+        for (MoeRouting.Kind kind : MoeRouting.Kind.values()) {
             for (int variant = 0; variant < 3; variant++) {
                 ElementType type = variant == 0 ? ElementType.BF16 : ElementType.FP8_E4M3;
                 a.add(Arguments.of(kind, type, variant == 2, 2 + 2 * (i % 2), 1 + (i * 3) % 8, i % 2 == 1));
@@ -71,11 +98,12 @@ class MoeLowLatencyGpuTest {
 
     @ParameterizedTest(name = "p2p {0} {1} pow2 {2} {3} ranks top-{4} split {5}")
     @MethodSource("p2pCases")
-    void p2pMatchesTheReference(MoeLowLatencyRouting.Kind kind, ElementType type, boolean pow2, int ranks, int topK,
+    void p2pMatchesTheReference(MoeRouting.Kind kind, ElementType type, boolean pow2, int ranks, int topK,
                                 boolean split) {
         try (LocalWorld w = MoeGpuTest.world(ranks, "p2p", Duration.ofSeconds(20));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(type, pow2, topK, 64));
+             MoeBuffer ll = MoeBuffer.create(w, config(type, pow2, topK, 64));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
+            assertEquals(protocol() == LowLatencySizing.Protocol.TAGGED, ll.lowLatency().sizing().tagged(), "protocol");
             Random rnd = new Random(kind.ordinal() * 31L + topK);
             check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 64, rnd), split);
             // the next call takes the other buffer; the one after, the first again (sequence numbers carry over)
@@ -93,15 +121,15 @@ class MoeLowLatencyGpuTest {
     @ParameterizedTest(name = "gather rows {0}, {1} ranks")
     @CsvSource({"true, 2", "false, 2", "true, 4"})
     void gatheredAndPerExpertRowsBothMatchTheReference(boolean gather, int ranks) {
-        String was = System.getProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME);
-        System.setProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME, Boolean.toString(gather));
+        String was = System.getProperty(LowLatencySizing.GATHER_ROWS_PROP_NAME);
+        System.setProperty(LowLatencySizing.GATHER_ROWS_PROP_NAME, Boolean.toString(gather));
         try (LocalWorld w = MoeGpuTest.world(ranks, "p2p", Duration.ofSeconds(20));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, false, 8, 128));
+             MoeBuffer ll = MoeBuffer.create(w, config(ElementType.FP8_E4M3, false, 8, 128));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
-            assertEquals(gather, ll.sizing().gathersRows());
+            assertEquals(gather, ll.lowLatency().sizing().gathersRows());
             Random rnd = new Random(gather ? 11 : 12);
-            for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
-                int least = MoeLowLatencySizing.GATHER_MIN_TOKENS;
+            for (MoeRouting.Kind kind : MoeRouting.Kind.values()) {
+                int least = LowLatencySizing.GATHER_MIN_TOKENS;
                 int[] counts = new int[ranks];
                 for (int r = 0; r < ranks; r++) {
                     boolean many = (r + kind.ordinal()) % 2 == 0;
@@ -111,9 +139,9 @@ class MoeLowLatencyGpuTest {
             }
         } finally {
             if (was == null) {
-                System.clearProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME);
+                System.clearProperty(LowLatencySizing.GATHER_ROWS_PROP_NAME);
             } else {
-                System.setProperty(MoeLowLatencySizing.GATHER_ROWS_PROP_NAME, was);
+                System.setProperty(LowLatencySizing.GATHER_ROWS_PROP_NAME, was);
             }
         }
     }
@@ -127,12 +155,12 @@ class MoeLowLatencyGpuTest {
     @ParameterizedTest(name = "{0} tokens per rank")
     @ValueSource(ints = {1, 2, 31, 128, 512})
     void oneTo512Tokens(int tokens) {
-        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(7168).maxTokensPerRank(512).numExperts(16)
-                .topK(8).dispatchType(tokens == 31 ? ElementType.BF16 : ElementType.FP8_E4M3).build();
+        MoeConfig config = MoeConfig.lowLatencyBuilder().hidden(7168).numExperts(16).topK(8)
+                .lowLatency(512, tokens == 31 ? ElementType.BF16 : ElementType.FP8_E4M3).build();
         try (LocalWorld w = twoRanksOverP2p(config);
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
+             MoeBuffer ll = MoeBuffer.create(w, config);
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, tokens != 31)) {
-            check.run(MoeLowLatencyRouting.Kind.UNIFORM, tokens, new int[] {tokens, tokens}, false);
+            check.run(MoeRouting.Kind.UNIFORM, tokens, new int[] {tokens, tokens}, false);
         }
     }
 
@@ -148,13 +176,13 @@ class MoeLowLatencyGpuTest {
     @ParameterizedTest(name = "{0} experts, {1} tokens")
     @CsvSource({"64, 1030", "500, 64", "1000, 1030", "6000, 40", "6000, 300"})
     void manyExpertsAndManyTokensOnASharedGpu(int experts, int tokens) {
-        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(tokens)
-                .numExperts(experts).topK(8).dispatchType(ElementType.FP8_E4M3).build();
+        MoeConfig config = MoeConfig.lowLatencyBuilder().hidden(128).numExperts(experts).topK(8)
+                .lowLatency(tokens, ElementType.FP8_E4M3).build();
         try (LocalWorld w = twoRanksOverP2p(config);
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
+             MoeBuffer ll = MoeBuffer.create(w, config);
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
-            check.run(MoeLowLatencyRouting.Kind.SKEWED, 7, new int[] {tokens, tokens - 3}, false);
-            check.run(MoeLowLatencyRouting.Kind.REPEATS, 8, new int[] {tokens - 1, tokens}, true);
+            check.run(MoeRouting.Kind.SKEWED, 7, new int[] {tokens, tokens - 3}, false);
+            check.run(MoeRouting.Kind.REPEATS, 8, new int[] {tokens - 1, tokens}, true);
         }
     }
 
@@ -166,14 +194,14 @@ class MoeLowLatencyGpuTest {
      */
     @Test
     void callsRoutedByTheRouteKernelAndByTheDispatchAlternate() {
-        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(300).numExperts(64)
-                .topK(8).dispatchType(ElementType.FP8_E4M3).build();
+        MoeConfig config = MoeConfig.lowLatencyBuilder().hidden(128).numExperts(64).topK(8)
+                .lowLatency(300, ElementType.FP8_E4M3).build();
         try (LocalWorld w = twoRanksOverP2p(config);
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
+             MoeBuffer ll = MoeBuffer.create(w, config);
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {5, 300, 7, 9, 300, 300, 1, 2};
             for (int i = 0; i < tokens.length; i++) {
-                check.run(MoeLowLatencyRouting.Kind.values()[i % MoeLowLatencyRouting.Kind.values().length], 40 + i,
+                check.run(MoeRouting.Kind.values()[i % MoeRouting.Kind.values().length], 40 + i,
                         new int[] {tokens[i], Math.max(1, tokens[i] - 1)}, i % 3 == 1);
             }
         }
@@ -186,13 +214,12 @@ class MoeLowLatencyGpuTest {
     @ParameterizedTest(name = "hidden 384 {0}")
     @ValueSource(strings = {"BF16", "FP8_E4M3"})
     void aHiddenSizeOfAnOddNumberOf128ChannelBlocks(ElementType type) {
-        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(384).maxTokensPerRank(16).numExperts(8)
-                .topK(3).dispatchType(type).build();
+        MoeConfig config = MoeConfig.lowLatencyBuilder().hidden(384).numExperts(8).topK(3).lowLatency(16, type).build();
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
+             MoeBuffer ll = MoeBuffer.create(w, config);
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
-            check.run(MoeLowLatencyRouting.Kind.REPEATS, 5, new int[] {16, 11}, false);
-            check.run(MoeLowLatencyRouting.Kind.SKEWED, 6, new int[] {7, 16}, true);
+            check.run(MoeRouting.Kind.REPEATS, 5, new int[] {16, 11}, false);
+            check.run(MoeRouting.Kind.SKEWED, 6, new int[] {7, 16}, true);
         }
     }
 
@@ -203,15 +230,15 @@ class MoeLowLatencyGpuTest {
             String tooFewQueues = MoeBuffer.queueProblem(w);
             if (tooFewQueues != null) {
                 IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
-                        () -> MoeLowLatencyBuffer.create(w, config(type, false, 4, 32)).close());
+                        () -> MoeBuffer.create(w, config(type, false, 4, 32)).close());
                 assertEquals(tooFewQueues, refused.getMessage());
                 return;
             }
-            try (MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(type, false, 4, 32));
+            try (MoeBuffer ll = MoeBuffer.create(w, config(type, false, 4, 32));
                  MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
                 Random rnd = new Random(ranks);
-                for (MoeLowLatencyRouting.Kind kind : new MoeLowLatencyRouting.Kind[] {MoeLowLatencyRouting.Kind.SKEWED,
-                        MoeLowLatencyRouting.Kind.ONE_EXPERT, MoeLowLatencyRouting.Kind.REPEATS}) {
+                for (MoeRouting.Kind kind : new MoeRouting.Kind[] {MoeRouting.Kind.SKEWED,
+                        MoeRouting.Kind.ONE_EXPERT, MoeRouting.Kind.REPEATS}) {
                     check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 32, rnd), kind.ordinal() % 2 == 0);
                 }
             }
@@ -227,26 +254,27 @@ class MoeLowLatencyGpuTest {
     @Test
     void twoOutstandingDispatchesAndAThirdRefused() {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, false, 4, 16));
+             MoeBuffer ll = MoeBuffer.create(w, config(ElementType.FP8_E4M3, false, 4, 16));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {16, 9};
-            MoeLowLatencyReferenceCheck.Case c0 = check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 1, tokens);
+            MoeLowLatencyReferenceCheck.Case c0 = check.prepare(MoeRouting.Kind.UNIFORM, 1, tokens);
             MoeLowLatencyDispatch[] d0 = new MoeLowLatencyDispatch[2];
             for (int r = 0; r < 2; r++) {
-                d0[r] = ll.rank(r).dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), true);
+                d0[r] = ll.rank(r).lowLatencyDispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), true);
             }
             for (int r = 0; r < 2; r++) {
                 ll.rank(r).stream().synchronize();   // the sends read the inputs; the next prepare overwrites them
             }
-            MoeLowLatencyReferenceCheck.Case c1 = check.prepare(MoeLowLatencyRouting.Kind.SKEWED, 2, tokens);
+            MoeLowLatencyReferenceCheck.Case c1 = check.prepare(MoeRouting.Kind.SKEWED, 2, tokens);
             MoeLowLatencyDispatch[] d1 = new MoeLowLatencyDispatch[2];
             for (int r = 0; r < 2; r++) {
-                d1[r] = ll.rank(r).dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), true);
+                d1[r] = ll.rank(r).lowLatencyDispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), true);
             }
             for (int r = 0; r < 2; r++) {
                 int rr = r;
                 IllegalStateException third = assertThrows(IllegalStateException.class,
-                        () -> ll.rank(rr).dispatch(check.x(rr, tokens[rr]), check.topkIdx(rr, tokens[rr]), true));
+                        () -> ll.rank(rr).lowLatencyDispatch(check.x(rr, tokens[rr]), check.topkIdx(rr, tokens[rr]),
+                                true));
                 assertTrue(third.getMessage().contains("dispatch #0"), third.getMessage());
                 d1[r].receive();
                 d0[r].receive();
@@ -264,12 +292,12 @@ class MoeLowLatencyGpuTest {
     @Timeout(600)
     void aHundredRepetitionsGiveTheSameHash() {
         try (LocalWorld w = MoeGpuTest.world(4, "p2p", Duration.ofSeconds(20));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, true, 8, 64));
+             MoeBuffer ll = MoeBuffer.create(w, config(ElementType.FP8_E4M3, true, 8, 64));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {64, 17, 0, 64};
-            long first = check.run(MoeLowLatencyRouting.Kind.SKEWED, 42, tokens, false);
+            long first = check.run(MoeRouting.Kind.SKEWED, 42, tokens, false);
             for (int i = 1; i < 100; i++) {
-                assertEquals(first, check.run(MoeLowLatencyRouting.Kind.SKEWED, 42, tokens, i % 2 == 0), "repetition " + i);
+                assertEquals(first, check.run(MoeRouting.Kind.SKEWED, 42, tokens, i % 2 == 0), "repetition " + i);
             }
         }
     }
@@ -284,19 +312,21 @@ class MoeLowLatencyGpuTest {
     @Timeout(600)
     void aCapturedGraphReplays100TimesWithNewData(boolean fromHeap) {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, false, 8, 32));
+             MoeBuffer ll = MoeBuffer.create(w, config(ElementType.FP8_E4M3, false, 8, 32));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, fromHeap)) {
             int[] tokens = {32, 20};
             CUgraphExec[] exec = new CUgraphExec[2];
             DeviceTensor[] out = new DeviceTensor[2];
             int[] buffers = new int[2];
             for (int r = 0; r < 2; r++) {
-                MoeLowLatencyRank m = ll.rank(r);
+                MoeRank m = ll.rank(r);
                 m.rank().context().makeCurrent();
                 JCudaDriver.cuStreamBeginCapture(m.stream().handle(), CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-                MoeLowLatencyDispatch d = m.dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), false);
+                MoeLowLatencyDispatch d = m.lowLatencyDispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]),
+                        false);
                 buffers[r] = d.buffer();
-                out[r] = m.combine(check.y(r, d), check.topkIdx(r, tokens[r]), check.topkWeights(r, tokens[r]), d,
+                out[r] = m.lowLatencyCombine(check.y(r, d), check.topkIdx(r, tokens[r]), check.topkWeights(r,
+                        tokens[r]), d,
                         false).output();
                 CUgraph graph = new CUgraph();
                 JCudaDriver.cuStreamEndCapture(m.stream().handle(), graph);
@@ -307,7 +337,7 @@ class MoeLowLatencyGpuTest {
             assertFalse(w.rank(0).device().kernelsMayBeRunning(), "capture queued nothing");
             try {
                 for (int i = 0; i < 100; i++) {
-                    MoeLowLatencyReferenceCheck.Case c = check.prepare(MoeLowLatencyRouting.Kind.values()[i % 7], i, tokens);
+                    MoeLowLatencyReferenceCheck.Case c = check.prepare(MoeRouting.Kind.values()[i % 7], i, tokens);
                     if (fromHeap) {
                         check.writeCombineInputs(c, buffers);
                     }
@@ -328,18 +358,20 @@ class MoeLowLatencyGpuTest {
     @Test
     void badInputIsRefusedBeforeAnyKernel() {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(10));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.FP8_E4M3, false, 2, 8));
+             MoeBuffer ll = MoeBuffer.create(w, config(ElementType.FP8_E4M3, false, 2, 8));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll);
              DeviceMemory big = w.rank(0).context().allocate(16L * 2048 * 2)) {
-            MoeLowLatencyRank r0 = ll.rank(0);
-            IllegalArgumentException many = assertThrows(IllegalArgumentException.class, () -> r0.dispatch(
+            MoeRank r0 = ll.rank(0);
+            IllegalArgumentException many = assertThrows(IllegalArgumentException.class, () -> r0.lowLatencyDispatch(
                     DeviceTensor.of(big, ElementType.BF16, 9, 2048), DeviceTensor.of(big, ElementType.INT64, 9, 2), false));
             assertTrue(many.getMessage().contains("maxTokensPerRank = 8"), many.getMessage());
-            assertThrows(IllegalArgumentException.class, () -> r0.dispatch(DeviceTensor.of(big, ElementType.FP8_E4M3, 4,
+            assertThrows(IllegalArgumentException.class, () -> r0.lowLatencyDispatch(DeviceTensor.of(big,
+                    ElementType.FP8_E4M3, 4,
                     2048), check.topkIdx(0, 4), false), "x must be BF16");
-            assertThrows(IllegalArgumentException.class, () -> r0.dispatch(check.x(0, 4), check.topkIdx(0, 3), false),
+            assertThrows(IllegalArgumentException.class, () -> r0.lowLatencyDispatch(check.x(0, 4), check.topkIdx(0, 3),
+                    false),
                     "top-k rows must match the tokens");
-            assertThrows(IllegalArgumentException.class, () -> r0.dispatch(check.x(0, 4),
+            assertThrows(IllegalArgumentException.class, () -> r0.lowLatencyDispatch(check.x(0, 4),
                     DeviceTensor.of(big, ElementType.INT32, 4, 2), false), "top-k must be INT64");
             assertFalse(w.rank(0).device().kernelsMayBeRunning(), "nothing ran");
         }
@@ -349,15 +381,15 @@ class MoeLowLatencyGpuTest {
     @Test
     void anExpertIndexOutOfRangeIsNamedAndTreatedAsNone() {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(10));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.BF16, false, 2, 8));
+             MoeBuffer ll = MoeBuffer.create(w, config(ElementType.BF16, false, 2, 8));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {3, 3};
-            check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 3, tokens);
+            check.prepare(MoeRouting.Kind.UNIFORM, 3, tokens);
             long[] idx = {0, 1, 2, 32, 5, -1};   // token 1 slot 1 names expert 32 of 32
             check.overwriteTopk(0, idx);
             MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[2];
             for (int r = 0; r < 2; r++) {
-                d[r] = ll.rank(r).dispatch(check.x(r, 3), check.topkIdx(r, 3), false);
+                d[r] = ll.rank(r).lowLatencyDispatch(check.x(r, 3), check.topkIdx(r, 3), false);
             }
             IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, d[0]::checkRouting);
             assertTrue(bad.getMessage().contains("topkIdx[1][1]"), bad.getMessage());
@@ -373,18 +405,18 @@ class MoeLowLatencyGpuTest {
     @Test
     void theCombineWaitsForEveryRankEvenOneItSentNothingTo() {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(2));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.BF16, false, 2, 8));
+             MoeBuffer ll = MoeBuffer.create(w, config(ElementType.BF16, false, 2, 8));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {2, 2};
-            check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 5, tokens);
+            check.prepare(MoeRouting.Kind.UNIFORM, 5, tokens);
             check.overwriteTopk(0, new long[] {0, -1, 1, 0});   // experts 0..15 live on rank 0
             check.overwriteTopk(1, new long[] {2, 3, 4, -1});
             MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[2];
             for (int r = 0; r < 2; r++) {
-                d[r] = ll.rank(r).dispatch(check.x(r, 2), check.topkIdx(r, 2), false);
+                d[r] = ll.rank(r).lowLatencyDispatch(check.x(r, 2), check.topkIdx(r, 2), false);
             }
-            MoeLowLatencyRank r0 = ll.rank(0);
-            r0.combine(check.y(0), check.topkIdx(0, 2), check.topkWeights(0, 2), d[0], false);
+            MoeRank r0 = ll.rank(0);
+            r0.lowLatencyCombine(check.y(0), check.topkIdx(0, 2), check.topkWeights(0, 2), d[0], false);
             r0.stream().synchronize();
             MoeTimeoutException e = assertThrows(MoeTimeoutException.class, ll::checkErrors);
             assertEquals(0, e.rank());
@@ -393,15 +425,39 @@ class MoeLowLatencyGpuTest {
         }
     }
 
+    /**
+     * Rank 1 stops after two whole calls: rank 0's next dispatch takes buffer 0 again, where every word rank 1 wrote
+     * for the first call still lies. It must wait for this call's words and give up naming rank 1, never take those
+     * (a count of an older sequence number, or a tagged word with an older call's tag).
+     */
+    @Test
+    void wordsLeftByAnOlderCallAreNeverTaken() {
+        try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(2));
+             MoeBuffer ll = MoeBuffer.create(w, config(ElementType.FP8_E4M3, false, 4, 8));
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
+            check.run(MoeRouting.Kind.UNIFORM, 1, new int[] {8, 8}, false);
+            check.run(MoeRouting.Kind.SKEWED, 2, new int[] {8, 8}, true);
+            check.prepare(MoeRouting.Kind.UNIFORM, 1, new int[] {8, 8});
+            MoeRank r0 = ll.rank(0);
+            MoeLowLatencyDispatch d = r0.lowLatencyDispatch(check.x(0, 8), check.topkIdx(0, 8), false);
+            assertEquals(0, d.buffer());
+            r0.stream().synchronize();
+            MoeTimeoutException e = assertThrows(MoeTimeoutException.class, ll::checkErrors);
+            assertEquals(0, e.rank());
+            assertEquals(1, e.peer());
+            assertTrue(e.getMessage().contains("rank 0 waited for rank 1"), e.getMessage());
+        }
+    }
+
     /** Rank 1 never dispatches: rank 0's receive gives up after the world's timeout, naming rank 1. */
     @Test
     void aRankThatNeverJoinsIsNamedByTheTimeout() {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(2));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config(ElementType.BF16, false, 2, 8));
+             MoeBuffer ll = MoeBuffer.create(w, config(ElementType.BF16, false, 2, 8));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
-            check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 4, new int[] {8, 8});
-            MoeLowLatencyRank r0 = ll.rank(0);
-            r0.dispatch(check.x(0, 8), check.topkIdx(0, 8), false);
+            check.prepare(MoeRouting.Kind.UNIFORM, 4, new int[] {8, 8});
+            MoeRank r0 = ll.rank(0);
+            r0.lowLatencyDispatch(check.x(0, 8), check.topkIdx(0, 8), false);
             r0.stream().synchronize();
             MoeTimeoutException e = assertThrows(MoeTimeoutException.class, ll::checkErrors);
             assertEquals(0, e.rank());

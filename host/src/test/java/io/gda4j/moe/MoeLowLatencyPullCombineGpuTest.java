@@ -1,8 +1,11 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.tensor.DeviceTensor;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.LocalWorld;
-
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -31,12 +34,12 @@ class MoeLowLatencyPullCombineGpuTest {
     @ValueSource(ints = {2, 4})
     void pullAndPushGiveTheReferenceInTurn(int ranks) {
         try (LocalWorld w = MoeGpuTest.world(ranks, "p2p", Duration.ofSeconds(20));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w,
+             MoeBuffer ll = MoeBuffer.create(w,
                      MoeLowLatencyGpuTest.config(ElementType.FP8_E4M3, false, 8, 48));
              MoeLowLatencyReferenceCheck pull = new MoeLowLatencyReferenceCheck(ll, true);
              MoeLowLatencyReferenceCheck push = new MoeLowLatencyReferenceCheck(ll, false)) {
             Random rnd = new Random(ranks);
-            for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
+            for (MoeRouting.Kind kind : MoeRouting.Kind.values()) {
                 int[] tokens = MoeRouting.tokenCounts(ranks, 48, rnd);
                 long seed = rnd.nextLong();
                 boolean split = kind.ordinal() % 2 == 0;
@@ -51,18 +54,19 @@ class MoeLowLatencyPullCombineGpuTest {
     @Test
     void ranksThatDisagreeOnTheCombineInputFailWithAMessage() {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(5));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w,
+             MoeBuffer ll = MoeBuffer.create(w,
                      MoeLowLatencyGpuTest.config(ElementType.BF16, false, 4, 16));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, false)) {
             int[] tokens = {16, 11};
-            check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 3, tokens);
+            check.prepare(MoeRouting.Kind.UNIFORM, 3, tokens);
             MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[2];
             for (int r = 0; r < 2; r++) {
-                d[r] = ll.rank(r).dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), false);
+                d[r] = ll.rank(r).lowLatencyDispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), false);
             }
             for (int r = 0; r < 2; r++) {
                 DeviceTensor y = r == 0 ? d[r].combineInput() : check.y(r);
-                ll.rank(r).combine(y, check.topkIdx(r, tokens[r]), check.topkWeights(r, tokens[r]), d[r], false);
+                ll.rank(r).lowLatencyCombine(y, check.topkIdx(r, tokens[r]), check.topkWeights(r, tokens[r]), d[r],
+                        false);
             }
             for (int r = 0; r < 2; r++) {
                 ll.rank(r).stream().synchronize();
@@ -76,25 +80,27 @@ class MoeLowLatencyPullCombineGpuTest {
     @Test
     void aYThatOverlapsACombineInputElsewhereIsRefused() {
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(5));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w,
+             MoeBuffer ll = MoeBuffer.create(w,
                      MoeLowLatencyGpuTest.config(ElementType.BF16, false, 4, 16));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, false)) {
             int[] tokens = {16, 11};
-            check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 4, tokens);
+            check.prepare(MoeRouting.Kind.UNIFORM, 4, tokens);
             MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[2];
             for (int r = 0; r < 2; r++) {
-                d[r] = ll.rank(r).dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), false);
+                d[r] = ll.rank(r).lowLatencyDispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), false);
             }
             DeviceTensor input = d[0].combineInput();
             // One row in, the same shape (it runs one row into what follows; the call is refused before any kernel).
             DeviceTensor shifted = DeviceTensor.of(input.pointer().plusBytes(2L * 2048), input.capacityBytes(),
                     ElementType.BF16, input.dim(0), input.dim(1), input.dim(2));
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ll.rank(0).combine(shifted,
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ll.rank(0)
+                    .lowLatencyCombine(shifted,
                     check.topkIdx(0, tokens[0]), check.topkWeights(0, tokens[0]), d[0], false));
             assertTrue(e.getMessage().contains("overlaps the combine input"), e.getMessage());
             // The refused call left the dispatch to combine: both ranks still combine it (pushing).
             for (int r = 0; r < 2; r++) {
-                ll.rank(r).combine(check.y(r), check.topkIdx(r, tokens[r]), check.topkWeights(r, tokens[r]), d[r],
+                ll.rank(r).lowLatencyCombine(check.y(r), check.topkIdx(r, tokens[r]), check.topkWeights(r, tokens[r]),
+                        d[r],
                         false);
             }
             for (int r = 0; r < 2; r++) {

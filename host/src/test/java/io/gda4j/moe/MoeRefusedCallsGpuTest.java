@@ -1,15 +1,22 @@
 package io.gda4j.moe;
 
+import io.gda4j.moe.ht.MoeRowPath;
+import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
+import io.gda4j.moe.check.MoeReference;
+import io.gda4j.moe.check.MoeReferenceCheck;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.tensor.DeviceTensor;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
-
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
 import java.util.List;
@@ -38,7 +45,11 @@ class MoeRefusedCallsGpuTest {
     }
 
     private static MoeConfig config() {
-        return MoeGpuTest.config(2048, ElementType.BF16, 4, 64);
+        return config(MoeRowPath.SM);
+    }
+
+    private static MoeConfig config(MoeRowPath rows) {
+        return MoeGpuTest.config(2048, ElementType.BF16, 4, 64, rows);
     }
 
     /** A valid layout of a new routing on every rank; {@code in[r]} and {@code handles[r]} receive them. */
@@ -57,11 +68,11 @@ class MoeRefusedCallsGpuTest {
      * routing's counts and walk the other's tokens, and never ended. Now it is refused on the host, no kernel runs,
      * and a valid layout + dispatch + combine on every rank matches the reference.
      */
-    @ParameterizedTest(name = "the refused layout has {0} tokens")
-    @ValueSource(ints = {48, 5})
-    void aDispatchWithAHandleFromBeforeARefusedLayoutIsRefusedOnTheHost(int badTokens) {
+    @ParameterizedTest(name = "the refused layout has {0} tokens, rows by {1}")
+    @CsvSource({"48, SM", "5, SM", "48, COPY_ENGINE"})
+    void aDispatchWithAHandleFromBeforeARefusedLayoutIsRefusedOnTheHost(int badTokens, MoeRowPath rows) {
         try (LocalWorld w = world();
-             MoeBuffer moe = MoeBuffer.create(w, config());
+             MoeBuffer moe = MoeBuffer.create(w, config(rows));
              MoeReferenceCheck check = new MoeReferenceCheck(moe);
              MoeInputs inputs = new MoeInputs(moe)) {
             Random rnd = new Random(badTokens);
@@ -140,10 +151,11 @@ class MoeRefusedCallsGpuTest {
      * Every getter of a dispatch result throws once its rank dispatched again (the tensors are shared with the newer
      * call), as does a combine of it; the newer result reads and combines as the reference says.
      */
-    @Test
-    void anOlderDispatchResultRefusesEveryGetterAndItsCombine() {
+    @ParameterizedTest(name = "rows by {0}")
+    @EnumSource(value = MoeRowPath.class, names = {"SM", "COPY_ENGINE"})
+    void anOlderDispatchResultRefusesEveryGetterAndItsCombine(MoeRowPath rows) {
         try (LocalWorld w = world();
-             MoeBuffer moe = MoeBuffer.create(w, config());
+             MoeBuffer moe = MoeBuffer.create(w, config(rows));
              MoeInputs inputs = new MoeInputs(moe)) {
             Random rnd = new Random(11);
             MoeReference.Input[] in = new MoeReference.Input[2];
@@ -203,21 +215,22 @@ class MoeRefusedCallsGpuTest {
     void aClosedLowLatencyBufferRefusesEveryCallAndReturnsItsHeapRegion() {
         try (LocalWorld w = world()) {
             long free = w.heap().freeBytes();
-            MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, MoeLowLatencyGpuTest.config(ElementType.BF16, false,
+            MoeBuffer ll = MoeBuffer.create(w, MoeLowLatencyGpuTest.config(ElementType.BF16, false,
                     2, 8));
             try (MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
                 int[] tokens = {3, 5};
-                check.run(MoeLowLatencyRouting.Kind.UNIFORM, 1, tokens, false);
+                check.run(MoeRouting.Kind.UNIFORM, 1, tokens, false);
                 MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[2];
                 for (int r = 0; r < 2; r++) {
-                    d[r] = ll.rank(r).dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), false);
+                    d[r] = ll.rank(r).lowLatencyDispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), false);
                 }
-                MoeLowLatencyRank r0 = ll.rank(0);
+                MoeRank r0 = ll.rank(0);
                 ll.close();
                 assertEquals(free, w.heap().freeBytes(), "the heap region came back");
                 List<Executable> refused = List.of(() -> ll.rank(0), d[0]::recvX, d[0]::readCounts, d[0]::release,
-                        () -> r0.dispatch(check.x(0, 3), check.topkIdx(0, 3), false),
-                        () -> r0.combine(check.y(0), check.topkIdx(0, 3), check.topkWeights(0, 3), d[0], false),
+                        () -> r0.lowLatencyDispatch(check.x(0, 3), check.topkIdx(0, 3), false),
+                        () -> r0.lowLatencyCombine(check.y(0), check.topkIdx(0, 3), check.topkWeights(0, 3), d[0],
+                                false),
                         () -> r0.waitNanos(1));
                 for (Executable call : refused) {
                     IllegalStateException e = assertThrows(IllegalStateException.class, call);
@@ -234,8 +247,8 @@ class MoeRefusedCallsGpuTest {
     @Test
     @Timeout(300)
     void makingAndClosingBuffersManyTimesDoesNotExhaustTheHeap() {
-        MoeLowLatencyConfig llConfig = MoeLowLatencyGpuTest.config(ElementType.BF16, false, 2, 8);
-        long most = Math.max(config().sizing(2).heapBytes(), llConfig.sizing(2, false).heapBytes());
+        MoeConfig llConfig = MoeLowLatencyGpuTest.config(ElementType.BF16, false, 2, 8);
+        long most = Math.max(config().sizing(2).heapBytes(), llConfig.lowLatencySizing(2, false).heapBytes());
         GpuWorlds.assumeGpu();
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus(2, true))
                 .heapSizeBytes((most * 3 / 2 + 4095) / 4096 * 4096).waitTimeout(Duration.ofSeconds(2))
@@ -245,9 +258,9 @@ class MoeRefusedCallsGpuTest {
                 try (MoeBuffer moe = MoeBuffer.create(w, config()); MoeReferenceCheck check = new MoeReferenceCheck(moe)) {
                     check.run(MoeRouting.Kind.SKEWED, i, TOKENS);
                 }
-                try (MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, llConfig);
+                try (MoeBuffer ll = MoeBuffer.create(w, llConfig);
                      MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
-                    check.run(MoeLowLatencyRouting.Kind.UNIFORM, i, new int[] {8, 5}, i % 2 == 0);
+                    check.run(MoeRouting.Kind.UNIFORM, i, new int[] {8, 5}, i % 2 == 0);
                 }
                 assertEquals(free, w.heap().freeBytes(), "round " + i);
             }
@@ -261,19 +274,19 @@ class MoeRefusedCallsGpuTest {
     @Test
     void aLowLatencyCombineOutputIsRefusedOnceTheNextCombineOnItsBufferWasQueued() {
         try (LocalWorld w = world();
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, MoeLowLatencyGpuTest.config(ElementType.BF16,
+             MoeBuffer ll = MoeBuffer.create(w, MoeLowLatencyGpuTest.config(ElementType.BF16,
                      false, 2, 8));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {6, 8};
-            MoeLowLatencyReferenceCheck.Case c = check.prepare(MoeLowLatencyRouting.Kind.UNIFORM, 17, tokens);
+            MoeLowLatencyReferenceCheck.Case c = check.prepare(MoeRouting.Kind.UNIFORM, 17, tokens);
             MoeLowLatencyCombine[][] out = new MoeLowLatencyCombine[3][2];
             for (int call = 0; call < 3; call++) {
                 MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[2];
                 for (int r = 0; r < 2; r++) {
-                    d[r] = ll.rank(r).dispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), false);
+                    d[r] = ll.rank(r).lowLatencyDispatch(check.x(r, tokens[r]), check.topkIdx(r, tokens[r]), false);
                 }
                 for (int r = 0; r < 2; r++) {
-                    out[call][r] = ll.rank(r).combine(check.y(r), check.topkIdx(r, tokens[r]),
+                    out[call][r] = ll.rank(r).lowLatencyCombine(check.y(r), check.topkIdx(r, tokens[r]),
                             check.topkWeights(r, tokens[r]), d[r], false);
                 }
                 if (call == 1) {

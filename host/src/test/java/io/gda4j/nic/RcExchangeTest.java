@@ -227,6 +227,62 @@ class RcExchangeTest {
     }
 
     @Test
+    void withSeveralQpsPerPairQpIOfEachSideIsConnectedToQpIOfTheOther() {
+        int n = 3;
+        int qps = 2;
+        RecordingNic[] nics = new RecordingNic[n];
+        RcExchange[] exchanges = new RcExchange[n];
+        byte[][] published = new byte[n][];
+        for (int r = 0; r < n; r++) {
+            nics[r] = nicOf(r);
+            int rank = r;
+            exchanges[r] = RcExchange.open(nics[r], r, n, qps, (peer, i) -> QpSpec.of(null, 64, "rank " + rank
+                    + " -> rank " + peer + " QP " + i));
+            assertEquals((n - 1) * qps, nics[r].made.size());
+            published[r] = exchanges[r].endpoints().encode();
+        }
+        NicQp[][][] links = new NicQp[n][n][qps];
+        for (int r = 0; r < n; r++) {
+            for (int p = 0; p < n; p++) {
+                for (int i = 0; i < qps && p != r; i++) {
+                    links[r][p][i] = exchanges[r].connect(p, i, "rank " + p, RcEndpoints.decode("rank " + p,
+                            published[p]));
+                }
+            }
+            assertEquals(0, exchanges[r].waiting());
+        }
+        for (int r = 0; r < n; r++) {
+            for (int p = 0; p < n; p++) {
+                for (int i = 0; i < qps && p != r; i++) {
+                    RecordingQp mine = (RecordingQp) links[r][p][i];
+                    RecordingQp theirs = (RecordingQp) links[p][r][i];
+                    assertEquals("rank " + r + " -> rank " + p + " QP " + i, mine.label);
+                    assertEquals(theirs.address(), mine.connectedTo, "QP " + i + " to the peer's QP " + i);
+                    assertEquals(mine.qpn, theirs.connectedTo.qpn());
+                }
+            }
+        }
+        for (RcExchange x : exchanges) {
+            x.close();
+        }
+    }
+
+    @Test
+    void aPeerWithAnotherCountOfQpsPerPairIsRefusedNamingTheSetting() {
+        RecordingNic nic0 = nicOf(0);
+        RecordingNic nic1 = nicOf(1);
+        RcExchange two = RcExchange.open(nic0, 0, 3, 2, (peer, i) -> QpSpec.of(null, 64, "0 -> " + peer + " " + i));
+        RcExchange one = open(nic1, 1, 3);
+        NicException e = assertThrows(NicException.class, () -> two.connect(1, 0, "rank 1", one.endpoints()));
+        assertTrue(e.getMessage().contains("rank 1 publishes 1 QPs per pair of ranks, rank 0 2")
+                && e.getMessage().contains("GDA4J_IBGDA_QPS_PER_PEER"), e.getMessage());
+        two.close();
+        one.close();
+        assertEquals(0, nic0.open());
+        assertEquals(0, nic1.open());
+    }
+
+    @Test
     void aFailedCreationClosesTheQpsMadeBeforeIt() {
         RecordingNic nic = nicOf(0);
         nic.failCreation = 3;

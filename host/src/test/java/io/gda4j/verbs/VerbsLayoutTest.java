@@ -31,7 +31,8 @@ class VerbsLayoutTest {
             IbvPortAttrDescriptor.class, IbvGidDescriptor.class, IbvQpCapDescriptor.class,
             IbvQpInitAttrDescriptor.class, IbvGlobalRouteDescriptor.class, IbvAhAttrDescriptor.class,
             IbvQpAttrDescriptor.class, IbvQpDescriptor.class, IbvMrDescriptor.class, IbvPdDescriptor.class,
-            IbvCqDescriptor.class, IbvContextDescriptor.class, Mlx5dvQpDescriptor.class, Mlx5dvCqDescriptor.class,
+            IbvCqDescriptor.class, IbvContextDescriptor.class, IbvSendWrDescriptor.class, IbvWcDescriptor.class,
+            Mlx5dvQpDescriptor.class, Mlx5dvCqDescriptor.class, Mlx5dvDevxDescriptor.class,
             Mlx5dvObjDescriptor.class, VerbsConstants.class);
 
     @TempDir

@@ -181,20 +181,6 @@ public final class ProxyTransport implements TransportProvider {
         }
     }
 
-    /**
-     * What the proxy thread has done so far for {@code local}'s channel to {@code peer} (triggers, time handling
-     * them), or empty where that pair is not a proxy link of this process.
-     */
-    public static Optional<ProxyActivity> activityOf(Rank local, int peer) {
-        try {
-            PeerLink link = local.link(peer);
-            return link != null && link.resources() instanceof ProxyChannel pc ? Optional.of(pc.channel().activity())
-                    : Optional.empty();
-        } catch (RuntimeException e) {
-            return Optional.empty();
-        }
-    }
-
     /** The NIC of {@code local}'s verbs proxy links (the emulated NIC's figures must say so), or empty. */
     public static Optional<Nic> nicOf(Rank local) {
         for (int p = 0; p < local.worldSize(); p++) {

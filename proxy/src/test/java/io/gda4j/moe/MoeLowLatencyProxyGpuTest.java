@@ -1,10 +1,12 @@
 package io.gda4j.moe;
 
-import io.gda4j.transport.Transport;
 import io.gda4j.cuda.Cuda;
+import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.tensor.ElementType;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
-
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -39,25 +41,26 @@ class MoeLowLatencyProxyGpuTest {
     void proxyMatchesTheReference(ElementType type, int ranks, int topK, boolean split, int hidden) {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
         assumeTrue(Cuda.deviceCount() > 0, "no CUDA device visible");
-        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(hidden).maxTokensPerRank(32).numExperts(32)
-                .topK(topK).dispatchType(type).build();
+        MoeConfig config = MoeConfig.lowLatencyBuilder().hidden(hidden).numExperts(32).topK(topK).lowLatency(32, type)
+                .build();
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(ranks, 0))
-                .heapSizeBytes(config.sizing(ranks).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(30)).transport(Transport.PROXY.label()).build())) {
+                .heapSizeBytes(config.lowLatencySizing(ranks).heapBytes() + (64L << 20))
+                        .waitTimeout(Duration.ofSeconds(30)).transport(Transport.PROXY.label()).build())) {
             assertEquals(Transport.PROXY, w.transport(0, 1));
             String tooFewQueues = MoeBuffer.queueProblem(w);
             if (tooFewQueues != null) {
                 IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
-                        () -> MoeLowLatencyBuffer.create(w, config).close());
+                        () -> MoeBuffer.create(w, config).close());
                 assertEquals(tooFewQueues, refused.getMessage());
                 assertTrue(refused.getMessage().contains("CUDA_DEVICE_MAX_CONNECTIONS"), refused.getMessage());
                 return;
             }
-            try (MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
+            try (MoeBuffer ll = MoeBuffer.create(w, config);
                  // Where the expert outputs are written: hidden 7168 passes each call's combine input as y (the
                  // batched combine then stages its rows from there, as from a tensor of the user's own).
                  MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, hidden == 7168)) {
                 Random rnd = new Random(ranks * 10L + topK);
-                for (MoeLowLatencyRouting.Kind kind : MoeLowLatencyRouting.Kind.values()) {
+                for (MoeRouting.Kind kind : MoeRouting.Kind.values()) {
                     check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 32, rnd), split);
                 }
             }
@@ -72,15 +75,15 @@ class MoeLowLatencyProxyGpuTest {
     void batchedPairsOfCallsRoutedByTheRouteKernelAndByTheDispatch() {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
         assumeTrue(Cuda.deviceCount() > 0, "no CUDA device visible");
-        MoeLowLatencyConfig config = MoeLowLatencyConfig.builder().hidden(128).maxTokensPerRank(300).numExperts(64)
-                .topK(8).dispatchType(ElementType.FP8_E4M3).build();
+        MoeConfig config = MoeConfig.lowLatencyBuilder().hidden(128).numExperts(64).topK(8)
+                .lowLatency(300, ElementType.FP8_E4M3).build();
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(2, 0))
-                .heapSizeBytes(config.sizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(30))
+                .heapSizeBytes(config.lowLatencySizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(30))
                 .transport(Transport.PROXY.label()).build());
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, config);
+             MoeBuffer ll = MoeBuffer.create(w, config);
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {5, 300, 7, 300, 1, 300};
-            MoeLowLatencyRouting.Kind[] kinds = MoeLowLatencyRouting.Kind.values();
+            MoeRouting.Kind[] kinds = MoeRouting.Kind.values();
             for (int i = 0; i < tokens.length; i++) {
                 check.run(kinds[i % kinds.length], 60 + i, new int[] {tokens[i], Math.max(1, tokens[i] - 2)}, i % 3 == 2);
             }

@@ -67,7 +67,7 @@ final class CompareCommand implements Command {
                         + " (default: all of them)").build());
         o.addOption(Option.builder().longOpt("sizes").hasArg().argName("SIZES")
                 .desc("a list 8,4k,1m or a doubling range 8:256m (default 8:256m)").build());
-        o.addOption(Option.builder().longOpt("what").hasArg().argName("LIST")
+        o.addOption(Option.builder().longOpt("what").hasArg().argName("WHAT")
                 .desc("latency, bandwidth or both (default both)").build());
         o.addOption(Option.builder().longOpt("scope").hasArg().argName("SCOPE")
                 .desc("who moves the data in the ping-pong: thread, warp or block (default block)").build());
@@ -79,38 +79,46 @@ final class CompareCommand implements Command {
         o.addOption(Option.builder().longOpt("reps").hasArg().argName("N")
                 .desc("bandwidth measurements per size; the median is reported (default 3)").build());
         o.addOption(Option.builder().longOpt("plot").hasArg().argName("FILE")
-                .desc("also draw the results as a PNG into exactly this file, checked for writing before the run"
-                        + " starts (needs a JDK with java.desktop)").build());
+                .desc("also draw the results into exactly this file, in the format its name ends in (.png, .jpg or"
+                        + " .bmp), checked for writing before the run starts (needs a JDK with java.desktop)").build());
         o.addOption(Option.builder().longOpt("from").hasArg().argName("FILE.csv")
-                .desc("no measuring: print and plot the CSV an earlier 'compare --csv' wrote").build());
+                .desc("no measuring: print and plot the CSV an earlier 'compare --csv' wrote (its run header"
+                        + " included; a regular file of at most 1 MiB)").build());
+        PayloadCheck.addOptions(o);
+        Expectations.addOption(o, "proxy/p2p_rtt<=4");
         o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
         return o;
     }
 
     /** The options that mean something with --from; the others would be ignored, so they are refused. */
-    static final List<String> FROM_OPTIONS = List.of("from", "plot", "csv", "json", "quiet");
+    static final List<String> FROM_OPTIONS = List.of("from", "plot", "csv", "json", "quiet", "expect");
+    /** The options only the latency sweep reads, and the one only the bandwidth sweep reads. */
+    static final List<String> LATENCY_OPTIONS = List.of("scope", "iters", "warmup", "block-threads");
+    static final List<String> BANDWIDTH_OPTIONS = List.of("reps");
 
     @Override
     public int run(CommandLine cmd, PrintStream out, PrintStream err) throws IOException {
         Path plot = cmd.hasOption("plot") ? Path.of(cmd.getOptionValue("plot")) : null;
+        Path from = cmd.hasOption("from") ? Path.of(cmd.getOptionValue("from")) : null;
         if (plot != null) {
-            ComparePlot.checkWritable(plot); // before any measuring: a bad path must not cost a sweep
+            ComparePlot.checkWritable(plot, from); // before any measuring: a bad path must not cost a sweep
         }
-        if (cmd.hasOption("from")) {
+        if (from != null) {
             for (Option o : cmd.getOptions()) {
                 if (!FROM_OPTIONS.contains(o.getLongOpt())) {
                     throw new UsageException("--from redraws a CSV and measures nothing, so --" + o.getLongOpt()
                             + " does not apply; with --from: --" + String.join(", --", FROM_OPTIONS));
                 }
             }
-            CompareResults r = CompareResults.readCsv(Path.of(cmd.getOptionValue("from")));
             ResultTable.Format format = formatOf(cmd);
-            r.table().print(out, format);
+            CompareResults r = CompareResults.readCsv(from);
+            Expectations expect = Expectations.of(cmd, figures(r.transports));
+            int code = Expectations.report(r.table(), format, expect, row -> String.valueOf(row.get(0)), out, err);
             if (plot != null) {
-                ComparePlot.write(r, plot);
+                ComparePlot.write(r, plot, from);
                 err.println("chart written to " + plot);
             }
-            return 0;
+            return code;
         }
         WorldOptions w = WorldOptions.parse(cmd);
         List<String> transports = new ArrayList<>();
@@ -121,18 +129,16 @@ final class CompareCommand implements Command {
             transports.add(WorldOptions.checkTransport(t));
         }
         List<Long> sizeList = SizeList.parse(cmd.getOptionValue("sizes", "8:256m"), 1, MAX_BYTES);
-        boolean latency = false;
-        boolean bandwidth = false;
-        for (String what : OptionValues.list("what", cmd.getOptionValue("what", "latency,bandwidth"), false)) {
-            switch (what.toLowerCase(Locale.ROOT)) {
-                case "latency":
-                    latency = true;
-                    break;
-                case "bandwidth":
-                    bandwidth = true;
-                    break;
-                default:
-                    throw new UsageException("--what takes latency, bandwidth or both, got '" + what + "'");
+        String what = cmd.getOptionValue("what", "both").strip().toLowerCase(Locale.ROOT);
+        boolean latency = what.equals("latency") || what.equals("both");
+        boolean bandwidth = what.equals("bandwidth") || what.equals("both");
+        if (!latency && !bandwidth) {
+            throw new UsageException("--what takes latency, bandwidth or both, got '" + cmd.getOptionValue("what") + "'");
+        }
+        for (String o : latency ? BANDWIDTH_OPTIONS : LATENCY_OPTIONS) {
+            if (!(latency && bandwidth) && cmd.hasOption(o)) {
+                throw new UsageException("--" + o + " applies to the " + (latency ? "bandwidth" : "latency")
+                        + " sweep, which --what " + what + " leaves out");
             }
         }
         Scope scope;
@@ -148,6 +154,18 @@ final class CompareCommand implements Command {
         if (blockThreads % 32 != 0) {
             throw new UsageException("--block-threads must be a multiple of 32 in 32..1024, got " + blockThreads);
         }
+        if (cmd.hasOption("block-threads") && scope != Scope.BLOCK) {
+            throw new UsageException("--block-threads sets the block scope's threads, but --scope is " + scope.label());
+        }
+        boolean check = PayloadCheck.enabled(cmd);
+        // The columns get an -emulated suffix once the worlds say which NIC ran: both spellings may be expected.
+        List<String> expectable = new ArrayList<>(figures(transports));
+        if (transports.contains("ibgda")) {
+            List<String> emulated = new ArrayList<>(transports);
+            emulated.replaceAll(t -> t.equals("ibgda") ? "ibgda" + EMULATED_SUFFIX : t);
+            expectable.addAll(figures(emulated));
+        }
+        Expectations expect = Expectations.of(cmd, expectable);
         long[] sizes = sizeList.stream().mapToLong(Long::longValue).toArray();
         long maxBytes = sizes[sizes.length - 1];
         CompareResults results = new CompareResults(transports, sizes);
@@ -155,13 +173,19 @@ final class CompareCommand implements Command {
         // Under a launcher only the measuring rank's process (one rank per process) reports; the others answer.
         boolean measuring = w.launch == null || w.launch.rank() == w.rank;
         Progress progress = new Progress(err, steps, cmd.hasOption("quiet") || !measuring);
+        RunHeader header = RunHeader.of("compare");
+        List<String> unchecked = new ArrayList<>();
         for (int t = 0; t < transports.size(); t++) {
             String name = transports.get(t);
             try (World world = w.openWorld(PingPong.heapBytes(maxBytes) + PutBandwidth.heapBytes(maxBytes), name)) {
                 boolean indirect = !world.transport(w.rank, w.peer).has(Capability.DIRECT);
                 String emulated = Describe.engineStats(world, w.rank) != null ? EMULATED_SUFFIX : "";
-                // Figures through the emulated NIC say so in the column names too, so CSV output (no notes) keeps it.
+                // Figures through the emulated NIC say so in the column names too, so a CSV's data keeps it.
                 results.relabel(t, name + emulated);
+                if (t == 0) {
+                    header.putWorld(world, w.rank, w.peer);
+                }
+                header.put("pair_" + (name + emulated).replace('-', '_'), Describe.pair(world, w.rank, w.peer));
                 results.notes.add(name + emulated + ": " + Describe.pair(world, w.rank, w.peer)
                         + (emulated.isEmpty() ? "" : " (emulated NIC: a software model that runs the WQEs with CUDA"
                         + " copies; not a network)"));
@@ -171,7 +195,8 @@ final class CompareCommand implements Command {
                             progress.step(name + " latency " + ByteSize.format(sizes[i]));
                             int n = latencyIterations(iters, sizes[i]);
                             int wu = (int) Math.min(warmup, Math.max(5, (long) warmup * n / iters));
-                            LatencyStats s = pp.run(PingPong.Mode.PUT_SIGNAL, sizes[i], scope, blockThreads, wu, n);
+                            LatencyStats s = pp.run(PingPong.Mode.PUT_SIGNAL, sizes[i], scope, blockThreads, wu, n,
+                                    check);
                             if (s != null) {
                                 results.rttMicros[t][i] = s.medianMicros();
                             }
@@ -184,13 +209,18 @@ final class CompareCommand implements Command {
                         world.barrier();
                     }
                 } else if (bandwidth) {
+                    String uncheckable = PutBandwidth.uncheckableReason(world, w.rank, w.peer);
+                    if (check && uncheckable != null) {
+                        unchecked.add(name + emulated + " bandwidth (" + uncheckable + ")");
+                    }
                     try (PutBandwidth bw = new PutBandwidth(world, w.rank, w.peer, maxBytes)) {
                         int blocks = indirect ? 1 : 2 * world.rank(w.rank).device().multiprocessorCount();
                         for (int i = 0; i < sizes.length; i++) {
                             progress.step(name + " bandwidth " + ByteSize.format(sizes[i]));
                             int n = PutBandwidth.iterationsFor(sizes[i]);
                             results.gbps[t][i] = bw.put(sizes[i], blocks, 512,
-                                    PutBandwidth.defaultChunk(indirect, sizes[i], blocks), n, reps);
+                                    PutBandwidth.defaultChunk(indirect, sizes[i], blocks), n, reps,
+                                    check && uncheckable == null);
                             if (t == 0) {
                                 results.memcpyPeerGbps[i] = bw.copyEngine(sizes[i], n, reps);
                             }
@@ -204,14 +234,36 @@ final class CompareCommand implements Command {
             return 0;
         }
         progress.done();
-        results.notes.add("latency: put_signal " + scope.label() + " scope, median of up to " + iters
-                + " round trips (timed on the GPU); bandwidth: median of " + reps + " event-timed runs of ~1 GiB");
-        results.table().print(out, w.format);
+        String run = (latency ? "latency: put_signal " + scope.label() + " scope"
+                + (scope == Scope.BLOCK ? " of " + blockThreads + " threads" : "") + ", median of up to " + iters
+                + " round trips after up to " + warmup + " unmeasured (timed on the GPU)" : "")
+                + (latency && bandwidth ? "; " : "")
+                + (bandwidth ? "bandwidth: median of " + reps + " event-timed runs of ~1 GiB" : "");
+        header.put("sizes", ByteSize.format(sizes[0]) + " .. " + ByteSize.format(maxBytes) + " (" + sizes.length
+                + " sizes)");
+        header.put("scope", scope.label());
+        header.put("iterations", iters + " round trips per size (fewer for large sizes), " + reps
+                + " bandwidth runs per size");
+        header.put("warmup", warmup + " round trips; one untimed bandwidth launch per size");
+        header.put("check", !check ? "off" : "on: every payload compared by its receiver, outside the timed region"
+                + (unchecked.isEmpty() ? "" : "; not run for " + String.join(", ", unchecked)));
+        header.put("run", run);
+        results.header = header;
+        results.notes.add(run);
+        // The table first: a chart that cannot be written must not cost the figures.
+        int code = Expectations.report(results.table(), w.format, expect, row -> String.valueOf(row.get(0)), out, err);
         if (plot != null) {
-            ComparePlot.write(results, plot);
+            ComparePlot.write(results, plot, null);
             err.println("chart written to " + plot);
         }
-        return 0;
+        return code;
+    }
+
+    /** The numbers of a compare table of {@code transports}: every column but size, bytes and the winners. */
+    static List<String> figures(List<String> transports) {
+        List<String> f = new ArrayList<>(CompareResults.columns(transports));
+        f.removeAll(List.of("size", "bytes", "fastest_rtt", "fastest_GBps"));
+        return f;
     }
 
     /** Every transport on the class path, in auto-preference order (p2p first: the baseline of the ratios). */

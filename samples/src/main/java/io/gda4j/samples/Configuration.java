@@ -6,6 +6,7 @@ import io.gda4j.config.Setting;
 import io.gda4j.config.SettingException;
 import io.gda4j.gdrcopy.GdrcopyConfig;
 import io.gda4j.ibgda.IbgdaConfig;
+import io.gda4j.moe.ll.LowLatencySizing;
 import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
 import io.gda4j.nic.mlx5.Mlx5Settings;
@@ -54,9 +55,13 @@ final class Configuration {
             LaunchEnvironment.GDA4J_WORLD_SIZE, LaunchEnvironment.GDA4J_LOCAL_RANK,
             LaunchEnvironment.GDA4J_LOCAL_WORLD_SIZE, LaunchEnvironment.GDA4J_ROOT, LaunchEnvironment.GDA4J_JOB_TOKEN,
             "GDA4J_JAVA_OPTS");
-    /** System properties gda4j reads besides {@link #GROUPS}: gdrcopy's, and the build's test switch. */
+    /**
+     * System properties gda4j reads besides {@link #GROUPS}: gdrcopy's, the low-latency MoE switches (read when a
+     * buffer is made), and the build's test switch.
+     */
     static final List<String> OTHER_PROPERTIES = List.of(GdrcopyConfig.LIBRARY_PROP_NAME,
-            GdrcopyConfig.DEVICE_PROP_NAME, "gda4j.test.requireCompilers");
+            GdrcopyConfig.DEVICE_PROP_NAME, LowLatencySizing.PROTOCOL_PROP_NAME, LowLatencySizing.GATHER_ROWS_PROP_NAME,
+            "gda4j.test.requireCompilers");
     static final String ENV_PREFIX = "GDA4J_";
     static final String PROPERTY_PREFIX = "gda4j.";
 

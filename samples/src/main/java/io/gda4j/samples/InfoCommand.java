@@ -131,9 +131,34 @@ final class InfoCommand implements Command {
             gpus.add(g);
         }
         c.put("gpus", gpus);
+        if (cuda.available()) {
+            c.put("workQueuesPerContext", Cuda.deviceMaxConnections());
+            c.put("workQueuesSource", Cuda.deviceMaxConnectionsSource());
+        }
+        c.put("bindings", "JCuda " + Cuda.bindingVersion());
+        c.put("kernels", KERNELS);
         o.put("cuda", c);
+        List<CudaDevice> devices = new ArrayList<>();
+        for (int i = 0; cuda.available() && i < cuda.deviceCount(); i++) {
+            devices.add(Cuda.device(i));
+        }
+        o.put("peerAccess", peerAccess(devices));
         o.put("rdma", verbs.sentence());
+        List<Object> rdmaDevices = new ArrayList<>();
+        for (RdmaDevice d : RdmaDevices.list()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", d.name());
+            m.put("nodeGuid", String.format(Locale.ROOT, "%016x", d.nodeGuid()));
+            rdmaDevices.add(m);
+        }
+        o.put("rdmaDevices", rdmaDevices);
+        o.put("gpuNic", nicTopology(PciTopology.ofThisMachine(), devices.isEmpty() ? null
+                : devices.stream().map(CudaDevice::pciBusId).toList()));
+        o.put("nics", nics());
         o.put("transports", transports);
+        o.put("launch", describeLaunch(System.getenv()));
+        o.put("ibgdaFlushRule", io.gda4j.ibgda.IbgdaConfig.describeFlushRule());
+        o.put("gdrcopy", gdrcopy());
         List<Object> list = new ArrayList<>();
         for (Setting.Shown s : settings) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -155,6 +180,143 @@ final class InfoCommand implements Command {
             unknown.add(m);
         }
         o.put("unknownSettings", unknown);
+        return o;
+    }
+
+    /** What the kernels ship as, as the CUDA section says it. */
+    static final String KERNELS = "PTX for sm_90 built by CUDA 13.0 (needs an R580 or newer driver)";
+
+    /**
+     * The peer-access matrix as data: one entry per ordered pair of GPUs, with peer access, the P2P performance rank
+     * and native atomics where there is access (what the printed matrix shows as a number, '*' or '-').
+     */
+    static List<Object> peerAccess(List<CudaDevice> gpus) {
+        List<Object> out = new ArrayList<>();
+        for (CudaDevice a : gpus) {
+            for (CudaDevice b : gpus) {
+                if (a.ordinal() == b.ordinal()) {
+                    continue;
+                }
+                Map<String, Object> m = new LinkedHashMap<>();
+                boolean access = a.canAccessPeer(b);
+                m.put("from", a.ordinal());
+                m.put("to", b.ordinal());
+                m.put("access", access);
+                m.put("performanceRank", access ? a.p2pPerformanceRank(b) : null);
+                m.put("nativeAtomics", access ? a.nativeAtomicsWith(b) : null);
+                out.add(m);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The GPU x NIC section as data, read from {@code topology} as {@link #printNicTopology} reads it: the NICs and
+     * their ports, each GPU's PCIe path to each NIC ({@code nvidia-smi topo -m}'s words) and the port its rank would
+     * open (or why none).
+     */
+    static Map<String, Object> nicTopology(PciTopology topology, List<String> gpuBusIds) {
+        List<String> gpus = gpuBusIds != null ? gpuBusIds : topology.gpus().stream().map(PciDevice::busId).toList();
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("root", topology.root().toString());
+        o.put("gpusFrom", gpuBusIds != null ? "CUDA" : "sysfs");
+        NicPlacement placement;
+        try {
+            placement = io.gda4j.ibgda.IbgdaConfig.resolve(Settings.ofProcess()).placement();
+        } catch (IllegalArgumentException e) {
+            placement = NicPlacement.defaults();
+            o.put("placementNote", "the default NIC settings: the configured ones are bad (see settings)");
+        }
+        List<Object> nics = new ArrayList<>();
+        for (io.gda4j.nic.topology.PciNic nic : topology.nics()) {
+            Map<String, Object> n = new LinkedHashMap<>();
+            n.put("name", nic.name());
+            n.put("pciBusId", nic.device().busId());
+            n.put("numaNode", nic.device().numaNode());
+            List<Object> ports = new ArrayList<>();
+            for (io.gda4j.nic.topology.NicPort port : nic.ports()) {
+                Map<String, Object> pm = new LinkedHashMap<>();
+                pm.put("number", port.number());
+                pm.put("linkLayer", port.linkLayer());
+                pm.put("state", port.state().replaceFirst("^[0-9]+: ", ""));
+                ports.add(pm);
+            }
+            n.put("ports", ports);
+            nics.add(n);
+        }
+        o.put("nics", nics);
+        NicAffinity affinity = new NicAffinity(topology, placement);
+        List<Object> rows = new ArrayList<>();
+        for (int g = 0; g < gpus.size(); g++) {
+            Map<String, Object> r = new LinkedHashMap<>();
+            java.util.Optional<PciDevice> gpu = topology.device(gpus.get(g));
+            r.put("gpu", g);
+            r.put("pciBusId", PciTopology.normalizeBusId(gpus.get(g)));
+            r.put("numaNode", gpu.map(PciDevice::numaNode).orElse(null));
+            List<Object> paths = new ArrayList<>();
+            for (io.gda4j.nic.topology.PciNic nic : topology.nics()) {
+                paths.add(gpu.map(d -> d.pathTo(nic.device()).name()).orElse(null));
+            }
+            r.put("paths", paths);
+            if (!topology.nics().isEmpty()) {
+                try {
+                    io.gda4j.nic.topology.NicAssignment a = affinity.choose(g, gpus.size(), gpus.get(g));
+                    r.put("port", a.label());
+                    r.put("reason", a.reason());
+                } catch (io.gda4j.nic.NicException e) {
+                    r.put("port", null);
+                    r.put("reason", "refused: " + e.getMessage());
+                }
+            }
+            rows.add(r);
+        }
+        o.put("gpus", rows);
+        if (topology.nics().isEmpty()) {
+            o.put("note", "no RDMA NIC: sysfs lists none under " + topology.root().resolve("class/infiniband"));
+        }
+        return o;
+    }
+
+    /** The NIC providers, what --nic auto would take here, and the configured choice where it differs. */
+    private static Map<String, Object> nics() {
+        Map<String, Object> o = new LinkedHashMap<>();
+        List<Object> providers = new ArrayList<>();
+        for (io.gda4j.nic.NicProvider p : io.gda4j.nic.Nics.providers()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", p.name());
+            m.put("available", p.unavailableReason().isEmpty());
+            m.put("reason", p.unavailableReason().orElse(null));
+            providers.add(m);
+        }
+        o.put("providers", providers);
+        io.gda4j.nic.NicSelection auto = io.gda4j.nic.Nics.select(io.gda4j.nic.NicChoice.AUTO);
+        io.gda4j.nic.NicSelection configured = io.gda4j.nic.NicConfig.selection(Settings.ofProcess());
+        o.put("auto", auto.reason());
+        o.put("autoFound", auto.found() ? auto.provider().name() : null);
+        o.put("configured", configured.reason());
+        return o;
+    }
+
+    /** gdrcopy's status and the host-flag backend auto takes (and the configured one), as the gdrcopy section says. */
+    private static Map<String, Object> gdrcopy() {
+        Map<String, Object> o = new LinkedHashMap<>();
+        GdrcopyStatus gdrcopy = Gdrcopy.status();
+        o.put("available", gdrcopy.isAvailable());
+        o.put("status", gdrcopy.oneLine());
+        o.put("hostFlagsAuto", HostFlags.choose(HostFlags.Backend.AUTO, gdrcopy.isAvailable(), gdrcopy.sentence())
+                .describe());
+        Setting.Shown shown = WorldConfig.HOST_FLAG.show(System::getProperty, System::getenv);
+        if (shown.valid() && WorldConfig.HOST_FLAG.resolve() != HostFlags.Backend.AUTO) {
+            try {
+                o.put("hostFlagsConfigured", HostFlags.choose(WorldConfig.HOST_FLAG.resolve(), gdrcopy.isAvailable(),
+                        gdrcopy.sentence()).describe());
+            } catch (HostFlagUnavailableException e) {
+                o.put("hostFlagsConfigured", "unusable: " + e.getMessage());
+            }
+        }
+        GdrcopyConfig config = GdrcopyConfig.fromSystemProperties();
+        o.put("library", config.libraryName());
+        o.put("deviceNode", config.deviceNode());
         return o;
     }
 
@@ -260,8 +422,7 @@ final class InfoCommand implements Command {
         } else {
             out.println("  unavailable   " + cuda.reason());
         }
-        out.println("  bindings      JCuda " + Cuda.bindingVersion() + "; kernels ship as PTX for sm_90 built by CUDA"
-                + " 13.0 (needs an R580 or newer driver)");
+        out.println("  bindings      JCuda " + Cuda.bindingVersion() + "; kernels ship as " + KERNELS);
         out.println();
         if (!gpus.isEmpty()) {
             out.println("GPUs");
@@ -344,7 +505,7 @@ final class InfoCommand implements Command {
             out.println("Without a GPU (what works on this machine)");
             out.println("  mvn -B verify                        the build and the CPU tests: layouts against the headers,"
                     + " encoders, the emulated NIC engine, the proxy FIFO, the command line");
-            out.println("  java -cp samples/target/gda4j.jar org.openjdk.jmh.Main ProxyPollBenchmark"
+            out.println("  java -jar benchmarks/target/gda4j-benchmarks.jar ProxyPollBenchmark"
                     + "   JMH benchmarks of the host paths");
             out.println("  gda4j compare --from FILE.csv [--plot FILE.png]   print and chart a 'compare --csv' measured"
                     + " on a GPU machine");

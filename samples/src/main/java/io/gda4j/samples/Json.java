@@ -5,8 +5,9 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * JSON text for the commands' {@code --json}, strictly typed: strings quoted, numbers and booleans bare, a number
- * that is not finite (not measured) and a missing value as {@code null}. Maps keep their order.
+ * JSON text for the commands' {@code --json}, strictly typed: strings quoted, numbers and booleans bare (a double in
+ * full, {@link ResultTable#exact}), a number that is not finite (not measured) and a missing value as {@code null}.
+ * Maps keep their order.
  */
 final class Json {
     private Json() {
@@ -40,7 +41,7 @@ final class Json {
             b.append(']');
         } else if (v instanceof Double || v instanceof Float) {
             double d = ((Number) v).doubleValue();
-            b.append(Double.isFinite(d) ? String.valueOf(d) : "null");
+            b.append(Double.isFinite(d) ? ResultTable.exact(d) : "null");
         } else if (v instanceof Number || v instanceof Boolean) {
             b.append(v);
         } else {
@@ -57,7 +58,7 @@ final class Json {
                 case '\\' -> b.append("\\\\");
                 case '\n' -> b.append("\\n");
                 default -> {
-                    if (ch < 0x20) {
+                    if (CellText.isUnsafe(ch)) { // a control character never reaches a terminal that shows the JSON
                         b.append(String.format(Locale.ROOT, "\\u%04x", (int) ch));
                     } else {
                         b.append(ch);

@@ -11,7 +11,9 @@ import org.apache.commons.cli.Options;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * {@code gda4j latency}: device-timed ping-pong round trips, bare signal and put_signal over a size sweep; over the
@@ -42,7 +44,12 @@ final class LatencyCommand implements Command {
                 + "after them (over p2p a system-scope fence, most of a small put_signal's round trip), the data moved "
                 + "by one thread, one warp or one block (--scopes); 'put_inline' carries 8 "
                 + "bytes inside a 16-byte slot that holds the round number in each half (no fence at all: the fastest "
-                + "small message). Reported: min, median, p99 and max of the round trip in microseconds. Large sizes "
+                + "small message). Reported: min, median, mean, standard deviation, p99, p99.9 and max of the round trip in "
+                + "microseconds (an HdrHistogram of every round trip), and half_rtt_us, half the median: the one-way "
+                + "figure perftest prints. With --check (the default) every put_signal payload is a pattern of its own "
+                + "per round and sender, and the receiver compares it, outside the initiator's timer: a payload that "
+                + "differs fails the run (exit 1). --expect checks thresholds and prints one verdict line (exit 3 when "
+                + "one is missed). Large sizes "
                 + "run fewer iterations (the iters column says how many). Over --transport proxy every send is a "
                 + "16-byte trigger to a host thread that moves the data with the copy engine; put_inline needs direct "
                 + "stores and is left out, and 'fifo' measures the trigger FIFO alone: fifo_rtt is one GPU thread "
@@ -65,6 +72,18 @@ final class LatencyCommand implements Command {
                 + "                                              prints; see README, Many processes)\n";
     }
 
+    /** The figures of the table, what {@code --expect} may name. */
+    static final List<String> FIGURES = figures();
+
+    private static List<String> figures() {
+        List<String> f = new ArrayList<>(LatencyStats.COLUMNS);
+        f.add(HALF_RTT_COLUMN);
+        return List.copyOf(f);
+    }
+
+    /** perftest's one-way latency: half the median round trip, named so that no one takes it for a measured one. */
+    static final String HALF_RTT_COLUMN = "half_rtt_us";
+
     @Override
     public Options options() {
         Options o = new Options();
@@ -82,13 +101,18 @@ final class LatencyCommand implements Command {
         o.addOption(Option.builder().longOpt("block-threads").hasArg().argName("N")
                 .desc("threads of the block scope, a multiple of 32 (default 256), at most what the kernel's registers "
                         + "allow: 384 for put_signal on an H100, the command says where it is fewer").build());
+        PayloadCheck.addOptions(o);
+        Expectations.addOption(o, "median_us<=3.5,p99_us<=5");
         o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
         return o;
     }
 
-    @Override
-    public int run(CommandLine cmd, PrintStream out, PrintStream err) {
-        WorldOptions w = WorldOptions.parse(cmd);
+    /** What the options ask for, every combination checked before a world is opened. */
+    private record Plan(List<PingPong.Mode> modes, boolean fifo, List<Long> sizes, List<Scope> scopes, int iters,
+                        int warmup, int blockThreads, boolean check, Expectations expect) {
+    }
+
+    static Plan plan(CommandLine cmd, WorldOptions w) {
         List<PingPong.Mode> modes = new ArrayList<>();
         boolean fifo = false;
         for (String m : OptionValues.list("mode", cmd.getOptionValue("mode", "signal,put_signal,put_inline"), false)) {
@@ -113,52 +137,113 @@ final class LatencyCommand implements Command {
         if (blockThreads % 32 != 0) {
             throw new UsageException("--block-threads must be a multiple of 32 in 32..1024, got " + blockThreads);
         }
-        long maxBytes = modes.contains(PingPong.Mode.PUT_SIGNAL) ? sizes.get(sizes.size() - 1) : 16;
+        boolean check = PayloadCheck.enabled(cmd);
+        Optional<Transport> named = Transport.ofLabel(w.transport); // empty for auto: the world's pair decides
+        if (fifo && named.isPresent() && !named.get().has(Capability.PREFERS_FEW_PUTS)) {
+            throw new UsageException("--mode fifo measures the proxy's trigger FIFO, but --transport is " + w.transport
+                    + ": add --transport proxy");
+        }
+        if (named.isPresent() && !named.get().has(Capability.PUT_INLINE) && modes.contains(PingPong.Mode.PUT_INLINE)
+                && cmd.hasOption("mode")) {
+            throw new UsageException("put_inline needs direct stores into the peer's memory and does not run over "
+                    + named.get().phrase() + ": use put_signal");
+        }
+        boolean putSignal = modes.contains(PingPong.Mode.PUT_SIGNAL);
+        for (String only : new String[] {"sizes", "scopes", "block-threads", "check"}) {
+            if (!putSignal && cmd.hasOption(only)) {
+                throw new UsageException("--" + only + " applies to put_signal, which --mode leaves out: add put_signal"
+                        + " to --mode or drop --" + only);
+            }
+        }
+        if (cmd.hasOption("block-threads") && !scopes.contains(Scope.BLOCK)) {
+            throw new UsageException("--block-threads sets the block scope's threads, which --scopes leaves out: add"
+                    + " block to --scopes or drop --block-threads");
+        }
+        return new Plan(modes, fifo, sizes, scopes, iters, warmup, blockThreads, check && putSignal,
+                Expectations.of(cmd, FIGURES));
+    }
+
+    @Override
+    public int run(CommandLine cmd, PrintStream out, PrintStream err) {
+        WorldOptions w = WorldOptions.parse(cmd);
+        Plan plan = plan(cmd, w);
+        List<PingPong.Mode> modes = new ArrayList<>(plan.modes());
+        long maxBytes = modes.contains(PingPong.Mode.PUT_SIGNAL) ? plan.sizes().get(plan.sizes().size() - 1) : 16;
 
         ResultTable table;
         boolean measuring;
         try (World world = w.openWorld(PingPong.heapBytes(maxBytes))) {
             measuring = world.localRank(w.rank).isPresent();
-            // Emulated NIC figures carry the label in every row too, so a CSV (which has no notes) says it.
-            List<String> columns = new ArrayList<>(List.of("mode", "scope", "size", "bytes", "iters", "min_us",
-                    "median_us", "p99_us", "max_us"));
+            // Emulated NIC figures carry the label in every row too, so a CSV says it in its data as well.
+            List<String> columns = new ArrayList<>(List.of("mode", "scope", "size", "bytes", "iters"));
+            columns.addAll(FIGURES);
             if (Describe.engineStats(world, w.rank) != null) {
                 columns.add("nic");
             }
-            table = new ResultTable("latency: ping-pong round trip, microseconds", columns);
+            table = new ResultTable("latency: ping-pong round trip, microseconds (" + HALF_RTT_COLUMN + " = median / 2:"
+                    + " the one-way figure perftest reports, half the round trip, not a one-way measurement)", columns);
+            table.header(header(world, w, plan));
             Transport transport = world.transport(w.rank, w.peer);
             // The FIFO is what a put costs where each put is a host call: the proxy's trigger FIFO.
-            if (fifo && !transport.has(Capability.PREFERS_FEW_PUTS)) {
+            if (plan.fifo() && !transport.has(Capability.PREFERS_FEW_PUTS)) {
                 throw new UsageException("--mode fifo measures the proxy's trigger FIFO, but rank " + w.rank + " reaches rank "
                         + w.peer + " over " + transport.label() + ": add --transport proxy");
             }
             if (!transport.has(Capability.PUT_INLINE) && modes.contains(PingPong.Mode.PUT_INLINE)) {
-                if (cmd.hasOption("mode")) {
-                    throw new UsageException("put_inline needs direct stores into the peer's memory and does not run over "
-                            + transport.phrase() + ": use put_signal");
-                }
                 modes.remove(PingPong.Mode.PUT_INLINE);
                 table.note("put_inline left out: it needs direct stores (a " + Capability.DIRECT + " transport), which "
                         + transport.phrase() + " does not offer");
             }
             // In a multi-process world only the measuring rank's process reports; its peers answer silently.
-            run(world, w, modes, sizes, scopes, iters, warmup, blockThreads, maxBytes, fifo, table,
-                    cmd.hasOption("quiet") || !measuring, err);
+            try {
+                run(world, w, modes, plan, maxBytes, table, cmd.hasOption("quiet") || !measuring, err);
+            } catch (PayloadCheck.MismatchException e) {
+                if (measuring) {
+                    table.note("stopped: " + e.getMessage());
+                    table.print(out, w.format); // the rows measured before the failure are not lost
+                }
+                throw e;
+            }
         }
-        if (measuring) {
-            table.print(out, w.format);
+        if (!measuring) {
+            return 0;
         }
-        return 0;
+        return Expectations.report(table, w.format, plan.expect(), row -> row.get(0) + " " + row.get(1) + " "
+                + row.get(2), out, err);
     }
 
-    private static void run(World world, WorldOptions w, List<PingPong.Mode> modes, List<Long> sizes,
-                            List<Scope> scopes, int iters, int warmup, int blockThreads, long maxBytes, boolean fifo,
+    private static RunHeader header(World world, WorldOptions w, Plan plan) {
+        RunHeader h = RunHeader.of("latency", world, w.rank, w.peer);
+        List<String> modes = new ArrayList<>();
+        plan.modes().forEach(m -> modes.add(m.label));
+        if (plan.fifo()) {
+            modes.add(FIFO_MODE);
+        }
+        h.put("modes", String.join(",", modes));
+        if (plan.modes().contains(PingPong.Mode.PUT_SIGNAL)) {
+            List<String> scopes = new ArrayList<>();
+            plan.scopes().forEach(s -> scopes.add(s.label()));
+            h.put("scopes", String.join(",", scopes));
+            h.put("block_threads", plan.blockThreads());
+            h.put("sizes", ByteSize.format(plan.sizes().get(0)) + " .. " + ByteSize.format(plan.sizes().get(
+                    plan.sizes().size() - 1)) + " (" + plan.sizes().size() + " sizes)");
+        }
+        h.put("iterations", plan.iters() + " round trips per case (fewer above " + ByteSize.format(BYTES_BUDGET)
+                + " per round trip x iterations: the iters column)");
+        h.put("warmup", plan.warmup() + " round trips first, unmeasured");
+        h.put("check", plan.check() ? "on: every put_signal payload compared by its receiver, outside the timer"
+                : "off");
+        h.put("timing", "each round trip on the GPU (%globaltimer); statistics from an HdrHistogram (3 digits)");
+        return h;
+    }
+
+    private static void run(World world, WorldOptions w, List<PingPong.Mode> modes, Plan plan, long maxBytes,
                             ResultTable table, boolean quiet, PrintStream err) {
         List<Object[]> cases = new ArrayList<>();
         for (PingPong.Mode mode : modes) {
             if (mode == PingPong.Mode.PUT_SIGNAL) {
-                for (Scope scope : scopes) {
-                    for (long size : sizes) {
+                for (Scope scope : plan.scopes()) {
+                    for (long size : plan.sizes()) {
                         cases.add(new Object[] {mode, scope, size});
                     }
                 }
@@ -166,7 +251,9 @@ final class LatencyCommand implements Command {
                 cases.add(new Object[] {mode, Scope.THREAD, mode == PingPong.Mode.PUT_INLINE ? PingPong.INLINE_BYTES : 0L});
             }
         }
-        Progress progress = new Progress(err, cases.size() + (fifo ? 4 : 0), quiet);
+        int iters = plan.iters();
+        int warmup = plan.warmup();
+        Progress progress = new Progress(err, cases.size() + (plan.fifo() ? 4 : 0), quiet);
         try (PingPong pp = new PingPong(world, w.rank, w.peer, maxBytes, iters)) {
             io.gda4j.nic.emulated.EngineStats engineBefore = Describe.engineStats(world, w.rank);
             for (Object[] c : cases) {
@@ -177,33 +264,47 @@ final class LatencyCommand implements Command {
                 int n = scaledIterations(iters, bytes);
                 int wu = (int) Math.min(warmup, Math.max(10, (long) warmup * n / iters));
                 progress.step(mode.label + (scoped ? " " + scope.label() + " " + ByteSize.format(bytes) : ""));
-                LatencyStats s = pp.run(mode, bytes, scope, blockThreads, wu, n);
+                LatencyStats s = pp.run(mode, bytes, scope, plan.blockThreads(), wu, n, plan.check());
                 if (s == null) {
                     continue; // another process measures
                 }
-                Object[] row = {mode.label, scoped ? scope.label() : "thread", bytes == 0 ? "-" : ByteSize.format(bytes),
-                    bytes, n, s.minNanos() / 1e3, s.medianNanos() / 1e3, s.p99Nanos() / 1e3, s.maxNanos() / 1e3,
-                    "emulated NIC"};
-                table.add(engineBefore != null ? row : java.util.Arrays.copyOf(row, row.length - 1));
+                List<Object> row = new ArrayList<>(List.of(mode.label, scoped ? scope.label() : "thread",
+                        bytes == 0 ? "-" : ByteSize.format(bytes), bytes, n));
+                row.addAll(List.of(s.micros()));
+                row.add(s.medianNanos() / 2e3);
+                if (engineBefore != null) {
+                    row.add("emulated NIC");
+                }
+                table.add(row.toArray());
             }
             // The FIFO figures involve the measuring rank and its proxy thread only, not the peer's process.
-            if (fifo && world.localRank(w.rank).isPresent()) {
+            if (plan.fifo() && world.localRank(w.rank).isPresent()) {
                 try (FifoRoundTrip f = new FifoRoundTrip(world, w.rank, w.peer, iters)) {
                     for (boolean release : new boolean[] {false, true}) {
                         String suffix = release ? "_put" : "";
                         progress.step("fifo round trip" + (release ? ", released" : ""));
                         LatencyStats s = f.roundTrips(warmup, iters, release);
-                        table.add("fifo_rtt" + suffix, "thread", "-", 0L, iters, s.minNanos() / 1e3,
-                                s.medianNanos() / 1e3, s.p99Nanos() / 1e3, s.maxNanos() / 1e3);
+                        List<Object> row = new ArrayList<>(List.of("fifo_rtt" + suffix, "thread", "-", 0L, iters));
+                        row.addAll(List.of(s.micros()));
+                        row.add(Double.NaN); // push to seen-popped: no one-way half
+                        table.add(row.toArray());
                         progress.step("fifo pipelined" + (release ? ", released" : ""));
                         double[] p = f.pipelinedNanos(warmup, iters, FIFO_PIPELINED_RUNS, release);
+                        double mean = Arrays.stream(p).average().orElse(Double.NaN);
+                        double var = Arrays.stream(p).map(x -> (x - mean) * (x - mean)).sum() / p.length;
+                        // Five runs' per-trigger costs: no percentiles of five.
                         table.add("fifo_pipelined" + suffix, "thread", "-", 0L, iters, p[0] / 1e3,
-                                p[p.length / 2] / 1e3, p[p.length - 1] / 1e3, p[p.length - 1] / 1e3);
+                                p[p.length / 2] / 1e3, mean / 1e3, Math.sqrt(var) / 1e3, Double.NaN, Double.NaN,
+                                p[p.length - 1] / 1e3, Double.NaN);
                     }
                 }
             }
             progress.done();
             table.note(Describe.pair(world, w.rank, w.peer) + "; timed on the GPU with %globaltimer");
+            if (plan.fifo()) {
+                table.note("fifo_pipelined rows: min, median, mean, stdev and max of " + FIFO_PIPELINED_RUNS
+                        + " runs' cost per trigger (no percentiles of five)");
+            }
             if (engineBefore != null) {
                 table.note(Describe.engineNote(Describe.engineStats(world, w.rank).since(engineBefore)));
             }

@@ -24,9 +24,11 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The {@code gda4j} command line. Exit codes: 0 success, 1 the run failed (a device error, a CUDA error), 2 bad
- * input (unknown command or option, a value that does not parse, a bad {@code GDA4J_*} / {@code gda4j.*} setting, a
- * machine without what the run needs).
+ * The {@code gda4j} command line. Exit codes: 0 success, 1 the run failed (a device error, a CUDA error, a payload that
+ * did not arrive as sent, standard output that could not be written), 2 bad input (unknown command or option, an
+ * option given twice or abbreviated, a value that does not parse, options that do not go together, a bad
+ * {@code GDA4J_*} / {@code gda4j.*} setting, a machine without what the run needs), 3 a run that completed but missed
+ * a threshold of {@code --expect}.
  */
 public final class Main {
     /** Set to 1 to print stack traces of unexpected failures. */
@@ -50,7 +52,6 @@ public final class Main {
 
     public static void main(String[] args) {
         int code = new Main().run(args, System.out, System.err);
-        System.out.flush();
         System.exit(code);
     }
 
@@ -59,7 +60,27 @@ public final class Main {
         return v == null ? "0.1.0-SNAPSHOT" : v;
     }
 
+    /**
+     * Runs one invocation; a write error on {@code out} (a full disk, a closed pipe) makes it exit 1 whatever the
+     * command returned: a PrintStream swallows such errors, and a truncated result must not look like success.
+     */
     int run(String[] args, PrintStream out, PrintStream err) {
+        int code = dispatch(args, out, err);
+        if (out.checkError()) { // flushes, then reports any write that failed since the stream was made
+            err.println("gda4j" + (args.length > 0 && commands.containsKey(args[0]) ? " " + args[0] : "")
+                    + ": writing to standard output failed (a full disk, a closed pipe or another write error): the"
+                    + " output is incomplete");
+            return 1;
+        }
+        return code;
+    }
+
+    /** The parser of every command: an option must be written out in full ({@code --it} is not {@code --iters}). */
+    static DefaultParser parser() {
+        return DefaultParser.builder().setAllowPartialMatching(false).build();
+    }
+
+    private int dispatch(String[] args, PrintStream out, PrintStream err) {
         if (args.length == 0) {
             printUsage(err); // exit 2: usage goes with the error, to stderr
             return 2;
@@ -101,10 +122,11 @@ public final class Main {
             }
         }
         try {
-            CommandLine cmd = new DefaultParser().parse(c.options(), rest);
+            CommandLine cmd = parser().parse(c.options(), rest);
             if (!cmd.getArgList().isEmpty()) {
                 throw new UsageException("unexpected argument '" + cmd.getArgList().get(0) + "'");
             }
+            OptionValues.refuseRepeats(cmd);
             // A misspelt setting would otherwise change nothing silently; info lists these too.
             for (Configuration.Unknown u : Configuration.unknown(System.getenv(), System.getProperties())) {
                 err.println("gda4j: warning: " + u.message());
@@ -128,6 +150,9 @@ public final class Main {
         } catch (UsageException e) {
             err.println("gda4j " + c.name() + ": " + sentence(e.getMessage()) + ". Run 'gda4j " + c.name() + " --help'.");
             return 2;
+        } catch (PayloadCheck.MismatchException e) {
+            err.println("gda4j " + c.name() + ": " + e.getMessage());
+            return 1;
         } catch (DeviceErrorException e) {
             err.println("gda4j " + c.name() + ": the GPU reported an error: " + e.getMessage());
             debug(e, err);
@@ -165,6 +190,17 @@ public final class Main {
                 names.add(optionNames(o));
             }
             Collections.sort(names);
+            List<String> extensions = new ArrayList<>();
+            for (String n : names) {
+                if (!name.isEmpty() && n.startsWith("--" + name)) {
+                    extensions.add(n);
+                }
+            }
+            if (!extensions.isEmpty()) {
+                // Partial names are refused: a later option sharing the prefix would silently change their meaning.
+                return "unknown option '" + given + "': options are written out in full, e.g. " + String.join(" or ",
+                        extensions);
+            }
             String nearest = NearestName.of("--" + name, names);
             return "unknown option '" + given + "'" + (nearest == null ? "" : " (did you mean " + nearest + "?)")
                     + "; the options are " + String.join(", ", names);

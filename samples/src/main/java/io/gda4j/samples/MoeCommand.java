@@ -1,20 +1,18 @@
 package io.gda4j.samples;
 
 import io.gda4j.cuda.CudaEvent;
-import io.gda4j.moe.ElementType;
 import io.gda4j.moe.MoeBuffer;
 import io.gda4j.moe.MoeConfig;
-import io.gda4j.moe.MoeLowLatencyBuffer;
-import io.gda4j.moe.MoeLowLatencyConfig;
-import io.gda4j.moe.MoeLowLatencyReferenceCheck;
-import io.gda4j.moe.MoeLowLatencyRouting;
-import io.gda4j.moe.MoeLowLatencySizing;
-import io.gda4j.moe.MoeReferenceCheck;
-import io.gda4j.moe.MoeRouting;
+import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
+import io.gda4j.moe.check.MoeReferenceCheck;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ll.LowLatencySizing;
+import io.gda4j.moe.tensor.ElementType;
+import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.proxy.ProxyActivity;
 import io.gda4j.proxy.ProxyConfig;
-import io.gda4j.proxy.ProxyTransport;
-import io.gda4j.transport.Transport;
+import io.gda4j.samples.moe.CopyEngineCeiling;
+import io.gda4j.samples.moe.MoeFrameworkNcclBaseline;
 import io.gda4j.samples.moe.MoeLowLatencyNcclBaseline;
 import io.gda4j.samples.moe.MoeLowLatencyTimingRig;
 import io.gda4j.samples.moe.MoeNcclBaseline;
@@ -22,6 +20,8 @@ import io.gda4j.samples.moe.MoeTimingRig;
 import io.gda4j.samples.moe.RankGpus;
 import io.gda4j.samples.nccl.LibNccl;
 import io.gda4j.samples.nccl.NcclComms;
+import io.gda4j.transport.Capability;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.PeerCard;
 import io.gda4j.world.ProcessWorld;
@@ -58,19 +58,29 @@ final class MoeCommand implements Command {
                 + "routed; experts split evenly over the ranks), then combines them back. --mode "
                 + "low-latency times the decoding calls instead (default 128 tokens, FP8) and their send and receive "
                 + "halves. Each figure is the median and p99 over --iters timed pairs, after --warmup, of the slowest "
-                + "rank's time from CUDA events, with every rank's call queued before any runs (under a launcher, "
-                + "behind a start line on the GPUs that leaves out the skew between the processes). GBps is DeepEP's "
-                + "bandwidth (the bytes a rank receives, its own rows included, over the time; GB = 10^9 B); "
-                + "link_GBps counts only bytes between GPUs, and link_ratio compares it with memcpyPeer, the copy "
-                + "engines' bandwidth in the same run. The nccl columns time NCCL's all-to-all-v of the same routing "
-                + "(loaded from " + LibNccl.LIBRARY_ENV + " or a Python environment's nvidia/nccl/lib); x_nccl above "
-                + "1 means gda4j is faster. --check first compares with the Java reference, bit for bit. README.md, "
-                + "\"How gda4j moe measures\", says more.";
+                + "rank's time from CUDA events, every rank's call queued before any runs. GBps: DeepEP's "
+                + "bandwidth (bytes a rank receives, its own included, over the time; GB = 10^9 B); "
+                + "link_GBps counts only bytes between GPUs; link_ratio compares it with ce_ceiling, every rank "
+                + "copying to every peer at once in the same run. nccl: NCCL's all-to-all-v of the same routing "
+                + "(from " + LibNccl.LIBRARY_ENV + " or a Python environment's nvidia/nccl/lib); fw: MoE over NCCL as "
+                + "Megatron runs it; x_nccl and x_fw above 1 mean gda4j is faster. --check first compares with the "
+                + "Java reference, bit for bit. README.md, \"How gda4j moe measures\", says more.";
     }
+
+    /** What the low-latency buffers take of each rank's heap at 8 ranks and 128 tokens of DeepEP's shape. */
+    static String lowLatencyHeapNote() {
+        MoeConfig c = MoeConfig.deepEpLowLatencyBuilder().build();
+        return String.format(java.util.Locale.ROOT, "heap per rank at 8 ranks, 128 tokens: %.2f GiB p2p, %.2f tagged,"
+                + " %.2f proxy/ibgda", c.lowLatencySizing(8, false, LowLatencySizing.Protocol.COUNTED).heapBytes() / GIB,
+                c.lowLatencySizing(8, false, LowLatencySizing.Protocol.TAGGED).heapBytes() / GIB,
+                c.lowLatencySizing(8, true).heapBytes() / GIB);
+    }
+
+    private static final double GIB = 1024.0 * 1024 * 1024;
 
     @Override
     public String examples() {
-        return "  gda4j moe                                   DeepEP's shape: 4096 tokens, hidden 7168, top-8 of 256, BF16 and FP8\n"
+        return "  gda4j moe                                   DeepEP's shape: 4096 tokens, hidden 7168, top-8 of 256\n"
                 + "  gda4j moe --tokens 128:8192 --dtype bf16    a sweep\n"
                 + "  gda4j moe --gpus 0,0 --tokens 256 --check   a functional check on one GPU\n"
                 + "  gda4j moe --mode low-latency --tokens 1:512  decoding: DeepEP's low-latency shape, a sweep\n";
@@ -82,29 +92,43 @@ final class MoeCommand implements Command {
         WorldOptions.addTo(o);
         WorldOptions.addProxyHandlerOption(o);
         o.addOption(Option.builder().longOpt("tokens").hasArg().argName("LIST")
-                .desc("tokens per rank: a list 128,4096 or a doubling range 128:8192 (default 4096)").build());
-        o.addOption(Option.builder().longOpt("hidden").hasArg().argName("N").desc("hidden size (default 7168)").build());
-        o.addOption(Option.builder().longOpt("experts").hasArg().argName("N").desc("experts (default 256)").build());
-        o.addOption(Option.builder().longOpt("topk").hasArg().argName("K").desc("experts per token (default 8)").build());
+                .desc("tokens per rank: a list 128,4096 or a doubling range 128:8192 (default "
+                        + MoeConfig.DEEP_EP_TOKENS + "; low-latency: " + MoeConfig.DEEP_EP_LOW_LATENCY_TOKENS + ")")
+                .build());
+        o.addOption(Option.builder().longOpt("hidden").hasArg().argName("N")
+                .desc("hidden size (default " + MoeConfig.DEEP_EP_HIDDEN + ")").build());
+        o.addOption(Option.builder().longOpt("experts").hasArg().argName("N")
+                .desc("experts (default " + MoeConfig.DEEP_EP_EXPERTS + ")").build());
+        o.addOption(Option.builder().longOpt("topk").hasArg().argName("K")
+                .desc("experts per token (default " + MoeConfig.DEEP_EP_TOP_K + ")").build());
         o.addOption(Option.builder().longOpt("dtype").hasArg().argName("T")
                 .desc("dispatch type: bf16, fp8 or both (default); combine is BF16").build());
         o.addOption(Option.builder().longOpt("channels").hasArg().argName("N")
-                .desc("channels per rank, two thread blocks each (default 12: 24 SMs, as DeepEP's tests use; at most SMs / (2 x ranks per GPU))").build());
+                .desc("channels per rank, two thread blocks each (default " + MoeConfig.Builder.DEFAULT_CHANNELS + ": "
+                        + 2 * MoeConfig.Builder.DEFAULT_CHANNELS + " SMs, as DeepEP's tests use; at most SMs / (2 x"
+                        + " ranks per GPU))").build());
         o.addOption(Option.builder().longOpt("ring").hasArg().argName("ROWS")
-                .desc("ring rows per channel and peer (default 128; proxy: 512)").build());
+                .desc("ring rows per channel and peer (default " + MoeConfig.Builder.DEFAULT_RING_TOKENS + "; proxy: "
+                        + MoeConfig.Builder.FEW_PUTS_RING_TOKENS + ")").build());
         o.addOption(Option.builder().longOpt("chunk").hasArg().argName("ROWS")
-                .desc("rows per announced chunk (default 32; proxy: 128)").build());
-        o.addOption(Option.builder().longOpt("iters").hasArg().argName("N").desc("timed iterations (default 20)").build());
-        o.addOption(Option.builder().longOpt("warmup").hasArg().argName("N").desc("untimed iterations first (default 3)").build());
+                .desc("rows per announced chunk (default " + MoeConfig.Builder.DEFAULT_CHUNK_TOKENS + "; proxy: "
+                        + MoeConfig.Builder.FEW_PUTS_CHUNK_TOKENS + ")").build());
+        o.addOption(Option.builder().longOpt("iters").hasArg().argName("N")
+                .desc("timed iterations (default " + DEFAULT_ITERS + ")").build());
+        o.addOption(Option.builder().longOpt("warmup").hasArg().argName("N")
+                .desc("untimed iterations first (default " + DEFAULT_WARMUP + ")").build());
         o.addOption(Option.builder().longOpt("mode").hasArg().argName("M")
-                .desc("high-throughput (default: large batches) or low-latency (decoding)").build());
+                .desc("high-throughput (default) or low-latency (decoding; " + lowLatencyHeapNote() + ")")
+                .build());
         o.addOption(Option.builder().longOpt("pow2-scales")
                 .desc("low-latency FP8: scales rounded up to powers of two (UE8M0)").build());
         o.addOption(Option.builder().longOpt("comm-stream")
-                .desc("high-throughput: the calls on a communication stream per rank, ordered by events").build());
+                .desc("high-throughput: the calls on a communication stream per rank").build());
         o.addOption(Option.builder().longOpt("combine-from").hasArg().argName("WHERE")
                 .desc("combine reads y from: heap (default, pulled) or tensor (pushed)")
                 .build());
+        o.addOption(Option.builder().longOpt("rows").hasArg().argName("PATH")
+                .desc("what moves the rows of a direct world: auto (default), sm, copy-engine").build());
         o.addOption(Option.builder().longOpt("check").desc("compare with the Java reference first").build());
         o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
         return o;
@@ -112,6 +136,47 @@ final class MoeCommand implements Command {
 
     /** The most tokens per rank the command times: past it the buffers outgrow any GPU's memory. */
     static final int MAX_TOKENS = 1 << 16;
+    /** Timed iterations by default. */
+    static final int DEFAULT_ITERS = 20;
+    /** Untimed iterations before them by default. */
+    static final int DEFAULT_WARMUP = 3;
+
+    /**
+     * The model both modes route, parsed once from --hidden, --experts and --topk (defaults: DeepEP's shape, as
+     * MoeConfig states it), --topk checked against --experts before a config names its own fields.
+     */
+    record Model(int hidden, int experts, int topK) {
+        static Model parse(CommandLine cmd) {
+            int hidden = OptionValues.integer(cmd, "hidden", MoeConfig.DEEP_EP_HIDDEN, 1, Integer.MAX_VALUE);
+            int experts = OptionValues.integer(cmd, "experts", MoeConfig.DEEP_EP_EXPERTS, 1, Integer.MAX_VALUE);
+            int topK = OptionValues.integer(cmd, "topk", MoeConfig.DEEP_EP_TOP_K, 1, Integer.MAX_VALUE);
+            checkTopK(topK, experts);
+            return new Model(hidden, experts, topK);
+        }
+
+        /** {@code b} routing this model. */
+        MoeConfig.Builder into(MoeConfig.Builder b) {
+            return b.hidden(hidden).numExperts(experts).topK(topK);
+        }
+    }
+
+    /**
+     * What both modes time, parsed once: the token counts (default: DeepEP's for the mode), the iterations, and where
+     * the combines read the expert outputs.
+     */
+    record Sweep(List<Integer> tokens, int iters, int warmup, boolean combineFromHeap) {
+        static Sweep parse(CommandLine cmd, boolean lowLatency) {
+            int fallback = lowLatency ? MoeConfig.DEEP_EP_LOW_LATENCY_TOKENS : MoeConfig.DEEP_EP_TOKENS;
+            return new Sweep(tokenList(cmd.getOptionValue("tokens", Integer.toString(fallback))),
+                    OptionValues.integer(cmd, "iters", DEFAULT_ITERS, 1, 1_000_000),
+                    OptionValues.integer(cmd, "warmup", DEFAULT_WARMUP, 0, 1_000_000), MoeCommand.combineFromHeap(cmd));
+        }
+
+        /** The largest token count: what the buffers are sized for. */
+        int maxTokens() {
+            return tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
+        }
+    }
 
     /**
      * The {@code --tokens} value: a list ({@code 128,4096}, no element twice) or a doubling range
@@ -159,7 +224,7 @@ final class MoeCommand implements Command {
      * Longer field names first, so {@code numExperts} is not half-replaced by a shorter one.
      */
     static String optionWords(String message) {
-        String m = message.replace("MoeLowLatencyConfig ", "").replace("MoeConfig ", "");
+        String m = message.replace("MoeConfig lowLatency ", "").replace("MoeConfig ", "");
         String[][] fields = {{"maxTokensPerRank", "--tokens"}, {"numExperts", "--experts"},
             {"numChannels", "--channels"}, {"chunkTokens", "--chunk"}, {"ringTokens", "--ring"},
             {"dispatchType", "--dtype"}, {"hidden", "--hidden"}, {"topK", "--topk"}, {"dtype", "--dtype"}};
@@ -214,23 +279,17 @@ final class MoeCommand implements Command {
     }
 
     /** The low-latency configs the options ask for (one per dispatch type), checked before any world is opened. */
-    static List<MoeLowLatencyConfig> lowLatencyConfigs(CommandLine cmd, int maxTokens) {
+    static List<MoeConfig> lowLatencyConfigs(CommandLine cmd, Model model, int maxTokens) {
         List<ElementType> dtypes = dtypes(cmd, "fp8");
         boolean pow2 = cmd.hasOption("pow2-scales");
         if (pow2 && !dtypes.contains(ElementType.FP8_E4M3)) {
             throw new UsageException("--pow2-scales applies to FP8 dispatch: use --dtype fp8 or both");
         }
-        checkTopK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE),
-                OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE));
-        List<MoeLowLatencyConfig> configs = new ArrayList<>();
+        List<MoeConfig> configs = new ArrayList<>();
         try {
             for (ElementType t : dtypes) {
-                configs.add(MoeLowLatencyConfig.builder()
-                        .hidden(OptionValues.integer(cmd, "hidden", 7168, 1, Integer.MAX_VALUE))
-                        .maxTokensPerRank(maxTokens)
-                        .numExperts(OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE))
-                        .topK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE))
-                        .dispatchType(t).powerOfTwoScales(pow2 && t == ElementType.FP8_E4M3).build());
+                configs.add(model.into(MoeConfig.lowLatencyBuilder()).lowLatency(maxTokens, t)
+                        .powerOfTwoScales(pow2 && t == ElementType.FP8_E4M3).build());
             }
         } catch (IllegalArgumentException e) {
             throw new UsageException(optionWords(e.getMessage()), e);
@@ -238,27 +297,23 @@ final class MoeCommand implements Command {
         return configs;
     }
 
-    private int runLowLatency(CommandLine cmd, PrintStream out, PrintStream err) {
+    private int runLowLatency(CommandLine cmd, Model model, Sweep sweep, PrintStream out, PrintStream err) {
         if (cmd.hasOption("comm-stream")) {
             throw new UsageException("--comm-stream applies to --mode high-throughput; the low-latency calls run on the"
                     + " rank's stream");
         }
-        boolean combineFromHeap = combineFromHeap(cmd);
-        List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "128"));
-        int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
-        List<MoeLowLatencyConfig> configs = lowLatencyConfigs(cmd, maxTokens);
-        int iters = OptionValues.integer(cmd, "iters", 20, 1, 1_000_000);
-        int warmup = OptionValues.integer(cmd, "warmup", 3, 0, 1_000_000);
+        if (cmd.hasOption("rows")) {
+            throw new UsageException("--rows applies to --mode high-throughput");
+        }
+        boolean combineFromHeap = sweep.combineFromHeap();
+        List<Integer> tokens = sweep.tokens();
+        int maxTokens = sweep.maxTokens();
+        List<MoeConfig> configs = lowLatencyConfigs(cmd, model, maxTokens);
+        int iters = sweep.iters();
+        int warmup = sweep.warmup();
         WorldOptions w = WorldOptions.parse(cmd);
         int ranks = w.worldSize();
-        long heap = 0;
-        for (MoeLowLatencyConfig c : configs) {
-            try {
-                heap += c.sizing(ranks).heapBytes() + (1 << 20);
-            } catch (IllegalArgumentException e) {
-                throw new UsageException(optionWords(e.getMessage()), e);
-            }
-        }
+        long heap = heapBytes(configs, ranks, 0);
         ResultTable table = new ResultTable("moe --mode low-latency: per call, the slowest rank, median and p99 of "
                 + iters + " (ms)", List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms", "combine_ms",
                 "combine_p99_ms", "dispatch_send_ms", "dispatch_recv_ms", "combine_send_ms", "combine_recv_ms",
@@ -271,20 +326,23 @@ final class MoeCommand implements Command {
             Progress progress = new Progress(err, (tokens.size() + (cmd.hasOption("check") ? 1 : 0)) * configs.size(),
                     cmd.hasOption("quiet") || !reporting);
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
-            List<MoeLowLatencyBuffer> buffers = new ArrayList<>();
+            List<MoeBuffer> buffers = new ArrayList<>();
             int waitingBlocks = 0;
             boolean staged = false;
+            LowLatencySizing first = null;
             try {
-                for (MoeLowLatencyConfig c : configs) {
-                    buffers.add(MoeLowLatencyBuffer.create(world, c));
-                    staged |= buffers.get(buffers.size() - 1).sizing().staged();
+                for (MoeConfig c : configs) {
+                    buffers.add(MoeBuffer.create(world, c));
+                    staged |= buffers.get(buffers.size() - 1).lowLatency().sizing().staged();
                 }
-                for (MoeLowLatencyBuffer ll : buffers) {
-                    String name = ll.config().dispatchType().name() + (ll.config().powerOfTwoScales() ? "/UE8M0" : "");
+                first = buffers.get(0).lowLatency().sizing();
+                for (MoeBuffer ll : buffers) {
+                    String name = ll.config().lowLatencyDispatchType().name()
+                            + (ll.config().powerOfTwoScales() ? "/UE8M0" : "");
                     if (cmd.hasOption("check")) {
                         progress.step("check " + name);
                         try (MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, combineFromHeap)) {
-                            check.run(MoeLowLatencyRouting.Kind.SKEWED, 1,
+                            check.run(MoeRouting.Kind.SKEWED, 1,
                                     MoeRouting.tokenCounts(ranks, maxTokens, new java.util.Random(1)), true);
                         }
                     }
@@ -295,7 +353,7 @@ final class MoeCommand implements Command {
                             progress.step(name + " " + t + " tokens");
                             int[] perRank = new int[ranks];
                             Arrays.fill(perRank, t);
-                            MoeLowLatencyTimingRig.Timing timing = run.time(MoeLowLatencyRouting.Kind.UNIFORM, 7, perRank,
+                            MoeLowLatencyTimingRig.Timing timing = run.time(MoeRouting.Kind.UNIFORM, 7, perRank,
                                     warmup, iters);
                             List<Object> row = new ArrayList<>(List.of(name, t, percentile(timing.dispatchMillis(), 0.5),
                                     percentile(timing.dispatchMillis(), 0.99), percentile(timing.combineMillis(), 0.5),
@@ -305,7 +363,7 @@ final class MoeCommand implements Command {
                                     percentile(timing.combineSendMillis(), 0.5),
                                     percentile(timing.combineReceiveMillis(), 0.5)));
                             MoeNcclBaseline.Timing base = nccl == null ? null
-                                    : nccl.time(MoeLowLatencyRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
+                                    : nccl.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
                             row.addAll(ncclCells(base, ncclMissing, percentile(timing.dispatchMillis(), 0.5),
                                     percentile(timing.combineMillis(), 0.5)));
                             table.add(row.toArray());
@@ -313,7 +371,7 @@ final class MoeCommand implements Command {
                     }
                 }
             } finally {
-                buffers.forEach(MoeLowLatencyBuffer::close);
+                buffers.forEach(MoeBuffer::close);
             }
             progress.done();
             if (reporting) {
@@ -322,9 +380,9 @@ final class MoeCommand implements Command {
             table.note(timingNote(world, true));
             table.note("dispatch/combine: the calls without the split; send/recv columns: medians of the halves, timed"
                     + " apart with the send/receive split");
-            table.note(lowLatencyDispatchNote(configs.get(0).sizing(ranks).gathersRows()));
+            table.note(lowLatencyDispatchNote(first));
             table.note(lowLatencyCombineFromNote(combineFromHeap, staged));
-            table.note(lowLatencySmsNote(waitingBlocks, configs.get(0).sizing(ranks).numLocalExperts(),
+            table.note(lowLatencySmsNote(waitingBlocks, configs.get(0).numLocalExperts(ranks),
                     world.localRanks().get(0).device().multiprocessorCount()));
             table.note(ncclMissing == null ? "nccl: NCCL " + NcclComms.version() + " from " + LibNccl.loadedFrom()
                     + ", all-to-all-v of the same routing, one row per (token, expert); x_nccl = NCCL median / gda4j"
@@ -344,7 +402,7 @@ final class MoeCommand implements Command {
             if (local.isPresent()) {
                 a[r] = ProxyActivity.NONE;
                 for (int p = 0; p < a.length; p++) {
-                    a[r] = a[r].plus(ProxyTransport.activityOf(local.get(), p).orElse(ProxyActivity.NONE));
+                    a[r] = a[r].plus(ProxyActivity.of(local.get(), p).orElse(ProxyActivity.NONE));
                 }
             }
         }
@@ -401,26 +459,50 @@ final class MoeCommand implements Command {
     static final long PEER_COPY_BYTES = 256L << 20;
     /** Measurements of the reference copy; the median is reported. */
     static final int PEER_COPY_REPS = 5;
+    /** Rounds of every rank's copies per measurement of the ceiling. */
+    static final int CEILING_ITERATIONS = 4;
 
     /** The high-throughput table's columns. */
     static final List<String> THROUGHPUT_COLUMNS = List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms",
             "dispatch_GBps", "dispatch_link_GBps", "dispatch_link_ratio", "combine_ms", "combine_p99_ms",
-            "combine_GBps", "combine_link_GBps", "combine_link_ratio", "nccl_dispatch_ms", "nccl_dispatch_p99_ms",
-            "dispatch_x_nccl", "nccl_combine_ms", "nccl_combine_p99_ms", "combine_x_nccl");
+            "combine_GBps", "combine_link_GBps", "combine_link_ratio", "sms", "nccl_dispatch_ms", "nccl_dispatch_p99_ms",
+            "dispatch_x_nccl", "nccl_combine_ms", "nccl_combine_p99_ms", "combine_x_nccl", "fw_dispatch_ms",
+            "dispatch_x_fw", "fw_combine_ms", "combine_x_fw");
+
+    /** The note on the framework columns. */
+    static final String FRAMEWORK_NOTE = "fw: MoE over NCCL as Megatron's all-to-all dispatcher runs it: per-expert"
+            + " counts all-gathered, copied to the host and waited for, tokens permuted to one row per (token, expert),"
+            + " all-to-all-v, rows regrouped by local expert; combine the reverse and a weighted sum; GPU steps on all"
+            + " SMs, timed as the other columns; x_fw = fw median / gda4j median";
 
     /**
      * The gda4j cells of a high-throughput row, from dispatch_ms to combine_link_ratio: per call the median and p99,
-     * DeepEP's bandwidth, the link bandwidth and its ratio to {@code peerGbps} (the copy engines', NaN when not
-     * measured). Where no byte crosses between GPUs (every rank on one GPU) the link cells are "-".
+     * DeepEP's bandwidth, the link bandwidth and its ratio to {@code ceilingGbps} (the copy engines' all-to-all
+     * ceiling, NaN when not measured). Where no byte crosses between GPUs (every rank on one GPU) the link cells are
+     * "-".
      */
-    static List<Object> throughputCells(MoeTimingRig.Timing t, double peerGbps) {
+    static List<Object> throughputCells(MoeTimingRig.Timing t, double ceilingGbps) {
         double d = percentile(t.dispatchMillis(), 0.5);
         double c = percentile(t.combineMillis(), 0.5);
         Object dLink = gbps(max(t.dispatchLinkBytesPerRank()), d);
         Object cLink = gbps(max(t.combineLinkBytesPerRank()), c);
         return List.of(d, percentile(t.dispatchMillis(), 0.99), max(t.recvBytesPerRank()) / (d * 1e6), dLink,
-                ratio(dLink, peerGbps), c, percentile(t.combineMillis(), 0.99), max(t.combineBytesPerRank()) / (c * 1e6),
-                cLink, ratio(cLink, peerGbps));
+                ratio(dLink, ceilingGbps), c, percentile(t.combineMillis(), 0.99),
+                max(t.combineBytesPerRank()) / (c * 1e6), cLink, ratio(cLink, ceilingGbps));
+    }
+
+    /**
+     * The framework cells of a row: its median dispatch and combine and how many times gda4j's they take; where NCCL
+     * did not run, the first clause of {@code missing}, then dashes.
+     */
+    static List<Object> frameworkCells(MoeNcclBaseline.Timing fw, String missing, double dispatchMillis,
+                                       double combineMillis) {
+        if (fw == null) {
+            return List.of(ncclColumn(missing), "-", "-", "-");
+        }
+        double d = percentile(fw.dispatchMillis(), 0.5);
+        double c = percentile(fw.combineMillis(), 0.5);
+        return List.of(d, d / dispatchMillis, c, c / combineMillis);
     }
 
     /**
@@ -454,11 +536,10 @@ final class MoeCommand implements Command {
 
     /**
      * The copy engines' one-way bandwidth from rank 0's GPU to {@code peer}'s (-1: none), measured in the process of
-     * rank 0 into the reference buffer, the first heap allocation; NaN elsewhere and without a peer. Every process
-     * calls it (it allocates the buffer and meets the others afterwards, so no MoE call overlaps the copies).
+     * rank 0 into the reference buffer ({@code buffer}, the first heap allocation); NaN elsewhere and without a peer.
+     * Every process calls it (it meets the others afterwards, so no MoE call overlaps the copies).
      */
-    private static double peerCopyGbps(World world, int peer) {
-        HeapBuffer buffer = world.heap().allocate(PEER_COPY_BYTES);
+    private static double peerCopyGbps(World world, HeapBuffer buffer, int peer) {
         double gbps = Double.NaN;
         Optional<Rank> rank0 = world.localRank(0);
         if (peer >= 0 && rank0.isPresent()) {
@@ -472,14 +553,37 @@ final class MoeCommand implements Command {
         return gbps;
     }
 
-    /** The note that gives memcpyPeer, the copy engines' figure the link columns compare with. */
+    /** The note that gives memcpyPeer, the copy engines' one-way figure beside the ceiling. */
     static String peerCopyNote(int peer, double gbps) {
         if (peer < 0) {
             return "memcpyPeer: not measured: every rank shares rank 0's GPU, so no byte crosses between GPUs";
         }
-        return String.format(Locale.ROOT, "memcpyPeer: %.1f GB/s one way, rank 0's GPU -> rank %d's GPU"
-                + " (cuMemcpyPeerAsync of %d MiB, median of %d, in this run)", gbps, peer, PEER_COPY_BYTES >> 20,
-                PEER_COPY_REPS);
+        return String.format(Locale.ROOT, "memcpyPeer: %.1f GB/s one way, rank 0's GPU -> rank %d's GPU, nothing else"
+                + " moving (cuMemcpyPeerAsync of %d MiB, median of %d, in this run)", gbps, peer,
+                PEER_COPY_BYTES >> 20, PEER_COPY_REPS);
+    }
+
+    /** The note that gives ce_ceiling, the copy engines' all-to-all figure the link columns compare with. */
+    static String ceilingNote(CopyEngineCeiling.Result ceiling, int ranks) {
+        if (ceiling == null) {
+            return "ce_ceiling: not measured: no rank has a peer on another GPU";
+        }
+        return String.format(Locale.ROOT, "ce_ceiling: %.1f GB/s per rank, every rank copying %d MiB to every rank on"
+                + " another GPU at once, both directions busy (cuMemcpyPeerAsync, peer after peer, %d rounds behind"
+                + " one gate, the slowest rank, median of %d, in this run)", ceiling.gbps(),
+                CopyEngineCeiling.bytesPerPeer(PEER_COPY_BYTES, ranks) >> 20, CEILING_ITERATIONS,
+                ceiling.slowestMillis().length);
+    }
+
+    /** --rows: what moves the rows of a direct world's high-throughput calls. */
+    static MoeRowPath rowPath(CommandLine cmd) {
+        String v = cmd.getOptionValue("rows", "auto").trim().toLowerCase(Locale.ROOT);
+        return switch (v) {
+            case "auto" -> MoeRowPath.AUTO;
+            case "sm" -> MoeRowPath.SM;
+            case "copy-engine" -> MoeRowPath.COPY_ENGINE;
+            default -> throw new UsageException("--rows must be auto, sm or copy-engine, got " + v);
+        };
     }
 
     /** --combine-from: whether the expert outputs go to the buffer's combine input (heap, the default). */
@@ -491,15 +595,24 @@ final class MoeCommand implements Command {
         return from.equals("heap");
     }
 
-    /** The note that says how the low-latency dispatch moves a token's rows to a p2p rank. */
-    static String lowLatencyDispatchNote(boolean gathers) {
-        String property = " (-D" + MoeLowLatencySizing.GATHER_ROWS_PROP_NAME + "=auto|true|false)";
-        return gathers
-                ? "dispatch: over p2p a token's row goes once to each other rank that has its experts, into that rank's"
-                        + " token stage, which its receive half copies out per expert; calls of fewer than "
-                        + MoeLowLatencySizing.GATHER_MIN_TOKENS + " tokens store it once per expert" + property
-                : "dispatch: over p2p a token's row is stored once per expert into the expert's slots (rows are"
-                        + " gathered per rank where topK >= 2 x ranks)" + property;
+    /** The note that says which low-latency protocol ran and how its dispatch moves a token's rows to a p2p rank. */
+    static String lowLatencyDispatchNote(LowLatencySizing s) {
+        if (s.tagged()) {
+            return "protocol: tagged (every pair p2p or self): each 4 bytes travel beside the call's tag, a token's row"
+                    + " once per rank that has its experts, and each call is one kernel; the combine sets one flag per"
+                    + " rank (-D" + LowLatencySizing.PROTOCOL_PROP_NAME + "=tagged; the counted one is the default)";
+        }
+        String why = s.staged() ? "the world has a proxy or ibgda pair" : "-D" + LowLatencySizing.PROTOCOL_PROP_NAME
+                + "=tagged runs the tagged one";
+        String property = " (-D" + LowLatencySizing.GATHER_ROWS_PROP_NAME + "=auto|true|false)";
+        String rows = s.gathersRows()
+                ? "over p2p a token's row goes once to each other rank that has its experts, into that rank's token"
+                        + " stage, which its receive half copies out per expert; calls of fewer than "
+                        + LowLatencySizing.GATHER_MIN_TOKENS + " tokens store it once per expert"
+                : "over p2p a token's row is stored once per expert into the expert's slots (rows are gathered per"
+                        + " rank where topK >= 2 x ranks)";
+        return "protocol: counted (" + why + "): a count per (expert, source) released after the rows; " + rows
+                + property;
     }
 
     /** The note that says where the low-latency combines read the expert outputs. */
@@ -517,10 +630,16 @@ final class MoeCommand implements Command {
                 + " tokens' rows from the experts' ranks as it sums them (--combine-from heap)";
     }
 
-    /** The note that says where the high-throughput combines read the expert outputs. */
-    static String combineFromNote(boolean fromHeap, boolean direct) {
+    /** The note that says what moved the rows and where the high-throughput combines read the expert outputs. */
+    static String combineFromNote(boolean fromHeap, boolean direct, boolean copyEngine) {
         if (!direct) {
             return "combine: from a tensor of each rank's own, through rings (the world has a proxy or ibgda pair)";
+        }
+        if (copyEngine) {
+            return "rows by the copy engines (--rows copy-engine): dispatch packs each destination's rows on the SMs, one"
+                    + " copy per array and peer moves them; combine copies each source's rows back in one copy and sums"
+                    + " on the SMs, reading the expert outputs from " + (fromHeap ? "each rank's MoeRank.combineInput()"
+                    + " (--combine-from heap)" : "a tensor of each rank's own (--combine-from tensor)");
         }
         return fromHeap
                 ? "combine: expert outputs in each rank's MoeRank.combineInput(); each rank pulls its tokens' rows from"
@@ -557,65 +676,106 @@ final class MoeCommand implements Command {
                 + " calls";
     }
 
-    @Override
-    public int run(CommandLine cmd, PrintStream out, PrintStream err) {
-        if (lowLatency(cmd)) {
-            return runLowLatency(cmd, out, err);
-        }
-        WorldOptions w = WorldOptions.parse(cmd);
-        List<Integer> tokens = tokenList(cmd.getOptionValue("tokens", "4096"));
-        int maxTokens = tokens.stream().mapToInt(Integer::intValue).max().orElse(1);
-        List<ElementType> dtypes = dtypes(cmd, "both");
-        int iters = OptionValues.integer(cmd, "iters", 20, 1, 1_000_000);
-        int warmup = OptionValues.integer(cmd, "warmup", 3, 0, 1_000_000);
-        checkTopK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE),
-                OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE));
-        boolean combineFromHeap = combineFromHeap(cmd);
-        List<MoeConfig> configs = new ArrayList<>();
-        // Over the proxy each announced chunk is a trigger, whose copy and signal cost the proxy thread a few
-        // microseconds of driver calls: larger chunks, and a ring that holds several, cut them (2x H100, 4096 tokens,
-        // BF16: dispatch 1.9-2.5 ms with chunks of 32 and a ring of 128, 0.76 ms with 128 and 512, in one run).
-        boolean proxy = w.transport.equals(Transport.PROXY.label());
-        int ring = OptionValues.integer(cmd, "ring", proxy ? 512 : 128, 1, Integer.MAX_VALUE);
-        int chunk = OptionValues.integer(cmd, "chunk", proxy ? 128 : 32, 1, Integer.MAX_VALUE);
-        try {
-            for (ElementType t : dtypes) {
-                configs.add(MoeConfig.builder().hidden(OptionValues.integer(cmd, "hidden", 7168, 1, Integer.MAX_VALUE)).dtype(t)
-                        .maxTokensPerRank(maxTokens).numExperts(OptionValues.integer(cmd, "experts", 256, 1, Integer.MAX_VALUE))
-                        .topK(OptionValues.integer(cmd, "topk", 8, 1, Integer.MAX_VALUE)).numChannels(OptionValues.integer(cmd, "channels", 12, 1, Integer.MAX_VALUE))
-                        .ringTokens(ring).chunkTokens(chunk)
-                        .combineWarps(Math.min(MoeConfig.MAX_COMBINE_WARPS, ring))
-                        .communicationStream(cmd.hasOption("comm-stream")).build());
-            }
-        } catch (IllegalArgumentException e) {
-            throw new UsageException(optionWords(e.getMessage()), e);
-        }
-        int ranks = w.worldSize();
-        // The copy-engine reference's buffer comes first, at the same heap offset on every rank.
-        long heap = PEER_COPY_BYTES + 4096;
+    /**
+     * The heap a world of {@code ranks} needs for {@code configs} ({@link MoeConfig#heapBytes}: any world of that
+     * size), each rounded up by 1 MiB, after {@code first} bytes of other buffers.
+     */
+    static long heapBytes(List<MoeConfig> configs, int ranks, long first) {
+        long heap = first;
         for (MoeConfig c : configs) {
             try {
-                // the larger of the two layouts: whether the world is direct is known only once it exists
-                heap += Math.max(c.sizing(ranks, false).heapBytes(), c.sizing(ranks, true).heapBytes()) + (1 << 20);
+                heap += c.heapBytes(ranks) + (1 << 20);
             } catch (IllegalArgumentException e) {
                 throw new UsageException(optionWords(e.getMessage()), e);
             }
         }
+        return heap;
+    }
+
+    /**
+     * The high-throughput configs the options ask for (one per dispatch type), checked before any world is opened;
+     * {@code fewPuts}: the world's puts cost a host call each (a pair whose transport {@code PREFERS_FEW_PUTS}: the
+     * proxy), so the rings' defaults are the larger ones.
+     */
+    static List<MoeConfig> highThroughputConfigs(CommandLine cmd, Model model, int maxTokens, boolean fewPuts) {
+        List<ElementType> dtypes = dtypes(cmd, "both");
+        MoeRowPath rows = rowPath(cmd);
+        // Over the proxy each announced chunk is a trigger, whose copy and signal cost the proxy thread a few
+        // microseconds of driver calls: larger chunks, and a ring that holds several, cut them (MoeConfig.Builder).
+        int ring = OptionValues.integer(cmd, "ring", fewPuts ? MoeConfig.Builder.FEW_PUTS_RING_TOKENS
+                : MoeConfig.Builder.DEFAULT_RING_TOKENS, 1, Integer.MAX_VALUE);
+        int chunk = OptionValues.integer(cmd, "chunk", fewPuts ? MoeConfig.Builder.FEW_PUTS_CHUNK_TOKENS
+                : MoeConfig.Builder.DEFAULT_CHUNK_TOKENS, 1, Integer.MAX_VALUE);
+        int channels = OptionValues.integer(cmd, "channels", MoeConfig.Builder.DEFAULT_CHANNELS, 1, Integer.MAX_VALUE);
+        List<MoeConfig> configs = new ArrayList<>();
+        try {
+            for (ElementType t : dtypes) {
+                configs.add(model.into(MoeConfig.builder()).dtype(t).maxTokensPerRank(maxTokens).numChannels(channels)
+                        .ringTokens(ring).chunkTokens(chunk)
+                        .combineWarps(Math.min(MoeConfig.Builder.DEFAULT_COMBINE_WARPS, ring))
+                        .communicationStream(cmd.hasOption("comm-stream")).rowPath(rows).build());
+            }
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(optionWords(e.getMessage()), e);
+        }
+        return configs;
+    }
+
+    @Override
+    public int run(CommandLine cmd, PrintStream out, PrintStream err) {
+        boolean lowLatency = lowLatency(cmd);
+        Model model = Model.parse(cmd);
+        Sweep sweep = Sweep.parse(cmd, lowLatency);
+        return lowLatency ? runLowLatency(cmd, model, sweep, out, err) : runHighThroughput(cmd, model, sweep, out, err);
+    }
+
+    private int runHighThroughput(CommandLine cmd, Model model, Sweep sweep, PrintStream out, PrintStream err) {
+        if (cmd.hasOption("pow2-scales")) {
+            throw new UsageException("--pow2-scales applies to --mode low-latency (its FP8 dispatch's scales); the"
+                    + " high-throughput mode does not round them: add --mode low-latency or drop --pow2-scales");
+        }
+        WorldOptions w = WorldOptions.parse(cmd);
+        List<Integer> tokens = sweep.tokens();
+        int maxTokens = sweep.maxTokens();
+        int iters = sweep.iters();
+        int warmup = sweep.warmup();
+        boolean combineFromHeap = sweep.combineFromHeap();
+        // The defaults depend on whether a pair's puts cost a host call (Capability.PREFERS_FEW_PUTS). A named
+        // transport says so at once; under auto the world's pairs do, once it is open, so its heap fits either.
+        List<MoeConfig> fewPutsConfigs = highThroughputConfigs(cmd, model, maxTokens, true);
+        List<MoeConfig> defaultConfigs = highThroughputConfigs(cmd, model, maxTokens, false);
+        Optional<Transport> named = Transport.ofLabel(w.transport);
+        int ranks = w.worldSize();
+        // The copy-engine references' buffer comes first, at the same heap offset on every rank.
+        long first = PEER_COPY_BYTES + 4096;
+        long heap = named.isPresent()
+                ? heapBytes(named.get().has(Capability.PREFERS_FEW_PUTS) ? fewPutsConfigs : defaultConfigs, ranks, first)
+                : Math.max(heapBytes(fewPutsConfigs, ranks, first), heapBytes(defaultConfigs, ranks, first));
+        List<MoeConfig> configs = defaultConfigs; // the same size either way, for the progress count
         ResultTable table = new ResultTable("moe: dispatch and combine per rank, median and p99 of " + iters
                 + " (ms; GB/s = 10^9 B/s: GBps DeepEP's definition, link_GBps between GPUs only)", THROUGHPUT_COLUMNS);
         boolean reporting;
         try (World world = w.openWorld(heap)) {
+            if (world.anyPair(t -> t.has(Capability.PREFERS_FEW_PUTS))) {
+                configs = fewPutsConfigs;
+            }
             // Under a launcher every process runs the same calls; rank 0's process reports.
             reporting = world.localRank(0).isPresent();
             Progress progress = new Progress(err, (tokens.size() + (cmd.hasOption("check") ? 1 : 0)) * configs.size(),
                     cmd.hasOption("quiet") || !reporting);
             int[] gpus = RankGpus.of(world);
             int copyPeer = RankGpus.firstOnAnotherGpu(gpus, 0);
-            double peerGbps = peerCopyGbps(world, copyPeer);
+            // The copy-engine references' buffer comes first, at the same heap offset on every rank.
+            HeapBuffer reference = world.heap().allocate(PEER_COPY_BYTES);
+            double peerGbps = peerCopyGbps(world, reference, copyPeer);
+            CopyEngineCeiling.Result ceiling = CopyEngineCeiling.measure(world, reference, gpus,
+                    CopyEngineCeiling.bytesPerPeer(PEER_COPY_BYTES, ranks), CEILING_ITERATIONS, PEER_COPY_REPS);
+            double ceilingGbps = ceiling == null ? Double.NaN : ceiling.gbps();
             List<MoeBuffer> buffers = new ArrayList<>();
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
             int blocksPerRank = 0;
             boolean buffersDirect = false;
+            boolean buffersCopyEngine = false;
             List<String> proxyNotes = new ArrayList<>();
             try {
                 for (MoeConfig c : configs) {
@@ -623,6 +783,7 @@ final class MoeCommand implements Command {
                 }
                 for (MoeBuffer moe : buffers) {
                     buffersDirect = moe.sizing().direct();
+                    buffersCopyEngine = moe.sizing().copyEngine();
                     if (cmd.hasOption("check")) {
                         progress.step("check " + moe.config().dtype());
                         try (MoeReferenceCheck check = new MoeReferenceCheck(moe, combineFromHeap)) {
@@ -630,7 +791,9 @@ final class MoeCommand implements Command {
                         }
                     }
                     try (MoeTimingRig run = new MoeTimingRig(moe, combineFromHeap);
-                         MoeNcclBaseline nccl = ncclMissing == null ? new MoeNcclBaseline(moe) : null) {
+                         MoeNcclBaseline nccl = ncclMissing == null ? new MoeNcclBaseline(moe) : null;
+                         MoeFrameworkNcclBaseline framework = ncclMissing == null
+                                 ? new MoeFrameworkNcclBaseline(moe) : null) {
                         blocksPerRank = run.blocksPerRank();
                         for (int t : tokens) {
                             progress.step(moe.config().dtype() + " " + t + " tokens");
@@ -642,10 +805,15 @@ final class MoeCommand implements Command {
                                     percentile(timing.dispatchMillis(), 0.5) + percentile(timing.combineMillis(), 0.5))
                                     .ifPresent(proxyNotes::add);
                             List<Object> row = new ArrayList<>(List.of(moe.config().dtype().name(), t));
-                            row.addAll(throughputCells(timing, peerGbps));
+                            row.addAll(throughputCells(timing, ceilingGbps));
+                            row.add(run.blocksPerRank());
                             MoeNcclBaseline.Timing base = nccl == null ? null
                                     : nccl.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
                             row.addAll(ncclCells(base, ncclMissing, percentile(timing.dispatchMillis(), 0.5),
+                                    percentile(timing.combineMillis(), 0.5)));
+                            MoeNcclBaseline.Timing fw = framework == null ? null
+                                    : framework.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
+                            row.addAll(frameworkCells(fw, ncclMissing, percentile(timing.dispatchMillis(), 0.5),
                                     percentile(timing.combineMillis(), 0.5)));
                             table.add(row.toArray());
                         }
@@ -662,18 +830,21 @@ final class MoeCommand implements Command {
             proxyNotes.forEach(table::note);
             table.note("GBps: the slowest rank's received bytes (dispatch) or sent-back BF16 bytes (combine), its own"
                     + " rows included, / its time; link_GBps: the most bytes a rank sent to ranks on another GPU / the"
-                    + " slowest rank's median time; link_ratio = link_GBps / memcpyPeer");
+                    + " slowest rank's median time; link_ratio = link_GBps / ce_ceiling");
+            table.note(ceilingNote(ceiling, ranks));
             table.note(peerCopyNote(copyPeer, peerGbps));
             table.note(smsNote(configs.get(0).numChannels(), blocksPerRank,
                     world.localRanks().get(0).device().multiprocessorCount()));
-            table.note(combineFromNote(combineFromHeap, buffersDirect));
+            table.note(combineFromNote(combineFromHeap, buffersDirect, buffersCopyEngine));
             if (cmd.hasOption("comm-stream")) {
                 table.note("calls on a communication stream per rank (--comm-stream); times include the fork from and"
                         + " the join to the rank's stream");
             }
             table.note(ncclMissing == null ? "nccl: NCCL " + NcclComms.version() + " from " + LibNccl.loadedFrom()
-                    + ", all-to-all-v of the same routing; x_nccl = NCCL median / gda4j median"
+                    + ", all-to-all-v of the same routing, rows packed beforehand, one per (token, rank), NCCL's own"
+                    + " channels (SMs not counted); x_nccl = NCCL median / gda4j median"
                     : "nccl: not run: " + ncclMissing);
+            table.note(ncclMissing == null ? FRAMEWORK_NOTE : "fw: not run: " + ncclMissing);
         }
         if (reporting) {
             table.print(out, w.format);

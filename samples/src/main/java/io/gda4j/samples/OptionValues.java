@@ -1,6 +1,7 @@
 package io.gda4j.samples;
 
 import org.apache.commons.cli.CommandLine;
+import org.apache.commons.cli.Option;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -38,6 +39,23 @@ final class OptionValues {
             out.add(p);
         }
         return out;
+    }
+
+    /**
+     * Refuses an option given twice ({@code --iters 5 --iters abc}): which one should win is a guess, so neither does.
+     *
+     * @throws UsageException naming the option and both values
+     */
+    static void refuseRepeats(CommandLine cmd) {
+        Set<String> seen = new HashSet<>();
+        for (Option o : cmd.getOptions()) {
+            String key = o.getKey();
+            if (!seen.add(key)) {
+                String[] values = cmd.getOptionValues(key);
+                throw new UsageException(Main.optionNames(o) + " is given " + (values == null ? "twice"
+                        : "twice ('" + String.join("' and '", values) + "')") + ": give it once");
+            }
+        }
     }
 
     /**

@@ -33,6 +33,8 @@ final class PingPong implements AutoCloseable {
     static final int ERR_PAYLOAD = -100;
     /** The inline slot carries at most this many bytes. */
     static final long INLINE_BYTES = 8;
+    /** The put_signal kernels with the payload check are the unchecked ones' names with this ending (bench.cu). */
+    static final String CHECKED_SUFFIX = "_checked";
 
     /** What one round sends; each mode (and scope) has its own kernel in bench.cu. */
     enum Mode {
@@ -76,6 +78,8 @@ final class PingPong implements AutoCloseable {
     /** The pair's rank numbers, known in every process (also one that drives neither and only meets the barrier). */
     private final int rankNumber;
     private final int peerNumber;
+    /** Runs so far: the payload seeds' salt, so no run's payload is an earlier run's left in a buffer. */
+    private long salt;
 
     /** The benchmark module for this pair: the build of its own of a transport that bench.cu leaves out. */
     static String module(World world, int rank, int peer) {
@@ -90,8 +94,9 @@ final class PingPong implements AutoCloseable {
         this.rank = world.localRank(rank).orElse(null);
         this.peer = world.localRank(peer).orElse(null);
         this.maxIterations = maxIterations;
-        this.data = world.heap().allocate(Math.max(maxBytes, 16));
-        this.src = world.heap().allocate(Math.max(maxBytes, 16));
+        // Two halves each: the checked put_signal alternates between them (bench.cu), the unchecked uses the first.
+        this.data = world.heap().allocate(2 * stride(maxBytes));
+        this.src = world.heap().allocate(2 * stride(maxBytes));
         this.signal = world.heap().allocateSignals(1);
         this.rtt = this.rank == null ? null : this.rank.context().allocate(4L * maxIterations);
         // Both ranks' kernels are loaded before either runs: with both ranks on one GPU, a load behind the
@@ -101,14 +106,22 @@ final class PingPong implements AutoCloseable {
 
     /** Heap bytes a ping-pong of up to {@code maxBytes} needs. */
     static long heapBytes(long maxBytes) {
-        return 2 * (Math.max(maxBytes, 16) + 256) + 4096;
+        return 4 * stride(maxBytes) + 2 * 256 + 4096;
+    }
+
+    /** The distance between the two halves of a buffer for {@code bytes}: 256-byte aligned, as the heap's are. */
+    static long stride(long bytes) {
+        return (Math.max(bytes, 16) + 255) & -256L;
     }
 
     /**
      * Runs warm-up plus {@code iterations} round trips; returns their statistics, or null in a process that does not
-     * drive the measuring rank.
+     * drive the measuring rank. {@code check} (put_signal only): every round's payload is compared by its receiver
+     * ({@link PayloadCheck}); a payload that differs fails the run with {@link PayloadCheck.MismatchException}, in
+     * every process of the world.
      */
-    LatencyStats run(Mode mode, long bytes, Scope scope, int blockThreads, int warmup, int iterations) {
+    LatencyStats run(Mode mode, long bytes, Scope scope, int blockThreads, int warmup, int iterations, boolean check) {
+        boolean checked = check && mode == Mode.PUT_SIGNAL;
         if (iterations > maxIterations) {
             throw new IllegalArgumentException("at most " + maxIterations + " iterations");
         }
@@ -124,13 +137,17 @@ final class PingPong implements AutoCloseable {
             r.writeHeapLong(signal.word(0), 0);
             r.writeHeapLong(signal.word(1), 0);
             r.scratch().writeLong(0, 0);
+            if (checked) {
+                PayloadCheck.reset(r.scratch());
+            }
         }
+        salt++; // both processes count runs alike: the seeds of this run differ from every earlier one's
         world.barrier();
         int threads = mode == Mode.PUT_SIGNAL ? scope.launchThreads(blockThreads) : 1;
         // Before any launch: a responder already spinning would wait out the world's timeout for a partner whose
         // launch failed.
         for (Rank r : local) {
-            Kernel k = kernel(r, r == rank ? peerNumber : rankNumber, mode, scope);
+            Kernel k = kernel(r, r == rank ? peerNumber : rankNumber, mode, scope, checked);
             if (threads > k.maxThreadsPerBlock()) {
                 throw new IllegalArgumentException(scope.name().toLowerCase(Locale.ROOT) + " " + mode.name()
                         .toLowerCase(Locale.ROOT) + " ping-pong of " + threads + " threads: its kernel ("
@@ -141,7 +158,8 @@ final class PingPong implements AutoCloseable {
         }
         for (Rank r : local) {
             boolean initiator = r == rank;
-            launch(r, initiator ? peerNumber : rankNumber, mode, bytes, scope, threads, warmup, iterations, initiator);
+            launch(r, initiator ? peerNumber : rankNumber, mode, bytes, scope, threads, warmup, iterations, initiator,
+                    checked);
         }
         for (Rank r : local) {
             r.stream().synchronize();
@@ -149,6 +167,14 @@ final class PingPong implements AutoCloseable {
         world.checkErrors();
         for (Rank r : local) {
             checkStatus(r);
+        }
+        if (checked) {
+            List<PayloadCheck.Result> mine = new ArrayList<>();
+            for (Rank r : local) {
+                mine.add(PayloadCheck.Result.read(r.rank(), r.scratch()));
+            }
+            PayloadCheck.requireIntact(PayloadCheck.gather(world, mine), mode.label + " " + scope.label()
+                    + "-scope payloads", bytes, receiver -> receiver == rankNumber ? peerNumber : rankNumber);
         }
         if (rank == null) {
             return null;
@@ -161,16 +187,20 @@ final class PingPong implements AutoCloseable {
     }
 
     private void launch(Rank r, int to, Mode mode, long bytes, Scope scope, int threads, int warmup, int iterations,
-                        boolean initiator) {
-        kernel(r, to, mode, scope).launch(1, threads, 0, r.stream(), KernelArgs.create()
+                        boolean initiator, boolean checked) {
+        KernelArgs args = KernelArgs.create()
                 .pointer(r.deviceView()).i32(to).i64(data.offset()).i64(src.offset()).i64(bytes)
                 .i64(signal.word(0)).i64(1).u32(warmup).u32(iterations).i32(initiator ? 1 : 0)
                 // Only the initiator writes round-trip times; the responder may run where rtt does not exist.
-                .pointer(initiator ? rtt.pointer() : DevicePointer.of(0)).pointer(r.scratch().pointer()));
+                .pointer(initiator ? rtt.pointer() : DevicePointer.of(0)).pointer(r.scratch().pointer());
+        if (checked) {
+            args.i64(stride(bytes)).i64(salt).pointer(r.scratch().pointer().plusBytes(PayloadCheckDescriptor.RECORD_OFFSET));
+        }
+        kernel(r, to, mode, scope, checked).launch(1, threads, 0, r.stream(), args);
     }
 
-    private Kernel kernel(Rank r, int to, Mode mode, Scope scope) {
-        return r.kernel(module(world, r.rank(), to), mode.kernel(scope));
+    private Kernel kernel(Rank r, int to, Mode mode, Scope scope, boolean checked) {
+        return r.kernel(module(world, r.rank(), to), mode.kernel(scope) + (checked ? CHECKED_SUFFIX : ""));
     }
 
     private static void checkStatus(Rank r) {

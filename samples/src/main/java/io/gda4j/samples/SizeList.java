@@ -7,7 +7,8 @@ import java.util.List;
 
 /**
  * Message sizes from the command line: a list ({@code 8,64,4k}), a doubling range ({@code 8:1m}), or both mixed
- * ({@code 8:64,1m}). Sorted, without repeats; an empty element or one given twice is refused ({@link OptionValues}).
+ * ({@code 8:64,1m}). Sorted; an empty element, or a size given twice (also one a range already holds:
+ * {@code 8:1m,16}), is refused ({@link OptionValues}).
  */
 final class SizeList {
     private SizeList() {
@@ -43,6 +44,13 @@ final class SizeList {
                         + ByteSize.format(max));
             }
         }
-        return out.stream().distinct().sorted().toList();
+        java.util.Set<Long> seen = new java.util.HashSet<>();
+        for (long s : out) {
+            if (!seen.add(s)) {
+                throw new UsageException("--sizes '" + text + "' gives " + ByteSize.format(s) + " twice: list each"
+                        + " size once (a range FROM:TO holds FROM, 2 x FROM, 4 x FROM ... up to TO)");
+            }
+        }
+        return out.stream().sorted().toList();
     }
 }

@@ -31,15 +31,46 @@ class CompareFilesTest {
     }
 
     @Test
-    void plotWritesExactlyTheFileNamed() throws Exception {
-        Path target = dir.resolve("out.txt");
-        CliRun r = CliRun.of("compare", "--from", csv().toString(), "--plot", target.toString());
-        assertEquals(0, r.code(), r::toString);
-        assertTrue(Files.isRegularFile(target), "no " + target);
-        assertFalse(Files.exists(dir.resolve("out.txt.png")), "a .png was appended to the name");
-        byte[] bytes = Files.readAllBytes(target);
-        assertArrayEquals(new byte[] {(byte) 0x89, 'P', 'N', 'G'}, Arrays.copyOf(bytes, 4));
-        assertTrue(r.err().contains("chart written to " + target), r.err());
+    void plotWritesExactlyTheFileNamedInTheFormatItsNameSays() throws Exception {
+        byte[][] magic = {{(byte) 0x89, 'P', 'N', 'G'}, {(byte) 0xff, (byte) 0xd8, (byte) 0xff}, {'B', 'M'},
+            {(byte) 0xff, (byte) 0xd8, (byte) 0xff}, {(byte) 0x89, 'P', 'N', 'G'}};
+        String[] names = {"out.png", "out.jpg", "out.bmp", "OUT.JPEG", "out.v2.PNG"};
+        for (int i = 0; i < names.length; i++) {
+            Path target = dir.resolve(names[i]);
+            CliRun r = CliRun.of("compare", "--from", csv().toString(), "--plot", target.toString());
+            assertEquals(0, r.code(), r::toString);
+            assertTrue(Files.isRegularFile(target), "no " + target);
+            byte[] bytes = Files.readAllBytes(target);
+            assertArrayEquals(magic[i], Arrays.copyOf(bytes, magic[i].length), names[i]);
+            assertTrue(r.err().contains("chart written to " + target), r.err());
+        }
+        assertEquals(5, Files.list(dir).filter(f -> f.getFileName().toString().toLowerCase().startsWith("out"))
+                .count(), "nothing appended to a name");
+    }
+
+    @Test
+    void aPlotNameWithoutAnOfferedFormatIsRefusedBeforeAnything() throws Exception {
+        for (String name : new String[] {"out.txt", "out.svg", "out.pdf", "out", "out.gif"}) {
+            Path target = dir.resolve(name);
+            CliRun r = CliRun.of("compare", "--from", csv().toString(), "--plot", target.toString());
+            assertEquals(2, r.code(), r::toString);
+            assertTrue(r.err().contains("end it in .png, .jpg or .bmp"), r::toString);
+            assertFalse(Files.exists(target), "wrote " + target);
+            assertEquals("", r.out(), "refused before printing the results");
+        }
+    }
+
+    @Test
+    void plotRefusesToOverwriteTheCsvItReads() throws Exception {
+        Path csv = csv();
+        Path png = Files.move(csv, dir.resolve("compare.png"));
+        byte[] before = Files.readAllBytes(png);
+        for (String plot : new String[] {png.toString(), dir.resolve(".").resolve("compare.png").toString()}) {
+            CliRun r = CliRun.of("compare", "--from", png.toString(), "--plot", plot);
+            assertEquals(2, r.code(), r::toString);
+            assertTrue(r.err().contains("is the file --from reads"), r::toString);
+        }
+        assertArrayEquals(before, Files.readAllBytes(png), "the input was changed");
     }
 
     @Test
@@ -64,7 +95,7 @@ class CompareFilesTest {
     @Test
     void checkingAPlotPathLeavesNoFileBehind() {
         Path target = dir.resolve("later.png");
-        ComparePlot.checkWritable(target);
+        ComparePlot.checkWritable(target, null);
         assertFalse(Files.exists(target));
     }
 
@@ -117,7 +148,7 @@ class CompareFilesTest {
                 + " got '0'"},
             {header + "\n" + withCell(row, bytesCol, "-8") + "\n", "line 2: bytes must be a whole number from 1,"
                 + " got '-8'"},
-            {header + "," + last + "\n" + row + ",1\n", "line 1: column '" + last + "' appears twice"},
+            {header + "," + last + "\n" + row + ",p2p\n", "line 1: column '" + last + "' appears twice"},
         };
         for (String[] c : cases) {
             Path bad = dir.resolve("bad.csv");

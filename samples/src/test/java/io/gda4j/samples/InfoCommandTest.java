@@ -49,9 +49,8 @@ class InfoCommandTest {
         }
     }
 
-    @Test
-    void printsTheMatrixAndEachGpusNicFromASysfsTree() throws IOException {
-        // pci0000:17 - root port 17:01.0 - switch 18:00.0 - ports 18:08.0 (GPU 19:00.0) and 18:10.0 (mlx5_0 1a:00.0)
+    /** pci0000:17 - root port 17:01.0 - switch 18:00.0 - ports 18:08.0 (GPU 19:00.0) and 18:10.0 (mlx5_0 1a:00.0). */
+    private void sysfsTree() throws IOException {
         Path up = sys.resolve("devices/pci0000:17/0000:17:01.0/0000:18:00.0");
         Path gpu = function(up.resolve("0000:18:08.0/0000:19:00.0"), "0x030200", "0x10de");
         Path nic = function(up.resolve("0000:18:10.0/0000:1a:00.0"), "0x020700", "0x15b3");
@@ -68,6 +67,11 @@ class InfoCommandTest {
             Files.createSymbolicLink(sys.resolve("bus/pci/devices").resolve(f.getFileName()),
                     sys.resolve("bus/pci/devices").relativize(f));
         }
+    }
+
+    @Test
+    void printsTheMatrixFromASysfsTree() throws IOException {
+        sysfsTree();
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8)) {
             InfoCommand.printNicTopology(out, PciTopology.read(sys), List.of("00000000:19:00.0"));
@@ -80,6 +84,39 @@ class InfoCommandTest {
         assertTrue(lines.contains("  NIC0    0000:1a:00.0  mlx5_0  NUMA 0  port 1 InfiniBand ACTIVE"), lines.toString());
         assertTrue(lines.get(lines.size() - 1)
                 .startsWith("  GPU0 -> mlx5_0 port 1 (PIX): closest to GPU 0000:19:00.0"), lines.toString());
+    }
+
+    /** info --json has the GPU x NIC section as data: the NIC, its port, each GPU's path to it and its choice. */
+    @Test
+    void theGpuByNicSectionIsDataInJson() throws IOException {
+        sysfsTree();
+        java.util.Map<String, Object> o = InfoCommand.nicTopology(PciTopology.read(sys), List.of("00000000:19:00.0"));
+        String json = Json.of(o);
+        JsonSyntax.check(json);
+        assertTrue(json.contains("\"nics\":[{\"name\":\"mlx5_0\",\"pciBusId\":\"0000:1a:00.0\",\"numaNode\":0,"
+                + "\"ports\":[{\"number\":1,\"linkLayer\":\"InfiniBand\",\"state\":\"ACTIVE\"}]}]"), json);
+        assertTrue(json.contains("\"gpus\":[{\"gpu\":0,\"pciBusId\":\"0000:19:00.0\",\"numaNode\":0,\"paths\":[\"PIX\"],"
+                + "\"port\":\"mlx5_0 port 1 (PIX)\",\"reason\":\"closest to GPU 0000:19:00.0"), json);
+        String none = Json.of(InfoCommand.nicTopology(PciTopology.read(sys.resolve("empty")), List.of()));
+        assertTrue(none.contains("\"note\":\"no RDMA NIC"), none);
+    }
+
+    /** Everything info prints is in info --json: the peer matrix, GPU x NIC, NICs, gdrcopy, the launch, the flush. */
+    @Test
+    void infoJsonHoldsEverySectionInfoPrints() {
+        CliRun r = CliRun.of("info", "--json");
+        assertEquals(0, r.code(), r::toString);
+        String json = r.out().strip();
+        JsonSyntax.check(json);
+        for (String key : new String[] {"\"peerAccess\":[", "\"rdmaDevices\":[", "\"gpuNic\":{\"root\":",
+            "\"nics\":{\"providers\":[{\"name\":", "\"launch\":", "\"ibgdaFlushRule\":", "\"gdrcopy\":{\"available\":",
+            "\"kernels\":\"" + InfoCommand.KERNELS + "\"", "\"bindings\":\"JCuda "}) {
+            assertTrue(json.contains(key), key + " missing: " + json);
+        }
+        assertTrue(json.contains("\"status\":" + Json.quote(Gdrcopy.status().oneLine())), json);
+        assertTrue(json.contains("\"launch\":" + Json.quote(InfoCommand.describeLaunch(System.getenv()))), json);
+        assertTrue(json.contains("\"hostFlagsAuto\":" + Json.quote(HostFlags.choose(HostFlags.Backend.AUTO)
+                .describe())), json);
     }
 
     private static Path function(Path dir, String classCode, String vendor) throws IOException {

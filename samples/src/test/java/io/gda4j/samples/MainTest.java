@@ -61,13 +61,108 @@ class MainTest {
                         new org.apache.commons.cli.Options()));
         Run ambiguous = run("latency", "--s", "8");
         assertEquals(2, ambiguous.code());
-        assertTrue(ambiguous.err().startsWith("gda4j latency: '--s' is the start of several options (--"),
-                ambiguous.err());
-        assertTrue(ambiguous.err().contains("--sizes"), ambiguous.err());
+        assertTrue(ambiguous.err().startsWith("gda4j latency: unknown option '--s': options are written out in full,"
+                + " e.g. --scopes or --sizes"), ambiguous.err());
         for (Run r : List.of(unknown, missing, ambiguous)) {
             assertEquals(1, r.err().strip().lines().count(), r.err());
             assertFalse(r.err().contains("Unrecognized") || r.err().contains("Missing argument")
                     || r.err().contains("Ambiguous option"), r.err());
+        }
+    }
+
+    /** "First wins" would run '--iters 5 --iters abc' with 5: a repeat is refused, naming both values. */
+    @ParameterizedTest
+    @ValueSource(strings = {"latency --iters 5 --iters abc", "latency --csv --csv", "compare --what latency --what both",
+        "bandwidth --sizes 4k --sizes=8k", "moe --check --check", "info --json --json", "hostflag --iters 1 --iters 2"})
+    void anOptionGivenTwiceIsRefused(String line) {
+        Run r = run(line.split(" "));
+        assertEquals(2, r.code(), line + " -> " + r.err());
+        assertTrue(r.err().contains(" is given twice") && r.err().contains(": give it once"), r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+    }
+
+    @Test
+    void aRepeatNamesBothValues() {
+        assertTrue(run("latency", "--iters", "5", "--iters", "abc").err().contains("--iters is given twice ('5' and"
+                + " 'abc')"));
+    }
+
+    /** A prefix is not an option: '--it' would change meaning the day an option '--itemize' is added. */
+    @ParameterizedTest
+    @ValueSource(strings = {"latency --it 5", "latency --iter 5", "compare --plo x.png", "bandwidth --rep 3",
+        "info --js", "moe --pow2"})
+    void anAbbreviatedOptionIsRefused(String line) {
+        Run r = run(line.split(" "));
+        assertEquals(2, r.code(), line + " -> " + r.err());
+        assertTrue(r.err().contains("options are written out in full, e.g. --"), r.err());
+        assertFalse(r.err().contains("needs a CUDA GPU"), r.err());
+    }
+
+    /** Options that cannot go together are refused before any GPU work: the answer is about them, not the GPU. */
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "latency --transport p2p --mode fifo|--mode fifo measures the proxy's trigger FIFO, but --transport is p2p",
+        "latency --transport ibgda --mode fifo,signal|but --transport is ibgda",
+        "latency --transport proxy --mode put_inline|put_inline needs direct stores",
+        "latency --mode signal --sizes 8|--sizes applies to put_signal, which --mode leaves out",
+        "latency --mode signal,put_inline --scopes warp|--scopes applies to put_signal",
+        "latency --mode signal --check|--check applies to put_signal",
+        "latency --scopes thread,warp --block-threads 128|--block-threads sets the block scope's threads",
+        "latency --check --no-check|choose one of --check and --no-check",
+        "latency --expect median<=3|no column 'median' (did you mean median_us?)",
+        "latency --expect median_us=3|is not COLUMN<=VALUE or COLUMN>=VALUE",
+        "latency --expect median_us<=fast|'fast' is not a decimal number",
+        "latency --expect median_us<=0x1p3|'0x1p3' is not a decimal number",
+        "latency --sizes 8:1m,16|gives 16 B twice",
+        "bandwidth --expect bidir_GBps>=100|only --bidir measures",
+        "bandwidth --sizes 4k:64k,8k|gives 8 KiB twice",
+        "compare --what latency --reps 5|--reps applies to the bandwidth sweep, which --what latency leaves out",
+        "compare --what bandwidth --iters 5|--iters applies to the latency sweep",
+        "compare --what bandwidth --scope warp|--scope applies to the latency sweep",
+        "compare --scope warp --block-threads 64|--block-threads sets the block scope's threads, but --scope is warp",
+        "compare --what all|--what takes latency, bandwidth or both, got 'all'",
+        "compare --transports p2p --expect proxy_rtt_us<=3|no column 'proxy_rtt_us'",
+        "moe --pow2-scales|--pow2-scales applies to --mode low-latency",
+        "moe --mode high-throughput --pow2-scales|--pow2-scales applies to --mode low-latency",
+    })
+    void optionsThatDoNotGoTogetherAreRefusedBeforeAnyGpuWork(String lineAndMessage) {
+        String[] parts = lineAndMessage.split("\\|");
+        Run r = run(parts[0].split(" "));
+        assertEquals(2, r.code(), parts[0] + " -> " + r.err());
+        assertTrue(r.err().contains(parts[1]), parts[0] + " -> " + r.err());
+        assertFalse(r.err().contains("needs a CUDA GPU"), r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+    }
+
+    /** What --help promises is accepted: --what both gets past the option checks to the GPU the run needs. */
+    @Test
+    void compareWhatBothIsAccepted() {
+        assumeFalse(Cuda.status().available(), "a GPU is present: the run would start instead");
+        for (String what : new String[] {"both", "latency", "bandwidth", "BOTH"}) {
+            Run r = run("compare", "--what", what, "--transports", "p2p");
+            assertEquals(2, r.code(), r.err());
+            assertTrue(r.err().contains("needs a CUDA GPU"), what + " -> " + r.err());
+        }
+        assertTrue(run("compare", "--help").out().contains("latency, bandwidth or both (default both)"));
+    }
+
+    /** A full disk or a closed pipe must not look like success: a write error on stdout is exit 1. */
+    @Test
+    void aWriteErrorOnStandardOutputExits1() {
+        java.io.OutputStream full = new java.io.OutputStream() {
+            @Override
+            public void write(int b) throws java.io.IOException {
+                throw new java.io.IOException("No space left on device");
+            }
+        };
+        for (String[] args : new String[][] {{"info"}, {"info", "--json"}, {"--help"}, {"--version"},
+            {"latency", "--help"}}) {
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int code = new Main().run(args, new PrintStream(full, true, StandardCharsets.UTF_8),
+                    new PrintStream(err, true, StandardCharsets.UTF_8));
+            String e = err.toString(StandardCharsets.UTF_8);
+            assertEquals(1, code, String.join(" ", args) + " -> " + e);
+            assertTrue(e.contains("writing to standard output failed"), e);
         }
     }
 

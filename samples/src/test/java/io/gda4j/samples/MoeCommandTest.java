@@ -1,8 +1,13 @@
 package io.gda4j.samples;
 
+import io.gda4j.moe.MoeConfig;
+import io.gda4j.moe.ll.LowLatencySizing;
+import io.gda4j.samples.moe.CopyEngineCeiling;
 import io.gda4j.samples.moe.MoeNcclBaseline;
 import io.gda4j.samples.moe.MoeTimingRig;
-
+import org.apache.commons.cli.CommandLine;
+import org.apache.commons.cli.DefaultParser;
+import org.apache.commons.cli.ParseException;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -88,6 +93,14 @@ class MoeCommandTest {
         CliRun ll = CliRun.of("moe", "--mode", "low-latency", "--comm-stream");
         assertEquals(2, ll.code());
         assertTrue(ll.err().contains("--comm-stream applies to --mode high-throughput"), ll.err());
+        CliRun rows = CliRun.of("moe", "--mode", "low-latency", "--rows", "sm");
+        assertEquals(2, rows.code());
+        assertTrue(rows.err().contains("--rows applies to --mode high-throughput"), rows.err());
+        CliRun bad = CliRun.of("moe", "--rows", "dma");
+        assertEquals(2, bad.code());
+        assertTrue(bad.err().contains("--rows must be auto, sm or copy-engine, got dma"), bad.err());
+        assertTrue(help.out().contains("--rows"), help.out());
+        assertTrue(readme().contains("`--rows copy-engine`"), "README.md");
     }
 
     /** Two ranks, 3 iterations; rank 0 received 2e6 bytes (1e6 of them its own rows) and sent 0.5e6 over the link. */
@@ -106,7 +119,7 @@ class MoeCommandTest {
         assertEquals(0.6, (double) cells.get(1), 1e-12, "dispatch p99");
         assertEquals(4.0, (double) cells.get(2), 1e-12, "DeepEP's GBps: the most received bytes, own rows included");
         assertEquals(1.0, (double) cells.get(3), 1e-12, "link: 500 kB crossed in 0.5 ms");
-        assertEquals(1.0 / 400, (double) cells.get(4), 1e-12, "link / memcpyPeer");
+        assertEquals(1.0 / 400, (double) cells.get(4), 1e-12, "link / the copy engines' ceiling");
         assertEquals(0.25, (double) cells.get(5), 1e-12, "combine median");
         assertEquals(4.0, (double) cells.get(7), 1e-12, "1 MB of BF16 rows back in 0.25 ms");
         assertEquals(1.0, (double) cells.get(8), 1e-12, "combine link: 250 kB in 0.25 ms");
@@ -119,7 +132,7 @@ class MoeCommandTest {
         assertEquals(List.of("-", "-"), List.of(oneGpu.get(8), oneGpu.get(9)));
         List<Object> noCopy = MoeCommand.throughputCells(timing(500_000, 250_000), Double.NaN);
         assertEquals(1.0, (double) noCopy.get(3), 1e-12);
-        assertEquals("-", noCopy.get(4), "no memcpyPeer figure, no ratio");
+        assertEquals("-", noCopy.get(4), "no ceiling, no ratio");
     }
 
     @Test
@@ -127,32 +140,54 @@ class MoeCommandTest {
         ResultTable t = new ResultTable("moe", MoeCommand.THROUGHPUT_COLUMNS);
         List<Object> row = new java.util.ArrayList<>(List.of("BF16", 4096));
         row.addAll(MoeCommand.throughputCells(timing(500_000, 250_000), 2.0));
+        row.add(24);
         row.addAll(MoeCommand.ncclCells(new MoeNcclBaseline.Timing(new double[] {1.0, 1.0, 1.0},
                 new double[] {0.5, 0.5, 0.5}), null, 0.5, 0.25));
+        row.addAll(MoeCommand.frameworkCells(new MoeNcclBaseline.Timing(new double[] {1.5, 1.5, 1.5},
+                new double[] {1.0, 1.0, 1.0}), null, 0.5, 0.25));
+        assertEquals(MoeCommand.THROUGHPUT_COLUMNS.size(), row.size(), "a cell per column");
         t.add(row.toArray());
         t.note(MoeCommand.peerCopyNote(1, 394.06));
+        t.note(MoeCommand.ceilingNote(new CopyEngineCeiling.Result(4L * (32L << 20) * 7, new double[] {2.0, 2.0, 2.0}),
+                8));
         t.note(MoeCommand.smsNote(24, 48, 132));
         String text = ResultTableTest.print(t, ResultTable.Format.TABLE);
         List<String> lines = text.lines().toList();
         for (String column : List.of("dispatch_link_GBps", "dispatch_link_ratio", "combine_link_GBps",
-                "combine_link_ratio", "dispatch_x_nccl")) {
+                "combine_link_ratio", "dispatch_x_nccl", "sms", "fw_dispatch_ms", "dispatch_x_fw", "combine_x_fw")) {
             assertTrue(lines.get(1).contains(column), lines.get(1));
         }
-        assertTrue(text.contains("memcpyPeer: 394.1 GB/s one way, rank 0's GPU -> rank 1's GPU (cuMemcpyPeerAsync of"
-                + " 256 MiB, median of 5, in this run)"), text);
+        assertTrue(text.contains("memcpyPeer: 394.1 GB/s one way, rank 0's GPU -> rank 1's GPU, nothing else moving"
+                + " (cuMemcpyPeerAsync of 256 MiB, median of 5, in this run)"), text);
+        assertTrue(text.contains("ce_ceiling: 469.8 GB/s per rank, every rank copying 32 MiB to every rank on another"
+                + " GPU at once, both directions busy"), text);
         assertTrue(text.contains("24 channels per rank; each dispatch and each combine runs 48 thread blocks per rank"
                 + " (2 per channel), one per SM: 48 of the GPU's 132 SMs"), text);
         String json = ResultTableTest.print(t, ResultTable.Format.JSON);
-        assertTrue(json.contains("\"dispatch_link_GBps\":1.000,\"dispatch_link_ratio\":0.500"), json);
-        assertTrue(json.contains("\"dispatch_x_nccl\":2.000"), json);
+        assertTrue(json.contains("\"dispatch_link_GBps\":1.0,\"dispatch_link_ratio\":0.5"), json); // in full
+        assertTrue(json.contains("\"dispatch_x_nccl\":2.0"), json);
+        assertTrue(json.contains("\"fw_dispatch_ms\":1.5,\"dispatch_x_fw\":3.0"), json);
+        assertTrue(json.contains("\"sms\":24"), json);
+        assertEquals(List.of("NCCL not found", "-", "-", "-"), MoeCommand.frameworkCells(null, "NCCL not found (tried"
+                + " x): y", 0.5, 0.25), "without NCCL the framework cells say why");
+        assertTrue(MoeCommand.ceilingNote(null, 2).contains("not measured"));
         assertTrue(MoeCommand.peerCopyNote(-1, Double.NaN).contains("not measured: every rank shares rank 0's GPU"));
         assertTrue(MoeCommand.lowLatencySmsNote(132, 128, 132).contains("132 of 132 SMs"));
-        String gathered = MoeCommand.lowLatencyDispatchNote(true);
+        MoeConfig deepEp = MoeConfig.deepEpLowLatencyBuilder().build();
+        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.lowLatencySizing(2, false, LowLatencySizing.Protocol.TAGGED))
+                .startsWith("protocol: tagged (every pair p2p or self)"));
+        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.lowLatencySizing(2, false)).startsWith("protocol: counted (-D"
+                + LowLatencySizing.PROTOCOL_PROP_NAME + "=tagged runs the tagged one)"));
+        String gathered = MoeCommand.lowLatencyDispatchNote(deepEp.lowLatencySizing(2, true));
+        assertTrue(gathered.startsWith("protocol: counted (the world has a proxy or ibgda pair)"), gathered);
         assertTrue(gathered.contains("once to each other rank that has its experts, into that rank's token stage"),
                 gathered);
         assertTrue(gathered.contains("fewer than 64 tokens"), gathered);
-        assertTrue(MoeCommand.lowLatencyDispatchNote(false).contains("once per expert into the expert's slots (rows are"
-                + " gathered per rank where topK >= 2 x ranks) (-Dgda4j.moe.gatherRows=auto|true|false)"));
+        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.lowLatencySizing(8, true)).contains("once per expert into the"
+                + " expert's slots (rows are gathered per rank where topK >= 2 x ranks)"
+                + " (-Dgda4j.moe.gatherRows=auto|true|false)"));
+        assertEquals("heap per rank at 8 ranks, 128 tokens: 1.35 GiB p2p, 1.38 tagged, 2.04 proxy/ibgda",
+                MoeCommand.lowLatencyHeapNote());
         assertTrue(MoeCommand.lowLatencyCombineFromNote(true, false).contains("reads its tokens' rows from the experts'"
                 + " ranks as it sums them (--combine-from heap)"));
         assertTrue(MoeCommand.lowLatencyCombineFromNote(true, true).contains("return the rows (the world has a proxy"
@@ -178,6 +213,7 @@ class MoeCommandTest {
         assertTrue(readme.contains("start line on the GPU"), "README.md");
         assertTrue(readme.contains("the skew between the launches is not counted"), "README.md");
         assertTrue(readme.contains("**link_GBps**") && readme.contains("**memcpyPeer**"), "README.md");
+        assertTrue(readme.contains("**ce_ceiling**") && readme.contains("**fw**"), "README.md");
         assertTrue(readme.contains("`ncclCommInitRank` in each process"), "README.md");
         assertTrue(readme.contains("two thread blocks per channel"), "README.md");
     }
@@ -213,5 +249,37 @@ class MoeCommandTest {
         for (String column : List.of("link_GBps", "memcpyPeer", "link_ratio", "x_nccl", "start line")) {
             assertTrue(readme.contains(column), column + " is explained in the README");
         }
+    }
+
+    private static CommandLine moe(String... args) throws ParseException {
+        return new DefaultParser().parse(new MoeCommand().options(), args);
+    }
+
+    /** Each option has one default, the library's, which the parser takes and the help prints. */
+    @Test
+    void theDefaultsAreTheLibrarysAndTheHelpPrintsThem() throws ParseException {
+        CommandLine none = moe();
+        MoeCommand.Model model = MoeCommand.Model.parse(none);
+        MoeCommand.Sweep sweep = MoeCommand.Sweep.parse(none, false);
+        MoeConfig want = MoeConfig.deepEpBuilder().build();
+        MoeConfig got = MoeCommand.highThroughputConfigs(none, model, sweep.maxTokens(), false).get(0);
+        assertEquals(want.toString(), got.toString(), "every high-throughput default is MoeConfig's");
+        MoeConfig proxy = MoeCommand.highThroughputConfigs(none, model, sweep.maxTokens(), true).get(0);
+        assertEquals(MoeConfig.Builder.FEW_PUTS_RING_TOKENS, proxy.ringTokens());
+        assertEquals(MoeConfig.Builder.FEW_PUTS_CHUNK_TOKENS, proxy.chunkTokens());
+        MoeConfig ll = MoeCommand.lowLatencyConfigs(none, model, MoeCommand.Sweep.parse(none, true).maxTokens()).get(0);
+        assertEquals(MoeConfig.deepEpLowLatencyBuilder().build().toString(), ll.toString(),
+                "every low-latency default is MoeConfig's");
+        String help = CliRun.of("moe", "--help").out().replaceAll("\\s+", " ");
+        for (String words : List.of("(default " + MoeConfig.Builder.DEFAULT_CHANNELS + ":",
+                "(default " + MoeConfig.Builder.DEFAULT_RING_TOKENS + "; proxy: " + MoeConfig.Builder.FEW_PUTS_RING_TOKENS,
+                "(default " + MoeConfig.Builder.DEFAULT_CHUNK_TOKENS + "; proxy: " + MoeConfig.Builder.FEW_PUTS_CHUNK_TOKENS,
+                "(default " + MoeConfig.DEEP_EP_TOKENS + "; low-latency: " + MoeConfig.DEEP_EP_LOW_LATENCY_TOKENS,
+                "hidden size (default " + MoeConfig.DEEP_EP_HIDDEN + ")",
+                "experts (default " + MoeConfig.DEEP_EP_EXPERTS + ")",
+                "experts per token (default " + MoeConfig.DEEP_EP_TOP_K + ")")) {
+            assertTrue(help.contains(words), words + " in: " + help);
+        }
+        assertEquals(12, MoeCommand.Model.parse(moe("--topk", "12")).topK(), "--topk parsed once, into the model");
     }
 }

@@ -24,6 +24,8 @@ import org.w3c.dom.NodeList;
 class ReadmeCommandsTest {
     private static final String SOURCE_PLUGIN = "maven-source-plugin";
     private static final String JAVADOC_PLUGIN = "maven-javadoc-plugin";
+    /** JMH's benchmarks have a jar of their own: the command line's ships without JMH. */
+    private static final String BENCHMARKS_JAR = "benchmarks/target/gda4j-benchmarks.jar";
 
     private static List<String> readme() throws Exception {
         return Files.readAllLines(ReadmeSnippetsTest.readme(), StandardCharsets.UTF_8);
@@ -88,11 +90,23 @@ class ReadmeCommandsTest {
     void everyJmhCommandSaysHowLongItRuns() throws Exception {
         int commands = 0;
         for (String line : readme()) {
-            if (line.contains("org.openjdk.jmh.Main") && line.startsWith("java ")) {
+            if (line.contains(BENCHMARKS_JAR) && line.startsWith("java ")) {
                 commands++;
                 assertTrue(line.matches(".*#.*about \\d+ (s|min).*"), "no run time stated: " + line);
             }
         }
         assertEquals(2, commands, "the README's JMH commands");
+        for (String line : readme()) {
+            assertTrue(!line.contains("org.openjdk.jmh.Main") || !line.contains("samples/target/gda4j.jar"),
+                    "the command line's jar holds no JMH: " + line);
+        }
+        Path pom = ReadmeSnippetsTest.readme().resolveSibling("benchmarks").resolve("pom.xml");
+        String text = Files.readString(pom, StandardCharsets.UTF_8);
+        assertTrue(text.contains("<finalName>gda4j-benchmarks</finalName>") && text.contains(
+                "<mainClass>org.openjdk.jmh.Main</mainClass>"), "the README's jar is the one benchmarks/ builds");
+        String samples = Files.readString(pom.getParent().resolveSibling("samples").resolve("pom.xml"),
+                StandardCharsets.UTF_8);
+        assertTrue(!samples.contains("jmh-core") && samples.contains("<artifactId>VectorGraphics2D</artifactId>"),
+                "the command line depends on no JMH and leaves XChart's vector encoders out");
     }
 }

@@ -153,6 +153,8 @@ class SettingsCliTest {
         assertEquals(List.of(), Configuration.unknown(env, props));
         assertTrue(Configuration.knownEnv().containsAll(List.of("GDA4J_RANK", "GDA4J_ROOT", "GDA4J_NCCL_LIBRARY",
                 "GDA4J_JAVA_OPTS")));
+        assertTrue(Configuration.knownProperties().containsAll(List.of("gda4j.moe.lowLatencyProtocol",
+                "gda4j.moe.gatherRows")), "the low-latency switches are read (a run warned they were ignored)");
         assertEquals(1, NearestName.editDistance("transprot", "transport"));
         assertTrue(Configuration.all().contains(io.gda4j.samples.nccl.NcclSettings.LIBRARY), "GDA4J_NCCL_LIBRARY in info");
         assertEquals("0", Main.DEBUG.show(k -> null, k -> null).value(), "GDA4J_DEBUG shown as it is set: 1 or 0");
@@ -169,7 +171,7 @@ class SettingsCliTest {
             assertEquals(1, count(out, Cuda.status().reason().replaceAll("\\s+", " ")), out);
             assertTrue(out.contains("Without a GPU"), out);
             assertTrue(out.contains("latency, bandwidth, compare, hostflag and moe cannot run here"), out);
-            assertTrue(out.contains("mvn -B verify") && out.contains("org.openjdk.jmh.Main")
+            assertTrue(out.contains("mvn -B verify") && out.contains("java -jar benchmarks/target/gda4j-benchmarks.jar")
                     && out.contains("compare --from"), out);
         }
         assertEquals(1, count(out, io.gda4j.verbs.Verbs.status().sentence().replaceAll("\\s+", " ")), out);

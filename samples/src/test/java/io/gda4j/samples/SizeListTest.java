@@ -12,7 +12,7 @@ class SizeListTest {
     void listsRangesAndMixes() {
         assertEquals(List.of(8L, 64L, 4096L), SizeList.parse("8,64,4k", 1, 1L << 30));
         assertEquals(List.of(8L, 16L, 32L, 64L), SizeList.parse("8:64", 1, 1L << 30));
-        assertEquals(List.of(8L, 16L, 1L << 20), SizeList.parse("8:16, 1m ,8", 1, 1L << 30));
+        assertEquals(List.of(8L, 16L, 64L, 1L << 20), SizeList.parse("8:16, 1m ,64", 1, 1L << 30));
         assertEquals(List.of(4096L, 8192L), SizeList.parse("4k:12k", 1, 1L << 30));
     }
 
@@ -27,6 +27,10 @@ class SizeListTest {
         assertThrows(UsageException.class, () -> SizeList.parse("8,,16", 1, 100), "an empty element");
         assertThrows(UsageException.class, () -> SizeList.parse("8,", 1, 100), "an empty element");
         assertThrows(UsageException.class, () -> SizeList.parse("8,8", 1, 100), "a repeat");
+        // A size a range already holds is a repeat too, as the README promises of every list.
+        UsageException e = assertThrows(UsageException.class, () -> SizeList.parse("8:1m,16", 1, 1L << 30));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("gives 16 B twice"), e.getMessage());
+        assertThrows(UsageException.class, () -> SizeList.parse("4k:12k,8k", 1, 1L << 30));
     }
 
     @Test

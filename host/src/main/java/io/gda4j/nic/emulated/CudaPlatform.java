@@ -1,6 +1,7 @@
 package io.gda4j.nic.emulated;
 
 import io.gda4j.cuda.CudaContext;
+import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.cuda.PtxModule;
 import io.gda4j.nic.QpSpec;
@@ -56,13 +57,62 @@ public final class CudaPlatform implements EmulatedPlatform {
 
     @Override
     public synchronized QpExecutor createExecutor(QpSpec spec, RingMemory rings) {
+        PtxModule module = moduleOf(spec);
+        return new CudaQpExecutor(spec.gpu(), module.function(CudaQpExecutor.ATOMIC_KERNEL), rings.deviceAddress(),
+                atomics, atomics.eventOf(spec.gpu()));
+    }
+
+    @Override
+    public DeviceRingMemory allocateDeviceRings(QpSpec spec, long sizeBytes) {
+        DeviceMemory memory = spec.gpu().allocate(sizeBytes);
+        memory.fill((byte) 0);
+        return new DeviceRingMemory() {
+            @Override
+            public long deviceAddress() {
+                return memory.address();
+            }
+
+            @Override
+            public long sizeBytes() {
+                return memory.sizeBytes();
+            }
+
+            @Override
+            public void copyToHost(long offset, long bytes, ByteBuffer mirror) {
+                memory.copyToHost(offset, mirror.duplicate().limit((int) (offset + bytes)).position((int) offset));
+            }
+
+            @Override
+            public void copyFromHost(long offset, long bytes, ByteBuffer mirror) {
+                memory.copyFromHost(offset, mirror.duplicate().limit((int) (offset + bytes)).position((int) offset));
+            }
+
+            @Override
+            public void close() {
+                memory.close();
+            }
+        };
+    }
+
+    @Override
+    public synchronized QpExecutor createExecutor(QpSpec spec, RingMemory rings, DeviceRingMemory deviceRings) {
+        PtxModule module = moduleOf(spec);
+        return new CudaQpExecutor(spec.gpu(), module.function(CudaQpExecutor.ATOMIC_KERNEL),
+                deviceRings.deviceAddress(), rings.deviceAddress(), atomics, atomics.eventOf(spec.gpu()));
+    }
+
+    @Override
+    public java.util.Optional<String> deviceRingsUnsupportedReason() {
+        return java.util.Optional.empty();
+    }
+
+    private PtxModule moduleOf(QpSpec spec) {
         PtxModule module = modules.get(spec.gpu());
         if (module == null) {
             module = spec.gpu().loadModule(MODULE);
             modules.put(spec.gpu(), module);
         }
-        return new CudaQpExecutor(spec.gpu(), module.function(CudaQpExecutor.ATOMIC_KERNEL), rings.deviceAddress(),
-                atomics, atomics.eventOf(spec.gpu()));
+        return module;
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Driver;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.KernelParameters;
+import io.gda4j.mlx5.CqeDescriptor;
 
 /**
  * One emulated QP's "wire": a CUDA stream of the posting GPU on which every WQE's work is queued in order.
@@ -32,6 +33,8 @@ final class CudaQpExecutor implements QpExecutor {
     private final CudaStream stream;
     private final Kernel atomic;
     private final long ringDeviceAddress;
+    /** The CQ's mirror in mapped host memory when the CQ itself is in GPU memory (bodies are copied over), or 0. */
+    private final long mirrorDeviceAddress;
     private final int[] opcodeArg = new int[1];
     private final long[] targetArg = new long[1];
     private final long[] swapAddArg = new long[1];
@@ -50,10 +53,21 @@ final class CudaQpExecutor implements QpExecutor {
      */
     CudaQpExecutor(CudaContext context, Kernel atomic, long ringDeviceAddress, AtomicChain chain,
                    CudaEvent atomicDone) {
+        this(context, atomic, ringDeviceAddress, 0, chain, atomicDone);
+    }
+
+    /**
+     * @param ringDeviceAddress   where the CQ's ring memory is for the GPU (the rings, host or GPU memory)
+     * @param mirrorDeviceAddress the engine's mirror of GPU-memory rings (mapped host memory, same offsets), or 0 for
+     *                            rings in host memory, into which the engine writes CQE bodies itself
+     */
+    CudaQpExecutor(CudaContext context, Kernel atomic, long ringDeviceAddress, long mirrorDeviceAddress,
+                   AtomicChain chain, CudaEvent atomicDone) {
         this.context = context;
         this.stream = context.createStream();
         this.atomic = atomic;
         this.ringDeviceAddress = ringDeviceAddress;
+        this.mirrorDeviceAddress = mirrorDeviceAddress;
         this.chain = chain;
         this.atomicDone = atomicDone;
         this.atomicParams = KernelParameters.of(opcodeArg, targetArg, swapAddArg, compareArg, fetchArg, splitArg,
@@ -131,9 +145,15 @@ final class CudaQpExecutor implements QpExecutor {
     @Override
     public void publishCqe(long cqeTailOffset, long tailBigEndian) {
         // cuStreamWriteValue64 stores the value in host (little-endian) order; the CQE wants big-endian bytes. The CQ
-        // is mapped host memory, which stream writes always reach.
+        // is mapped host memory or this GPU's memory, which stream writes always reach.
         context.makeCurrent();
         long address = ringDeviceAddress + cqeTailOffset;
+        if (mirrorDeviceAddress != 0) {
+            // A CQ in GPU memory: the body the engine wrote into its mirror goes first, on the same stream.
+            long body = cqeTailOffset - CqeDescriptor.TAIL_OFFSET;
+            stream.copyAsync(DevicePointer.of(ringDeviceAddress + body), DevicePointer.of(mirrorDeviceAddress + body),
+                    CqeDescriptor.TAIL_OFFSET);
+        }
         check(Driver.writeValue64(stream, DevicePointer.of(address), Long.reverseBytes(tailBigEndian)),
                 "cuStreamWriteValue64 (CQE)", address);
     }

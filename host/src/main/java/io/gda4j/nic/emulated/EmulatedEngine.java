@@ -155,12 +155,14 @@ public final class EmulatedEngine {
         if (qp.dead || qp.isClosed()) {
             return 0;
         }
+        // The doorbell before the state: a doorbell rung after connect() returned carries the connected state with
+        // it (acquire); read the other way round, a state read just before the connect would drop that doorbell.
+        long bell = DoorbellDescriptor.getDoorbellAcquire(qp.doorbell, 0);
         QpState state = qp.state();
         boolean sendQueueOff = state == QpState.RESET || state == QpState.INIT || state == QpState.RTR;
         if (sendQueueOff && !strict) {
             return 0; // lenient: the doorbell stays unread, and runs once the QP is connected
         }
-        long bell = DoorbellDescriptor.getDoorbellAcquire(qp.doorbell, 0);
         if (bell != qp.doorbellSeen) {
             qp.doorbellSeen = bell;
             if (sendQueueOff) {
@@ -268,12 +270,14 @@ public final class EmulatedEngine {
                     + " after doorbells up to %d and %d WQEBBs executed; the send queue holds %d", pi, qp.rungTo,
                     qp.consumed, qp.sqWqebbs));
         }
+        qp.pullDoorbellRecord();
         int recorded = DoorbellRecordDescriptor.getSendCounterAcquire(qp.dbrec, 0);
         if (((recorded - rung) & DoorbellRecordDescriptor.COUNTER_MASK) > qp.sqWqebbs) {
             return badDoorbell(qp, EmulatedFault.DOORBELL_AHEAD_OF_RECORD, String.format("the doorbell names producer"
                     + " index %d, the doorbell record's send counter is %d: store the record, then ring", pi,
                     recorded));
         }
+        qp.pullWqes(qp.rungTo, rung);
         qp.rungTo = rung;
         return true;
     }
@@ -866,6 +870,12 @@ public final class EmulatedEngine {
     private boolean reserveCqe(EmulatedQp qp) {
         int consumer = CqDoorbellRecordDescriptor.getConsumerIndexAcquire(qp.cqDbrec, 0);
         int outstanding = (int) ((qp.cqProducer - consumer) & CqDoorbellRecordDescriptor.CONSUMER_INDEX_MASK);
+        if (outstanding >= qp.cqeCount && qp.deviceRingMemory != null) {
+            // GPU rings: the mirror's consumer index may be stale; look at the GPU's before calling it an overrun.
+            qp.pullCqDoorbellRecord();
+            consumer = CqDoorbellRecordDescriptor.getConsumerIndexAcquire(qp.cqDbrec, 0);
+            outstanding = (int) ((qp.cqProducer - consumer) & CqDoorbellRecordDescriptor.CONSUMER_INDEX_MASK);
+        }
         if (outstanding >= qp.cqeCount) {
             qp.dead = true;
             qp.toError();

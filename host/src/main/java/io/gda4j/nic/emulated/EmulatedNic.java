@@ -11,6 +11,7 @@ import io.gda4j.nic.NicMemory;
 import io.gda4j.nic.NicQp;
 import io.gda4j.nic.QpAddress;
 import io.gda4j.nic.QpSpec;
+import io.gda4j.nic.RingPlacement;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -147,6 +148,21 @@ public final class EmulatedNic implements Nic, SoftwareNic {
                 config.writesPassCqe(), false, false, true);
     }
 
+    /** How many of this NIC's open QPs keep their rings at {@code placement}. */
+    public synchronized int openQps(RingPlacement placement) {
+        int n = 0;
+        for (EmulatedQp qp : open) {
+            n += (qp.deviceRingMemory != null) == (placement == RingPlacement.GPU) ? 1 : 0;
+        }
+        return n;
+    }
+
+    /** Rings in GPU memory where the platform has them (CUDA; the engine copies what it reads and writes). */
+    @Override
+    public java.util.Optional<String> gpuRingsUnsupportedReason() {
+        return platform.deviceRingsUnsupportedReason();
+    }
+
     @Override
     public synchronized NicMemory registerMemory(MemoryRegistration request) {
         requireOpen();
@@ -169,6 +185,9 @@ public final class EmulatedNic implements Nic, SoftwareNic {
         if (spec.sqWqebbs() > capabilities().maxSqWqebbs() || spec.maxInlineBytes() > WqeDescriptor.MAX_INLINE_BYTES) {
             throw new NicException(spec.label() + ": the emulated NIC takes at most " + capabilities().maxSqWqebbs()
                     + " WQEBBs and " + WqeDescriptor.MAX_INLINE_BYTES + " inline bytes");
+        }
+        if (spec.rings() == RingPlacement.GPU && gpuRingsUnsupportedReason().isPresent()) {
+            throw new NicException(spec.label() + ": rings in GPU memory: " + gpuRingsUnsupportedReason().get());
         }
         EmulatedQp qp = new EmulatedQp(this, spec, nextQpn++ & 0xffffff, platform);
         open.add(qp);
@@ -277,7 +296,13 @@ public final class EmulatedNic implements Nic, SoftwareNic {
             try {
                 qp.executor.close();
             } finally {
-                qp.rings.close();
+                try {
+                    qp.rings.close();
+                } finally {
+                    if (qp.deviceRingMemory != null) {
+                        qp.deviceRingMemory.close();
+                    }
+                }
             }
         }
     }

@@ -14,6 +14,7 @@ import io.gda4j.nic.QpAddress;
 import io.gda4j.nic.QpRings;
 import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.QpState;
+import io.gda4j.nic.RingPlacement;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicReference;
@@ -29,6 +30,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>States ({@link QpState}): {@link #connect} walks RESET, INIT, RTR, RTS; {@link #modify} makes any move verbs
  * allows, including the way back from ERROR (RESET, INIT, RTR, RTS). A doorbell rung in RESET, INIT or RTR is
  * dropped, never replayed; in SQD it is taken, but nothing starts until RTS.
+ *
+ * <p>Rings in GPU memory ({@code RingPlacement.GPU}): the SQ, the CQ and both doorbell records are also in a
+ * {@link DeviceRingMemory} at the same offsets, where the GPU posts and polls; the host region's copies of them are
+ * then the engine's mirror, which it fills by copies ({@link #pullDoorbellRecord}, {@link #pullWqes},
+ * {@link #pullCqDoorbellRecord}) and from which each CQE goes out body first ({@link QpExecutor#publishCqe}). The
+ * doorbell stays in host memory: it is the NIC's register. {@link #hostRings()} is refused then: only a GPU posts.
  */
 final class EmulatedQp implements NicQp {
     static final int LINE = 64;
@@ -41,6 +48,10 @@ final class EmulatedQp implements NicQp {
     private final QpSpec spec;
     private final int qpn;
     final RingMemory rings;
+    /** The rings in GPU memory, or null when they are in {@link #rings} itself. */
+    final DeviceRingMemory deviceRingMemory;
+    /** The whole of {@link #rings}: the engine's mirror of {@link #deviceRingMemory}. */
+    private final ByteBuffer mirror;
     final QpExecutor executor;
     final ByteBuffer sq;
     final ByteBuffer cq;
@@ -149,23 +160,66 @@ final class EmulatedQp implements NicQp {
         }
         this.rings = platform.allocateRings(spec, total);
         QpExecutor ex = null;
+        DeviceRingMemory onGpu = null;
         try {
             if ((rings.hostAddress() & (LINE - 1)) != 0 || (rings.deviceAddress() & (LINE - 1)) != 0) {
                 throw new NicException("ring memory for " + spec.label() + " is not 64-byte aligned");
             }
             ByteBuffer all = rings.buffer();
+            this.mirror = all;
             this.sq = all.slice(0, (int) sqBytes);
             this.cq = all.slice((int) cqOffset, (int) cqBytes);
             this.dbrec = all.slice((int) dbrecOffset, DoorbellRecordDescriptor.SIZE);
             this.doorbell = all.slice((int) doorbellOffset, DoorbellDescriptor.SIZE);
             this.cqDbrec = all.slice((int) cqDbrecOffset, CqDoorbellRecordDescriptor.SIZE);
             CqeEncoder.initialize(cq);
-            ex = platform.createExecutor(spec, rings);
+            if (spec.rings() == RingPlacement.GPU) {
+                onGpu = platform.allocateDeviceRings(spec, cqDbrecOffset + LINE);
+                if ((onGpu.deviceAddress() & (LINE - 1)) != 0) {
+                    throw new NicException("GPU ring memory for " + spec.label() + " is not 64-byte aligned");
+                }
+                onGpu.copyFromHost(cqOffset, cqBytes, all); // every CQE INVALID, owner 0, as on the host
+                ex = platform.createExecutor(spec, rings, onGpu);
+            } else {
+                ex = platform.createExecutor(spec, rings);
+            }
         } catch (RuntimeException e) {
+            if (onGpu != null) {
+                onGpu.close();
+            }
             rings.close();
             throw e;
         }
+        this.deviceRingMemory = onGpu;
         this.executor = ex;
+    }
+
+    /** GPU rings: the doorbell record into the mirror (after the doorbell was read: it covers it). */
+    void pullDoorbellRecord() {
+        if (deviceRingMemory != null) {
+            deviceRingMemory.copyToHost(dbrecOffset, DoorbellRecordDescriptor.SIZE, mirror);
+        }
+    }
+
+    /** GPU rings: the WQEBBs of counters {@code [from, to)} into the mirror (a doorbell covered them). */
+    void pullWqes(long from, long to) {
+        if (deviceRingMemory == null || to <= from) {
+            return;
+        }
+        long count = Math.min(to - from, sqWqebbs);
+        long first = from & (sqWqebbs - 1);
+        long run = Math.min(count, sqWqebbs - first);
+        deviceRingMemory.copyToHost(first * WqeDescriptor.WQEBB_SIZE, run * WqeDescriptor.WQEBB_SIZE, mirror);
+        if (run < count) {
+            deviceRingMemory.copyToHost(0, (count - run) * WqeDescriptor.WQEBB_SIZE, mirror);
+        }
+    }
+
+    /** GPU rings: the CQ doorbell record (the poller's consumer index) into the mirror. */
+    void pullCqDoorbellRecord() {
+        if (deviceRingMemory != null) {
+            deviceRingMemory.copyToHost(cqDbrecOffset, CqDoorbellRecordDescriptor.SIZE, mirror);
+        }
     }
 
     QpSpec spec() {
@@ -314,11 +368,20 @@ final class EmulatedQp implements NicQp {
 
     @Override
     public QpRings deviceRings() {
+        if (deviceRingMemory != null) {
+            long base = deviceRingMemory.deviceAddress();
+            return new QpRings(qpn, base, sqWqebbs, base + dbrecOffset, rings.deviceAddress() + doorbellOffset,
+                    DoorbellKind.MEMORY, base + cqOffset, cqeCount, base + cqDbrecOffset, maxInlineBytes);
+        }
         return rings(rings.deviceAddress());
     }
 
     @Override
     public QpRings hostRings() {
+        if (deviceRingMemory != null) {
+            throw new IllegalStateException(this + " keeps its rings in GPU memory: only the GPU posts on it"
+                    + " (deviceRings())");
+        }
         return rings(rings.hostAddress());
     }
 

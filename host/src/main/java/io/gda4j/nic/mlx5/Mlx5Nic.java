@@ -154,6 +154,17 @@ public final class Mlx5Nic implements Nic {
         return description;
     }
 
+    /**
+     * Not yet on a real ConnectX: the DEVX commands that make a CQ and a QP over GPU umems are built and held to
+     * rdma-core's macros byte for byte ({@code io.gda4j.mlx5.DevxCommands}), but nothing creates such QPs here yet.
+     */
+    @Override
+    public java.util.Optional<String> gpuRingsUnsupportedReason() {
+        return java.util.Optional.of("gda4j creates mlx5 QPs through libibverbs, whose rings are host memory; the DEVX"
+                + " path that puts them in GPU memory (io.gda4j.mlx5.DevxCommands, checked byte for byte) is not wired"
+                + " to a real NIC yet");
+    }
+
     @Override
     public NicCapabilities capabilities() {
         return capabilities;

@@ -6,6 +6,7 @@ import io.gda4j.cuda.CudaContext;
 import io.gda4j.mlx5.CqDoorbellRecordDescriptor;
 import io.gda4j.mlx5.CqeDescriptor;
 import io.gda4j.mlx5.CqeOpcode;
+import io.gda4j.nic.HostPoster;
 import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicException;
 import io.gda4j.nic.NicQp;
@@ -13,11 +14,13 @@ import io.gda4j.nic.QpAddress;
 import io.gda4j.nic.QpRings;
 import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.QpState;
+import io.gda4j.nic.RingPlacement;
 import io.gda4j.verbs.CompletionQueue;
 import io.gda4j.verbs.Mlx5CqBuffers;
 import io.gda4j.verbs.Mlx5QpBuffers;
 import io.gda4j.verbs.QueuePair;
 import io.gda4j.verbs.QueuePairCapabilities;
+import io.gda4j.verbs.SendQueue;
 import io.gda4j.verbs.VerbsException;
 
 import java.nio.ByteBuffer;
@@ -71,6 +74,10 @@ final class Mlx5Qp implements NicQp {
 
     /** Creates the CQ and QP, sized to the spec, and maps their rings into the spec's GPU. */
     static Mlx5Qp create(Mlx5Nic nic, QpSpec spec) {
+        if (spec.rings() == RingPlacement.GPU) {
+            throw new NicException(spec.label() + ": rings in GPU memory on " + nic.deviceName() + ": "
+                    + nic.gpuRingsUnsupportedReason().orElse("not built for this NIC"));
+        }
         Mlx5QueueSizing.Attempt attempt = Mlx5QueueSizing.first(spec.sqWqebbs(), spec.cqEntries(),
                 spec.maxInlineBytes());
         for (int i = 1; ; i++) {
@@ -188,7 +195,7 @@ final class Mlx5Qp implements NicQp {
      * RESET until connected, then RTS until an error CQE is seen in the CQ (sticky: ERROR). The ring is looked at
      * around the consumer index the poster last published (the CQEs at {@code ci - 1} and {@code ci}): once a WQE
      * fails, every later CQE of the QP is an error (WR_FLUSH), so an error there means the QP is in the error
-     * state. Cheap enough for {@code HostPoster}, which asks before each post; synchronized with {@link #close()}
+     * state. Cheap enough for a host poster, which asks before each post; synchronized with {@link #close()}
      * so that it never reads a CQ that libmlx5 has freed.
      */
     @Override
@@ -233,6 +240,17 @@ final class Mlx5Qp implements NicQp {
     public QpRings hostRings() {
         requireOpen();
         return hostRings;
+    }
+
+    /**
+     * Host posting through libibverbs ({@link VerbsPoster}): the provider writes the WQEs and rings the
+     * write-combining doorbell with rdma-core's barriers, which the JVM cannot emit on every CPU.
+     */
+    @Override
+    public HostPoster hostPoster() {
+        requireOpen();
+        return new VerbsPoster(this, new SendQueue(qp.handle(), cq.handle(), hostRings.sqWqebbs(),
+                hostRings.maxInlineBytes()), qp.capabilities().maxSendWr(), hostRings.maxInlineBytes());
     }
 
     /**

@@ -17,6 +17,7 @@ import io.gda4j.mlx5.Mlx5Opcode;
 import io.gda4j.mlx5.WqeDescriptor;
 import io.gda4j.mlx5.WqeEncoder;
 import io.gda4j.nic.HostPoster;
+import io.gda4j.nic.RingPoster;
 import io.gda4j.nic.MemoryKind;
 import io.gda4j.nic.MemoryRegistration;
 import io.gda4j.nic.NicAccess;
@@ -164,7 +165,7 @@ class EmulatedEngineTest extends TwoHeapNicTest {
 
     void assertFault(CqeSyndrome syndrome, EmulatedFault why, WqePoster post) throws TimeoutException {
         try (QpPair qps = pair(64)) {
-            HostPoster p = qps.first().hostPoster();
+            RingPoster p = new RingPoster(qps.first());
             p.postNop(TIMEOUT);
             post.post(p);
             p.postNop(TIMEOUT); // flushed
@@ -181,7 +182,7 @@ class EmulatedEngineTest extends TwoHeapNicTest {
     }
 
     interface WqePoster {
-        void post(HostPoster p) throws TimeoutException;
+        void post(RingPoster p) throws TimeoutException;
     }
 
     @Test

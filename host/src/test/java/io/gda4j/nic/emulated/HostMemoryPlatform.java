@@ -99,9 +99,62 @@ public final class HostMemoryPlatform implements EmulatedPlatform {
         };
     }
 
+    /** "GPU memory" for rings is another host allocation here: the engine must copy to and from it all the same. */
+    @Override
+    public DeviceRingMemory allocateDeviceRings(QpSpec spec, long sizeBytes) {
+        long address = allocate(sizeBytes);
+        ByteBuffer gpu = new Pointer(address).getByteBuffer(0, sizeBytes).order(ByteOrder.nativeOrder());
+        deviceRingCopies = 0;
+        return new DeviceRingMemory() {
+            @Override
+            public long deviceAddress() {
+                return address;
+            }
+
+            @Override
+            public long sizeBytes() {
+                return sizeBytes;
+            }
+
+            @Override
+            public void copyToHost(long offset, long bytes, ByteBuffer mirror) {
+                deviceRingCopies++;
+                mirror.put((int) offset, gpu, (int) offset, (int) bytes);
+            }
+
+            @Override
+            public void copyFromHost(long offset, long bytes, ByteBuffer mirror) {
+                gpu.put((int) offset, mirror, (int) offset, (int) bytes);
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
+    /** Copies the engine made out of device rings since they were allocated. */
+    volatile long deviceRingCopies;
+
+    @Override
+    public java.util.Optional<String> deviceRingsUnsupportedReason() {
+        return java.util.Optional.empty();
+    }
+
     @Override
     public QpExecutor createExecutor(QpSpec spec, RingMemory rings) {
-        ByteBuffer ring = rings.buffer();
+        return executor(rings.buffer(), null);
+    }
+
+    @Override
+    public QpExecutor createExecutor(QpSpec spec, RingMemory rings, DeviceRingMemory deviceRings) {
+        ByteBuffer gpu = new Pointer(deviceRings.deviceAddress()).getByteBuffer(0, deviceRings.sizeBytes())
+                .order(ByteOrder.nativeOrder());
+        return executor(gpu, rings.buffer());
+    }
+
+    /** Tails go to {@code ring}; with a {@code mirror} (device rings), each CQE's body is copied from it first. */
+    private QpExecutor executor(ByteBuffer ring, ByteBuffer mirror) {
         return new QpExecutor() {
             @Override
             public void copy(long dst, long src, long bytes) {
@@ -173,6 +226,10 @@ public final class HostMemoryPlatform implements EmulatedPlatform {
 
             @Override
             public void publishCqe(long cqeTailOffset, long tailBigEndian) {
+                if (mirror != null) {
+                    int body = (int) cqeTailOffset - io.gda4j.mlx5.CqeDescriptor.TAIL_OFFSET;
+                    ring.put(body, mirror, body, io.gda4j.mlx5.CqeDescriptor.TAIL_OFFSET);
+                }
                 LONG_BE.setRelease(ring, (int) cqeTailOffset, tailBigEndian);
             }
 

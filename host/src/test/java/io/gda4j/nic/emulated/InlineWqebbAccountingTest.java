@@ -11,6 +11,7 @@ import io.gda4j.mlx5.Mlx5Opcode;
 import io.gda4j.mlx5.WqeDecoder;
 import io.gda4j.mlx5.WqeDescriptor;
 import io.gda4j.nic.HostPoster;
+import io.gda4j.nic.RingPoster;
 import io.gda4j.nic.QpPair;
 
 import org.junit.jupiter.api.BeforeEach;
@@ -65,7 +66,7 @@ class InlineWqebbAccountingTest extends TwoHeapNicTest {
     @Test
     void aTwoWqebbInlineWaitsForTwoFreeSlotsAndNeverOverwritesAnUnfinishedWqe() throws TimeoutException {
         try (QpPair qps = pair(8)) {
-            HostPoster p = qps.first().hostPoster();
+            RingPoster p = new RingPoster(qps.first());
             ByteBuffer sq = new Pointer(qps.first().hostRings().sqBuf()).getByteBuffer(0, 8L * 64);
             long nop = p.postNop(TIMEOUT);
             for (int i = 0; i < 3; i++) {
@@ -99,7 +100,7 @@ class InlineWqebbAccountingTest extends TwoHeapNicTest {
     @Test
     void oneDoorbellOverTwoWqebbInlinesAndAWriteRunsEachWqeOnce() throws TimeoutException {
         try (QpPair qps = pair(8)) {
-            HostPoster p = qps.first().hostPoster();
+            RingPoster p = new RingPoster(qps.first());
             byte[] source = pattern(100, 9);
             new Pointer(heapA).write(0, source, 0, source.length);
             p.postNop(TIMEOUT);

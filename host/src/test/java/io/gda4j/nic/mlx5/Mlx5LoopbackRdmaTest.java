@@ -45,8 +45,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * End to end on a real ConnectX: a loopback RC QP made through the SPI, host memory registered, an RDMA WRITE (and
- * an inline WRITE, the null-MR flush atomic, a failing WRITE) posted by {@link HostPoster} with gda4j's own WQE
- * encoder and doorbell, checked by the bytes and by the CQE. Skipped, with the verbs status, where no mlx5 device
+ * an inline WRITE, the null-MR flush atomic, a failing WRITE) posted by the QP's {@link HostPoster}, which hands
+ * them to libibverbs ({@link VerbsPoster}: the provider's post_send and poll_cq, rdma-core's barriers), checked by
+ * the bytes and by the completion. (gda4j's own WQE encoder and doorbell run on the NIC in Mlx5IbgdaGpuTest.) Skipped, with the verbs status, where no mlx5 device
  * exists (every machine of this workplace); the GPU cases also need CUDA.
  */
 @Tag("rdma")
@@ -93,6 +94,7 @@ class Mlx5LoopbackRdmaTest {
             assertThrows(IllegalStateException.class, qp::deviceRings, "no GPU was named");
 
             HostPoster poster = qp.hostPoster();
+            assertTrue(poster instanceof VerbsPoster, "an mlx5 QP posts from the host through libibverbs");
             long write = poster.postWrite(dstMr.address(), dstMr.rkey(), srcMr.address(), srcMr.lkey(), BYTES,
                     TIMEOUT_NANOS);
             poster.quiet(TIMEOUT_NANOS);

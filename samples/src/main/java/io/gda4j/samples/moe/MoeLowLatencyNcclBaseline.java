@@ -1,9 +1,9 @@
 package io.gda4j.samples.moe;
 
-import io.gda4j.moe.MoeLowLatencyBuffer;
-import io.gda4j.moe.MoeLowLatencyConfig;
-import io.gda4j.moe.MoeLowLatencyRouting;
-import io.gda4j.moe.MoeLowLatencySizing;
+import io.gda4j.moe.MoeBuffer;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ll.LowLatencyPart;
+import io.gda4j.moe.ll.LowLatencySizing;
 import io.gda4j.samples.nccl.AllToAllV;
 
 import java.util.Random;
@@ -17,17 +17,17 @@ import java.util.Random;
  * every rank in this process or one per process.
  */
 public final class MoeLowLatencyNcclBaseline implements AutoCloseable {
-    private final MoeLowLatencySizing s;
+    private final LowLatencySizing s;
     private final NcclExchangeRig rig;
 
     /**
      * Communicators over the buffer's world (one GPU per rank: every rank in this process, or one rank per process)
      * and buffers for its config. In a world of several processes every process constructs it at the same point.
      */
-    public MoeLowLatencyNcclBaseline(MoeLowLatencyBuffer buffer) {
-        this.s = buffer.sizing();
+    public MoeLowLatencyNcclBaseline(MoeBuffer buffer) {
+        this.s = buffer.lowLatency().sizing();
         int n = s.worldSize();
-        MoeLowLatencyConfig c = s.config();
+        LowLatencyPart c = s.config();
         // A rank sends or receives at most maxTokensPerRank rows per expert it sends to or holds.
         long rows = (long) c.maxTokensPerRank() * Math.max(c.topK(), s.numLocalExperts()) * n;
         this.rig = new NcclExchangeRig(buffer.world(),
@@ -35,7 +35,7 @@ public final class MoeLowLatencyNcclBaseline implements AutoCloseable {
     }
 
     /** Bytes of a dispatched row: the payload and the FP8 scales. */
-    static long dispatchRowBytes(MoeLowLatencySizing s) {
+    static long dispatchRowBytes(LowLatencySizing s) {
         return s.payloadBytes() + 4L * s.scalesPerRow();
     }
 
@@ -61,29 +61,29 @@ public final class MoeLowLatencyNcclBaseline implements AutoCloseable {
     }
 
     /** The dispatch exchange of a routing. */
-    public static AllToAllV dispatchPlan(MoeLowLatencySizing s, int[][] topk, int[] tokens) {
+    public static AllToAllV dispatchPlan(LowLatencySizing s, int[][] topk, int[] tokens) {
         return plans(s, topk, tokens).dispatch();
     }
 
     /** The combine exchange of a routing: every dispatched row back to its source, in BF16. */
-    public static AllToAllV combinePlan(MoeLowLatencySizing s, int[][] topk, int[] tokens) {
+    public static AllToAllV combinePlan(LowLatencySizing s, int[][] topk, int[] tokens) {
         return plans(s, topk, tokens).combine();
     }
 
-    private static NcclPlans plans(MoeLowLatencySizing s, int[][] topk, int[] tokens) {
-        MoeLowLatencyConfig c = s.config();
+    private static NcclPlans plans(LowLatencySizing s, int[][] topk, int[] tokens) {
+        LowLatencyPart c = s.config();
         return NcclPlans.of(dispatchRows(topk, tokens, c.topK(), c.numExperts(), s.worldSize()), dispatchRowBytes(s),
                 2L * c.hidden());
     }
 
     /** Event-timed exchanges, per iteration the slowest rank's time (ms) over every process. */
-    public MoeNcclBaseline.Timing time(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, int warmup,
+    public MoeNcclBaseline.Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup,
                                        int iterations) {
-        MoeLowLatencyConfig c = s.config();
+        LowLatencyPart c = s.config();
         int n = s.worldSize();
         Random rnd = new Random(seed);
         int[][] topk = NcclPlans.topkPerRank(n,
-                r -> MoeLowLatencyRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd));
+                r -> MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd));
         return rig.time(plans(s, topk, tokens), warmup, iterations);
     }
 

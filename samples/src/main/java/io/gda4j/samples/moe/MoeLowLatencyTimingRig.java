@@ -2,15 +2,16 @@ package io.gda4j.samples.moe;
 
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.DeviceMemory;
-import io.gda4j.moe.DeviceTensor;
-import io.gda4j.moe.ElementType;
-import io.gda4j.moe.MoeLowLatencyBuffer;
+import io.gda4j.moe.MoeBuffer;
 import io.gda4j.moe.MoeLowLatencyCombine;
-import io.gda4j.moe.MoeLowLatencyConfig;
 import io.gda4j.moe.MoeLowLatencyDispatch;
-import io.gda4j.moe.MoeLowLatencyRank;
-import io.gda4j.moe.MoeLowLatencyRouting;
-import io.gda4j.moe.MoeLowLatencySizing;
+import io.gda4j.moe.MoeRank;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ll.LowLatencyPart;
+import io.gda4j.moe.ll.LowLatencyRank;
+import io.gda4j.moe.ll.LowLatencySizing;
+import io.gda4j.moe.tensor.DeviceTensor;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.world.Rank;
 
 import java.nio.ByteBuffer;
@@ -20,9 +21,9 @@ import java.util.Random;
 
 /**
  * Times low-latency dispatch and combine on every rank this process drives, for {@code gda4j moe --mode low-latency}:
- * the whole calls and their send and receive halves, event-timed behind a {@link LaunchGate}. Outputs are not checked
- * (the library's MoeLowLatencyReferenceCheck does that, for {@code --check}). Input memory is allocated here, before
- * any kernel runs.
+ * the whole calls and their send and receive halves, event-timed behind a {@link LaunchGate} ({@link GatedSteps}).
+ * Outputs are not checked (the library's MoeLowLatencyReferenceCheck does that, for {@code --check}). Input memory is
+ * allocated here, before any kernel runs.
  */
 public final class MoeLowLatencyTimingRig implements AutoCloseable {
     /** The expert outputs' every BF16 value: finite (about 0.75), so the weighted sums stay ordinary numbers. */
@@ -30,8 +31,8 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
     /** Where each input lies in a rank's row of {@link #inputs}. */
     private static final int X = 0, TOPK = 1, WEIGHTS = 2, Y = 3;
 
-    private final MoeLowLatencyBuffer buffer;
-    private final MoeLowLatencySizing s;
+    private final MoeBuffer buffer;
+    private final LowLatencySizing s;
     private final int n;
     /** The ranks this process drives: all of them in one JVM, its own in a multi-process world. */
     private final int[] locals;
@@ -43,14 +44,14 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
      * With {@code combineFromHeap} the combines take the expert outputs from each call's
      * {@link MoeLowLatencyDispatch#combineInput()}: they pull them where every pair of ranks is direct.
      */
-    public MoeLowLatencyTimingRig(MoeLowLatencyBuffer buffer, boolean combineFromHeap) {
+    public MoeLowLatencyTimingRig(MoeBuffer buffer, boolean combineFromHeap) {
         this.buffer = buffer;
         this.combineFromHeap = combineFromHeap;
-        this.s = buffer.sizing();
+        this.s = buffer.lowLatency().sizing();
         this.n = s.worldSize();
         List<Rank> ranks = buffer.world().localRanks();
         this.locals = ranks.stream().mapToInt(Rank::rank).toArray();
-        MoeLowLatencyConfig c = s.config();
+        LowLatencyPart c = s.config();
         long t = c.maxTokensPerRank();
         long[] bytes = new long[Y + 1];
         bytes[X] = t * 2L * c.hidden();
@@ -86,7 +87,7 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
      * drives: its GPU's SMs over the ranks on that GPU. The send halves size their grids by tokens and local experts.
      */
     public int waitingBlocksPerRank() {
-        return MoeLowLatencyRank.spinningBlocks(buffer.world(), buffer.world().rank(locals[0]));
+        return LowLatencyRank.spinningBlocks(buffer.world(), buffer.world().rank(locals[0]));
     }
 
     /**
@@ -96,55 +97,14 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
      * start together on every rank and leave out the host's launches; in a world of several processes the gate's
      * start line also leaves out the gap between the processes' launches.
      */
-    public Timing time(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
+    public Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
         upload(kind, seed, tokens);
-        CudaEvent[][] ev = new CudaEvent[n][5];
-        LaunchGate gate = new LaunchGate(buffer.world());
-        try {
-            for (int r : locals) {
-                for (int e = 0; e < 5; e++) {
-                    ev[r][e] = buffer.rank(r).rank().context().createEvent();
-                }
-            }
-            double[][] t = new double[6][iterations];
-            buffer.world().barrier();
-            for (boolean split : new boolean[] {false, true}) {
-                for (int i = -warmup; i < iterations; i++) {
-                    queueTimedStep(gate, ev, tokens, split);
-                    for (int r : locals) {
-                        buffer.rank(r).stream().synchronize();
-                    }
-                    buffer.checkErrors();
-                    if (i < 0) {
-                        continue;
-                    }
-                    for (int r : locals) {
-                        if (!split) {
-                            t[0][i] = Math.max(t[0][i], ev[r][2].elapsedMillisSince(ev[r][0]));
-                            t[1][i] = Math.max(t[1][i], ev[r][4].elapsedMillisSince(ev[r][2]));
-                        } else {
-                            t[2][i] = Math.max(t[2][i], ev[r][1].elapsedMillisSince(ev[r][0]));
-                            t[3][i] = Math.max(t[3][i], ev[r][2].elapsedMillisSince(ev[r][1]));
-                            t[4][i] = Math.max(t[4][i], ev[r][3].elapsedMillisSince(ev[r][2]));
-                            t[5][i] = Math.max(t[5][i], ev[r][4].elapsedMillisSince(ev[r][3]));
-                        }
-                    }
-                }
-            }
-            gate.checkStartLine();
-            for (int k = 0; k < t.length; k++) {
-                t[k] = MoeTimingRig.slowestOfEveryProcess(buffer.world(), t[k]);
-            }
-            return new Timing(t[0], t[1], t[2], t[3], t[4], t[5]);
-        } finally {
-            gate.close();
-            for (CudaEvent[] group : ev) {
-                for (CudaEvent e : group) {
-                    if (e != null) {
-                        e.close();
-                    }
-                }
-            }
+        try (GatedSteps steps = new GatedSteps(buffer.world(), 5)) {
+            double[][] whole = steps.time(warmup, iterations, new int[][] {{0, 2}, {2, 4}}, buffer::checkErrors,
+                    events -> queueStep(events, tokens, false), i -> { });
+            double[][] halves = steps.time(warmup, iterations, new int[][] {{0, 1}, {1, 2}, {2, 3}, {3, 4}},
+                    buffer::checkErrors, events -> queueStep(events, tokens, true), i -> { });
+            return new Timing(whole[0], whole[1], halves[0], halves[1], halves[2], halves[3]);
         }
     }
 
@@ -154,14 +114,14 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
      * value: a random y of every slot would cost gigabytes of host memory and minutes at 512 tokens
      * (numLocalExperts x maxTokens x ranks x hidden values per rank). Synchronous copies: no kernel of these ranks runs.
      */
-    private void upload(MoeLowLatencyRouting.Kind kind, long seed, int[] tokens) {
-        MoeLowLatencyConfig c = s.config();
+    private void upload(MoeRouting.Kind kind, long seed, int[] tokens) {
+        LowLatencyPart c = s.config();
         Random rnd = new Random(seed);
         for (int r = 0; r < n; r++) {
             // Every process draws every rank's inputs (the same random sequence everywhere) and uploads its own.
-            int[] idx = MoeLowLatencyRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
-            short[] rows = MoeLowLatencyRouting.rows(tokens[r], c.hidden(), rnd);
-            float[] w = MoeLowLatencyRouting.weights(idx, rnd);
+            int[] idx = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
+            short[] rows = MoeRouting.wideRangeRows(tokens[r], c.hidden(), rnd);
+            float[] w = MoeRouting.weights(idx, rnd);
             DeviceMemory[] m = inputs[r];
             if (m == null) {
                 continue;
@@ -179,7 +139,7 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
             copy(m[WEIGHTS], wb);
             if (combineFromHeap) {
                 for (int b = 0; b < 2; b++) {   // never written by the kernels: both buffers keep it
-                    buffer.rank(r).rank().fillHeap(buffer.heapRegion().offset() + s.combineInput(b),
+                    buffer.rank(r).rank().fillHeap(buffer.lowLatency().heapRegion().offset() + s.combineInput(b),
                             (long) s.numLocalExperts() * s.slotsPerExpert() * 2L * c.hidden(), Y_BYTE);
                 }
             } else {
@@ -199,40 +159,33 @@ public final class MoeLowLatencyTimingRig implements AutoCloseable {
     }
 
     /**
-     * One dispatch + combine on every local rank behind the gate: events 0, 2 and 4 before the dispatch, between the
-     * calls and after the combine; with {@code split}, events 1 and 3 between the halves as well.
+     * One dispatch + combine on every local rank: events 0, 2 and 4 before the dispatch, between the calls and after
+     * the combine; with {@code split}, events 1 and 3 between the halves as well.
      */
-    private void queueTimedStep(LaunchGate gate, CudaEvent[][] ev, int[] tokens, boolean split) {
+    private void queueStep(CudaEvent[][] ev, int[] tokens, boolean split) {
         MoeLowLatencyDispatch[] d = new MoeLowLatencyDispatch[n];
-        try {
-            for (int r : locals) {
-                gate.hold(buffer.rank(r).rank());
+        for (int r : locals) {
+            MoeRank m = buffer.rank(r);
+            ev[r][0].record(m.stream());
+            d[r] = m.lowLatencyDispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), split);
+            if (split) {
+                ev[r][1].record(m.stream());
             }
-            for (int r : locals) {
-                MoeLowLatencyRank m = buffer.rank(r);
-                ev[r][0].record(m.stream());
-                d[r] = m.dispatch(x(r, tokens[r]), topkIdx(r, tokens[r]), split);
-                if (split) {
-                    ev[r][1].record(m.stream());
-                }
+        }
+        for (int r : locals) {
+            if (split) {
+                d[r].receive();
             }
-            for (int r : locals) {
-                if (split) {
-                    d[r].receive();
-                }
-                ev[r][2].record(buffer.rank(r).stream());
+            ev[r][2].record(buffer.rank(r).stream());
+        }
+        for (int r : locals) {
+            MoeLowLatencyCombine c = buffer.rank(r).lowLatencyCombine(y(r, d[r]), topkIdx(r, tokens[r]),
+                    topkWeights(r, tokens[r]), d[r], split);
+            if (split) {
+                ev[r][3].record(buffer.rank(r).stream());
+                c.receive();
             }
-            for (int r : locals) {
-                MoeLowLatencyCombine c = buffer.rank(r).combine(y(r, d[r]), topkIdx(r, tokens[r]),
-                        topkWeights(r, tokens[r]), d[r], split);
-                if (split) {
-                    ev[r][3].record(buffer.rank(r).stream());
-                    c.receive();
-                }
-                ev[r][4].record(buffer.rank(r).stream());
-            }
-        } finally {
-            gate.open();
+            ev[r][4].record(buffer.rank(r).stream());
         }
     }
 

@@ -1,9 +1,9 @@
 package io.gda4j.samples.moe;
 
 import io.gda4j.moe.MoeBuffer;
-import io.gda4j.moe.MoeConfig;
-import io.gda4j.moe.MoeRouting;
-import io.gda4j.moe.MoeSizing;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ht.HighThroughputPart;
+import io.gda4j.moe.ht.HighThroughputSizing;
 import io.gda4j.samples.nccl.AllToAllV;
 import io.gda4j.samples.nccl.LibNccl;
 import io.gda4j.samples.nccl.NcclComms;
@@ -26,7 +26,7 @@ import java.util.Random;
  * kernel runs.
  */
 public final class MoeNcclBaseline implements AutoCloseable {
-    private final MoeSizing s;
+    private final HighThroughputSizing s;
     private final NcclExchangeRig rig;
 
     /** Event-timed exchanges, per iteration the slowest rank's time. */
@@ -82,7 +82,7 @@ public final class MoeNcclBaseline implements AutoCloseable {
     }
 
     /** Bytes of a dispatched row that DeepEP counts and the baseline moves: the payload and the FP8 scales. */
-    static long dispatchRowBytes(MoeSizing s) {
+    static long dispatchRowBytes(HighThroughputSizing s) {
         return s.payloadBytes() + 4L * s.scalesPerRow();
     }
 
@@ -113,17 +113,17 @@ public final class MoeNcclBaseline implements AutoCloseable {
     }
 
     /** The dispatch exchange of a routing. */
-    public static AllToAllV dispatchPlan(MoeSizing s, int[][] topk, int[] tokens) {
+    public static AllToAllV dispatchPlan(HighThroughputSizing s, int[][] topk, int[] tokens) {
         return plans(s, topk, tokens).dispatch();
     }
 
     /** The combine exchange of a routing: every dispatched row back to its source, in BF16. */
-    public static AllToAllV combinePlan(MoeSizing s, int[][] topk, int[] tokens) {
+    public static AllToAllV combinePlan(HighThroughputSizing s, int[][] topk, int[] tokens) {
         return plans(s, topk, tokens).combine();
     }
 
-    private static NcclPlans plans(MoeSizing s, int[][] topk, int[] tokens) {
-        MoeConfig c = s.config();
+    private static NcclPlans plans(HighThroughputSizing s, int[][] topk, int[] tokens) {
+        HighThroughputPart c = s.config();
         return NcclPlans.of(dispatchRows(topk, tokens, c.topK(), c.numExperts(), s.worldSize()), dispatchRowBytes(s),
                 s.combineRowBytes());
     }
@@ -134,7 +134,7 @@ public final class MoeNcclBaseline implements AutoCloseable {
      * rank's time over every process (under a launcher each iteration starts at a {@link LaunchGate}'s start line).
      */
     public Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
-        MoeConfig c = s.config();
+        HighThroughputPart c = s.config();
         int n = s.worldSize();
         Random rnd = new Random(seed);
         int[][] topk = NcclPlans.topkPerRank(n, r -> MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd));

@@ -1,19 +1,17 @@
 package io.gda4j.samples.moe;
 
-import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.DeviceMemory;
-import io.gda4j.moe.DeviceTensor;
-import io.gda4j.moe.ElementType;
 import io.gda4j.moe.MoeBuffer;
-import io.gda4j.moe.MoeConfig;
 import io.gda4j.moe.MoeDispatchResult;
 import io.gda4j.moe.MoeHandle;
 import io.gda4j.moe.MoeRank;
-import io.gda4j.moe.MoeRouting;
-import io.gda4j.moe.MoeSizing;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ht.HighThroughputPart;
+import io.gda4j.moe.ht.HighThroughputSizing;
+import io.gda4j.moe.tensor.DeviceTensor;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.samples.nccl.AllToAllV;
 import io.gda4j.world.Rank;
-import io.gda4j.world.World;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -22,7 +20,7 @@ import java.util.Random;
 
 /**
  * Times high-throughput dispatch and combine on every rank this process drives, for {@code gda4j moe}: event-timed
- * calls behind a {@link LaunchGate}, and the bytes each call moved. Outputs are not checked (the library's
+ * calls behind a {@link LaunchGate} ({@link GatedSteps}), and the bytes each call moved. Outputs are not checked (the library's
  * MoeReferenceCheck does that, for {@code --check}), so the inputs hold only a routing: the payload, scales and
  * weights are whatever the memory held, which changes no time. Input memory is allocated here, before any kernel runs.
  */
@@ -31,12 +29,11 @@ public final class MoeTimingRig implements AutoCloseable {
     private static final int X = 0, SCALES = 1, TOPK = 2, WEIGHTS = 3, Y = 4;
 
     private final MoeBuffer buffer;
-    private final MoeSizing s;
+    private final HighThroughputSizing s;
     /** The ranks this process drives: all of them in one JVM, its own in a multi-process world. */
     private final int[] locals;
     /** Per rank: x, FP8 scales, top-k, weights; and the expert outputs of a pushing combine (null when it pulls). */
     private final DeviceMemory[][] inputs;
-    private final CudaEvent[][] events;
     /** Expert outputs come from each rank's {@link MoeRank#combineInput()} and combines pull them from there. */
     private final boolean pull;
 
@@ -50,7 +47,7 @@ public final class MoeTimingRig implements AutoCloseable {
         this.pull = combineFromHeap && s.direct();
         List<Rank> ranks = buffer.world().localRanks();
         this.locals = ranks.stream().mapToInt(Rank::rank).toArray();
-        MoeConfig c = s.config();
+        HighThroughputPart c = s.config();
         long t = c.maxTokensPerRank();
         long[] bytes = new long[Y + 1];
         bytes[X] = t * s.payloadBytes();
@@ -59,7 +56,6 @@ public final class MoeTimingRig implements AutoCloseable {
         bytes[WEIGHTS] = t * 4L * c.topK();
         bytes[Y] = (long) s.maxRecvTokens() * s.combineRowBytes();
         inputs = new DeviceMemory[s.worldSize()][];
-        events = new CudaEvent[s.worldSize()][];
         try {
             for (Rank r : ranks) {
                 DeviceMemory[] m = new DeviceMemory[Y + 1];
@@ -68,8 +64,6 @@ public final class MoeTimingRig implements AutoCloseable {
                 for (int k = X; k <= (pull ? WEIGHTS : Y); k++) {
                     m[k] = r.context().allocate(Math.max(16, bytes[k]));
                 }
-                events[r.rank()] = new CudaEvent[] {r.context().createEvent(), r.context().createEvent(),
-                    r.context().createEvent()};
             }
         } catch (RuntimeException e) {
             close();
@@ -90,7 +84,7 @@ public final class MoeTimingRig implements AutoCloseable {
 
     /** Thread blocks each dispatch and each combine runs per rank, one per SM: two per channel. */
     public int blocksPerRank() {
-        return MoeRank.blocksPerRank(s.config());
+        return MoeRank.blocksPerRank(buffer.config());
     }
 
     /**
@@ -102,7 +96,7 @@ public final class MoeTimingRig implements AutoCloseable {
      * one process makes rank after rank.
      */
     public Timing time(MoeRouting.Kind kind, long seed, int[] tokens, int warmup, int iterations) {
-        MoeConfig c = s.config();
+        HighThroughputPart c = s.config();
         int n = s.worldSize();
         Random rnd = new Random(seed);
         MoeHandle[] handles = new MoeHandle[n];
@@ -117,54 +111,35 @@ public final class MoeTimingRig implements AutoCloseable {
             in[r] = tensors(r, tokens[r], routing[r]);
             handles[r] = buffer.rank(r).layout(in[r][TOPK]);
         }
-        double[] dispatch = new double[iterations];
-        double[] combine = new double[iterations];
-        double[] recvTokens = new double[n];
-        LaunchGate gate = new LaunchGate(buffer.world());
-        try {
-            buffer.world().barrier();
-            for (int i = -warmup; i < iterations; i++) {
-                MoeDispatchResult[] d = new MoeDispatchResult[n];
-                try {
-                    for (int r : locals) {
-                        gate.hold(buffer.rank(r).rank());
-                    }
-                    for (int r : locals) {
-                        MoeRank m = buffer.rank(r);
-                        events[r][0].record(m.stream());
-                        d[r] = m.dispatch(in[r][X], in[r][SCALES], in[r][TOPK], in[r][WEIGHTS], handles[r]);
-                        m.computeStreamWaitForLastCall();
-                        events[r][1].record(m.stream());
-                    }
-                    for (int r : locals) {
-                        MoeRank m = buffer.rank(r);
-                        m.combine(in[r][Y], d[r]);
-                        m.computeStreamWaitForLastCall();
-                        events[r][2].record(m.stream());
-                    }
-                } finally {
-                    gate.open();
+        double[] received = new double[n];
+        MoeDispatchResult[] d = new MoeDispatchResult[n];
+        double[][] t;
+        // Events 0, 1 and 2 before the dispatch, between the calls and after the combine, on each rank's stream.
+        try (GatedSteps steps = new GatedSteps(buffer.world(), 3)) {
+            t = steps.time(warmup, iterations, new int[][] {{0, 1}, {1, 2}}, buffer::checkErrors, events -> {
+                for (int r : locals) {
+                    MoeRank m = buffer.rank(r);
+                    events[r][0].record(m.stream());
+                    d[r] = m.dispatch(in[r][X], in[r][SCALES], in[r][TOPK], in[r][WEIGHTS], handles[r]);
+                    m.computeStreamWaitForLastCall();
+                    events[r][1].record(m.stream());
                 }
                 for (int r : locals) {
-                    buffer.rank(r).stream().synchronize();
+                    MoeRank m = buffer.rank(r);
+                    m.combine(in[r][Y], d[r]);
+                    m.computeStreamWaitForLastCall();
+                    events[r][2].record(m.stream());
                 }
-                buffer.checkErrors();
-                if (i >= 0) {
-                    for (int r : locals) {
-                        dispatch[i] = Math.max(dispatch[i], events[r][1].elapsedMillisSince(events[r][0]));
-                        combine[i] = Math.max(combine[i], events[r][2].elapsedMillisSince(events[r][1]));
-                        recvTokens[r] = d[r].numRecvTokens();
-                    }
+            }, i -> {
+                for (int r : locals) {
+                    received[r] = d[r].numRecvTokens();
                 }
-            }
-            gate.checkStartLine();
-        } finally {
-            gate.close();
+            });
         }
-        dispatch = slowestOfEveryProcess(buffer.world(), dispatch);
-        combine = slowestOfEveryProcess(buffer.world(), combine);
+        double[] dispatch = t[0];
+        double[] combine = t[1];
         // Each process knows its own ranks' counts, 0 for the others: the largest per rank is the one measured.
-        recvTokens = slowestOfEveryProcess(buffer.world(), recvTokens);
+        double[] recvTokens = GatedSteps.slowestOfEveryProcess(buffer.world(), received);
         long[] recv = new long[n];
         long[] back = new long[n];
         for (int r = 0; r < n; r++) {
@@ -182,7 +157,7 @@ public final class MoeTimingRig implements AutoCloseable {
      * rows: x, scales (null without FP8), top-k, weights, and y of maxRecvTokens rows (its combine input when pulled).
      */
     private DeviceTensor[] tensors(int r, int tokens, int[] topkIdx) {
-        MoeConfig c = s.config();
+        HighThroughputPart c = s.config();
         DeviceMemory[] m = inputs[r];
         ByteBuffer idx = ByteBuffer.allocate(8 * topkIdx.length).order(ByteOrder.LITTLE_ENDIAN);
         for (int e : topkIdx) {
@@ -212,43 +187,8 @@ public final class MoeTimingRig implements AutoCloseable {
         return bytes;
     }
 
-    /**
-     * Per iteration the largest of every process's figures (in one JVM, {@code mine} itself): each process times its
-     * own ranks, and a call's time is its slowest rank's. Every process of the world must call it.
-     */
-    static double[] slowestOfEveryProcess(World world, double[] mine) {
-        ByteBuffer b = ByteBuffer.allocate(8 * mine.length).order(ByteOrder.LITTLE_ENDIAN);
-        for (double v : mine) {
-            b.putDouble(v);
-        }
-        return slowest(mine, world.allGather(b.array()));
-    }
-
-    /** {@code mine} raised, per iteration, to the largest figure of {@code gathered} (each process's, as doubles). */
-    static double[] slowest(double[] mine, byte[][] gathered) {
-        double[] max = mine.clone();
-        for (byte[] other : gathered) {
-            if (other.length != 8 * mine.length) {
-                throw new IllegalStateException("a process sent " + other.length / 8 + " timings, this one has "
-                        + mine.length + ": every process must time the same iterations");
-            }
-            ByteBuffer o = ByteBuffer.wrap(other).order(ByteOrder.LITTLE_ENDIAN);
-            for (int i = 0; i < max.length; i++) {
-                max[i] = Math.max(max[i], o.getDouble(8 * i));
-            }
-        }
-        return max;
-    }
-
     @Override
     public void close() {
-        for (CudaEvent[] group : events) {
-            for (CudaEvent e : group == null ? new CudaEvent[0] : group) {
-                if (e != null) {
-                    e.close();
-                }
-            }
-        }
         for (DeviceMemory[] group : inputs) {
             for (DeviceMemory m : group == null ? new DeviceMemory[0] : group) {
                 if (m != null) {

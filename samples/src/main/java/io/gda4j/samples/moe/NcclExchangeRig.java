@@ -1,6 +1,5 @@
 package io.gda4j.samples.moe;
 
-import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.samples.nccl.AllToAllV;
@@ -13,8 +12,8 @@ import java.util.List;
 /**
  * What both NCCL baselines run on: a communicator per rank this process drives (every rank's in one process, with
  * {@code ncclCommInitAll}; its own in a world of one rank per process, with {@code ncclCommInitRank}), a send and a
- * receive buffer of the same size on each of those ranks' GPUs, and three events per rank for timing. The baselines
- * differ only in the rows their plans move. Arrays are indexed by world rank, null where another process drives it.
+ * receive buffer of the same size on each of those ranks' GPUs; the exchanges are timed as gda4j's calls are
+ * ({@link GatedSteps}). The baselines differ only in the rows their plans move. Arrays are indexed by world rank, null where another process drives it.
  */
 final class NcclExchangeRig implements AutoCloseable {
     private final World world;
@@ -22,7 +21,6 @@ final class NcclExchangeRig implements AutoCloseable {
     private final NcclComms comms;
     private final DeviceMemory[] send;
     private final DeviceMemory[] recv;
-    private final CudaEvent[][] events;
 
     /**
      * Buffers of {@code bytes} on every rank {@code world} drives here, and communicators. In a world of several
@@ -40,7 +38,6 @@ final class NcclExchangeRig implements AutoCloseable {
         }
         send = new DeviceMemory[n];
         recv = new DeviceMemory[n];
-        events = new CudaEvent[n][3];
         NcclComms made = null;
         try {
             for (Rank r : ranks) {
@@ -48,22 +45,27 @@ final class NcclExchangeRig implements AutoCloseable {
                 send[i] = r.context().allocate(bytes);
                 recv[i] = r.context().allocate(bytes);
                 send[i].fill((byte) 0x3c);
-                for (int e = 0; e < 3; e++) {
-                    events[i][e] = r.context().createEvent();
-                }
             }
-            if (ranks.size() == n) {
-                made = NcclComms.initAll(devices(ranks));
-            } else {
-                Rank mine = ranks.get(0);
-                mine.context().makeCurrent();   // ncclCommInitRank takes the calling thread's current device
-                made = NcclComms.initRank(n, mine.rank(), world::allGather);
-            }
+            made = openComms(world, ranks);
         } catch (RuntimeException e) {
             close();
             throw e;
         }
         this.comms = made;
+    }
+
+    /**
+     * Communicators over {@code world}: every rank's with {@code ncclCommInitAll} where this process drives them all
+     * ({@code ranks}), else this process's one rank's with {@code ncclCommInitRank} (every process calls it at the same
+     * point).
+     */
+    static NcclComms openComms(World world, List<Rank> ranks) {
+        if (ranks.size() == world.size()) {
+            return NcclComms.initAll(devices(ranks));
+        }
+        Rank mine = ranks.get(0);
+        mine.context().makeCurrent();   // ncclCommInitRank takes the calling thread's current device
+        return NcclComms.initRank(world.size(), mine.rank(), world::allGather);
     }
 
     static int[] devices(List<Rank> ranks) {
@@ -94,52 +96,28 @@ final class NcclExchangeRig implements AutoCloseable {
             recvAt[r.rank()] = recv[r.rank()].address();
             streams[r.rank()] = r.stream();
         }
-        double[] d = new double[iterations];
-        double[] cm = new double[iterations];
         dispatch.launch(comms, sendAt, recvAt, streams);
         combine.launch(comms, recvAt, sendAt, streams);
         for (Rank r : ranks) {
             r.stream().synchronize();
         }
-        LaunchGate gate = new LaunchGate(world);
-        try {
-            world.barrier();
-            for (int i = -warmup; i < iterations; i++) {
-                try {
-                    for (Rank r : ranks) {
-                        gate.hold(r);
-                    }
-                    for (Rank r : ranks) {
-                        events[r.rank()][0].record(r.stream());
-                    }
-                    dispatch.launch(comms, sendAt, recvAt, streams);
-                    for (Rank r : ranks) {
-                        events[r.rank()][1].record(r.stream());
-                    }
-                    combine.launch(comms, recvAt, sendAt, streams);
-                    for (Rank r : ranks) {
-                        events[r.rank()][2].record(r.stream());
-                    }
-                } finally {
-                    gate.open();
-                }
+        // Events 0, 1 and 2 before the dispatch exchange, between the two and after the combine exchange.
+        try (GatedSteps steps = new GatedSteps(world, 3)) {
+            double[][] t = steps.time(warmup, iterations, new int[][] {{0, 1}, {1, 2}}, world::checkErrors, ev -> {
                 for (Rank r : ranks) {
-                    r.stream().synchronize();
+                    ev[r.rank()][0].record(r.stream());
                 }
-                world.checkErrors();
-                if (i >= 0) {
-                    for (Rank r : ranks) {
-                        d[i] = Math.max(d[i], events[r.rank()][1].elapsedMillisSince(events[r.rank()][0]));
-                        cm[i] = Math.max(cm[i], events[r.rank()][2].elapsedMillisSince(events[r.rank()][1]));
-                    }
+                dispatch.launch(comms, sendAt, recvAt, streams);
+                for (Rank r : ranks) {
+                    ev[r.rank()][1].record(r.stream());
                 }
-            }
-            gate.checkStartLine();
-        } finally {
-            gate.close();
+                combine.launch(comms, recvAt, sendAt, streams);
+                for (Rank r : ranks) {
+                    ev[r.rank()][2].record(r.stream());
+                }
+            }, i -> { });
+            return new MoeNcclBaseline.Timing(t[0], t[1]);
         }
-        return new MoeNcclBaseline.Timing(MoeTimingRig.slowestOfEveryProcess(world, d),
-                MoeTimingRig.slowestOfEveryProcess(world, cm));
     }
 
     /**
@@ -181,13 +159,6 @@ final class NcclExchangeRig implements AutoCloseable {
                 comms.close();
             } catch (RuntimeException e) {
                 failure = e;
-            }
-        }
-        for (CudaEvent[] group : events) {
-            for (CudaEvent e : group) {
-                if (e != null) {
-                    e.close();
-                }
             }
         }
         for (DeviceMemory[] group : new DeviceMemory[][] {send, recv}) {

@@ -113,9 +113,7 @@ public record AllToAllV(long[][] sendBytes, long[][] sendOffsets, long[][] recvB
                 handles[r] = streams[r].nativeHandle();
             }
         }
-        NcclException.check(LibNccl.ncclGroupStart(), "ncclGroupStart");
-        NcclException failure = null;
-        try {
+        NcclException.inGroup(() -> {
             for (int r = 0; r < n; r++) {
                 if (!comms.isLocal(r)) {
                     continue;
@@ -131,17 +129,6 @@ public record AllToAllV(long[][] sendBytes, long[][] sendOffsets, long[][] recvB
                     }
                 }
             }
-        } catch (NcclException e) {
-            failure = e;
-        } finally {
-            // A group must be closed even when a call in it failed.
-            int end = LibNccl.ncclGroupEnd();
-            if (failure == null && end != LibNccl.NCCL_SUCCESS) {
-                failure = new NcclException(end, "ncclGroupEnd");
-            }
-        }
-        if (failure != null) {
-            throw failure;
-        }
+        });
     }
 }

@@ -35,6 +35,8 @@ public final class LibNccl {
     public static final int NCCL_SUCCESS = 0;
     /** {@code ncclDataType_t ncclUint8}: counts are bytes. */
     public static final int NCCL_UINT8 = 1;
+    /** {@code ncclInt32}. */
+    public static final int NCCL_INT32 = 2;
     /** {@code NCCL_UNIQUE_ID_BYTES}: an {@code ncclUniqueId} is this many opaque bytes ({@code char internal[128]}). */
     public static final int UNIQUE_ID_BYTES = 128;
 
@@ -158,6 +160,13 @@ public final class LibNccl {
 
     /** {@code ncclRecv(void *recvbuff, size_t count, ncclDataType_t, int peer, ncclComm_t, cudaStream_t)}. */
     public static native int ncclRecv(long recvbuff, long count, int datatype, int peer, long comm, long stream);
+
+    /**
+     * {@code ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t, ncclComm_t,
+     * cudaStream_t)}: every rank's {@code sendcount} elements, in rank order, into every rank's {@code recvbuff}.
+     */
+    public static native int ncclAllGather(long sendbuff, long recvbuff, long sendcount, int datatype, long comm,
+                                           long stream);
 
     public static native int ncclCommDestroy(long comm);
 

@@ -30,4 +30,26 @@ public final class NcclException extends RuntimeException {
             throw new NcclException(result, call);
         }
     }
+
+    /**
+     * Runs {@code calls} between {@code ncclGroupStart} and {@code ncclGroupEnd}; the group is closed even when a call
+     * in it failed, and the first failure is thrown.
+     */
+    static void inGroup(Runnable calls) {
+        check(LibNccl.ncclGroupStart(), "ncclGroupStart");
+        NcclException failure = null;
+        try {
+            calls.run();
+        } catch (NcclException e) {
+            failure = e;
+        } finally {
+            int end = LibNccl.ncclGroupEnd();
+            if (failure == null && end != LibNccl.NCCL_SUCCESS) {
+                failure = new NcclException(end, "ncclGroupEnd");
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
 }

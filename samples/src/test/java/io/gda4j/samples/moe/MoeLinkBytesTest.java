@@ -1,11 +1,10 @@
 package io.gda4j.samples.moe;
 
-import io.gda4j.moe.ElementType;
 import io.gda4j.moe.MoeConfig;
-import io.gda4j.moe.MoeSizing;
+import io.gda4j.moe.ht.HighThroughputSizing;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.samples.nccl.AllToAllV;
 import io.gda4j.world.PeerCard;
-
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -23,7 +22,7 @@ class MoeLinkBytesTest {
     /** 4 ranks, 2 experts each (8 experts), top-2; ranks 0 and 1 on one GPU, 2 and 3 on another. */
     private static final int[] TWO_GPUS = {0, 0, 2, 2};
 
-    private static MoeSizing sizing(ElementType dtype) {
+    private static HighThroughputSizing sizing(ElementType dtype) {
         return MoeConfig.builder().hidden(256).dtype(dtype).maxTokensPerRank(8).numExperts(8).topK(2).numChannels(2)
                 .chunkTokens(4).ringTokens(8).combineWarps(2).build().sizing(4);
     }
@@ -38,7 +37,7 @@ class MoeLinkBytesTest {
     @Test
     void ownRowsAndRowsForARankOnTheSameGpuDoNotCross() {
         for (ElementType dtype : new ElementType[] {ElementType.BF16, ElementType.FP8_E4M3}) {
-            MoeSizing s = sizing(dtype);
+            HighThroughputSizing s = sizing(dtype);
             long row = s.payloadBytes() + 4L * s.scalesPerRow();
             long[] dispatch = MoeTimingRig.linkBytes(MoeNcclBaseline.dispatchPlan(s, TOPK, TOKENS), TWO_GPUS);
             // Rank 0: token 1 once to rank 2 (two experts there, one row), token 2 to rank 3; rank 3: token 0 to rank 0.
@@ -51,7 +50,7 @@ class MoeLinkBytesTest {
 
     @Test
     void onOneGpuNothingCrossesAndOnFourEveryOtherRanksRowDoes() {
-        MoeSizing s = sizing(ElementType.BF16);
+        HighThroughputSizing s = sizing(ElementType.BF16);
         long row = s.payloadBytes();
         AllToAllV plan = MoeNcclBaseline.dispatchPlan(s, TOPK, TOKENS);
         assertArrayEquals(new long[4], MoeTimingRig.linkBytes(plan, new int[] {0, 0, 0, 0}));

@@ -1,13 +1,11 @@
 package io.gda4j.samples.moe;
 
-import io.gda4j.moe.ElementType;
-import io.gda4j.moe.MoeLowLatencyConfig;
-import io.gda4j.moe.MoeLowLatencyReference;
-import io.gda4j.moe.MoeLowLatencyRouting;
-import io.gda4j.moe.MoeLowLatencySizing;
-import io.gda4j.moe.MoeRouting;
+import io.gda4j.moe.MoeConfig;
+import io.gda4j.moe.check.MoeLowLatencyReference;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ll.LowLatencySizing;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.samples.nccl.AllToAllV;
-
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -18,19 +16,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /** The low-latency NCCL baseline moves exactly the rows the reference dispatch delivers, and each back. */
 class MoeLowLatencyNcclBaselineTest {
     @ParameterizedTest
-    @EnumSource(MoeLowLatencyRouting.Kind.class)
-    void planRowsAreTheReferencesRows(MoeLowLatencyRouting.Kind kind) {
+    @EnumSource(MoeRouting.Kind.class)
+    void planRowsAreTheReferencesRows(MoeRouting.Kind kind) {
         int n = 4;
-        MoeLowLatencyConfig c = MoeLowLatencyConfig.builder().hidden(256).maxTokensPerRank(20).numExperts(16).topK(4)
-                .dispatchType(ElementType.FP8_E4M3).build();
-        MoeLowLatencySizing s = c.sizing(n);
+        MoeConfig c = MoeConfig.lowLatencyBuilder().hidden(256).lowLatency(20, ElementType.FP8_E4M3).numExperts(16)
+                .topK(4).build();
+        LowLatencySizing s = c.lowLatencySizing(n);
         Random rnd = new Random(kind.ordinal());
         int[] tokens = MoeRouting.tokenCounts(n, 20, rnd);
         int[][] topk = new int[n][];
         MoeLowLatencyReference.Input[] in = new MoeLowLatencyReference.Input[n];
         for (int r = 0; r < n; r++) {
-            topk[r] = MoeLowLatencyRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
-            in[r] = new MoeLowLatencyReference.Input(tokens[r], MoeLowLatencyRouting.rows(tokens[r], c.hidden(), rnd),
+            topk[r] = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
+            in[r] = new MoeLowLatencyReference.Input(tokens[r], MoeRouting.wideRangeRows(tokens[r], c.hidden(), rnd),
                     topk[r]);
         }
         AllToAllV dispatch = MoeLowLatencyNcclBaseline.dispatchPlan(s, topk, tokens);

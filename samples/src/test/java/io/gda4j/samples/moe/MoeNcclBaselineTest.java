@@ -1,17 +1,17 @@
 package io.gda4j.samples.moe;
 
-import io.gda4j.moe.ElementType;
 import io.gda4j.moe.MoeConfig;
-import io.gda4j.moe.MoeReference;
-import io.gda4j.moe.MoeRouting;
-import io.gda4j.moe.MoeSizing;
+import io.gda4j.moe.check.MoeReference;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ht.HighThroughputSizing;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.samples.nccl.AllToAllV;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -20,14 +20,18 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** The NCCL baseline's exchange of a routing agrees with what the Java reference dispatches and combines. */
 class MoeNcclBaselineTest {
+    static List<MoeRouting.Kind> highThroughputKinds() {
+        return MoeRouting.HIGH_THROUGHPUT;
+    }
+
     @ParameterizedTest
-    @EnumSource(MoeRouting.Kind.class)
+    @MethodSource("highThroughputKinds")
     void dispatchCountsAndOffsetsAreTheReferencesReceivedOrder(MoeRouting.Kind kind) {
         for (ElementType dtype : new ElementType[] {ElementType.BF16, ElementType.FP8_E4M3}) {
             int n = 4;
             MoeConfig c = MoeConfig.builder().hidden(256).dtype(dtype).maxTokensPerRank(40).numExperts(16).topK(3)
                     .numChannels(3).chunkTokens(4).ringTokens(8).combineWarps(2).build();
-            MoeSizing s = c.sizing(n);
+            HighThroughputSizing s = c.sizing(n);
             Random rnd = new Random(kind.ordinal() * 7L + dtype.ordinal());
             int[] tokens = MoeRouting.tokenCounts(n, 40, rnd);
             int[][] topk = new int[n][];

@@ -1,17 +1,16 @@
 package io.gda4j.samples.moe;
 
 import io.gda4j.cuda.Cuda;
-import io.gda4j.moe.ElementType;
 import io.gda4j.moe.MoeBuffer;
 import io.gda4j.moe.MoeConfig;
-import io.gda4j.moe.MoeRouting;
-import io.gda4j.moe.MoeSizing;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ht.HighThroughputSizing;
+import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.samples.nccl.AllToAllV;
 import io.gda4j.samples.nccl.LibNccl;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
-
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -78,7 +77,7 @@ class MoeNcclGpuTest {
                 .waitTimeout(Duration.ofSeconds(30)).build());
              MoeBuffer moe = MoeBuffer.create(w, config());
              MoeNcclBaseline nccl = new MoeNcclBaseline(moe)) {
-            MoeSizing s = moe.sizing();
+            HighThroughputSizing s = moe.sizing();
             Random rnd = new Random(11);
             int[] tokens = MoeRouting.tokenCounts(n, 128, rnd);
             int[][] topk = new int[n][];

@@ -1,20 +1,16 @@
 package io.gda4j.samples.moe;
 
-import io.gda4j.transport.Transport;
 import io.gda4j.cuda.Cuda;
-import io.gda4j.moe.ElementType;
 import io.gda4j.moe.MoeBuffer;
 import io.gda4j.moe.MoeConfig;
 import io.gda4j.moe.MoeGraphReplay;
-import io.gda4j.moe.MoeLowLatencyBuffer;
-import io.gda4j.moe.MoeLowLatencyConfig;
-import io.gda4j.moe.MoeLowLatencyRouting;
-import io.gda4j.moe.MoeRouting;
-import io.gda4j.moe.MoeReferenceCheck;
+import io.gda4j.moe.check.MoeReferenceCheck;
+import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.tensor.ElementType;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
-
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -105,13 +101,13 @@ class MoeTimingRigGpuTest {
     @ParameterizedTest(name = "combine from the heap {0}")
     @ValueSource(booleans = {false, true})
     void theLowLatencyTimingsWork(boolean fromHeap) {
-        MoeLowLatencyConfig c = MoeLowLatencyConfig.builder().hidden(2048).maxTokensPerRank(32).numExperts(16).topK(4)
-                .dispatchType(ElementType.FP8_E4M3).build();
-        try (LocalWorld w = world(2, "p2p", c.sizing(2).heapBytes() + (64L << 20), Duration.ofSeconds(20));
-             MoeLowLatencyBuffer ll = MoeLowLatencyBuffer.create(w, c);
+        MoeConfig c = MoeConfig.lowLatencyBuilder().hidden(2048).lowLatency(32, ElementType.FP8_E4M3).numExperts(16)
+                .topK(4).build();
+        try (LocalWorld w = world(2, "p2p", c.lowLatencySizing(2).heapBytes() + (64L << 20), Duration.ofSeconds(20));
+             MoeBuffer ll = MoeBuffer.create(w, c);
              MoeLowLatencyTimingRig rig = new MoeLowLatencyTimingRig(ll, fromHeap)) {
             assertTrue(rig.waitingBlocksPerRank() >= 1);
-            MoeLowLatencyTimingRig.Timing t = rig.time(MoeLowLatencyRouting.Kind.UNIFORM, 7, new int[] {32, 32}, 1, 3);
+            MoeLowLatencyTimingRig.Timing t = rig.time(MoeRouting.Kind.UNIFORM, 7, new int[] {32, 32}, 1, 3);
             assertTimed(t.dispatchMillis(), t.combineMillis(), t.dispatchSendMillis(), t.dispatchReceiveMillis(),
                     t.combineSendMillis(), t.combineReceiveMillis());
         }
