@@ -2,20 +2,20 @@
 //
 // The headers by layer; each includes only the layers below it:
 //   gda4j.cuh              this file: the public API (put, get, signal, atomic_add, put_signal, put_inline, fence,
-//                          flush, quiet, wait_until, wait_inline; is_direct, is_ibgda, sets_land_in_order and
+//                          flush, quiet, wait_until, wait_inline; is_direct, sets_land_in_order, prefers_few_puts and
 //                          lane_id for kernels that move data themselves) and its contract. A user reads only this
 //                          file.
-//   detail/dispatch.cuh    the one dispatcher: out-of-line calls that branch on a peer's transport to its back end
-//   transport/p2p.cuh      direct peers (p2p, self): loads and stores, inline in the calls below
-//   transport/proxy.cuh    proxy peers: 16-byte triggers to a host proxy thread
-//   transport/ibgda.cuh    IBGDA peers: the calls as RDMA work requests, posted by transport/ibgda_qp.cuh
-//   transport/none.cuh     peers no transport serves: the failure and its record
-//   core/                  what every layer uses: the handles (Peer, Local), memory-model wrappers, the error record,
-//                          the cooperative copy, the one deadline and poll policy of every wait (core/deadline.cuh)
-//   layout/                bytes shared with the host (view, inline slot, proxy FIFO, DeviceQp, mlx5 WQEs), each
-//                          mirrored by a Java *Descriptor and checked by a layout test
+//   transports.def         the table of transports: each one's name, code and capabilities (PeerEntry.caps)
+//   detail/dispatch.cuh    the one dispatcher: out-of-line calls that go to the back end of a peer's transport
+//   transport/<name>/      one folder per transport with device code (p2p, proxy, ibgda; transport/backends.cuh
+//                          lists them): its back end, its bytes shared with the host, its error codes
+//   core/                  what every layer uses: the handles (Peer, Local), the direct path of DIRECT peers,
+//                          memory-model wrappers, the error record, the cooperative copy, the one deadline and poll
+//                          policy of every wait (core/deadline.cuh), what a back end offers (core/backend.cuh)
+//   layout/                bytes shared with the host (view, inline slot, mlx5 WQEs), each mirrored by a Java
+//                          *Descriptor and checked by a layout test
 //   moe/                   the MoE kernels' device code, on top of this API
-// Names in gda4j::detail, gda4j::proxy and gda4j::ibgda are internal.
+// Names in gda4j::detail and in a transport's namespace (gda4j::<name>) are internal.
 //
 // Kernels take the rank's DeviceView pointer (Rank.deviceView()) and call the functions below on it.
 //
@@ -54,10 +54,10 @@
 //    peer's other QPs have completed what was posted on them), or both on one channel. fence on a bound Peer orders
 //    its channel only (free). quiet() and flush() complete every QP.
 //
-// Transports: every call dispatches on the peer's transport once, with the branch predicted for direct (p2p/self)
-// peers and the other back ends out of line, so a p2p call costs what it did before they existed.
+// Transports: every call dispatches on the peer's transport once, with the branch predicted for DIRECT peers (p2p,
+// self) and the other back ends out of line, so a p2p call costs what it did before they existed.
 //  - p2p, self: this GPU's loads and stores; a put is complete when it returns.
-//  - proxy (transport/proxy.cuh): the call pushes a 16-byte trigger to a host proxy thread, which executes the
+//  - proxy (transport/proxy/): the call pushes a 16-byte trigger to a host proxy thread, which executes the
 //    channel's triggers in order with the copy engine. The ordering rules above hold; in addition a put returns once
 //    queued, so its source must stay unchanged until a flush/quiet (or the peer's signal) says the copy is done, like
 //    nvshmem_put_nbi (an 8-byte put between aligned offsets reads its source at the call and travels in the trigger
@@ -73,29 +73,37 @@
 
 namespace gda4j {
 
-// ---- what a peer is, for kernels that move data themselves (the MoE kernels do). A direct peer (p2p, self) has its
-// heap mapped here at p.heap: a kernel may load and store it like its own memory (fence(p) then orders those stores
-// before a signal, as it does puts). An IBGDA peer's put is an RDMA work request that reads its source when the NIC
-// gets to it: the source must be whole before the put is posted, and one put per contiguous run beats many.
+// ---- what a peer is, for kernels that move data themselves (the MoE kernels do): its transport's capabilities
+// (PeerEntry.caps, the CAP_* bits of transports.def; Java's io.gda4j.transport.Capability has the same names).
+// DIRECT: the peer's heap is mapped here at p.heap, and a kernel may load and store it like its own memory (fence(p)
+// then orders those stores before a signal, as it does puts). Otherwise a put is handed to the transport's back end,
+// which may read its source later (IBGDA: when the NIC gets to the work request): the source must be whole before the
+// put is made, and one put per contiguous run beats many.
 __device__ __forceinline__ bool is_direct(const Peer& p) { return detail::is_direct(p); }
-__device__ __forceinline__ bool is_ibgda(const Peer& p) { return detail::is_ibgda(p.transport); }
-// Whether a SET of a counter with one writer (this thread) reaches p as reliably as an ADD would: true where one
-// thread's signals to one word land in the order it made them (direct peers: stores to one word; proxy: a channel's
-// triggers run in order on one stream), so the writer may SET the new total, which over the proxy is a stream write
-// where an ADD is a kernel launch. False over IBGDA: a SET is an 8-byte RDMA WRITE, which a QP with relaxed ordering
-// may place out of order (and refuses: ERROR_SET_SIGNAL_RELAXED), so such a counter takes ADDs of the difference.
-__device__ __forceinline__ bool sets_land_in_order(const Peer& p) { return !detail::is_ibgda(p.transport); }
-// Whether each put, signal or put_signal to p costs a host call (proxy: the proxy thread makes a driver call per
-// trigger, microseconds each), so a kernel should gather what it sends p into few large contiguous puts rather than
-// one per run. False where a put is a GPU store (direct peers) or a work request the GPU writes itself (IBGDA).
-__device__ __forceinline__ bool prefers_few_puts(const Peer& p) { return p.transport == TRANSPORT_PROXY; }
+// SETS_LAND_IN_ORDER: a SET of a counter with one writer (this thread) reaches p as reliably as an ADD would, because
+// one thread's signals to one word land in the order it made them (direct peers: stores to one word; proxy: a
+// channel's triggers run in order on one stream), so the writer may SET the new total, which over the proxy is a
+// stream write where an ADD is a kernel launch. False over IBGDA: a SET is an 8-byte RDMA WRITE, which a QP with
+// relaxed ordering may place out of order (and refuses: ERROR_SET_SIGNAL_RELAXED), so such a counter takes ADDs of
+// the difference.
+__device__ __forceinline__ bool sets_land_in_order(const Peer& p) { return (p.caps & CAP_SETS_LAND_IN_ORDER) != 0; }
+// PREFERS_FEW_PUTS: each put, signal or put_signal to p costs a host call (proxy: the proxy thread makes a driver
+// call per trigger, microseconds each), so a kernel should gather what it sends p into few large contiguous puts
+// rather than one per run. False where a put is a GPU store (direct peers) or a work request the GPU writes itself
+// (IBGDA). Such a peer is never DIRECT (layout/view.cuh checks every row): saying so lets the compiler leave the
+// direct path out of code that asked this first, as it could when both were tests of one transport code.
+__device__ __forceinline__ bool prefers_few_puts(const Peer& p) {
+  const bool few = (p.caps & CAP_PREFERS_FEW_PUTS) != 0;
+  if (few) __builtin_assume((p.caps & CAP_DIRECT) == 0);
+  return few;
+}
 // This thread's lane in its warp: how the _warp forms share their data out, and how a kernel can too.
 __device__ __forceinline__ uint32_t lane_id() { return detail::lane_id(); }
-// `p` bound to channel `c`: over a peer reached by several QPs (ibgda), every call on the result posts on QP
-// c % qps, so calls of one channel from any warp are in order, and fence on it orders that channel only. Other
-// transports ignore the channel. Bind once per kernel, with the peer.
+// `p` bound to channel `c`: over a peer reached by several paths (a back end with channels: several QPs), every
+// call on the result takes path c % paths, so calls of one channel from any warp are in order, and fence on it orders
+// that channel only. Other transports ignore the channel. Bind once per kernel, with the peer.
 __device__ __forceinline__ Peer with_channel(Peer p, uint32_t c) {
-  if (detail::is_ibgda(p.transport) && p.handle != 0) p.handle = detail::ibgda_bind(p.handle, c);
+  p.handle = detail::channel_handle(p, c);
   return p;
 }
 
@@ -138,7 +146,7 @@ __device__ __forceinline__ int signal(const Peer& p, uint64_t sig_offset, uint32
   int st = detail::check_signal(p, OP_SIGNAL, sig_offset, op);
   if (st != OK) return st;
   if (detail::add_via_nic(p, op)) {
-    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_SIGNAL, sig_offset, value, detail::IBGDA_SCOPE_THREAD);
+    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_SIGNAL, sig_offset, value, detail::SCOPE_THREAD);
   }
   detail::signal_relaxed(p, sig_offset, op, value);
   return OK;
@@ -153,7 +161,7 @@ __device__ __forceinline__ int atomic_add(const Peer& p, uint64_t offset, uint64
   int st = detail::check_signal(p, OP_ATOMIC_ADD, offset, SIGNAL_ADD);
   if (st != OK) return st;
   if (detail::add_via_nic(p, SIGNAL_ADD)) {
-    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_ATOMIC_ADD, offset, value, detail::IBGDA_SCOPE_THREAD);
+    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_ATOMIC_ADD, offset, value, detail::SCOPE_THREAD);
   }
   red_add_relaxed_sys(detail::peer_word(p, offset), value);
   return OK;
@@ -171,7 +179,7 @@ __device__ __forceinline__ int put_signal(const Peer& p, uint64_t dst_offset, ui
   if (st != OK) return st;
   detail::copy(p, dst_offset, src_offset, bytes, 0, 1);
   if (detail::add_via_nic(p, op)) {
-    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_PUT_SIGNAL, sig_offset, value, detail::IBGDA_SCOPE_THREAD);
+    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_PUT_SIGNAL, sig_offset, value, detail::SCOPE_THREAD);
   }
   detail::signal_release(p, sig_offset, op, value);
   return OK;
@@ -188,7 +196,7 @@ __device__ __forceinline__ int put_signal_warp(const Peer& p, uint64_t dst_offse
   uint32_t lane = detail::lane_id();
   detail::copy(p, dst_offset, src_offset, bytes, lane, 32);
   if (detail::add_via_nic(p, op)) {
-    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_PUT_SIGNAL, sig_offset, value, detail::IBGDA_SCOPE_WARP);
+    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_PUT_SIGNAL, sig_offset, value, detail::SCOPE_WARP);
   }
   // The warp barrier makes every lane's stores visible to lane 0, whose release then covers them (cumulativity).
   __syncwarp();
@@ -208,7 +216,7 @@ __device__ __forceinline__ int put_signal_block(const Peer& p, uint64_t dst_offs
   uint32_t t = detail::block_thread_id();
   detail::copy(p, dst_offset, src_offset, bytes, t, detail::block_thread_count());
   if (detail::add_via_nic(p, op)) {
-    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_PUT_SIGNAL, sig_offset, value, detail::IBGDA_SCOPE_BLOCK);
+    return detail::add_via_loopback(GDA4J_PEER_FIELDS(p), OP_PUT_SIGNAL, sig_offset, value, detail::SCOPE_BLOCK);
   }
   // bar.sync orders the block's stores before thread 0's release at system scope.
   __syncthreads();
@@ -232,19 +240,11 @@ __device__ __forceinline__ int put_inline(const Peer& p, uint64_t slot_offset, u
   return OK;
 }
 
-// ---- get (RDMA READ) from an IBGDA peer: [src, src + bytes) of its heap into [dst, ...) of this rank's; the data is
-// in place after quiet. Direct peers have no get in the device API yet: this returns ERR_TRANSPORT for them.
+// ---- get (an RDMA READ over IBGDA, the transport that offers it): [src, src + bytes) of the peer's heap into
+// [dst, ...) of this rank's; the data is in place after quiet. Other peers have no get in the device API yet: this
+// returns ERR_TRANSPORT for them.
 __device__ __forceinline__ int get(const Peer& p, uint64_t dst_offset, uint64_t src_offset, uint64_t bytes) {
-  if (p.transport != TRANSPORT_IBGDA) {
-    return fail(p.view, ERR_TRANSPORT, ERROR_UNSUPPORTED_TRANSPORT, OP_GET, p.rank, src_offset, TRANSPORT_IBGDA,
-                p.transport);
-  }
-  int st = check_range(p.view, p.heap_size, OP_GET, p.rank, src_offset, bytes);
-  if (st == OK) st = check_range(p.view, p.heap_size, OP_GET, -1, dst_offset, bytes);
-  if (st != OK) return st;
-  // Posted from here, not through an ibgda_get helper in transport/ibgda.cuh: with that helper nvcc lays out the PTX
-  // functions in another order (regen-ptx.sh --check).
-  return ibgda::get(p.view, detail::ibgda_qp(p), p.rank, dst_offset, src_offset, bytes);
+  return detail::get(p, dst_offset, src_offset, bytes);
 }
 
 // ---- fence / flush / quiet. For direct peers each is a system-scope fence: the stores are this thread's own, so
@@ -267,21 +267,14 @@ __device__ __forceinline__ int flush(const Peer& p) {
   if (__builtin_expect(!detail::is_direct(p), 0)) return detail::flush_indirect(GDA4J_PEER_FIELDS(p));
   fence_acq_rel_sys();
   if (__builtin_expect(p.transport == TRANSPORT_SELF && (p.handle & PEER_NIC_ATOMICS) != 0, 0)) {
-    return detail::flush_loopback(GDA4J_PEER_FIELDS(p));  // this rank's own ADDs went through its loopback QP
+    return detail::flush_loopback(GDA4J_PEER_FIELDS(p));  // this rank's own ADDs went through its loopback object
   }
   return OK;
 }
 
 __device__ __forceinline__ int quiet(const Local& me) {
   fence_acq_rel_sys();
-  if (__builtin_expect((me.flags & VIEW_FLAG_PROXY_PEERS) != 0, 0)) {
-    int st = detail::quiet_proxies(me);
-    if (st != OK) return st;
-  }
-  if (GDA4J_IBGDA_ENABLED && __builtin_expect((me.flags & VIEW_FLAG_IBGDA) != 0, 0)) {
-    return detail::ibgda_quiet_all(me.view);
-  }
-  return OK;
+  return detail::quiet_transports(me);
 }
 
 // ---- waits on this rank's heap. Spins give up after the view's timeout (recording ERROR_WAIT_TIMEOUT and raising

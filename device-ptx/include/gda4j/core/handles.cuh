@@ -28,12 +28,13 @@ struct Local {
 // One peer as seen from this rank, resolved once (registers).
 struct Peer {
   const DeviceView* view;
-  char* heap;              // the peer's heap as this GPU addresses it (P2P/SELF)
+  char* heap;              // the peer's heap as this GPU addresses it (DIRECT peers)
   const char* local_heap;  // this rank's heap: the source of puts
   uint64_t heap_size;
-  uint64_t handle;         // transport object (IBGDA QP, PROXY channel)
+  uint64_t handle;         // the transport's object for this peer (PeerEntry.handle)
   uint32_t transport;
   int rank;
+  uint32_t caps;           // CAP_* of the transport (PeerEntry.caps)
 };
 
 __device__ __forceinline__ Local local_of(const DeviceView* v) {
@@ -59,11 +60,13 @@ __device__ __forceinline__ Peer peer_of(const DeviceView* v, int peer) {
     p.heap = nullptr;
     p.handle = 0;
     p.transport = TRANSPORT_NONE;
+    p.caps = CAPS_NONE;
   } else {
     const PeerEntry& e = v->peers[peer];
     p.heap = reinterpret_cast<char*>(e.peer_heap);
     p.handle = e.handle;
     p.transport = e.transport;
+    p.caps = e.caps;
   }
   return p;
 }
@@ -83,12 +86,15 @@ __device__ __forceinline__ uint32_t block_thread_id() {
 __device__ __forceinline__ uint32_t block_thread_count() { return blockDim.x * blockDim.y * blockDim.z; }
 
 // Direct peers are reached with loads and stores; every other transport goes through an out-of-line back end.
-__device__ __forceinline__ bool is_direct(const Peer& p) {
-  return p.transport == TRANSPORT_SELF || p.transport == TRANSPORT_P2P;
-}
+__device__ __forceinline__ bool is_direct(const Peer& p) { return (p.caps & CAP_DIRECT) != 0; }
 
+// Which threads a call is made by (io.gda4j.world.Scope): one, every lane of the warp, or every thread of the block.
+constexpr uint32_t SCOPE_THREAD = 0;
+constexpr uint32_t SCOPE_WARP = 1;
+constexpr uint32_t SCOPE_BLOCK = 2;
 
-// The Peer an indirect back end works on: everything but the direct heap pointers, which it does not use.
+// The Peer an indirect back end works on: everything but the direct heap pointers, which it does not use, and the
+// capabilities, which it knows as its own (so the out-of-line calls take one argument fewer).
 __device__ __forceinline__ Peer unpack(const DeviceView* v, uint64_t handle, uint64_t heap_size, int rank,
                                        uint32_t transport) {
   Peer p;
@@ -98,6 +104,7 @@ __device__ __forceinline__ Peer unpack(const DeviceView* v, uint64_t handle, uin
   p.heap_size = heap_size;
   p.handle = handle;
   p.transport = transport;
+  p.caps = 0;
   p.rank = rank;
   return p;
 }

@@ -12,10 +12,10 @@
 //   +-----------------+-----------------+-----------------+--------+--------+
 //
 //  PeerEntry (64 B, peers[r] at 64 + 64*r)
-//   0        4        8                 16                24       28       32               40      64
-//   +--------+--------+-----------------+-----------------+--------+--------+----------------+-------+
-//   |transprt| rank   | peer_heap       | handle          | rkey   | lkey   | peer_abort_flag| resvd |
-//   +--------+--------+-----------------+-----------------+--------+--------+----------------+-------+
+//   0        4        8                 16                24       28       32               40       44      64
+//   +--------+--------+-----------------+-----------------+--------+--------+----------------+--------+-------+
+//   |transprt| rank   | peer_heap       | handle          | rkey   | lkey   | peer_abort_flag| caps   | resvd |
+//   +--------+--------+-----------------+-----------------+--------+--------+----------------+--------+-------+
 //
 //  ErrorRecord (64 B, in GPU memory; the first failing thread claims it with a CAS on `code`)
 //   0        4        8        12       16                24                32                40
@@ -32,7 +32,7 @@
 // The version of every layout a kernel shares with the host (this view, the peer entries, the transports' device
 // handles). Bump it with any change to one of them: a kernel built against other headers is then refused when its
 // module is loaded (io.gda4j.world.DeviceViewDescriptor.VIEW_VERSION must match; a layout test checks that it does).
-#define GDA4J_VIEW_VERSION 4
+#define GDA4J_VIEW_VERSION 5
 
 namespace gda4j {
 
@@ -49,27 +49,52 @@ __global__ void gda4j_view_version() {}
 template __global__ void gda4j_view_version<VIEW_VERSION>();
 #endif
 
-// Transport tags of a peer entry (io.gda4j.transport.TransportTag).
-constexpr uint32_t TRANSPORT_NONE = 0;
-constexpr uint32_t TRANSPORT_SELF = 1;
-constexpr uint32_t TRANSPORT_P2P = 2;
-constexpr uint32_t TRANSPORT_IBGDA = 3;
-constexpr uint32_t TRANSPORT_PROXY = 4;
-// PeerEntry.handle of a P2P peer (io.gda4j.p2p.P2pTransport.NO_NATIVE_ATOMICS): the link (PCIe without
-// CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED) does not carry atomics, so red.add.sys to the peer's memory is a
-// read and a write; SIGNAL_ADD and atomic_add to that peer fail with ERROR_NO_NATIVE_ATOMICS.
-constexpr uint64_t P2P_NO_NATIVE_ATOMICS = 1;
-// PeerEntry.handle bit (io.gda4j.world.AtomicRouting.PEER_NIC_ATOMICS): the peer's words receive NIC atomics (it has
-// IBGDA links), and NIC atomics are not atomic with GPU atomics on the same word, so every ADD to it must go through a
-// NIC: on the SELF entry the rest of the handle (handle & ~PEER_HANDLE_FLAGS) is this rank's loopback DeviceQp, on
-// which its own SIGNAL_ADD / atomic_add are posted as ATOMIC_FA; on a P2P or PROXY entry (a GPU atomic) an ADD fails
-// with ERROR_MIXED_ATOMICS. SET signals are plain writes and go the usual way.
-constexpr uint64_t PEER_NIC_ATOMICS = 2;
-// The flag bits of PeerEntry.handle; the rest is an address (DeviceQp, ProxyChannel: aligned) or 0.
-constexpr uint64_t PEER_HANDLE_FLAGS = 3;
+// The transports of a peer entry and what generic code may ask of them, from the table (gda4j/transports.def):
+// TRANSPORT_<NAME> (PeerEntry.transport), CAP_<NAME> (bits of PeerEntry.caps), CAPS_<NAME> (a transport's bits) and
+// VIEW_FLAG_<NAME> (DeviceView.flags), the values of io.gda4j.transport.Transport and Capability.
+#define GDA4J_CAPABILITY(NAME, bit) constexpr uint32_t CAP_##NAME = 1u << (bit);
+#define GDA4J_TRANSPORT(NAME, name, code, phrase, capabilities, view_flag) \
+  constexpr uint32_t TRANSPORT_##NAME = (code);                             \
+  constexpr uint32_t CAPS_##NAME = (capabilities);                          \
+  constexpr uint32_t VIEW_FLAG_##NAME = (view_flag);
+#include "../transports.def"
+#undef GDA4J_CAPABILITY
+#undef GDA4J_TRANSPORT
 
-// DeviceView.flags (io.gda4j.world.DeviceViewDescriptor.FLAG_*).
-constexpr uint32_t VIEW_FLAG_IBGDA = 2u;  // some peer is reached over IBGDA: quiet() drains its QPs
+// How many codes the table has, and that no two rows share one (PeerEntry.transport selects exactly one row).
+constexpr uint32_t TRANSPORT_COUNT = 0
+#define GDA4J_TRANSPORT(NAME, name, code, phrase, capabilities, view_flag) +1
+#include "../transports.def"
+#undef GDA4J_TRANSPORT
+    ;
+constexpr uint32_t transport_code_rows(uint32_t code) {
+  return 0
+#define GDA4J_TRANSPORT(NAME, name, row_code, phrase, capabilities, view_flag) +((row_code) == code ? 1u : 0u)
+#include "../transports.def"
+#undef GDA4J_TRANSPORT
+      ;
+}
+#define GDA4J_TRANSPORT(NAME, name, code, phrase, capabilities, view_flag) \
+  static_assert(transport_code_rows(code) == 1, "transports.def: two rows share the code of " #name);
+#include "../transports.def"
+#undef GDA4J_TRANSPORT
+#define GDA4J_TRANSPORT(NAME, name, code, phrase, capabilities, view_flag)                          \
+  static_assert(((capabilities) & CAP_PREFERS_FEW_PUTS) == 0 || ((capabilities) & CAP_DIRECT) == 0, \
+                "transports.def: " #name " is DIRECT, so its puts are stores, not host calls");
+#include "../transports.def"
+#undef GDA4J_TRANSPORT
+static_assert(TRANSPORT_COUNT >= 2 && TRANSPORT_NONE == 0 && TRANSPORT_SELF == 1,
+              "transports.def: none (0) and self (1) are the world's rows");
+
+// PeerEntry.handle bit (io.gda4j.world.AtomicRouting.PEER_NIC_ATOMICS): the peer's words receive NIC atomics (it has
+// links whose ADDs are NIC atomics), and NIC atomics are not atomic with GPU atomics on the same word, so every ADD to
+// it must go through a NIC: on the SELF entry the rest of the handle (handle & ~PEER_HANDLE_FLAGS) is the loopback
+// object of the transport that carries this rank's own ADDs; on an entry of a GPU_ATOMICS transport an ADD fails with
+// ERROR_MIXED_ATOMICS. SET signals are plain writes and go the usual way.
+constexpr uint64_t PEER_NIC_ATOMICS = 2;
+// The flag bits of PeerEntry.handle, PEER_NIC_ATOMICS and bit 0, which a transport may give a meaning of its own; the
+// rest is an address (a transport's aligned object) or 0.
+constexpr uint64_t PEER_HANDLE_FLAGS = 3;
 
 // Status codes returned by every device API call (0 = done). Negative, like Agrona's hot-path codes.
 constexpr int OK = 0;
@@ -80,26 +105,17 @@ constexpr int ERR_PEER = -4;
 constexpr int ERR_TRANSPORT = -5;
 constexpr int ERR_ALIGNMENT = -6;
 
-// ErrorRecord.code (io.gda4j.world.ErrorRecordDescriptor.Code).
+// ErrorRecord.code (io.gda4j.world.ErrorRecordDescriptor.Code): the world's codes. A transport (in its folder) and
+// the MoE (moe/) define their own codes beside their code and word them through a decoder they register
+// (io.gda4j.world.DeviceErrorDecoder); every code is defined once.
 constexpr uint32_t ERROR_NONE = 0;
 constexpr uint32_t ERROR_WAIT_TIMEOUT = 1;
 constexpr uint32_t ERROR_OUT_OF_RANGE = 2;
 constexpr uint32_t ERROR_BAD_PEER = 3;
-constexpr uint32_t ERROR_UNSUPPORTED_TRANSPORT = 4;
+constexpr uint32_t ERROR_UNSUPPORTED_TRANSPORT = 4;  // no back end of the peer's transport serves the call: seen = it
 constexpr uint32_t ERROR_MISALIGNED = 5;
-constexpr uint32_t ERROR_PROXY_FIFO_FULL = 6;      // no room in a proxy FIFO in time: the proxy is not popping
-constexpr uint32_t ERROR_PROXY_FLUSH_TIMEOUT = 7;  // a flush was not completed by the proxy before the timeout
-constexpr uint32_t ERROR_PROXY_STOPPED = 8;        // the proxy serving the channel is stopped or failed
-constexpr uint32_t ERROR_TRIGGER_FIELD = 9;        // a field does not fit a proxy trigger (gda4j/proxy_fifo.cuh)
-// IBGDA (gda4j/ibgda.cuh): for all three, offset = WQE counter, cmp = QP number.
-constexpr uint32_t ERROR_CQE = 10;           // an error CQE: expected = WQE opcode, seen = syndrome | vendor << 8 | cqe opcode << 16
-constexpr uint32_t ERROR_SQ_FULL = 11;       // no free send queue slot in time: expected = completions needed, seen = completed
-constexpr uint32_t ERROR_POST_TIMEOUT = 12;  // posting or quiet stalled: expected = counter waited for, seen = counter reached
-constexpr uint32_t ERROR_INLINE_TOO_LARGE = 13;  // an inline payload above the QP's max_inline: expected = bytes, seen = max_inline
-constexpr uint32_t ERROR_SET_SIGNAL_RELAXED = 14;  // a SET signal over a NIC with relaxed ordering: cmp = QP number
-constexpr uint32_t ERROR_NO_NATIVE_ATOMICS = 15;   // an ADD over a p2p link without native peer atomics: offset = word
-constexpr uint32_t ERROR_MIXED_ATOMICS = 16;  // a GPU ADD (p2p, proxy) to a rank whose words get NIC atomics: offset = word
-constexpr uint32_t ERROR_COMBINE_INPUT_MIXED = 17;  // MoE: ranks disagree on combining from the heap: expected / seen = entry words
+constexpr uint32_t ERROR_MIXED_ATOMICS = 16;  // a GPU ADD to a rank whose words get NIC atomics: offset = word,
+                                              // cmp = the adding entry's transport
 
 // ErrorRecord.op: which device API call failed (io.gda4j.world.ErrorRecordDescriptor.Op).
 constexpr uint32_t OP_NONE = 0;
@@ -113,11 +129,6 @@ constexpr uint32_t OP_ATOMIC_ADD = 7;
 constexpr uint32_t OP_PUT_INLINE = 8;
 constexpr uint32_t OP_FLUSH = 9;
 constexpr uint32_t OP_GET = 10;
-
-// DeviceView.flags (io.gda4j.world.DeviceViewDescriptor).
-// Some peer is reached through the host proxy: quiet() must also flush those channels. A flag in the header, read
-// with the fields local_of() already loads, so a world without proxy peers pays nothing for it.
-constexpr uint32_t VIEW_FLAG_PROXY_PEERS = 1u;
 
 // Signal operations and wait comparisons (io.gda4j.world.SignalOp, io.gda4j.world.Cmp).
 constexpr uint32_t SIGNAL_SET = 0;
@@ -145,16 +156,17 @@ struct ErrorRecord {
 };
 
 struct PeerEntry {
-  uint32_t transport;
+  uint32_t transport;        // TRANSPORT_*: which back end a call to this peer goes to
   int32_t rank;
-  uint64_t peer_heap;        // P2P/SELF: the peer's heap base as this GPU addresses it
-  uint64_t handle;           // IBGDA: device QP; PROXY: the ProxyChannel (gda4j/proxy_fifo.cuh) in GPU memory;
-                             // SELF: the loopback DeviceQp; with flag bits PEER_HANDLE_FLAGS (P2P_NO_NATIVE_ATOMICS,
-                             // PEER_NIC_ATOMICS)
+  uint64_t peer_heap;        // a DIRECT peer's heap base as this GPU addresses it
+  uint64_t handle;           // the transport's object for this peer (its layout in the transport's folder), with
+                             // flag bits PEER_HANDLE_FLAGS
   uint32_t rkey;
   uint32_t lkey;
-  uint64_t peer_abort_flag;  // P2P/SELF: the peer's abort word, so a failing rank stops its peers' spins
-  uint64_t reserved[3];
+  uint64_t peer_abort_flag;  // the peer's abort word where it is mapped here, so a failing rank stops its peers' spins
+  uint32_t caps;             // CAP_* of the transport: what kernels ask (is_direct, sets_land_in_order, ...)
+  uint32_t reserved0;
+  uint64_t reserved[2];
 };
 
 struct DeviceView {
@@ -177,6 +189,7 @@ static_assert(sizeof(PeerEntry) == 64, "PeerEntry is 64 bytes");
 static_assert(__builtin_offsetof(DeviceView, peers) == 64, "DeviceView header is 64 bytes");
 static_assert(__builtin_offsetof(DeviceView, timeout_ns) == 48, "DeviceView.timeout_ns at 48");
 static_assert(__builtin_offsetof(PeerEntry, peer_abort_flag) == 32, "PeerEntry.peer_abort_flag at 32");
+static_assert(__builtin_offsetof(PeerEntry, caps) == 40, "PeerEntry.caps at 40");
 static_assert(__builtin_offsetof(ErrorRecord, elapsed_ns) == 40, "ErrorRecord.elapsed_ns at 40");
 
 }  // namespace gda4j

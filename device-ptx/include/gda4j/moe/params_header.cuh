@@ -18,6 +18,8 @@
 #include <stddef.h>
 
 namespace gda4j {
+// ErrorRecord.code: MoE ranks disagree on combining from the heap (expected / seen = entry words).
+constexpr uint32_t ERROR_COMBINE_INPUT_MIXED = 17;
 namespace moe {
 
 struct MoeParamsHeader {

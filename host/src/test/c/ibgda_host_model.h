@@ -1,4 +1,4 @@
-// gda4j/transport/ibgda_qp.cuh built for the host (g++, no CUDA): what the header takes from CUDA and from
+// gda4j/transport/ibgda/qp.cuh built for the host (g++, no CUDA): what the header takes from CUDA and from
 // core/memory_model.cuh, core/errors.cuh and core/deadline.cuh, for host threads standing in for GPU threads.
 // ibgda_qp_host.cpp compiles the header with -DGDA4J_HOST_MODEL='"ibgda_host_model.h"'; the header includes this file
 // in place of those three. Each ordered access keeps its ordering (a GPU-scope acquire is a C++ acquire, a
@@ -57,7 +57,7 @@ inline uint64_t min(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 namespace gda4j {
 
-// ---- core/memory_model.cuh (the accessors ibgda_qp.cuh uses) ----------------------------------------------------
+// ---- core/memory_model.cuh (the accessors qp.cuh uses) -------------------------------------------------------
 inline uint64_t load_acquire_gpu(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 inline uint64_t load_relaxed_gpu(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 inline void store_release_gpu(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }

@@ -1,8 +1,8 @@
-// Prints the layout of gda4j/layout/device_qp.cuh's DeviceQp as "name value" lines; DeviceQpLayoutTest compares them
+// Prints the layout of gda4j/transport/ibgda/device_qp.cuh's DeviceQp as "name value" lines; DeviceQpLayoutTest compares them
 // with io.gda4j.ibgda.DeviceQpDescriptor. The header is plain C++ (the struct and its constants), so g++ builds it.
 #include <cstddef>
 #include <cstdio>
-#include "gda4j/layout/device_qp.cuh"
+#include "gda4j/transport/ibgda/device_qp.cuh"
 
 using namespace gda4j::ibgda;
 #define P(name, value) std::printf("%s %lld\n", name, (long long)(value))
@@ -49,5 +49,10 @@ int main() {
   P("FLAG_RELAXED_ORDERING", FLAG_RELAXED_ORDERING);
   P("ERROR_SET", ERROR_SET);
   P("ERROR_POSTING", ERROR_POSTING);
+  P("CODE.CQE_ERROR", gda4j::ERROR_CQE);
+  P("CODE.SQ_FULL", gda4j::ERROR_SQ_FULL);
+  P("CODE.POST_TIMEOUT", gda4j::ERROR_POST_TIMEOUT);
+  P("CODE.INLINE_TOO_LARGE", gda4j::ERROR_INLINE_TOO_LARGE);
+  P("CODE.SET_SIGNAL_RELAXED", gda4j::ERROR_SET_SIGNAL_RELAXED);
   return 0;
 }

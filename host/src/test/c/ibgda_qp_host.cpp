@@ -1,4 +1,4 @@
-// gda4j/transport/ibgda_qp.cuh, the GPU's posting protocol, built for the host with g++ (ibgda_host_model.h stands in
+// gda4j/transport/ibgda/qp.cuh, the GPU's posting protocol, built for the host with g++ (ibgda_host_model.h stands in
 // for CUDA) and run by host threads against a model NIC that checks every store reaching it, for IbgdaQpHostTest.
 //
 // The model NIC is a ConnectX as strict as the protocol needs, and no more lenient:
@@ -15,7 +15,7 @@
 //
 // Built with: g++ -std=c++17 -O1 -pthread -I src/test/c/host_cuda -I src/test/c -I ../device-ptx/include
 //             -DGDA4J_HOST_MODEL='"ibgda_host_model.h"' ibgda_qp_host.cpp
-#include "gda4j/transport/ibgda_qp.cuh"
+#include "gda4j/transport/ibgda/qp.cuh"
 
 #include <cstdarg>
 #include <cstdio>

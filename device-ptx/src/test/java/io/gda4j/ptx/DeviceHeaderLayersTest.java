@@ -19,10 +19,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The device headers keep their layers, as LayeringTest keeps the host's packages: a header includes only headers of
- * a lower layer, or of its own directory (a transport only its own parts), and the includes form no cycle. Bottom to
- * top: {@code layout/} (bytes shared with the host, plain C++), {@code core/}, {@code transport/}, {@code detail/}, the
- * public {@code gda4j.cuh}, and {@code moe/} on top of the public API. A user's kernel includes {@code gda4j.cuh}.
+ * The device headers keep their layers, as LayeringTest (gda4j-checks) keeps the Java packages: a header includes
+ * only headers of a lower layer, or of its own directory (a transport only its own folder), and the includes form no
+ * cycle. Bottom to top: {@code layout/} (bytes shared with the host, plain C++), {@code core/},
+ * {@code transport/<name>/} (one folder per transport; {@code transport/backends.cuh} lists them), {@code detail/},
+ * the public {@code gda4j.cuh}, and {@code moe/} on top of the public API. The table {@code transports.def} is data
+ * below every layer: any header may read it (it is not a {@code .cuh}, so the include graph leaves it out). A user's
+ * kernel includes {@code gda4j.cuh}.
  */
 class DeviceHeaderLayersTest {
     private static final Path ROOT = Path.of("include", "gda4j");
@@ -57,12 +60,17 @@ class DeviceHeaderLayersTest {
         return slash < 0 ? "" : header.substring(0, slash);
     }
 
+    /** The layer of a directory: a transport's folder {@code transport/<name>} is in the transport layer. */
+    static String layer(String dir) {
+        return dir.startsWith("transport/") ? "transport" : dir;
+    }
+
     /** Why {@code from} may not include {@code to}, or null when it may. */
     static String wrongArrow(String from, String to) {
         String a = dir(from);
         String b = dir(to);
-        int la = LAYERS.indexOf(a);
-        int lb = LAYERS.indexOf(b);
+        int la = LAYERS.indexOf(layer(a));
+        int lb = LAYERS.indexOf(layer(b));
         if (la < 0 || lb < 0) {
             return "a header outside the known layers " + LAYERS;
         }
@@ -73,10 +81,10 @@ class DeviceHeaderLayersTest {
             return "an upward include (" + (a.isEmpty() ? "gda4j.cuh" : a + "/") + " below "
                     + (b.isEmpty() ? "gda4j.cuh" : b + "/") + ")";
         }
-        if (a.equals("transport")) {
-            String fa = from.substring(from.lastIndexOf('/') + 1).replace(".cuh", "");
-            String fb = to.substring(to.lastIndexOf('/') + 1);
-            return fb.startsWith(fa + "_") ? null : "one transport including another";
+        if (layer(a).equals("transport")) {
+            // A transport's folder includes only itself; transport/backends.cuh, the registry, includes each folder.
+            return a.equals(b) || (a.equals("transport") && from.equals("transport/backends.cuh")) ? null
+                    : "one transport including another";
         }
         return null;
     }
@@ -139,7 +147,7 @@ class DeviceHeaderLayersTest {
         });
     }
 
-    /** The internal names a line uses ({@code detail::}, {@code proxy::}, {@code ibgda::}), outside comments. */
+    /** The internal names a line uses ({@code detail::}, {@code proxy::}, {@code ibgda::}, ...), outside comments. */
     static List<String> internalNames(String line) {
         String code = line.contains("//") ? line.substring(0, line.indexOf("//")) : line;
         List<String> names = new ArrayList<>();
@@ -150,7 +158,9 @@ class DeviceHeaderLayersTest {
         return names;
     }
 
-    private static final Pattern INTERNAL = Pattern.compile("\\b(detail|proxy|ibgda)::\\w+");
+    /** detail:: and each transport's namespace (the rows of transports.def with a folder). */
+    private static final Pattern INTERNAL = Pattern.compile("\\b(detail|"
+            + String.join("|", TransportFoldersTest.rowsWithFolders()) + ")::\\w+");
 
     /**
      * The MoE device code (moe/ and the kernels/moe*.cu that use it) is written against the public API: it names no
@@ -218,11 +228,14 @@ class DeviceHeaderLayersTest {
     /** The rules catch what they claim to: an upward arrow, a transport reaching into another, and a cycle. */
     @Test
     void theRulesCanFail() {
-        assertFalse(wrongArrow("core/errors.cuh", "transport/p2p.cuh") == null, "core -> transport");
+        assertFalse(wrongArrow("core/errors.cuh", "transport/p2p/p2p.cuh") == null, "core -> transport");
         assertFalse(wrongArrow("layout/view.cuh", "core/handles.cuh") == null, "layout -> core");
-        assertFalse(wrongArrow("transport/p2p.cuh", "transport/proxy.cuh") == null, "p2p -> proxy");
+        assertFalse(wrongArrow("transport/p2p/p2p.cuh", "transport/proxy/proxy.cuh") == null, "p2p -> proxy");
+        assertFalse(wrongArrow("transport/proxy/proxy.cuh", "transport/backends.cuh") == null, "proxy -> registry");
         assertFalse(wrongArrow("gda4j.cuh", "moe/moe.cuh") == null, "gda4j.cuh -> moe");
-        assertEquals(null, wrongArrow("transport/ibgda.cuh", "transport/ibgda_qp.cuh"), "ibgda -> its QP part");
+        assertEquals(null, wrongArrow("transport/ibgda/ibgda.cuh", "transport/ibgda/qp.cuh"), "ibgda -> its QP part");
+        assertEquals(null, wrongArrow("transport/backends.cuh", "transport/ibgda/ibgda.cuh"), "the registry");
+        assertEquals(null, wrongArrow("detail/dispatch.cuh", "transport/backends.cuh"), "dispatcher -> registry");
         assertEquals(null, wrongArrow("moe/moe.cuh", "gda4j.cuh"), "moe -> the public API");
         Map<String, List<String>> looped = Map.of("a.cuh", List.of("b.cuh"), "b.cuh", List.of("a.cuh"));
         assertFalse(visit("a.cuh", looped, new TreeMap<>(), new ArrayList<>()) == null, "a two-header cycle");

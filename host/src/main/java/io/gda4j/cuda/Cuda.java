@@ -120,6 +120,13 @@ public final class Cuda {
         }
     }
 
+    /** The version of the JCuda bindings this build calls the driver through (its jar's, else the one built with). */
+    public static String bindingVersion() {
+        Package p = JCudaDriver.class.getPackage();
+        String v = p == null ? null : p.getImplementationVersion();
+        return v == null ? "12.6.0" : v;
+    }
+
     /** The driver's CUDA version as "major.minor", e.g. "13.0"; "unknown" when no driver could be loaded. */
     public static String driverVersionString() {
         return formatDriverVersion(status().driverVersion());

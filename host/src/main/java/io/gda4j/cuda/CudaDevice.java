@@ -100,6 +100,22 @@ public final class CudaDevice {
         return value[0];
     }
 
+    /** {@code CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER}: the GPU's own kernels see GPUDirect RDMA writes in order. */
+    public static final int GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER = 100;
+
+    /**
+     * How this GPU orders GPUDirect RDMA writes ({@code CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING}): 0 none,
+     * {@link #GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER} for its own kernels, more for every device.
+     */
+    public int gpuDirectRdmaWritesOrdering() {
+        return attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING);
+    }
+
+    /** Whether this GPU's memory can be exported as a dma-buf ({@code CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED}). */
+    public boolean dmaBufSupported() {
+        return attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) != 0;
+    }
+
     /** Whether this GPU can map {@code other}'s memory (NVLink or PCIe P2P); false for the same GPU. */
     public boolean canAccessPeer(CudaDevice other) {
         if (other == this) {
@@ -126,7 +142,7 @@ public final class CudaDevice {
      *
      * @throws IllegalArgumentException when {@code other} is this GPU
      */
-    public boolean p2pNativeAtomics(CudaDevice other) {
+    public boolean nativeAtomicsWith(CudaDevice other) {
         return p2pAttribute(other, CUdevice_P2PAttribute.CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
                 "NATIVE_ATOMIC_SUPPORTED") != 0;
     }

@@ -2,7 +2,7 @@ package io.gda4j.ibgda;
 
 /**
  * Byte layout of the device QP: the struct in GPU memory through which a kernel posts WQEs on one queue pair and
- * reaps its completions ({@code struct DeviceQp} in {@code gda4j/layout/device_qp.cuh}, same field names).
+ * reaps its completions ({@code struct DeviceQp} in {@code gda4j/transport/ibgda/device_qp.cuh}, same field names).
  * Little-endian (GPU order). A peer entry of the device view points at it ({@code PeerEntry.handle}).
  *
  * <pre>

@@ -2,7 +2,9 @@ package io.gda4j.ibgda;
 
 import io.gda4j.config.Setting;
 import io.gda4j.config.SettingException;
+import io.gda4j.config.Settings;
 import io.gda4j.nic.NicChoice;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.RingPlacement;
 import io.gda4j.nic.topology.NicPlacement;
 import io.gda4j.nic.topology.PathType;
@@ -19,6 +21,7 @@ import java.util.Properties;
  * names the variable or property of a bad value; {@code gda4j info} prints {@link #SETTINGS}.
  *
  * @param nic          which NIC: auto (mlx5 if a device exists, else emulated), mlx5 or emulated
+ *                     ({@link NicConfig#NIC})
  * @param placement    which RDMA device (and port) each local rank uses, and how far from its GPU it may be
  *                     ({@link NicPlacement}: {@code GDA4J_NIC_DEVICE}, {@code GDA4J_NIC_GDR_LEVEL})
  * @param flush        when quiet ends with the PCIe flush through the null MR
@@ -30,10 +33,6 @@ import java.util.Properties;
  */
 public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, int sqWqebbs, int qpsPerPeer,
                           RingPlacement rings) {
-    public static final String NIC_PROP_NAME = "gda4j.nic";
-    public static final String NIC_ENV = "GDA4J_NIC";
-    public static final String NIC_DEFAULT = "auto";
-
     public static final String FLUSH_PROP_NAME = "gda4j.ibgda.flush";
     public static final String FLUSH_ENV = "GDA4J_IBGDA_FLUSH";
     public static final String FLUSH_DEFAULT = "auto";
@@ -55,9 +54,6 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
     /** The largest send queue in WQEBBs (the WQE index in a ctrl segment is 16 bits). */
     public static final int MAX_SQ_WQEBBS = 1 << 15;
 
-    public static final Setting<NicChoice> NIC = Setting.of("IBGDA NIC", NIC_PROP_NAME, NIC_ENV, NIC_DEFAULT,
-            "auto (mlx5 if an RDMA device exists, else emulated), mlx5 or emulated", NicChoice::parse)
-            .displayedAs(NicChoice::word).withNote("--nic overrides it");
     public static final Setting<String> NIC_DEVICE = Setting.of("RDMA device (and port) per rank",
             NicPlacement.NIC_DEVICE_PROP_NAME, NicPlacement.NIC_DEVICE_ENV, NicPlacement.NIC_DEVICE_DEFAULT,
             "an RDMA device such as mlx5_0 (or mlx5_0:2 for its port 2), one for all local ranks or a comma list with"
@@ -87,8 +83,7 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
             .displayedAs(RingPlacement::word);
 
     /** Every IBGDA setting, in the order {@code gda4j info} prints them. */
-    public static final List<Setting<?>> SETTINGS = List.of(NIC, NIC_DEVICE, GDR_LEVEL, FLUSH, SQ_DEPTH, QPS_PER_PEER,
-            RINGS);
+    public static final List<Setting<?>> SETTINGS = List.of(NIC_DEVICE, GDR_LEVEL, FLUSH, SQ_DEPTH, QPS_PER_PEER, RINGS);
 
     /** When {@code quiet} ends with the PCIe flush (an ATOMIC_FA on a GPU flag via a loopback QP, null-MR SGE). */
     public enum Flush {
@@ -106,6 +101,14 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
                 throw new IllegalArgumentException("unknown flush mode '" + text + "': choose auto, always or never", e);
             }
         }
+    }
+
+    /** The rule of {@link Flush} and the discard MR, for {@code gda4j info} (no NIC is opened). */
+    public static String describeFlushRule() {
+        return "quiet ends with a PCIe flush (a loopback ATOMIC_FA) only after a get, and only where configured"
+                + " (auto: the NIC's writes may pass their CQE and the GPU does not order GPUDirect RDMA writes,"
+                + " CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING); fetched values nobody reads go to the"
+                + " null MR where the flush is on and the NIC has one, else to an 8-byte scratch MR per rank";
     }
 
     public IbgdaConfig {
@@ -130,15 +133,15 @@ public record IbgdaConfig(NicChoice nic, NicPlacement placement, Flush flush, in
         return qps;
     }
 
-    public static IbgdaConfig resolve() {
-        return resolve(System.getProperties(), System.getenv());
+    /** @throws SettingException naming the variable or property of the first bad value */
+    public static IbgdaConfig resolve(Properties props, Map<String, String> env) {
+        return resolve(Settings.of(props, env));
     }
 
     /** @throws SettingException naming the variable or property of the first bad value */
-    public static IbgdaConfig resolve(Properties props, Map<String, String> env) {
-        return new IbgdaConfig(NIC.resolve(props, env),
-                NicPlacement.parse(NIC_DEVICE.resolve(props, env), GDR_LEVEL.resolve(props, env).name()),
-                FLUSH.resolve(props, env), SQ_DEPTH.resolve(props, env), QPS_PER_PEER.resolve(props, env),
-                RINGS.resolve(props, env));
+    public static IbgdaConfig resolve(Settings settings) {
+        return new IbgdaConfig(settings.get(NicConfig.NIC),
+                NicPlacement.parse(settings.get(NIC_DEVICE), settings.get(GDR_LEVEL).name()),
+                settings.get(FLUSH), settings.get(SQ_DEPTH), settings.get(QPS_PER_PEER), settings.get(RINGS));
     }
 }

@@ -1,5 +1,6 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.IpcMemory;
 import io.gda4j.nic.MemoryKind;
@@ -7,26 +8,27 @@ import io.gda4j.nic.MemoryRegistration;
 import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicAccess;
 import io.gda4j.nic.NicCapabilities;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.NicException;
 import io.gda4j.nic.NicMemory;
 import io.gda4j.nic.NicQp;
 import io.gda4j.nic.NicSetupCheck;
+import io.gda4j.nic.NicUser;
 import io.gda4j.nic.QpPair;
 import io.gda4j.nic.QpRings;
 import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.RcExchange;
 import io.gda4j.nic.RingPlacement;
-import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.RemoteResponder;
+import io.gda4j.nic.emulated.SoftwareNic;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.LinkHealth;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
+import io.gda4j.transport.Transport;
 
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
-
-import jcuda.driver.CUdevice_attribute;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -75,9 +77,6 @@ final class IbgdaSession {
     static final int SCRATCH_OFFSET = 8;
     static final int ATOMIC_LOCK_OFFSET = 16;
 
-    /** {@code CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER}: the GPU's own kernels see GPUDirect RDMA writes in order. */
-    static final int WRITES_ORDERING_OWNER = 100;
-
     /**
      * A rank's NIC and its registrations on it; its NIC words (64 bytes of GPU memory: the flush flag at 0, the
      * scratch word for discarded fetched values at 8); and its loopback QP, which carries the rank's own ADDs to its
@@ -124,8 +123,8 @@ final class IbgdaSession {
             case ALWAYS -> true;
             case NEVER -> false;
             case AUTO -> nic.capabilities().writesMayPassCqe() && (!nic.capabilities().gpuDirectWrites()
-                    || r.context().device().attribute(CUdevice_attribute
-                    .CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING) < WRITES_ORDERING_OWNER);
+                    || r.context().device().gpuDirectRdmaWritesOrdering()
+                    < CudaDevice.GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER);
         };
     }
 
@@ -188,8 +187,8 @@ final class IbgdaSession {
                 mine.flushFlagRegion == null ? 0 : mine.flushFlagRegion.rkey(), mine.discardAddr(),
                 mine.discardLkey(), mine.flushOnQuiet, theirs.heap.relaxedOrdering(), peer.rank()));
         openLinks++;
-        AutoCloseable resources = () -> closeLink(qps, dqp, () -> { });
-        return new PeerLink(IbgdaTransport.TAG, 0, dqp.address(), theirs.heap.rkey(), mine.heap.lkey(), 0, resources);
+        AutoCloseable resources = new WithinProcess(mine, () -> closeLink(qps, dqp, () -> { }));
+        return new PeerLink(Transport.IBGDA, 0, dqp.address(), theirs.heap.rkey(), mine.heap.lkey(), 0, resources);
     }
 
     /**
@@ -202,7 +201,7 @@ final class IbgdaSession {
      *       session closes.</li>
      *   <li>The emulated NIC: its heap's strict atomics take the lock line in its NIC words from now on, as every
      *       other process's atomics on it will: the emulated NICs of several processes are several engines, and a
-     *       NIC's atomics must stay atomic with each other ({@link EmulatedNic#serializeAtomics}).</li>
+     *       NIC's atomics must stay atomic with each other ({@link SoftwareNic#serializeAtomics}).</li>
      * </ul>
      * What this makes is freed by the links' closing, or by {@link #abandon()} when no link was made.
      */
@@ -219,7 +218,7 @@ final class IbgdaSession {
             return new ProcessOffer(s.heap.rkey(), s.heap.address(), local.heapSizeBytes(), s.heap.access(), 0,
                     new byte[ProcessOfferDescriptor.WORDS_HANDLE_BYTES], exchange.endpoints()).encode();
         }
-        EmulatedNic emulated = processLinksOf(s, local);
+        SoftwareNic emulated = processLinksOf(s, local);
         emulated.serializeAtomics(s.heap, s.words.address() + ATOMIC_LOCK_OFFSET);
         return new ProcessOffer(s.heap.rkey(), s.heap.address(), local.heapSizeBytes(), s.heap.access(),
                 ATOMIC_LOCK_OFFSET, s.words.exportIpcHandle()).encode();
@@ -257,7 +256,7 @@ final class IbgdaSession {
                     + (byEndpoint ? ", which connects by QP number, but " + peer.description() + " offers no RC"
                     + " endpoints (its process uses the emulated NIC)" : ", but " + peer.description() + " offers RC"
                     + " endpoints (its process uses a NIC that connects by QP number)") + ": set the same "
-                    + IbgdaConfig.NIC_ENV + " in every process of the job");
+                    + NicConfig.NIC_ENV + " in every process of the job");
         }
         IpcMemory words = null;
         IpcMemory peerHeap = null;  // the emulated NIC's wire to a rank of another host (a named host of this machine)
@@ -275,7 +274,7 @@ final class IbgdaSession {
                     qps.add(exchange.connect(peer.rank(), i, peer.description(), offer.endpoints()));
                 }
             } else {
-                EmulatedNic emulated = processLinksOf(mine, local);
+                SoftwareNic emulated = processLinksOf(mine, local);
                 words = local.context().openIpcMemory(offer.wordsHandle(), WORDS_BYTES, peer.description()
                         + "'s NIC words");
                 long wire = peer.heapAddress();
@@ -335,7 +334,7 @@ final class IbgdaSession {
                 }
             });
         });
-        return new PeerLink(IbgdaTransport.TAG, 0, dqp.address(), offer.heapRkey(), mine.heap.lkey(), 0, resources);
+        return new PeerLink(Transport.IBGDA, 0, dqp.address(), offer.heapRkey(), mine.heap.lkey(), 0, resources);
     }
 
     /**
@@ -343,27 +342,40 @@ final class IbgdaSession {
      * whether atomics on this rank's memory ever took the emulated NIC's atomic lock by force (a holder never
      * released it; nothing takes that lock over a NIC that connects by QP number, so the word stays 0 there).
      */
-    private static final class AcrossProcesses implements AutoCloseable, LinkHealth {
-        private final RankState mine;
+    private static final class AcrossProcesses extends WithinProcess implements LinkHealth {
         private final int rank;
-        private final Runnable close;
 
         AcrossProcesses(RankState mine, int rank, Runnable close) {
-            this.mine = mine;
+            super(mine, close);
             this.rank = rank;
-            this.close = close;
         }
 
         @Override
         public Optional<String> problem() {
             try {
-                long broken = mine.words.readLong(ATOMIC_LOCK_OFFSET + EmulatedNic.ATOMIC_LOCK_BROKEN_OFFSET);
+                long broken = mine.words.readLong(ATOMIC_LOCK_OFFSET + SoftwareNic.ATOMIC_LOCK_BROKEN_OFFSET);
                 return broken == 0 ? Optional.empty() : Optional.of("emulated NIC atomics on rank " + rank + "'s heap"
                         + " took its atomic lock by force " + broken + " time(s) after a holder did not release it for "
                         + "2 s (a process killed inside an atomic): counters on that heap may have lost updates");
             } catch (RuntimeException e) {
                 return Optional.empty(); // the words are gone (closing); nothing to report
             }
+        }
+    }
+
+    /** An ibgda link within this process: closing it closes its QP. */
+    private static class WithinProcess implements AutoCloseable, NicUser {
+        final RankState mine;
+        private final Runnable close;
+
+        WithinProcess(RankState mine, Runnable close) {
+            this.mine = mine;
+            this.close = close;
+        }
+
+        @Override
+        public Optional<Nic> nic() {
+            return Optional.of(mine.nic);
         }
 
         @Override
@@ -390,12 +402,10 @@ final class IbgdaSession {
      * that do it (a QP to a {@link RemoteResponder}, atomics under a lock line) are the emulated NIC's own API: it is
      * the one NIC that states the capability.
      */
-    private static EmulatedNic processLinksOf(RankState s, LinkEnd r) {
-        if (!s.nic.capabilities().processLinks()) {
-            throw new IllegalStateException("ibgda across processes needs the emulated NIC; rank " + r.rank()
-                    + " posts on " + s.nic.description());
-        }
-        return (EmulatedNic) s.nic;
+    private static SoftwareNic processLinksOf(RankState s, LinkEnd r) {
+        return s.nic.facet(SoftwareNic.class).filter(n -> s.nic.capabilities().processLinks())
+                .orElseThrow(() -> new IllegalStateException("ibgda across processes needs the emulated NIC; rank "
+                        + r.rank() + " posts on " + s.nic.description()));
     }
 
     private void requireOpen() {

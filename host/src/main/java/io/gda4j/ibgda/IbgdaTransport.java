@@ -1,16 +1,20 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.config.GivenSettings;
+import io.gda4j.config.Setting;
+import io.gda4j.config.Settings;
+import io.gda4j.cuda.CudaDevice;
 import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.NicSelection;
 import io.gda4j.nic.Nics;
-import io.gda4j.nic.emulated.EmulatedNic;
+import io.gda4j.nic.emulated.SoftwareNic;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
+import io.gda4j.transport.Transport;
 import io.gda4j.transport.TransportProvider;
-import io.gda4j.transport.TransportTag;
 import io.gda4j.verbs.Verbs;
-import io.gda4j.world.DeviceViewDescriptor;
 import io.gda4j.world.Rank;
 
 import java.util.Collections;
@@ -21,7 +25,7 @@ import java.util.Optional;
 
 /**
  * The IBGDA transport ({@code --transport ibgda}): each pair of ranks gets an RC QP pair on a {@link Nic}, and each
- * rank's peer entry points at its QP's {@link DeviceQp}, on which {@code gda4j/transport/ibgda_qp.cuh} posts WQEs and
+ * rank's peer entry points at its QP's {@link DeviceQp}, on which {@code gda4j/transport/ibgda/qp.cuh} posts WQEs and
  * rings the doorbell from the kernel. The NIC is chosen by {@link IbgdaConfig#nic()}: mlx5 where a device exists, else
  * the emulated NIC (whose figures must be labelled "emulated NIC": see {@link #nicOf(Rank)}). Each rank's GPU gets its
  * own mlx5 port, the closest on the PCIe tree ({@link RankNics}); a rank whose GPU has no NIC near enough for
@@ -31,35 +35,38 @@ import java.util.Optional;
  * {@link IbgdaSession}, opened at the first connect.
  */
 public final class IbgdaTransport implements TransportProvider {
-    public static final String NAME = "ibgda";
-    /**
-     * The ibgda peer entry's tag: {@code TRANSPORT_IBGDA} of {@code view.cuh}. A rank with such a peer sets
-     * {@code VIEW_FLAG_IBGDA} (quiet() drains its QPs); its ADDs are NIC atomics, and it posts each message as one
-     * work request once the message is whole, from one block.
-     */
-    public static final TransportTag TAG = TransportTag.define(NAME, 3, NAME, DeviceViewDescriptor.FLAG_IBGDA,
-            TransportTag.Trait.PUTS_EACH_MESSAGE_FROM_ONE_BLOCK);
-
     private static final Map<LinkEnd, IbgdaSession> SESSIONS = Collections.synchronizedMap(new IdentityHashMap<>());
 
+    /** The settings of the world this instance serves; its configuration is resolved from them once. */
+    private final GivenSettings given = new GivenSettings();
     private IbgdaConfig config;
     private NicSelection selection;
     private RankNics nics;
     private IbgdaSession session;
 
+    /**
+     * {@link Transport#IBGDA}: a rank with such a peer sets its view flag (quiet() drains its QPs); its ADDs are NIC
+     * atomics, and it posts each message as one work request once the message is whole, from one block.
+     */
     @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public TransportTag tag() {
-        return TAG;
+    public Transport transport() {
+        return Transport.IBGDA;
     }
 
     @Override
     public int autoPreference() {
         return 10;
+    }
+
+    @Override
+    public List<Setting<?>> settings() {
+        return IbgdaConfig.SETTINGS;
+    }
+
+    @Override
+    public synchronized void configure(Settings worldSettings) {
+        given.set(worldSettings);
+        config = null;
     }
 
     @Override
@@ -71,7 +78,7 @@ public final class IbgdaTransport implements TransportProvider {
     private Optional<String> resolve() {
         try {
             if (config == null) {
-                config = IbgdaConfig.resolve();
+                config = IbgdaConfig.resolve(given.get());
                 selection = Nics.select(config.nic());
                 nics = selection.found() ? new RankNics(selection.provider(), config.placement()) : null;
             }
@@ -113,7 +120,7 @@ public final class IbgdaTransport implements TransportProvider {
     static Optional<String> acrossProcessesReason(String nicName, RemotePeer peer) {
         if (Nic.EMULATED.equals(nicName) && !peer.sameHost()
                 && (!peer.nativeAtomics() || peer.heapHandle() == null)) {
-            return Optional.of("ibgda: " + EmulatedNic.otherMachineReason(peer.description()));
+            return Optional.of("ibgda: " + SoftwareNic.otherMachineReason(peer.description()));
         }
         if (Nic.EMULATED.equals(nicName) && !peer.nativeAtomics()) {
             return Optional.of("ibgda over the emulated NIC across processes serialises NIC atomics on a rank's memory"
@@ -178,6 +185,37 @@ public final class IbgdaTransport implements TransportProvider {
         return session == null ? 0 : session.loopbackAtomicsQp(local);
     }
 
+    /** Whether a NIC is there, which one, and how ibgda connects processes. */
+    @Override
+    public String possibleHere(List<CudaDevice> gpus) {
+        NicSelection s = NicConfig.selection(given.get());
+        return s.found() ? "possible with the " + (s.provider().name().equals(Nic.EMULATED)
+                ? "emulated NIC (a software model; a test instrument, not a network)" : s.provider().name()
+                + " NIC") + " (--transport ibgda; auto prefers p2p where it works; between processes: over mlx5"
+                + " by RC endpoints exchanged on the bootstrap, untested on hardware, or on one host over the"
+                + " emulated NIC)"
+                : "not possible: " + s.reason();
+    }
+
+    /** Which NIC carried the link's figures, and whether quiet ends with the PCIe flush; the emulated NIC says so. */
+    @Override
+    public Optional<String> describeLink(LinkEnd local, PeerLink link) {
+        try {
+            IbgdaSession s = SESSIONS.get(local);
+            Nic nic = s == null ? null : s.nicOf(local).orElse(null);
+            if (nic == null) {
+                return Optional.empty();
+            }
+            String flush = s.flushOnQuietOf(local) ? ", PCIe flush on quiet" : "";
+            return Optional.of(nic.isEmulated()
+                    ? " on the emulated NIC (a software model: an engine thread executes the WQEs with CUDA copies;"
+                    + " these are emulated NIC figures, not network figures" + flush + ")"
+                    : " on " + nic.description() + flush);
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
     /** The NIC serving {@code rank}'s IBGDA links, if it has any (for labels such as "emulated NIC" and stats). */
     public static Optional<Nic> nicOf(Rank rank) {
         IbgdaSession s = SESSIONS.get(rank);
@@ -194,23 +232,6 @@ public final class IbgdaTransport implements TransportProvider {
     public static String describeFetchedValues(Rank rank) {
         IbgdaSession s = SESSIONS.get(rank);
         return s == null ? "rank " + rank.rank() + " has no IBGDA links" : s.describeFetchedValues(rank);
-    }
-
-    /** The rule of {@link IbgdaConfig.Flush} and the discard MR, for {@code gda4j info} (no NIC is opened). */
-    public static String describeFlushRule() {
-        return "quiet ends with a PCIe flush (a loopback ATOMIC_FA) only after a get, and only where configured"
-                + " (auto: the NIC's writes may pass their CQE and the GPU does not order GPUDirect RDMA writes,"
-                + " CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING); fetched values nobody reads go to the"
-                + " null MR where the flush is on and the NIC has one, else to an 8-byte scratch MR per rank";
-    }
-
-    /** Why {@code --nic} resolves as it does here (never throws): for {@code gda4j info}. */
-    public static NicSelection describeSelection() {
-        try {
-            return Nics.select(IbgdaConfig.resolve().nic());
-        } catch (RuntimeException e) {
-            return new NicSelection(null, "bad IBGDA configuration: " + e.getMessage());
-        }
     }
 
     static void forget(IbgdaSession session) {

@@ -6,13 +6,13 @@ import io.gda4j.nic.RcEndpointsDescriptor;
 
 /**
  * What ibgda publishes for the ranks of other processes ({@link ProcessOffer}, carried by
- * {@code io.gda4j.world.TransportOffers}): this rank's heap as its NIC registered it (key, address range, rights),
+ * {@code io.gda4j.transport.TransportOffers}): this rank's heap as its NIC registered it (key, address range, rights),
  * then what its kind of NIC needs to connect a pair:
  * <ul>
  *   <li>over a NIC that connects by QP number (mlx5): the endpoints of the RC QPs this rank created for its pairs,
  *       one per other rank ({@link RcEndpointsDescriptor}, {@link io.gda4j.nic.RcExchange}); lock
  *       offset and NIC words handle are zero;</li>
- *   <li>over the emulated NIC: the atomic lock line ({@code EmulatedNic.serializeAtomics}) in this rank's NIC words,
+ *   <li>over the emulated NIC: the atomic lock line ({@code SoftwareNic.serializeAtomics}) in this rank's NIC words,
  *       which a requester's engine maps by CUDA IPC to act on this heap as this rank's NIC would; no QP number (the
  *       emulated responder has no QP of its own, see {@code RemoteResponder}), so the endpoint table is empty.</li>
  * </ul>

@@ -5,7 +5,7 @@ import io.gda4j.moe.core.WorkQueueBudget;
 import io.gda4j.moe.ht.HighThroughputBuffer;
 import io.gda4j.moe.ht.HighThroughputSizing;
 import io.gda4j.moe.ll.LowLatencyBuffer;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Capability;
 import io.gda4j.world.DeviceWaitTimeoutException;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.Rank;
@@ -86,24 +86,12 @@ public final class MoeBuffer implements AutoCloseable {
     }
 
     /**
-     * Whether some pair of ranks of {@code world} is not {@linkplain TransportTag.Trait#DIRECT direct} (neither p2p nor
+     * Whether some pair of ranks of {@code world} is not {@linkplain Capability#DIRECT direct} (neither p2p nor
      * self: proxy or ibgda), in every process's view: each process knows its own ranks' transports exactly, and the
      * sections for such pairs (rings, staging) must be the same everywhere because the heap offsets are.
      */
     private static boolean anyStaged(World world) {
-        boolean mine = false;
-        for (Rank r : world.localRanks()) {
-            for (int peer = 0; peer < world.size(); peer++) {
-                // Staging is for peers whose heaps the kernels cannot store into (proxy, ibgda, none).
-                mine |= !world.transport(r.rank(), peer).has(TransportTag.Trait.DIRECT);
-            }
-        }
-        for (byte[] theirs : world.allGather(new byte[] {(byte) (mine ? 1 : 0)})) {
-            if (theirs[0] != 0) {
-                return true;
-            }
-        }
-        return false;
+        return world.anyPair(t -> !t.has(Capability.DIRECT));
     }
 
     /**

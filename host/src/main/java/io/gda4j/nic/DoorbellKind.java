@@ -1,7 +1,7 @@
 package io.gda4j.nic;
 
 /**
- * What the doorbell register of a QP is. A GPU rings both the same way ({@code gda4j/transport/ibgda_qp.cuh}
+ * What the doorbell register of a QP is. A GPU rings both the same way ({@code gda4j/transport/ibgda/qp.cuh}
  * {@code ring}: a {@code fence.sc.sys}, then one 8-byte {@code st.mmio.relaxed.sys}), so the real NIC's store is the
  * one the emulated NIC's tests execute. The host rings a MEMORY doorbell itself ({@link RingPoster}) and an MMIO one
  * through libibverbs ({@link NicQp#hostPoster()}).

@@ -33,6 +33,15 @@ public interface Nic extends AutoCloseable {
         return EMULATED.equals(name());
     }
 
+    /**
+     * What this NIC offers beyond this interface, as {@code type} (the emulated NIC's {@code SoftwareNic}), or empty
+     * when it offers no such thing: how code outside the NIC packages reaches an implementation's own API without a
+     * cast to the implementation.
+     */
+    default <T> java.util.Optional<T> facet(Class<T> type) {
+        return type.isInstance(this) ? java.util.Optional.of(type.cast(this)) : java.util.Optional.empty();
+    }
+
     /** Limits and properties the transport sizes its QPs by. */
     NicCapabilities capabilities();
 

@@ -2,7 +2,7 @@ package io.gda4j.nic;
 
 /**
  * A reliable-connected queue pair on a {@link Nic}, with its own send CQ. WQEs are written into its send queue by
- * exactly one poster: a GPU (through {@code io.gda4j.ibgda.DeviceQp} and {@code gda4j/transport/ibgda_qp.cuh}) or the
+ * exactly one poster: a GPU (through {@code io.gda4j.ibgda.DeviceQp} and {@code gda4j/transport/ibgda/qp.cuh}) or the
  * host (through {@link #hostPoster()}), never both, because the poster owns the producer and consumer counters.
  *
  * <p>Completion contract, identical on both NICs: WQEs run in posting order; each WQE whose ctrl segment asks for a

@@ -4,9 +4,11 @@ import io.gda4j.cuda.CudaDevice;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
+import io.gda4j.transport.Transport;
 import io.gda4j.transport.TransportProvider;
-import io.gda4j.transport.TransportTag;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -20,29 +22,35 @@ import java.util.Optional;
  * ({@code SIGNAL_ADD}, {@code atomic_add}: {@code ERROR_NO_NATIVE_ATOMICS}) instead of losing updates.
  */
 public final class P2pTransport implements TransportProvider {
-    public static final String NAME = "p2p";
-    /**
-     * The p2p peer entry's tag: {@code TRANSPORT_P2P} of {@code view.cuh}; the device stores straight into the peer's
-     * heap, and its ADDs are GPU atomics ({@code red.add.sys}).
-     */
-    public static final TransportTag TAG = TransportTag.define(NAME, 2, NAME, 0, TransportTag.Trait.DIRECT,
-            TransportTag.Trait.GPU_ATOMICS);
     /** {@code PeerEntry.handle} bit of a P2P peer whose link has no native atomics ({@code P2P_NO_NATIVE_ATOMICS}). */
     public static final long NO_NATIVE_ATOMICS = 1;
 
+    /** {@link Transport#P2P}: the device stores straight into the peer's heap; its ADDs are GPU atomics. */
     @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public TransportTag tag() {
-        return TAG;
+    public Transport transport() {
+        return Transport.P2P;
     }
 
     @Override
     public int autoPreference() {
         return 0;
+    }
+
+    /** The GPU pairs of this machine with peer access both ways. */
+    @Override
+    public String possibleHere(List<CudaDevice> gpus) {
+        List<String> pairs = new ArrayList<>();
+        for (CudaDevice a : gpus) {
+            for (CudaDevice b : gpus) {
+                if (a.ordinal() < b.ordinal() && a.canAccessPeer(b) && b.canAccessPeer(a)) {
+                    pairs.add(a.ordinal() + "<->" + b.ordinal());
+                }
+            }
+        }
+        if (gpus.size() < 2) {
+            return "possible only between ranks sharing the one GPU (a second GPU is needed for GPU-to-GPU runs)";
+        }
+        return pairs.isEmpty() ? "not possible: no GPU pair has peer access" : "possible between GPUs " + String.join(", ", pairs);
     }
 
     @Override
@@ -70,8 +78,8 @@ public final class P2pTransport implements TransportProvider {
         if (!sameGpu) {
             local.context().enablePeerAccess(peer.context());
         }
-        long flags = handleFlags(sameGpu, sameGpu || local.device().p2pNativeAtomics(peer.device()));
-        return new PeerLink(TAG, peer.heapBase(), flags, 0, 0, peer.abortFlagAddress(), null);
+        long flags = handleFlags(sameGpu, sameGpu || local.device().nativeAtomicsWith(peer.device()));
+        return new PeerLink(Transport.P2P, peer.heapBase(), flags, 0, 0, peer.abortFlagAddress(), null);
     }
 
     /**
@@ -94,7 +102,7 @@ public final class P2pTransport implements TransportProvider {
      */
     @Override
     public PeerLink connectAcrossProcesses(LinkEnd local, RemotePeer peer) {
-        return new PeerLink(TAG, peer.heapAddress(), handleFlags(peer.sameGpu(), peer.nativeAtomics()), 0,
+        return new PeerLink(Transport.P2P, peer.heapAddress(), handleFlags(peer.sameGpu(), peer.nativeAtomics()), 0,
                 0, 0, null);
     }
 

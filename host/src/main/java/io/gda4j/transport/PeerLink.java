@@ -6,15 +6,15 @@ import java.util.Optional;
  * What a transport fills into one {@code PeerEntry} of a rank's device view, plus whatever native resources the
  * link owns (QPs, FIFOs); closing the link releases them.
  *
- * @param tag            the transport
- * @param peerHeap       P2P/SELF: the peer's heap base as the local GPU addresses it; 0 otherwise
- * @param handle         IBGDA: device QP address; PROXY: channel address; 0 otherwise
- * @param rkey           remote key of the peer's heap (IBGDA)
- * @param lkey           local key of this rank's heap (IBGDA)
+ * @param transport      the transport, whose code and capabilities the entry carries
+ * @param peerHeap       a {@link Capability#DIRECT} peer's heap base as the local GPU addresses it; 0 otherwise
+ * @param handle         the transport's object for the peer (a device QP, a proxy channel), with flag bits; 0 if none
+ * @param rkey           remote key of the peer's heap, where the transport uses one
+ * @param lkey           local key of this rank's heap, where the transport uses one
  * @param peerAbortFlag  address of the peer's abort word as the local GPU addresses it, or 0 when not mapped
  * @param resources      released by {@link #close()}; may be null
  */
-public record PeerLink(TransportTag tag, long peerHeap, long handle, int rkey, int lkey, long peerAbortFlag,
+public record PeerLink(Transport transport, long peerHeap, long handle, int rkey, int lkey, long peerAbortFlag,
                        AutoCloseable resources) implements AutoCloseable {
 
     /** What {@code resources} report as wrong (see {@link LinkHealth}), or empty. */
@@ -30,7 +30,7 @@ public record PeerLink(TransportTag tag, long peerHeap, long handle, int rkey, i
             } catch (RuntimeException e) {
                 throw e;
             } catch (Exception e) {
-                throw new IllegalStateException("closing the " + tag + " link failed: " + e.getMessage(), e);
+                throw new IllegalStateException("closing the " + transport + " link failed: " + e.getMessage(), e);
             }
         }
     }

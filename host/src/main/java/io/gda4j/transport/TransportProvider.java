@@ -1,5 +1,9 @@
 package io.gda4j.transport;
 
+import io.gda4j.config.Setting;
+import io.gda4j.config.Settings;
+import io.gda4j.cuda.CudaDevice;
+
 import java.util.List;
 import java.util.Optional;
 
@@ -9,15 +13,29 @@ import java.util.Optional;
  * provider, in {@link #autoPreference()} order, whether it can connect a pair, unless the configuration forces one.
  */
 public interface TransportProvider {
-    /** The name users type: {@code --transport p2p}. */
-    String name();
+    /**
+     * The row of the transport table ({@code gda4j/transports.def}) of the peer entries this provider connects: its
+     * code, its capabilities and the view flag its peers set.
+     */
+    Transport transport();
+
+    /** The name users type ({@code --transport p2p}): the table row's {@link Transport#label()}. */
+    default String name() {
+        return transport().label();
+    }
+
+    /** This transport's own settings ({@code gda4j info} prints them; a command's options may set them). */
+    default List<Setting<?>> settings() {
+        return List.of();
+    }
 
     /**
-     * The tag of the peer entries this transport connects: a constant of the provider's class, made once with
-     * {@link TransportTag#define} (its code is the transport's {@code TRANSPORT_*} of {@code view.cuh}), whose
-     * traits tell the world what it needs to know of the transport. Its name is {@link #name()}.
+     * Hands the provider the settings of the world (or of {@code gda4j info}) that will use this instance, before any
+     * other call: where it reads its own configuration ({@code ProxyConfig}, {@code IbgdaConfig}, the NIC choice),
+     * once, rather than from the process.
      */
-    TransportTag tag();
+    default void configure(Settings settings) {
+    }
 
     /** Lower is tried first by {@code auto}: p2p 0, ibgda 10, proxy 20. */
     int autoPreference();
@@ -36,6 +54,23 @@ public interface TransportProvider {
      */
     default long loopbackAtomicsQp(LinkEnd local) {
         return 0;
+    }
+
+    /**
+     * How {@code link}, one of {@code local}'s made by this provider, moves data, as result tables append it to
+     * "rank 0 -> rank 1 over proxy": {@code " (proxy handler: copy engine)"}, {@code " on the emulated NIC (...)"};
+     * empty where there is nothing to add. Never throws.
+     */
+    default Optional<String> describeLink(LinkEnd local, PeerLink link) {
+        return Optional.empty();
+    }
+
+    /**
+     * Where this transport can connect ranks on this machine, with {@code gpus} its CUDA devices, in one sentence for
+     * {@code gda4j info} ("possible between GPUs 0<->1"; "not possible: ..." with the reason). Never throws.
+     */
+    default String possibleHere(List<CudaDevice> gpus) {
+        return "on the class path";
     }
 
     /**

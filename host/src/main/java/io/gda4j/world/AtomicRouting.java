@@ -1,8 +1,9 @@
 package io.gda4j.world;
 
+import io.gda4j.transport.Capability;
 import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.Transport;
 import io.gda4j.transport.TransportProvider;
-import io.gda4j.transport.TransportTag;
 
 import java.util.List;
 
@@ -33,10 +34,10 @@ public final class AtomicRouting {
     }
 
     /**
-     * The handle of a peer entry of transport {@code tag} whose target rank's own ADDs go through the loopback
-     * {@code DeviceQp} at {@code targetLoopbackQp} (0: the target has no IBGDA links, nothing changes).
+     * The handle of a peer entry of {@code transport} whose target rank's own ADDs go through the loopback
+     * {@code DeviceQp} at {@code targetLoopbackQp} (0: the target takes no NIC atomics, nothing changes).
      */
-    public static long routedHandle(TransportTag tag, long handle, long targetLoopbackQp) {
+    public static long routedHandle(Transport transport, long handle, long targetLoopbackQp) {
         if (targetLoopbackQp == 0) {
             return handle;
         }
@@ -44,22 +45,22 @@ public final class AtomicRouting {
             throw new IllegalStateException(String.format("loopback DeviceQp at 0x%x is not aligned: its low bits"
                     + " are the peer entry's flags", targetLoopbackQp));
         }
-        return tag == TransportTag.SELF ? targetLoopbackQp | PEER_NIC_ATOMICS : routedToNicAtomics(tag, handle);
+        return transport == Transport.SELF ? targetLoopbackQp | PEER_NIC_ATOMICS : routedToNicAtomics(transport, handle);
     }
 
     /**
-     * The handle of a peer entry of transport {@code tag} whose target's words take ADDs only through a NIC: a
-     * transport whose adds are GPU atomics ({@link TransportTag.Trait#GPU_ATOMICS}: p2p's red.add.sys, the proxy's
+     * The handle of a peer entry of {@code transport} whose target's words take ADDs only through a NIC: a
+     * transport whose adds are GPU atomics ({@link Capability#GPU_ATOMICS}: p2p's red.add.sys, the proxy's
      * atomic kernel) is refused them on the device; one whose adds are NIC atomics already (ibgda), or NONE, which
      * reaches nothing, keeps its handle.
      */
-    static long routedToNicAtomics(TransportTag tag, long handle) {
-        return tag.has(TransportTag.Trait.GPU_ATOMICS) ? handle | PEER_NIC_ATOMICS : handle;
+    static long routedToNicAtomics(Transport transport, long handle) {
+        return transport.has(Capability.GPU_ATOMICS) ? handle | PEER_NIC_ATOMICS : handle;
     }
 
     /**
      * The rule for the one rank of a process ({@link ProcessWorld}), once its links are connected: its SELF entry
-     * takes {@code ownLoopback} (0: it has no IBGDA links), and its p2p/proxy entries toward ranks whose process
+     * takes {@code ownLoopback} (0: it takes no NIC atomics), and its GPU-atomic entries toward ranks whose process
      * said they take ADDs only through a NIC ({@code nicAtomics}, from {@link TransportOffers}) are refused ADDs.
      */
     static void applyAcrossProcesses(Rank local, long ownLoopback, boolean[] nicAtomics) {
@@ -68,10 +69,10 @@ public final class AtomicRouting {
             if (link == null) {
                 continue;
             }
-            long handle = q == local.rank() ? routedHandle(link.tag(), link.handle(), ownLoopback)
-                    : nicAtomics[q] ? routedToNicAtomics(link.tag(), link.handle()) : link.handle();
+            long handle = q == local.rank() ? routedHandle(link.transport(), link.handle(), ownLoopback)
+                    : nicAtomics[q] ? routedToNicAtomics(link.transport(), link.handle()) : link.handle();
             if (handle != link.handle()) {
-                local.setLink(q, new PeerLink(link.tag(), link.peerHeap(), handle, link.rkey(), link.lkey(),
+                local.setLink(q, new PeerLink(link.transport(), link.peerHeap(), handle, link.rkey(), link.lkey(),
                         link.peerAbortFlag(), link.resources()));
             }
         }
@@ -99,9 +100,9 @@ public final class AtomicRouting {
                 if (link == null) {
                     continue;
                 }
-                long handle = routedHandle(link.tag(), link.handle(), loopback[q.rank()]);
+                long handle = routedHandle(link.transport(), link.handle(), loopback[q.rank()]);
                 if (handle != link.handle()) {
-                    r.setLink(q.rank(), new PeerLink(link.tag(), link.peerHeap(), handle, link.rkey(), link.lkey(),
+                    r.setLink(q.rank(), new PeerLink(link.transport(), link.peerHeap(), handle, link.rkey(), link.lkey(),
                             link.peerAbortFlag(), link.resources()));
                 }
             }

@@ -2,7 +2,7 @@ package io.gda4j.world;
 
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.KernelArgs;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Transport;
 
 /**
  * Single device API calls launched from the host, one kernel each (module {@code ops}): a put, a signal, a wait.
@@ -181,7 +181,7 @@ public final class DeviceOps {
     private Rank validate(int rank, int peer) {
         Rank r = world.rank(rank);
         r.checkPeer(peer);
-        if (world.transport(rank, peer) == TransportTag.NONE) {
+        if (world.transport(rank, peer) == Transport.NONE) {
             throw new IllegalArgumentException("rank " + rank + " has no transport to peer " + peer);
         }
         return r;

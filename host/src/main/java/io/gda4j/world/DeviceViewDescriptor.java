@@ -26,16 +26,19 @@ import java.util.stream.Collectors;
  *   +-----------------+-----------------+-----------------+--------+--------+
  *
  *  PeerEntry (peers[r] at 64 + 64 * r)
- *   0        4        8                 16                24       28       32               40      64
- *   +--------+--------+-----------------+-----------------+--------+--------+----------------+-------+
- *   |transprt| rank   | peer_heap       | handle          | rkey   | lkey   | peer_abort_flag| resvd |
- *   +--------+--------+-----------------+-----------------+--------+--------+----------------+-------+
+ *   0        4        8                 16                24       28       32               40       44      64
+ *   +--------+--------+-----------------+-----------------+--------+--------+----------------+--------+-------+
+ *   |transprt| rank   | peer_heap       | handle          | rkey   | lkey   | peer_abort_flag| caps   | resvd |
+ *   +--------+--------+-----------------+-----------------+--------+--------+----------------+--------+-------+
  * </pre>
+ * {@code transport} is the peer's {@link io.gda4j.transport.Transport#code()}, {@code caps} its
+ * {@link io.gda4j.transport.Transport#capabilityBits()} and {@code flags} the union of its peers'
+ * {@link io.gda4j.transport.Transport#viewFlag()}, all from the table {@code gda4j/transports.def}.
  */
 public final class DeviceViewDescriptor {
     /** "GDA4" read as a little-endian int. */
     public static final int VIEW_MAGIC = 0x34414447;
-    public static final int VIEW_VERSION = 4;
+    public static final int VIEW_VERSION = 5;
     /**
      * What the device headers leave in every module that includes them: an empty kernel
      * {@code gda4j_view_version<VIEW_VERSION>}, whose mangled name ({@code ..gda4j_view_versionILj1EEEvv}) appears among
@@ -56,11 +59,6 @@ public final class DeviceViewDescriptor {
     public static final int FLAGS_OFFSET = 56;
     public static final int HEADER_LENGTH = 64;
 
-    /** {@code flags} bit: some peer is reached through the host proxy, so the device's quiet() flushes those channels. */
-    public static final int VIEW_FLAG_PROXY_PEERS = 1;
-    /** {@code flags}: some peer is reached over IBGDA, so quiet() drains QPs ({@code VIEW_FLAG_IBGDA}). */
-    public static final int FLAG_IBGDA = 2;
-
     public static final int PEER_TRANSPORT_OFFSET = 0;
     public static final int PEER_RANK_OFFSET = 4;
     public static final int PEER_HEAP_OFFSET = 8;
@@ -68,6 +66,7 @@ public final class DeviceViewDescriptor {
     public static final int PEER_RKEY_OFFSET = 24;
     public static final int PEER_LKEY_OFFSET = 28;
     public static final int PEER_ABORT_FLAG_OFFSET = 32;
+    public static final int PEER_CAPS_OFFSET = 40;
     public static final int PEER_ENTRY_LENGTH = 64;
 
     private DeviceViewDescriptor() {

@@ -31,38 +31,19 @@ public final class ErrorRecordDescriptor {
     public static final int CLAIMED_OFFSET = 60;
     public static final int LENGTH = 64;
 
-    /** {@code ERROR_*} codes of view.cuh. */
+    /**
+     * The world's {@code ERROR_*} codes of view.cuh. A transport's codes (in its folder of the device headers) and the
+     * MoE's are theirs, worded by the {@link DeviceErrorDecoder} each registers; {@code ErrorRecord.code()} is any of
+     * them.
+     */
     public enum Code {
-        NONE(0), WAIT_TIMEOUT(1), OUT_OF_RANGE(2), BAD_PEER(3), UNSUPPORTED_TRANSPORT(4), MISALIGNED(5),
-        /** No room in a proxy FIFO before the timeout: the host proxy is not popping that channel. */
-        PROXY_FIFO_FULL(6),
-        /** A flush (or quiet) was not completed by the host proxy before the timeout. */
-        PROXY_FLUSH_TIMEOUT(7),
-        /** The host proxy serving the channel is stopped or has failed. */
-        PROXY_STOPPED(8),
-        /** A field does not fit a proxy trigger (offsets and sizes below 2^38). */
-        TRIGGER_FIELD(9),
-        /** IBGDA: an error CQE (offset = WQE counter, expected = WQE opcode, seen =
-         * {@code syndrome | vendor << 8 | CQE opcode << 16}, cmp = QP number). */
-        CQE_ERROR(10),
-        /** IBGDA: no free send queue slot in time (expected = completions needed, seen = completed, cmp = QPN). */
-        SQ_FULL(11),
-        /** IBGDA: posting or quiet stalled (expected = counter waited for, seen = counter reached, cmp = QPN). */
-        POST_TIMEOUT(12),
-        /** IBGDA: an inline payload above the QP's max_inline, refused before posting (expected = bytes, seen =
-         * max_inline). */
-        INLINE_TOO_LARGE(13),
-        /** IBGDA: a SET signal over a NIC that writes with relaxed ordering (cmp = QP number): it could overtake
-         * its data. */
-        SET_SIGNAL_RELAXED(14),
-        /** P2P: an ADD (SIGNAL_ADD, atomic_add) to a peer whose link has no native atomics (PCIe), refused. */
-        NO_NATIVE_ATOMICS(15),
-        /** An ADD by a GPU atomic (p2p, proxy) to a rank whose words get NIC atomics (it has IBGDA links), refused:
-         * the two are not atomic with each other ({@link AtomicRouting}); cmp = the peer's transport. */
-        MIXED_ATOMICS(16),
-        /** MoE: one rank combines from its heap's combine input and another from a tensor of its own, which cannot
-         * mix (expected = this rank's entry word, seen = the peer's: {@code seq << 1 | fromHeap}). */
-        COMBINE_INPUT_MIXED(17);
+        NONE(0), WAIT_TIMEOUT(1), OUT_OF_RANGE(2), BAD_PEER(3),
+        /** No back end of the peer's transport serves the call (seen = the peer's transport code). */
+        UNSUPPORTED_TRANSPORT(4),
+        MISALIGNED(5),
+        /** An ADD by a GPU atomic to a rank whose words get NIC atomics, refused: the two are not atomic with each
+         * other ({@link AtomicRouting}); cmp = the adding entry's transport. */
+        MIXED_ATOMICS(16);
 
         private final int value;
 
@@ -74,18 +55,14 @@ public final class ErrorRecordDescriptor {
             return value;
         }
 
-        /** Whether the call gave up waiting (the host reports these as {@link DeviceWaitTimeoutException}). */
-        public boolean isTimeout() {
-            return this == WAIT_TIMEOUT || this == PROXY_FIFO_FULL || this == PROXY_FLUSH_TIMEOUT;
-        }
-
-        public static Code of(int value) {
+        /** The world's code of that value, or empty for another owner's (or an unknown) code. */
+        public static java.util.Optional<Code> of(int value) {
             for (Code c : values()) {
                 if (c.value == value) {
-                    return c;
+                    return java.util.Optional.of(c);
                 }
             }
-            throw new IllegalArgumentException("unknown error code " + value + " in the device error record");
+            return java.util.Optional.empty();
         }
     }
 

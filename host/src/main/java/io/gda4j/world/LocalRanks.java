@@ -63,7 +63,7 @@ final class LocalRanks {
     void throwIfError(ErrorRecord rec) {
         if (rec.isError()) {
             String msg = rec.describe(config.waitTimeout()) + transportProblems();
-            throw rec.code().isTimeout()
+            throw rec.isTimeout()
                     ? new DeviceWaitTimeoutException(msg, rec)
                     : new DeviceErrorException(msg, rec);
         }

@@ -5,14 +5,15 @@ import io.gda4j.cuda.CudaContext;
 import io.gda4j.cuda.CudaStatus;
 import io.gda4j.cuda.ModuleImage;
 import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.Transport;
+import io.gda4j.transport.TransportChoice;
 import io.gda4j.transport.TransportProvider;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.TransportSetupException;
+import io.gda4j.transport.Transports;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.ServiceLoader;
 import java.util.function.UnaryOperator;
 
 /**
@@ -24,10 +25,10 @@ public final class LocalWorld implements World {
     private final WorldConfig config;
     private final SymmetricHeap heap;
     private final List<Rank> ranks;
-    private final TransportTag[][] transports;
+    private final Transport[][] transports;
     private final LocalRanks local;
 
-    private LocalWorld(WorldConfig config, List<Rank> ranks, TransportTag[][] transports, ModuleTable modules) {
+    private LocalWorld(WorldConfig config, List<Rank> ranks, Transport[][] transports, ModuleTable modules) {
         this.config = config;
         this.heap = new SymmetricHeap(config.heapSizeBytes());
         this.local = new LocalRanks(ranks, config, modules);
@@ -68,7 +69,7 @@ public final class LocalWorld implements World {
                         g, visible, visible == 1 ? "" : "s", visible - 1));
             }
         }
-        List<TransportProvider> providers = providers();
+        List<TransportProvider> providers = Transports.providers(config.settings());
         int n = gpus.size();
         List<Rank> ranks = new ArrayList<>();
         ModuleTable modules = new ModuleTable();
@@ -82,19 +83,19 @@ public final class LocalWorld implements World {
                     throw e;
                 }
             }
-            TransportTag[][] tags = new TransportTag[n][n];
+            Transport[][] transports = new Transport[n][n];
             for (Rank local : ranks) {
                 for (Rank peer : ranks) {
                     PeerLink link = connect(config.transport(), providers, local, peer);
                     local.setLink(peer.rank(), link);
-                    tags[local.rank()][peer.rank()] = link.tag();
+                    transports[local.rank()][peer.rank()] = link.transport();
                 }
             }
             AtomicRouting.apply(ranks, providers);
             for (Rank r : ranks) {
                 r.writeDeviceView(config.waitTimeout().toNanos());
             }
-            return new LocalWorld(config, ranks, tags, modules);
+            return new LocalWorld(config, ranks, transports, modules);
         } catch (RuntimeException e) {
             try {
                 modules.close();
@@ -112,20 +113,18 @@ public final class LocalWorld implements World {
         }
     }
 
-    /** Every transport on the class path, in auto-preference order. */
-    public static List<TransportProvider> providers() {
-        List<TransportProvider> list = new ArrayList<>();
-        ServiceLoader.load(TransportProvider.class, LocalWorld.class.getClassLoader()).forEach(list::add);
-        list.sort(Comparator.comparingInt(TransportProvider::autoPreference));
-        return list;
-    }
-
     private static PeerLink connect(String wanted, List<TransportProvider> providers, Rank local, Rank peer) {
         if (local.rank() == peer.rank()) {
-            return new PeerLink(TransportTag.SELF, local.heapBase(), 0, 0, 0, local.abortFlagAddress(), null);
+            return new PeerLink(Transport.SELF, local.heapBase(), 0, 0, 0, local.abortFlagAddress(), null);
         }
-        return TransportChoice.choose(wanted, providers, "rank " + local.rank() + " to rank " + peer.rank(),
-                p -> p.unavailableReason(local, peer), "between these ranks", "").connect(local, peer);
+        TransportProvider chosen;
+        try {
+            chosen = TransportChoice.choose(wanted, providers, "rank " + local.rank() + " to rank " + peer.rank(),
+                    p -> p.unavailableReason(local, peer), "between these ranks", "");
+        } catch (TransportSetupException e) {
+            throw new WorldSetupException(e.getMessage(), e);
+        }
+        return chosen.connect(local, peer);
     }
 
     @Override
@@ -155,7 +154,7 @@ public final class LocalWorld implements World {
     }
 
     @Override
-    public TransportTag transport(int from, int to) {
+    public Transport transport(int from, int to) {
         rank(from);
         rank(to);
         return transports[from][to];

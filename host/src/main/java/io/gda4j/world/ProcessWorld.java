@@ -13,8 +13,12 @@ import io.gda4j.cuda.IpcMemory;
 import io.gda4j.cuda.ModuleImage;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
+import io.gda4j.transport.Transport;
+import io.gda4j.transport.TransportChoice;
+import io.gda4j.transport.TransportOffers;
 import io.gda4j.transport.TransportProvider;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.TransportSetupException;
+import io.gda4j.transport.Transports;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -125,7 +129,8 @@ public final class ProcessWorld implements World {
                 cards.add(PeerCard.decode(r, published[r]));
             }
             ProcessRoutes.Route[] routes = ProcessRoutes.plan(cards, env.rank());
-            connect(rank, cards, routes, config.transport(), LocalWorld.providers(), bootstrap, mappings);
+            connect(rank, cards, routes, config.transport(), Transports.providers(config.settings()), bootstrap,
+                    mappings);
             rank.writeDeviceView(config.waitTimeout().toNanos());
             // Every process has mapped every peer before any of them returns: a kernel launched after create() never
             // writes into a heap whose owner has not finished setting up.
@@ -199,7 +204,7 @@ public final class ProcessWorld implements World {
         for (int p = 0; p < n; p++) {
             PeerCard peer = cards.get(p);
             if (routes[p] == ProcessRoutes.Route.SELF) {
-                rank.setLink(p, new PeerLink(TransportTag.SELF, rank.heapBase(), 0, 0, 0, rank.abortFlagAddress(),
+                rank.setLink(p, new PeerLink(Transport.SELF, rank.heapBase(), 0, 0, 0, rank.abortFlagAddress(),
                         null));
                 continue;
             }
@@ -210,7 +215,8 @@ public final class ProcessWorld implements World {
                 // machine count as hosts of their own (GDA4J_HOST_NAME): then the emulated NIC may reach it.
                 remote = RemotePeer.onAnotherHost(p, peer.heapBytes(), nativeAtomicsTo(rank.device(), peer),
                         peer.heapHandle(), peer.describe());
-                otherwise = ". Ranks of other hosts are reached through a NIC only; this host: " + acrossHostsStatus();
+                otherwise = ". Ranks of other hosts are reached through a NIC only; this host: "
+                        + acrossHostsStatus(providers);
             } else {
                 IpcMemory heap = rank.context().openIpcMemory(peer.heapHandle(), peer.heapBytes(),
                         peer.describe() + "'s heap");
@@ -222,9 +228,13 @@ public final class ProcessWorld implements World {
             }
             remotes[p] = remote;
             RemotePeer asked = remote;
-            chosen[p] = TransportChoice.choose(transport, providers, "rank " + rank.rank() + " to " + peer.describe(),
-                    provider -> provider.unavailableAcrossProcesses(rank, asked), "between these processes",
-                    otherwise);
+            try {
+                chosen[p] = TransportChoice.choose(transport, providers, "rank " + rank.rank() + " to "
+                        + peer.describe(), provider -> provider.unavailableAcrossProcesses(rank, asked),
+                        "between these processes", otherwise);
+            } catch (TransportSetupException e) {
+                throw new WorldSetupException(e.getMessage(), e);
+            }
         }
         Map<String, byte[]> offers = new LinkedHashMap<>();
         try {
@@ -245,7 +255,12 @@ public final class ProcessWorld implements World {
                     .encode());
             boolean[] nicAtomics = new boolean[n];
             for (int p = 0; p < n; p++) {
-                TransportOffers theirs = TransportOffers.decode(p, published[p]);
+                TransportOffers theirs;
+                try {
+                    theirs = TransportOffers.decode(p, published[p]);
+                } catch (TransportSetupException e) {
+                    throw new WorldSetupException(e.getMessage(), e);
+                }
                 nicAtomics[p] = theirs.nicAtomics();
                 if (chosen[p] != null) {
                     rank.setLink(p, chosen[p].connectAcrossProcesses(rank,
@@ -270,9 +285,9 @@ public final class ProcessWorld implements World {
     }
 
     /** What this host offers for reaching other hosts, as the transports that can leave it say (ibgda: RDMA). */
-    private static String acrossHostsStatus() {
+    private static String acrossHostsStatus(List<TransportProvider> providers) {
         List<String> said = new ArrayList<>();
-        for (TransportProvider p : LocalWorld.providers()) {
+        for (TransportProvider p : providers) {
             p.acrossHostsStatus().ifPresent(said::add);
         }
         return said.isEmpty() ? "no transport on the class path reaches other hosts" : String.join("; ", said);
@@ -298,7 +313,7 @@ public final class ProcessWorld implements World {
         for (int g = 0; g < Cuda.deviceCount(); g++) {
             CudaDevice d = Cuda.device(g);
             if (d.uuid().equals(peer.gpuUuid())) {
-                return d.uuid().equals(mine.uuid()) || mine.p2pNativeAtomics(d);  // one GPU: its own atomics
+                return d.uuid().equals(mine.uuid()) || mine.nativeAtomicsWith(d);  // one GPU: its own atomics
             }
         }
         return false;
@@ -320,7 +335,7 @@ public final class ProcessWorld implements World {
         if (mappings[peer] == null) {
             throw new IllegalArgumentException("rank " + peer + " runs on another host than rank " + rank.rank()
                     + ": its heap is not mapped here, so no host-issued copy reaches it; reach it with the device API"
-                    + " (its transport: " + transport(rank.rank(), peer).name() + ")");
+                    + " (its transport: " + transport(rank.rank(), peer).label() + ")");
         }
         return mappings[peer].address();
     }
@@ -385,11 +400,11 @@ public final class ProcessWorld implements World {
      * this rank uses towards a peer in the same relation to it. A rank reaches itself as SELF.
      */
     @Override
-    public TransportTag transport(int from, int to) {
+    public Transport transport(int from, int to) {
         LocalRanks.checkInWorld(from, size());
         LocalRanks.checkInWorld(to, size());
         if (from == to) {
-            return TransportTag.SELF;
+            return Transport.SELF;
         }
         if (from == rank.rank()) {
             return rank.transportTo(to);

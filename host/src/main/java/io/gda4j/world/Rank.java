@@ -10,7 +10,7 @@ import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.cuda.ModuleImage;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Transport;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -154,10 +154,10 @@ public final class Rank implements LinkEnd, AutoCloseable {
         return scratch;
     }
 
-    public TransportTag transportTo(int peer) {
+    public Transport transportTo(int peer) {
         checkPeer(peer);
         PeerLink link = links[peer];
-        return link == null ? TransportTag.NONE : link.tag();
+        return link == null ? Transport.NONE : link.transport();
     }
 
     /**
@@ -220,7 +220,7 @@ public final class Rank implements LinkEnd, AutoCloseable {
     /**
      * The bytes of the device view of {@code rank}, whose peer {@code p} is reached through {@code links[p]} (null:
      * no link, TRANSPORT_NONE), positioned at 0. Pure, so a test can read what the GPU would get. The header's flags
-     * are the union of the links' {@link TransportTag#viewFlags()}: the world names no transport that sets them.
+     * are the union of the links' {@link Transport#viewFlag()}: the world names no transport that sets them.
      */
     static ByteBuffer deviceView(int rank, PeerLink[] links, long heapBase, long heapSizeBytes, long abortFlag,
                                  long errorRecord, long timeoutNanos) {
@@ -238,15 +238,16 @@ public final class Rank implements LinkEnd, AutoCloseable {
         int flags = 0;
         for (PeerLink link : links) {
             if (link != null) {
-                flags |= link.tag().viewFlags();
+                flags |= link.transport().viewFlag();
             }
         }
         b.putInt(DeviceViewDescriptor.FLAGS_OFFSET, flags);
         for (int p = 0; p < worldSize; p++) {
             int e = DeviceViewDescriptor.peerEntryOffset(p);
             PeerLink link = links[p];
-            TransportTag tag = link == null ? TransportTag.NONE : link.tag();
-            b.putInt(e + DeviceViewDescriptor.PEER_TRANSPORT_OFFSET, tag.code());
+            Transport transport = link == null ? Transport.NONE : link.transport();
+            b.putInt(e + DeviceViewDescriptor.PEER_TRANSPORT_OFFSET, transport.code());
+            b.putInt(e + DeviceViewDescriptor.PEER_CAPS_OFFSET, transport.capabilityBits());
             b.putInt(e + DeviceViewDescriptor.PEER_RANK_OFFSET, p);
             if (link != null) {
                 b.putLong(e + DeviceViewDescriptor.PEER_HEAP_OFFSET, link.peerHeap());

@@ -1,10 +1,11 @@
 package io.gda4j.world;
 
 import io.gda4j.cuda.ModuleImage;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Transport;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * N ranks, one GPU each, addressed by rank number. A process drives the ranks in {@link #localRanks()}: all of them
@@ -53,7 +54,29 @@ public interface World extends AutoCloseable {
     WorldConfig config();
 
     /** The transport rank {@code from} uses to reach rank {@code to}. */
-    TransportTag transport(int from, int to);
+    Transport transport(int from, int to);
+
+    /**
+     * Whether the transport of some pair of this world's ranks passes {@code test} (ask a {@code Capability}: "some
+     * pair is not DIRECT", "some pair prefers few puts"), the same answer in every process: each process asks its own
+     * ranks' pairs, and the answers are gathered, so every process of the world must call it.
+     *
+     * @throws io.gda4j.bootstrap.BootstrapException when a process died or did not arrive in time (naming it)
+     */
+    default boolean anyPair(Predicate<Transport> test) {
+        boolean mine = false;
+        for (Rank r : localRanks()) {
+            for (int peer = 0; peer < size(); peer++) {
+                mine |= test.test(transport(r.rank(), peer));
+            }
+        }
+        for (byte[] theirs : allGather(new byte[] {(byte) (mine ? 1 : 0)})) {
+            if (theirs[0] != 0) {
+                return true;
+            }
+        }
+        return false;
+    }
 
     /** Throws the first device error recorded on any local rank (a {@link DeviceWaitTimeoutException} for timeouts). */
     void checkErrors();

@@ -2,14 +2,14 @@ package io.gda4j.world;
 
 import io.gda4j.config.Setting;
 import io.gda4j.config.SettingException;
+import io.gda4j.config.Settings;
 import io.gda4j.hostflag.HostFlags;
-import io.gda4j.transport.TransportProvider;
+import io.gda4j.transport.Transports;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
@@ -28,10 +28,6 @@ public final class WorldConfig {
     public static final String WAIT_TIMEOUT_PROP_NAME = "gda4j.waitTimeoutMillis";
     public static final String WAIT_TIMEOUT_ENV = "GDA4J_WAIT_TIMEOUT_MS";
     public static final String WAIT_TIMEOUT_DEFAULT = "10000";
-
-    public static final String TRANSPORT_PROP_NAME = "gda4j.transport";
-    public static final String TRANSPORT_ENV = "GDA4J_TRANSPORT";
-    public static final String TRANSPORT_DEFAULT = "auto";
 
     public static final String GPUS_PROP_NAME = "gda4j.gpus";
     public static final String GPUS_ENV = "GDA4J_GPUS";
@@ -55,9 +51,6 @@ public final class WorldConfig {
     public static final String HOST_NAME_ENV = "GDA4J_HOST_NAME";
     public static final String HOST_NAME_DEFAULT = "";
 
-    /** The name that lets {@code auto} pick the best transport for each pair (p2p, then ibgda, then proxy). */
-    public static final String TRANSPORT_AUTO = "auto";
-
     /** The longest device-side wait timeout: a day (a longer wait is a hang, not a wait). */
     public static final long MAX_WAIT_TIMEOUT_MILLIS = 86_400_000L;
 
@@ -72,10 +65,6 @@ public final class WorldConfig {
                     Long.parseLong(text))))
             .displayedAs(d -> d.toMillis() + " ms")
             .withNote("gda4j latency/bandwidth/compare --timeout-ms and hostflag --timeout-ms override it");
-    public static final Setting<String> TRANSPORT = Setting.of("transport", TRANSPORT_PROP_NAME, TRANSPORT_ENV,
-            TRANSPORT_DEFAULT, "auto or the name of a transport on the class path (gda4j info lists them)",
-            WorldConfig::parseTransport)
-            .withNote("--transport overrides it");
     public static final Setting<List<Integer>> GPUS = Setting.of("GPUs of the ranks", GPUS_PROP_NAME, GPUS_ENV,
             GPUS_DEFAULT, "GPU ordinals separated by commas, e.g. 0,1 (a GPU may repeat); unset means every visible GPU",
             WorldConfig::parseGpus)
@@ -91,8 +80,8 @@ public final class WorldConfig {
             .withNote("processes of one machine given names of their own count as hosts of their own (tests)");
 
     /** Every setting of this class, in the order {@code gda4j info} prints them. */
-    public static final List<Setting<?>> SETTINGS = List.of(HEAP_SIZE, WAIT_TIMEOUT, TRANSPORT, GPUS, HOST_FLAG,
-            HOST_NAME);
+    public static final List<Setting<?>> SETTINGS = List.of(HEAP_SIZE, WAIT_TIMEOUT, Transports.TRANSPORT, GPUS,
+            HOST_FLAG, HOST_NAME);
 
     private final long heapSizeBytes;
     private final Duration waitTimeout;
@@ -100,6 +89,7 @@ public final class WorldConfig {
     private final List<Integer> gpus;
     private final HostFlags.Backend hostFlag;
     private final String hostName;
+    private final Settings settings;
 
     private WorldConfig(Builder b) {
         checkHeapSize(b.heapSizeBytes);
@@ -115,11 +105,12 @@ public final class WorldConfig {
         this.gpus = Collections.unmodifiableList(new ArrayList<>(b.gpus));
         this.hostFlag = Objects.requireNonNull(b.hostFlag, "hostFlag");
         this.hostName = Objects.requireNonNull(b.hostName, "hostName").strip();
+        this.settings = b.settings != null ? b.settings : Settings.ofProcess();
     }
 
     /** Settings from system properties and the environment, defaults elsewhere. */
     public static WorldConfig resolve() {
-        return resolve(System.getProperties(), System.getenv());
+        return resolve(Settings.ofProcess());
     }
 
     /**
@@ -128,9 +119,19 @@ public final class WorldConfig {
      * @throws SettingException naming the variable or property of the first bad value
      */
     public static WorldConfig resolve(Properties props, Map<String, String> env) {
-        return builder().heapSizeBytes(HEAP_SIZE.resolve(props, env)).waitTimeout(WAIT_TIMEOUT.resolve(props, env))
-                .transport(TRANSPORT.resolve(props, env)).gpus(GPUS.resolve(props, env))
-                .hostFlag(HOST_FLAG.resolve(props, env)).hostName(HOST_NAME.resolve(props, env)).build();
+        return resolve(Settings.of(props, env));
+    }
+
+    /**
+     * This class's settings from {@code settings}, which the world also hands its transports (their own settings,
+     * such as the NIC or the proxy's handler, travel in it).
+     *
+     * @throws SettingException naming the variable or property of the first bad value
+     */
+    public static WorldConfig resolve(Settings settings) {
+        return builder().heapSizeBytes(settings.get(HEAP_SIZE)).waitTimeout(settings.get(WAIT_TIMEOUT))
+                .transport(settings.get(Transports.TRANSPORT)).gpus(settings.get(GPUS))
+                .hostFlag(settings.get(HOST_FLAG)).hostName(settings.get(HOST_NAME)).settings(settings).build();
     }
 
     /** Returns {@code bytes} when it is a usable heap size: positive and a multiple of 8. */
@@ -148,20 +149,6 @@ public final class WorldConfig {
                     + timeout.toMillis() + " ms");
         }
         return timeout;
-    }
-
-    /** "auto" or the name of a transport on the class path ({@link LocalWorld#providers()}), in lower case. */
-    private static String parseTransport(String text) {
-        String t = text.strip().toLowerCase(Locale.ROOT);
-        if (t.equals(TRANSPORT_AUTO)) {
-            return t;
-        }
-        for (TransportProvider p : LocalWorld.providers()) {
-            if (p.name().equals(t)) {
-                return t;
-            }
-        }
-        throw new IllegalArgumentException("no transport named '" + text + "' on the class path");
     }
 
     /**
@@ -194,7 +181,7 @@ public final class WorldConfig {
 
     public Builder toBuilder() {
         return new Builder().heapSizeBytes(heapSizeBytes).waitTimeout(waitTimeout).transport(transport).gpus(gpus)
-                .hostFlag(hostFlag).hostName(hostName);
+                .hostFlag(hostFlag).hostName(hostName).settings(settings);
     }
 
     public long heapSizeBytes() {
@@ -205,9 +192,17 @@ public final class WorldConfig {
         return waitTimeout;
     }
 
-    /** "auto" or a transport name (p2p, ibgda, proxy). */
+    /** {@link Transports#AUTO} or a transport's name. */
     public String transport() {
         return transport;
+    }
+
+    /**
+     * Where the world's transports and NICs take their own settings from: the process's system properties and
+     * environment when this configuration was built, with what a program set on top ({@link Builder#setting}).
+     */
+    public Settings settings() {
+        return settings;
     }
 
     /** GPU ordinal of each rank; empty = one rank per visible GPU. */
@@ -232,10 +227,11 @@ public final class WorldConfig {
     public static final class Builder {
         private long heapSizeBytes = HEAP_SIZE.parse(new Setting.Raw(HEAP_SIZE_DEFAULT, Setting.Source.DEFAULT));
         private Duration waitTimeout = WAIT_TIMEOUT.parse(new Setting.Raw(WAIT_TIMEOUT_DEFAULT, Setting.Source.DEFAULT));
-        private String transport = TRANSPORT_DEFAULT;
+        private String transport = Transports.AUTO;
         private List<Integer> gpus = new ArrayList<>();
         private HostFlags.Backend hostFlag = HostFlags.Backend.parse(HOST_FLAG_DEFAULT);
         private String hostName = HOST_NAME_DEFAULT;
+        private Settings settings;
 
         public Builder heapSizeBytes(long v) {
             heapSizeBytes = v;
@@ -264,6 +260,18 @@ public final class WorldConfig {
 
         public Builder hostName(String v) {
             hostName = Objects.requireNonNull(v, "hostName");
+            return this;
+        }
+
+        /** The settings the world hands its transports; the process's, as they are at {@link #build()}, if unset. */
+        public Builder settings(Settings v) {
+            settings = Objects.requireNonNull(v, "settings");
+            return this;
+        }
+
+        /** {@code setting} (of a transport or a NIC: {@code NicConfig.NIC}) as {@code text} for this world only. */
+        public Builder setting(Setting<?> setting, String text) {
+            settings = (settings != null ? settings : Settings.ofProcess()).with(setting, text);
             return this;
         }
 

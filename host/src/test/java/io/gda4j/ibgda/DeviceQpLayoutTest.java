@@ -16,7 +16,7 @@ import java.lang.reflect.Modifier;
 import java.nio.file.Path;
 import java.util.Map;
 
-/** DeviceQpDescriptor against layout/device_qp.cuh's struct DeviceQp, compiled with g++: every offset and flag. */
+/** DeviceQpDescriptor against transport/ibgda/device_qp.cuh's struct DeviceQp, compiled with g++: every offset and flag. */
 @RequiresCompilers(tools = "g++")
 class DeviceQpLayoutTest {
     static Map<String, Long> header;
@@ -40,7 +40,16 @@ class DeviceQpLayoutTest {
                     f.getName() + ": device_qp.cuh says " + h + ", Java says " + javaValue);
             checked++;
         }
-        assertEquals(header.size(), checked, "ibgda_layout.cpp prints a name DeviceQpDescriptor lacks");
+        assertEquals(header.keySet().stream().filter(k -> !k.startsWith("CODE.")).count(), checked,
+                "ibgda_layout.cpp prints a name DeviceQpDescriptor lacks");
+    }
+
+    /** The back end's error codes (device_qp.cuh) against the decoder that words them, each by its name. */
+    @Test
+    void errorCodesMatchTheDecoder() {
+        java.util.Map<Integer, String> codes = new IbgdaErrorDecoder().codes();
+        assertEquals(codes.size(), header.keySet().stream().filter(k -> k.startsWith("CODE.")).count());
+        codes.forEach((value, name) -> assertEquals(Long.valueOf(value), header.get("CODE." + name), name));
     }
 
     @Test

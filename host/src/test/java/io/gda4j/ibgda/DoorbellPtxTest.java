@@ -13,7 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The shipped PTX rings the doorbell as {@code ibgda_qp.cuh}'s {@code ring} says, in every module that posts WQEs: in
+ * The shipped PTX rings the doorbell as {@code transport/ibgda/qp.cuh}'s {@code ring} says, in every module that posts WQEs: in
  * the one function that stores to a doorbell, the doorbell record's release store ({@code st.release.sys.b32}), then
  * a system fence ({@code membar.sys}, what {@code __threadfence_system} compiles to, or {@code fence.sc.sys}), then
  * exactly one {@code st.mmio} doorbell, with nothing stored at system scope in between. {@link IbgdaQpHostTest} holds

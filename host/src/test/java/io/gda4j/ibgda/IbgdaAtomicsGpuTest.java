@@ -1,5 +1,6 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,8 +10,8 @@ import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.KernelArgs;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
-import io.gda4j.p2p.P2pTransport;
 import io.gda4j.world.AtomicRouting;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
@@ -50,15 +51,15 @@ class IbgdaAtomicsGpuTest {
 
     static LocalWorld world(boolean strictAtomics) {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
-        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
+        System.setProperty(NicConfig.NIC_PROP_NAME, "emulated");
         System.setProperty(EmulatedNicConfig.STRICT_ATOMICS_PROP_NAME, Boolean.toString(strictAtomics));
         try {
             LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus(RANKS, true))
-                    .heapSizeBytes(HEAP).waitTimeout(Duration.ofSeconds(20)).transport(IbgdaTransport.NAME).build());
+                    .heapSizeBytes(HEAP).waitTimeout(Duration.ofSeconds(20)).transport(Transport.IBGDA.label()).build());
             w.loadModules("ibgda", "ops"); // before kernels that wait for each other
             return w;
         } finally {
-            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+            System.clearProperty(NicConfig.NIC_PROP_NAME);
             System.clearProperty(EmulatedNicConfig.STRICT_ATOMICS_PROP_NAME);
         }
     }
@@ -184,12 +185,12 @@ class IbgdaAtomicsGpuTest {
             long entry = r1.deviceView().address() + DeviceViewDescriptor.peerEntryOffset(0);
             r1.context().makeCurrent();
             JCudaDriver.cuMemcpyHtoD(DevicePointer.of(entry + DeviceViewDescriptor.PEER_TRANSPORT_OFFSET),
-                    Pointer.to(new int[] {P2pTransport.TAG.code()}), Integer.BYTES);
+                    Pointer.to(new int[] {Transport.P2P.code()}), Integer.BYTES);
             JCudaDriver.cuMemcpyHtoD(DevicePointer.of(entry + DeviceViewDescriptor.PEER_HEAP_OFFSET),
                     Pointer.to(new long[] {r0.heapBase(), AtomicRouting.PEER_NIC_ATOMICS}), 2 * Long.BYTES);
             DeviceErrorException e = assertThrows(DeviceErrorException.class,
                     () -> ops.signal(1, 0, sig.offset(), SignalOp.ADD, 1));
-            assertEquals(Code.MIXED_ATOMICS, e.record().code(), e.getMessage());
+            assertEquals(Code.MIXED_ATOMICS.value(), e.record().code(), e.getMessage());
             assertEquals(0, r0.readHeapLong(sig.offset()), "the refused ADD wrote nothing");
             w.clearErrors();
             ops.signal(1, 0, sig.offset(), SignalOp.SET, 5);

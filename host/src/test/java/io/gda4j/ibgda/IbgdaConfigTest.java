@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.nic.DoorbellKind;
 import io.gda4j.nic.NicChoice;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.QpRings;
 import io.gda4j.nic.RingPlacement;
 import io.gda4j.nic.topology.NicPlacement;
@@ -29,13 +30,14 @@ class IbgdaConfigTest {
         assertEquals(IbgdaConfig.Flush.AUTO, d.flush());
         assertEquals(1024, d.sqWqebbs());
         Properties p = new Properties();
-        p.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
-        IbgdaConfig c = IbgdaConfig.resolve(p, Map.of(IbgdaConfig.NIC_ENV, "mlx5", IbgdaConfig.FLUSH_ENV, "always",
+        p.setProperty(NicConfig.NIC_PROP_NAME, "emulated");
+        IbgdaConfig c = IbgdaConfig.resolve(p, Map.of(NicConfig.NIC_ENV, "mlx5", IbgdaConfig.FLUSH_ENV, "always",
                 IbgdaConfig.SQ_DEPTH_ENV, "256"));
         assertEquals(NicChoice.EMULATED, c.nic());
         assertEquals(IbgdaConfig.Flush.ALWAYS, c.flush());
         assertEquals(256, c.sqWqebbs());
-        assertEquals(7, IbgdaConfig.SETTINGS.size(), "every component of the record is a setting (placement is two)");
+        assertEquals(7, IbgdaConfig.SETTINGS.size() + NicConfig.SETTINGS.size(),
+                "every component of the record is a setting (placement is two; the NIC choice is NicConfig's)");
     }
 
     @Test
@@ -163,7 +165,7 @@ class IbgdaConfigTest {
         if (Cuda.status().available()) {
             return; // the machine can run it; the GPU tests cover that case
         }
-        String why = IbgdaTransport.describeSelection().reason();
+        String why = io.gda4j.nic.NicConfig.selection(io.gda4j.config.Settings.ofProcess()).reason();
         assertTrue(why.contains("CUDA") || why.contains("no NIC"), why);
         assertTrue(new IbgdaTransport().unavailableReason(null, null).isPresent());
     }

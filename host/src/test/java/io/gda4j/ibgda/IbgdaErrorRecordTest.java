@@ -7,14 +7,13 @@ import io.gda4j.mlx5.CqeSyndrome;
 import io.gda4j.mlx5.Mlx5Opcode;
 import io.gda4j.nic.emulated.EmulatedFault;
 import io.gda4j.world.ErrorRecord;
-import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.ErrorRecordDescriptor.Op;
 
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 
-/** The host's text for the IBGDA error records the device writes (gda4j/transport/ibgda_qp.cuh). */
+/** The host's text for the IBGDA error records the device writes (gda4j/transport/ibgda/qp.cuh). */
 class IbgdaErrorRecordTest {
     static final Duration TIMEOUT = Duration.ofSeconds(10);
 
@@ -22,7 +21,7 @@ class IbgdaErrorRecordTest {
     void errorCqeNamesQpWqeIndexOpcodeSyndromeAndTheEmulatedReason() {
         long seen = CqeSyndrome.REMOTE_ACCESS.code() | (long) EmulatedFault.UNKNOWN_RKEY.vendorSyndrome() << 8
                 | (long) CqeOpcode.REQ_ERR << 16;
-        ErrorRecord r = new ErrorRecord(Code.CQE_ERROR, 0, 1, Op.PUT, 42, Mlx5Opcode.RDMA_WRITE, seen, 0, 0, 0,
+        ErrorRecord r = new ErrorRecord(IbgdaErrorDecoder.CQE_ERROR, 0, 1, Op.PUT, 42, Mlx5Opcode.RDMA_WRITE, seen, 0, 0, 0,
                 0x000105);
         String m = r.describe(TIMEOUT);
         assertTrue(m.startsWith("rank 0, put to peer 1"), m);
@@ -36,18 +35,18 @@ class IbgdaErrorRecordTest {
     @Test
     void realNicVendorSyndromesGetNoEmulatedExplanation() {
         long seen = CqeSyndrome.TRANSPORT_RETRY_EXC.code() | 0x81L << 8 | (long) CqeOpcode.REQ_ERR << 16;
-        String m = new ErrorRecord(Code.CQE_ERROR, 1, 0, Op.QUIET, 7, Mlx5Opcode.ATOMIC_FA, seen, 0, 0, 0, 9)
+        String m = new ErrorRecord(IbgdaErrorDecoder.CQE_ERROR, 1, 0, Op.QUIET, 7, Mlx5Opcode.ATOMIC_FA, seen, 0, 0, 0, 9)
                 .describe(TIMEOUT);
         assertTrue(m.contains("TRANSPORT_RETRY_EXC") && m.contains("ATOMIC_FA") && !m.contains("Emulated"), m);
     }
 
     @Test
     void sendQueueFullAndPostingStallsSayWhatWasAwaited() {
-        String full = new ErrorRecord(Code.SQ_FULL, 0, 1, Op.PUT, 5000, 3977, 3900, 10_000_000_000L, 2, 0, 0x101)
+        String full = new ErrorRecord(IbgdaErrorDecoder.SQ_FULL, 0, 1, Op.PUT, 5000, 3977, 3900, 10_000_000_000L, 2, 0, 0x101)
                 .describe(TIMEOUT);
         assertTrue(full.contains("send queue of QP 0x000101 stayed full") && full.contains("needs 3977")
                 && full.contains("only 3900"), full);
-        String stall = new ErrorRecord(Code.POST_TIMEOUT, 0, 1, Op.QUIET, 10, 20, 10, 10_000_000_000L, 0, 0, 0x101)
+        String stall = new ErrorRecord(IbgdaErrorDecoder.POST_TIMEOUT, 0, 1, Op.QUIET, 10, 20, 10, 10_000_000_000L, 0, 0, 0x101)
                 .describe(TIMEOUT);
         assertTrue(stall.contains("posting on QP 0x000101 stalled") && stall.contains("waiting for 20"), stall);
     }

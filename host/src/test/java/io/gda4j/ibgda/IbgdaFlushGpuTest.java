@@ -1,5 +1,6 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,6 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.KernelArgs;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
 import io.gda4j.world.DeviceOps;
@@ -37,16 +39,16 @@ class IbgdaFlushGpuTest {
 
     static LocalWorld writesPassCqeWorld(String flush) {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
-        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
+        System.setProperty(NicConfig.NIC_PROP_NAME, "emulated");
         System.setProperty(IbgdaConfig.FLUSH_PROP_NAME, flush);
         System.setProperty(EmulatedNicConfig.WRITES_PASS_CQE_PROP_NAME, "true");
         try {
             LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(GpuWorlds.gpus()).heapSizeBytes(HEAP)
-                    .waitTimeout(Duration.ofSeconds(10)).transport(IbgdaTransport.NAME).build());
+                    .waitTimeout(Duration.ofSeconds(10)).transport(Transport.IBGDA.label()).build());
             w.loadModules("ibgda", "ops");
             return w;
         } finally {
-            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+            System.clearProperty(NicConfig.NIC_PROP_NAME);
             System.clearProperty(IbgdaConfig.FLUSH_PROP_NAME);
             System.clearProperty(EmulatedNicConfig.WRITES_PASS_CQE_PROP_NAME);
         }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gda4j.cuda.Cuda;
 import io.gda4j.nic.RingPlacement;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.LocalWorld;
 
 import org.junit.jupiter.api.Tag;
@@ -34,7 +35,7 @@ class IbgdaGpuRingsGpuTest extends IbgdaGpuTest {
     void theRingsAreInGpuMemory() {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
         try (LocalWorld w = createWorld()) {
-            assertEquals(IbgdaTransport.TAG, w.transport(0, 1));
+            assertEquals(Transport.IBGDA, w.transport(0, 1));
             var nic = nic(w);
             assertTrue(nic.gpuRingsUnsupportedReason().isEmpty());
             assertTrue(nic.openQps(RingPlacement.GPU) >= 3, "the pair's two QPs and a loopback QP keep their rings in"

@@ -1,28 +1,30 @@
 package io.gda4j.ibgda;
 
 import io.gda4j.cuda.RequiresCuda;
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.gda4j.config.Settings;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.mlx5.CqeSyndrome;
 import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.EngineStats;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
-import io.gda4j.world.ErrorRecordDescriptor;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.Rank;
 import io.gda4j.world.Scope;
-import io.gda4j.world.TransportConformanceGpuTest;
 import io.gda4j.world.SignalOp;
+import io.gda4j.world.TransportConformanceGpuTest;
 import io.gda4j.world.WorldConfig;
 
 import org.junit.jupiter.api.Tag;
@@ -45,7 +47,7 @@ class IbgdaGpuTest extends TransportConformanceGpuTest {
 
     IbgdaGpuTest() {
         // put_signal ends with quiet: its signal is in the peer's heap when the call returns.
-        super(new Trial(IbgdaTransport.TAG, 3L << 20, 2, 7,
+        super(new Trial(Transport.IBGDA, 3L << 20, 2, 7,
                 1, 7, 8, 15, 16, 17, 31, 63, 64, 100, 255, 4096, 4097, 65_539, 1 << 20, (1 << 20) + 5)
                 .signalLandedOnReturn().loading("ibgda"));
     }
@@ -54,13 +56,13 @@ class IbgdaGpuTest extends TransportConformanceGpuTest {
     static LocalWorld ibgdaWorld(String flush) {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
         List<Integer> gpus = GpuWorlds.gpus();
-        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
+        System.setProperty(NicConfig.NIC_PROP_NAME, "emulated");
         System.setProperty(IbgdaConfig.FLUSH_PROP_NAME, flush);
         try {
             return LocalWorld.create(WorldConfig.builder().gpus(gpus).heapSizeBytes(HEAP)
-                    .waitTimeout(Duration.ofSeconds(10)).transport(IbgdaTransport.NAME).build());
+                    .waitTimeout(Duration.ofSeconds(10)).transport(Transport.IBGDA.label()).build());
         } finally {
-            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+            System.clearProperty(NicConfig.NIC_PROP_NAME);
             System.clearProperty(IbgdaConfig.FLUSH_PROP_NAME);
         }
     }
@@ -145,7 +147,7 @@ class IbgdaGpuTest extends TransportConformanceGpuTest {
 
     @Test
     void sendQueueAndSixteenBitCountersWrap() {
-        int depth = IbgdaConfig.resolve().sqWqebbs();
+        int depth = IbgdaConfig.resolve(Settings.ofProcess()).sqWqebbs();
         int total = 70_000; // > 65,536 WQEs, > 4x the send queue
         Rank r0 = world.rank(0);
         Rank r1 = world.rank(1);
@@ -226,7 +228,7 @@ class IbgdaGpuTest extends TransportConformanceGpuTest {
             DeviceErrorException e = assertThrows(DeviceErrorException.class,
                     () -> raw(w, kind, raddrOffset, rkey, laddrOffset, lkey, bytes, 1));
             String text = e.getMessage();
-            assertEquals(ErrorRecordDescriptor.Code.CQE_ERROR, e.record().code(), text);
+            assertEquals(IbgdaErrorDecoder.CQE_ERROR, e.record().code(), text);
             assertTrue(text.contains("RDMA completion error on QP 0x"), text);
             assertTrue(text.contains("WQE index 0 (" + opcode + ")"), text);
             assertTrue(text.contains(syndrome.name() + String.format(" (0x%02x)", syndrome.code())), text);

@@ -1,5 +1,6 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,11 +10,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.KernelArgs;
-import io.gda4j.p2p.P2pTransport;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
 import io.gda4j.world.ErrorRecord;
-import io.gda4j.world.ErrorRecordDescriptor;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.LocalWorld;
@@ -81,7 +81,7 @@ class IbgdaOrderingGpuTest {
     @Test
     void p2pInlineSlotUnderASenderThatDoesNotWait() {
         try (LocalWorld w = p2pWorld()) {
-            assertEquals(P2pTransport.TAG, w.transport(0, 1));
+            assertEquals(Transport.P2P, w.transport(0, 1));
             inlineSlotNeverReturnsHalvesOfTwoMessages(w, 1 << 20);
         }
     }
@@ -89,7 +89,7 @@ class IbgdaOrderingGpuTest {
     @Test
     void ibgdaInlineSlotUnderASenderThatDoesNotWait() {
         try (LocalWorld w = IbgdaGpuTest.ibgdaWorld("auto")) {
-            assertEquals(IbgdaTransport.TAG, w.transport(0, 1));
+            assertEquals(Transport.IBGDA, w.transport(0, 1));
             inlineSlotNeverReturnsHalvesOfTwoMessages(w, 20_000);
         }
     }
@@ -139,13 +139,13 @@ class IbgdaOrderingGpuTest {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
         List<Integer> gpus = GpuWorlds.gpus(2, false);
         Duration timeout = Duration.ofSeconds(4);
-        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
+        System.setProperty(NicConfig.NIC_PROP_NAME, "emulated");
         LocalWorld w;
         try {
             w = LocalWorld.create(WorldConfig.builder().gpus(gpus).heapSizeBytes(HEAP).waitTimeout(timeout)
-                    .transport(IbgdaTransport.NAME).build());
+                    .transport(Transport.IBGDA.label()).build());
         } finally {
-            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+            System.clearProperty(NicConfig.NIC_PROP_NAME);
         }
         try (w) {
             HeapBuffer buf = w.heap().allocate(4096);
@@ -157,7 +157,7 @@ class IbgdaOrderingGpuTest {
                         .pointer(r0.deviceView()).i32(1).pointer(status.pointer()));
                 r0.stream().synchronize();
                 assertEquals(-1, (int) status.readLong(0), "the impossible reservation times out (ERR_TIMEOUT)");
-                assertEquals(ErrorRecordDescriptor.Code.SQ_FULL, r0.readErrorRecord().code());
+                assertEquals(IbgdaErrorDecoder.SQ_FULL, r0.readErrorRecord().code());
             }
             w.clearErrors();
             DeviceOps ops = new DeviceOps(w);
@@ -166,7 +166,7 @@ class IbgdaOrderingGpuTest {
                     () -> ops.put(0, 1, buf.offset(), buf.offset(), 64, Scope.THREAD));
             long elapsedMillis = (System.nanoTime() - start) / 1_000_000;
             ErrorRecord record = e.record();
-            assertEquals(ErrorRecordDescriptor.Code.SQ_FULL, record == null ? null : record.code(),
+            assertEquals(IbgdaErrorDecoder.SQ_FULL, record == null ? null : record.code(),
                     "the later put names the QP's first failure: " + e.getMessage());
             assertTrue(e.getMessage().contains("failed earlier"), e.getMessage());
             assertTrue(elapsedMillis < timeout.toMillis() / 2, "the later put failed after " + elapsedMillis

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.gda4j.mlx5.GccProgram;
 import io.gda4j.mlx5.RequiresCompilers;
-import io.gda4j.world.ErrorRecordDescriptor.Code;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -18,7 +17,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The GPU's posting protocol as {@code gda4j/transport/ibgda_qp.cuh} writes it, not a transcription: the header is
+ * The GPU's posting protocol as {@code gda4j/transport/ibgda/qp.cuh} writes it, not a transcription: the header is
  * compiled for the host with g++ ({@code ibgda_qp_host.cpp}, with {@code ibgda_host_model.h} standing in for CUDA's
  * atomics, ordered accesses and fences) and its calls run on host threads against a model NIC that checks every
  * store that reaches it: each doorbell follows its own doorbell record with a system fence between them and never
@@ -40,7 +39,7 @@ class IbgdaQpHostTest {
 
     @BeforeAll
     static void buildAndRun() throws Exception {
-        Path include = GccProgram.deviceInclude("gda4j/transport/ibgda_qp.cuh");
+        Path include = GccProgram.deviceInclude("gda4j/transport/ibgda/qp.cuh");
         Path source = GccProgram.source("ibgda_qp_host.cpp");
         Path program = GccProgram.compileCxx(source, buildDir, List.of("-Wno-maybe-uninitialized", "-pthread",
                 "-I", source.resolveSibling("host_cuda").toString(), "-I", source.getParent().toString(),
@@ -94,7 +93,7 @@ class IbgdaQpHostTest {
     void anErrorCqeFailsTheCallAndTheQp() {
         assertAll(() -> assertEquals(0L, v("error_post_status"), "posting succeeds; the NIC refuses the WQE later"),
                 () -> assertEquals(-5L, v("error_quiet_status"), "quiet returns ERR_TRANSPORT on the error CQE"),
-                () -> assertEquals(Code.CQE_ERROR.value(), v("error_record_code"), "the record says ERROR_CQE"),
+                () -> assertEquals((long) IbgdaErrorDecoder.CQE_ERROR, v("error_record_code"), "the record says ERROR_CQE"),
                 () -> assertEquals(0x13L, v("error_record_syndrome"), "with the CQE's syndrome (REMOTE_ACCESS)"),
                 () -> assertEquals(0x08L, v("error_record_wqe_opcode"), "and the WQE's opcode (RDMA_WRITE)"),
                 () -> assertEquals(0x1234L, v("error_record_qpn"), "and the QP number"),
@@ -109,7 +108,7 @@ class IbgdaQpHostTest {
         assertAll(() -> assertEquals(8L, v("sq_full_first_ok"), "a ring of 8 WQEBBs takes 8 puts"),
                 () -> assertEquals(-1L, v("sq_full_status"), "the ninth, with a NIC that completes nothing, waits"
                         + " and gives up with ERR_TIMEOUT"),
-                () -> assertEquals(Code.SQ_FULL.value(), v("sq_full_record_code"), "naming ERROR_SQ_FULL"),
+                () -> assertEquals((long) IbgdaErrorDecoder.SQ_FULL, v("sq_full_record_code"), "naming ERROR_SQ_FULL"),
                 () -> assertEquals(1L, v("sq_full_qp_failed"), "its reservation is a hole: the QP is failed"),
                 () -> assertEquals(8L, v("sq_full_nic_ran"), "the NIC then runs the eight, none rewritten"),
                 () -> noViolations("sq_full"));

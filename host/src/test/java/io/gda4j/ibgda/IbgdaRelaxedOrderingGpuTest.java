@@ -1,5 +1,6 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -65,7 +66,7 @@ class IbgdaRelaxedOrderingGpuTest {
         ops = new DeviceOps(world);
         data = world.heap().allocate(2L * BYTES);
         signals = world.heap().allocateSignals(4);
-        assertEquals(IbgdaTransport.TAG, world.transport(0, 1));
+        assertEquals(Transport.IBGDA, world.transport(0, 1));
         Rank r0 = world.rank(0);
         long qp = deviceQp(r0, 1);
         // qpn (u32 @56) and flags (u32 @60) are one little-endian 8-byte word
@@ -100,7 +101,7 @@ class IbgdaRelaxedOrderingGpuTest {
     static void assertRefused(DeviceErrorException e, ErrorRecordDescriptor.Op op, long reservedBefore) {
         String text = e.getMessage();
         ErrorRecord record = e.record();
-        assertEquals(ErrorRecordDescriptor.Code.SET_SIGNAL_RELAXED, record.code(), text);
+        assertEquals(IbgdaErrorDecoder.SET_SIGNAL_RELAXED, record.code(), text);
         assertEquals(op, record.op(), text);
         assertEquals(1, record.peer(), text);
         assertEquals(qpn, record.cmp(), "the record names the QP in cmp, as view.cuh documents: " + text);

@@ -8,6 +8,8 @@ import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.KernelArgs;
+import io.gda4j.nic.NicConfig;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.LocalWorld;
@@ -40,13 +42,13 @@ class IbgdaSeveralQpsGpuTest {
     static LocalWorld world(int qps) {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
         List<Integer> gpus = GpuWorlds.gpus();
-        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
+        System.setProperty(NicConfig.NIC_PROP_NAME, "emulated");
         System.setProperty(IbgdaConfig.QPS_PER_PEER_PROP_NAME, Integer.toString(qps));
         try {
             return LocalWorld.create(WorldConfig.builder().gpus(gpus).heapSizeBytes(HEAP)
-                    .waitTimeout(Duration.ofSeconds(20)).transport(IbgdaTransport.NAME).build());
+                    .waitTimeout(Duration.ofSeconds(20)).transport(Transport.IBGDA.label()).build());
         } finally {
-            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+            System.clearProperty(NicConfig.NIC_PROP_NAME);
             System.clearProperty(IbgdaConfig.QPS_PER_PEER_PROP_NAME);
         }
     }
@@ -55,7 +57,7 @@ class IbgdaSeveralQpsGpuTest {
     @CsvSource({"1, false", "4, false", "4, true", "3, true"})
     void theFencedSignalCoversEveryWarpsDataOnEveryQp(int qps, boolean bound) {
         try (LocalWorld w = world(qps)) {
-            assertEquals(IbgdaTransport.TAG, w.transport(0, 1));
+            assertEquals(Transport.IBGDA, w.transport(0, 1));
             Rank r0 = w.rank(0);
             Rank r1 = w.rank(1);
             long bytes = (long) BLOCKS * WARPS * SLICE;

@@ -1,5 +1,6 @@
 package io.gda4j.ibgda;
 
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -7,6 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.RequiresCuda;
 import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.verbs.Verbs;
 import io.gda4j.verbs.VerbsStatus;
 import io.gda4j.world.DeviceOps;
@@ -46,17 +48,17 @@ class Mlx5IbgdaGpuTest {
         assumeTrue(status.kind() == VerbsStatus.Kind.DEVICES_FOUND && status.mlx5Available(),
                 () -> "no mlx5 RDMA device here: " + status.sentence());
         List<Integer> gpus = GpuWorlds.gpus();
-        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "mlx5");
+        System.setProperty(NicConfig.NIC_PROP_NAME, "mlx5");
         try {
             LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(gpus).heapSizeBytes(HEAP)
-                    .waitTimeout(Duration.ofSeconds(10)).transport(IbgdaTransport.NAME).build());
+                    .waitTimeout(Duration.ofSeconds(10)).transport(Transport.IBGDA.label()).build());
             w.loadModules("ibgda", "ops");
-            assertEquals(IbgdaTransport.TAG, w.transport(0, 1));
+            assertEquals(Transport.IBGDA, w.transport(0, 1));
             Nic nic = IbgdaTransport.nicOf(w.rank(0)).orElseThrow();
             assumeTrue(!nic.isEmulated(), "the ibgda transport chose the emulated NIC: " + nic.description());
             return w;
         } finally {
-            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+            System.clearProperty(NicConfig.NIC_PROP_NAME);
         }
     }
 

@@ -2,12 +2,12 @@ package io.gda4j.moe;
 
 import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.cuda.DeviceMemory;
-import io.gda4j.ibgda.IbgdaConfig;
-import io.gda4j.ibgda.IbgdaTransport;
 import io.gda4j.moe.check.MoeReferenceCheck;
 import io.gda4j.moe.check.MoeRouting;
 import io.gda4j.moe.tensor.DeviceTensor;
 import io.gda4j.moe.tensor.ElementType;
+import io.gda4j.nic.NicConfig;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
@@ -47,14 +47,14 @@ class MoeGpuTest {
         GpuWorlds.assumeGpu();
         WorldConfig wc = WorldConfig.builder().gpus(GpuWorlds.gpus(ranks, true)).heapSizeBytes(heapBytes)
                 .waitTimeout(timeout).transport(transport).build();
-        if (!transport.equals(IbgdaTransport.NAME)) {
+        if (!transport.equals(Transport.IBGDA.label())) {
             return LocalWorld.create(wc);
         }
-        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
+        System.setProperty(NicConfig.NIC_PROP_NAME, "emulated");
         try {
             return LocalWorld.create(wc);
         } finally {
-            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+            System.clearProperty(NicConfig.NIC_PROP_NAME);
         }
     }
 
@@ -120,7 +120,7 @@ class MoeGpuTest {
     @ParameterizedTest(name = "ibgda (emulated NIC) {0} {1} ranks")
     @MethodSource("transportCases")
     void ibgdaMatchesTheReference(ElementType dtype, int ranks) {
-        try (LocalWorld w = world(ranks, IbgdaTransport.NAME, Duration.ofSeconds(30))) {
+        try (LocalWorld w = world(ranks, Transport.IBGDA.label(), Duration.ofSeconds(30))) {
             // The emulated NIC drives each QP with a stream of its own: with 4 ranks on one GPU that is more streams
             // than the default 8 work queues, which MoeBuffer refuses (see WorkQueueBudget and MoeProxyGpuTest).
             String tooFewQueues = MoeBuffer.queueProblem(w);

@@ -1,7 +1,7 @@
 package io.gda4j.moe;
 
+import io.gda4j.transport.Transport;
 import io.gda4j.cuda.DeviceMemory;
-import io.gda4j.ibgda.IbgdaTransport;
 import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
 import io.gda4j.moe.check.MoeRouting;
 import io.gda4j.moe.ll.LowLatencySizing;
@@ -226,7 +226,7 @@ class MoeLowLatencyGpuTest {
     @ParameterizedTest(name = "ibgda (emulated NIC) {0} {1} ranks")
     @MethodSource("transportCases")
     void ibgdaMatchesTheReference(ElementType type, int ranks) {
-        try (LocalWorld w = MoeGpuTest.world(ranks, IbgdaTransport.NAME, Duration.ofSeconds(30))) {
+        try (LocalWorld w = MoeGpuTest.world(ranks, Transport.IBGDA.label(), Duration.ofSeconds(30))) {
             String tooFewQueues = MoeBuffer.queueProblem(w);
             if (tooFewQueues != null) {
                 IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,

@@ -2,11 +2,9 @@ package io.gda4j.world;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.gda4j.ibgda.IbgdaTransport;
 import io.gda4j.p2p.P2pTransport;
 import io.gda4j.transport.PeerLink;
-import io.gda4j.transport.ProxyTagTwin;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Transport;
 
 import java.nio.ByteBuffer;
 
@@ -14,13 +12,14 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The device view a rank copies to its GPU ({@link Rank#deviceView}), built without a GPU: the header's flags come
- * from the links' tags ({@link TransportTag#viewFlags()}), not from the world knowing which transport sets which.
+ * from the links' transports ({@link Transport#viewFlag()}), not from the world knowing which transport sets which,
+ * and each entry carries its transport's code and capabilities from the table.
  */
 class DeviceViewBytesTest {
     static final long HEAP = 0x7f00_0000_0000L;
 
-    static PeerLink link(TransportTag tag, long peerHeap, long handle) {
-        return new PeerLink(tag, peerHeap, handle, 0x11, 0x22, 0xabc0, null);
+    static PeerLink link(Transport transport, long peerHeap, long handle) {
+        return new PeerLink(transport, peerHeap, handle, 0x11, 0x22, 0xabc0, null);
     }
 
     static int flags(PeerLink... links) {
@@ -29,22 +28,22 @@ class DeviceViewBytesTest {
 
     @Test
     void headerFlagsAreTheUnionOfThePeersTags() {
-        PeerLink self = link(TransportTag.SELF, HEAP, 0);
-        PeerLink p2p = link(P2pTransport.TAG, 0x7e00_0000_0000L, P2pTransport.NO_NATIVE_ATOMICS);
-        PeerLink ibgda = link(IbgdaTransport.TAG, 0, 0x5000);
-        PeerLink proxy = link(ProxyTagTwin.TAG, 0, 0x6000);
+        PeerLink self = link(Transport.SELF, HEAP, 0);
+        PeerLink p2p = link(Transport.P2P, 0x7e00_0000_0000L, P2pTransport.NO_NATIVE_ATOMICS);
+        PeerLink ibgda = link(Transport.IBGDA, 0, 0x5000);
+        PeerLink proxy = link(Transport.PROXY, 0, 0x6000);
         assertEquals(0, flags(self, p2p, null), "self, p2p and no link set no flag");
-        assertEquals(DeviceViewDescriptor.FLAG_IBGDA, flags(self, ibgda, p2p));
-        assertEquals(DeviceViewDescriptor.VIEW_FLAG_PROXY_PEERS, flags(self, proxy, proxy));
-        assertEquals(DeviceViewDescriptor.VIEW_FLAG_PROXY_PEERS | DeviceViewDescriptor.FLAG_IBGDA,
-                flags(self, p2p, null, ibgda, proxy));
+        assertEquals(Transport.IBGDA.viewFlag(), flags(self, ibgda, p2p));
+        assertEquals(Transport.PROXY.viewFlag(), flags(self, proxy, proxy));
+        assertEquals(Transport.PROXY.viewFlag() | Transport.IBGDA.viewFlag(), flags(self, p2p, null, ibgda, proxy));
+        assertEquals(3, Transport.PROXY.viewFlag() | Transport.IBGDA.viewFlag(), "two bits, one each");
         assertEquals(0, flags(new PeerLink[] {null, null}), "a rank without links");
     }
 
     @Test
     void headerAndEntriesCarryTheRankAndEachLink() {
-        PeerLink[] links = {link(P2pTransport.TAG, 0x7e00_0000_0000L, 1), link(TransportTag.SELF, HEAP, 0), null,
-            link(IbgdaTransport.TAG, 0, 0x5000), link(ProxyTagTwin.TAG, 0, 0x6000)};
+        PeerLink[] links = {link(Transport.P2P, 0x7e00_0000_0000L, 1), link(Transport.SELF, HEAP, 0), null,
+            link(Transport.IBGDA, 0, 0x5000), link(Transport.PROXY, 0, 0x6000)};
         ByteBuffer b = Rank.deviceView(1, links, HEAP, 1 << 20, 0x1000, 0x2000, 5_000_000_000L);
         assertEquals(0, b.position());
         assertEquals(DeviceViewDescriptor.viewLength(5), b.remaining());
@@ -62,6 +61,8 @@ class DeviceViewBytesTest {
             int e = DeviceViewDescriptor.peerEntryOffset(p);
             assertEquals(codes[p], b.getInt(e + DeviceViewDescriptor.PEER_TRANSPORT_OFFSET), "peer " + p);
             assertEquals(p, b.getInt(e + DeviceViewDescriptor.PEER_RANK_OFFSET));
+            assertEquals(links[p] == null ? 0 : links[p].transport().capabilityBits(),
+                    b.getInt(e + DeviceViewDescriptor.PEER_CAPS_OFFSET), "peer " + p + "'s capabilities");
             PeerLink l = links[p];
             assertEquals(l == null ? 0 : l.peerHeap(), b.getLong(e + DeviceViewDescriptor.PEER_HEAP_OFFSET));
             assertEquals(l == null ? 0 : l.handle(), b.getLong(e + DeviceViewDescriptor.PEER_HANDLE_OFFSET));

@@ -1,10 +1,6 @@
 package io.gda4j.world;
 
-import io.gda4j.ibgda.IbgdaTransport;
 import io.gda4j.mlx5.RequiresCompilers;
-import io.gda4j.p2p.P2pTransport;
-import io.gda4j.transport.ProxyTagTwin;
-import io.gda4j.transport.TransportTag;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.ErrorRecordDescriptor.Op;
 import org.junit.jupiter.api.BeforeAll;
@@ -13,17 +9,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
-import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The Java descriptors and enums against layout/view.cuh, compiled with g++: every offset and code, one by one. */
+/** The Java descriptors and enums against layout/view.cuh, compiled with g++: every offset and the world's codes. */
 @RequiresCompilers(tools = "g++")
 class DeviceViewLayoutTest {
     static Map<String, Long> header;
@@ -43,7 +34,6 @@ class DeviceViewLayoutTest {
     void deviceViewHeaderAndPeerEntryMatch() {
         same("VIEW_MAGIC", DeviceViewDescriptor.VIEW_MAGIC);
         same("VIEW_VERSION", DeviceViewDescriptor.VIEW_VERSION);
-        same("FLAG_IBGDA", DeviceViewDescriptor.FLAG_IBGDA);
         same("MAGIC_OFFSET", DeviceViewDescriptor.MAGIC_OFFSET);
         same("VERSION_OFFSET", DeviceViewDescriptor.VERSION_OFFSET);
         same("RANK_OFFSET", DeviceViewDescriptor.RANK_OFFSET);
@@ -55,8 +45,6 @@ class DeviceViewLayoutTest {
         same("TIMEOUT_NS_OFFSET", DeviceViewDescriptor.TIMEOUT_NS_OFFSET);
         same("FLAGS_OFFSET", DeviceViewDescriptor.FLAGS_OFFSET);
         same("HEADER_LENGTH", DeviceViewDescriptor.HEADER_LENGTH);
-        same("VIEW_FLAG_PROXY_PEERS", DeviceViewDescriptor.VIEW_FLAG_PROXY_PEERS);
-        same("P2P_NO_NATIVE_ATOMICS", io.gda4j.p2p.P2pTransport.NO_NATIVE_ATOMICS);
         same("PEER_NIC_ATOMICS", AtomicRouting.PEER_NIC_ATOMICS);
         same("PEER_HANDLE_FLAGS", AtomicRouting.PEER_HANDLE_FLAGS);
         same("PEER_TRANSPORT_OFFSET", DeviceViewDescriptor.PEER_TRANSPORT_OFFSET);
@@ -66,6 +54,7 @@ class DeviceViewLayoutTest {
         same("PEER_RKEY_OFFSET", DeviceViewDescriptor.PEER_RKEY_OFFSET);
         same("PEER_LKEY_OFFSET", DeviceViewDescriptor.PEER_LKEY_OFFSET);
         same("PEER_ABORT_FLAG_OFFSET", DeviceViewDescriptor.PEER_ABORT_FLAG_OFFSET);
+        same("PEER_CAPS_OFFSET", DeviceViewDescriptor.PEER_CAPS_OFFSET);
         same("PEER_ENTRY_LENGTH", DeviceViewDescriptor.PEER_ENTRY_LENGTH);
         assertEquals(64 + 3 * 64, DeviceViewDescriptor.viewLength(3));
         assertEquals(64 + 2 * 64, DeviceViewDescriptor.peerEntryOffset(2));
@@ -90,20 +79,8 @@ class DeviceViewLayoutTest {
 
     @Test
     void codesMatch() {
-        // Every transport's code against view.cuh's TRANSPORT_<NAME>: the world's two, this module's providers', and
-        // the proxy's through its twin (gda4j-proxy's ProxyTagTest proves the twin is ProxyTransport.TAG).
-        List<TransportTag> tags = List.of(TransportTag.NONE, TransportTag.SELF, P2pTransport.TAG, IbgdaTransport.TAG,
-                ProxyTagTwin.TAG);
-        for (TransportTag t : tags) {
-            same("TRANSPORT." + t, t.code());
-        }
-        // Nothing left unchecked: no TRANSPORT_* code without a tag, no tag on this class path without its check.
-        Set<String> listed = header.keySet().stream().filter(k -> k.startsWith("TRANSPORT."))
-                .collect(Collectors.toCollection(TreeSet::new));
-        assertEquals(listed, tags.stream().map(t -> "TRANSPORT." + t).collect(Collectors.toCollection(TreeSet::new)),
-                "view.cuh's transport codes and the tags checked here");
-        assertTrue(tags.containsAll(TransportTag.known()), "a tag defined on this class path is not checked: "
-                + TransportTag.known());
+        // The transports' codes are checked row by row by TransportTableTest; the world's error codes here, and
+        // each other owner's beside its headers (DeviceErrorCodesTest in gda4j-checks: every code once).
         for (Code c : Code.values()) {
             same("CODE." + c.name(), c.value());
         }

@@ -1,8 +1,8 @@
 package io.gda4j.world;
 
-import io.gda4j.ibgda.IbgdaTransport;
-import io.gda4j.p2p.P2pTransport;
-import io.gda4j.transport.ProxyTagTwin;
+import io.gda4j.moe.MoeErrorDecoder;
+import io.gda4j.p2p.P2pErrorDecoder;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.ErrorRecordDescriptor.Op;
 import org.junit.jupiter.api.Test;
@@ -16,9 +16,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ErrorRecordTest {
-    static ByteBuffer record(Code code, Op op, long offset, long expected, long seen, Cmp cmp) {
+    static ByteBuffer record(int code, Op op, long offset, long expected, long seen, Cmp cmp) {
         ByteBuffer b = ByteBuffer.allocate(ErrorRecordDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-        b.putInt(ErrorRecordDescriptor.CODE_OFFSET, code.value());
+        b.putInt(ErrorRecordDescriptor.CODE_OFFSET, code);
         b.putInt(ErrorRecordDescriptor.RANK_OFFSET, 1);
         b.putInt(ErrorRecordDescriptor.PEER_OFFSET, 0);
         b.putInt(ErrorRecordDescriptor.OP_OFFSET, op.value());
@@ -34,7 +34,7 @@ class ErrorRecordTest {
 
     @Test
     void timeoutRecordSaysWhatWasAwaited() {
-        ErrorRecord r = ErrorRecord.decode(record(Code.WAIT_TIMEOUT, Op.WAIT_UNTIL, 0x40, 5, 3, Cmp.GE));
+        ErrorRecord r = ErrorRecord.decode(record(Code.WAIT_TIMEOUT.value(), Op.WAIT_UNTIL, 0x40, 5, 3, Cmp.GE));
         assertTrue(r.isError());
         assertEquals(1, r.rank());
         assertEquals(3, r.block());
@@ -49,7 +49,7 @@ class ErrorRecordTest {
 
     @Test
     void outOfRangeRecordNamesTheHeap() {
-        ErrorRecord r = ErrorRecord.decode(record(Code.OUT_OF_RANGE, Op.PUT, 4096, 64, 4096, Cmp.EQ));
+        ErrorRecord r = ErrorRecord.decode(record(Code.OUT_OF_RANGE.value(), Op.PUT, 4096, 64, 4096, Cmp.EQ));
         String m = r.describe(Duration.ofSeconds(1));
         assertTrue(m.contains("rank 1, put to peer 0 (block 3, thread 7)"), m);
         assertTrue(m.contains("outside the symmetric heap of 4096 bytes"), m);
@@ -57,7 +57,7 @@ class ErrorRecordTest {
 
     @Test
     void noNativeAtomicsRecordSaysWhatToDoInstead() {
-        ErrorRecord r = ErrorRecord.decode(record(Code.NO_NATIVE_ATOMICS, Op.SIGNAL, 0x80, 1, 0, Cmp.EQ));
+        ErrorRecord r = ErrorRecord.decode(record(P2pErrorDecoder.NO_NATIVE_ATOMICS, Op.SIGNAL, 0x80, 1, 0, Cmp.EQ));
         String m = r.describe(Duration.ofSeconds(1));
         assertTrue(m.contains("p2p link to rank 0 has no native atomics"), m);
         assertTrue(m.contains("NATIVE_ATOMIC_SUPPORTED") && m.contains("SignalOp.SET") && m.contains("GDA4J_TRANSPORT"),
@@ -66,8 +66,8 @@ class ErrorRecordTest {
 
     @Test
     void mixedAtomicsRecordStatesTheRuleAndTheWayOut() {
-        ByteBuffer b = record(Code.MIXED_ATOMICS, Op.ATOMIC_ADD, 0x80, 1, 0, Cmp.EQ);
-        b.putInt(ErrorRecordDescriptor.CMP_OFFSET, ProxyTagTwin.TAG.code());
+        ByteBuffer b = record(Code.MIXED_ATOMICS.value(), Op.ATOMIC_ADD, 0x80, 1, 0, Cmp.EQ);
+        b.putInt(ErrorRecordDescriptor.CMP_OFFSET, Transport.PROXY.code());
         String m = ErrorRecord.decode(b).describe(Duration.ofSeconds(1));
         assertTrue(m.contains("rank 0 has IBGDA links") && m.contains("over the proxy"), m);
         assertTrue(m.contains("GDA4J_TRANSPORT=ibgda") && m.contains("SignalOp.SET"), m);
@@ -75,8 +75,8 @@ class ErrorRecordTest {
 
     @Test
     void mixedAtomicsRecordNamesThePathByItsTag() {
-        ByteBuffer b = record(Code.MIXED_ATOMICS, Op.SIGNAL, 0x80, 1, 0, Cmp.EQ);
-        b.putInt(ErrorRecordDescriptor.CMP_OFFSET, P2pTransport.TAG.code());
+        ByteBuffer b = record(Code.MIXED_ATOMICS.value(), Op.SIGNAL, 0x80, 1, 0, Cmp.EQ);
+        b.putInt(ErrorRecordDescriptor.CMP_OFFSET, Transport.P2P.code());
         String m = ErrorRecord.decode(b).describe(Duration.ofSeconds(1));
         assertTrue(m.contains("a GPU atomic add over p2p would not be atomic"), m);
         b.putInt(ErrorRecordDescriptor.CMP_OFFSET, 77);
@@ -86,13 +86,13 @@ class ErrorRecordTest {
 
     @Test
     void unsupportedTransportRecordNamesTheTransportInLowerCase() {
-        String m = ErrorRecord.decode(record(Code.UNSUPPORTED_TRANSPORT, Op.PUT_INLINE, 0x80, 0,
-                IbgdaTransport.TAG.code(), Cmp.EQ)).describe(Duration.ofSeconds(1));
+        String m = ErrorRecord.decode(record(Code.UNSUPPORTED_TRANSPORT.value(), Op.PUT_INLINE, 0x80, 0,
+                Transport.IBGDA.code(), Cmp.EQ)).describe(Duration.ofSeconds(1));
         assertTrue(m.contains("that peer's transport is ibgda, and put_inline needs direct stores"), m);
-        m = ErrorRecord.decode(record(Code.UNSUPPORTED_TRANSPORT, Op.GET, 0x80, 0, ProxyTagTwin.TAG.code(), Cmp.EQ))
+        m = ErrorRecord.decode(record(Code.UNSUPPORTED_TRANSPORT.value(), Op.GET, 0x80, 0, Transport.PROXY.code(), Cmp.EQ))
                 .describe(Duration.ofSeconds(1));
         assertTrue(m.contains("that peer's transport is proxy, which this kernel's device API"), m);
-        m = ErrorRecord.decode(record(Code.UNSUPPORTED_TRANSPORT, Op.GET, 0x80, 0, 77, Cmp.EQ))
+        m = ErrorRecord.decode(record(Code.UNSUPPORTED_TRANSPORT.value(), Op.GET, 0x80, 0, 77, Cmp.EQ))
                 .describe(Duration.ofSeconds(1));
         assertTrue(m.contains("that peer's transport is code 77,"), m);
     }
@@ -100,7 +100,7 @@ class ErrorRecordTest {
     @Test
     void mixedCombineInputsNameBothSidesAndTheRule() {
         // Rank 1's 5th combine pulled from its heap (5 << 1 | 1), rank 0 pushed from a tensor of its own (5 << 1).
-        String m = ErrorRecord.decode(record(Code.COMBINE_INPUT_MIXED, Op.WAIT_UNTIL, 0x80, 11, 10, Cmp.GE))
+        String m = ErrorRecord.decode(record(MoeErrorDecoder.COMBINE_INPUT_MIXED, Op.WAIT_UNTIL, 0x80, 11, 10, Cmp.GE))
                 .describe(Duration.ofSeconds(1));
         assertTrue(m.contains("combine 5 read its expert outputs from its heap's combine input"), m);
         assertTrue(m.contains("rank 0's from a tensor of its own") && m.contains("MoeRank.combineInput()")

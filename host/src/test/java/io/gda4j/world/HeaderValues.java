@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -27,6 +28,16 @@ public final class HeaderValues {
 
     /** Builds {@code src/test/c/<printer>} into {@code workDir}, runs it, and returns its values by name. */
     public static Map<String, Long> of(String printer, Path workDir) throws IOException, InterruptedException {
+        Map<String, Long> values = new HashMap<>();
+        for (String line : lines(printer, workDir)) {
+            String[] kv = line.trim().split(" ");
+            values.put(kv[0], Long.parseLong(kv[1]));
+        }
+        return values;
+    }
+
+    /** Builds {@code src/test/c/<printer>} into {@code workDir}, runs it, and returns the lines it prints. */
+    public static List<String> lines(String printer, Path workDir) throws IOException, InterruptedException {
         GccProgram.need(onPath("g++"), "g++ is not installed: cannot compile " + printer + " to check the layout");
         Path exe = workDir.resolve(printer.replace('.', '_'));
         Process cc = new ProcessBuilder("g++", "-std=c++17", "-x", "c++", "-I", INCLUDE.toString(),
@@ -37,12 +48,7 @@ public final class HeaderValues {
         Process run = new ProcessBuilder(exe.toString()).redirectErrorStream(true).start();
         String out = new String(run.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, waitFor(run), out);
-        Map<String, Long> values = new HashMap<>();
-        for (String line : out.split("\n")) {
-            String[] kv = line.trim().split(" ");
-            values.put(kv[0], Long.parseLong(kv[1]));
-        }
-        return values;
+        return out.lines().filter(l -> !l.isBlank()).toList();
     }
 
     static boolean onPath(String tool) {

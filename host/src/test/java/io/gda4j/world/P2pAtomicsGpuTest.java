@@ -1,5 +1,7 @@
 package io.gda4j.world;
 
+import io.gda4j.p2p.P2pErrorDecoder;
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -7,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.p2p.P2pTransport;
-import io.gda4j.world.ErrorRecordDescriptor.Code;
 
 import jcuda.Pointer;
 import jcuda.driver.JCudaDriver;
@@ -30,7 +31,7 @@ class P2pAtomicsGpuTest {
     @Test
     void addsToAPeerWithoutNativeAtomicsAreRefused() {
         try (LocalWorld w = GpuWorlds.twoRanks(8L << 20, Duration.ofSeconds(10))) {
-            assertEquals(P2pTransport.TAG, w.transport(0, 1));
+            assertEquals(Transport.P2P, w.transport(0, 1));
             DeviceOps ops = new DeviceOps(w);
             HeapBuffer data = w.heap().allocate(4096);
             HeapBuffer signals = w.heap().allocateSignals(2);
@@ -46,7 +47,7 @@ class P2pAtomicsGpuTest {
 
             DeviceErrorException signal = assertThrows(DeviceErrorException.class,
                     () -> ops.signal(0, 1, signals.offset(), SignalOp.ADD, 1));
-            assertEquals(Code.NO_NATIVE_ATOMICS, signal.record().code(), signal.getMessage());
+            assertEquals(P2pErrorDecoder.NO_NATIVE_ATOMICS, signal.record().code(), signal.getMessage());
             assertTrue(signal.getMessage().contains("no native atomics"), signal.getMessage());
             assertEquals(0, r1.readHeapLong(signals.offset()), "the refused ADD wrote nothing");
             w.clearErrors();
@@ -54,7 +55,7 @@ class P2pAtomicsGpuTest {
             DeviceErrorException putSignal = assertThrows(DeviceErrorException.class,
                     () -> ops.putSignal(0, 1, data.offset(), data.offset(), 64, Scope.BLOCK, signals.offset(),
                             SignalOp.ADD, 1));
-            assertEquals(Code.NO_NATIVE_ATOMICS, putSignal.record().code(), putSignal.getMessage());
+            assertEquals(P2pErrorDecoder.NO_NATIVE_ATOMICS, putSignal.record().code(), putSignal.getMessage());
             w.clearErrors();
 
             ops.signal(0, 1, signals.offset(), SignalOp.SET, 5);

@@ -2,7 +2,7 @@ package io.gda4j.world;
 
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.cuda.RequiresCuda;
-import io.gda4j.p2p.P2pTransport;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.ErrorRecordDescriptor.Code;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -23,7 +23,7 @@ class P2pGpuTest extends TransportConformanceGpuTest {
     static final long HEAP = 8L << 20;
 
     P2pGpuTest() {
-        super(new Trial(P2pTransport.TAG, 3L << 20, 3, 42,
+        super(new Trial(Transport.P2P, 3L << 20, 3, 42,
                 1, 7, 8, 15, 16, 17, 31, 63, 64, 100, 255, 4096, 4097, 65_536 + 3, 1 << 20)
                 .threadPutsUpTo(65_536 + 3)); // one thread moving a MiB is correct but slow; warp and block cover it
     }
@@ -98,7 +98,7 @@ class P2pGpuTest extends TransportConformanceGpuTest {
             assertTrue(m.contains("timed out after"), m);
             assertTrue(m.contains(String.format("0x%x", s.word(0))), m);
             assertTrue(m.contains("was 0, waiting for >= 5"), m);
-            assertEquals(Code.WAIT_TIMEOUT, e.record().code());
+            assertEquals(Code.WAIT_TIMEOUT.value(), e.record().code());
             assertTrue(e.record().elapsedNanos() >= 200_000_000L, "gave up early: " + e.record().elapsedNanos());
             assertTrue(tookMs < 10_000, "the timeout took " + tookMs + " ms");
             // The failing rank raised the abort flag of its peer too, over P2P.
@@ -131,7 +131,7 @@ class P2pGpuTest extends TransportConformanceGpuTest {
                 .i32(0).i64(0).u32(0).i64(0).pointer(r0.scratch().pointer()));
         r0.stream().synchronize();
         DeviceErrorException e = assertThrows(DeviceErrorException.class, world::checkErrors);
-        assertEquals(Code.OUT_OF_RANGE, e.record().code());
+        assertEquals(Code.OUT_OF_RANGE.value(), e.record().code());
         assertTrue(e.getMessage().contains("outside the symmetric heap"), e.getMessage());
         assertEquals(-3, (int) r0.scratch().readLong(0));
         world.clearErrors();

@@ -1,15 +1,20 @@
 package io.gda4j.world;
 
+import io.gda4j.transport.Transport;
 import static io.gda4j.world.PeerCardTest.card;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gda4j.config.Settings;
 import io.gda4j.p2p.P2pTransport;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
+import io.gda4j.transport.TransportChoice;
 import io.gda4j.transport.TransportProvider;
+import io.gda4j.transport.TransportSetupException;
+import io.gda4j.transport.Transports;
 import io.gda4j.world.ProcessRoutes.Route;
 
 import java.util.List;
@@ -44,11 +49,11 @@ class ProcessRoutesTest {
     @Test
     void p2pRefusesAPeerOnAnotherHostAndTheChoiceSaysWhatReachesOtherHosts() {
         RemotePeer far = RemotePeer.onAnotherHost(2, 1 << 20, false, null, "rank 2 (pid 4002 on node2)");
-        TransportProvider p2p = LocalWorld.providers().stream().filter(p -> p.name().equals("p2p")).findFirst()
-                .orElseThrow();
+        TransportProvider p2p = Transports.providers(Settings.ofProcess()).stream()
+                .filter(p -> p.name().equals("p2p")).findFirst().orElseThrow();
         String why = p2p.unavailableAcrossProcesses(null, far).orElseThrow();
         assertTrue(why.contains("rank 2 (pid 4002 on node2)") && why.contains("another host"), why);
-        WorldSetupException e = assertThrows(WorldSetupException.class, () -> TransportChoice.choose("auto",
+        TransportSetupException e = assertThrows(TransportSetupException.class, () -> TransportChoice.choose("auto",
                 List.of(p2p), "rank 0 to rank 2", p -> p.unavailableAcrossProcesses(null, far),
                 "between these processes", ". Ranks of other hosts are reached through a NIC only; this host: "
                         + NO_NIC));
@@ -85,16 +90,16 @@ class ProcessRoutesTest {
     @Test
     void theRealTransportsSayWhetherTheyConnectProcesses() {
         List<String> names = new java.util.ArrayList<>();
-        for (TransportProvider p : LocalWorld.providers()) {
+        for (TransportProvider p : Transports.providers(Settings.ofProcess())) {
             names.add(p.name());
         }
         assertTrue(names.contains("p2p"), names.toString());
         RemotePeer peer = new RemotePeer(1, 1L << 40, 1 << 20, true, true, "rank 1");
-        TransportProvider p2p = LocalWorld.providers().stream().filter(p -> p.name().equals("p2p")).findFirst()
-                .orElseThrow();
+        TransportProvider p2p = Transports.providers(Settings.ofProcess()).stream()
+                .filter(p -> p.name().equals("p2p")).findFirst().orElseThrow();
         assertTrue(p2p.unavailableAcrossProcesses(null, peer).isEmpty(), "p2p stores into the mapped heap");
         PeerLink link = p2p.connectAcrossProcesses(null, peer);
-        assertEquals(P2pTransport.TAG, link.tag());
+        assertEquals(Transport.P2P, link.transport());
         assertEquals(1L << 40, link.peerHeap());
         assertEquals(0, link.peerAbortFlag(), "the peer's abort word is not mapped across processes");
         assertEquals(P2pTransport.NO_NATIVE_ATOMICS, p2p.connectAcrossProcesses(null,

@@ -1,6 +1,6 @@
 package io.gda4j.world;
 
-import io.gda4j.ibgda.IbgdaTransport;
+import io.gda4j.transport.Transport;
 
 import java.util.Arrays;
 
@@ -52,7 +52,7 @@ public final class ProcessWorldChild {
             Rank r = world.rank(me);
             if (mode.equals("ibgda")) {
                 for (int p = 0; p < n; p++) {
-                    if (p != me && world.transport(me, p) != IbgdaTransport.TAG) {
+                    if (p != me && world.transport(me, p) != Transport.IBGDA) {
                         say("BAD " + me + " reaches rank " + p + " over " + world.transport(me, p));
                     }
                 }

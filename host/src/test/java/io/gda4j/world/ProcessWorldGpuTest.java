@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gda4j.bootstrap.ChildJvm;
 import io.gda4j.bootstrap.LaunchEnvironment;
 import io.gda4j.cuda.Cuda;
+import io.gda4j.transport.Transports;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -54,7 +55,7 @@ class ProcessWorldGpuTest {
     }
 
     private List<ChildJvm> world(int size, String gpus, String mode, long waitTimeoutMillis) throws IOException {
-        return world(size, gpus, mode, waitTimeoutMillis, Map.of(WorldConfig.TRANSPORT_ENV, "auto"));
+        return world(size, gpus, mode, waitTimeoutMillis, Map.of(Transports.TRANSPORT_ENV, "auto"));
     }
 
     private List<ChildJvm> world(int size, String gpus, String mode, long waitTimeoutMillis,
@@ -122,8 +123,8 @@ class ProcessWorldGpuTest {
      * keep an exact sum (strict split atomics under the owner's lock line: without it two engines lose updates).
      */
     private void overIbgda(int size, String gpus) throws Exception {
-        List<ChildJvm> all = world(size, gpus, "ibgda", 60_000, Map.of(WorldConfig.TRANSPORT_ENV, "ibgda",
-                io.gda4j.ibgda.IbgdaConfig.NIC_ENV, "emulated"));
+        List<ChildJvm> all = world(size, gpus, "ibgda", 60_000, Map.of(Transports.TRANSPORT_ENV, "ibgda",
+                io.gda4j.nic.NicConfig.NIC_ENV, "emulated"));
         for (ChildJvm c : all) {
             c.await("OK " + c.rank, 120);
         }

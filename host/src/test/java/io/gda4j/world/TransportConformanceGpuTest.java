@@ -1,6 +1,6 @@
 package io.gda4j.world;
 
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Transport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -59,10 +59,10 @@ public abstract class TransportConformanceGpuTest {
      * @param modules             modules the tests launch kernels of while another rank's kernel may run: loaded
      *                            up front
      */
-    protected record Trial(TransportTag transport, long bufferBytes, int putTrials, long putSeed, long[] putSizes,
+    protected record Trial(Transport transport, long bufferBytes, int putTrials, long putSeed, long[] putSizes,
                            long threadPutMaxBytes, int destinationSlack, boolean signalLandsOnReturn,
                            String... modules) {
-        public Trial(TransportTag transport, long bufferBytes, int putTrials, long putSeed, long... putSizes) {
+        public Trial(Transport transport, long bufferBytes, int putTrials, long putSeed, long... putSizes) {
             this(transport, bufferBytes, putTrials, putSeed, putSizes, Long.MAX_VALUE, 0, false);
         }
 
@@ -116,7 +116,7 @@ public abstract class TransportConformanceGpuTest {
 
     @Test
     void everyPairIsConnectedByTheTransportOrToItself() {
-        assertEquals(TransportTag.SELF, world.transport(0, 0));
+        assertEquals(Transport.SELF, world.transport(0, 0));
         assertEquals(trial.transport(), world.transport(0, 1));
         assertEquals(trial.transport(), world.transport(1, 0));
     }

@@ -3,6 +3,7 @@ package io.gda4j.world;
 import io.gda4j.config.Setting;
 import io.gda4j.config.SettingException;
 import io.gda4j.hostflag.HostFlags;
+import io.gda4j.transport.Transports;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -79,7 +80,8 @@ class WorldConfigTest {
     @Test
     void everyBadValueIsASettingExceptionNamingWhereItCameFromAndWhatIsAccepted() {
         Map<String, String> bad = Map.of(WorldConfig.HEAP_SIZE_ENV, "abc", WorldConfig.WAIT_TIMEOUT_ENV, "-1",
-                WorldConfig.GPUS_ENV, "abc", WorldConfig.HOST_FLAG_ENV, "nope", WorldConfig.TRANSPORT_ENV, "carrier-pigeon");
+                WorldConfig.GPUS_ENV, "abc", WorldConfig.HOST_FLAG_ENV, "nope", Transports.TRANSPORT_ENV,
+                "carrier-pigeon");
         for (Map.Entry<String, String> e : bad.entrySet()) {
             SettingException x = assertThrows(SettingException.class,
                     () -> WorldConfig.resolve(new Properties(), Map.of(e.getKey(), e.getValue())), e.getKey());

@@ -9,23 +9,22 @@ import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_SIGNAL;
 import static io.gda4j.proxy.TriggerFifoDescriptor.MEMORY_HEAP;
 import static io.gda4j.proxy.TriggerFifoDescriptor.SIGNAL_OP_ADD;
 
+import io.gda4j.cuda.CudaContext;
+import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.CudaException;
+import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DevicePointer;
+import io.gda4j.cuda.Driver;
+import io.gda4j.cuda.Kernel;
+import io.gda4j.cuda.KernelParameters;
 import io.gda4j.cuda.MutableDevicePointer;
+import io.gda4j.cuda.StreamWriteBatch;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Locale;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
-
-import jcuda.Pointer;
-import jcuda.driver.CUcontext;
-import jcuda.driver.CUevent;
-import jcuda.driver.CUfunction;
-import jcuda.driver.CUresult;
-import jcuda.driver.CUstream;
-import jcuda.driver.JCudaDriver;
 
 /**
  * Executes a channel's triggers with the copy engine, in FIFO order, without waiting for any of them:
@@ -60,15 +59,15 @@ final class CopyEngineHandler implements TriggerHandler {
     private final long localHeap;
     private final long peerHeap;
     private final long heapSize;
-    private final CUcontext localContext;
-    private final CUcontext peerContext;
-    private final CUstream stream;
+    private final CudaContext localContext;
+    private final CudaContext peerContext;
+    private final CudaStream stream;
     private final boolean peerStreamSignals;
-    private final CUcontext signalContext;
-    private final CUstream signalStream;
-    private final CUevent copiesDone;
-    private final CUevent signalsDone;
-    private final CUfunction atomicAdd;
+    private final CudaContext signalContext;
+    private final CudaStream signalStream;
+    private final CudaEvent copiesDone;
+    private final CudaEvent signalsDone;
+    private final Kernel atomicAdd;
     private final DevicePointer doneWord;
     private final BooleanSupplier signalStreamGone;
     private final MutableDevicePointer dst = new MutableDevicePointer();
@@ -77,7 +76,7 @@ final class CopyEngineHandler implements TriggerHandler {
     private final StreamWriteBatch writes;
     private final ByteBuffer atomicWordArg = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
     private final ByteBuffer atomicValueArg = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
-    private final Pointer atomicArgs;
+    private final KernelParameters atomicArgs;
     /** The signal stream has work the channel's stream has not been ordered behind yet (PEER_STREAM only). */
     private boolean signalStreamAhead;
     /**
@@ -85,7 +84,7 @@ final class CopyEngineHandler implements TriggerHandler {
      * on one thread with no other handler in between, so making the same context current again can be skipped: a
      * PUT_SIGNAL made it current twice. {@link #progress()}, which ends every batch, forgets it.
      */
-    private CUcontext madeCurrent;
+    private CudaContext madeCurrent;
     private long lastPosition = -1;
 
     /**
@@ -95,9 +94,9 @@ final class CopyEngineHandler implements TriggerHandler {
      * @param doneWord          the channel's {@code done} word in the pushing rank's GPU memory
      * @param signalStreamGone  whether the peer-side signal stream was already destroyed (its rank closed first)
      */
-    CopyEngineHandler(String channelName, long localHeap, long peerHeap, long heapSize, CUcontext localContext,
-                      CUcontext peerContext, CUstream stream, boolean peerStreamSignals, CUstream signalStream,
-                      CUevent copiesDone, CUevent signalsDone, CUfunction atomicAdd, DevicePointer doneWord,
+    CopyEngineHandler(String channelName, long localHeap, long peerHeap, long heapSize, CudaContext localContext,
+                      CudaContext peerContext, CudaStream stream, boolean peerStreamSignals, CudaStream signalStream,
+                      CudaEvent copiesDone, CudaEvent signalsDone, Kernel atomicAdd, DevicePointer doneWord,
                       BooleanSupplier signalStreamGone) {
         this.channelName = channelName;
         this.localHeap = localHeap;
@@ -114,7 +113,7 @@ final class CopyEngineHandler implements TriggerHandler {
         this.atomicAdd = atomicAdd;
         this.doneWord = doneWord;
         this.signalStreamGone = signalStreamGone;
-        this.atomicArgs = Pointer.to(Pointer.to(atomicWordArg), Pointer.to(atomicValueArg));
+        this.atomicArgs = KernelParameters.of(atomicWordArg, atomicValueArg);
         this.writes = new StreamWriteBatch(this.signalStream);
     }
 
@@ -176,9 +175,9 @@ final class CopyEngineHandler implements TriggerHandler {
         src.set(localHeap + from);
         current(localContext, position);
         int result = peerStreamSignals
-                ? JCudaDriver.cuMemcpyPeerAsync(dst, peerContext, src, localContext, size, stream)
-                : JCudaDriver.cuMemcpyDtoDAsync(dst, src, size, stream);
-        if (result != CUresult.CUDA_SUCCESS) {
+                ? Driver.copyPeerAsync(dst, peerContext, src, localContext, size, stream)
+                : Driver.copyDeviceToDeviceAsync(dst, src, size, stream);
+        if (result != Driver.SUCCESS) {
             throw cuda(result, peerStreamSignals ? "cuMemcpyPeerAsync" : "cuMemcpyDtoDAsync", position, word0, word1);
         }
     }
@@ -198,10 +197,9 @@ final class CopyEngineHandler implements TriggerHandler {
         submitWrites();
         if (peerStreamSignals) {
             current(localContext, position);
-            check(JCudaDriver.cuEventRecord(copiesDone, stream), "cuEventRecord", position, word0, word1);
+            check(Driver.record(copiesDone, stream), "cuEventRecord", position, word0, word1);
             current(peerContext, position);
-            check(JCudaDriver.cuStreamWaitEvent(signalStream, copiesDone, 0), "cuStreamWaitEvent", position, word0,
-                    word1);
+            check(Driver.waitEvent(signalStream, copiesDone), "cuStreamWaitEvent", position, word0, word1);
             signalStreamAhead = true;
         } else {
             current(localContext, position);
@@ -212,8 +210,8 @@ final class CopyEngineHandler implements TriggerHandler {
         } else {
             atomicWordArg.putLong(0, peerHeap + offset);
             atomicValueArg.putLong(0, value);
-            check(JCudaDriver.cuLaunchKernel(atomicAdd, 1, 1, 1, 1, 1, 1, 0, signalStream, atomicArgs, null),
-                    "cuLaunchKernel(" + ATOMIC_ADD_KERNEL + ")", position, word0, word1);
+            check(Driver.launchOneThread(atomicAdd, signalStream, atomicArgs), "cuLaunchKernel(" + ATOMIC_ADD_KERNEL
+                    + ")", position, word0, word1);
         }
     }
 
@@ -225,23 +223,22 @@ final class CopyEngineHandler implements TriggerHandler {
         submitWrites();
         if (signalStreamAhead) {
             current(peerContext, position);
-            check(JCudaDriver.cuEventRecord(signalsDone, signalStream), "cuEventRecord", position, 0, 0);
+            check(Driver.record(signalsDone, signalStream), "cuEventRecord", position, 0, 0);
             current(localContext, position);
-            check(JCudaDriver.cuStreamWaitEvent(stream, signalsDone, 0), "cuStreamWaitEvent", position, 0, 0);
+            check(Driver.waitEvent(stream, signalsDone), "cuStreamWaitEvent", position, 0, 0);
             signalStreamAhead = false;
         } else {
             current(localContext, position);
         }
-        check(JCudaDriver.cuStreamWriteValue64(stream, doneWord, position + 1, 0), "cuStreamWriteValue64(done)",
-                position, 0, 0);
+        check(Driver.writeValue64(stream, doneWord, position + 1), "cuStreamWriteValue64(done)", position, 0, 0);
     }
 
-    private void current(CUcontext context, long position) {
+    private void current(CudaContext context, long position) {
         if (context == madeCurrent) {
             return;
         }
-        int result = JCudaDriver.cuCtxSetCurrent(context);
-        if (result != CUresult.CUDA_SUCCESS) {
+        int result = Driver.makeCurrent(context);
+        if (result != Driver.SUCCESS) {
             madeCurrent = null;
             throw cuda(result, "cuCtxSetCurrent", position, 0, 0);
         }
@@ -265,7 +262,7 @@ final class CopyEngineHandler implements TriggerHandler {
         int n = writes.size();
         current(signalContext, position);
         int result = writes.submit();
-        if (result != CUresult.CUDA_SUCCESS) {
+        if (result != Driver.SUCCESS) {
             throw cuda(result, "cuStreamBatchMemOp (" + n + " writes from this one on)", position, 0, 0);
         }
     }
@@ -278,7 +275,7 @@ final class CopyEngineHandler implements TriggerHandler {
     }
 
     private void check(int result, String call, long position, long word0, long word1) {
-        if (result != CUresult.CUDA_SUCCESS) {
+        if (result != Driver.SUCCESS) {
             throw cuda(result, call, position, word0, word1);
         }
     }
@@ -304,13 +301,13 @@ final class CopyEngineHandler implements TriggerHandler {
         }
     }
 
-    private static boolean complete(CUcontext context, CUstream s) {
-        JCudaDriver.cuCtxSetCurrent(context);
-        int result = JCudaDriver.cuStreamQuery(s);
-        if (result == CUresult.CUDA_ERROR_NOT_READY) {
+    private static boolean complete(CudaContext context, CudaStream s) {
+        Driver.makeCurrent(context);
+        int result = Driver.query(s);
+        if (result == Driver.NOT_READY) {
             return false;
         }
-        if (result != CUresult.CUDA_SUCCESS) {
+        if (result != Driver.SUCCESS) {
             throw new CudaException(result, "cuStreamQuery on a proxy stream while it closed");
         }
         return true;

@@ -3,14 +3,10 @@ package io.gda4j.proxy;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaContext;
 import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.cuda.HostRegistration;
 import io.gda4j.cuda.IpcMemory;
 
 import java.nio.ByteBuffer;
-
-import jcuda.Pointer;
-import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUresult;
-import jcuda.driver.JCudaDriver;
 
 /**
  * {@link CrossProcessMemory} on a GPU machine, where the emulated NIC's work runs on CUDA streams of the posting
@@ -117,18 +113,16 @@ final class CudaCrossProcessMemory {
         Registered(CudaContext gpu, CrossProcessMemory.Opened mapped, int bytes, String label) {
             this.gpu = gpu;
             this.mapped = mapped;
-            gpu.makeCurrent();
-            HostAddress host = new HostAddress(mapped.address());
-            Cuda.check(JCudaDriver.cuMemHostRegister(host, bytes, JCudaDriver.CU_MEMHOSTREGISTER_PORTABLE
-                    | JCudaDriver.CU_MEMHOSTREGISTER_DEVICEMAP), "cuMemHostRegister(" + bytes + " bytes of " + label
-                    + " at 0x" + Long.toHexString(mapped.address()) + ")");
-            DeviceAddress out = new DeviceAddress();
-            int result = JCudaDriver.cuMemHostGetDevicePointer(out, host, 0);
-            if (result != CUresult.CUDA_SUCCESS) {
-                JCudaDriver.cuMemHostUnregister(host);
-                Cuda.check(result, "cuMemHostGetDevicePointer(" + label + ")");
+            Cuda.check(HostRegistration.register(gpu, mapped.address(), bytes, HostRegistration.PORTABLE
+                    | HostRegistration.DEVICEMAP), "cuMemHostRegister(" + bytes + " bytes of " + label + " at 0x"
+                    + Long.toHexString(mapped.address()) + ")");
+            try {
+                this.device = HostRegistration.devicePointer(gpu, mapped.address(),
+                        "cuMemHostGetDevicePointer(" + label + ")");
+            } catch (RuntimeException e) {
+                HostRegistration.unregister(gpu, mapped.address());
+                throw e;
             }
-            this.device = out.address();
         }
 
         @Override
@@ -144,27 +138,12 @@ final class CudaCrossProcessMemory {
             closed = true;
             try {
                 if (!gpu.isClosed()) {
-                    gpu.makeCurrent();
-                    Cuda.check(JCudaDriver.cuMemHostUnregister(new HostAddress(mapped.address())),
+                    Cuda.check(HostRegistration.unregister(gpu, mapped.address()),
                             "cuMemHostUnregister(0x" + Long.toHexString(mapped.address()) + ")");
                 }
             } finally {
                 mapped.close();
             }
-        }
-    }
-
-    /** A host address as JCuda takes it. */
-    private static final class HostAddress extends Pointer {
-        HostAddress(long address) {
-            super(address);
-        }
-    }
-
-    /** A device address the driver fills in; JCuda hides it, a subclass may read it. */
-    private static final class DeviceAddress extends CUdeviceptr {
-        long address() {
-            return getNativePointer() + getByteOffset();
         }
     }
 }

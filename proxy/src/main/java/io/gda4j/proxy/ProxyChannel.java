@@ -12,17 +12,20 @@ import static io.gda4j.proxy.TriggerFifoDescriptor.CHANNEL_RING_OFFSET;
 import static io.gda4j.proxy.TriggerFifoDescriptor.RING_OFFSET;
 
 import io.gda4j.cuda.CudaContext;
-import io.gda4j.cuda.CudaException;
 import io.gda4j.cuda.CudaEvent;
+import io.gda4j.cuda.CudaException;
 import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DeviceMemory;
+import io.gda4j.cuda.Driver;
 import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.cuda.MutableDevicePointer;
 import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicUser;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.LinkHealth;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.ErrorRecordDescriptor;
 
 import java.nio.ByteBuffer;
@@ -32,19 +35,13 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
 
-import jcuda.Pointer;
-import jcuda.driver.CUcontext;
-import jcuda.driver.CUresult;
-import jcuda.driver.CUstream;
-import jcuda.driver.JCudaDriver;
-
 /**
  * The proxy link from one rank to a peer (a PortChannel): the trigger FIFO in pinned host memory mapped into the
  * rank's GPU, the device-side channel object the rank's device view points at, the CUDA stream(s) the copy engine
  * handler drives, and the registration with the world's {@link ProxyService}. Owned by the rank's {@link PeerLink};
  * closing it drains the channel (see {@link ProxyService#remove}) and frees everything, newest first.
  */
-public final class ProxyChannel implements AutoCloseable, LinkHealth {
+public final class ProxyChannel implements AutoCloseable, LinkHealth, NicUser {
     private final String name;
     private final PeerSide peer;
     private final ProxyService service;
@@ -151,11 +148,9 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
             CudaContext peerContext = peer.inProcess() != null ? peer.inProcess().context() : local.context();
             CudaStream finalSignalStream = signalStream;
             return new CopyEngineHandler(name, local.heapBase(), peer.heapBase(),
-                    Math.min(local.heapSizeBytes(), peer.heapBytes()), local.context().handle(),
-                    peerContext.handle(), stream.handle(), peerStreamSignals,
-                    signalStream == null ? null : signalStream.handle(),
-                    copiesDone == null ? null : copiesDone.handle(), signalsDone == null ? null : signalsDone.handle(),
-                    signaller.kernel(CopyEngineHandler.MODULE, CopyEngineHandler.ATOMIC_ADD_KERNEL).handle(),
+                    Math.min(local.heapSizeBytes(), peer.heapBytes()), local.context(), peerContext, stream,
+                    peerStreamSignals, signalStream, copiesDone, signalsDone,
+                    signaller.kernel(CopyEngineHandler.MODULE, CopyEngineHandler.ATOMIC_ADD_KERNEL),
                     deviceChannel.pointer().plusBytes(CHANNEL_DONE_OFFSET),
                     finalSignalStream == null ? () -> true : finalSignalStream::isClosed);
         }, onClosed);
@@ -190,21 +185,19 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
                 : nic.description());
         ProxyChannel pc = build(local, peer, service, config, false, label,
                 (name, stream, deviceChannel, resources) -> {
-                    CUcontext context = local.context().handle();
-                    CUstream proxyStream = stream.handle();
+                    CudaContext context = local.context();
                     MutableDevicePointer doneWord = new MutableDevicePointer();
                     doneWord.set(deviceChannel.address() + CHANNEL_DONE_OFFSET);
                     // A flush's completion: a stream-ordered 8-byte write into GPU memory; the proxy does not wait.
                     VerbsHandler.DoneWord done = value -> {
-                        JCudaDriver.cuCtxSetCurrent(context);
-                        int result = JCudaDriver.cuStreamWriteValue64(proxyStream, doneWord, value, 0);
-                        if (result != CUresult.CUDA_SUCCESS) {
+                        Driver.makeCurrent(context);
+                        int result = Driver.writeValue64(stream, doneWord, value);
+                        if (result != Driver.SUCCESS) {
                             throw new ProxyException("cuStreamWriteValue64(done) failed on " + name + ": "
                                     + CudaException.describe(result));
                         }
                     };
-                    VerbsHandler.ErrorRecordWriter errors = record -> writeErrorRecord(local, context, proxyStream,
-                            record);
+                    VerbsHandler.ErrorRecordWriter errors = record -> writeErrorRecord(local, context, stream, record);
                     return new VerbsHandler(name, link, config.credits(), config.creditTimeout().toNanos(),
                             config.closeTimeout().toNanos(), done, errors);
                 }, onClosed);
@@ -217,13 +210,13 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
      * Writes a host-made error record into the rank's device error record unless a device call claimed it first
      * (the first failure wins, as on the device). Error path only: it waits for its own copies.
      */
-    private static void writeErrorRecord(LinkEnd local, CUcontext context, CUstream stream, ByteBuffer record) {
-        JCudaDriver.cuCtxSetCurrent(context);
+    private static void writeErrorRecord(LinkEnd local, CudaContext context, CudaStream stream, ByteBuffer record) {
+        Driver.makeCurrent(context);
         MutableDevicePointer at = new MutableDevicePointer();
         at.set(local.errorRecordAddress());
         byte[] current = new byte[ErrorRecordDescriptor.LENGTH];
-        check(JCudaDriver.cuMemcpyDtoHAsync(Pointer.to(current), at, current.length, stream), "reading");
-        check(JCudaDriver.cuStreamSynchronize(stream), "reading");
+        check(Driver.copyToHostAsync(current, at, current.length, stream), "reading");
+        check(Driver.synchronize(stream), "reading");
         ByteBuffer seen = ByteBuffer.wrap(current).order(ByteOrder.LITTLE_ENDIAN);
         if (seen.getInt(ErrorRecordDescriptor.CODE_OFFSET) != 0
                 || seen.getInt(ErrorRecordDescriptor.CLAIMED_OFFSET) != 0) {
@@ -231,12 +224,12 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
         }
         byte[] bytes = new byte[ErrorRecordDescriptor.LENGTH];
         record.duplicate().clear().get(bytes);
-        check(JCudaDriver.cuMemcpyHtoDAsync(at, Pointer.to(bytes), bytes.length, stream), "writing");
-        check(JCudaDriver.cuStreamSynchronize(stream), "writing");
+        check(Driver.copyFromHostAsync(at, bytes, bytes.length, stream), "writing");
+        check(Driver.synchronize(stream), "writing");
     }
 
     private static void check(int result, String what) {
-        if (result != CUresult.CUDA_SUCCESS) {
+        if (result != Driver.SUCCESS) {
             throw new ProxyException(what + " the device error record failed: " + CudaException.describe(result));
         }
     }
@@ -297,7 +290,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
         // The peer's abort word is reachable only with peer access (or on the same GPU), and only in this process.
         long peerAbort = peer.inProcess() == null ? 0
                 : peer.sameGpu() || !peerStreamSignals ? peer.inProcess().abortFlagAddress() : 0;
-        return new PeerLink(ProxyTransport.TAG, 0, deviceChannel.address(), 0, 0, peerAbort, this);
+        return new PeerLink(Transport.PROXY, 0, deviceChannel.address(), 0, 0, peerAbort, this);
     }
 
     public String name() {
@@ -325,6 +318,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth {
     }
 
     /** The NIC the verbs handler posts on; empty for the copy engine. */
+    @Override
     public Optional<Nic> nic() {
         return Optional.ofNullable(nic);
     }

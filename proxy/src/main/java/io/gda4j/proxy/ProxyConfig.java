@@ -2,6 +2,7 @@ package io.gda4j.proxy;
 
 import io.gda4j.config.Setting;
 import io.gda4j.config.SettingException;
+import io.gda4j.config.Settings;
 import io.gda4j.world.WorldConfig;
 
 import java.time.Duration;
@@ -19,8 +20,8 @@ import org.agrona.concurrent.YieldingIdleStrategy;
 /**
  * Every setting of the host proxy in one place: a system property ({@code *_PROP_NAME}), an environment variable
  * ({@code *_ENV}) and a default ({@code *_DEFAULT}) each; a property beats the environment, which beats the default
- * ({@link Setting}). Resolved once by {@link #resolve()}, which throws a {@link SettingException} naming the variable
- * or property of a bad value; {@code gda4j info} prints {@link #SETTINGS}.
+ * ({@link Setting}). Resolved once per world by {@link #resolve(Settings)}, which throws a {@link SettingException}
+ * naming the variable or property of a bad value; {@code gda4j info} prints {@link #SETTINGS}.
  */
 public final class ProxyConfig {
     public static final String THREADS_PROP_NAME = "gda4j.proxy.threads";
@@ -188,15 +189,20 @@ public final class ProxyConfig {
         this.closeTimeout = closeTimeout;
     }
 
-    public static ProxyConfig resolve() {
-        return resolve(System.getProperties(), System.getenv());
-    }
-
     /** @throws SettingException naming the variable or property of the first bad value */
     public static ProxyConfig resolve(Properties props, Map<String, String> env) {
-        return new ProxyConfig(THREADS.resolve(props, env), FIFO_DEPTH.resolve(props, env), IDLE.resolve(props, env),
-                SIGNAL_PATH.resolve(props, env), CLOSE_TIMEOUT.resolve(props, env), HANDLER.resolve(props, env),
-                CREDITS.resolve(props, env), CREDIT_TIMEOUT.resolve(props, env));
+        return resolve(Settings.of(props, env));
+    }
+
+    /**
+     * The proxy's settings from a world's {@code settings}; the proxy transport resolves them once per world.
+     *
+     * @throws SettingException naming the variable or property of the first bad value
+     */
+    public static ProxyConfig resolve(Settings settings) {
+        return new ProxyConfig(settings.get(THREADS), settings.get(FIFO_DEPTH), settings.get(IDLE),
+                settings.get(SIGNAL_PATH), settings.get(CLOSE_TIMEOUT), settings.get(HANDLER),
+                settings.get(CREDITS), settings.get(CREDIT_TIMEOUT));
     }
 
     private static int checkThreads(int threads) {

@@ -1,20 +1,24 @@
 package io.gda4j.proxy;
 
+import io.gda4j.config.GivenSettings;
+import io.gda4j.config.Setting;
+import io.gda4j.config.Settings;
+import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.IpcMemory;
 import io.gda4j.cuda.MappedHostMemory;
-import io.gda4j.ibgda.IbgdaConfig;
 import io.gda4j.nic.MemoryKind;
 import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicChoice;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.NicOptions;
 import io.gda4j.nic.NicSelection;
 import io.gda4j.nic.Nics;
-import io.gda4j.nic.emulated.EmulatedNic;
+import io.gda4j.nic.emulated.SoftwareNic;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.PeerLink;
 import io.gda4j.transport.RemotePeer;
+import io.gda4j.transport.Transport;
 import io.gda4j.transport.TransportProvider;
-import io.gda4j.transport.TransportTag;
-import io.gda4j.world.DeviceViewDescriptor;
 import io.gda4j.world.Rank;
 
 import java.nio.ByteBuffer;
@@ -41,15 +45,9 @@ import java.util.Optional;
  * provider instance that outlives a world starts a fresh service for the next one.
  */
 public final class ProxyTransport implements TransportProvider {
-    public static final String NAME = "proxy";
-    /**
-     * The proxy peer entry's tag: {@code TRANSPORT_PROXY} of {@code view.cuh}. A rank with such a peer sets
-     * {@code VIEW_FLAG_PROXY_PEERS} (the device's quiet() flushes its channels too); its ADDs are GPU atomics (the atomic
-     * kernel the proxy launches), and messages call the path "the proxy".
-     */
-    public static final TransportTag TAG = TransportTag.define(NAME, 4, "the proxy",
-            DeviceViewDescriptor.VIEW_FLAG_PROXY_PEERS, TransportTag.Trait.GPU_ATOMICS);
-
+    /** The settings of the world this instance serves, and the proxy's, resolved from them once. */
+    private final GivenSettings given = new GivenSettings();
+    private ProxyConfig config;
     private ProxyService service;
     private int links;
     /** The verbs handler's NIC and session of the current world (opened by its first verbs link), or null. */
@@ -59,13 +57,37 @@ public final class ProxyTransport implements TransportProvider {
     private final Map<Long, VerbsLink> reverseLinks = new HashMap<>();
 
     @Override
-    public String name() {
-        return NAME;
+    public List<Setting<?>> settings() {
+        return ProxyConfig.SETTINGS;
     }
 
     @Override
-    public TransportTag tag() {
-        return TAG;
+    public synchronized void configure(Settings worldSettings) {
+        given.set(worldSettings);
+        config = null;
+    }
+
+    /** The proxy's settings, resolved once from the given settings. */
+    private synchronized ProxyConfig config() {
+        if (config == null) {
+            config = ProxyConfig.resolve(given.get());
+        }
+        return config;
+    }
+
+    /** Which NIC the verbs handler posts on (GDA4J_NIC, as the world's settings say). */
+    private NicChoice nicChoice() {
+        return given.get().get(NicConfig.NIC);
+    }
+
+    /**
+     * {@link Transport#PROXY}: a rank with such a peer sets its view flag (the device's quiet() flushes its channels
+     * too); its ADDs are GPU atomics (the atomic kernel the proxy launches), and each put costs the proxy thread a
+     * driver call.
+     */
+    @Override
+    public Transport transport() {
+        return Transport.PROXY;
     }
 
     @Override
@@ -81,7 +103,7 @@ public final class ProxyTransport implements TransportProvider {
                 return Optional.of("the symmetric heap of " + heap + " bytes is larger than a proxy trigger can address"
                         + " (2^" + TriggerFifoDescriptor.OFFSET_BITS + " bytes)");
             }
-            ProxyConfig config = ProxyConfig.resolve();
+            ProxyConfig config = config();
             if (config.handler().forPeer(true) == ProxyConfig.Handler.VERBS) {
                 return verbsNicUnavailable();
             }
@@ -101,8 +123,8 @@ public final class ProxyTransport implements TransportProvider {
     }
 
     /** Why the verbs handler has no NIC here (the NIC choice of GDA4J_NIC), or empty. */
-    private static Optional<String> verbsNicUnavailable() {
-        NicSelection selection = Nics.select(IbgdaConfig.resolve().nic());
+    private Optional<String> verbsNicUnavailable() {
+        NicSelection selection = Nics.select(nicChoice());
         return selection.found() ? Optional.empty()
                 : Optional.of("the verbs proxy handler needs a NIC: " + selection.reason());
     }
@@ -111,10 +133,10 @@ public final class ProxyTransport implements TransportProvider {
      * One sentence for {@code gda4j info}: the configured handler choice and what it means for peers of this host and
      * of other hosts, with the NIC the verbs handler would use. Never throws.
      */
-    public static String describeHandlers() {
+    public String describeHandlers() {
         try {
-            ProxyConfig config = ProxyConfig.resolve();
-            NicSelection nic = Nics.select(IbgdaConfig.resolve().nic());
+            ProxyConfig config = config();
+            NicSelection nic = Nics.select(nicChoice());
             String verbs = !nic.found() ? "verbs (no NIC here, see below)"
                     : "verbs on the " + (nic.provider().name().equals(Nic.EMULATED)
                     ? "emulated NIC (a software model; its figures are labelled emulated)"
@@ -133,6 +155,18 @@ public final class ProxyTransport implements TransportProvider {
         }
     }
 
+    @Override
+    public String possibleHere(List<CudaDevice> gpus) {
+        return "possible between any two ranks of this host (host proxy threads move the data with the copy "
+                + "engine; staged through the host where GPUs have no peer path); " + describeHandlers();
+    }
+
+    @Override
+    public Optional<String> describeLink(LinkEnd local, PeerLink link) {
+        return link.resources() instanceof ProxyChannel pc ? Optional.of(" (proxy handler: " + pc.handlerLabel() + ")")
+                : Optional.empty();
+    }
+
     /**
      * Which handler serves the link from {@code local} to {@code peer} ("copy engine", "verbs on emulated NIC
      * emulated#1 (...)"), or empty when that link is not a proxy link of this process.
@@ -141,20 +175,6 @@ public final class ProxyTransport implements TransportProvider {
         try {
             PeerLink link = local.link(peer);
             return link != null && link.resources() instanceof ProxyChannel pc ? Optional.of(pc.handlerLabel())
-                    : Optional.empty();
-        } catch (RuntimeException e) {
-            return Optional.empty();
-        }
-    }
-
-    /**
-     * What the proxy thread has done so far for {@code local}'s channel to {@code peer} (triggers, time handling
-     * them), or empty where that pair is not a proxy link of this process.
-     */
-    public static Optional<ProxyActivity> activityOf(Rank local, int peer) {
-        try {
-            PeerLink link = local.link(peer);
-            return link != null && link.resources() instanceof ProxyChannel pc ? Optional.of(pc.channel().activity())
                     : Optional.empty();
         } catch (RuntimeException e) {
             return Optional.empty();
@@ -185,13 +205,13 @@ public final class ProxyTransport implements TransportProvider {
     static Optional<String> verbsAcrossProcessesReason(String nicName, RemotePeer peer) {
         if (Nic.EMULATED.equals(nicName) && !peer.sameHost()
                 && (!peer.nativeAtomics() || peer.heapHandle() == null)) {
-            return Optional.of("the verbs proxy handler: " + EmulatedNic.otherMachineReason(peer.description()));
+            return Optional.of("the verbs proxy handler: " + SoftwareNic.otherMachineReason(peer.description()));
         }
         if (Nic.EMULATED.equals(nicName) && !peer.nativeAtomics()) {
             return Optional.of("the verbs proxy handler across processes serialises the emulated NIC's atomics on a"
                     + " heap with a lock word in that rank's GPU memory, taken by GPU atomics through CUDA IPC, and"
                     + " this GPU's link to " + peer.description() + "'s GPU carries no atomics (no NVLink, or a GPU"
-                    + " hidden by CUDA_VISIBLE_DEVICES): set " + IbgdaConfig.NIC_ENV + " to mlx5 where the host has an"
+                    + " hidden by CUDA_VISIBLE_DEVICES): set " + NicConfig.NIC_ENV + " to mlx5 where the host has an"
                     + " RDMA NIC, or " + ProxyConfig.HANDLER_ENV + " to auto or copy");
         }
         return Optional.empty();
@@ -199,7 +219,7 @@ public final class ProxyTransport implements TransportProvider {
 
     @Override
     public PeerLink connect(LinkEnd local, LinkEnd peer) {
-        ProxyConfig config = ProxyConfig.resolve();
+        ProxyConfig config = config();
         if (config.handler().forPeer(true) == ProxyConfig.Handler.VERBS) { // ranks of one process share a host
             return connectVerbs(local, peer, config);
         }
@@ -246,7 +266,7 @@ public final class ProxyTransport implements TransportProvider {
      */
     private VerbsSession verbsSession(LinkEnd local, ProxyConfig config, boolean acrossProcesses) {
         if (verbs == null) {
-            Nic nic = Nics.open(IbgdaConfig.resolve().nic(), NicOptions.defaults());
+            Nic nic = Nics.open(nicChoice(), NicOptions.defaults());
             try {
                 // Every message takes at most three WQEBBs with its credit traffic: a queue of four per credit never
                 // makes the proxy wait for a slot (where the NIC allows one that deep).
@@ -305,9 +325,9 @@ public final class ProxyTransport implements TransportProvider {
                 return Optional.of("the symmetric heap of " + heap + " bytes is larger than a proxy trigger can address"
                         + " (2^" + TriggerFifoDescriptor.OFFSET_BITS + " bytes)");
             }
-            ProxyConfig config = ProxyConfig.resolve();
+            ProxyConfig config = config();
             if (config.handler().forPeer(peer.sameHost()) == ProxyConfig.Handler.VERBS) {
-                NicSelection selection = Nics.select(IbgdaConfig.resolve().nic());
+                NicSelection selection = Nics.select(nicChoice());
                 return selection.found() ? verbsAcrossProcessesReason(selection.provider().name(), peer)
                         : Optional.of("the verbs proxy handler needs a NIC: " + selection.reason());
             }
@@ -333,7 +353,7 @@ public final class ProxyTransport implements TransportProvider {
      */
     @Override
     public Optional<byte[]> offerAcrossProcesses(LinkEnd local, List<RemotePeer> served) {
-        ProxyConfig config = ProxyConfig.resolve();
+        ProxyConfig config = config();
         if (served.stream().noneMatch(p -> config.handler().forPeer(p.sameHost()) == ProxyConfig.Handler.VERBS)) {
             return Optional.empty();
         }
@@ -368,7 +388,7 @@ public final class ProxyTransport implements TransportProvider {
 
     @Override
     public PeerLink connectAcrossProcesses(LinkEnd local, RemotePeer peer) {
-        ProxyConfig config = ProxyConfig.resolve();
+        ProxyConfig config = config();
         if (config.handler().forPeer(peer.sameHost()) == ProxyConfig.Handler.VERBS) {
             return connectVerbsAcrossProcesses(local, peer, config);
         }

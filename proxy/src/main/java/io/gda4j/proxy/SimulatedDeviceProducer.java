@@ -13,7 +13,7 @@ import java.nio.ByteOrder;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The GPU's push protocol of {@code gda4j/transport/proxy.cuh}, run by JVM threads: a test instrument and a benchmark
+ * The GPU's push protocol of {@code gda4j/transport/proxy/proxy.cuh}, run by JVM threads: a test instrument and a benchmark
  * driver for the host side, labelled as such. Any number of threads may push at once, as GPU threads do. The head and
  * the tail cache, which live in GPU memory on the device, are fields here; the ring, the tail and the state word are
  * the shared region, as on the device.

@@ -6,7 +6,7 @@ import java.util.Locale;
 /**
  * The trigger FIFO between a GPU and its host proxy, byte for byte and bit for bit: the FIFO region in pinned host
  * memory, the device-side channel object and the 16-byte trigger. Mirrored name for name by
- * {@code device-ptx/include/gda4j/layout/proxy_fifo.cuh} (namespace {@code gda4j::proxy::TriggerFifoDescriptor}); the
+ * {@code device-ptx/include/gda4j/transport/proxy/fifo.cuh} (namespace {@code gda4j::proxy::TriggerFifoDescriptor}); the
  * encoders here and there write the same words, which TriggerFifoLayoutTest checks with g++.
  *
  * <pre>

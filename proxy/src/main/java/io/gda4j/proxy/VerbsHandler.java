@@ -12,9 +12,9 @@ import static io.gda4j.proxy.TriggerFifoDescriptor.SIGNAL_OP_ADD;
 import io.gda4j.mlx5.CompletionErrorException;
 import io.gda4j.mlx5.CqeSyndrome;
 import io.gda4j.mlx5.Mlx5Opcode;
+import io.gda4j.nic.CqeErrorRecord;
 import io.gda4j.nic.HostPoster;
 import io.gda4j.world.ErrorRecordDescriptor;
-import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.ErrorRecordDescriptor.Op;
 
 import java.nio.ByteBuffer;
@@ -408,14 +408,14 @@ final class VerbsHandler implements TriggerHandler {
         boolean credit = position == CREDIT_WQE;
         Op op = credit ? Op.NONE : op(TriggerFifoDescriptor.kind(word0));
         ByteBuffer record = ByteBuffer.allocate(ErrorRecordDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-        record.putInt(ErrorRecordDescriptor.CODE_OFFSET, Code.CQE_ERROR.value());
+        record.putInt(ErrorRecordDescriptor.CODE_OFFSET, CqeErrorRecord.CODE);
         record.putInt(ErrorRecordDescriptor.RANK_OFFSET, link.localRank());
         record.putInt(ErrorRecordDescriptor.PEER_OFFSET, link.peerRank());
         record.putInt(ErrorRecordDescriptor.OP_OFFSET, op.value());
         record.putLong(ErrorRecordDescriptor.OFFSET_OFFSET, index);
         record.putLong(ErrorRecordDescriptor.EXPECTED_OFFSET, e.wqeOpcode());
-        record.putLong(ErrorRecordDescriptor.SEEN_OFFSET, (e.cqe().syndrome() & 0xff)
-                | (long) (e.cqe().vendorSyndrome() & 0xff) << 8 | (long) (e.cqe().cqeOpcode() & 0xf) << 16);
+        record.putLong(ErrorRecordDescriptor.SEEN_OFFSET, CqeErrorRecord.seen(e.cqe().syndrome(),
+                e.cqe().vendorSyndrome(), e.cqe().cqeOpcode()));
         record.putInt(ErrorRecordDescriptor.BLOCK_OFFSET, -1); // the host proxy, not a GPU thread
         record.putInt(ErrorRecordDescriptor.THREAD_OFFSET, -1);
         record.putInt(ErrorRecordDescriptor.CMP_OFFSET, qpn);

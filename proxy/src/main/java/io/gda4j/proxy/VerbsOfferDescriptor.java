@@ -14,7 +14,7 @@ import io.gda4j.nic.NicAccess;
  *       handles are empty (length 0): the peer's NIC writes the credit blocks by rkey;</li>
  *   <li>over the emulated NIC (one host): how another process maps the memory its emulated NIC acts on, the credit
  *       blocks and the atomic lock line that every process's NIC takes before an atomic on this heap
- *       ({@code EmulatedNic.serializeAtomics}); no QP number (the emulated responder has no QP of its own), so the
+ *       ({@code SoftwareNic.serializeAtomics}); no QP number (the emulated responder has no QP of its own), so the
  *       endpoint table is empty.</li>
  * </ul>
  * All integers big-endian.

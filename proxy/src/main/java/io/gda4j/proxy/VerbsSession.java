@@ -1,5 +1,6 @@
 package io.gda4j.proxy;
 
+import io.gda4j.cuda.CudaContext;
 import io.gda4j.nic.MemoryKind;
 import io.gda4j.nic.MemoryRegistration;
 import io.gda4j.nic.Nic;
@@ -9,9 +10,8 @@ import io.gda4j.nic.NicQp;
 import io.gda4j.nic.QpPair;
 import io.gda4j.nic.QpSpec;
 import io.gda4j.nic.RcExchange;
-import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.RemoteResponder;
-import io.gda4j.cuda.CudaContext;
+import io.gda4j.nic.emulated.SoftwareNic;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -190,7 +190,7 @@ public final class VerbsSession implements AutoCloseable {
      * writes. Over a NIC that connects by QP number, also a QP for each pair, in RESET, and its endpoint
      * ({@link RcExchange}); over the emulated NIC, the credit blocks are lent as memory other processes map, and the
      * heap's atomics take its lock line from now on, as every other process's NIC atomics on it will
-     * ({@code EmulatedNic.serializeAtomics}): several processes are several engines. A second call returns the same
+     * ({@code SoftwareNic.serializeAtomics}): several processes are several engines. A second call returns the same
      * offer.
      */
     public synchronized VerbsOffer offerAcrossProcesses(int rank, int worldSize) {
@@ -207,7 +207,7 @@ public final class VerbsSession implements AutoCloseable {
         if (!nic.capabilities().processLinks()) {
             return offerEndpoints(rank, worldSize, h);
         }
-        EmulatedNic emulated = processLinks();
+        SoftwareNic emulated = processLinks();
         List<AutoCloseable> made = new ArrayList<>();
         try {
             int bytes = Math.multiplyExact(worldSize, CreditBlockDescriptor.LENGTH);
@@ -216,7 +216,7 @@ public final class VerbsSession implements AutoCloseable {
             NicMemory creditsRegistration = add(made, nic.registerMemory(new MemoryRegistration(null,
                     credits.address(), bytes, MemoryKind.HOST_MAPPED, Set.of(NicAccess.LOCAL_WRITE,
                     NicAccess.REMOTE_WRITE), label)));
-            CrossProcessMemory.Exported lock = add(made, lockMemory.export(EmulatedNic.ATOMIC_LOCK_BYTES,
+            CrossProcessMemory.Exported lock = add(made, lockMemory.export(SoftwareNic.ATOMIC_LOCK_BYTES,
                     "rank " + rank + " heap atomic lock"));
             emulated.serializeAtomics(h.registration(), lock.address());
             VerbsOffer offer = new VerbsOffer(h.registration().rkey(), h.address(), h.bytes(),
@@ -313,11 +313,11 @@ public final class VerbsSession implements AutoCloseable {
             if (byEndpoint) {
                 qp = add(made, exchanges.get(local).connect(peerRank, peerDescription, offer.endpoints()));
             } else {
-                EmulatedNic emulated = processLinks();
+                SoftwareNic emulated = processLinks();
                 CrossProcessMemory.Opened peerCredits = add(made, creditMemory.open(offer.creditsHandle(),
                         offer.creditsBytes(), peerDescription + "'s credit blocks"));
                 CrossProcessMemory.Opened peerLock = add(made, lockMemory.open(offer.lockHandle(),
-                        EmulatedNic.ATOMIC_LOCK_BYTES, peerDescription + "'s heap atomic lock"));
+                        SoftwareNic.ATOMIC_LOCK_BYTES, peerDescription + "'s heap atomic lock"));
                 responder = add(made, new RemoteResponder(peerDescription));
                 responder.addRegion(offer.heapRkey(), offer.heapAddress(), offer.heapBytes(), offer.heapAccess(),
                         peerHeapMapping, peerLock.address(), "heap");
@@ -361,16 +361,15 @@ public final class VerbsSession implements AutoCloseable {
      * This session's NIC, which connects QPs to other processes without QP numbers (the emulated NIC's own API does
      * it), with the memory this session lends to them.
      */
-    private EmulatedNic processLinks() {
+    private SoftwareNic processLinks() {
         if (creditMemory == null || lockMemory == null) {
             throw new IllegalStateException("over the emulated NIC this verbs proxy session connects ranks of one"
                     + " process only: it was made without memory to lend to other processes");
         }
-        if (!nic.capabilities().processLinks() || !(nic instanceof EmulatedNic emulated)) {
-            throw new IllegalStateException("only the emulated NIC connects processes through mapped memory; this"
-                    + " session posts on " + nic.description() + ", which connects them by RC endpoint");
-        }
-        return emulated;
+        return nic.facet(SoftwareNic.class).filter(n -> nic.capabilities().processLinks())
+                .orElseThrow(() -> new IllegalStateException("only the emulated NIC connects processes through mapped"
+                        + " memory; this session posts on " + nic.description() + ", which connects them by RC"
+                        + " endpoint"));
     }
 
     private static long pairKey(int from, int to) {

@@ -4,7 +4,7 @@ import io.gda4j.cuda.Cuda;
 import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
 import io.gda4j.moe.check.MoeRouting;
 import io.gda4j.moe.tensor.ElementType;
-import io.gda4j.proxy.ProxyTransport;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
 import org.junit.jupiter.api.Tag;
@@ -45,8 +45,8 @@ class MoeLowLatencyProxyGpuTest {
                 .build();
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(ranks, 0))
                 .heapSizeBytes(config.lowLatencySizing(ranks).heapBytes() + (64L << 20))
-                        .waitTimeout(Duration.ofSeconds(30)).transport(ProxyTransport.NAME).build())) {
-            assertEquals(ProxyTransport.TAG, w.transport(0, 1));
+                        .waitTimeout(Duration.ofSeconds(30)).transport(Transport.PROXY.label()).build())) {
+            assertEquals(Transport.PROXY, w.transport(0, 1));
             String tooFewQueues = MoeBuffer.queueProblem(w);
             if (tooFewQueues != null) {
                 IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
@@ -79,7 +79,7 @@ class MoeLowLatencyProxyGpuTest {
                 .lowLatency(300, ElementType.FP8_E4M3).build();
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(2, 0))
                 .heapSizeBytes(config.lowLatencySizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(30))
-                .transport(ProxyTransport.NAME).build());
+                .transport(Transport.PROXY.label()).build());
              MoeBuffer ll = MoeBuffer.create(w, config);
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {5, 300, 7, 300, 1, 300};

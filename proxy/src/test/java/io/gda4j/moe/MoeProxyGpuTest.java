@@ -5,7 +5,7 @@ import io.gda4j.moe.check.MoeReferenceCheck;
 import io.gda4j.moe.check.MoeRouting;
 import io.gda4j.moe.core.WorkQueueBudget;
 import io.gda4j.moe.tensor.ElementType;
-import io.gda4j.proxy.ProxyTransport;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
 import org.junit.jupiter.api.Tag;
@@ -43,8 +43,8 @@ class MoeProxyGpuTest {
         MoeConfig config = MoeConfig.builder().hidden(4096).dtype(dtype).maxTokensPerRank(64).numExperts(32).topK(topK)
                 .numChannels(3).chunkTokens(4).ringTokens(16).combineWarps(4).build();
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(ranks, 0))
-                .heapSizeBytes(128L << 20).waitTimeout(Duration.ofSeconds(30)).transport(ProxyTransport.NAME).build())) {
-            assertEquals(ProxyTransport.TAG, w.transport(0, 1));
+                .heapSizeBytes(128L << 20).waitTimeout(Duration.ofSeconds(30)).transport(Transport.PROXY.label()).build())) {
+            assertEquals(Transport.PROXY, w.transport(0, 1));
             String tooFewQueues = MoeBuffer.queueProblem(w);
             if (tooFewQueues != null) {
                 assertTrue(ranks > 2 && WorkQueueBudget.connections() < 2 * ranks + ranks * (ranks - 1), tooFewQueues);

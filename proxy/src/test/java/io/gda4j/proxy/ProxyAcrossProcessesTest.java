@@ -3,8 +3,9 @@ package io.gda4j.proxy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gda4j.ibgda.IbgdaConfig;
+import io.gda4j.config.Settings;
 import io.gda4j.nic.Nic;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.NicSelection;
 import io.gda4j.nic.Nics;
 import io.gda4j.transport.RemotePeer;
@@ -47,7 +48,7 @@ class ProxyAcrossProcessesTest {
         RemotePeer pcie = new RemotePeer(1, 1L << 40, 64L << 20, false, false, "rank 1 (pid 7 on h)");
         Optional<String> why = ProxyTransport.verbsAcrossProcessesReason(Nic.EMULATED, pcie);
         assertTrue(why.isPresent() && why.get().contains("rank 1 (pid 7 on h)'s GPU carries no atomics")
-                && why.get().contains(IbgdaConfig.NIC_ENV + " to mlx5") && why.get().contains(ProxyConfig.HANDLER_ENV),
+                && why.get().contains(NicConfig.NIC_ENV + " to mlx5") && why.get().contains(ProxyConfig.HANDLER_ENV),
                 why.toString());
     }
 
@@ -56,7 +57,7 @@ class ProxyAcrossProcessesTest {
     void theVerbsHandlerForcedIsAcceptedAcrossProcessesWhereANicIs() {
         System.setProperty(ProxyConfig.HANDLER_PROP_NAME, "verbs");
         Optional<String> why = new ProxyTransport().unavailableAcrossProcesses(null, PEER);
-        NicSelection nic = Nics.select(IbgdaConfig.resolve().nic());
+        NicSelection nic = Nics.select(Settings.ofProcess().get(NicConfig.NIC));
         if (nic.found()) {
             assertEquals(ProxyTransport.verbsAcrossProcessesReason(nic.provider().name(), PEER), why);
         } else {
@@ -69,15 +70,15 @@ class ProxyAcrossProcessesTest {
 
     @Test
     void infoSaysWhichHandlerEachKindOfPeerGets() {
-        String auto = ProxyTransport.describeHandlers();
+        String auto = new ProxyTransport().describeHandlers();
         assertTrue(auto.contains("handler auto (" + ProxyConfig.HANDLER_ENV + ")")
                 && auto.contains("peers of this host use the copy engine")
                 && auto.contains("peers of other hosts use verbs"), auto);
         System.setProperty(ProxyConfig.HANDLER_PROP_NAME, "verbs");
-        String verbs = ProxyTransport.describeHandlers();
+        String verbs = new ProxyTransport().describeHandlers();
         assertTrue(verbs.contains("peers of this host use verbs"), verbs);
-        boolean emulated = Nics.select(IbgdaConfig.resolve().nic()).found()
-                && Nics.select(IbgdaConfig.resolve().nic()).provider().name().equals(Nic.EMULATED);
+        NicSelection selected = Nics.select(Settings.ofProcess().get(NicConfig.NIC));
+        boolean emulated = selected.found() && selected.provider().name().equals(Nic.EMULATED);
         assertTrue(verbs.contains(emulated ? "in this process and in other processes of this host"
                 : "in this process and in other processes (RC endpoints exchanged on the bootstrap)"), verbs);
     }
@@ -95,7 +96,7 @@ class ProxyAcrossProcessesTest {
                 copy);
         System.setProperty(ProxyConfig.HANDLER_PROP_NAME, "auto");
         Optional<String> auto = new ProxyTransport().unavailableAcrossProcesses(null, far);
-        NicSelection nic = Nics.select(IbgdaConfig.resolve().nic());
+        NicSelection nic = Nics.select(Settings.ofProcess().get(NicConfig.NIC));
         assertEquals(nic.found() ? ProxyTransport.verbsAcrossProcessesReason(nic.provider().name(), far)
                 : Optional.of("the verbs proxy handler needs a NIC: " + nic.reason()), auto);
         String emulated = ProxyTransport.verbsAcrossProcessesReason(Nic.EMULATED, far).orElseThrow();

@@ -1,5 +1,6 @@
 package io.gda4j.proxy;
 
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -46,7 +47,7 @@ class ProxyGpuTest extends TransportConformanceGpuTest {
 
     ProxyGpuTest() {
         // The tests launch the bench kernels while another rank's kernel may spin: loaded up front.
-        super(new Trial(ProxyTransport.TAG, 16L << 20, 3, 42,
+        super(new Trial(Transport.PROXY, 16L << 20, 3, 42,
                 1, 7, 8, 15, 16, 17, 63, 64, 255, 4096, 4097, 65_536 + 3, 1 << 20, 3 << 20)
                 .destinationsFrom(64).loading("bench"));
     }
@@ -72,7 +73,7 @@ class ProxyGpuTest extends TransportConformanceGpuTest {
         }
         try {
             return LocalWorld.create(WorldConfig.builder().gpus(gpus()).heapSizeBytes(heapBytes).waitTimeout(timeout)
-                    .transport(ProxyTransport.NAME).build());
+                    .transport(Transport.PROXY.label()).build());
         } finally {
             for (String k : proxyProps.keySet()) {
                 System.clearProperty(k);
@@ -260,7 +261,7 @@ class ProxyGpuTest extends TransportConformanceGpuTest {
                 .i32(0).i64(0).u32(0).i64(0).pointer(r0.scratch().pointer()));
         r0.stream().synchronize();
         DeviceErrorException e = assertThrows(DeviceErrorException.class, world::checkErrors);
-        assertEquals(Code.OUT_OF_RANGE, e.record().code());
+        assertEquals(Code.OUT_OF_RANGE.value(), e.record().code());
         assertEquals(claimed, ch.claimed(), "a refused put claimed a FIFO slot");
         assertEquals(popped, ch.popped());
         world.clearErrors();
@@ -270,7 +271,7 @@ class ProxyGpuTest extends TransportConformanceGpuTest {
     void putInlineIsRefusedWithAReason() {
         DeviceErrorException e = assertThrows(DeviceErrorException.class,
                 () -> ops.putInline(0, 1, signals.word(6), 1, 1));
-        assertEquals(Code.UNSUPPORTED_TRANSPORT, e.record().code());
+        assertEquals(Code.UNSUPPORTED_TRANSPORT.value(), e.record().code());
         assertTrue(e.getMessage().contains("put_inline needs direct stores"), e.getMessage());
         world.clearErrors();
     }
@@ -285,7 +286,7 @@ class ProxyGpuTest extends TransportConformanceGpuTest {
             long t0 = System.nanoTime();
             DeviceErrorException stopped = assertThrows(DeviceErrorException.class,
                     () -> o.putSignal(0, 1, b.offset(), b.offset(), 4096, Scope.BLOCK, sig, SignalOp.SET, 1));
-            assertEquals(Code.PROXY_STOPPED, stopped.record().code());
+            assertEquals(ProxyErrorDecoder.PROXY_STOPPED, stopped.record().code());
             assertTrue((System.nanoTime() - t0) / 1_000_000 < 450, "the flush waited instead of seeing the stop");
             assertTrue(stopped.getMessage().contains("proxy channel rank 0 -> rank 1 is closed"), stopped.getMessage());
             w.clearErrors();

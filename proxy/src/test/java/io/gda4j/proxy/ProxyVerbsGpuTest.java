@@ -1,15 +1,16 @@
 package io.gda4j.proxy;
 
+import io.gda4j.nic.CqeErrorRecord;
+import io.gda4j.transport.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gda4j.ibgda.IbgdaConfig;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.world.Cmp;
 import io.gda4j.world.DeviceErrorException;
 import io.gda4j.world.DeviceOps;
-import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.Rank;
@@ -41,7 +42,7 @@ class ProxyVerbsGpuTest {
     static final long HEAP = 64L << 20;
     static final byte POISON = (byte) 0xA5;
     static final Map<String, String> VERBS = Map.of(ProxyConfig.HANDLER_PROP_NAME, "verbs",
-            IbgdaConfig.NIC_PROP_NAME, "emulated");
+            NicConfig.NIC_PROP_NAME, "emulated");
     static LocalWorld world;
     static DeviceOps ops;
     static HeapBuffer src;
@@ -72,8 +73,8 @@ class ProxyVerbsGpuTest {
 
     @Test
     void everyPairIsAProxyLinkServedByTheVerbsHandlerOnTheEmulatedNic() {
-        assertEquals(ProxyTransport.TAG, world.transport(0, 1));
-        assertEquals(ProxyTransport.TAG, world.transport(1, 0));
+        assertEquals(Transport.PROXY, world.transport(0, 1));
+        assertEquals(Transport.PROXY, world.transport(1, 0));
         for (int[] pair : new int[][] {{0, 1}, {1, 0}}) {
             String label = ProxyTransport.handlerOf(world.rank(pair[0]), pair[1]).orElseThrow();
             assertTrue(label.startsWith("verbs on the emulated NIC"), label);
@@ -157,7 +158,7 @@ class ProxyVerbsGpuTest {
             ProxyGpuTest.channel(w, 0, 1).verbsSession().heapRegistration(1).close(); // rank 1's NIC forgot its heap
             DeviceErrorException e = assertThrows(DeviceErrorException.class,
                     () -> o.putSignal(0, 1, b.offset(), b.offset(), 4096, Scope.BLOCK, sig, SignalOp.SET, 1));
-            assertEquals(Code.CQE_ERROR, e.record().code(), e.getMessage());
+            assertEquals(CqeErrorRecord.CODE, e.record().code(), e.getMessage());
             assertEquals(1, e.record().peer(), e.getMessage());
             assertTrue(e.getMessage().contains("REMOTE_ACCESS"), e.getMessage());
             String problems = String.join("; ", w.rank(0).linkProblems());

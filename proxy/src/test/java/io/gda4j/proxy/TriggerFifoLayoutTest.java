@@ -23,12 +23,12 @@ import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code device-ptx/include/gda4j/layout/proxy_fifo.cuh} against {@link TriggerFifoDescriptor}, with g++ and no GPU:
+ * {@code device-ptx/include/gda4j/transport/proxy/fifo.cuh} against {@link TriggerFifoDescriptor}, with g++ and no GPU:
  * every public constant of the Java class exists in the header under the same name with the same value (static_assert),
  * and the header's encoders, which the GPU runs, write the same words as the Java encoders for a few thousand
  * cases, limits included.
  */
-@EnabledIf(value = "gxxOrPromised", disabledReason = "g++ is not on the PATH: cannot compile proxy_fifo.cuh to compare"
+@EnabledIf(value = "gxxOrPromised", disabledReason = "g++ is not on the PATH: cannot compile transport/proxy/fifo.cuh to compare"
         + " it with Java (the layout tests need gcc, g++ and libibverbs-dev: apt-get install gcc g++ libibverbs-dev)")
 class TriggerFifoLayoutTest {
     /** Where the build promises g++ (CI sets it), a missing one fails the class instead of skipping it. */
@@ -41,12 +41,12 @@ class TriggerFifoLayoutTest {
     @BeforeAll
     static void findHeader() {
         assertTrue(onPath("g++"), "g++ is not on the PATH, and gda4j.test.requireCompilers says the build promises it");
-        include = io.gda4j.mlx5.GccProgram.deviceInclude("gda4j/layout/proxy_fifo.cuh");
+        include = io.gda4j.mlx5.GccProgram.deviceInclude("gda4j/transport/proxy/fifo.cuh");
     }
 
     @Test
     void headerNamesEveryJavaConstantWithTheSameValue() throws Exception {
-        StringBuilder src = new StringBuilder("#include <gda4j/layout/proxy_fifo.cuh>\nint main() { return 0; }\n");
+        StringBuilder src = new StringBuilder("#include <gda4j/transport/proxy/fifo.cuh>\nint main() { return 0; }\n");
         int checked = 0;
         for (Field f : TriggerFifoDescriptor.class.getDeclaredFields()) {
             int m = f.getModifiers();
@@ -62,6 +62,16 @@ class TriggerFifoLayoutTest {
         }
         assertEquals(true, checked > 40, "only " + checked + " constants found");
         run(compile("constants", src.toString()));
+    }
+
+    /** The proxy's device error codes (fifo.cuh) against the decoder that words them, each by its name. */
+    @Test
+    void errorCodesMatchTheDecoder() throws Exception {
+        StringBuilder src = new StringBuilder("#include <gda4j/transport/proxy/fifo.cuh>\nint main() { return 0; }\n");
+        new ProxyErrorDecoder().codes().forEach((value, name) -> src.append("static_assert(gda4j::ERROR_").append(name)
+                .append(" == ").append(value).append(", \"").append(name).append(" differs from ProxyErrorDecoder\");\n"));
+        assertEquals(4, new ProxyErrorDecoder().codes().size());
+        run(compile("codes", src.toString()));
     }
 
     @Test
@@ -112,7 +122,7 @@ class TriggerFifoLayoutTest {
         calls.add("nop_word1(~0ull)");
         expected.add(hex(TriggerFifoDescriptor.nopWord1(-1L)));
 
-        StringBuilder src = new StringBuilder("#include <gda4j/layout/proxy_fifo.cuh>\n#include <cstdio>\n"
+        StringBuilder src = new StringBuilder("#include <gda4j/transport/proxy/fifo.cuh>\n#include <cstdio>\n"
                 + "using namespace gda4j::proxy;\nint main() {\n");
         for (String c : calls) {
             src.append("  std::printf(\"%016llx\\n\", (unsigned long long)(").append(c).append("));\n");
@@ -121,13 +131,13 @@ class TriggerFifoLayoutTest {
         String[] got = run(compile("encoders", src.toString())).split("\n");
         assertEquals(expected.size(), got.length);
         for (int i = 0; i < got.length; i++) {
-            assertEquals(expected.get(i), got[i].trim(), calls.get(i) + ": proxy_fifo.cuh and Java disagree");
+            assertEquals(expected.get(i), got[i].trim(), calls.get(i) + ": fifo.cuh and Java disagree");
         }
     }
 
     @Test
     void structsHaveTheDescribedOffsets() throws Exception {
-        String src = "#include <gda4j/layout/proxy_fifo.cuh>\n#include <cstddef>\n#include <cstdio>\nusing namespace gda4j::proxy;\n"
+        String src = "#include <gda4j/transport/proxy/fifo.cuh>\n#include <cstddef>\n#include <cstdio>\nusing namespace gda4j::proxy;\n"
                 + "int main() {\n"
                 + "  std::printf(\"CHANNEL_RING_OFFSET %zu\\n\", offsetof(ProxyChannel, ring));\n"
                 + "  std::printf(\"CHANNEL_CONTROL_OFFSET %zu\\n\", offsetof(ProxyChannel, control));\n"

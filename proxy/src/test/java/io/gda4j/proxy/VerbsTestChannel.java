@@ -1,5 +1,6 @@
 package io.gda4j.proxy;
 
+import io.gda4j.nic.CqeErrorRecord;
 import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_FLUSH;
 import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_PUT;
 import static io.gda4j.proxy.TriggerFifoDescriptor.KIND_PUT_SIGNAL;
@@ -11,7 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gda4j.mlx5.CqeSyndrome;
 import io.gda4j.nic.emulated.EmulatedFault;
 import io.gda4j.world.ErrorRecord;
-import io.gda4j.world.ErrorRecordDescriptor.Code;
 import io.gda4j.world.ErrorRecordDescriptor.Op;
 
 import java.nio.ByteBuffer;
@@ -98,7 +98,7 @@ final class VerbsTestChannel {
 
     /** The device error record of rank 0's put to rank 1 refused for a key the NIC never made, on {@code good}'s QP. */
     static void assertUnknownKeyCqe(ErrorRecord record, VerbsLink good) {
-        assertEquals(Code.CQE_ERROR, record.code());
+        assertEquals(CqeErrorRecord.CODE, record.code());
         assertEquals(0, record.rank());
         assertEquals(1, record.peer());
         assertEquals(Op.PUT, record.op());

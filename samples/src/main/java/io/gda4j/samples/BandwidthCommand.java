@@ -1,8 +1,7 @@
 package io.gda4j.samples;
 
-import io.gda4j.ibgda.IbgdaTransport;
-import io.gda4j.proxy.ProxyTransport;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Capability;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.ByteSize;
 import io.gda4j.world.World;
 import org.apache.commons.cli.CommandLine;
@@ -184,8 +183,8 @@ final class BandwidthCommand implements Command {
         // Proxy and IBGDA: put_block hands each chunk to one thread, which pushes one trigger or posts one WQE, so
         // the defaults are one block and one trigger or WQE per put (chunk = size): the copy engine or the NIC, not
         // the kernel, moves the bytes.
-        TransportTag tag = world.transport(w.rank, w.peer);
-        boolean indirect = tag == ProxyTransport.TAG || tag == IbgdaTransport.TAG;
+        Transport transport = world.transport(w.rank, w.peer);
+        boolean indirect = !transport.has(Capability.DIRECT);
         io.gda4j.nic.emulated.EngineStats engine = Describe.engineStats(world, w.rank);
         int blocks = plan.blocks() > 0 ? plan.blocks() : indirect ? 1
                 : 2 * world.rank(w.rank).device().multiprocessorCount();
@@ -214,9 +213,8 @@ final class BandwidthCommand implements Command {
         progress.done();
         table.note(Describe.pair(world, w.rank, w.peer) + "; put kernel " + blocks + " x " + plan.threads()
                 + " threads, " + (plan.fixedChunk() > 0 ? ByteSize.format(plan.fixedChunk())
-                : tag == ProxyTransport.TAG ? "one PUT trigger per copy (chunk = size), flushed at kernel end"
-                : tag == IbgdaTransport.TAG ? "one WQE per put (chunk = size), quiet at kernel end"
-                : "size/blocks (1..64 KiB)") + " chunks");
+                : indirect ? "one put per chunk (chunk = size), handed to " + transport.phrase()
+                + " and completed by quiet at kernel end" : "size/blocks (1..64 KiB)") + " chunks");
         if (engine != null) {
             table.note(Describe.engineNote(Describe.engineStats(world, w.rank).since(engine)));
         }

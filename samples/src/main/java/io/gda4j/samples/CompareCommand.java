@@ -1,8 +1,6 @@
 package io.gda4j.samples;
 
-import io.gda4j.ibgda.IbgdaTransport;
-import io.gda4j.proxy.ProxyTransport;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Capability;
 import io.gda4j.world.ByteSize;
 import io.gda4j.world.Scope;
 import io.gda4j.world.World;
@@ -125,7 +123,8 @@ final class CompareCommand implements Command {
         WorldOptions w = WorldOptions.parse(cmd);
         List<String> transports = new ArrayList<>();
         // A launched process compares what connects processes (ibgda only over the emulated NIC).
-        String defaults = w.launch != null ? WorldOptions.transportNamesAcrossProcesses() : defaultTransports();
+        String defaults = w.launch != null ? WorldOptions.transportNamesAcrossProcesses(w.settings())
+                : defaultTransports();
         for (String t : OptionValues.list("transports", cmd.getOptionValue("transports", defaults), false)) {
             transports.add(WorldOptions.checkTransport(t));
         }
@@ -179,8 +178,7 @@ final class CompareCommand implements Command {
         for (int t = 0; t < transports.size(); t++) {
             String name = transports.get(t);
             try (World world = w.openWorld(PingPong.heapBytes(maxBytes) + PutBandwidth.heapBytes(maxBytes), name)) {
-                TransportTag tag = world.transport(w.rank, w.peer);
-                boolean indirect = tag == ProxyTransport.TAG || tag == IbgdaTransport.TAG;
+                boolean indirect = !world.transport(w.rank, w.peer).has(Capability.DIRECT);
                 String emulated = Describe.engineStats(world, w.rank) != null ? EMULATED_SUFFIX : "";
                 // Figures through the emulated NIC say so in the column names too, so a CSV's data keeps it.
                 results.relabel(t, name + emulated);

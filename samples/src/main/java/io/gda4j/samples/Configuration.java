@@ -7,6 +7,7 @@ import io.gda4j.config.SettingException;
 import io.gda4j.gdrcopy.GdrcopyConfig;
 import io.gda4j.ibgda.IbgdaConfig;
 import io.gda4j.moe.ll.LowLatencySizing;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
 import io.gda4j.nic.mlx5.Mlx5Settings;
 import io.gda4j.proxy.ProxyConfig;
@@ -42,6 +43,7 @@ final class Configuration {
             new Group("bootstrap", BootstrapConfig.SETTINGS),
             new Group("proxy", ProxyConfig.SETTINGS),
             new Group("ibgda", IbgdaConfig.SETTINGS),
+            new Group("NIC", NicConfig.SETTINGS),
             new Group("emulated NIC", EmulatedNicConfig.SETTINGS),
             new Group("mlx5", Mlx5Settings.SETTINGS),
             new Group("native libraries", List.of(LibIbverbs.LIBRARY_SETTING, LibMlx5.LIBRARY_SETTING,

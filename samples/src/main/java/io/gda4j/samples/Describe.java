@@ -1,16 +1,19 @@
 package io.gda4j.samples;
 
-import io.gda4j.ibgda.IbgdaTransport;
-import io.gda4j.nic.Nic;
-import io.gda4j.nic.emulated.EmulatedNic;
+import io.gda4j.nic.NicUser;
 import io.gda4j.nic.emulated.EngineStats;
-import io.gda4j.proxy.ProxyTransport;
+import io.gda4j.nic.emulated.SoftwareNic;
+import io.gda4j.transport.PeerLink;
+import io.gda4j.transport.Transport;
+import io.gda4j.transport.TransportProvider;
+import io.gda4j.transport.Transports;
 import io.gda4j.world.PeerCard;
 import io.gda4j.world.ProcessWorld;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 
 import java.util.Locale;
+import java.util.Optional;
 
 /** The one-line context printed under every result table: which ranks, GPUs and transport were measured. */
 final class Describe {
@@ -25,12 +28,12 @@ final class Describe {
                     ? " (both processes on one GPU, time-sliced unless MPS runs: a functional check, not a GPU-to-GPU figure)" : "";
             String reach = a.sameHost(b) ? "heaps mapped by CUDA IPC" : "on two hosts: nothing mapped, through the NIC";
             return String.format(Locale.ROOT, "%s -> %s over %s between processes (%s)%s%s",
-                    a.describe(), b.describe(), world.transport(rank, peer).name(), reach,
+                    a.describe(), b.describe(), world.transport(rank, peer).label(), reach,
                     nicLabel(world, rank, peer), shared);
         }
         Rank a = world.rank(rank);
         Rank b = world.rank(peer);
-        String transport = world.transport(rank, peer).name();
+        String transport = world.transport(rank, peer).label();
         String shared = a.device().ordinal() == b.device().ordinal()
                 ? " (both ranks on one GPU: a functional check, not a GPU-to-GPU figure)" : "";
         return String.format(Locale.ROOT, "rank %d (GPU %d, %s) -> rank %d (GPU %d, %s) over %s%s%s",
@@ -38,23 +41,23 @@ final class Describe {
                 nicLabel(world, rank, peer), shared);
     }
 
-    /** For IBGDA: which NIC carried the figures; the emulated NIC is always named as such. */
+    /**
+     * What the pair's transport says of the link (its provider's {@link TransportProvider#describeLink}): which NIC
+     * carried the figures, the emulated NIC always named as such, or which proxy handler; empty for another process.
+     */
     static String nicLabel(World world, int rank, int peer) {
-        if (world.transport(rank, peer) == ProxyTransport.TAG && world.localRank(rank).isPresent()) {
-            return ProxyTransport.handlerOf(world.rank(rank), peer).map(h -> " (proxy handler: " + h + ")").orElse("");
-        }
-        if (world.transport(rank, peer) != IbgdaTransport.TAG || world.localRank(rank).isEmpty()) {
+        if (world.localRank(rank).isEmpty()) {
             return "";
         }
-        Nic nic = IbgdaTransport.nicOf(world.rank(rank)).orElse(null);
-        if (nic == null) {
-            return "";
+        Rank local = world.rank(rank);
+        PeerLink link = local.link(peer);
+        Transport transport = world.transport(rank, peer);
+        for (TransportProvider p : Transports.providers(world.config().settings())) {
+            if (link != null && p.transport() == transport) {
+                return p.describeLink(local, link).orElse("");
+            }
         }
-        String flush = IbgdaTransport.flushesOnQuiet(world.rank(rank)) ? ", PCIe flush on quiet" : "";
-        return nic.isEmulated()
-                ? " on the emulated NIC (a software model: an engine thread executes the WQEs with CUDA copies; these"
-                + " are emulated NIC figures, not network figures" + flush + ")"
-                : " on " + nic.description() + flush;
+        return "";
     }
 
     /** The emulated NIC's engine counters, or null when the pair does not run on it. */
@@ -62,8 +65,16 @@ final class Describe {
         if (world.localRank(rank).isEmpty()) {
             return null; // another process drives it, on its own emulated NIC
         }
-        return IbgdaTransport.nicOf(world.rank(rank)).or(() -> ProxyTransport.nicOf(world.rank(rank)))
-                .filter(n -> n instanceof EmulatedNic).map(n -> ((EmulatedNic) n).stats()).orElse(null);
+        Rank local = world.rank(rank);
+        for (int p = 0; p < local.worldSize(); p++) {
+            PeerLink link = local.link(p);
+            Optional<SoftwareNic> nic = link != null && link.resources() instanceof NicUser user
+                    ? user.nic().flatMap(n -> n.facet(SoftwareNic.class)) : Optional.empty();
+            if (nic.isPresent()) {
+                return nic.get().stats();
+            }
+        }
+        return null;
     }
 
     /** "emulated NIC engine: N WQEs, X us of engine-thread time per WQE" for a table note. */

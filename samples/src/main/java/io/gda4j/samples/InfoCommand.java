@@ -2,6 +2,7 @@ package io.gda4j.samples;
 
 import io.gda4j.bootstrap.BootstrapException;
 import io.gda4j.config.Setting;
+import io.gda4j.config.Settings;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.CudaStatus;
@@ -14,8 +15,8 @@ import io.gda4j.nic.topology.NicAffinity;
 import io.gda4j.nic.topology.NicPlacement;
 import io.gda4j.nic.topology.PciDevice;
 import io.gda4j.nic.topology.PciTopology;
-import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.transport.TransportProvider;
+import io.gda4j.transport.Transports;
 import io.gda4j.verbs.RdmaDevice;
 import io.gda4j.verbs.RdmaDevices;
 import io.gda4j.verbs.Verbs;
@@ -134,7 +135,7 @@ final class InfoCommand implements Command {
             c.put("workQueuesPerContext", Cuda.deviceMaxConnections());
             c.put("workQueuesSource", Cuda.deviceMaxConnectionsSource());
         }
-        c.put("bindings", "JCuda " + jcudaVersion());
+        c.put("bindings", "JCuda " + Cuda.bindingVersion());
         c.put("kernels", KERNELS);
         o.put("cuda", c);
         List<CudaDevice> devices = new ArrayList<>();
@@ -156,7 +157,7 @@ final class InfoCommand implements Command {
         o.put("nics", nics());
         o.put("transports", transports);
         o.put("launch", describeLaunch(System.getenv()));
-        o.put("ibgdaFlushRule", io.gda4j.ibgda.IbgdaTransport.describeFlushRule());
+        o.put("ibgdaFlushRule", io.gda4j.ibgda.IbgdaConfig.describeFlushRule());
         o.put("gdrcopy", gdrcopy());
         List<Object> list = new ArrayList<>();
         for (Setting.Shown s : settings) {
@@ -202,7 +203,7 @@ final class InfoCommand implements Command {
                 m.put("to", b.ordinal());
                 m.put("access", access);
                 m.put("performanceRank", access ? a.p2pPerformanceRank(b) : null);
-                m.put("nativeAtomics", access ? a.p2pNativeAtomics(b) : null);
+                m.put("nativeAtomics", access ? a.nativeAtomicsWith(b) : null);
                 out.add(m);
             }
         }
@@ -221,7 +222,7 @@ final class InfoCommand implements Command {
         o.put("gpusFrom", gpuBusIds != null ? "CUDA" : "sysfs");
         NicPlacement placement;
         try {
-            placement = io.gda4j.ibgda.IbgdaConfig.resolve().placement();
+            placement = io.gda4j.ibgda.IbgdaConfig.resolve(Settings.ofProcess()).placement();
         } catch (IllegalArgumentException e) {
             placement = NicPlacement.defaults();
             o.put("placementNote", "the default NIC settings: the configured ones are bad (see settings)");
@@ -289,7 +290,7 @@ final class InfoCommand implements Command {
         }
         o.put("providers", providers);
         io.gda4j.nic.NicSelection auto = io.gda4j.nic.Nics.select(io.gda4j.nic.NicChoice.AUTO);
-        io.gda4j.nic.NicSelection configured = io.gda4j.ibgda.IbgdaTransport.describeSelection();
+        io.gda4j.nic.NicSelection configured = io.gda4j.nic.NicConfig.selection(Settings.ofProcess());
         o.put("auto", auto.reason());
         o.put("autoFound", auto.found() ? auto.provider().name() : null);
         o.put("configured", configured.reason());
@@ -421,7 +422,7 @@ final class InfoCommand implements Command {
         } else {
             out.println("  unavailable   " + cuda.reason());
         }
-        out.println("  bindings      JCuda " + jcudaVersion() + "; kernels ship as " + KERNELS);
+        out.println("  bindings      JCuda " + Cuda.bindingVersion() + "; kernels ship as " + KERNELS);
         out.println();
         if (!gpus.isEmpty()) {
             out.println("GPUs");
@@ -444,7 +445,7 @@ final class InfoCommand implements Command {
                     if (a.ordinal() == b.ordinal()) {
                         cell = "self";
                     } else if (a.canAccessPeer(b)) {
-                        cell = String.valueOf(a.p2pPerformanceRank(b)) + (a.p2pNativeAtomics(b) ? "" : "*");
+                        cell = String.valueOf(a.p2pPerformanceRank(b)) + (a.nativeAtomicsWith(b) ? "" : "*");
                     } else {
                         cell = "-";
                     }
@@ -470,7 +471,7 @@ final class InfoCommand implements Command {
                     .orElse("available"));
         }
         io.gda4j.nic.NicSelection auto = io.gda4j.nic.Nics.select(io.gda4j.nic.NicChoice.AUTO);
-        io.gda4j.nic.NicSelection configured = io.gda4j.ibgda.IbgdaTransport.describeSelection();
+        io.gda4j.nic.NicSelection configured = io.gda4j.nic.NicConfig.selection(Settings.ofProcess());
         out.println("  --nic auto: " + auto.reason() + (auto.found()
                 && auto.provider().name().equals(io.gda4j.nic.Nic.EMULATED)
                 ? "; figures it produces are labelled \"emulated NIC\"" : ""));
@@ -479,7 +480,7 @@ final class InfoCommand implements Command {
         }
         out.println();
         out.println("Transports");
-        for (TransportProvider p : LocalWorld.providers()) {
+        for (TransportProvider p : Transports.providers(Settings.ofProcess())) {
             String what = possibility(p, cuda, gpus);
             if (what.startsWith("possible")) {
                 possible.add(p.name());
@@ -496,7 +497,7 @@ final class InfoCommand implements Command {
         out.println("  " + describeLaunch(System.getenv()));
         out.println();
         out.println("IBGDA flush and fetched values");
-        out.println("  " + io.gda4j.ibgda.IbgdaTransport.describeFlushRule());
+        out.println("  " + io.gda4j.ibgda.IbgdaConfig.describeFlushRule());
         out.println();
         printGdrcopy(out);
         out.println();
@@ -571,7 +572,7 @@ final class InfoCommand implements Command {
         NicPlacement placement;
         String note = "";
         try {
-            placement = io.gda4j.ibgda.IbgdaConfig.resolve().placement();
+            placement = io.gda4j.ibgda.IbgdaConfig.resolve(Settings.ofProcess()).placement();
         } catch (IllegalArgumentException e) {
             placement = NicPlacement.defaults();
             note = " with the default NIC settings (the configuration section says what is wrong)";
@@ -614,39 +615,6 @@ final class InfoCommand implements Command {
         if (!cuda.available()) {
             return "not possible: no CUDA (" + cuda.reason() + ")";
         }
-        if ("p2p".equals(p.name())) {
-            List<String> pairs = new ArrayList<>();
-            for (CudaDevice a : gpus) {
-                for (CudaDevice b : gpus) {
-                    if (a.ordinal() < b.ordinal() && a.canAccessPeer(b) && b.canAccessPeer(a)) {
-                        pairs.add(a.ordinal() + "<->" + b.ordinal());
-                    }
-                }
-            }
-            if (gpus.size() < 2) {
-                return "possible only between ranks sharing the one GPU (a second GPU is needed for GPU-to-GPU runs)";
-            }
-            return pairs.isEmpty() ? "not possible: no GPU pair has peer access" : "possible between GPUs " + String.join(", ", pairs);
-        }
-        if (ProxyTransport.NAME.equals(p.name())) {
-            return "possible between any two ranks of this host (host proxy threads move the data with the copy "
-                    + "engine; staged through the host where GPUs have no peer path); " + ProxyTransport.describeHandlers();
-        }
-        if (io.gda4j.ibgda.IbgdaTransport.NAME.equals(p.name())) {
-            io.gda4j.nic.NicSelection s = io.gda4j.ibgda.IbgdaTransport.describeSelection();
-            return s.found() ? "possible with the " + (s.provider().name().equals(io.gda4j.nic.Nic.EMULATED)
-                    ? "emulated NIC (a software model; a test instrument, not a network)" : s.provider().name()
-                    + " NIC") + " (--transport ibgda; auto prefers p2p where it works; between processes: over mlx5"
-                    + " by RC endpoints exchanged on the bootstrap, untested on hardware, or on one host over the"
-                    + " emulated NIC)"
-                    : "not possible: " + s.reason();
-        }
-        return "on the class path";
-    }
-
-    private static String jcudaVersion() {
-        Package p = jcuda.driver.JCudaDriver.class.getPackage();
-        String v = p == null ? null : p.getImplementationVersion();
-        return v == null ? "12.6.0" : v;
+        return p.possibleHere(gpus);
     }
 }

@@ -1,6 +1,7 @@
 package io.gda4j.samples;
 
-import io.gda4j.proxy.ProxyTransport;
+import io.gda4j.transport.Capability;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.ByteSize;
 import io.gda4j.world.Scope;
 import io.gda4j.world.World;
@@ -8,12 +9,11 @@ import org.apache.commons.cli.CommandLine;
 import org.apache.commons.cli.Option;
 import org.apache.commons.cli.Options;
 
-import io.gda4j.world.WorldConfig;
-
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * {@code gda4j latency}: device-timed ping-pong round trips, bare signal and put_signal over a size sweep; over the
@@ -138,15 +138,15 @@ final class LatencyCommand implements Command {
             throw new UsageException("--block-threads must be a multiple of 32 in 32..1024, got " + blockThreads);
         }
         boolean check = PayloadCheck.enabled(cmd);
-        boolean proxy = w.transport.equals(ProxyTransport.NAME);
-        boolean auto = w.transport.equals(WorldConfig.TRANSPORT_AUTO);
-        if (fifo && !proxy && !auto) {
+        Optional<Transport> named = Transport.ofLabel(w.transport); // empty for auto: the world's pair decides
+        if (fifo && named.isPresent() && !named.get().has(Capability.PREFERS_FEW_PUTS)) {
             throw new UsageException("--mode fifo measures the proxy's trigger FIFO, but --transport is " + w.transport
                     + ": add --transport proxy");
         }
-        if (proxy && modes.contains(PingPong.Mode.PUT_INLINE) && cmd.hasOption("mode")) {
-            throw new UsageException("put_inline needs direct stores into the peer's memory and does not run over the"
-                    + " proxy: use put_signal");
+        if (named.isPresent() && !named.get().has(Capability.PUT_INLINE) && modes.contains(PingPong.Mode.PUT_INLINE)
+                && cmd.hasOption("mode")) {
+            throw new UsageException("put_inline needs direct stores into the peer's memory and does not run over "
+                    + named.get().phrase() + ": use put_signal");
         }
         boolean putSignal = modes.contains(PingPong.Mode.PUT_SIGNAL);
         for (String only : new String[] {"sizes", "scopes", "block-threads", "check"}) {
@@ -183,15 +183,16 @@ final class LatencyCommand implements Command {
             table = new ResultTable("latency: ping-pong round trip, microseconds (" + HALF_RTT_COLUMN + " = median / 2:"
                     + " the one-way figure perftest reports, half the round trip, not a one-way measurement)", columns);
             table.header(header(world, w, plan));
-            boolean proxy = world.transport(w.rank, w.peer) == ProxyTransport.TAG;
-            if (plan.fifo() && !proxy) {
+            Transport transport = world.transport(w.rank, w.peer);
+            // The FIFO is what a put costs where each put is a host call: the proxy's trigger FIFO.
+            if (plan.fifo() && !transport.has(Capability.PREFERS_FEW_PUTS)) {
                 throw new UsageException("--mode fifo measures the proxy's trigger FIFO, but rank " + w.rank + " reaches rank "
-                        + w.peer + " over " + world.transport(w.rank, w.peer).name()
-                        + ": add --transport proxy");
+                        + w.peer + " over " + transport.label() + ": add --transport proxy");
             }
-            if (proxy && modes.contains(PingPong.Mode.PUT_INLINE)) {
+            if (!transport.has(Capability.PUT_INLINE) && modes.contains(PingPong.Mode.PUT_INLINE)) {
                 modes.remove(PingPong.Mode.PUT_INLINE);
-                table.note("put_inline left out: it needs direct stores (p2p), which the proxy transport does not offer");
+                table.note("put_inline left out: it needs direct stores (a " + Capability.DIRECT + " transport), which "
+                        + transport.phrase() + " does not offer");
             }
             // In a multi-process world only the measuring rank's process reports; its peers answer silently.
             try {

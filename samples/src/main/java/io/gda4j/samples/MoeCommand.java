@@ -1,6 +1,5 @@
 package io.gda4j.samples;
 
-import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.moe.MoeBuffer;
 import io.gda4j.moe.MoeConfig;
@@ -12,7 +11,6 @@ import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.proxy.ProxyActivity;
 import io.gda4j.proxy.ProxyConfig;
-import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.samples.moe.CopyEngineCeiling;
 import io.gda4j.samples.moe.MoeFrameworkNcclBaseline;
 import io.gda4j.samples.moe.MoeLowLatencyNcclBaseline;
@@ -22,6 +20,8 @@ import io.gda4j.samples.moe.MoeTimingRig;
 import io.gda4j.samples.moe.RankGpus;
 import io.gda4j.samples.nccl.LibNccl;
 import io.gda4j.samples.nccl.NcclComms;
+import io.gda4j.transport.Capability;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.PeerCard;
 import io.gda4j.world.ProcessWorld;
@@ -402,7 +402,7 @@ final class MoeCommand implements Command {
             if (local.isPresent()) {
                 a[r] = ProxyActivity.NONE;
                 for (int p = 0; p < a.length; p++) {
-                    a[r] = a[r].plus(ProxyTransport.activityOf(local.get(), p).orElse(ProxyActivity.NONE));
+                    a[r] = a[r].plus(ProxyActivity.of(local.get(), p).orElse(ProxyActivity.NONE));
                 }
             }
         }
@@ -694,7 +694,8 @@ final class MoeCommand implements Command {
 
     /**
      * The high-throughput configs the options ask for (one per dispatch type), checked before any world is opened;
-     * {@code fewPuts}: the world's puts cost a host call each (the proxy), so the rings' defaults are the larger ones.
+     * {@code fewPuts}: the world's puts cost a host call each (a pair whose transport {@code PREFERS_FEW_PUTS}: the
+     * proxy), so the rings' defaults are the larger ones.
      */
     static List<MoeConfig> highThroughputConfigs(CommandLine cmd, Model model, int maxTokens, boolean fewPuts) {
         List<ElementType> dtypes = dtypes(cmd, "both");
@@ -739,14 +740,25 @@ final class MoeCommand implements Command {
         int iters = sweep.iters();
         int warmup = sweep.warmup();
         boolean combineFromHeap = sweep.combineFromHeap();
-        List<MoeConfig> configs = highThroughputConfigs(cmd, model, maxTokens, w.transport.equals(ProxyTransport.NAME));
+        // The defaults depend on whether a pair's puts cost a host call (Capability.PREFERS_FEW_PUTS). A named
+        // transport says so at once; under auto the world's pairs do, once it is open, so its heap fits either.
+        List<MoeConfig> fewPutsConfigs = highThroughputConfigs(cmd, model, maxTokens, true);
+        List<MoeConfig> defaultConfigs = highThroughputConfigs(cmd, model, maxTokens, false);
+        Optional<Transport> named = Transport.ofLabel(w.transport);
         int ranks = w.worldSize();
         // The copy-engine references' buffer comes first, at the same heap offset on every rank.
-        long heap = heapBytes(configs, ranks, PEER_COPY_BYTES + 4096);
+        long first = PEER_COPY_BYTES + 4096;
+        long heap = named.isPresent()
+                ? heapBytes(named.get().has(Capability.PREFERS_FEW_PUTS) ? fewPutsConfigs : defaultConfigs, ranks, first)
+                : Math.max(heapBytes(fewPutsConfigs, ranks, first), heapBytes(defaultConfigs, ranks, first));
+        List<MoeConfig> configs = defaultConfigs; // the same size either way, for the progress count
         ResultTable table = new ResultTable("moe: dispatch and combine per rank, median and p99 of " + iters
                 + " (ms; GB/s = 10^9 B/s: GBps DeepEP's definition, link_GBps between GPUs only)", THROUGHPUT_COLUMNS);
         boolean reporting;
         try (World world = w.openWorld(heap)) {
+            if (world.anyPair(t -> t.has(Capability.PREFERS_FEW_PUTS))) {
+                configs = fewPutsConfigs;
+            }
             // Under a launcher every process runs the same calls; rank 0's process reports.
             reporting = world.localRank(0).isPresent();
             Progress progress = new Progress(err, (tokens.size() + (cmd.hasOption("check") ? 1 : 0)) * configs.size(),

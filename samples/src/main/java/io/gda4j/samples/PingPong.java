@@ -4,7 +4,7 @@ import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.DevicePointer;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.KernelArgs;
-import io.gda4j.ibgda.IbgdaTransport;
+import io.gda4j.cuda.PtxModule;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.Rank;
 import io.gda4j.world.Scope;
@@ -24,9 +24,11 @@ import java.util.Locale;
  * the process of the measuring rank gets statistics.
  */
 final class PingPong implements AutoCloseable {
+    /**
+     * The benchmark kernels (bench.cu). Its build leaves out a back end that costs the direct path registers; a
+     * transport so left out has a build of its own, {@code bench_<name>} (bench_ibgda.cu).
+     */
     static final String MODULE = "bench";
-    /** bench.cu built with the device API's IBGDA branch (bench.cu itself leaves it out, for the P2P numbers). */
-    static final String IBGDA_MODULE = "bench_ibgda";
     /** Device status of a ping-pong whose inline payload arrived altered (bench.cu ERR_PAYLOAD). */
     static final int ERR_PAYLOAD = -100;
     /** The inline slot carries at most this many bytes. */
@@ -79,9 +81,10 @@ final class PingPong implements AutoCloseable {
     /** Runs so far: the payload seeds' salt, so no run's payload is an earlier run's left in a buffer. */
     private long salt;
 
-    /** The benchmark module for this pair: IBGDA peers need the build with the IBGDA branch. */
+    /** The benchmark module for this pair: the build of its own of a transport that bench.cu leaves out. */
     static String module(World world, int rank, int peer) {
-        return world.transport(rank, peer) == IbgdaTransport.TAG ? IBGDA_MODULE : MODULE;
+        String own = MODULE + "_" + world.transport(rank, peer).label();
+        return PingPong.class.getClassLoader().getResource(PtxModule.resourcePath(own)) != null ? own : MODULE;
     }
 
     PingPong(World world, int rank, int peer, long maxBytes, int maxIterations) {

@@ -2,13 +2,14 @@ package io.gda4j.samples;
 
 import io.gda4j.bootstrap.BootstrapException;
 import io.gda4j.bootstrap.LaunchEnvironment;
+import io.gda4j.config.Settings;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaStatus;
-import io.gda4j.ibgda.IbgdaConfig;
 import io.gda4j.nic.NicChoice;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.proxy.ProxyConfig;
-import io.gda4j.proxy.ProxyTransport;
 import io.gda4j.transport.TransportProvider;
+import io.gda4j.transport.Transports;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.ProcessWorld;
 import io.gda4j.world.World;
@@ -22,7 +23,6 @@ import org.apache.commons.cli.Options;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -58,8 +58,8 @@ final class WorldOptions {
 
     static void addTo(Options o) {
         o.addOption(Option.builder().longOpt("transport").hasArg().argName("NAME")
-                .desc("how rank reaches peer: auto (p2p, then ibgda, then proxy) or a name: " + transportNames()
-                        + " (default: " + WorldConfig.TRANSPORT_ENV + " or auto)").build());
+                .desc("how rank reaches peer: auto (the first of " + transportNames() + " that can) or a name"
+                        + " (default: " + Transports.TRANSPORT_ENV + " or auto)").build());
         addPairOptions(o);
     }
 
@@ -74,7 +74,7 @@ final class WorldOptions {
     static void addPairOptions(Options o) {
         o.addOption(Option.builder().longOpt("nic").hasArg().argName("NIC")
                 .desc("NIC of the ibgda transport: auto (mlx5 if an RDMA device exists, else the emulated NIC), mlx5"
-                        + " or emulated (default: " + IbgdaConfig.NIC_ENV + " or auto). Emulated NIC figures are"
+                        + " or emulated (default: " + NicConfig.NIC_ENV + " or auto). Emulated NIC figures are"
                         + " labelled as such").build());
         o.addOption(Option.builder().longOpt("gpus").hasArg().argName("LIST")
                 .desc("GPU of each rank, e.g. 0,1 (default 0,1). Listing a GPU twice puts two ranks on it: "
@@ -91,11 +91,10 @@ final class WorldOptions {
         o.addOption(Option.builder().longOpt("json").desc("print JSON instead of a table").build());
     }
 
+    /** The transports on the class path, in auto-preference order, e.g. "p2p, ibgda, proxy". */
     static String transportNames() {
-        List<String> names = new ArrayList<>();
-        for (TransportProvider p : LocalWorld.providers()) {
-            names.add(p.name());
-        }
+        List<String> names = new ArrayList<>(Transports.names());
+        names.remove(Transports.AUTO);
         return String.join(", ", names);
     }
 
@@ -103,13 +102,13 @@ final class WorldOptions {
      * The transports on the class path that connect ranks of different processes of one host (what a launched
      * process can compare), in auto-preference order, e.g. "p2p,proxy".
      */
-    static String transportNamesAcrossProcesses() {
+    static String transportNamesAcrossProcesses(Settings settings) {
         // The answer depends on the transport and its settings, not on the pair: a stand-in peer asks the question.
         // It shares this process's GPU, as the processes of a one-GPU launch do: a link that carries atomics (ibgda's
         // emulated NIC needs one across processes).
         io.gda4j.transport.RemotePeer any = new io.gda4j.transport.RemotePeer(1, 0, 1 << 20, true, true, "a peer");
         List<String> names = new ArrayList<>();
-        for (TransportProvider p : LocalWorld.providers()) {
+        for (TransportProvider p : Transports.providers(settings)) {
             if (p.unavailableAcrossProcesses(null, any).isEmpty()) {
                 names.add(p.name());
             }
@@ -119,16 +118,11 @@ final class WorldOptions {
 
     /** Checks a transport name against auto and the providers on the class path; returns it in lower case. */
     static String checkTransport(String name) {
-        String transport = name.strip().toLowerCase(Locale.ROOT);
-        List<String> known = new ArrayList<>();
-        known.add(WorldConfig.TRANSPORT_AUTO);
-        for (TransportProvider p : LocalWorld.providers()) {
-            known.add(p.name());
+        try {
+            return Transports.checkName(name);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage(), e);
         }
-        if (!known.contains(transport)) {
-            throw new UsageException("unknown transport '" + name.strip() + "': choose one of " + String.join(", ", known));
-        }
-        return transport;
     }
 
     static WorldOptions parse(CommandLine cmd) {
@@ -198,13 +192,40 @@ final class WorldOptions {
             } catch (IllegalArgumentException e) {
                 throw new UsageException("--proxy-handler: " + e.getMessage(), e);
             }
-            if (!transport.equals(ProxyTransport.NAME) && !transport.equals(WorldConfig.TRANSPORT_AUTO)) {
-                throw new UsageException("--proxy-handler chooses how the proxy transport moves data, but --transport is "
-                        + transport + ": add --transport proxy");
+            // The transport whose setting the option is: a choice of another one would never use it.
+            String owner = ownerOf(ProxyConfig.HANDLER);
+            if (!transport.equals(owner) && !transport.equals(Transports.AUTO)) {
+                throw new UsageException("--proxy-handler chooses how the " + owner + " transport moves data, but"
+                        + " --transport is " + transport + ": add --transport " + owner);
             }
         }
         return new WorldOptions(transport, gpus, rank, peer, Duration.ofMillis(timeoutMs), format, nic, launch,
                 proxyHandler);
+    }
+
+    /** The name of the transport that reads {@code setting}. */
+    private static String ownerOf(io.gda4j.config.Setting<?> setting) {
+        for (TransportProvider p : Transports.providers(Settings.ofProcess())) {
+            if (p.settings().contains(setting)) {
+                return p.name();
+            }
+        }
+        throw new IllegalStateException("no transport on the class path reads " + setting.envName());
+    }
+
+    /**
+     * The settings the world of these options hands its transports: this process's, with {@code --nic} and
+     * {@code --proxy-handler} on top (values travel with the world, never through {@code System.setProperty}).
+     */
+    Settings settings() {
+        Settings s = Settings.ofProcess();
+        if (nic != null) {
+            s = s.with(NicConfig.NIC, nic.word());
+        }
+        if (proxyHandler != null) {
+            s = s.with(ProxyConfig.HANDLER, proxyHandler.label());
+        }
+        return s;
     }
 
     /** The same options with another transport (compare opens one world per transport). */
@@ -232,16 +253,8 @@ final class WorldOptions {
             throw new UsageException("this command needs a CUDA GPU: " + status.reason() + " (gda4j info shows what is missing)");
         }
         long rounded = (heapBytes + (1 << 20) - 1) & -(1L << 20);
-        if (nic != null) {
-            // The IBGDA transport resolves its settings (IbgdaConfig) when the world connects its ranks.
-            System.setProperty(IbgdaConfig.NIC_PROP_NAME, nic.word());
-        }
-        if (proxyHandler != null) {
-            // The proxy transport resolves its settings (ProxyConfig) when the world connects its ranks.
-            System.setProperty(ProxyConfig.HANDLER_PROP_NAME, proxyHandler.label());
-        }
         try {
-            WorldConfig config = WorldConfig.resolve().toBuilder().gpus(gpus).transport(transportName)
+            WorldConfig config = WorldConfig.resolve(settings()).toBuilder().gpus(gpus).transport(transportName)
                     .waitTimeout(timeout).heapSizeBytes(rounded).build();
             return launch != null ? ProcessWorld.create(config, launch) : LocalWorld.create(config);
         } catch (WorldSetupException e) {

@@ -5,8 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gda4j.bootstrap.LaunchEnvironment;
+import io.gda4j.config.Settings;
 import io.gda4j.cuda.Cuda;
-import io.gda4j.ibgda.IbgdaTransport;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.world.WorldConfig;
 
 import java.io.IOException;
@@ -108,7 +109,7 @@ class CommandsAcrossProcessesGpuTest {
         System.out.println("gda4j compare across two processes on GPU 0 (rank 0's output):\n" + out[0]);
         String header = out[0].lines().findFirst().orElse("");
         assertTrue(header.contains("p2p") && header.contains("proxy"), header);
-        io.gda4j.nic.NicSelection nic = IbgdaTransport.describeSelection();
+        io.gda4j.nic.NicSelection nic = NicConfig.selection(Settings.ofProcess());
         assertEquals(nic.found() && nic.provider().name().equals(io.gda4j.nic.Nic.EMULATED), header.contains("ibgda"),
                 "ibgda connects processes over the emulated NIC, and compare takes it where that is the NIC: " + header);
         assertEquals(3, out[0].strip().split("\n").length, "a header and two sizes: " + out[0]);

@@ -1,7 +1,7 @@
 package io.gda4j.samples;
 
 import io.gda4j.cuda.Cuda;
-import io.gda4j.ibgda.IbgdaConfig;
+import io.gda4j.nic.NicConfig;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.Rank;
 import io.gda4j.world.WorldConfig;
@@ -46,13 +46,13 @@ class RingAllGatherGpuTest {
     @MethodSource("worlds")
     void everyRankEndsWithEveryChunk(String transport, int ranks) {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
-        System.setProperty(IbgdaConfig.NIC_PROP_NAME, "emulated");
+        System.setProperty(NicConfig.NIC_PROP_NAME, "emulated");
         LocalWorld world;
         try {
             world = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(ranks, 0))
                     .heapSizeBytes(8L << 20).waitTimeout(Duration.ofSeconds(10)).transport(transport).build());
         } finally {
-            System.clearProperty(IbgdaConfig.NIC_PROP_NAME);
+            System.clearProperty(NicConfig.NIC_PROP_NAME);
         }
         // An odd size: the block-scoped copy's vector body and byte tail both run.
         long chunk = 64 * 1024 + 13;

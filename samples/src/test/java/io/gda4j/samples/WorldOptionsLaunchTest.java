@@ -53,9 +53,9 @@ class WorldOptionsLaunchTest {
 
     @Test
     void aLaunchedCompareDefaultsToTheTransportsThatConnectProcesses() {
-        String across = WorldOptions.transportNamesAcrossProcesses();
+        String across = WorldOptions.transportNamesAcrossProcesses(io.gda4j.config.Settings.ofProcess());
         assertTrue(across.startsWith("p2p") && across.contains("proxy"), across);
-        io.gda4j.nic.NicSelection nic = io.gda4j.ibgda.IbgdaTransport.describeSelection();
+        io.gda4j.nic.NicSelection nic = io.gda4j.nic.NicConfig.selection(io.gda4j.config.Settings.ofProcess());
         assertEquals(nic.found() && nic.provider().name().equals(io.gda4j.nic.Nic.EMULATED), across.contains("ibgda"),
                 "ibgda connects processes only over the emulated NIC (" + nic.reason() + "): " + across);
     }

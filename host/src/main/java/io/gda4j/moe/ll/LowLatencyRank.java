@@ -9,7 +9,7 @@ import io.gda4j.moe.core.MoeParamsHeaderDescriptor;
 import io.gda4j.moe.core.MoeRankMemory;
 import io.gda4j.moe.tensor.DeviceTensor;
 import io.gda4j.moe.tensor.ElementType;
-import io.gda4j.transport.TransportTag;
+import io.gda4j.transport.Capability;
 import io.gda4j.world.Rank;
 import io.gda4j.world.World;
 
@@ -245,12 +245,12 @@ public final class LowLatencyRank implements AutoCloseable {
      * Blocks per token of the dispatch send when they fit in one wave: enough that each warp holds at most one
      * {@link MoeLowLatencyParamsDescriptor#SEND_CHUNK}-channel chunk of the row (2 at hidden 7168), since at decode
      * sizes the send's time is each warp's chain of instructions, not bandwidth; 1 where {@code rank} has a peer whose
-     * transport {@linkplain TransportTag.Trait#PUTS_EACH_MESSAGE_FROM_ONE_BLOCK puts each message from one block}
+     * transport {@linkplain Capability#PUTS_EACH_MESSAGE_FROM_ONE_BLOCK puts each message from one block}
      * (ibgda: one WQE per row goes out once the row's message is whole, which a single block knows).
      */
     static int rowParts(World world, Rank rank, int hidden) {
         for (int peer = 0; peer < world.size(); peer++) {
-            if (world.transport(rank.rank(), peer).has(TransportTag.Trait.PUTS_EACH_MESSAGE_FROM_ONE_BLOCK)) {
+            if (world.transport(rank.rank(), peer).has(Capability.PUTS_EACH_MESSAGE_FROM_ONE_BLOCK)) {
                 return 1;
             }
         }

@@ -1,16 +1,12 @@
 package io.gda4j.nic.emulated;
 
-import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaContext;
+import io.gda4j.cuda.CudaEvent;
+import io.gda4j.cuda.CudaStream;
+import io.gda4j.cuda.Driver;
 
 import java.util.IdentityHashMap;
 import java.util.Map;
-
-import jcuda.driver.CUevent;
-import jcuda.driver.CUevent_flags;
-import jcuda.driver.CUresult;
-import jcuda.driver.CUstream;
-import jcuda.driver.JCudaDriver;
 
 /**
  * The order of split atomics (strict atomics: a read, a pause, a write) of every emulated NIC of this process. Each QP
@@ -26,18 +22,15 @@ final class AtomicChain implements AutoCloseable {
     /** Held by an engine from its wait for the previous split atomic to marking its own. */
     static final Object ORDER = new Object();
     /** The event recorded after the process's latest split atomic (guarded by {@link #ORDER}). */
-    private static CUevent last;
+    private static CudaEvent last;
 
-    private final Map<CudaContext, CUevent> events = new IdentityHashMap<>();
+    private final Map<CudaContext, CudaEvent> events = new IdentityHashMap<>();
 
     /** The event of {@code context} that marks its executors' atomics (made once; timing off, it is only waited on). */
-    synchronized CUevent eventOf(CudaContext context) {
-        CUevent e = events.get(context);
+    synchronized CudaEvent eventOf(CudaContext context) {
+        CudaEvent e = events.get(context);
         if (e == null) {
-            context.makeCurrent();
-            e = new CUevent();
-            Cuda.check(JCudaDriver.cuEventCreate(e, CUevent_flags.CU_EVENT_DISABLE_TIMING),
-                    "cuEventCreate (emulated NIC atomics)");
+            e = context.createOrderingEvent();
             events.put(context, e);
         }
         return e;
@@ -47,15 +40,15 @@ final class AtomicChain implements AutoCloseable {
      * Queues on {@code stream} a wait for the previous split atomic (a wait captures the event as it is now); hold
      * {@link #ORDER}.
      */
-    void waitForPrevious(CUstream stream, long target) {
+    void waitForPrevious(CudaStream stream, long target) {
         if (last != null) {
-            CudaQpExecutor.check(JCudaDriver.cuStreamWaitEvent(stream, last, 0), "cuStreamWaitEvent", target);
+            CudaQpExecutor.check(Driver.waitEvent(stream, last), "cuStreamWaitEvent", target);
         }
     }
 
     /** Records {@code event} (its stream's context's) after the atomic just queued on {@code stream}. */
-    void markLast(CUevent event, CUstream stream, long target) {
-        CudaQpExecutor.check(JCudaDriver.cuEventRecord(event, stream), "cuEventRecord", target);
+    void markLast(CudaEvent event, CudaStream stream, long target) {
+        CudaQpExecutor.check(Driver.record(event, stream), "cuEventRecord", target);
         last = event;
     }
 
@@ -67,15 +60,17 @@ final class AtomicChain implements AutoCloseable {
             }
         }
         RuntimeException first = null;
-        for (Map.Entry<CudaContext, CUevent> e : events.entrySet()) {
+        for (Map.Entry<CudaContext, CudaEvent> e : events.entrySet()) {
             if (e.getKey().isClosed()) {
                 continue;
             }
-            e.getKey().makeCurrent();
-            int result = JCudaDriver.cuEventDestroy(e.getValue());
-            if (result != CUresult.CUDA_SUCCESS && result != CUresult.CUDA_ERROR_DEINITIALIZED && first == null) {
-                first = new IllegalStateException("cuEventDestroy (emulated NIC atomics) failed: "
-                        + CUresult.stringFor(result));
+            try {
+                e.getValue().close(); // CUDA_ERROR_DEINITIALIZED (the driver shut down) is no failure
+            } catch (RuntimeException failed) {
+                if (first == null) {
+                    first = new IllegalStateException("cuEventDestroy (emulated NIC atomics) failed: "
+                            + failed.getMessage(), failed);
+                }
             }
         }
         events.clear();

@@ -2,15 +2,13 @@ package io.gda4j.nic.emulated;
 
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaContext;
+import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DevicePointer;
+import io.gda4j.cuda.Driver;
 import io.gda4j.cuda.Kernel;
+import io.gda4j.cuda.KernelParameters;
 import io.gda4j.mlx5.CqeDescriptor;
-
-import jcuda.Pointer;
-import jcuda.driver.CUevent;
-import jcuda.driver.CUresult;
-import jcuda.driver.JCudaDriver;
 
 /**
  * One emulated QP's "wire": a CUDA stream of the posting GPU on which every WQE's work is queued in order.
@@ -45,15 +43,16 @@ final class CudaQpExecutor implements QpExecutor {
     private final long[] splitArg = new long[1];
     private final long[] lockArg = new long[1];
     private final long[] lockTimeoutArg = {LOCK_TIMEOUT_NANOS};
-    private final Pointer atomicParams;
+    private final KernelParameters atomicParams;
     private final AtomicChain chain;
-    private final CUevent atomicDone;
+    private final CudaEvent atomicDone;
 
     /**
      * @param chain      the NIC's order of split atomics, shared by every executor of the platform
      * @param atomicDone an event of {@code context} ({@link AtomicChain#eventOf}) that marks this executor's atomics
      */
-    CudaQpExecutor(CudaContext context, Kernel atomic, long ringDeviceAddress, AtomicChain chain, CUevent atomicDone) {
+    CudaQpExecutor(CudaContext context, Kernel atomic, long ringDeviceAddress, AtomicChain chain,
+                   CudaEvent atomicDone) {
         this(context, atomic, ringDeviceAddress, 0, chain, atomicDone);
     }
 
@@ -63,7 +62,7 @@ final class CudaQpExecutor implements QpExecutor {
      *                            rings in host memory, into which the engine writes CQE bodies itself
      */
     CudaQpExecutor(CudaContext context, Kernel atomic, long ringDeviceAddress, long mirrorDeviceAddress,
-                   AtomicChain chain, CUevent atomicDone) {
+                   AtomicChain chain, CudaEvent atomicDone) {
         this.context = context;
         this.stream = context.createStream();
         this.atomic = atomic;
@@ -71,22 +70,20 @@ final class CudaQpExecutor implements QpExecutor {
         this.mirrorDeviceAddress = mirrorDeviceAddress;
         this.chain = chain;
         this.atomicDone = atomicDone;
-        this.atomicParams = Pointer.to(Pointer.to(opcodeArg), Pointer.to(targetArg), Pointer.to(swapAddArg),
-                Pointer.to(compareArg), Pointer.to(fetchArg), Pointer.to(splitArg), Pointer.to(lockArg), Pointer.to(lockTimeoutArg));
+        this.atomicParams = KernelParameters.of(opcodeArg, targetArg, swapAddArg, compareArg, fetchArg, splitArg,
+                lockArg, lockTimeoutArg);
     }
 
     @Override
     public void copy(long dst, long src, long bytes) {
         context.makeCurrent();
-        check(JCudaDriver.cuMemcpyAsync(DevicePointer.of(dst), DevicePointer.of(src), bytes, stream.handle()),
-                "cuMemcpyAsync", dst);
+        check(Driver.copyAsync(DevicePointer.of(dst), DevicePointer.of(src), bytes, stream), "cuMemcpyAsync", dst);
     }
 
     @Override
     public void zero(long dst, long bytes) {
         context.makeCurrent();
-        check(JCudaDriver.cuMemsetD8Async(DevicePointer.of(dst), (byte) 0, bytes, stream.handle()), "cuMemsetD8Async",
-                dst);
+        check(Driver.setAsync(DevicePointer.of(dst), (byte) 0, bytes, stream), "cuMemsetD8Async", dst);
     }
 
     /**
@@ -98,11 +95,11 @@ final class CudaQpExecutor implements QpExecutor {
     public void store64(long dst, long value) {
         context.makeCurrent();
         if (!kernelStores) {
-            int result = JCudaDriver.cuStreamWriteValue64(stream.handle(), DevicePointer.of(dst), value, 0);
-            if (result == CUresult.CUDA_SUCCESS) {
+            int result = Driver.writeValue64(stream, DevicePointer.of(dst), value);
+            if (result == Driver.SUCCESS) {
                 return;
             }
-            if (result != CUresult.CUDA_ERROR_INVALID_VALUE && result != CUresult.CUDA_ERROR_NOT_SUPPORTED) {
+            if (result != Driver.INVALID_VALUE && result != Driver.NOT_SUPPORTED) {
                 check(result, "cuStreamWriteValue64", dst);
             }
             kernelStores = true;
@@ -133,15 +130,15 @@ final class CudaQpExecutor implements QpExecutor {
         lockArg[0] = lockAddress;
         context.makeCurrent();
         if (splitNanos == 0) {
-            check(JCudaDriver.cuLaunchKernel(atomic.handle(), 1, 1, 1, 1, 1, 1, 0, stream.handle(), atomicParams,
-                    null), "cuLaunchKernel(" + ATOMIC_KERNEL + ")", target);
+            check(Driver.launchOneThread(atomic, stream, atomicParams), "cuLaunchKernel(" + ATOMIC_KERNEL + ")",
+                    target);
             return;
         }
         synchronized (AtomicChain.ORDER) { // other NICs' engines chain their split atomics through the same order
-            chain.waitForPrevious(stream.handle(), target);
-            check(JCudaDriver.cuLaunchKernel(atomic.handle(), 1, 1, 1, 1, 1, 1, 0, stream.handle(), atomicParams,
-                    null), "cuLaunchKernel(" + ATOMIC_KERNEL + ")", target);
-            chain.markLast(atomicDone, stream.handle(), target);
+            chain.waitForPrevious(stream, target);
+            check(Driver.launchOneThread(atomic, stream, atomicParams), "cuLaunchKernel(" + ATOMIC_KERNEL + ")",
+                    target);
+            chain.markLast(atomicDone, stream, target);
         }
     }
 
@@ -157,8 +154,8 @@ final class CudaQpExecutor implements QpExecutor {
             stream.copyAsync(DevicePointer.of(ringDeviceAddress + body), DevicePointer.of(mirrorDeviceAddress + body),
                     CqeDescriptor.TAIL_OFFSET);
         }
-        check(JCudaDriver.cuStreamWriteValue64(stream.handle(), DevicePointer.of(address),
-                Long.reverseBytes(tailBigEndian), 0), "cuStreamWriteValue64 (CQE)", address);
+        check(Driver.writeValue64(stream, DevicePointer.of(address), Long.reverseBytes(tailBigEndian)),
+                "cuStreamWriteValue64 (CQE)", address);
     }
 
     @Override
@@ -176,7 +173,7 @@ final class CudaQpExecutor implements QpExecutor {
     }
 
     static void check(int result, String call, long address) {
-        if (result != CUresult.CUDA_SUCCESS) {
+        if (result != Driver.SUCCESS) {
             Cuda.check(result, call + " at 0x" + Long.toHexString(address) + " (emulated NIC)");
         }
     }

@@ -40,15 +40,7 @@ import org.agrona.concurrent.AgentTerminationException;
  * keys carry a per-NIC tag, so another NIC's key matches nothing), and a key registered on the wrong NIC fails with
  * REMOTE_ACCESS or LOCAL_PROT, as on hardware.
  */
-public final class EmulatedNic implements Nic {
-    /**
-     * The atomic lock line of {@link #serializeAtomics}, in zeroed GPU memory: the lock word at 0 (0 free, 1 held),
-     * at {@link #ATOMIC_LOCK_BROKEN_OFFSET} the count of locks taken by force after a holder never released (see
-     * {@code kernels/emulated_nic.cu}).
-     */
-    public static final int ATOMIC_LOCK_BYTES = 16;
-    public static final int ATOMIC_LOCK_BROKEN_OFFSET = 8;
-
+public final class EmulatedNic implements Nic, SoftwareNic {
     private static final AtomicInteger INSTANCES = new AtomicInteger();
     /** Every open emulated NIC of this process by device name: the "fabric" QPs of different NICs connect over. */
     private static final Map<String, EmulatedNic> FABRIC = new ConcurrentHashMap<>();
@@ -203,10 +195,7 @@ public final class EmulatedNic implements Nic {
         return qp;
     }
 
-    /**
-     * A QP connected to {@code responder}, a rank of another process of this host (see {@link RemoteResponder}); it
-     * is in RTS at once. Closing the QP does not close the responder.
-     */
+    @Override
     public synchronized NicQp createQpToProcess(QpSpec spec, RemoteResponder responder) {
         EmulatedQp qp = (EmulatedQp) createQp(spec);
         qp.connectToProcess(responder);
@@ -222,6 +211,7 @@ public final class EmulatedNic implements Nic {
      * this process's). The lock is taken on the GPU by the atomic kernel; GPU atomics of kernels do not take it, so
      * they still lose updates against NIC atomics, as on hardware. Call before any QP can name the region.
      */
+    @Override
     public void serializeAtomics(NicMemory region, long lockAddress) {
         if (!(region instanceof Registration r) || table.find(r.key()) != r) {
             throw new IllegalArgumentException(region + " is not registered with " + deviceName);
@@ -238,7 +228,7 @@ public final class EmulatedNic implements Nic {
         return engine;
     }
 
-    /** Engine counters since the NIC was opened. */
+    @Override
     public EngineStats stats() {
         return engine.stats();
     }
@@ -427,17 +417,5 @@ public final class EmulatedNic implements Nic {
     @Override
     public String toString() {
         return description() + ", QPs " + Arrays.toString(qps);
-    }
-
-    /**
-     * Why the emulated NIC cannot reach a rank of another host, {@code peerDescription}: its wire is the peer's heap
-     * mapped by CUDA IPC, so it models a NIC inside one machine, and reaches a rank of another host only where that
-     * host is a name given to a process of this machine (GDA4J_HOST_NAME, for tests) with a heap handle and a GPU
-     * linked to this one with atomics.
-     */
-    public static String otherMachineReason(String peerDescription) {
-        return "the emulated NIC models a NIC inside one machine (it reaches a peer's heap by CUDA IPC), and "
-                + peerDescription + " runs on another machine, or exported no heap, or its GPU's link to this one"
-                + " carries no atomics: between machines use a real NIC (--nic mlx5)";
     }
 }

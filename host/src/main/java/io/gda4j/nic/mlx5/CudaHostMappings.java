@@ -1,8 +1,14 @@
 package io.gda4j.nic.mlx5;
 
+import static io.gda4j.cuda.Driver.DEINITIALIZED;
+import static io.gda4j.cuda.Driver.HOST_MEMORY_ALREADY_REGISTERED;
+import static io.gda4j.cuda.Driver.NOT_SUPPORTED;
+import static io.gda4j.cuda.Driver.SUCCESS;
+
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaContext;
 import io.gda4j.cuda.CudaException;
+import io.gda4j.cuda.HostRegistration;
 import io.gda4j.nic.NicException;
 
 import java.io.IOException;
@@ -14,11 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-
-import jcuda.Pointer;
-import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUresult;
-import jcuda.driver.JCudaDriver;
 
 /**
  * Host pages mapped into GPUs with {@code cuMemHostRegister}, shared and counted. A page can be registered once per
@@ -46,9 +47,9 @@ final class CudaHostMappings {
     }
 
     /** Flags of ordinary ring memory. */
-    static final int RING_FLAGS = JCudaDriver.CU_MEMHOSTREGISTER_PORTABLE | JCudaDriver.CU_MEMHOSTREGISTER_DEVICEMAP;
+    static final int RING_FLAGS = HostRegistration.PORTABLE | HostRegistration.DEVICEMAP;
     /** Flags of the UAR page: NIC MMIO (non-coherent, physically contiguous I/O memory, cuda.h). */
-    static final int IO_FLAGS = RING_FLAGS | JCudaDriver.CU_MEMHOSTREGISTER_IOMEMORY;
+    static final int IO_FLAGS = RING_FLAGS | HostRegistration.IOMEMORY;
 
     /** The line that enables the driver option, as NVIDIA's IBGDA instructions give it. */
     static final String PEER_MAPPING_OVERRIDE_LINE = "options nvidia NVreg_RegistryDwords=\"PeerMappingOverride=1;\"";
@@ -217,7 +218,7 @@ final class CudaHostMappings {
                 continue; // a closed context's registrations cannot be undone from it; the process exit does
             }
             int result = driver.unregister(e.registeredBy, e.range.start());
-            if (result != CUresult.CUDA_SUCCESS && result != CUresult.CUDA_ERROR_DEINITIALIZED) {
+            if (result != SUCCESS && result != DEINITIALIZED) {
                 NicException next = new NicException("cuMemHostUnregister of the " + mapping.what + " pages "
                         + e.range + " failed: " + CudaException.describe(result));
                 if (failure == null) {
@@ -243,9 +244,9 @@ final class CudaHostMappings {
         int flags = io ? IO_FLAGS : RING_FLAGS;
         int result = driver.register(gpu, pages.start(), pages.lengthBytes(), flags);
         Entry e;
-        if (result == CUresult.CUDA_SUCCESS) {
+        if (result == SUCCESS) {
             e = new Entry(pages, io, true, gpu);
-        } else if (result == CUresult.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) {
+        } else if (result == HOST_MEMORY_ALREADY_REGISTERED) {
             e = new Entry(pages, io, false, gpu);
         } else {
             throw new NicException(registrationFailure(what, pages, io, result, nvidiaRegistryDwords()));
@@ -271,7 +272,7 @@ final class CudaHostMappings {
                             + (peerMappingOverride(v) ? ", so the option is on and the driver refused for another"
                             + " reason: look for NVRM lines in dmesg" : ""))
                     .orElse("/proc/driver/nvidia/params is not readable here, so the current setting is unknown")
-                    + "." + (result == CUresult.CUDA_ERROR_NOT_SUPPORTED ? " CUDA_ERROR_NOT_SUPPORTED can also mean"
+                    + "." + (result == NOT_SUPPORTED ? " CUDA_ERROR_NOT_SUPPORTED can also mean"
                     + " that this Linux kernel is too old for I/O memory mappings." : "")
                     + " Without it, GPU-initiated RDMA cannot ring this NIC: use the proxy transport instead.";
         }
@@ -316,42 +317,23 @@ final class CudaHostMappings {
         return false;
     }
 
-    /** The registry's driver: JCuda's bindings of the CUDA driver API. */
+    /** The registry's driver: the CUDA driver, through the cuda layer's {@link HostRegistration}. */
     static final class JCuda implements Driver {
         @Override
         public int register(CudaContext gpu, long start, long lengthBytes, int flags) {
             Cuda.requireAvailable();
-            gpu.makeCurrent();
-            return JCudaDriver.cuMemHostRegister(new HostPointer(start), lengthBytes, flags);
+            return HostRegistration.register(gpu, start, lengthBytes, flags);
         }
 
         @Override
         public int unregister(CudaContext gpu, long start) {
-            gpu.makeCurrent();
-            return JCudaDriver.cuMemHostUnregister(new HostPointer(start));
+            return HostRegistration.unregister(gpu, start);
         }
 
         @Override
         public long devicePointer(CudaContext gpu, long start) {
-            gpu.makeCurrent();
-            DeviceAddress out = new DeviceAddress();
-            Cuda.check(JCudaDriver.cuMemHostGetDevicePointer(out, new HostPointer(start), 0),
+            return HostRegistration.devicePointer(gpu, start,
                     String.format("cuMemHostGetDevicePointer(0x%x, %s)", start, gpu));
-            return out.address();
-        }
-    }
-
-    /** A host address as JCuda's {@link Pointer}: JCuda has no public factory for a raw address. */
-    static final class HostPointer extends Pointer {
-        HostPointer(long address) {
-            super(address);
-        }
-    }
-
-    /** A device address the driver fills in; JCuda hides it, a subclass may read it. */
-    static final class DeviceAddress extends CUdeviceptr {
-        long address() {
-            return getNativePointer() + getByteOffset();
         }
     }
 }

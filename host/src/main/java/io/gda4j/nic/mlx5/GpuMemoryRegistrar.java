@@ -5,6 +5,8 @@ import io.gda4j.cuda.CudaContext;
 import io.gda4j.cuda.CudaException;
 import io.gda4j.cuda.CudaUnavailableException;
 import io.gda4j.cuda.DevicePointer;
+import io.gda4j.cuda.DmaBuf;
+import io.gda4j.cuda.Driver;
 import io.gda4j.nic.MemoryRegistration;
 import io.gda4j.nic.NicException;
 import io.gda4j.verbs.LibIbverbs;
@@ -16,12 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.function.Predicate;
-
-import jcuda.Pointer;
-import jcuda.driver.CUdevice_attribute;
-import jcuda.driver.CUpointer_attribute;
-import jcuda.driver.CUresult;
-import jcuda.driver.JCudaDriver;
 
 /**
  * Registers GPU memory with the NIC, the way NVSHMEM's {@code nvshmemt_ib_common_reg_mem_handle} and NCCL do:
@@ -105,29 +101,21 @@ final class GpuMemoryRegistrar {
             throw new NicException("ibv_reg_dmabuf_mr is not available: "
                     + LibIbverbs.RegDmabufMr.unavailableReason());
         }
-        if (!LibCuda.isAvailable()) {
-            throw new NicException("cuMemGetHandleForAddressRange is not available: " + LibCuda.unavailableReason());
+        if (DmaBuf.unavailableReason() != null) {
+            throw new NicException("cuMemGetHandleForAddressRange is not available: " + DmaBuf.unavailableReason());
         }
         CudaContext owner = request.owner();
         Cuda.requireAvailable();
-        int supported = owner.device().attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED);
-        if (supported == 0) {
+        if (!owner.device().dmaBufSupported()) {
             throw new NicException(owner.device() + " reports CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0");
         }
         PageRange pages = PageRange.around(request.address(), request.lengthBytes(), pageSize);
-        owner.makeCurrent();
-        int[] fd = {-1};
-        int result = LibCuda.cuMemGetHandleForAddressRange(fd, pages.start(), pages.lengthBytes(),
-                LibCuda.CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0L);
-        if (result != CUresult.CUDA_SUCCESS) {
-            throw new CudaException(result, String.format("cuMemGetHandleForAddressRange(0x%x, %d bytes,"
-                    + " DMA_BUF_FD) on %s", pages.start(), pages.lengthBytes(), owner.device()));
-        }
+        int fd = DmaBuf.export(owner, pages.start(), pages.lengthBytes());
         try {
             // offset 0 and iova = the aligned start: the MR covers the whole pages, WQEs use device addresses.
-            return pd.registerDmabuf(fd[0], 0L, pages.lengthBytes(), pages.start(), access);
+            return pd.registerDmabuf(fd, 0L, pages.lengthBytes(), pages.start(), access);
         } finally {
-            LibC.closeFd(fd[0]);
+            LibC.closeFd(fd);
         }
     }
 
@@ -135,9 +123,8 @@ final class GpuMemoryRegistrar {
         CudaContext owner = request.owner();
         Cuda.requireAvailable();
         owner.makeCurrent();
-        int result = JCudaDriver.cuPointerSetAttribute(Pointer.to(new int[] {1}),
-                CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, DevicePointer.of(request.address()));
-        if (result != CUresult.CUDA_SUCCESS) {
+        int result = Driver.setSyncMemops(DevicePointer.of(request.address()));
+        if (result != Driver.SUCCESS) {
             throw new CudaException(result, String.format("cuPointerSetAttribute(SYNC_MEMOPS, 0x%x) on %s",
                     request.address(), owner.device()), "the address must be device memory from cuMemAlloc");
         }

@@ -96,7 +96,7 @@ class Mlx5HeaderFactsTest {
         Path include = GccProgram.cudaInclude();
         assumeTrue(include != null, "no CUDA toolkit headers (cuda.h) under CUDA_HOME or /usr/local/cuda*");
         Map<String, Long> c = run(dir, "cuda_facts.c", CUDA_FACTS, List.of(), List.of("-I", include.toString()));
-        expect(LibCuda.CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, c.get("CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD"));
+        expect(io.gda4j.cuda.DmaBuf.CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, c.get("CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD"));
         expect(CudaHostMappings.RING_FLAGS, c.get("RING_FLAGS"));
         expect(CudaHostMappings.IO_FLAGS, c.get("IO_FLAGS"));
         expect(CUresult.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,

@@ -7,7 +7,7 @@ import io.gda4j.moe.MoeGraphReplay;
 import io.gda4j.moe.check.MoeReferenceCheck;
 import io.gda4j.moe.check.MoeRouting;
 import io.gda4j.moe.tensor.ElementType;
-import io.gda4j.proxy.ProxyTransport;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.GpuWorlds;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
@@ -80,8 +80,8 @@ class MoeTimingRigGpuTest {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
         assumeTrue(Cuda.deviceCount() > 0, "no CUDA device visible");
         try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(ranks, 0))
-                .heapSizeBytes(128L << 20).waitTimeout(Duration.ofSeconds(30)).transport(ProxyTransport.NAME).build())) {
-            assertEquals(ProxyTransport.TAG, w.transport(0, 1));
+                .heapSizeBytes(128L << 20).waitTimeout(Duration.ofSeconds(30)).transport(Transport.PROXY.label()).build())) {
+            assertEquals(Transport.PROXY, w.transport(0, 1));
             MoeBuffer moe;
             try {
                 moe = MoeBuffer.create(w, config(4096, dtype, topK).build());
