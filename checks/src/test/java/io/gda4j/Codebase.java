@@ -25,8 +25,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * gda4j-samples brings them all) and every module's main sources, found beside this module in the checkout.
  */
 final class Codebase {
-    /** The modules with Java sources, as the root pom lists them (device-ptx has none). */
-    static final List<String> MODULES = List.of("gdrcopy", "host", "proxy", "samples");
+    /** The library's modules, as the root pom lists them. */
+    static final List<String> MODULES = List.of("device-ptx", "gdrcopy", "host", "proxy", "samples");
 
     private static JavaClasses main;
 

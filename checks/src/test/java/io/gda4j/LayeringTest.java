@@ -44,7 +44,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *   hostflag      host-to-GPU flags                         -> gdrcopy, cuda
  *   gdrcopy       the gdrcopy binding (gda4j-gdrcopy)       -> nothing
  *   bootstrap     TCP rendezvous of the processes           -> config
- *   cuda          JCuda and libcuda: contexts, memory, ...  -> nothing
+ *   cuda          JCuda and libcuda: contexts, memory, ...  -> ptx
+ *   ptx           the shipped PTX (gda4j-device-ptx)        -> nothing
  *   config        settings: properties, environment, values -> nothing
  * </pre>
  * Maven keeps each module's arrows pointing at the modules it depends on; these rules keep the packages in order
@@ -57,6 +58,7 @@ class LayeringTest {
         return layeredArchitecture().consideringOnlyDependenciesInLayers()
                 .layer("config").definedBy("io.gda4j.config..")
                 .layer("cuda").definedBy("io.gda4j.cuda..")
+                .layer("ptx").definedBy("io.gda4j.ptx..")
                 .layer("bootstrap").definedBy("io.gda4j.bootstrap..")
                 .layer("gdrcopy").definedBy("io.gda4j.gdrcopy..")
                 .layer("hostflag").definedBy("io.gda4j.hostflag..")
@@ -72,7 +74,8 @@ class LayeringTest {
                 .layer("samples.moe").definedBy("io.gda4j.samples.moe..")
                 .layer("samples").definedBy("io.gda4j.samples")
                 .whereLayer("config").mayNotAccessAnyLayer()
-                .whereLayer("cuda").mayNotAccessAnyLayer()
+                .whereLayer("cuda").mayOnlyAccessLayers("ptx")
+                .whereLayer("ptx").mayNotAccessAnyLayer()
                 .whereLayer("mlx5").mayNotAccessAnyLayer()
                 .whereLayer("gdrcopy").mayNotAccessAnyLayer()
                 .whereLayer("bootstrap").mayOnlyAccessLayers("config")

@@ -9,6 +9,10 @@ import java.util.Objects;
 public final class GivenSettings {
     private Settings settings;
 
+    /** Holds nothing until {@link #set} or the first {@link #get}. */
+    public GivenSettings() {
+    }
+
     /** Replaces the settings handed before, if any. */
     public synchronized void set(Settings given) {
         settings = Objects.requireNonNull(given, "settings");

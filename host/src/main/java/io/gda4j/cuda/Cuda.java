@@ -185,9 +185,22 @@ public final class Cuda {
 
     /** JCuda's message nests one stack trace per load attempt; pick out the line that says what is missing. */
     static String linkFailureReason(UnsatisfiedLinkError e) {
+        return linkFailureReason(e, JCudaDriver.class.getModule().isNamed());
+    }
+
+    /** As {@link #linkFailureReason(UnsatisfiedLinkError)}, where JCuda is a named module or not. */
+    static String linkFailureReason(UnsatisfiedLinkError e, boolean jcudaOnModulePath) {
         String message = String.valueOf(e.getMessage());
         if (message.contains("libcuda.so")) {
             return "libcuda.so.1 (the NVIDIA driver) was not found: no CUDA driver on this machine";
+        }
+        String natives = "jcuda-natives-" + bindingVersion() + "-linux-x86_64.jar";
+        if (message.contains("No resource found with name '/lib/")) {
+            // JCuda reads its library from its own jar's resources; on the module path it sees its own module only.
+            return "JCuda's native library was not found: " + (jcudaOnModulePath
+                    ? "on the module path JCuda looks for it in its own module, so patch JCuda's natives into it:"
+                            + " --patch-module jcuda=" + natives
+                    : natives + " (org.jcuda:jcuda-natives, classifier linux-x86_64) is not on the class path");
         }
         String detail = firstLine(message);
         for (String line : message.split("\n")) {

@@ -70,7 +70,10 @@ public final class ModuleImage {
 
     /**
      * A module shipped as a class-path resource of your own, e.g. {@code "kernels/ring_allgather.ptx"}, found
-     * through {@code loader}. Its name is the resource's file name without its extension.
+     * through {@code loader}. Its name is the resource's file name without its extension. On the module path a class
+     * loader finds a named module's resource only in a package that module opens to everyone ({@code opens pkg;}),
+     * or outside its packages (e.g. {@code META-INF/}); or read the bytes with your class's
+     * {@code getResourceAsStream} and pass them to {@link #bytes}.
      *
      * @throws IllegalArgumentException when the resource is not on the class path or is neither PTX nor a cubin
      */

@@ -10,11 +10,13 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.gda4j.ptx.ShippedPtx;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
 import jcuda.driver.CUresult;
@@ -111,12 +113,15 @@ public final class PtxModule extends ContextResource {
      * @throws IllegalArgumentException when no such resource is on the class path
      */
     public static byte[] readPtx(String name) {
-        String path = resourcePath(normalizeName(name));
-        InputStream in = PtxModule.class.getResourceAsStream("/" + path);
-        if (in == null) {
-            ClassLoader loader = Thread.currentThread().getContextClassLoader();
-            in = loader == null ? null : loader.getResourceAsStream(path);
+        String normalized = normalizeName(name);
+        // Through device-ptx's own class: on the module path its package's resources are visible to it alone.
+        Optional<byte[]> shipped = ShippedPtx.read(normalized);
+        if (shipped.isPresent()) {
+            return shipped.get();
         }
+        String path = resourcePath(normalized);
+        ClassLoader loader = Thread.currentThread().getContextClassLoader();
+        InputStream in = loader == null ? null : loader.getResourceAsStream(path);
         if (in == null) {
             throw new IllegalArgumentException("PTX resource " + path
                     + " not on the class path; is gda4j-device-ptx a dependency?");
@@ -126,6 +131,14 @@ public final class PtxModule extends ContextResource {
         } catch (IOException e) {
             throw new UncheckedIOException("could not read PTX resource " + path, e);
         }
+    }
+
+    /**
+     * Whether gda4j-device-ptx ships module {@code name} ({@code io/gda4j/ptx/<name>.ptx}): asked here rather than
+     * of a class loader, which on the module path does not see that module's resources.
+     */
+    public static boolean isShipped(String name) {
+        return ShippedPtx.has(normalizeName(name));
     }
 
     /** The class-path resource of module {@code name}: {@code io/gda4j/ptx/<name>.ptx}. */

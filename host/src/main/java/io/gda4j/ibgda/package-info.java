@@ -10,5 +10,8 @@
  * side connects its QP to the QP number, PSN and LID/GID the other published), over the emulated NIC (one host) the
  * IPC handle of its NIC words instead. The mlx5 path is tested on the CPU only (byte-exact and against recording
  * and emulated NICs): no RDMA NIC was available to run it.
+ *
+ * <p>Internal: a world finds it through {@link java.util.ServiceLoader}; choose it with {@code GDA4J_TRANSPORT=ibgda}
+ * and set it up with the {@code GDA4J_IBGDA_*} and {@code GDA4J_NIC*} settings ({@code gda4j info} lists them).
  */
 package io.gda4j.ibgda;

@@ -5,5 +5,7 @@
  * host-posted work on a real mlx5 NIC, and read by the emulated NIC; every offset and opcode lives in one
  * {@code *Descriptor} or constants class and is checked against rdma-core's {@code <infiniband/mlx5dv.h>} by the golden
  * tests.
+ *
+ * <p>Internal: the bytes the NICs and the transports share.
  */
 package io.gda4j.mlx5;

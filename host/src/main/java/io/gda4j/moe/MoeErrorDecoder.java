@@ -17,6 +17,10 @@ public final class MoeErrorDecoder implements DeviceErrorDecoder {
      * (expected = this rank's entry word, seen = the peer's: {@code seq << 1 | fromHeap}). */
     public static final int COMBINE_INPUT_MIXED = 17;
 
+    /** For {@link java.util.ServiceLoader}, which finds it through {@code DeviceErrorDecoder}. */
+    public MoeErrorDecoder() {
+    }
+
     @Override
     public Map<Integer, String> codes() {
         return Map.of(COMBINE_INPUT_MIXED, "COMBINE_INPUT_MIXED");

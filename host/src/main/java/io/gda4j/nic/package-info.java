@@ -11,5 +11,7 @@
  * hosts) it travels as bytes ({@link io.gda4j.nic.RcEndpoints}, layout {@link io.gda4j.nic.RcEndpointsDescriptor}),
  * and {@link io.gda4j.nic.RcExchange} creates the QPs before the offers are published and connects each to the
  * peer's endpoint after: the one piece of code ibgda and the proxy's verbs handler share for it.
+ *
+ * <p>Internal: the transports' NIC layer; a program picks the NIC with {@code GDA4J_NIC}.
  */
 package io.gda4j.nic;

@@ -67,7 +67,8 @@ public interface TransportProvider {
 
     /**
      * Where this transport can connect ranks on this machine, with {@code gpus} its CUDA devices, in one sentence for
-     * {@code gda4j info} ("possible between GPUs 0<->1"; "not possible: ..." with the reason). Never throws.
+     * {@code gda4j info} ({@code "possible between GPUs 0<->1"}; {@code "not possible: ..."} with the reason). Never
+     * throws.
      */
     default String possibleHere(List<CudaDevice> gpus) {
         return "on the class path";

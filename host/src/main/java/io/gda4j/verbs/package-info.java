@@ -9,5 +9,7 @@
  * <p>Nothing here is on a hot path: WQEs and CQEs are written and read through {@code io.gda4j.mlx5} on mapped
  * memory ({@code ibv_post_send} and {@code ibv_poll_cq} are header-inline and not exported anyway). Loading never
  * throws; {@link io.gda4j.verbs.Verbs#status()} says what this machine offers.
+ *
+ * <p>Internal: the NICs' bindings.
  */
 package io.gda4j.verbs;

@@ -233,6 +233,10 @@ public final class WorldConfig {
         private String hostName = HOST_NAME_DEFAULT;
         private Settings settings;
 
+        /** Made by {@link WorldConfig#builder()} and {@link WorldConfig#toBuilder()}. */
+        private Builder() {
+        }
+
         public Builder heapSizeBytes(long v) {
             heapSizeBytes = v;
             return this;

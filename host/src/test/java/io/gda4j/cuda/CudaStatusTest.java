@@ -67,4 +67,17 @@ class CudaStatusTest {
                 "Error while loading\njava.lang.UnsatisfiedLinkError: /tmp/x.so: undefined symbol: cuFoo"));
         assertTrue(other.contains("undefined symbol: cuFoo"), other);
     }
+
+    /** Without JCuda's natives (the class path) or with them in a module of their own (the module path). */
+    @Test
+    void missingNativesSayWhereToPutThem() {
+        UnsatisfiedLinkError e = new UnsatisfiedLinkError("Error while loading native library \"JCudaDriver-12.6.0"
+                + "-linux-x86_64\"\nStack trace from the attempt to load the library as a resource:\n"
+                + "java.io.IOException: No resource found with name '/lib/libJCudaDriver-12.6.0-linux-x86_64.so'");
+        String onModulePath = Cuda.linkFailureReason(e, true);
+        assertTrue(onModulePath.endsWith("--patch-module jcuda=jcuda-natives-" + Cuda.bindingVersion()
+                + "-linux-x86_64.jar"), onModulePath);
+        String onClassPath = Cuda.linkFailureReason(e, false);
+        assertTrue(onClassPath.contains("is not on the class path"), onClassPath);
+    }
 }

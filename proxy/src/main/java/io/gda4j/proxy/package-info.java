@@ -13,5 +13,8 @@
  * to the QP number, PSN and LID/GID the other published), over the emulated NIC (one host) the memory a peer maps
  * instead. The mlx5 path is tested on the CPU only (against emulated NICs connected by QP number within one JVM):
  * no RDMA NIC was available to run it.
+ *
+ * <p>Internal: the module exports no API; on the class path or the module path it adds the {@code proxy} transport
+ * ({@code GDA4J_TRANSPORT=proxy}, the {@code GDA4J_PROXY_*} settings).
  */
 package io.gda4j.proxy;

@@ -57,11 +57,11 @@ final class Configuration {
             "GDA4J_JAVA_OPTS");
     /**
      * System properties gda4j reads besides {@link #GROUPS}: gdrcopy's, the low-latency MoE switches (read when a
-     * buffer is made), and the build's test switch.
+     * buffer is made), and the build's test switches.
      */
     static final List<String> OTHER_PROPERTIES = List.of(GdrcopyConfig.LIBRARY_PROP_NAME,
             GdrcopyConfig.DEVICE_PROP_NAME, LowLatencySizing.PROTOCOL_PROP_NAME, LowLatencySizing.GATHER_ROWS_PROP_NAME,
-            "gda4j.test.requireCompilers");
+            "gda4j.test.requireCompilers", "gda4j.test.jdk25");
     static final String ENV_PREFIX = "GDA4J_";
     static final String PROPERTY_PREFIX = "gda4j.";
 

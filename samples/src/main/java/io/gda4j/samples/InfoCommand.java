@@ -6,6 +6,7 @@ import io.gda4j.config.Settings;
 import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.CudaStatus;
+import io.gda4j.cuda.PtxModule;
 import io.gda4j.gdrcopy.Gdrcopy;
 import io.gda4j.gdrcopy.GdrcopyConfig;
 import io.gda4j.gdrcopy.GdrcopyStatus;
@@ -22,6 +23,7 @@ import io.gda4j.verbs.RdmaDevices;
 import io.gda4j.verbs.Verbs;
 import io.gda4j.verbs.VerbsStatus;
 import io.gda4j.world.ByteSize;
+import io.gda4j.world.DeviceOps;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
 import io.gda4j.world.Worlds;
@@ -37,6 +39,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * {@code gda4j info}: what this machine offers gda4j (CUDA, GPUs, peer access, RDMA, gdrcopy), which transports
@@ -183,8 +187,25 @@ final class InfoCommand implements Command {
         return o;
     }
 
-    /** What the kernels ship as, as the CUDA section says it. */
-    static final String KERNELS = "PTX for sm_90 built by CUDA 13.0 (needs an R580 or newer driver)";
+    private static final Pattern PTX_TARGET = Pattern.compile("^\\s*\\.target\\s+([^\\s,]+)", Pattern.MULTILINE);
+    private static final Pattern PTX_RELEASE = Pattern.compile("Cuda compilation tools, release ([0-9.]+)");
+
+    /** What the kernels ship as, as the CUDA section says it: read from the toolkit's PTX, or why it is missing. */
+    static final String KERNELS = shippedKernels();
+
+    /** The target of the toolkit's {@code ops} PTX and the CUDA release nvcc wrote in its header. */
+    static String shippedKernels() {
+        String ptx;
+        try {
+            ptx = new String(PtxModule.readPtx(DeviceOps.MODULE), StandardCharsets.US_ASCII);
+        } catch (IllegalArgumentException e) {
+            return "PTX, but none was found: " + e.getMessage();
+        }
+        Matcher target = PTX_TARGET.matcher(ptx);
+        Matcher release = PTX_RELEASE.matcher(ptx);
+        return "PTX for " + (target.find() ? target.group(1) : "an unnamed target") + " built by CUDA "
+                + (release.find() ? release.group(1) : "(release not stated)") + " (needs an R580 or newer driver)";
+    }
 
     /**
      * The peer-access matrix as data: one entry per ordered pair of GPUs, with peer access, the P2P performance rank

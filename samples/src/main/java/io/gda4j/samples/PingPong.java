@@ -84,7 +84,7 @@ final class PingPong implements AutoCloseable {
     /** The benchmark module for this pair: the build of its own of a transport that bench.cu leaves out. */
     static String module(World world, int rank, int peer) {
         String own = MODULE + "_" + world.transport(rank, peer).label();
-        return PingPong.class.getClassLoader().getResource(PtxModule.resourcePath(own)) != null ? own : MODULE;
+        return PtxModule.isShipped(own) ? own : MODULE;
     }
 
     PingPong(World world, int rank, int peer, long maxBytes, int maxIterations) {

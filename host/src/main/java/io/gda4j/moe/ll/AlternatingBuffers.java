@@ -24,6 +24,9 @@ public final class AlternatingBuffers {
     private final long[] owner = {-1, -1};
     private long calls;
 
+    AlternatingBuffers() {
+    }
+
     /** Claims the next buffer for a new dispatch, or throws IllegalStateException while its last user holds it. */
     Ticket dispatch() {
         int b = (int) (calls % 2);

@@ -8,5 +8,7 @@
  * WRITE/inline/READ, a small kernel for atomics, an 8-byte stream write for each CQE). Faults become error CQEs with
  * mlx5's syndromes; the {@link io.gda4j.nic.emulated.EmulatedPlatform} seam lets CPU tests run the whole engine on
  * host memory. Every figure measured through it is labelled "emulated NIC": it is a test instrument, not a network.
+ *
+ * <p>Internal: chosen with {@code GDA4J_NIC=emulated} and tuned with the {@code GDA4J_EMULATED_NIC_*} settings.
  */
 package io.gda4j.nic.emulated;

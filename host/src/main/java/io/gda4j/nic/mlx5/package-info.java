@@ -6,5 +6,7 @@
  * {@link java.util.ServiceLoader}. The layout and sizing facts it depends on live in small pure classes
  * ({@code Mlx5Rings}, {@code Mlx5QueueSizing}, {@code PageRange}, {@code GidSelection}) that are tested without
  * a NIC.
+ *
+ * <p>Internal: chosen with {@code GDA4J_NIC=mlx5} (or {@code auto} where an RDMA device exists).
  */
 package io.gda4j.nic.mlx5;
