@@ -26,6 +26,8 @@ public final class Channel {
     private volatile ProxyThread owner;
     private volatile String problem;
     private volatile boolean faulted;
+    /** fault() has begun (the owning thread's guard against a second fault while the first raises the flags). */
+    private boolean faulting;
     private volatile boolean detached;
     /** Triggers handled and nanoseconds spent handling them; one writer (the polling thread), read as snapshots. */
     private final AtomicLong triggersHandled = new AtomicLong();
@@ -101,12 +103,12 @@ public final class Channel {
 
     /** Stops the channel for good: FAILED state for the GPU, a problem for the host, the failure callback. */
     void fault(String why, Throwable cause) {
-        if (faulted) {
+        if (faulting) {
             return;
         }
+        faulting = true;
         problem = "proxy channel " + name + " " + why + (cause != null && cause.getMessage() == null
                 ? " (" + cause.getClass().getName() + ")" : "");
-        faulted = true;
         fifo.putStateRelease(TriggerFifoDescriptor.STATE_FAILED);
         if (onFailure != null) {
             try {
@@ -115,6 +117,8 @@ public final class Channel {
                 problem = problem + "; raising the abort flag failed too: " + e.getMessage();
             }
         }
+        // Published last: whoever sees isFaulted() also sees the abort flags raised and the whole problem.
+        faulted = true;
     }
 
     /** The owning thread died: the channel can never run again. */
