@@ -3,6 +3,7 @@ package io.gda4j.moe;
 import io.gda4j.moe.core.MoeShape;
 import io.gda4j.moe.ht.HighThroughputPart;
 import io.gda4j.moe.ht.MoeRowPath;
+import io.gda4j.moe.ht.PeerPaths;
 import io.gda4j.moe.ht.HighThroughputSizing;
 import io.gda4j.moe.ll.LowLatencyPart;
 import io.gda4j.moe.ll.LowLatencySizing;
@@ -196,7 +197,7 @@ public final class MoeConfig {
         return ht().communicationStream();
     }
 
-    /** High throughput: what moves the rows in a direct world ({@link MoeRowPath}); AUTO by default. */
+    /** High throughput: what moves the rows ({@link MoeRowPath}); AUTO by default. */
     public MoeRowPath rowPath() {
         return ht().rowPath();
     }
@@ -233,23 +234,37 @@ public final class MoeConfig {
     }
 
     /**
-     * What the high-throughput part needs at most in a world of {@code worldSize} ranks: of the two layouts such a
-     * world may have ({@link #sizing(int, boolean)}: direct, or with rings), the one that takes more heap. Throws
-     * IllegalArgumentException when the experts do not split evenly over the ranks, or when a size overflows the type
-     * the kernels index it with (the message names it), and IllegalStateException without a high-throughput part.
+     * What the high-throughput part needs at most in a world of {@code worldSize} ranks: of the layouts such a world
+     * may have ({@link #sizing(int, PeerPaths)}: direct, host transfers over the proxy, or with rings), the one that
+     * takes the most heap. Throws IllegalArgumentException when the experts do not split evenly over the ranks, or
+     * when a size overflows the type the kernels index it with (the message names it), and IllegalStateException
+     * without a high-throughput part.
      */
     public HighThroughputSizing sizing(int worldSize) {
-        HighThroughputSizing rings = sizing(worldSize, false);
-        HighThroughputSizing direct = sizing(worldSize, true);
-        return direct.heapBytes() >= rings.heapBytes() ? direct : rings;
+        HighThroughputSizing most = null;
+        for (PeerPaths p : PeerPaths.values()) {
+            HighThroughputSizing s = sizing(worldSize, p);
+            if (most == null || s.heapBytes() > most.heapBytes()) {
+                most = s;
+            }
+        }
+        return most;
     }
 
     /**
      * What the high-throughput part needs in a world of {@code worldSize} ranks that is direct ({@code direct}: every
-     * pair of ranks p2p or self, as {@link MoeBuffer} finds it) or has rings (some pair proxy or ibgda).
+     * pair of ranks p2p or self, as {@link MoeBuffer} finds it) or has rings (some pair ibgda).
      */
     public HighThroughputSizing sizing(int worldSize, boolean direct) {
         return ht().sizing(worldSize, direct);
+    }
+
+    /**
+     * What the high-throughput part needs in a world of {@code worldSize} ranks whose pairs are {@code paths}, with
+     * the row path it resolves to there ({@link MoeRowPath#resolve}).
+     */
+    public HighThroughputSizing sizing(int worldSize, PeerPaths paths) {
+        return ht().sizing(worldSize, paths);
     }
 
     /**
@@ -438,9 +453,9 @@ public final class MoeConfig {
         }
 
         /**
-         * What moves the high-throughput rows in a direct world: the SMs, the copy engines, or AUTO (the buffer's choice
-         * per world, the default; {@link MoeRowPath}). COPY_ENGINE in a world with a proxy or ibgda pair is refused when
-         * the buffer is made.
+         * What moves the high-throughput rows: the SMs (over the proxy: the ring protocol), the copy engines (over the
+         * proxy: host-queued transfers), or AUTO (the buffer's choice per world, the default; {@link MoeRowPath}).
+         * COPY_ENGINE in a world with an ibgda pair is refused when the buffer is made.
          */
         public Builder rowPath(MoeRowPath v) {
             rowPath = v;
