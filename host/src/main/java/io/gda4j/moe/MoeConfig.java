@@ -347,7 +347,7 @@ public final class MoeConfig {
          * on 2x H100). At most SMs / (2 x ranks per GPU): MoeBuffer refuses more, saying so.
          */
         public static final int DEFAULT_CHANNELS = 12;
-        /** Rows per announced chunk by default (worlds with rings: proxy or ibgda pairs). */
+        /** Rows per announced chunk by default (worlds with rings: ibgda pairs, or the proxy with rowPath SM). */
         public static final int DEFAULT_CHUNK_TOKENS = 32;
         /** Ring rows per (channel, peer) by default (worlds with rings). */
         public static final int DEFAULT_RING_TOKENS = 128;

@@ -5,6 +5,7 @@ import io.gda4j.moe.check.MoeReferenceCheck;
 import io.gda4j.moe.check.MoeRouting;
 import io.gda4j.moe.core.WorkQueueBudget;
 import io.gda4j.moe.ht.MoeRowPath;
+import io.gda4j.moe.ht.PeerPaths;
 import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.nic.NicConfig;
 import io.gda4j.proxy.ProxyConfig;
@@ -13,6 +14,7 @@ import io.gda4j.transport.Transport;
 import io.gda4j.world.LocalWorld;
 import io.gda4j.world.WorldConfig;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -116,6 +118,22 @@ class MoeProxyGpuTest {
         }
     }
 
+    /** AUTO keeps the rings where the heap has no room for the host-transfer layout, and says so. */
+    @Test
+    void aHeapTooSmallForTheHostTransfersKeepsTheRings() {
+        MoeConfig config = config(ElementType.BF16, 8, MoeRowPath.AUTO);
+        long rings = config.sizing(2, PeerPaths.RINGS).heapBytes();
+        long host = config.sizing(2, PeerPaths.HOST_TRANSFERS).heapBytes();
+        assertTrue(rings + (1 << 20) < host, rings + " / " + host);
+        try (LocalWorld w = world(2, "copy", rings + (1 << 20));
+             MoeBuffer moe = MoeBuffer.create(w, config);
+             MoeReferenceCheck check = new MoeReferenceCheck(moe)) {
+            assertFalse(moe.sizing().direct(), moe.highThroughputForm());
+            assertTrue(moe.highThroughputForm().contains("raise WorldConfig heapSizeBytes"), moe.highThroughputForm());
+            check.run(MoeRouting.Kind.UNIFORM, 8, new int[] {64, 40});
+        }
+    }
+
     private static MoeConfig config(ElementType dtype, int topK, MoeRowPath rows) {
         return MoeConfig.builder().hidden(4096).dtype(dtype).maxTokensPerRank(64).numExperts(32).topK(topK)
                 .numChannels(3).chunkTokens(4).ringTokens(16).combineWarps(4).rowPath(rows).build();
@@ -123,9 +141,13 @@ class MoeProxyGpuTest {
 
     /** Ranks sharing GPU 0 over the proxy with {@code handler}: copy (the copy engine) or verbs (the emulated NIC). */
     private static LocalWorld world(int ranks, String handler) {
+        return world(ranks, handler, 128L << 20);
+    }
+
+    private static LocalWorld world(int ranks, String handler, long heapBytes) {
         assumeTrue(Cuda.status().available(), () -> "no CUDA device: " + Cuda.status().reason());
         assumeTrue(Cuda.deviceCount() > 0, "no CUDA device visible");
-        WorldConfig.Builder b = WorldConfig.builder().gpus(Collections.nCopies(ranks, 0)).heapSizeBytes(128L << 20)
+        WorldConfig.Builder b = WorldConfig.builder().gpus(Collections.nCopies(ranks, 0)).heapSizeBytes(heapBytes)
                 .waitTimeout(Duration.ofSeconds(30)).transport(Transport.PROXY.label());
         if (handler.equals("verbs")) {
             b.setting(ProxyConfig.HANDLER, "verbs").setting(NicConfig.NIC, "emulated");

@@ -469,6 +469,11 @@ public final class HighThroughputRank implements AutoCloseable {
             throw new IllegalStateException("rank " + rank.rank() + "'s MoeBuffer is closed and its memory freed; make a"
                     + " new MoeBuffer");
         }
+        Throwable failed = hostFunctions == null ? null : hostFunctions.failure();
+        if (failed != null) {
+            throw new IllegalStateException("rank " + rank.rank() + ": handing an earlier call's transfers to the proxy"
+                    + " failed (" + failed + "); its peers waited for them in vain: make a new MoeBuffer", failed);
+        }
     }
 
     /**
