@@ -129,10 +129,7 @@ final class MoeCommand implements Command {
                 .desc("combine reads y from: heap (default, pulled) or tensor (pushed)")
                 .build());
         o.addOption(Option.builder().longOpt("rows").hasArg().argName("PATHS")
-                .desc("what moves the high-throughput rows: auto (default), sm or copy-engine; over the proxy sm"
-                        + " forces the ring protocol (a trigger per chunk) and copy-engine, like auto, the host-queued"
-                        + " transfers (a few per peer and call); a list (sm,copy-engine) times each in one run, in"
-                        + " turn at every token count, so the two can be compared").build());
+                .desc("auto (default), sm, copy-engine or sm,copy-engine; proxy: sm = rings").build());
         o.addOption(Option.builder().longOpt("check").desc("compare with the Java reference first").build());
         o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
         return o;

@@ -117,8 +117,7 @@ class MoeCommandTest {
         assertEquals(2, empty.code());
         assertTrue(empty.err().contains("got an empty entry"), empty.err());
         String help = CliRun.of("moe", "--help").out().replaceAll("\\s+", " ");
-        assertTrue(help.contains("over the proxy sm forces the ring protocol"), help);
-        assertTrue(help.contains("a list (sm,copy-engine) times each in one run"), help);
+        assertTrue(help.contains("or sm,copy-engine; proxy: sm = rings"), help);
         assertTrue(readme().contains("--rows sm,copy-engine"), "README.md teaches the A/B run");
         io.gda4j.moe.MoeConfig auto = io.gda4j.moe.MoeConfig.deepEpBuilder().build();
         io.gda4j.moe.MoeConfig sm = auto.toBuilder().rowPath(io.gda4j.moe.ht.MoeRowPath.SM).build();
