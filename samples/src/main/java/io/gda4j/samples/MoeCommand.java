@@ -577,32 +577,20 @@ final class MoeCommand implements Command {
     }
 
     /**
-     * Closes every non-null member of the lists, the later lists after the earlier, each list newest first; the first
-     * failure is thrown once all were tried, the others suppressed.
+     * Closes {@code all} from its last member down to {@code from}, newest first: nested try-with-resources, so null
+     * members are skipped, each is closed whatever the later ones threw, and their failures are added as suppressed.
      */
-    @SafeVarargs
-    static void closeAll(List<? extends AutoCloseable>... lists) {
-        RuntimeException failure = null;
-        for (List<? extends AutoCloseable> list : lists) {
-            for (int i = list.size() - 1; i >= 0; i--) {
-                AutoCloseable c = list.get(i);
-                if (c == null) {
-                    continue;
-                }
-                try {
-                    c.close();
-                } catch (Exception e) {
-                    RuntimeException r = e instanceof RuntimeException re ? re : new IllegalStateException(e);
-                    if (failure == null) {
-                        failure = r;
-                    } else {
-                        failure.addSuppressed(r);
-                    }
-                }
-            }
+    @SuppressWarnings("try") // the resource is closed, not used
+    static void closeAll(List<? extends AutoCloseable> all, int from) {
+        if (from == all.size()) {
+            return;
         }
-        if (failure != null) {
-            throw failure;
+        try (AutoCloseable first = all.get(from)) {
+            closeAll(all, from + 1);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
     }
 
@@ -836,10 +824,11 @@ final class MoeCommand implements Command {
             List<String> rowNotes = new ArrayList<>();
             List<String> proxyNotes = new ArrayList<>();
             List<MoeTimingRig> rigs = new ArrayList<>();
-            List<AutoCloseable> baselines = new ArrayList<>();
+            List<AutoCloseable> opened = new ArrayList<>(); // the buffers, then their rigs and baselines
             try {
                 for (MoeConfig c : configs) {
                     buffers.add(MoeBuffer.create(world, c));
+                    opened.add(buffers.get(buffers.size() - 1));
                 }
                 for (MoeBuffer moe : buffers) {
                     String rowNote = combineFromNote(combineFromHeap, moe.sizing());
@@ -861,6 +850,7 @@ final class MoeCommand implements Command {
                     MoeBuffer moe = buffers.get(b);
                     MoeTimingRig run = new MoeTimingRig(moe, combineFromHeap);
                     rigs.add(run);
+                    opened.add(run);
                     blocksPerRank = run.blocksPerRank();
                     // The NCCL columns depend on the dispatch type only: the paths of one type share its baselines.
                     int same = b;
@@ -876,10 +866,10 @@ final class MoeCommand implements Command {
                         continue;
                     }
                     MoeNcclBaseline nccl = ncclMissing == null ? new MoeNcclBaseline(moe) : null;
-                    baselines.add(nccl);
+                    opened.add(nccl);
                     nccls.add(nccl);
                     MoeFrameworkNcclBaseline framework = ncclMissing == null ? new MoeFrameworkNcclBaseline(moe) : null;
-                    baselines.add(framework);
+                    opened.add(framework);
                     frameworks.add(framework);
                 }
                 // Token count by token count, every buffer in turn: paths forced side by side (--rows sm,copy-engine)
@@ -912,7 +902,7 @@ final class MoeCommand implements Command {
                     }
                 }
             } finally {
-                closeAll(baselines, rigs, buffers);
+                closeAll(opened, 0);
             }
             progress.done();
             if (reporting) {

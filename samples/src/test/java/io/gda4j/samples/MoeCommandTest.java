@@ -104,6 +104,27 @@ class MoeCommandTest {
         assertTrue(readme().contains("`--rows copy-engine`"), "README.md");
     }
 
+    /** The buffers, rigs and baselines of a run close newest first, all of them, the first failure thrown. */
+    @Test
+    void closeAllClosesNewestFirstEveryOneAndKeepsTheFailures() {
+        List<String> closed = new java.util.ArrayList<>();
+        List<AutoCloseable> all = new java.util.ArrayList<>();
+        all.add(() -> closed.add("buffer"));
+        all.add(null);
+        all.add(() -> {
+            closed.add("rig");
+            throw new IllegalStateException("rig");
+        });
+        all.add(() -> {
+            closed.add("baseline");
+            throw new java.io.IOException("baseline");
+        });
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> MoeCommand.closeAll(all, 0));
+        assertEquals(List.of("baseline", "rig", "buffer"), closed);
+        assertTrue(e.getCause() instanceof java.io.IOException, String.valueOf(e));
+        assertEquals("rig", e.getSuppressed()[0].getMessage());
+    }
+
     /**
      * --rows takes a list, timed in turn at every token count (the old and the new form over the proxy side by side),
      * each path once; --help says what sm and copy-engine mean over the proxy, and the README which form a world gets.
