@@ -51,10 +51,7 @@ final class CopyEngineTransfers implements HostTransfers {
                         + " bytes");
             }
         }
-        if ((signalOffset & 7) != 0 || signalOffset < 0 || signalOffset > heapBytes - 8) {
-            throw new IllegalArgumentException(channelName + ": the signal word at heap offset " + signalOffset
-                    + " is misaligned or outside the heap of " + heapBytes + " bytes");
-        }
+        VerbsTransfers.requireSignalWord(channelName, signalOffset, heapBytes);
         for (Transfer t : transfers) {
             copy(stream, t.dstOffset(), t.srcAddress(), t.bytes());
         }

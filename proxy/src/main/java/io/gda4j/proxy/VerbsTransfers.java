@@ -50,10 +50,7 @@ final class VerbsTransfers implements HostTransfers {
             writes += (int) ((t.bytes() + VerbsHandler.MAX_WRITE_BYTES - 1) / VerbsHandler.MAX_WRITE_BYTES);
         }
         checkRange(counterAddress - localHeapBase, 8, "signal counter");
-        if ((signalOffset & 7) != 0 || signalOffset < 0 || signalOffset > heap - 8) {
-            throw new IllegalArgumentException(channelName + ": the signal word at heap offset " + signalOffset
-                    + " is misaligned or outside the heap of " + heap + " bytes");
-        }
+        requireSignalWord(channelName, signalOffset, heap);
         long[] local = new long[writes];
         long[] remote = new long[writes];
         int[] bytes = new int[writes];
@@ -68,6 +65,14 @@ final class VerbsTransfers implements HostTransfers {
         }
         return new VerbsHandler.Batch(local, remote, bytes, link.localHeap() + (counterAddress - localHeapBase),
                 link.peerHeap() + signalOffset, link.relaxedOrdering());
+    }
+
+    /** Refuses a signal word that is not an aligned 8-byte word of a heap of {@code heapBytes}. */
+    static void requireSignalWord(String channelName, long signalOffset, long heapBytes) {
+        if ((signalOffset & 7) != 0 || signalOffset < 0 || signalOffset > heapBytes - 8) {
+            throw new IllegalArgumentException(channelName + ": the signal word at heap offset " + signalOffset
+                    + " is misaligned or outside the heap of " + heapBytes + " bytes");
+        }
     }
 
     private void checkRange(long offset, long bytes, String what) {
