@@ -62,16 +62,24 @@ public final class HostFunctions implements AutoCloseable {
             throw new IllegalStateException("cuLaunchHostFunc cannot be bound through JNA: " + unavailable);
         }
         boolean capturing = stream.isCapturing(); // binds the stream's context too
+        queue(stream.nativeHandle(), capturing, work, stream.toString());
+    }
+
+    /**
+     * Queues {@code work} on the native stream {@code nativeStream}, kept for replays when {@code capturing}; the
+     * driver call of {@link #launch}, apart from the stream object (a test's fake driver has none).
+     */
+    void queue(long nativeStream, boolean capturing, Runnable work, String streamName) {
         long id = IDS.incrementAndGet();
         QUEUED.put(id, new Queued(this, work, capturing));
         if (capturing) {
             captured.add(id);
         }
-        int result = LibCuda.cuLaunchHostFunc(stream.nativeHandle(), CALLBACK, id);
+        int result = LibCuda.cuLaunchHostFunc(nativeStream, CALLBACK, id);
         if (result != Driver.SUCCESS) {
             QUEUED.remove(id);
             captured.remove(id);
-            Cuda.check(result, "cuLaunchHostFunc(" + stream + ", for " + owner + ")");
+            Cuda.check(result, "cuLaunchHostFunc(" + streamName + ", for " + owner + ")");
         }
     }
 
