@@ -219,14 +219,15 @@ public final class MoeConfig {
 
     /**
      * Symmetric-heap bytes per rank a {@link MoeBuffer} of this config takes in any world of {@code worldSize} ranks,
-     * both parts, in the worst case: what to give {@code WorldConfig.heapSizeBytes}, at least, for it alone. Whether a
-     * world is direct (every pair of ranks p2p or self) or has rings is known only once it exists, and the two lay the
-     * heap out differently, so this is the larger of the two ({@link #sizing(int)}), plus the low-latency part with
-     * its staging sections ({@link #lowLatencySizing(int)}). At DeepEP's shape (4096 tokens, hidden 7168, top-8 of
-     * 256, BF16, the default channels and rings) the direct layout is the larger: 353.5 MB per rank with 2 ranks,
-     * 707.0 MB with 4, 1414.0 MB with 8 (a rank receives up to every rank's tokens and holds their rows in the heap,
-     * in two regions that calls alternate; the copy-engine row path adds its landing rows: 470.9, 941.9, 1883.8 MB);
-     * DeepEP's low-latency part (128 tokens, FP8) takes 2017.6, 2080.1 and 2189.9 MB per rank on top.
+     * both parts, in the worst case: what to give {@code WorldConfig.heapSizeBytes}, at least, for it alone. How a
+     * world's pairs reach each other (p2p, the proxy, ibgda) is known only once it exists, and each way lays the heap
+     * out differently, so this is the largest layout ({@link #sizing(int)}), plus the low-latency part with its
+     * staging sections ({@link #lowLatencySizing(int)}). At DeepEP's shape (4096 tokens, hidden 7168, top-8 of 256,
+     * BF16, the default channels and rings) that is the proxy's host transfers (the received rows in two regions that
+     * calls alternate, the landing rows and every destination's staged rows, all in the heap): 589.0 MB per rank with
+     * 2 ranks, 1178.0 MB with 4, 2355.9 MB with 8; a p2p world takes 353.5, 707.0 and 1414.0 MB (470.9, 941.9 and
+     * 1883.8 MB with the copy-engine row path); DeepEP's low-latency part (128 tokens, FP8) takes 2017.6, 2080.1 and
+     * 2189.9 MB per rank on top.
      */
     public long heapBytes(int worldSize) {
         long bytes = highThroughput == null ? 0 : sizing(worldSize).heapBytes();
