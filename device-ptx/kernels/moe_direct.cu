@@ -153,13 +153,17 @@ __device__ __forceinline__ int combine_enter(const DeviceView* view, const Local
 
 // A dispatch's entry: where this call writes the region the previous dispatch wrote (only a replayed capture does:
 // eager calls alternate), the peers may still read that region's rows until they start this call, so every rank
-// announces its start and waits for every other's. Every rank takes the same branch: the state follows the calls,
-// which every rank makes alike.
+// announces its start and waits for every other's. `staged` (the copy-engine form) also waits where no combine ran
+// since the previous dispatch: a NIC may still be reading that dispatch's staging arrays, which this call rewrites,
+// until every peer has received them, and a peer that started this call has (a combine in between proves as much).
+// Every rank takes the same branch: the state follows the calls, which every rank makes alike.
 __device__ __forceinline__ int dispatch_enter(const DeviceView* view, const Local& l, const MoeParams* prm,
-                                              const SignalIndex& si, uint64_t seq, int region, int* shared_status) {
+                                              const SignalIndex& si, uint64_t seq, int region, bool staged,
+                                              int* shared_status) {
   const uint64_t flags = *direct_state(prm, DSTATE_FLAGS);
-  const bool reused = (flags & DSTATE_DISPATCHED) != 0 && (int)((flags >> 1) & 1) == region;
-  if (!reused) {
+  const bool again = (flags & DSTATE_DISPATCHED) != 0 &&
+                     ((int)((flags >> 1) & 1) == region || (staged && (flags & DSTATE_COMBINED) == 0));
+  if (!again) {
     if (threadIdx.x == 0) *shared_status = OK;
     __syncthreads();
     return OK;
@@ -333,11 +337,22 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_layout_exchange(cons
   const int32_t* per_expert = reinterpret_cast<const int32_t*>(prm->tokens_per_expert);
   const int32_t* per_rank = reinterpret_cast<const int32_t*>(prm->tokens_per_rank);
   // 1. Rank q's share of this rank's per-expert counts into q's table, then (each lane fenced after its stores) this
-  //    rank's row counts at q.
+  //    rank's row counts at q. A peer whose heap the kernel cannot store into (the proxy's) gets the share with one
+  //    put from this rank's outgoing half of the table, which the fence orders before the counts.
   for (int q = warp; q < n; q += warps) {
     const Peer p = peer_of(view, q);
-    int32_t* table = reinterpret_cast<int32_t*>(p.heap + prm->expert_table) + ((int64_t)parity * n + me) * L;
-    for (int e = (int)lane; e < L; e += 32) table[e] = per_expert[q * L + e];
+    const uint64_t share = prm->expert_table + (((uint64_t)parity * n + me) * L) * 4;
+    if (is_direct(p)) {
+      int32_t* table = reinterpret_cast<int32_t*>(p.heap + share);
+      for (int e = (int)lane; e < L; e += 32) table[e] = per_expert[q * L + e];
+    } else {
+      const uint64_t out = prm->expert_table + ((uint64_t)2 * n * L + ((uint64_t)parity * n + q) * L) * 4;
+      int32_t* mine = reinterpret_cast<int32_t*>(l.heap + out);
+      for (int e = (int)lane; e < L; e += 32) mine[e] = per_expert[q * L + e];
+      __syncwarp();  // orders the lanes' stores before lane 0's put, whose push fences them system-wide
+      if (lane == 0) (void)put(p, share, out, 4 * (uint64_t)L);  // a failure aborts the waits below
+      __syncwarp();
+    }
     fence(p);
     __syncwarp();
     for (int d = (int)lane; d < n; d += 32) {
@@ -426,7 +441,7 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_dispatch_direct(cons
   const int n = prm->head.nranks, me = prm->head.rank;
   const SignalIndex si = signal_index(prm);
   const Local l = local_of(view);
-  int st = dispatch_enter(view, l, prm, si, seq, region, &status);
+  int st = dispatch_enter(view, l, prm, si, seq, region, false, &status);
   if (st == OK) {
     load_first_rows(prm, xparity, first_row);
     dispatch_rows(view, prm, x, scales, topk, weights, num_tokens, seq, xparity, region, false, first_row);
@@ -662,7 +677,7 @@ extern "C" __global__ void __launch_bounds__(512) gda4j_moe_pack(const DeviceVie
   const Local l = local_of(view);
   if (blockIdx.x == 0 && threadIdx.x == 0) *direct_state(prm, DSTATE_DISPATCH_SEQ) = seq;
   // The copies follow this kernel in stream order: waiting here holds them back too.
-  if (dispatch_enter(view, l, prm, si, seq, region, &status) != OK) return;
+  if (dispatch_enter(view, l, prm, si, seq, region, true, &status) != OK) return;
   load_first_rows(prm, xparity, first_row);
   dispatch_rows(view, prm, x, scales, topk, weights, num_tokens, seq, xparity, region, true, first_row);
 }

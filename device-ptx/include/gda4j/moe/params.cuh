@@ -57,6 +57,9 @@
 //     344  u64  stage_topk_weights  (device address; copy-engine worlds: [N dest][max_tokens][top_k] f32)
 //     352  u64  stage_src  (device address; copy-engine worlds: [N dest][max_tokens][2] i32)
 //    360  (length)
+// With host transfers (the copy engines over the proxy) direct_state and stage_* point into the rank's heap instead,
+// and the expert table is followed by [2 parity][N dest][num_local_experts] i32: this rank's share for each peer,
+// put from there.
 #pragma once
 #include <stdint.h>
 #include <stddef.h>

@@ -38,6 +38,9 @@ module io.gda4j.host {
     exports io.gda4j.nic.topology to io.gda4j.samples;
     exports io.gda4j.verbs to io.gda4j.samples;
 
+    // JNA calls cuda.HostFunctions' callback (LibCuda.HostFn, in a class of the package's own) by reflection.
+    opens io.gda4j.cuda to com.sun.jna;
+
     uses io.gda4j.nic.NicProvider;
     uses io.gda4j.transport.TransportProvider;
     uses io.gda4j.world.DeviceErrorDecoder;

@@ -3,6 +3,7 @@ package io.gda4j.cuda;
 
 import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
+import jcuda.driver.CUstreamCaptureStatus;
 import jcuda.driver.CUstreamWaitValue_flags;
 import jcuda.driver.JCudaDriver;
 import jcuda.runtime.cudaStream_t;
@@ -139,6 +140,20 @@ public final class CudaStream extends ContextResource {
         if (result != CUresult.CUDA_SUCCESS) {
             Cuda.check(result, "cuMemcpyAsync(" + sizeBytes + " bytes " + src + " -> " + dst + ", " + this + ")");
         }
+    }
+
+    /**
+     * Whether a graph capture is under way on this stream ({@code cuStreamIsCapturing}): work queued now becomes
+     * nodes of the graph, replayed later, instead of running once.
+     */
+    public boolean isCapturing() {
+        bind();
+        int[] status = new int[1];
+        int result = JCudaDriver.cuStreamIsCapturing(handle, status);
+        if (result != CUresult.CUDA_SUCCESS) {
+            Cuda.check(result, "cuStreamIsCapturing(" + this + ")");
+        }
+        return status[0] != CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE;
     }
 
     /** Destroys the stream ({@code cuStreamDestroy}); queued work still completes. */

@@ -1,5 +1,6 @@
 package io.gda4j.cuda;
 
+import com.sun.jna.Callback;
 import com.sun.jna.Native;
 import com.sun.jna.NativeLibrary;
 import com.sun.jna.Pointer;
@@ -14,6 +15,9 @@ import com.sun.jna.Pointer;
  *   <li>{@code cuStreamBatchMemOp}, which JCuda declares but cannot call: its {@code CUstreamBatchMemOpParams} has no
  *       fields. cuda.h maps the name to {@code cuStreamBatchMemOp_v2}, the symbol bound here
  *       ({@link StreamWriteBatch}).</li>
+ *   <li>{@code cuLaunchHostFunc}, which JCuda binds with a callback record it frees after the first call, so a
+ *       graph that captured it would call freed memory on its second replay, and which attaches and detaches the
+ *       driver's thread on every call ({@link HostFunctions}).</li>
  * </ul>
  * libcuda.so.1 is the library JCuda's native part loaded, so the same driver instance, and the context JCuda made
  * current, answer. Loading never throws: where libcuda is absent (every machine without a GPU)
@@ -56,4 +60,15 @@ final class LibCuda {
      * stream in array order; {@code flags} must be 0.
      */
     static native int cuStreamBatchMemOp_v2(long stream, int count, Pointer paramArray, int flags);
+
+    /** {@code CUhostFn}: {@code void CUDA_CB fn(void *userData)}, run on a driver thread. */
+    public interface HostFn extends Callback {
+        void invoke(long userData);
+    }
+
+    /**
+     * {@code CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)}: {@code fn(userData)} runs on
+     * a driver thread once the work queued on the stream before it is done; the stream's later work waits for it.
+     */
+    static native int cuLaunchHostFunc(long stream, HostFn fn, long userData);
 }

@@ -4,6 +4,7 @@ import io.gda4j.moe.core.TimedOutWait;
 import io.gda4j.moe.core.WorkQueueBudget;
 import io.gda4j.moe.ht.HighThroughputBuffer;
 import io.gda4j.moe.ht.HighThroughputSizing;
+import io.gda4j.moe.ht.PeerPaths;
 import io.gda4j.moe.ll.LowLatencyBuffer;
 import io.gda4j.transport.Capability;
 import io.gda4j.world.DeviceWaitTimeoutException;
@@ -44,10 +45,14 @@ public final class MoeBuffer implements AutoCloseable {
     private MoeBuffer(World world, MoeConfig config) {
         this.world = world;
         this.config = config;
-        // Every process asks (an all-gather): the heap offsets depend on the answer, so all must agree.
+        // Every process asks (all-gathers): the heap offsets depend on the answers, so all must agree.
         boolean staged = anyStaged(world);
+        PeerPaths paths = !staged ? PeerPaths.DIRECT
+                : world.anyPair(t -> !t.has(Capability.DIRECT) && !t.has(Capability.HOST_TRANSFERS)) ? PeerPaths.RINGS
+                : PeerPaths.HOST_TRANSFERS;
+        long lowLatencyHeap = config.hasLowLatency() ? config.lowLatencySizing(world.size(), staged).heapBytes() : 0;
         this.highThroughput = config.hasHighThroughput()
-                ? new HighThroughputBuffer(world, config.highThroughputPart(), !staged) : null;
+                ? new HighThroughputBuffer(world, config.highThroughputPart(), paths, lowLatencyHeap) : null;
         LowLatencyBuffer ll = null;
         if (config.hasLowLatency()) {
             try {
@@ -128,6 +133,16 @@ public final class MoeBuffer implements AutoCloseable {
      */
     public HighThroughputSizing sizing() {
         return ht().sizing();
+    }
+
+    /**
+     * What moves the high-throughput rows in this world and why, in words (the SMs' stores, the copy engines, the
+     * host-queued transfers over the proxy, or the rings), for a benchmark's notes.
+     *
+     * @throws IllegalStateException when the config has no high-throughput part
+     */
+    public String highThroughputForm() {
+        return ht().form();
     }
 
     /** The heap region holding the high-throughput rings and counters (the same offset on every rank). */

@@ -3,6 +3,7 @@ package io.gda4j.moe;
 import io.gda4j.moe.core.MoeShape;
 import io.gda4j.moe.ht.HighThroughputPart;
 import io.gda4j.moe.ht.MoeRowPath;
+import io.gda4j.moe.ht.PeerPaths;
 import io.gda4j.moe.ht.HighThroughputSizing;
 import io.gda4j.moe.ll.LowLatencyPart;
 import io.gda4j.moe.ll.LowLatencySizing;
@@ -196,7 +197,7 @@ public final class MoeConfig {
         return ht().communicationStream();
     }
 
-    /** High throughput: what moves the rows in a direct world ({@link MoeRowPath}); AUTO by default. */
+    /** High throughput: what moves the rows ({@link MoeRowPath}); AUTO by default. */
     public MoeRowPath rowPath() {
         return ht().rowPath();
     }
@@ -218,14 +219,15 @@ public final class MoeConfig {
 
     /**
      * Symmetric-heap bytes per rank a {@link MoeBuffer} of this config takes in any world of {@code worldSize} ranks,
-     * both parts, in the worst case: what to give {@code WorldConfig.heapSizeBytes}, at least, for it alone. Whether a
-     * world is direct (every pair of ranks p2p or self) or has rings is known only once it exists, and the two lay the
-     * heap out differently, so this is the larger of the two ({@link #sizing(int)}), plus the low-latency part with
-     * its staging sections ({@link #lowLatencySizing(int)}). At DeepEP's shape (4096 tokens, hidden 7168, top-8 of
-     * 256, BF16, the default channels and rings) the direct layout is the larger: 353.5 MB per rank with 2 ranks,
-     * 707.0 MB with 4, 1414.0 MB with 8 (a rank receives up to every rank's tokens and holds their rows in the heap,
-     * in two regions that calls alternate; the copy-engine row path adds its landing rows: 470.9, 941.9, 1883.8 MB);
-     * DeepEP's low-latency part (128 tokens, FP8) takes 2017.6, 2080.1 and 2189.9 MB per rank on top.
+     * both parts, in the worst case: what to give {@code WorldConfig.heapSizeBytes}, at least, for it alone. How a
+     * world's pairs reach each other (p2p, the proxy, ibgda) is known only once it exists, and each way lays the heap
+     * out differently, so this is the largest layout ({@link #sizing(int)}), plus the low-latency part with its
+     * staging sections ({@link #lowLatencySizing(int)}). At DeepEP's shape (4096 tokens, hidden 7168, top-8 of 256,
+     * BF16, the default channels and rings) that is the proxy's host transfers (the received rows in two regions that
+     * calls alternate, the landing rows and every destination's staged rows, all in the heap): 589.0 MB per rank with
+     * 2 ranks, 1178.0 MB with 4, 2355.9 MB with 8; a p2p world takes 353.5, 707.0 and 1414.0 MB (470.9, 941.9 and
+     * 1883.8 MB with the copy-engine row path); DeepEP's low-latency part (128 tokens, FP8) takes 2017.6, 2080.1 and
+     * 2189.9 MB per rank on top.
      */
     public long heapBytes(int worldSize) {
         long bytes = highThroughput == null ? 0 : sizing(worldSize).heapBytes();
@@ -233,23 +235,37 @@ public final class MoeConfig {
     }
 
     /**
-     * What the high-throughput part needs at most in a world of {@code worldSize} ranks: of the two layouts such a
-     * world may have ({@link #sizing(int, boolean)}: direct, or with rings), the one that takes more heap. Throws
-     * IllegalArgumentException when the experts do not split evenly over the ranks, or when a size overflows the type
-     * the kernels index it with (the message names it), and IllegalStateException without a high-throughput part.
+     * What the high-throughput part needs at most in a world of {@code worldSize} ranks: of the layouts such a world
+     * may have ({@link #sizing(int, PeerPaths)}: direct, host transfers over the proxy, or with rings), the one that
+     * takes the most heap. Throws IllegalArgumentException when the experts do not split evenly over the ranks, or
+     * when a size overflows the type the kernels index it with (the message names it), and IllegalStateException
+     * without a high-throughput part.
      */
     public HighThroughputSizing sizing(int worldSize) {
-        HighThroughputSizing rings = sizing(worldSize, false);
-        HighThroughputSizing direct = sizing(worldSize, true);
-        return direct.heapBytes() >= rings.heapBytes() ? direct : rings;
+        HighThroughputSizing most = null;
+        for (PeerPaths p : PeerPaths.values()) {
+            HighThroughputSizing s = sizing(worldSize, p);
+            if (most == null || s.heapBytes() > most.heapBytes()) {
+                most = s;
+            }
+        }
+        return most;
     }
 
     /**
      * What the high-throughput part needs in a world of {@code worldSize} ranks that is direct ({@code direct}: every
-     * pair of ranks p2p or self, as {@link MoeBuffer} finds it) or has rings (some pair proxy or ibgda).
+     * pair of ranks p2p or self, as {@link MoeBuffer} finds it) or has rings (some pair ibgda).
      */
     public HighThroughputSizing sizing(int worldSize, boolean direct) {
         return ht().sizing(worldSize, direct);
+    }
+
+    /**
+     * What the high-throughput part needs in a world of {@code worldSize} ranks whose pairs are {@code paths}, with
+     * the row path it resolves to there ({@link MoeRowPath#resolve}).
+     */
+    public HighThroughputSizing sizing(int worldSize, PeerPaths paths) {
+        return ht().sizing(worldSize, paths);
     }
 
     /**
@@ -332,7 +348,7 @@ public final class MoeConfig {
          * on 2x H100). At most SMs / (2 x ranks per GPU): MoeBuffer refuses more, saying so.
          */
         public static final int DEFAULT_CHANNELS = 12;
-        /** Rows per announced chunk by default (worlds with rings: proxy or ibgda pairs). */
+        /** Rows per announced chunk by default (worlds with rings: ibgda pairs, or the proxy with rowPath SM). */
         public static final int DEFAULT_CHUNK_TOKENS = 32;
         /** Ring rows per (channel, peer) by default (worlds with rings). */
         public static final int DEFAULT_RING_TOKENS = 128;
@@ -438,9 +454,9 @@ public final class MoeConfig {
         }
 
         /**
-         * What moves the high-throughput rows in a direct world: the SMs, the copy engines, or AUTO (the buffer's choice
-         * per world, the default; {@link MoeRowPath}). COPY_ENGINE in a world with a proxy or ibgda pair is refused when
-         * the buffer is made.
+         * What moves the high-throughput rows: the SMs (over the proxy: the ring protocol), the copy engines (over the
+         * proxy: host-queued transfers), or AUTO (the buffer's choice per world, the default; {@link MoeRowPath}).
+         * COPY_ENGINE in a world with an ibgda pair is refused when the buffer is made.
          */
         public Builder rowPath(MoeRowPath v) {
             rowPath = v;

@@ -161,7 +161,8 @@ public final class MoeRank {
      * rows peers push to this rank when y is a tensor of the caller's: write it after this rank's dispatch, not
      * before.
      *
-     * @throws IllegalStateException in a world with a proxy or ibgda pair, where combines go through rings
+     * @throws IllegalStateException in a world whose combines go through rings (an ibgda pair, or the proxy with
+     *                               rowPath SM)
      */
     public DeviceTensor combineInput() {
         return ht().combineInput();

@@ -45,7 +45,14 @@ public enum Capability {
      * {@code put_inline} reaches the peer: a {@link #DIRECT} store, or a back end that writes the 16-byte slot in one
      * piece (ibgda's inline WRITE). Not over the proxy, whose copies could tear the slot.
      */
-    PUT_INLINE(6);
+    PUT_INLINE(6),
+    /**
+     * The host can queue transfers into the peer's heap itself ({@link HostTransfers}, from
+     * {@link PeerLink#hostTransfers()}: copies on a CUDA stream, or RDMA WRITEs that a host function queued on the
+     * stream hands the proxy thread, posted as one chained post), so a protocol whose sizes the host knows moves its
+     * bulk with a few transfers per peer and no trigger round trip (the proxy). Host-side only: no kernel asks it.
+     */
+    HOST_TRANSFERS(7);
 
     private final int bit;
 

@@ -17,6 +17,14 @@ import java.util.Optional;
 public record PeerLink(Transport transport, long peerHeap, long handle, int rkey, int lkey, long peerAbortFlag,
                        AutoCloseable resources) implements AutoCloseable {
 
+    /**
+     * The transfers the host can queue toward the peer's heap itself, where the link's resources offer them (a
+     * transport with {@link Capability#HOST_TRANSFERS}), or empty.
+     */
+    public Optional<HostTransfers> hostTransfers() {
+        return resources instanceof HostTransfers t ? Optional.of(t) : Optional.empty();
+    }
+
     /** What {@code resources} report as wrong (see {@link LinkHealth}), or empty. */
     public Optional<String> problem() {
         return resources instanceof LinkHealth ? ((LinkHealth) resources).problem() : Optional.empty();

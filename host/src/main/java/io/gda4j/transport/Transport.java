@@ -9,6 +9,7 @@ import java.util.Set;
 
 import static io.gda4j.transport.Capability.DIRECT;
 import static io.gda4j.transport.Capability.GPU_ATOMICS;
+import static io.gda4j.transport.Capability.HOST_TRANSFERS;
 import static io.gda4j.transport.Capability.NIC_ATOMICS;
 import static io.gda4j.transport.Capability.PREFERS_FEW_PUTS;
 import static io.gda4j.transport.Capability.PUTS_EACH_MESSAGE_FROM_ONE_BLOCK;
@@ -29,7 +30,8 @@ public enum Transport {
     NONE(0, "none", 0),
     SELF(1, "self", 0, DIRECT, SETS_LAND_IN_ORDER, PUT_INLINE),
     P2P(2, "p2p", 0, DIRECT, GPU_ATOMICS, SETS_LAND_IN_ORDER, PUT_INLINE),
-    PROXY(4, "the proxy", 1, GPU_ATOMICS, SETS_LAND_IN_ORDER, PREFERS_FEW_PUTS),
+    PROXY(4, "the proxy", 1, GPU_ATOMICS, SETS_LAND_IN_ORDER, PREFERS_FEW_PUTS,
+            HOST_TRANSFERS),
     IBGDA(3, "ibgda", 2, NIC_ATOMICS, PUTS_EACH_MESSAGE_FROM_ONE_BLOCK, PUT_INLINE);
 
     private final int code;

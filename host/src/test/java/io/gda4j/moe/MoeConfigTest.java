@@ -5,6 +5,7 @@ import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.moe.ht.HighThroughputRank;
 import io.gda4j.moe.ht.HighThroughputSizing;
 import io.gda4j.moe.ht.MoeChannels;
+import io.gda4j.moe.ht.PeerPaths;
 import io.gda4j.moe.tensor.ElementType;
 import org.junit.jupiter.api.Test;
 
@@ -72,22 +73,29 @@ class MoeConfigTest {
     }
 
     /**
-     * The heap a config asks for is enough for any world of that size: the larger of the direct and the ring layouts
-     * (a program that sized its heap from the ring layout alone ran out of heap in MoeBuffer.create on every p2p
-     * world at DeepEP's shape). The figures are the ones MoeConfig.heapBytes and the README state.
+     * The heap a config asks for is enough for any world of that size: the largest of the direct, the host-transfer
+     * and the ring layouts (a program that sized its heap from the ring layout alone ran out of heap in
+     * MoeBuffer.create on every p2p world at DeepEP's shape). Over the proxy AUTO takes the copy engines, whose staging
+     * lives in the heap: the largest. The figures are the ones MoeConfig.heapBytes and the README state.
      */
     @Test
-    void theHeapOfDeepEpsShapeIsTheLargerLayoutForAnyWorld() {
+    void theHeapOfDeepEpsShapeIsTheLargestLayoutForAnyWorld() {
         MoeConfig c = MoeConfig.deepEpBuilder().build();
-        double[] megabytes = {353.5, 707.0, 1414.0};
+        double[] megabytes = {589.0, 1178.0, 2355.9};
+        double[] direct = {353.5, 707.0, 1414.0};
         for (int i = 0; i < 3; i++) {
             int ranks = 2 << i;
-            long direct = c.sizing(ranks, true).heapBytes();
-            long rings = c.sizing(ranks, false).heapBytes();
-            assertEquals(Math.max(direct, rings), c.heapBytes(ranks), ranks + " ranks");
-            assertTrue(direct > rings, ranks + " ranks: the direct world's received rows outweigh the rings");
-            assertTrue(c.sizing(ranks).direct(), "sizing(n) is the larger layout");
+            long most = 0;
+            for (PeerPaths p : PeerPaths.values()) {
+                most = Math.max(most, c.sizing(ranks, p).heapBytes());
+            }
+            assertEquals(most, c.heapBytes(ranks), ranks + " ranks");
+            assertTrue(c.sizing(ranks, true).heapBytes() > c.sizing(ranks, false).heapBytes(),
+                    ranks + " ranks: the direct world's received rows outweigh the rings");
+            assertTrue(c.sizing(ranks).hostTransfers(), "sizing(n) is the largest layout: the proxy's copy engines");
             assertEquals(megabytes[i], Math.round(c.heapBytes(ranks) / 1e5) / 10.0, ranks + " ranks, MB per rank");
+            assertEquals(direct[i], Math.round(c.sizing(ranks, true).heapBytes() / 1e5) / 10.0, ranks + " ranks,"
+                    + " MB per rank of a p2p world");
         }
         MoeConfig ll = MoeConfig.deepEpLowLatencyBuilder().build();
         double[] lowLatency = {2017.6, 2080.1, 2189.9};
@@ -184,6 +192,40 @@ class MoeConfigTest {
         assertEquals(ExactSizes.align(rows * ce.combineRowBytes(), 256), ce.expertTable() - ce.ceLanding());
         assertEquals(sm.heapBytes() + ExactSizes.align(rows * ce.combineRowBytes(), 256), ce.heapBytes(),
                 "the copy engines add their landing rows, nothing else, to the heap");
+    }
+
+    /**
+     * Over the proxy the copy engines' staging arrays and direct state move into the heap (a NIC's WRITE reads only
+     * the heap), with the expert table's outgoing half; device memory keeps neither. SM over the proxy is the rings.
+     */
+    @Test
+    void hostTransfersStageInTheHeapAndSmOverTheProxyIsTheRings() {
+        HighThroughputSizing p2p = small().rowPath(MoeRowPath.COPY_ENGINE).build().sizing(4, PeerPaths.DIRECT);
+        HighThroughputSizing host = small().build().sizing(4, PeerPaths.HOST_TRANSFERS);
+        assertTrue(host.direct() && host.copyEngine() && host.hostTransfers(), "AUTO over the proxy: copy engines");
+        assertFalse(p2p.hostTransfers());
+        assertEquals(host.stageX(), host.ceLanding() + ExactSizes.align(4L * 64 * host.combineRowBytes(), 256),
+                "the staging arrays follow the landing rows in the heap");
+        assertEquals(p2p.stageSrc() - p2p.stageX(), host.stageSrc() - host.stageX(), "the same sections");
+        assertTrue(host.hostDirectState() >= host.stageSrc() + 4L * 64 * 8);
+        assertEquals(host.hostDirectState(), host.directState(), "the direct state words are in the heap");
+        assertEquals(host.hostDirectState() + 256, host.expertTable());
+        assertEquals(host.expertTable() + ExactSizes.align(2L * 2 * 4 * host.numLocalExperts() * 4, 256),
+                host.signals(), "[2 parity][4 sources][L], then [2 parity][4 destinations][L]");
+        assertEquals(p2p.heapBytes() + (host.hostDirectState() - host.stageX()) + 256
+                        + (host.signals() - host.expertTable()) - (p2p.signals() - p2p.expertTable()),
+                host.heapBytes(), "the staging, the state and the outgoing table added to the heap, nothing else");
+        assertEquals(p2p.deviceBytes() - (p2p.combined() - p2p.directState()), host.deviceBytes(),
+                "device memory keeps neither the staging nor the state");
+        HighThroughputSizing rings = small().rowPath(MoeRowPath.SM).build().sizing(4, PeerPaths.HOST_TRANSFERS);
+        assertFalse(rings.direct(), "SM over the proxy forces the rings");
+        assertEquals(small().build().sizing(4, PeerPaths.RINGS).heapBytes(), rings.heapBytes());
+        assertEquals(MoeRowPath.COPY_ENGINE, MoeRowPath.AUTO.resolve(PeerPaths.HOST_TRANSFERS));
+        assertEquals(MoeRowPath.SM, MoeRowPath.AUTO.resolve(PeerPaths.DIRECT));
+        assertEquals(MoeRowPath.SM, MoeRowPath.COPY_ENGINE.resolve(PeerPaths.RINGS), "only rings with an ibgda pair");
+        IllegalArgumentException ibgda = assertThrows(IllegalArgumentException.class, () -> small().build()
+                .highThroughputPart().sizing(4, PeerPaths.RINGS, MoeRowPath.COPY_ENGINE));
+        assertTrue(ibgda.getMessage().contains("ibgda pair"), ibgda.getMessage());
     }
 
     @Test

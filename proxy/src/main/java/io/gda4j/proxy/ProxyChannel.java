@@ -21,6 +21,7 @@ import io.gda4j.cuda.MappedHostMemory;
 import io.gda4j.cuda.MutableDevicePointer;
 import io.gda4j.nic.Nic;
 import io.gda4j.nic.NicUser;
+import io.gda4j.transport.HostTransfers;
 import io.gda4j.transport.LinkEnd;
 import io.gda4j.transport.LinkHealth;
 import io.gda4j.transport.PeerLink;
@@ -39,9 +40,11 @@ import java.util.function.Consumer;
  * The proxy link from one rank to a peer (a PortChannel): the trigger FIFO in pinned host memory mapped into the
  * rank's GPU, the device-side channel object the rank's device view points at, the CUDA stream(s) the copy engine
  * handler drives, and the registration with the world's {@link ProxyService}. Owned by the rank's {@link PeerLink};
- * closing it drains the channel (see {@link ProxyService#remove}) and frees everything, newest first.
+ * closing it drains the channel (see {@link ProxyService#remove}) and frees everything, newest first. It also offers
+ * the transfers the host queues itself ({@link HostTransfers}: {@link CopyEngineTransfers} beside the copy engine
+ * handler, {@link VerbsTransfers} beside the verbs handler), which need no trigger.
  */
-public final class ProxyChannel implements AutoCloseable, LinkHealth, NicUser {
+public final class ProxyChannel implements AutoCloseable, LinkHealth, NicUser, HostTransfers {
     private final String name;
     private final PeerSide peer;
     private final ProxyService service;
@@ -50,6 +53,8 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth, NicUser {
     /** The verbs handler's NIC, or null for the copy engine. */
     private volatile Nic nic;
     private volatile VerbsSession session;
+    /** The host-queued transfers toward the peer (set once built). */
+    private volatile HostTransfers transfers;
     private final List<AutoCloseable> resources;
     private final MappedHostMemory fifoMemory;
     private final DeviceMemory deviceChannel;
@@ -132,7 +137,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth, NicUser {
         if (!peerStreamSignals && !peer.sameGpu() && peer.inProcess() != null) {
             local.context().enablePeerAccess(peer.inProcess().context());
         }
-        return build(local, peer, service, config, peerStreamSignals, "copy engine", (name, stream, deviceChannel,
+        ProxyChannel pc = build(local, peer, service, config, peerStreamSignals, "copy engine", (name, stream, deviceChannel,
                                                                                       resources) -> {
             CudaStream signalStream = null;
             CudaEvent copiesDone = null;
@@ -154,6 +159,11 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth, NicUser {
                     deviceChannel.pointer().plusBytes(CHANNEL_DONE_OFFSET),
                     finalSignalStream == null ? () -> true : finalSignalStream::isClosed);
         }, onClosed);
+        // Without peer access the copies go through cuMemcpyPeerAsync, as the handler's do.
+        pc.transfers = new CopyEngineTransfers(pc.name, local.context(),
+                peerStreamSignals ? peer.inProcess().context() : null, peer.heapBase(),
+                Math.min(local.heapSizeBytes(), peer.heapBytes()));
+        return pc;
     }
 
     /**
@@ -183,6 +193,7 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth, NicUser {
         Nic nic = session.nic();
         String label = "verbs on " + (nic.isEmulated() ? "the emulated NIC (" + nic.description() + ")"
                 : nic.description());
+        VerbsHandler[] made = new VerbsHandler[1];
         ProxyChannel pc = build(local, peer, service, config, false, label,
                 (name, stream, deviceChannel, resources) -> {
                     CudaContext context = local.context();
@@ -198,11 +209,13 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth, NicUser {
                         }
                     };
                     VerbsHandler.ErrorRecordWriter errors = record -> writeErrorRecord(local, context, stream, record);
-                    return new VerbsHandler(name, link, config.credits(), config.creditTimeout().toNanos(),
+                    made[0] = new VerbsHandler(name, link, config.credits(), config.creditTimeout().toNanos(),
                             config.closeTimeout().toNanos(), done, errors);
+                    return made[0];
                 }, onClosed);
         pc.nic = nic;
         pc.session = session;
+        pc.transfers = new VerbsTransfers(pc.name, link, made[0], local.heapBase());
         return pc;
     }
 
@@ -326,6 +339,24 @@ public final class ProxyChannel implements AutoCloseable, LinkHealth, NicUser {
     /** The verbs handler's session (registrations and QPs), or null: for tests that play a dead peer. */
     VerbsSession verbsSession() {
         return session;
+    }
+
+    @Override
+    public boolean readsAnyDeviceMemory() {
+        return transfers().readsAnyDeviceMemory();
+    }
+
+    @Override
+    public void queue(CudaStream stream, List<Transfer> list, long counterAddress, long signalOffset,
+                      Consumer<Runnable> hostWork) {
+        transfers().queue(stream, list, counterAddress, signalOffset, hostWork);
+    }
+
+    private HostTransfers transfers() {
+        if (closed) {
+            throw new IllegalStateException(name + " is closed: its host-queued transfers went with it");
+        }
+        return transfers;
     }
 
     /** Whether signals travel through a stream on the peer's GPU (signal path peer-stream). */

@@ -20,7 +20,9 @@ import io.gda4j.world.ErrorRecordDescriptor.Op;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Locale;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Executes a channel's triggers as RDMA work requests that the proxy thread posts on a QP toward the peer's NIC, so
@@ -49,7 +51,13 @@ import java.util.concurrent.TimeoutException;
  * {@link ErrorRecordWriter}, then fails the channel with a message naming the peer; the channel's failure raises the
  * abort flags.
  *
- * <p>One thread: the proxy thread that owns the channel (or the closing thread once it no longer does). The heaps are
+ * <p>Batches: a call's transfers that the host queued itself ({@link VerbsTransfers}: a host function on the caller's
+ * stream hands them over with {@link #offerBatch}, without a trigger) are posted at the next poll, each batch as one
+ * chained post, its WRITEs then the 8-byte signal behind them, with one doorbell. They take no credits: the protocol
+ * that queues them owns the memory they write into.
+ *
+ * <p>One thread: the proxy thread that owns the channel (or the closing thread once it no longer does); only
+ * {@link #offerBatch} is called from other threads. The heaps are
  * registered once per NIC by whoever built the {@link VerbsLink}; nothing is registered per message, and the hot path
  * allocates nothing.
  */
@@ -60,6 +68,23 @@ final class VerbsHandler implements TriggerHandler {
     static final int FLUSH_SLOTS = 64;
     /** WQE bookkeeping entry of a credit WRITE (not a trigger of the channel). */
     private static final long CREDIT_WQE = -1;
+    /** WQE bookkeeping entry of a batch's WRITE or signal (not a trigger of the channel). */
+    private static final long BATCH_WQE = -2;
+    /** Batches handed over and not yet posted; a full inbox fails the channel (the caller ran far ahead of the NIC). */
+    static final int BATCH_INBOX = 256;
+
+    /**
+     * One call's transfers toward the peer, posted as one chained post: WRITE i of {@code bytes[i]} from
+     * {@code local[i]} (the local heap's registration) to {@code remote[i]} (the peer's), then the signal: an 8-byte
+     * WRITE of the word at {@code counter} to {@code signal}, or, where the NIC may place WRITEs out of order, a
+     * fetch-and-add of 1 there ({@code addOne}; the counter counts the signals, so both leave the same value).
+     */
+    record Batch(long[] local, long[] remote, int[] bytes, long counter, long signal, boolean addOne) {
+        /** Work requests the batch posts: its WRITEs and its signal. */
+        int wqes() {
+            return bytes.length + 1;
+        }
+    }
 
     /** Where a FLUSH's completion is published: the channel's {@code done} word that the GPU's flush polls. */
     @FunctionalInterface
@@ -109,6 +134,12 @@ final class VerbsHandler implements TriggerHandler {
     private long flushTail;
     private long lastPosition = -1;
     private String failure;
+    /** Batches handed over, and how many: the proxy thread polls an empty queue without allocating. */
+    private final ConcurrentLinkedQueue<Batch> batches = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger batchesWaiting = new AtomicInteger();
+    /** Set by a host function whose batch found the inbox full; the proxy thread fails the channel with it. */
+    private volatile String batchRefused;
+    private long batchesPosted;
 
     /**
      * @param window             credits this side grants the peer beyond what it has delivered (at least 1)
@@ -330,16 +361,20 @@ final class VerbsHandler implements TriggerHandler {
         if (failure != null) {
             return 0;
         }
+        if (batchRefused != null) {
+            throw fail(batchRefused);
+        }
         int work;
         try {
             poster.ring(); // one doorbell for everything the batch posted (a no-op when nothing is new)
-            work = poster.poll();
+            work = postBatches();
+            work += poster.poll();
             work += grant();
         } catch (CompletionErrorException e) {
             throw completionError(e);
         } catch (TimeoutException e) {
-            throw fail(channelName + ": granting credits to " + link.peerDescription()
-                    + " found no free send-queue slot: " + e.getMessage());
+            throw fail(channelName + ": posting host-queued transfers or granting credits to "
+                    + link.peerDescription() + " found no free send-queue slot: " + e.getMessage());
         }
         long retired = poster.retiredIndex();
         while (flushHead < flushTail) {
@@ -352,6 +387,51 @@ final class VerbsHandler implements TriggerHandler {
             work++;
         }
         return work;
+    }
+
+    /**
+     * Hands {@code batch} to the proxy thread, which posts it at its next poll: from any thread (a host function on a
+     * CUDA stream: no CUDA, no waiting). False when the inbox is full; the channel then fails at its next poll.
+     */
+    boolean offerBatch(Batch batch) {
+        if (batchesWaiting.incrementAndGet() <= BATCH_INBOX) {
+            batches.offer(batch);
+            return true;
+        }
+        batchesWaiting.decrementAndGet();
+        batchRefused = String.format(Locale.ROOT, "%s: %d host-queued batches toward %s were waiting to be posted"
+                + " when another came: the proxy thread is not posting (blocked, or the NIC stopped completing)",
+                channelName, BATCH_INBOX, link.peerDescription());
+        return false;
+    }
+
+    /** Batches posted so far (each one chained post with one doorbell). */
+    long batchesPosted() {
+        return batchesPosted;
+    }
+
+    /** Posts the batches handed over since the last poll, each as one chained post rung once. */
+    private int postBatches() throws TimeoutException {
+        int posted = 0;
+        for (Batch b = batches.poll(); b != null; b = batches.poll()) {
+            batchesWaiting.decrementAndGet();
+            for (int i = 0; i < b.bytes().length; i++) {
+                note(BATCH_WQE, 0, 0);
+                poster.postWrite(b.remote()[i], link.peerRkey(), b.local()[i], link.localLkey(), b.bytes()[i],
+                        postTimeoutNanos);
+            }
+            note(BATCH_WQE, 0, 0);
+            if (b.addOne()) {
+                poster.postFetchAdd(b.signal(), link.peerRkey(), 1, link.fetchAddress(), link.fetchLkey(),
+                        postTimeoutNanos);
+            } else {
+                poster.postWrite(b.signal(), link.peerRkey(), b.counter(), link.localLkey(), 8, postTimeoutNanos);
+            }
+            poster.ring();
+            batchesPosted++;
+            posted++;
+        }
+        return posted;
     }
 
     /** As the receiver: grants the peer {@code delivered + window} once that is a step beyond the last grant. */
@@ -377,7 +457,7 @@ final class VerbsHandler implements TriggerHandler {
         long deadline = System.nanoTime() + timeoutNanos;
         poster.ring();
         while (true) {
-            progress();
+            progress(); // posts the batches still handed over, too
             if (poster.retiredIndex() >= poster.producerIndex()) {
                 return true;
             }
@@ -391,9 +471,9 @@ final class VerbsHandler implements TriggerHandler {
     @Override
     public String inFlight() {
         return String.format(Locale.ROOT, "RDMA work toward %s up to trigger position %d: %d of %d WQEBBs completed"
-                        + " on QP 0x%06x; %d messages posted, %d credits granted by the receiver",
-                link.peerDescription(), lastPosition, poster.retiredIndex(), poster.producerIndex(), qpn, posted,
-                CreditBlockDescriptor.grantedAcquire(creditView));
+                        + " on QP 0x%06x; %d messages posted, %d credits granted by the receiver; %d host-queued"
+                        + " batches posted", link.peerDescription(), lastPosition, poster.retiredIndex(),
+                poster.producerIndex(), qpn, posted, CreditBlockDescriptor.grantedAcquire(creditView), batchesPosted);
     }
 
     // ---- failures ----------------------------------------------------------------------------------------------
@@ -406,7 +486,8 @@ final class VerbsHandler implements TriggerHandler {
         long word0 = wqeWord0[slot];
         long word1 = wqeWord1[slot];
         boolean credit = position == CREDIT_WQE;
-        Op op = credit ? Op.NONE : op(TriggerFifoDescriptor.kind(word0));
+        boolean batch = position == BATCH_WQE;
+        Op op = credit ? Op.NONE : batch ? Op.PUT : op(TriggerFifoDescriptor.kind(word0));
         ByteBuffer record = ByteBuffer.allocate(ErrorRecordDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         record.putInt(ErrorRecordDescriptor.CODE_OFFSET, CqeErrorRecord.CODE);
         record.putInt(ErrorRecordDescriptor.RANK_OFFSET, link.localRank());
@@ -420,8 +501,8 @@ final class VerbsHandler implements TriggerHandler {
         record.putInt(ErrorRecordDescriptor.THREAD_OFFSET, -1);
         record.putInt(ErrorRecordDescriptor.CMP_OFFSET, qpn);
         record.putInt(ErrorRecordDescriptor.CLAIMED_OFFSET, 1);
-        String what = credit ? "a credit update" : "trigger " + position + " (" + Trigger.decode(word0, word1, 0, 0)
-                + ")";
+        String what = credit ? "a credit update" : batch ? "a host-queued transfer (WQE " + index + ")"
+                : "trigger " + position + " (" + Trigger.decode(word0, word1, 0, 0) + ")";
         String message = String.format(Locale.ROOT, "%s: the NIC failed %s of %s toward %s: %s%s", channelName,
                 Mlx5Opcode.name(e.wqeOpcode()), what, link.peerDescription(), e.getMessage(), hint(e.syndrome()));
         try {

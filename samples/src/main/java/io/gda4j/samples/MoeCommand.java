@@ -8,6 +8,7 @@ import io.gda4j.moe.check.MoeReferenceCheck;
 import io.gda4j.moe.check.MoeRouting;
 import io.gda4j.moe.ll.LowLatencySizing;
 import io.gda4j.moe.tensor.ElementType;
+import io.gda4j.moe.ht.HighThroughputSizing;
 import io.gda4j.moe.ht.MoeRowPath;
 import io.gda4j.proxy.ProxyActivity;
 import io.gda4j.proxy.ProxyConfig;
@@ -127,8 +128,8 @@ final class MoeCommand implements Command {
         o.addOption(Option.builder().longOpt("combine-from").hasArg().argName("WHERE")
                 .desc("combine reads y from: heap (default, pulled) or tensor (pushed)")
                 .build());
-        o.addOption(Option.builder().longOpt("rows").hasArg().argName("PATH")
-                .desc("what moves the rows of a direct world: auto (default), sm, copy-engine").build());
+        o.addOption(Option.builder().longOpt("rows").hasArg().argName("PATHS")
+                .desc("auto (default), sm, copy-engine or sm,copy-engine; proxy: sm = rings").build());
         o.addOption(Option.builder().longOpt("check").desc("compare with the Java reference first").build());
         o.addOption(Option.builder().longOpt("quiet").desc("no progress lines on stderr").build());
         return o;
@@ -463,7 +464,7 @@ final class MoeCommand implements Command {
     static final int CEILING_ITERATIONS = 4;
 
     /** The high-throughput table's columns. */
-    static final List<String> THROUGHPUT_COLUMNS = List.of("dtype", "tokens", "dispatch_ms", "dispatch_p99_ms",
+    static final List<String> THROUGHPUT_COLUMNS = List.of("dtype", "rows", "tokens", "dispatch_ms", "dispatch_p99_ms",
             "dispatch_GBps", "dispatch_link_GBps", "dispatch_link_ratio", "combine_ms", "combine_p99_ms",
             "combine_GBps", "combine_link_GBps", "combine_link_ratio", "sms", "nccl_dispatch_ms", "nccl_dispatch_p99_ms",
             "dispatch_x_nccl", "nccl_combine_ms", "nccl_combine_p99_ms", "combine_x_nccl", "fw_dispatch_ms",
@@ -575,15 +576,47 @@ final class MoeCommand implements Command {
                 ceiling.slowestMillis().length);
     }
 
-    /** --rows: what moves the rows of a direct world's high-throughput calls. */
-    static MoeRowPath rowPath(CommandLine cmd) {
-        String v = cmd.getOptionValue("rows", "auto").trim().toLowerCase(Locale.ROOT);
-        return switch (v) {
-            case "auto" -> MoeRowPath.AUTO;
-            case "sm" -> MoeRowPath.SM;
-            case "copy-engine" -> MoeRowPath.COPY_ENGINE;
-            default -> throw new UsageException("--rows must be auto, sm or copy-engine, got " + v);
-        };
+    /**
+     * Closes {@code all} from its last member down to {@code from}, newest first: nested try-with-resources, so null
+     * members are skipped, each is closed whatever the later ones threw, and their failures are added as suppressed.
+     */
+    @SuppressWarnings("try") // the resource is closed, not used
+    static void closeAll(List<? extends AutoCloseable> all, int from) {
+        if (from == all.size()) {
+            return;
+        }
+        try (AutoCloseable first = all.get(from)) {
+            closeAll(all, from + 1);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** --rows: what moves the high-throughput rows, one path or a list of them to time in turn. */
+    static List<MoeRowPath> rowPaths(CommandLine cmd) {
+        List<MoeRowPath> paths = new ArrayList<>();
+        for (String part : cmd.getOptionValue("rows", "auto").split(",", -1)) {
+            String v = part.trim().toLowerCase(Locale.ROOT);
+            MoeRowPath p = switch (v) {
+                case "auto" -> MoeRowPath.AUTO;
+                case "sm" -> MoeRowPath.SM;
+                case "copy-engine" -> MoeRowPath.COPY_ENGINE;
+                default -> throw new UsageException("--rows must be auto, sm or copy-engine, or a list of them"
+                        + " (sm,copy-engine), got " + (v.isEmpty() ? "an empty entry" : v));
+            };
+            if (paths.contains(p)) {
+                throw new UsageException("--rows names " + v + " twice: each path is timed once per token count");
+            }
+            paths.add(p);
+        }
+        return paths;
+    }
+
+    /** The rows cell: what moved the rows of {@code s} ("sm", "copy-engine", "host-transfers" or "rings"). */
+    static String rowsCell(HighThroughputSizing s) {
+        return !s.direct() ? "rings" : s.hostTransfers() ? "host-transfers" : s.copyEngine() ? "copy-engine" : "sm";
     }
 
     /** --combine-from: whether the expert outputs go to the buffer's combine input (heap, the default). */
@@ -630,16 +663,28 @@ final class MoeCommand implements Command {
                 + " tokens' rows from the experts' ranks as it sums them (--combine-from heap)";
     }
 
-    /** The note that says what moved the rows and where the high-throughput combines read the expert outputs. */
-    static String combineFromNote(boolean fromHeap, boolean direct, boolean copyEngine) {
-        if (!direct) {
-            return "combine: from a tensor of each rank's own, through rings (the world has a proxy or ibgda pair)";
+    /**
+     * The note that says what moved the rows of {@code s} (the last buffer's) and where the high-throughput combines
+     * read the expert outputs.
+     */
+    static String combineFromNote(boolean fromHeap, HighThroughputSizing s) {
+        if (!s.direct()) {
+            return "combine: from a tensor of each rank's own, through rings (an ibgda pair, or the proxy with --rows sm)";
         }
-        if (copyEngine) {
+        String from = fromHeap ? "each rank's MoeRank.combineInput() (--combine-from heap)"
+                : "a tensor of each rank's own (--combine-from tensor)";
+        if (s.hostTransfers()) {
+            return "rows by host-queued transfers over the proxy (--rows auto or copy-engine; sm forces the rings):"
+                    + " dispatch packs each destination's rows on the SMs, then the host queues one transfer per array"
+                    + " and peer and the call's sequence behind them, no trigger (copies on the call's stream with the"
+                    + " copy-engine handler, one chained post of RDMA WRITEs per peer with the verbs handler); combine"
+                    + " returns each source's rows in one transfer and sums on the SMs, reading the expert outputs from "
+                    + from;
+        }
+        if (s.copyEngine()) {
             return "rows by the copy engines (--rows copy-engine): dispatch packs each destination's rows on the SMs, one"
                     + " copy per array and peer moves them; combine copies each source's rows back in one copy and sums"
-                    + " on the SMs, reading the expert outputs from " + (fromHeap ? "each rank's MoeRank.combineInput()"
-                    + " (--combine-from heap)" : "a tensor of each rank's own (--combine-from tensor)");
+                    + " on the SMs, reading the expert outputs from " + from;
         }
         return fromHeap
                 ? "combine: expert outputs in each rank's MoeRank.combineInput(); each rank pulls its tokens' rows from"
@@ -699,7 +744,7 @@ final class MoeCommand implements Command {
      */
     static List<MoeConfig> highThroughputConfigs(CommandLine cmd, Model model, int maxTokens, boolean fewPuts) {
         List<ElementType> dtypes = dtypes(cmd, "both");
-        MoeRowPath rows = rowPath(cmd);
+        List<MoeRowPath> rowPaths = rowPaths(cmd);
         // Over the proxy each announced chunk is a trigger, whose copy and signal cost the proxy thread a few
         // microseconds of driver calls: larger chunks, and a ring that holds several, cut them (MoeConfig.Builder).
         int ring = OptionValues.integer(cmd, "ring", fewPuts ? MoeConfig.Builder.FEW_PUTS_RING_TOKENS
@@ -710,10 +755,12 @@ final class MoeCommand implements Command {
         List<MoeConfig> configs = new ArrayList<>();
         try {
             for (ElementType t : dtypes) {
-                configs.add(model.into(MoeConfig.builder()).dtype(t).maxTokensPerRank(maxTokens).numChannels(channels)
-                        .ringTokens(ring).chunkTokens(chunk)
-                        .combineWarps(Math.min(MoeConfig.Builder.DEFAULT_COMBINE_WARPS, ring))
-                        .communicationStream(cmd.hasOption("comm-stream")).rowPath(rows).build());
+                for (MoeRowPath rows : rowPaths) {
+                    configs.add(model.into(MoeConfig.builder()).dtype(t).maxTokensPerRank(maxTokens)
+                            .numChannels(channels).ringTokens(ring).chunkTokens(chunk)
+                            .combineWarps(Math.min(MoeConfig.Builder.DEFAULT_COMBINE_WARPS, ring))
+                            .communicationStream(cmd.hasOption("comm-stream")).rowPath(rows).build());
+                }
             }
         } catch (IllegalArgumentException e) {
             throw new UsageException(optionWords(e.getMessage()), e);
@@ -774,53 +821,88 @@ final class MoeCommand implements Command {
             List<MoeBuffer> buffers = new ArrayList<>();
             String ncclMissing = MoeNcclBaseline.unavailableReason(world);
             int blocksPerRank = 0;
-            boolean buffersDirect = false;
-            boolean buffersCopyEngine = false;
+            List<String> rowNotes = new ArrayList<>();
             List<String> proxyNotes = new ArrayList<>();
+            List<MoeTimingRig> rigs = new ArrayList<>();
+            List<AutoCloseable> opened = new ArrayList<>(); // the buffers, then their rigs and baselines
             try {
                 for (MoeConfig c : configs) {
                     buffers.add(MoeBuffer.create(world, c));
+                    opened.add(buffers.get(buffers.size() - 1));
                 }
                 for (MoeBuffer moe : buffers) {
-                    buffersDirect = moe.sizing().direct();
-                    buffersCopyEngine = moe.sizing().copyEngine();
+                    String rowNote = combineFromNote(combineFromHeap, moe.sizing());
+                    if (!rowNotes.contains(rowNote)) {
+                        rowNotes.add(rowNote);
+                    }
+                    table.header().put("rows_" + moe.config().dtype().name().toLowerCase(Locale.ROOT) + "_"
+                            + rowsCell(moe.sizing()).replace('-', '_'), moe.highThroughputForm());
                     if (cmd.hasOption("check")) {
-                        progress.step("check " + moe.config().dtype());
+                        progress.step("check " + moe.config().dtype() + " " + rowsCell(moe.sizing()));
                         try (MoeReferenceCheck check = new MoeReferenceCheck(moe, combineFromHeap)) {
                             check.run(MoeRouting.Kind.UNIFORM, 1, MoeRouting.tokenCounts(ranks, maxTokens, new java.util.Random(1)));
                         }
                     }
-                    try (MoeTimingRig run = new MoeTimingRig(moe, combineFromHeap);
-                         MoeNcclBaseline nccl = ncclMissing == null ? new MoeNcclBaseline(moe) : null;
-                         MoeFrameworkNcclBaseline framework = ncclMissing == null
-                                 ? new MoeFrameworkNcclBaseline(moe) : null) {
-                        blocksPerRank = run.blocksPerRank();
-                        for (int t : tokens) {
-                            progress.step(moe.config().dtype() + " " + t + " tokens");
-                            int[] perRank = new int[ranks];
-                            Arrays.fill(perRank, t);
-                            ProxyActivity[] before = proxyActivity(world);
-                            MoeTimingRig.Timing timing = run.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
-                            proxyNote(world, before, warmup + iters, moe.config().dtype() + " " + t + " tokens",
-                                    percentile(timing.dispatchMillis(), 0.5) + percentile(timing.combineMillis(), 0.5))
-                                    .ifPresent(proxyNotes::add);
-                            List<Object> row = new ArrayList<>(List.of(moe.config().dtype().name(), t));
-                            row.addAll(throughputCells(timing, ceilingGbps));
-                            row.add(run.blocksPerRank());
-                            MoeNcclBaseline.Timing base = nccl == null ? null
-                                    : nccl.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
-                            row.addAll(ncclCells(base, ncclMissing, percentile(timing.dispatchMillis(), 0.5),
-                                    percentile(timing.combineMillis(), 0.5)));
-                            MoeNcclBaseline.Timing fw = framework == null ? null
-                                    : framework.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
-                            row.addAll(frameworkCells(fw, ncclMissing, percentile(timing.dispatchMillis(), 0.5),
-                                    percentile(timing.combineMillis(), 0.5)));
-                            table.add(row.toArray());
+                }
+                List<MoeNcclBaseline> nccls = new ArrayList<>();
+                List<MoeFrameworkNcclBaseline> frameworks = new ArrayList<>();
+                for (int b = 0; b < buffers.size(); b++) {
+                    MoeBuffer moe = buffers.get(b);
+                    MoeTimingRig run = new MoeTimingRig(moe, combineFromHeap);
+                    rigs.add(run);
+                    opened.add(run);
+                    blocksPerRank = run.blocksPerRank();
+                    // The NCCL columns depend on the dispatch type only: the paths of one type share its baselines.
+                    int same = b;
+                    for (int e = 0; e < b; e++) {
+                        if (buffers.get(e).config().dtype() == moe.config().dtype()) {
+                            same = e;
+                            break;
                         }
+                    }
+                    if (same < b) {
+                        nccls.add(nccls.get(same));
+                        frameworks.add(frameworks.get(same));
+                        continue;
+                    }
+                    MoeNcclBaseline nccl = ncclMissing == null ? new MoeNcclBaseline(moe) : null;
+                    opened.add(nccl);
+                    nccls.add(nccl);
+                    MoeFrameworkNcclBaseline framework = ncclMissing == null ? new MoeFrameworkNcclBaseline(moe) : null;
+                    opened.add(framework);
+                    frameworks.add(framework);
+                }
+                // Token count by token count, every buffer in turn: paths forced side by side (--rows sm,copy-engine)
+                // are timed alternately, so a drift of the machine reaches both.
+                for (int t : tokens) {
+                    for (int b = 0; b < buffers.size(); b++) {
+                        MoeBuffer moe = buffers.get(b);
+                        MoeTimingRig run = rigs.get(b);
+                        String rows = rowsCell(moe.sizing());
+                        progress.step(moe.config().dtype() + " " + rows + " " + t + " tokens");
+                        int[] perRank = new int[ranks];
+                        Arrays.fill(perRank, t);
+                        ProxyActivity[] before = proxyActivity(world);
+                        MoeTimingRig.Timing timing = run.time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
+                        proxyNote(world, before, warmup + iters, moe.config().dtype() + " " + rows + " " + t
+                                + " tokens", percentile(timing.dispatchMillis(), 0.5)
+                                + percentile(timing.combineMillis(), 0.5)).ifPresent(proxyNotes::add);
+                        List<Object> row = new ArrayList<>(List.of(moe.config().dtype().name(), rows, t));
+                        row.addAll(throughputCells(timing, ceilingGbps));
+                        row.add(run.blocksPerRank());
+                        MoeNcclBaseline.Timing base = nccls.get(b) == null ? null
+                                : nccls.get(b).time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
+                        row.addAll(ncclCells(base, ncclMissing, percentile(timing.dispatchMillis(), 0.5),
+                                percentile(timing.combineMillis(), 0.5)));
+                        MoeNcclBaseline.Timing fw = frameworks.get(b) == null ? null
+                                : frameworks.get(b).time(MoeRouting.Kind.UNIFORM, 7, perRank, warmup, iters);
+                        row.addAll(frameworkCells(fw, ncclMissing, percentile(timing.dispatchMillis(), 0.5),
+                                percentile(timing.combineMillis(), 0.5)));
+                        table.add(row.toArray());
                     }
                 }
             } finally {
-                buffers.forEach(MoeBuffer::close);
+                closeAll(opened, 0);
             }
             progress.done();
             if (reporting) {
@@ -835,7 +917,7 @@ final class MoeCommand implements Command {
             table.note(peerCopyNote(copyPeer, peerGbps));
             table.note(smsNote(configs.get(0).numChannels(), blocksPerRank,
                     world.localRanks().get(0).device().multiprocessorCount()));
-            table.note(combineFromNote(combineFromHeap, buffersDirect, buffersCopyEngine));
+            rowNotes.forEach(table::note);
             if (cmd.hasOption("comm-stream")) {
                 table.note("calls on a communication stream per rank (--comm-stream); times include the fork from and"
                         + " the join to the rank's stream");

@@ -98,9 +98,55 @@ class MoeCommandTest {
         assertTrue(rows.err().contains("--rows applies to --mode high-throughput"), rows.err());
         CliRun bad = CliRun.of("moe", "--rows", "dma");
         assertEquals(2, bad.code());
-        assertTrue(bad.err().contains("--rows must be auto, sm or copy-engine, got dma"), bad.err());
+        assertTrue(bad.err().contains("--rows must be auto, sm or copy-engine, or a list of them (sm,copy-engine),"
+                + " got dma"), bad.err());
         assertTrue(help.out().contains("--rows"), help.out());
         assertTrue(readme().contains("`--rows copy-engine`"), "README.md");
+    }
+
+    /** The buffers, rigs and baselines of a run close newest first, all of them, the first failure thrown. */
+    @Test
+    void closeAllClosesNewestFirstEveryOneAndKeepsTheFailures() {
+        List<String> closed = new java.util.ArrayList<>();
+        List<AutoCloseable> all = new java.util.ArrayList<>();
+        all.add(() -> closed.add("buffer"));
+        all.add(null);
+        all.add(() -> {
+            closed.add("rig");
+            throw new IllegalStateException("rig");
+        });
+        all.add(() -> {
+            closed.add("baseline");
+            throw new java.io.IOException("baseline");
+        });
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> MoeCommand.closeAll(all, 0));
+        assertEquals(List.of("baseline", "rig", "buffer"), closed);
+        assertTrue(e.getCause() instanceof java.io.IOException, String.valueOf(e));
+        assertEquals("rig", e.getSuppressed()[0].getMessage());
+    }
+
+    /**
+     * --rows takes a list, timed in turn at every token count (the old and the new form over the proxy side by side),
+     * each path once; --help says what sm and copy-engine mean over the proxy, and the README which form a world gets.
+     */
+    @Test
+    void rowsTakesAListOfPathsEachOnceAndHelpSaysWhatTheyAreOverTheProxy() {
+        CliRun twice = CliRun.of("moe", "--rows", "sm,copy-engine,sm");
+        assertEquals(2, twice.code());
+        assertTrue(twice.err().contains("--rows names sm twice"), twice.err());
+        CliRun empty = CliRun.of("moe", "--rows", "sm,");
+        assertEquals(2, empty.code());
+        assertTrue(empty.err().contains("got an empty entry"), empty.err());
+        String help = CliRun.of("moe", "--help").out().replaceAll("\\s+", " ");
+        assertTrue(help.contains("or sm,copy-engine; proxy: sm = rings"), help);
+        assertTrue(readme().contains("--rows sm,copy-engine"), "README.md teaches the A/B run");
+        io.gda4j.moe.MoeConfig auto = io.gda4j.moe.MoeConfig.deepEpBuilder().build();
+        io.gda4j.moe.MoeConfig sm = auto.toBuilder().rowPath(io.gda4j.moe.ht.MoeRowPath.SM).build();
+        io.gda4j.moe.MoeConfig ce = auto.toBuilder().rowPath(io.gda4j.moe.ht.MoeRowPath.COPY_ENGINE).build();
+        assertEquals("host-transfers", MoeCommand.rowsCell(auto.sizing(2, io.gda4j.moe.ht.PeerPaths.HOST_TRANSFERS)));
+        assertEquals("rings", MoeCommand.rowsCell(sm.sizing(2, io.gda4j.moe.ht.PeerPaths.HOST_TRANSFERS)));
+        assertEquals("sm", MoeCommand.rowsCell(auto.sizing(2, io.gda4j.moe.ht.PeerPaths.DIRECT)));
+        assertEquals("copy-engine", MoeCommand.rowsCell(ce.sizing(2, io.gda4j.moe.ht.PeerPaths.DIRECT)));
     }
 
     /** Two ranks, 3 iterations; rank 0 received 2e6 bytes (1e6 of them its own rows) and sent 0.5e6 over the link. */
@@ -138,7 +184,7 @@ class MoeCommandTest {
     @Test
     void theTableCarriesTheLinkColumnsAndTheNotesTheReferenceAndTheSms() {
         ResultTable t = new ResultTable("moe", MoeCommand.THROUGHPUT_COLUMNS);
-        List<Object> row = new java.util.ArrayList<>(List.of("BF16", 4096));
+        List<Object> row = new java.util.ArrayList<>(List.of("BF16", "host-transfers", 4096));
         row.addAll(MoeCommand.throughputCells(timing(500_000, 250_000), 2.0));
         row.add(24);
         row.addAll(MoeCommand.ncclCells(new MoeNcclBaseline.Timing(new double[] {1.0, 1.0, 1.0},

@@ -26,36 +26,68 @@ public final class HighThroughputBuffer implements AutoCloseable {
 
     private final World world;
     private final HighThroughputSizing sizing;
+    /** The form this world got, in words (what moves the rows and why), for notes. */
+    private final String choice;
     private final HeapBuffer region;
     private final MoeRankSet<HighThroughputRank> ranks;
 
     /**
      * Sizes and allocates {@code part}'s buffers in {@code world} and loads the kernels.
      *
-     * @param direct whether every pair of ranks is p2p or self, as every process of the world found together (the
-     *               heap offsets depend on it, so all must agree)
+     * @param paths          how every pair of ranks reaches the other, as every process of the world found together
+     *                       (the heap offsets depend on it, so all must agree)
+     * @param heapAfterBytes heap the buffer's other part takes after this one: AUTO keeps the rings over the proxy
+     *                       where the heap has no room for the copy engines' layout and it
      * @throws IllegalArgumentException when the part does not fit the world (sizes, experts per rank, rings too small
-     *                                  for a chunk and a combine round where some pair is proxy or ibgda, more blocks
-     *                                  than can run at once on a GPU, or more streams on a GPU than it has hardware
-     *                                  work queues: the message says what to set)
+     *                                  for a chunk and a combine round where a pair goes through rings, the copy
+     *                                  engines asked for where an ibgda pair needs rings, more blocks than can run at
+     *                                  once on a GPU, or more streams on a GPU than it has hardware work queues: the
+     *                                  message says what to set)
      * @throws IllegalStateException    when the symmetric heap is too small (the message says how to raise it)
      */
-    public HighThroughputBuffer(World world, HighThroughputPart part, boolean direct) {
+    public HighThroughputBuffer(World world, HighThroughputPart part, PeerPaths paths, long heapAfterBytes) {
         this.world = world;
-        this.sizing = part.sizing(world.size(), direct);
-        String rings = direct ? null : part.ringProblem();
+        if (paths == PeerPaths.RINGS && part.rowPath() == MoeRowPath.COPY_ENGINE) {
+            throw new IllegalArgumentException("MoeConfig rowPath COPY_ENGINE needs every pair of ranks to be p2p, self"
+                    + " or proxy; this world has an ibgda pair, whose rows go through rings: use AUTO or SM");
+        }
+        MoeRowPath rows = part.rowPath().resolve(paths);
+        String choice = choice(part, paths, rows);
+        if (part.rowPath() == MoeRowPath.AUTO && paths == PeerPaths.HOST_TRANSFERS) {
+            // Every process's heap holds the same regions, so every process makes the same choice.
+            long wanted = part.sizing(world.size(), paths, rows).heapBytes();
+            long free = world.heap().largestFreeBytes();
+            if (free < wanted + heapAfterBytes) {
+                rows = MoeRowPath.SM;
+                choice = "rings (through the proxy's triggers): the heap's " + free + " free bytes hold no room for the"
+                        + " copy engines' layout (" + wanted + " bytes" + (heapAfterBytes > 0 ? ", with the low-latency"
+                        + " part's " + heapAfterBytes : "") + "); raise WorldConfig heapSizeBytes to MoeConfig.heapBytes"
+                        + " for the host-queued transfers";
+            }
+        }
+        this.sizing = part.sizing(world.size(), paths, rows);
+        this.choice = choice;
+        String rings = sizing.direct() ? null : part.ringProblem();
         if (rings != null) {
             throw new IllegalArgumentException(rings);
         }
-        if (!direct && part.rowPath() == MoeRowPath.COPY_ENGINE) {
-            throw new IllegalArgumentException("MoeConfig rowPath COPY_ENGINE needs every pair of ranks to be p2p or"
-                    + " self; this world has a proxy or ibgda pair, whose rows go through rings: use AUTO or SM");
-        }
         checkResidency(world, part);
-        world.loadModules(LAYOUT_MODULE, direct ? DIRECT_MODULE : RING_MODULE);
+        world.loadModules(LAYOUT_MODULE, sizing.direct() ? DIRECT_MODULE : RING_MODULE);
         this.region = world.heap().allocate(sizing.heapBytes());
         this.ranks = new MoeRankSet<>(world, region, "MoeBuffer", r -> new HighThroughputRank(this, r),
                 HighThroughputRank::finishCalls, HighThroughputRank::close);
+    }
+
+    /** The form a world of {@code paths} gets with {@code rows} (resolved), in words, and why. */
+    private static String choice(HighThroughputPart part, PeerPaths paths, MoeRowPath rows) {
+        String asked = part.rowPath() == MoeRowPath.AUTO ? "" : " (rowPath " + part.rowPath() + ")";
+        return switch (paths) {
+            case DIRECT -> (rows == MoeRowPath.SM ? "direct stores by the SMs" : "copy engines") + asked
+                    + ": every pair p2p or self";
+            case HOST_TRANSFERS -> rows == MoeRowPath.SM ? "rings (through the proxy's triggers)" + asked
+                    : "copy engines, host-queued transfers over the proxy (a few per peer and call, no trigger)" + asked;
+            case RINGS -> "rings: an ibgda pair, whose puts the GPU posts, needs the ring protocol's credits";
+        };
     }
 
     /**
@@ -89,6 +121,11 @@ public final class HighThroughputBuffer implements AutoCloseable {
 
     public HighThroughputSizing sizing() {
         return sizing;
+    }
+
+    /** What moves this buffer's rows in this world and why ("copy engines, host-queued transfers over the proxy ..."). */
+    public String form() {
+        return choice;
     }
 
     /** The heap region holding the rings and counters (the same offset on every rank). */

@@ -100,7 +100,7 @@ public final class HighThroughputPart extends MoePart {
         return communicationStream;
     }
 
-    /** What moves the rows in a direct world ({@link MoeRowPath}). */
+    /** What moves the rows ({@link MoeRowPath}; what a world gets of it: {@link MoeRowPath#resolve}). */
     public MoeRowPath rowPath() {
         return rowPath;
     }
@@ -126,11 +126,24 @@ public final class HighThroughputPart extends MoePart {
 
     /**
      * What a world of {@code worldSize} ranks needs, for a direct world ({@code direct}: every pair of ranks p2p or
-     * self) or one with rings. Throws IllegalArgumentException when the experts do not split evenly over the ranks,
-     * or when a size overflows the type the kernels index it with (the message names it).
+     * self) or one with rings (some pair ibgda). Throws IllegalArgumentException when the experts do not split evenly
+     * over the ranks, or when a size overflows the type the kernels index it with (the message names it).
      */
     public HighThroughputSizing sizing(int worldSize, boolean direct) {
-        return new HighThroughputSizing(this, worldSize, direct, rowPath.resolve(direct) == MoeRowPath.COPY_ENGINE);
+        return sizing(worldSize, direct ? PeerPaths.DIRECT : PeerPaths.RINGS);
+    }
+
+    /** What a world of {@code worldSize} ranks whose pairs are {@code paths} needs, with the row path it resolves to. */
+    public HighThroughputSizing sizing(int worldSize, PeerPaths paths) {
+        return sizing(worldSize, paths, rowPath.resolve(paths));
+    }
+
+    /**
+     * What a world of {@code worldSize} ranks whose pairs are {@code paths} needs with the rows moved by {@code rows}
+     * (a resolved path: SM or COPY_ENGINE; SM over the proxy is the ring protocol).
+     */
+    public HighThroughputSizing sizing(int worldSize, PeerPaths paths, MoeRowPath rows) {
+        return new HighThroughputSizing(this, worldSize, paths, rows);
     }
 
     /** The part's own values (the model, hidden size, experts and top-k, is the config's). */

@@ -3,6 +3,7 @@ package io.gda4j.moe.ht;
 import io.gda4j.cuda.CudaEvent;
 import io.gda4j.cuda.CudaStream;
 import io.gda4j.cuda.DevicePointer;
+import io.gda4j.cuda.HostFunctions;
 import io.gda4j.cuda.Kernel;
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.cuda.MappedHostMemory;
@@ -10,11 +11,17 @@ import io.gda4j.moe.core.MoeParamsHeaderDescriptor;
 import io.gda4j.moe.core.MoeRankMemory;
 import io.gda4j.moe.tensor.DeviceTensor;
 import io.gda4j.moe.tensor.ElementType;
+import io.gda4j.transport.Capability;
+import io.gda4j.transport.HostTransfers;
+import io.gda4j.transport.HostTransfers.Transfer;
+import io.gda4j.transport.PeerLink;
 import io.gda4j.world.ProcessWorld;
 import io.gda4j.world.Rank;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.IntSupplier;
 
 /**
@@ -56,6 +63,12 @@ public final class HighThroughputRank implements AutoCloseable {
     private final Kernel combineSumKernel;
     /** Direct worlds: the layout exchange's host blocks (mapped memory the exchange kernel writes); null elsewhere. */
     private final MappedHostMemory exchangeHost;
+    /**
+     * Host transfers: per peer, the link's transfers where the peer is not DIRECT (null for direct peers and this
+     * rank), and the host functions that hand a call's posts over; null elsewhere.
+     */
+    private final HostTransfers[] transfers;
+    private final HostFunctions hostFunctions;
     private final CallGenerations generations;
     /** Layout exchanges queued on this rank (direct worlds); every rank makes the same layouts, so the same count. */
     private long exchanges;
@@ -124,6 +137,25 @@ public final class HighThroughputRank implements AutoCloseable {
         this.calls = comm == null ? rank.stream() : comm;
         this.computeQueued = queued;
         this.done = memory.done();
+        this.transfers = s.hostTransfers() ? hostTransfers(rank) : null;
+        this.hostFunctions = s.hostTransfers() ? new HostFunctions("rank " + rank.rank() + " MoE calls") : null;
+    }
+
+    /** Per peer the link's host-queued transfers, where the peer is not direct (the proxy); null elsewhere. */
+    private static HostTransfers[] hostTransfers(Rank rank) {
+        HostTransfers[] t = new HostTransfers[rank.worldSize()];
+        for (int p = 0; p < t.length; p++) {
+            if (p == rank.rank() || rank.transportTo(p).has(Capability.DIRECT)) {
+                continue;
+            }
+            PeerLink link = rank.link(p);
+            int peer = p;
+            t[p] = (link == null ? java.util.Optional.<HostTransfers>empty() : link.hostTransfers()).orElseThrow(() ->
+                    new IllegalStateException("rank " + rank.rank() + "'s link to rank " + peer + " over "
+                            + rank.transportTo(peer).phrase() + " offers no host-queued transfers, though its"
+                            + " transport has HOST_TRANSFERS"));
+        }
+        return t;
     }
 
     /**
@@ -191,6 +223,19 @@ public final class HighThroughputRank implements AutoCloseable {
                 .orElseGet(() -> ((ProcessWorld) buffer.world()).peerHeapAddress(peer));
     }
 
+    /**
+     * The address of a staging array or direct state word at {@code offset}: in device memory ({@code base}: its
+     * start), or in this rank's heap region where host transfers keep them there ({@link HighThroughputSizing}).
+     */
+    private long movedAddress(long base, long offset) {
+        return s.hostTransfers() ? rank.heapBase() + buffer.heapRegion().offset() + offset : base + offset;
+    }
+
+    /** The address of direct state word {@code word} (HighThroughputSizing.DSTATE_*). */
+    private long directStateAddress(int word) {
+        return movedAddress(at(0).address(), s.directState() + 8L * word);
+    }
+
     private ByteBuffer params(long base) {
         HighThroughputPart c = s.config();
         long heap = buffer.heapRegion().offset();
@@ -236,13 +281,13 @@ public final class HighThroughputRank implements AutoCloseable {
         b.putLong(MoeParamsDescriptor.EXCHANGE_OFFSET, base + s.exchange());
         b.putLong(MoeParamsDescriptor.EXCHANGE_HOST_OFFSET, exchangeHost == null ? 0 : exchangeHost.deviceAddress());
         b.putLong(MoeParamsDescriptor.EXPERT_TABLE_OFFSET, heap + s.expertTable());
-        b.putLong(MoeParamsDescriptor.DIRECT_STATE_OFFSET, base + s.directState());
+        b.putLong(MoeParamsDescriptor.DIRECT_STATE_OFFSET, movedAddress(base, s.directState()));
         b.putLong(MoeParamsDescriptor.CE_LANDING_OFFSET, heap + s.ceLanding());
-        b.putLong(MoeParamsDescriptor.STAGE_X_OFFSET, base + s.stageX());
-        b.putLong(MoeParamsDescriptor.STAGE_SCALES_OFFSET, base + s.stageScales());
-        b.putLong(MoeParamsDescriptor.STAGE_TOPK_IDX_OFFSET, base + s.stageTopkIdx());
-        b.putLong(MoeParamsDescriptor.STAGE_TOPK_WEIGHTS_OFFSET, base + s.stageTopkWeights());
-        b.putLong(MoeParamsDescriptor.STAGE_SRC_OFFSET, base + s.stageSrc());
+        b.putLong(MoeParamsDescriptor.STAGE_X_OFFSET, movedAddress(base, s.stageX()));
+        b.putLong(MoeParamsDescriptor.STAGE_SCALES_OFFSET, movedAddress(base, s.stageScales()));
+        b.putLong(MoeParamsDescriptor.STAGE_TOPK_IDX_OFFSET, movedAddress(base, s.stageTopkIdx()));
+        b.putLong(MoeParamsDescriptor.STAGE_TOPK_WEIGHTS_OFFSET, movedAddress(base, s.stageTopkWeights()));
+        b.putLong(MoeParamsDescriptor.STAGE_SRC_OFFSET, movedAddress(base, s.stageSrc()));
         return b;
     }
 
@@ -424,6 +469,11 @@ public final class HighThroughputRank implements AutoCloseable {
             throw new IllegalStateException("rank " + rank.rank() + "'s MoeBuffer is closed and its memory freed; make a"
                     + " new MoeBuffer");
         }
+        Throwable failed = hostFunctions == null ? null : hostFunctions.failure();
+        if (failed != null) {
+            throw new IllegalStateException("rank " + rank.rank() + ": handing an earlier call's transfers to the proxy"
+                    + " failed (" + failed + "); its peers waited for them in vain: make a new MoeBuffer", failed);
+        }
     }
 
     /**
@@ -506,20 +556,22 @@ public final class HighThroughputRank implements AutoCloseable {
             {s.recvTopkWeights(), s.stageTopkWeights(), 4L * c.topK()},
             {s.recvSrc(), s.stageSrc(), 8},
         };
-        for (int i = 1; i < n; i++) {
-            int d = (me + i) % n;
-            long heap = peerHeapBase(d) + buffer.heapRegion().offset();
-            long recv = heap + s.directRecv() + region * s.directRecvBytes();
+        long stage = movedAddress(at(0).address(), 0);
+        long recv = buffer.heapRegion().offset() + s.directRecv() + region * s.directRecvBytes();
+        List<List<Transfer>> perPeer = new ArrayList<>();
+        for (int d = 0; d < n; d++) {
+            List<Transfer> list = new ArrayList<>();
             long rows = sizes.destRows()[d];
             for (long[] a : arrays) {
-                if (rows > 0 && a[2] > 0) {
-                    calls.copyAsync(DevicePointer.of(recv + (a[0] - s.recvX()) + sizes.destBase()[d] * a[2]),
-                            at(a[1] + d * t * a[2]), rows * a[2]);
+                if (d != me && rows > 0 && a[2] > 0) {
+                    list.add(new Transfer(stage + a[1] + d * t * a[2],
+                            recv + (a[0] - s.recvX()) + sizes.destBase()[d] * a[2], rows * a[2]));
                 }
             }
-            calls.copyAsync(DevicePointer.of(heap + s.signals() + 8L * s.dispatchDoneWord(me)),
-                    at(s.directState() + 8L * HighThroughputSizing.DSTATE_DISPATCH_SEQ), 8);
+            perPeer.add(list);
         }
+        sendToEveryPeer(perPeer, directStateAddress(HighThroughputSizing.DSTATE_DISPATCH_SEQ),
+                buffer.heapRegion().offset() + s.signals() + 8L * s.dispatchDoneWord(me));
         dispatchWaitKernel.launch(1, STEP_THREADS, 0, calls, KernelArgs.create().pointer(rank.deviceView())
                 .pointer(at(s.params())).pointer(at(s.callSeq())).i32(region));
     }
@@ -537,20 +589,65 @@ public final class HighThroughputRank implements AutoCloseable {
         int n = s.worldSize();
         int me = rank.rank();
         long row = s.combineRowBytes();
-        for (int i = 1; i < n; i++) {
-            int src = (me + i) % n;
-            long heap = peerHeapBase(src) + buffer.heapRegion().offset();
+        List<List<Transfer>> perPeer = new ArrayList<>();
+        for (int src = 0; src < n; src++) {
+            List<Transfer> list = new ArrayList<>();
             long rows = sizes.srcRows()[src];
-            if (rows > 0) {
-                calls.copyAsync(DevicePointer.of(heap + s.ceLanding() + (long) me * c.maxTokensPerRank() * row),
-                        y.pointer().plusBytes(sizes.srcBase()[src] * row), rows * row);
+            if (src != me && rows > 0) {
+                long from = y.address() + sizes.srcBase()[src] * row;
+                if (transfers != null && transfers[src] != null && !transfers[src].readsAnyDeviceMemory()
+                        && y.address() != combineInputAddress()) {
+                    // A NIC reads only the heap: these rows go through the combine input first (HBM, once).
+                    long staged = combineInputAddress() + sizes.srcBase()[src] * row;
+                    calls.copyAsync(DevicePointer.of(staged), DevicePointer.of(from), rows * row);
+                    from = staged;
+                }
+                list.add(new Transfer(from, buffer.heapRegion().offset() + s.ceLanding()
+                        + (long) me * c.maxTokensPerRank() * row, rows * row));
             }
-            calls.copyAsync(DevicePointer.of(heap + s.signals() + 8L * s.combineDoneWord(me)),
-                    at(s.directState() + 8L * HighThroughputSizing.DSTATE_COMBINE_SEQ), 8);
+            perPeer.add(list);
         }
+        sendToEveryPeer(perPeer, directStateAddress(HighThroughputSizing.DSTATE_COMBINE_SEQ),
+                buffer.heapRegion().offset() + s.signals() + 8L * s.combineDoneWord(me));
         combineSumKernel.launch(blocksPerRank(c), DIRECT_THREADS, 0, calls, KernelArgs.create()
                 .pointer(rank.deviceView()).pointer(at(s.params())).pointer(y.pointer()).pointer(out.pointer())
                 .i32(tokens).pointer(at(s.combineSeq())).i32(xparity));
+    }
+
+    /**
+     * Queues every other rank's transfers ({@code perPeer}, heap offsets of the peer's region) and then its signal:
+     * the peer's word at heap offset {@code signalOffset} takes the value of this rank's word at
+     * {@code counterAddress} (the call's sequence: one more each call). Peers whose link posts from the host go first,
+     * in one host function for all of them, so their NICs start while the copy engines copy for the others; direct
+     * peers get copies into their heaps as this process maps them, in the same order on the same stream.
+     */
+    private void sendToEveryPeer(List<List<Transfer>> perPeer, long counterAddress, long signalOffset) {
+        int n = s.worldSize();
+        int me = rank.rank();
+        List<Runnable> posts = new ArrayList<>();
+        for (int i = 1; i < n; i++) {
+            int p = (me + i) % n;
+            if (transfers != null && transfers[p] != null && !transfers[p].readsAnyDeviceMemory()) {
+                transfers[p].queue(calls, perPeer.get(p), counterAddress, signalOffset, posts::add);
+            }
+        }
+        if (!posts.isEmpty()) {
+            hostFunctions.launch(calls, () -> posts.forEach(Runnable::run));
+        }
+        for (int i = 1; i < n; i++) {
+            int p = (me + i) % n;
+            if (transfers != null && transfers[p] != null) {
+                if (transfers[p].readsAnyDeviceMemory()) {
+                    transfers[p].queue(calls, perPeer.get(p), counterAddress, signalOffset, posts::add);
+                }
+                continue;
+            }
+            long heap = peerHeapBase(p);
+            for (Transfer t : perPeer.get(p)) {
+                calls.copyAsync(DevicePointer.of(heap + t.dstOffset()), DevicePointer.of(t.srcAddress()), t.bytes());
+            }
+            calls.copyAsync(DevicePointer.of(heap + signalOffset), DevicePointer.of(counterAddress), 8);
+        }
     }
 
     /** Throws IllegalStateException, naming {@code what}, when the buffer closed or this rank dispatched again. */
@@ -567,15 +664,19 @@ public final class HighThroughputRank implements AutoCloseable {
      * first: the fastest combine. Every rank of a combine must then pass its own; a rank that passes a tensor of its
      * own while another pulls fails the combine on every rank with an error that says so. The same memory holds the
      * rows peers push to this rank when y is a tensor of the caller's: write it after this rank's dispatch, not
-     * before.
+     * before. With the copy engines ({@link MoeRowPath#COPY_ENGINE}, and over the proxy) nothing is pulled: the rows
+     * are copied from it as from any y, and over a NIC (the proxy's verbs handler) without the copy into the heap a y
+     * of the caller's takes first.
      *
-     * @throws IllegalStateException in a world with a proxy or ibgda pair, where combines go through rings
+     * @throws IllegalStateException in a world whose combines go through rings (an ibgda pair, or the proxy with the
+     *                               rows on the SMs)
      */
     public synchronized DeviceTensor combineInput() {
         requireOpen();
         if (!s.direct()) {
-            throw new IllegalStateException("rank " + rank.rank() + ": a combine input in the heap needs every pair of"
-                    + " ranks to be p2p or self; this world has a proxy or ibgda pair, so pass a tensor of your own");
+            throw new IllegalStateException("rank " + rank.rank() + ": a combine input in the heap needs the direct"
+                    + " protocol (every pair of ranks p2p or self, or the copy engines over the proxy); this world's"
+                    + " combines go through rings, so pass a tensor of your own");
         }
         return DeviceTensor.of(DevicePointer.of(combineInputAddress()), combineInputBytes(), ElementType.BF16,
                 s.maxRecvTokens(), s.config().hidden());
@@ -758,6 +859,9 @@ public final class HighThroughputRank implements AutoCloseable {
             try {
                 memory.close();
             } finally {
+                if (hostFunctions != null) {
+                    hostFunctions.close();
+                }
                 if (exchangeHost != null) {
                     exchangeHost.close();
                 }

@@ -33,7 +33,12 @@ import io.gda4j.moe.tensor.Fp8BlockQuantizer;
  *                       reads this rank's expert outputs here instead (io.gda4j.moe.MoeRank#combineInput(), N x T rows)
  *   ceLanding           copy engines: [N expert rank][T][combineRowBytes], each rank's rows as this rank packed
  *                       them for it, copied there by the rank's copy engine
- *   expertTable         direct: [2 exchange parity][N source][L] i32, each source's tokens per local expert
+ *   stage*              host transfers (the copy engines over the proxy): the staging arrays, [N dest][T] rows of
+ *                       each received array, in the heap (a NIC's WRITE reads only the heap) instead of device memory
+ *   hostDirectState     host transfers: the direct state words, in the heap (its sequence words are the signals'
+ *                       sources); device memory has them elsewhere
+ *   expertTable         direct: [2 exchange parity][N source][L] i32, each source's tokens per local expert; host
+ *                       transfers add [2 exchange parity][N dest][L], this rank's share for each peer, put from here
  *   signals (u64)       dispatchCount[2 parity][C][N source], dispatchTail[C][N source], dispatchCredit[C][N dest],
  *                       combineTail[C][N source], combineCredit[C][N dest],
  *                       directCount[2 parity][N source][N dest], dispatchDone[N source], combineEntry[N source],
@@ -45,6 +50,11 @@ import io.gda4j.moe.tensor.Fp8BlockQuantizer;
  * engines' staging arrays ([N dest][T] rows of each received array), the combined rows, then the received tensors
  * (recvX .. recvSrc), which a direct world keeps in the heap instead (its device memory ends where they would start).
  * A direct world also has a host block per exchange parity in mapped memory ({@link #exchangeHostBytes()}).
+ *
+ * <p>Three layouts, by how the ranks reach each other ({@link PeerPaths}) and the row path they resolve to: the rings
+ * (some pair ibgda, or the proxy with the rows forced to the SMs), direct (every pair p2p or self; the copy engines add
+ * their landing rows and staging), and host transfers (the proxy with the copy engines: direct's sections, the
+ * staging and the direct state in the heap, and the expert table's outgoing half).
  */
 public final class HighThroughputSizing {
 
@@ -61,6 +71,8 @@ public final class HighThroughputSizing {
     private final int signalWords;
     private final boolean direct;
     private final boolean copyEngine;
+    private final boolean hostTransfers;
+    private final PeerPaths paths;
     private final int exchangeWords;
 
     // heap offsets, relative to the region's start
@@ -72,6 +84,7 @@ public final class HighThroughputSizing {
     private final long directRecvBytes;
     private final long combineLanding;
     private final long ceLanding;
+    private final long hostDirectState;
     private final long expertTable;
     private final long signals;
     private final long heapBytes;
@@ -109,18 +122,27 @@ public final class HighThroughputSizing {
     private final long waitNanos;
     private final long deviceBytes;
 
-    /** {@code copyEngine}: the copy engines move the rows (a direct world whose config forces them, or chose them). */
-    HighThroughputSizing(HighThroughputPart c, int worldSize, boolean direct, boolean copyEngine) {
+    /**
+     * The sizes of {@code c} in a world of {@code worldSize} ranks whose pairs are {@code paths}, its rows moved by
+     * {@code rows} (resolved: SM or COPY_ENGINE; SM where a pair is not direct means the rings).
+     */
+    HighThroughputSizing(HighThroughputPart c, int worldSize, PeerPaths paths, MoeRowPath rows) {
         ExactSizes x = new ExactSizes(HighThroughputPart.OWNER);
         c.shape().checkWorld(HighThroughputPart.OWNER, worldSize);
-        if (copyEngine && !direct) {
-            throw new IllegalArgumentException("MoeConfig rowPath COPY_ENGINE needs a direct world (every pair of ranks"
-                    + " p2p or self); this one has a proxy or ibgda pair, whose rows go through rings: use AUTO or SM");
+        if (rows == MoeRowPath.AUTO) {
+            throw new IllegalArgumentException("a sizing needs a resolved row path (SM or COPY_ENGINE), got AUTO");
+        }
+        boolean throughRings = paths == PeerPaths.RINGS || rows == MoeRowPath.SM && paths == PeerPaths.HOST_TRANSFERS;
+        if (rows == MoeRowPath.COPY_ENGINE && paths == PeerPaths.RINGS) {
+            throw new IllegalArgumentException("MoeConfig rowPath COPY_ENGINE needs every pair of ranks to be p2p, self or"
+                    + " proxy; this world has an ibgda pair, whose rows go through rings: use AUTO or SM");
         }
         this.config = c;
         this.worldSize = worldSize;
-        this.direct = direct;
-        this.copyEngine = copyEngine;
+        this.paths = paths;
+        this.direct = !throughRings;
+        this.copyEngine = direct && rows == MoeRowPath.COPY_ENGINE;
+        this.hostTransfers = copyEngine && paths == PeerPaths.HOST_TRANSFERS;
         this.numLocalExperts = c.numExperts() / worldSize;
         this.maxRecvTokens = x.toInt("maxRecvTokens (worldSize x maxTokensPerRank)", x.mul("maxRecvTokens", worldSize, c.maxTokensPerRank()));
         this.payloadBytes = x.toInt("payload bytes per row (hidden x element bytes)", x.mul("payload bytes", c.hidden(), c.dtype().bytes()));
@@ -171,19 +193,12 @@ public final class HighThroughputSizing {
         d = x.next(d, "local expert counts", 4L * numLocalExperts);
         exchange = d;
         d = x.next(d, "layout exchange blocks", direct ? 2 * exchangeBlockBytes() : 0);
-        directState = d;
-        d = x.next(d, "direct state words", direct ? 8L * DIRECT_STATE_WORDS : 0);
+        long deviceDirectState = d;
+        d = x.next(d, "direct state words", direct && !hostTransfers ? 8L * DIRECT_STATE_WORDS : 0);
         long staged = copyEngine ? x.mul("staged rows (ranks x maxTokensPerRank)", worldSize, c.maxTokensPerRank()) : 0;
-        stageX = d;
-        d = x.next(d, "staged rows", x.mul("staged rows", staged, payloadBytes));
-        stageScales = d;
-        d = x.next(d, "staged scales", x.mul("staged scales", staged, 4L * scalesPerRow));
-        stageTopkIdx = d;
-        d = x.next(d, "staged top-k indices", x.mul("staged top-k indices", staged, 4L * c.topK()));
-        stageTopkWeights = d;
-        d = x.next(d, "staged top-k weights", x.mul("staged top-k weights", staged, 4L * c.topK()));
-        stageSrc = d;
-        d = x.next(d, "staged sources", x.mul("staged sources", staged, 8));
+        // Host transfers keep the staging arrays in the heap: the device's sections take no bytes.
+        long[] deviceStage = new long[5];
+        d = stageSections(x, d, hostTransfers ? 0 : staged, deviceStage);
         combined = d;
         d = x.next(d, "combined rows (maxTokensPerRank x 2 hidden)", x.mul("combined rows", c.maxTokensPerRank(), combineRowBytes));
         recvX = d;
@@ -216,14 +231,46 @@ public final class HighThroughputSizing {
         ceLanding = at;
         at = x.next(at, "copy-engine landing rows", x.mul("copy-engine landing bytes", copyEngine ? landingRows : 0,
                 combineRowBytes));
+        long[] heapStage = new long[5];
+        at = stageSections(x, at, hostTransfers ? staged : 0, heapStage);
+        long[] stage = hostTransfers ? heapStage : deviceStage;
+        stageX = stage[0];
+        stageScales = stage[1];
+        stageTopkIdx = stage[2];
+        stageTopkWeights = stage[3];
+        stageSrc = stage[4];
+        hostDirectState = at;
+        at = x.next(at, "direct state words (host transfers)", hostTransfers ? 8L * DIRECT_STATE_WORDS : 0);
+        directState = hostTransfers ? hostDirectState : deviceDirectState;
         expertTable = at;
-        at = x.next(at, "expert table", direct ? x.mul("expert table", 8L * worldSize, numLocalExperts) : 0);
+        at = x.next(at, "expert table", direct ? x.mul("expert table", (hostTransfers ? 16L : 8L) * worldSize,
+                numLocalExperts) : 0);
         signals = at;
         heapBytes = x.next(at, "signal bytes", 8L * signalWords);
     }
 
+    /**
+     * The staging arrays' sections from {@code at}, {@code staged} rows each ([N dest][T]): their offsets into
+     * {@code offsets} (x, scales, top-k indices, top-k weights, sources); returns where the next section starts.
+     */
+    private long stageSections(ExactSizes x, long at, long staged, long[] offsets) {
+        long[] rowBytes = {payloadBytes, 4L * scalesPerRow, 4L * config.topK(), 4L * config.topK(), 8};
+        String[] names = {"staged rows", "staged scales", "staged top-k indices", "staged top-k weights",
+            "staged sources"};
+        for (int i = 0; i < 5; i++) {
+            offsets[i] = at;
+            at = x.next(at, names[i], x.mul(names[i], staged, rowBytes[i]));
+        }
+        return at;
+    }
+
     public HighThroughputPart config() {
         return config;
+    }
+
+    /** How the world's pairs reach each other, as this sizing was made for. */
+    public PeerPaths paths() {
+        return paths;
     }
 
     public int worldSize() {
@@ -299,14 +346,26 @@ public final class HighThroughputSizing {
         return combineLanding;
     }
 
-    /** Whether every pair of ranks is p2p or self: rows go straight to their place, there are no rings. */
+    /**
+     * Whether the direct protocol runs (no rings): every pair of ranks is p2p or self, or reached by host transfers
+     * with the copy engines moving the rows ({@link #hostTransfers()}); rows go straight to their place.
+     */
     public boolean direct() {
         return direct;
     }
 
-    /** Whether the copy engines move the rows (the SMs pack and sum): a direct world only. */
+    /** Whether the copy engines move the rows (the SMs pack and sum): the direct protocol only. */
     public boolean copyEngine() {
         return copyEngine;
+    }
+
+    /**
+     * Whether some pair's rows go by host-queued transfers (the copy engines over the proxy): the staging arrays and
+     * the direct state are in the heap ({@link #stageX()}, {@link #directState()} are heap offsets), and no combine
+     * pulls from the peers' heaps.
+     */
+    public boolean hostTransfers() {
+        return hostTransfers;
     }
 
     /** Bytes of one region of the received tensors in a direct world's heap (there are two), else 0. */
@@ -319,7 +378,10 @@ public final class HighThroughputSizing {
         return ceLanding;
     }
 
-    /** Heap offset of the layout exchange's per-expert table (direct worlds). */
+    /**
+     * Heap offset of the layout exchange's per-expert table (direct worlds); with host transfers this rank's outgoing
+     * shares follow it, at {@code expertTable() + 8 N L} ({@code [2 parity][N dest][L]} i32).
+     */
     public long expertTable() {
         return expertTable;
     }
@@ -383,11 +445,20 @@ public final class HighThroughputSizing {
         return exchange;
     }
 
+    /** The direct state words: a device offset, or a heap-region offset where {@link #hostTransfers()}. */
     public long directState() {
         return directState;
     }
 
-    /** Device offsets of the copy engines' staging arrays, [N dest][T rows] each (0 bytes unless copy engines). */
+    /** Heap offset of the direct state words of host transfers (a section of 0 bytes otherwise). */
+    public long hostDirectState() {
+        return hostDirectState;
+    }
+
+    /**
+     * Offsets of the copy engines' staging arrays, [N dest][T rows] each (0 bytes unless copy engines): in device
+     * memory, or in the heap region where {@link #hostTransfers()}.
+     */
     public long stageX() {
         return stageX;
     }

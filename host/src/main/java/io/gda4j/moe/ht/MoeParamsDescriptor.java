@@ -61,7 +61,9 @@ import io.gda4j.moe.core.MoeParamsHeaderDescriptor;
  *    360  (length)
  * </pre>
  * Heap offsets address the symmetric heap (valid on every rank); device addresses point into the rank's own MoE
- * device memory (see {@link HighThroughputSizing}).
+ * device memory (see {@link HighThroughputSizing}). With host transfers (the copy engines over the proxy)
+ * direct_state and stage_* point into the rank's heap instead, and the expert table is followed by
+ * [2 parity][N dest][num_local_experts] i32: this rank's share for each peer, put from there.
  */
 public final class MoeParamsDescriptor {
     /** "MOE1": a kernel given something else refuses to run. */

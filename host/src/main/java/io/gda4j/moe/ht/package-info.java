@@ -5,8 +5,10 @@
  * ({@link io.gda4j.moe.ht.HighThroughputSizing}), the part of a buffer ({@link io.gda4j.moe.ht.HighThroughputBuffer})
  * and a rank's calls ({@link io.gda4j.moe.ht.HighThroughputRank}), and the parameter block the kernels read
  * ({@link io.gda4j.moe.ht.MoeParamsDescriptor}). Two protocols share the layout kernel ({@code kernels/moe_layout.cu})
- * and the parameter block: rings ({@code kernels/moe_ring.cu}, where some pair of ranks is proxy or ibgda) and direct
- * stores ({@code kernels/moe_direct.cu}, where every pair is p2p or self); the buffer loads the world's one.
+ * and the parameter block: rings ({@code kernels/moe_ring.cu}, where some pair of ranks is ibgda, or proxy with the
+ * rows forced onto the SMs) and the direct protocol ({@code kernels/moe_direct.cu}: stores where every pair is p2p or
+ * self, the copy engines' form there or over the proxy); the buffer loads the world's one
+ * ({@link io.gda4j.moe.ht.PeerPaths}, {@link io.gda4j.moe.ht.MoeRowPath#resolve}).
  *
  * <h2>What moves where</h2>
  * A rank's tokens are split into {@code numChannels} contiguous ranges ({@link io.gda4j.moe.ht.MoeChannels}); channel
@@ -49,7 +51,17 @@
  * blocks. The copies' sizes come from the layout exchange, which the host reads from mapped memory once the exchange
  * kernel has stamped it.
  *
- * <h2>Flow control (other worlds)</h2>
+ * <h2>Over the proxy: host-queued transfers</h2>
+ * A world whose other pairs are proxy ({@link io.gda4j.moe.ht.PeerPaths#HOST_TRANSFERS}) runs the same copy-engine
+ * form by default: the staging arrays and the direct state live in the heap, and the transfers to a proxy peer go
+ * through its link ({@link io.gda4j.transport.HostTransfers}), queued by the calling thread: copies on the call's
+ * stream, or, for the verbs handler, one host function per call that hands each peer's WRITEs and signal to the proxy
+ * thread as one chained post. No trigger sits on a call's path; the layout exchange puts each rank's expert shares to
+ * such peers from the outgoing half of its table. Since the stream does not wait for a NIC's WRITEs, a copy-engine
+ * dispatch that follows a dispatch with no combine between waits for every rank's entry before it rewrites the
+ * staging (the entry proves the peer received the last one).
+ *
+ * <h2>Flow control (worlds with rings)</h2>
  * The receiver owns the rings and grants slots: a sender writes rows only into slots the receiver has freed
  * (cumulative credit counters), so at most {@code ringTokens} rows per (channel, peer) are in flight and a slow
  * receiver is never overrun. Over p2p the sender's warps store each row straight into the peer's ring; over proxy and
