@@ -264,8 +264,9 @@ public final class LowLatencyRank implements AutoCloseable {
         return tokenBlocks(Math.toIntExact(tokens * slices));
     }
 
-    private static int tokenBlocks(int tokens) {
-        return Math.max(1, (tokens + TOKEN_WARPS - 1) / TOKEN_WARPS);
+    /** Blocks of TOKEN_WARPS warps for {@code warps} warps, at least one. */
+    private static int tokenBlocks(int warps) {
+        return Math.max(1, (warps + TOKEN_WARPS - 1) / TOKEN_WARPS);
     }
 
     /**
@@ -344,9 +345,23 @@ public final class LowLatencyRank implements AutoCloseable {
         return t;
     }
 
-    /** Blocks for one warp per row a tagged receive may take: a row per source and token, sized by this rank's own. */
+    /** The tagged dispatch's receive half on buffer {@code b}, whose dispatch sent {@code tokens} tokens. */
+    private void launchTaggedReceive(int b, int tokens) {
+        tagged.dispatchRecv().launch(Math.min(spinningBlocks, receiveBlocks(tokens)), 32 * TOKEN_WARPS,
+                tagged.sharedBytes(), rank.stream(), KernelArgs.create().pointer(rank.deviceView()).struct(params)
+                        .i32(b));
+    }
+
+    /**
+     * Blocks for a warp per item of a tagged receive ({@link LowLatencySizing#tagWarpsPerRowIndex()}: a segment of
+     * every other source's row, this rank's own row's header), for as many rows per source as this rank's own tokens.
+     */
     private int receiveBlocks(int tokens) {
-        return tokenBlocks(Math.toIntExact(Math.min(Integer.MAX_VALUE, (long) s.worldSize() * tokens)));
+        return receiveBlocks(tokens, s.tagWarpsPerRowIndex());
+    }
+
+    static int receiveBlocks(int tokens, int warpsPerRowIndex) {
+        return tokenBlocks(Math.toIntExact(Math.min(Integer.MAX_VALUE, (long) warpsPerRowIndex * tokens)));
     }
 
     /** Refuses more tokens than the buffers hold, saying what to do. */
@@ -363,9 +378,7 @@ public final class LowLatencyRank implements AutoCloseable {
         requireOpen();
         buffers.receive(t);
         if (tagged != null) {
-            tagged.dispatchRecv().launch(Math.min(spinningBlocks, receiveBlocks(dispatchedTokens[t.buffer()])),
-                    32 * TOKEN_WARPS, tagged.sharedBytes(), rank.stream(),
-                    KernelArgs.create().pointer(rank.deviceView()).struct(params).i32(t.buffer()));
+            launchTaggedReceive(t.buffer(), dispatchedTokens[t.buffer()]);
             done.record(rank.stream());
             return;
         }

@@ -154,6 +154,7 @@ public final class LowLatencySizing {
     private final int tagHeaderWords;
     private final int tagScaleWord;
     private final int tagRowWords;
+    private final int tagSegments;
 
     private final long recvX;
     private final long recvScales;
@@ -245,6 +246,8 @@ public final class LowLatencySizing {
                 / MoeLowLatencyParamsDescriptor.SEND_CHUNK;
         this.tagScaleWord = x.toInt("tagged row words", tagHeaderWords + chunks * 64 * 2 * c.dispatchType().bytes());
         this.tagRowWords = x.toInt("tagged row words", (tagScaleWord + (long) scalesPerRow + 1) & -2L);
+        long segmentChunks = MoeLowLatencyParamsDescriptor.TAG_SEGMENT_PAIRS / (2L * c.dispatchType().bytes());
+        this.tagSegments = (int) ((chunks + segmentChunks - 1) / segmentChunks);
         tagCounts = at;
         at = x.next(at, "tagCounts bytes", tagged ? x.mul("tagCounts bytes", worldSize, 8L * tagCountWords) : 0);
         tagRows = at;
@@ -393,6 +396,25 @@ public final class LowLatencySizing {
     /** Tagged words of a row (u64 each: 4 bytes of data and the call's tag); even. */
     public int tagRowWords() {
         return tagRowWords;
+    }
+
+    /**
+     * Segments of a tagged row, a warp's share each in the receive half: {@link
+     * MoeLowLatencyParamsDescriptor#TAG_SEGMENT_PAIRS} pairs a lane, which are 4 of the 512-channel chunks for FP8 (2
+     * pairs a lane each) and 2 for BF16 (4 each); a warp loads its segment's pairs, the row's header and the
+     * segment's scales at once. DeepEP's hidden 7168: 4 segments (FP8), 7 (BF16).
+     */
+    public int tagSegments() {
+        return tagSegments;
+    }
+
+    /**
+     * Warps of the tagged receive per row index i (every source's i-th row here): a segment each of the rows of the
+     * other {@code worldSize - 1} sources, and one for this rank's own row, whose payload its send half stored in place
+     * (the warp writes the source records from its header).
+     */
+    public int tagWarpsPerRowIndex() {
+        return (worldSize - 1) * tagSegments + 1;
     }
 
     /** Bytes of one row of the token stage (payload and scales, rounded up to 16); 0 where rows are not gathered. */

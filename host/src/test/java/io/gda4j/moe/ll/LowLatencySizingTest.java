@@ -200,6 +200,28 @@ class LowLatencySizingTest {
                 "where tagged rows (one per source and token) outweigh staging (2 local experts), they are the most");
     }
 
+    /**
+     * The tagged receive's work: a row in segments of TAG_SEGMENT_PAIRS pairs a lane (4 FP8 chunks, 2 BF16), a warp
+     * each, and one warp for this rank's own row (its header alone); the host sizes the receive's grid by them.
+     */
+    @Test
+    void aTaggedRowIsReceivedInSegmentsOfAWarpEach() {
+        MoeConfig c = MoeConfig.deepEpLowLatencyBuilder().build();
+        LowLatencySizing fp8 = c.lowLatencySizing(2, false, TAGGED);
+        assertEquals(8, MoeLowLatencyParamsDescriptor.TAG_SEGMENT_PAIRS);
+        assertEquals(4, fp8.tagSegments(), "14 chunks of 512 FP8 channels, 4 a segment");
+        assertEquals(5, fp8.tagWarpsPerRowIndex(), "the other rank's 4 segments and this rank's header");
+        assertEquals(29, c.lowLatencySizing(8, false, TAGGED).tagWarpsPerRowIndex(), "7 other ranks x 4 + 1");
+        assertEquals(1, c.lowLatencySizing(1, false, TAGGED).tagWarpsPerRowIndex(), "one rank: its own rows");
+        LowLatencySizing bf16 = c.toBuilder().lowLatency(128, ElementType.BF16).build()
+                .lowLatencySizing(2, false, TAGGED);
+        assertEquals(7, bf16.tagSegments(), "14 chunks of 512 BF16 channels, 2 a segment");
+        assertEquals(1, config(384, 4, ElementType.FP8_E4M3, 4, 2).lowLatencySizing(2, false, TAGGED).tagSegments(),
+                "hidden 384: one chunk, not even full");
+        assertEquals(2, config(1536, 4, ElementType.BF16, 4, 2).lowLatencySizing(2, false, TAGGED).tagSegments(),
+                "3 BF16 chunks: 2 segments, the second of one chunk");
+    }
+
     @Test
     void overflowingSizesAreRefusedNamingTheQuantity() {
         String slots = assertThrows(IllegalArgumentException.class,
