@@ -1079,8 +1079,9 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine(
 // ==== The tagged protocol (gda4j/moe/ll_tagged.cuh: worlds whose pairs are all direct) ====
 // The dispatch's blocks route their own tokens (no route kernel, at any token count), send the count vectors and the
 // rows with the call's tag in every word, and receive what the peers send them by polling those words; the combine
-// sets one flag per rank. io.gda4j.moe.ll.LowLatencyRank launches these kernels where LowLatencySizing.tagged()
-// says so, the kernels above otherwise.
+// sets one flag per rank. A call without the split is one kernel while one wave holds every send unit (else the host
+// queues the two halves back to back). io.gda4j.moe.ll.LowLatencyRank launches these kernels where
+// LowLatencySizing.tagged() says so, the kernels above otherwise.
 namespace moe_ll_kernels {
 
 // The call's sequence number, read once per block by thread 0 before anything that uses it; the block then arrives
