@@ -5,8 +5,8 @@
 // them.
 // gda4j/moe/ll.cuh has the buffer layout and the counters; io.gda4j.moe.check.MoeLowLatencyReference is what they must
 // produce, bit for bit.
-// Two protocols: the counted one (this comment, and the kernels up to the tagged section) and the tagged one, for
-// worlds whose pairs are all direct where asked for (the section at the end of this file; gda4j/moe/ll_tagged.cuh).
+// Two protocols: the counted one (this comment, and the kernels up to the tagged section) and the tagged one, the
+// default for worlds whose pairs are all direct (the section at the end of this file; gda4j/moe/ll_tagged.cuh).
 //
 // Rows by transport (ll_params.cuh has the message, io.gda4j.moe.ll.LowLatencySizing the send order):
 //  - p2p and self: the warps store the row, its scales and its source record straight into the expert's buffers;

@@ -56,7 +56,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the device wait timeout (1 s) and some slack; afterwards a valid layout + dispatch + combine on every rank (and a
  * low-latency dispatch + combine) must match the Java reference bit for bit, in a new buffer where the old one was
  * closed, and every heap region must be back. The tries take the row paths in turn and, every other pair of tries,
- * the tagged low-latency protocol, whose whole dispatch every other such pair runs as its two halves.
+ * the tagged low-latency protocol (the default), whose whole dispatch every other such pair runs as its two halves.
  *
  * <p>Each step is a world-level one: a call every rank must make (dispatch, combine) is issued on every rank, rank 0
  * first; when rank 0's is refused on the host the other ranks do not make it, as a driver that stops at the first

@@ -5,6 +5,7 @@ import io.gda4j.moe.TestProperties;
 import io.gda4j.moe.tensor.ElementType;
 import org.junit.jupiter.api.Test;
 
+import static io.gda4j.moe.ll.LowLatencySizing.Protocol.COUNTED;
 import static io.gda4j.moe.ll.LowLatencySizing.Protocol.TAGGED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -72,8 +73,8 @@ class LowLatencySizingTest {
     void worldsWithoutStagedPairsSpendNoHeapOnStaging() {
         MoeConfig c = MoeConfig.deepEpLowLatencyBuilder().build();
         LowLatencySizing staged = c.lowLatencySizing(2, true);
-        LowLatencySizing direct = c.lowLatencySizing(2, false);
-        assertFalse(staged.tagged() || direct.tagged(), "the counted protocol unless asked for");
+        LowLatencySizing direct = c.lowLatencySizing(2, false, COUNTED);
+        assertFalse(staged.tagged() || direct.tagged(), "the counted protocol, asked for or forced by a staged pair");
         assertEquals(0, direct.msgBytes());
         assertEquals(direct.recvMsg(0), direct.sendMsg(0));
         assertEquals(direct.sendMsg(0), direct.tokenStage(0));
@@ -160,8 +161,12 @@ class LowLatencySizingTest {
         LowLatencySizing s = c.lowLatencySizing(2, false, TAGGED);
         assertTrue(s.tagged());
         assertFalse(c.lowLatencySizing(2, true, TAGGED).tagged(), "a staged pair: counted");
-        assertFalse(c.lowLatencySizing(2, false).tagged(), "counted unless asked for");
-        assertTrue(TestProperties.with(LowLatencySizing.PROTOCOL_PROP_NAME, "tagged",
+        assertFalse(c.lowLatencySizing(2, true).tagged(), "a staged pair: counted, by default too");
+        assertTrue(TestProperties.with(LowLatencySizing.PROTOCOL_PROP_NAME, null,
+                () -> c.lowLatencySizing(2, false)).tagged(), "tagged by default where every pair is direct");
+        assertFalse(TestProperties.with(LowLatencySizing.PROTOCOL_PROP_NAME, "counted",
+                () -> c.lowLatencySizing(2, false)).tagged(), "counted where the property asks for it");
+        assertTrue(TestProperties.with(LowLatencySizing.PROTOCOL_PROP_NAME, " Tagged ",
                 () -> c.lowLatencySizing(2, false)).tagged(), "asked for by the property");
         String msg = assertThrows(IllegalArgumentException.class, () -> TestProperties.with(
                 LowLatencySizing.PROTOCOL_PROP_NAME, "fast", () -> c.lowLatencySizing(2, false))).getMessage();
