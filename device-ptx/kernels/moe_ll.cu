@@ -5,8 +5,8 @@
 // them.
 // gda4j/moe/ll.cuh has the buffer layout and the counters; io.gda4j.moe.check.MoeLowLatencyReference is what they must
 // produce, bit for bit.
-// Two protocols: the counted one (this comment, and the kernels up to the tagged section) and the tagged one, for
-// worlds whose pairs are all direct where asked for (the section at the end of this file; gda4j/moe/ll_tagged.cuh).
+// Two protocols: the counted one (this comment, and the kernels up to the tagged section) and the tagged one, the
+// default for worlds whose pairs are all direct (the section at the end of this file; gda4j/moe/ll_tagged.cuh).
 //
 // Rows by transport (ll_params.cuh has the message, io.gda4j.moe.ll.LowLatencySizing the send order):
 //  - p2p and self: the warps store the row, its scales and its source record straight into the expert's buffers;
@@ -381,6 +381,26 @@ __device__ __forceinline__ void quantize_lane_chunks(int c0, int stride, int chu
   }
 }
 
+// The chunks of a round (from c0, stride apart: load_lane_chunks), this lane's share, stored plain into the row at
+// `dx`: the FP8 codes q and the block scales into `ds` (lanes 0, 8, 16, 24), or the BF16 channels lo, hi.
+__device__ __forceinline__ void store_lane_chunks(char* dx, float* ds, int c0, int stride, int hidden, uint32_t lane,
+                                                  bool fp8, const uint4 (&q)[LL_SEND_BATCH],
+                                                  const float (&scale)[LL_SEND_BATCH],
+                                                  const uint4 (&lo)[LL_SEND_BATCH], const uint4 (&hi)[LL_SEND_BATCH]) {
+#pragma unroll
+  for (int i = 0; i < LL_SEND_BATCH; ++i) {
+    const int ch = (c0 + i * stride) * LL_CHUNK + (int)lane * LL_LANE_CHANNELS;
+    if (ch >= hidden) continue;
+    if (fp8) {
+      *reinterpret_cast<uint4*>(dx + ch) = q[i];
+      if ((lane & 7) == 0) ds[ch / LL_SCALE_BLOCK] = scale[i];
+    } else {
+      reinterpret_cast<uint4*>(dx + 2 * ch)[0] = lo[i];
+      reinterpret_cast<uint4*>(dx + 2 * ch)[1] = hi[i];
+    }
+  }
+}
+
 // One block: part `part` of `parts` of token t, to each distinct expert of its top-k. The parts' warps share the
 // row's 512-channel chunks (warp w of part q takes chunks q x warps + w, then every parts x warps-th after it) and
 // store them to every destination: the expert's buffers at a p2p/self peer, or the entry's message in this rank's
@@ -476,18 +496,7 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
       const int d = __ffs(m) - 1;
       char* dx = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(dst_x), d));
       float* ds = reinterpret_cast<float*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(dst_scales), d));
-#pragma unroll
-      for (int i = 0; i < LL_SEND_BATCH; ++i) {
-        const int ch = (c0 + i * stride) * LL_CHUNK + (int)lane * LL_LANE_CHANNELS;
-        if (ch >= hidden) continue;
-        if (fp8) {
-          *reinterpret_cast<uint4*>(dx + ch) = q[i];
-          if ((lane & 7) == 0) ds[ch / LL_SCALE_BLOCK] = scale[i];
-        } else {
-          reinterpret_cast<uint4*>(dx + 2 * ch)[0] = lo[i];
-          reinterpret_cast<uint4*>(dx + 2 * ch)[1] = hi[i];
-        }
-      }
+      store_lane_chunks(dx, ds, c0, stride, hidden, lane, fp8, q, scale, lo, hi);
     }
   }
   // Source records: (source rank, token, top-k slot, send row), written by part 0's warp 0, the entry's lane.
@@ -1068,36 +1077,62 @@ extern "C" __global__ void __launch_bounds__(256) gda4j_moe_ll_combine(
 }
 
 // ==== The tagged protocol (gda4j/moe/ll_tagged.cuh: worlds whose pairs are all direct) ====
-// One kernel per call where there is no split: the dispatch's blocks route their own tokens (no route kernel, at any
-// token count), send the count vectors and the rows with the call's tag in every word, and receive what the peers
-// send them by polling those words; the combine sets one flag per rank. io.gda4j.moe.ll.LowLatencyRank launches
-// these kernels where LowLatencySizing.tagged() says so, the kernels above otherwise.
+// The dispatch's blocks route their own tokens (no route kernel, at any token count), send the count vectors and the
+// rows with the call's tag in every word, and receive what the peers send them by polling those words; the combine
+// sets one flag per rank. A call without the split is one kernel while one wave holds every send unit (else the host
+// queues the two halves back to back). io.gda4j.moe.ll.LowLatencyRank launches these kernels where
+// LowLatencySizing.tagged() says so, the kernels above otherwise.
 namespace moe_ll_kernels {
 
-// The call's sequence number, read by every block before anything else it does in the call; the last block to
-// finish raises seq[buf] (tag_finish), so every block of the call reads the same value. Every thread calls it.
-__device__ __forceinline__ uint64_t tag_call_seq(const LlBuffer& b) {
+// The call's sequence number, read once per block by thread 0 before anything that uses it; the block then arrives
+// at route_arrivals at once (its arrival's return is looked at only in tag_finish, so the round trip overlaps the
+// block's work), and the last block to arrive raises seq[buf] at its end: every block has read it by then, so all
+// read the same value. (Arriving at the end put the atomic's round trip on the tail of every block: the kernel's.)
+// Every thread calls it; *arrival: thread 0's arrival number.
+__device__ __forceinline__ uint64_t tag_call_seq(const LlBuffer& b, int32_t* arrival) {
   __shared__ uint64_t call_seq;
   if (threadIdx.x == 0) call_seq = *reinterpret_cast<volatile uint64_t*>(b.seq()) + 1;
   __syncthreads();
+  // Release: thread 0's read of seq[buf] above is ordered before the arrival.
+  if (threadIdx.x == 0) *arrival = atom_add_acq_rel_gpu(b.route_arrivals(), 1);
   return call_seq;
 }
 
-// The end of a dispatch (or its send half) in every block, on every path: the block's read of seq[buf] is behind it
-// (tag_call_seq, before a barrier); the last block to arrive raises seq[buf] and resets the counter.
-__device__ __forceinline__ void tag_finish(const LlBuffer& b, uint64_t seq) {
-  __syncthreads();
-  if (threadIdx.x == 0 && atom_add_acq_rel_gpu(b.route_arrivals(), 1) == (int32_t)gridDim.x - 1) {
+// The end of a dispatch (or its send half) in every block, on every path: the last block to arrive (tag_call_seq;
+// its acquire has every block's read of seq[buf] behind it) raises seq[buf] and resets the counter for the next call.
+__device__ __forceinline__ void tag_finish(const LlBuffer& b, uint64_t seq, int32_t arrival) {
+  if (threadIdx.x == 0 && arrival == (int32_t)gridDim.x - 1) {
     *b.route_arrivals() = 0;
     *b.seq() = seq;
   }
+}
+
+// What a token's send loads before anything else, none of it dependent on another load: the lane's chunks of the
+// row (the first round), entry `lane` of the token's top-k, and rank `lane`'s heap as this GPU addresses it. Issued
+// together (for a block's first unit before even the sequence number is read), so the row, the route's entries and
+// the destinations cost one round trip between them, not one after another.
+struct TagTokenLoads {
+  uint4 lo[LL_SEND_BATCH], hi[LL_SEND_BATCH];
+  int64_t entry;  // lane < top_k: the token's entry `lane`; -1 past it
+  char* heap;     // lane < nranks: rank `lane`'s heap
+};
+
+__device__ __forceinline__ void tag_token_loads(const DeviceView* view, const LlParams* p, const uint16_t* x,
+                                                const int64_t* topk, int t, int part, int parts, TagTokenLoads& l) {
+  const uint32_t lane = lane_id();
+  const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int hidden = p->head.hidden, k_count = p->head.top_k;
+  load_lane_chunks(x + (int64_t)t * hidden, part * warps + warp, parts * warps, hidden, lane, l.lo, l.hi);
+  l.entry = lane < (uint32_t)k_count ? topk[(int64_t)t * k_count + lane] : -1;
+  l.heap = lane < (uint32_t)p->head.nranks ? peer_of(view, (int)lane).heap : nullptr;
 }
 
 // One token's route, by the block that sends it: entry k's expert (-1 for -1, a repeat or a bad entry) and slot (the
 // earlier tokens naming that expert: the n-th token naming e gets slot n, as in the route kernel), the ranks holding
 // its experts, and per rank the earlier tokens with an expert there (the token's row at that rank, tag_rows). The
 // block's threads take the earlier tokens one each per pass (a 128-token call: one pass of K loads a thread, L1
-// hits after the first block), so no route kernel runs before the dispatch at any token count.
+// hits after the first block), so no route kernel runs before the dispatch at any token count. `entry`: warp 0's
+// lanes' entries of the token (tag_token_loads).
 struct TagRoute {
   int32_t expert[32];
   int32_t slot[32];
@@ -1105,13 +1140,13 @@ struct TagRoute {
   uint32_t ranks;
 };
 
-__device__ void tag_route(const LlParams* p, const int64_t* topk, int t, TagRoute* r) {
+__device__ void tag_route(const LlParams* p, int64_t entry, const int64_t* topk, int t, TagRoute* r) {
   const int k_count = p->head.top_k, experts = p->head.num_experts, local = p->head.num_local_experts;
   const uint32_t lane = lane_id();
   const int warp = threadIdx.x >> 5;
   __syncthreads();  // the block's previous token is done with *r
   if (warp == 0) {
-    const int64_t e = lane < (uint32_t)k_count ? topk[(int64_t)t * k_count + lane] : -1;
+    const int64_t e = lane < (uint32_t)k_count ? entry : -1;
     const bool valid = e >= 0 && e < experts;
     const uint32_t same = __match_any_sync(0xffffffffu, valid ? e : -2 - (int64_t)lane);
     const bool first = valid && (same & ((1u << lane) - 1)) == 0;
@@ -1152,11 +1187,15 @@ __device__ void tag_route(const LlParams* p, const int64_t* topk, int t, TagRout
 }
 
 // Part `part` of `parts` of token t, by one block: the row's 512-channel chunks shared out over the parts' warps as
-// in send_token (loaded before the route, which needs none of them), cast (FP8), and stored with the call's tag once
-// to every rank holding an expert of the token, into its row of this source there; part 0's warp 0 then writes the
-// row's header (the token, each entry's place) and this rank's route_slot entries. Direct stores only: nothing fails.
-__device__ void tag_send_token(const DeviceView* view, const LlBuffer& b, const uint16_t* x, const int64_t* topk,
-                               int t, int part, int parts, uint32_t tag, TagRoute* route) {
+// in send_token (the first round in `l`, loaded before the route, which needs none of them), cast (FP8), and stored
+// with the call's tag once to every other rank holding an expert of the token, into its row of this source there,
+// and plain into each of its own experts' slots (ll_tagged.cuh: nothing in the call reads them, so no tag); part 0's
+// warp 0 then writes the row's header (the token, each entry's place) as tagged pairs to every rank holding an
+// expert of the token, this one included (its receive half writes the source records from it), and this rank's
+// route_slot entries. Direct stores only: nothing fails.
+__device__ __forceinline__ void tag_send_token(const DeviceView* view, const LlBuffer& b, const uint16_t* x,
+                                               const int64_t* topk, int t, int part, int parts, uint32_t tag,
+                                               TagRoute* route, TagTokenLoads& l) {
   const LlParams* p = b.p;
   const uint32_t lane = lane_id();
   const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
@@ -1166,24 +1205,33 @@ __device__ void tag_send_token(const DeviceView* view, const LlBuffer& b, const 
   const uint16_t* row = x + (int64_t)t * hidden;
   const int chunks = (hidden + LL_CHUNK - 1) / LL_CHUNK;
   const int first = part * warps + warp, stride = parts * warps;
-  uint4 lo[LL_SEND_BATCH], hi[LL_SEND_BATCH];
-  load_lane_chunks(row, first, stride, hidden, lane, lo, hi);
-  tag_route(p, topk, t, route);
-  const uint32_t ranks = route->ranks;
-  // Lane d: this token's row at rank d.
-  char* dst = nullptr;
-  if (lane < (uint32_t)p->head.nranks && ((ranks >> lane) & 1)) {
-    dst = peer_of(view, (int)lane).heap + b.tag_row(me, route->index[lane]);
+  tag_route(p, l.entry, topk, t, route);
+  const uint32_t ranks = route->ranks, others = ranks & ~(1u << me);
+  // Lane d: this token's row at rank d (its header, and at another rank its payload too).
+  char* head_at = nullptr;
+  if (lane < (uint32_t)p->head.nranks && ((ranks >> lane) & 1)) head_at = l.heap + b.tag_row(me, route->index[lane]);
+  // Lane k: entry k's slot here where its expert is this rank's: the row and its scales go there, plain.
+  const int32_t expert = lane < (uint32_t)k_count ? route->expert[lane] : -1;
+  const int32_t slot = lane < (uint32_t)k_count ? route->slot[lane] : 0;
+  char* const my_heap = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(l.heap), me));
+  const bool own = expert >= 0 && expert / local == me;
+  char* own_x = nullptr;
+  float* own_scales = nullptr;
+  if (own) {
+    const uint64_t r = b.row(expert % local, me * p->max_tokens + slot);
+    own_x = my_heap + b.recv_x(r);
+    own_scales = reinterpret_cast<float*>(my_heap + b.recv_scales(r));
   }
+  const uint32_t owns = __ballot_sync(0xffffffffu, own);
   const uint64_t payload_at = 8ull * p->tag_header_words, scales_at = 8ull * p->tag_scale_word;  // within a row
   for (int c0 = first; c0 < chunks; c0 += LL_SEND_BATCH * stride) {
-    if (c0 != first) load_lane_chunks(row, c0, stride, hidden, lane, lo, hi);
+    if (c0 != first) load_lane_chunks(row, c0, stride, hidden, lane, l.lo, l.hi);
     uint4 q[LL_SEND_BATCH];
     float scale[LL_SEND_BATCH];
-    if (fp8) quantize_lane_chunks(c0, stride, chunks, pow2, lo, hi, q, scale);
-    for (uint32_t m = ranks; m != 0; m &= m - 1) {
+    if (fp8) quantize_lane_chunks(c0, stride, chunks, pow2, l.lo, l.hi, q, scale);
+    for (uint32_t m = others; m != 0; m &= m - 1) {
       const int d = __ffs(m) - 1;
-      char* to = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(dst), d));
+      char* to = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(head_at), d));
       char* pairs = to + payload_at;
 #pragma unroll
       for (int i = 0; i < LL_SEND_BATCH; ++i) {
@@ -1199,24 +1247,35 @@ __device__ void tag_send_token(const DeviceView* view, const LlBuffer& b, const 
                                                  __float_as_uint(scale[i]), tag);
         } else {
           char* at = pairs + 16ull * ((uint64_t)c * 128 + lane);
-          store_tagged_pair(at, lo[i].x, lo[i].y, tag);
-          store_tagged_pair(at + 16 * 32, lo[i].z, lo[i].w, tag);
-          store_tagged_pair(at + 16 * 64, hi[i].x, hi[i].y, tag);
-          store_tagged_pair(at + 16 * 96, hi[i].z, hi[i].w, tag);
+          store_tagged_pair(at, l.lo[i].x, l.lo[i].y, tag);
+          store_tagged_pair(at + 16 * 32, l.lo[i].z, l.lo[i].w, tag);
+          store_tagged_pair(at + 16 * 64, l.hi[i].x, l.hi[i].y, tag);
+          store_tagged_pair(at + 16 * 96, l.hi[i].z, l.hi[i].w, tag);
         }
       }
     }
+    for (uint32_t m = owns; m != 0; m &= m - 1) {
+      const int k = __ffs(m) - 1;
+      char* dx = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(own_x), k));
+      float* ds = reinterpret_cast<float*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(own_scales), k));
+      store_lane_chunks(dx, ds, c0, stride, hidden, lane, fp8, q, scale, l.lo, l.hi);
+    }
   }
   if (part == 0 && warp == 0) {
-    const int32_t e = lane < (uint32_t)k_count ? route->expert[lane] : -1;
-    const int32_t slot = lane < (uint32_t)k_count ? route->slot[lane] : 0;
-    if (lane < (uint32_t)k_count) b.route_slot()[(int64_t)t * k_count + lane] = e >= 0 ? slot : -1;
+    if (lane < (uint32_t)k_count) b.route_slot()[(int64_t)t * k_count + lane] = expert >= 0 ? slot : -1;
+    // Header pair j (lane j < tag_header_words / 2) holds words 2j and 2j + 1: word 0 the token, word 1 + k entry
+    // k's place, the padding word 0. Lane j takes entries 2j - 1 and 2j from their lanes.
+    const int w0 = 2 * (int)lane, w1 = w0 + 1;
     for (uint32_t m = ranks; m != 0; m &= m - 1) {
       const int d = __ffs(m) - 1;
-      char* to = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(dst), d));
-      const uint32_t place = e >= 0 && e / local == d ? (uint32_t)((e % local) * p->max_tokens + slot) : LL_NO_PLACE;
-      if (lane < (uint32_t)k_count) store_tagged_word(to + 8ull * (1 + lane), place, tag);
-      if (lane == 0) store_tagged_word(to, (uint32_t)t, tag);
+      char* to = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(head_at), d));
+      const uint32_t place = expert >= 0 && expert / local == d
+                                 ? (uint32_t)((expert % local) * p->max_tokens + slot) : LL_NO_PLACE;
+      const uint32_t a = __shfl_sync(0xffffffffu, place, (w0 - 1) & 31), c = __shfl_sync(0xffffffffu, place, w0 & 31);
+      if (w0 < p->tag_header_words) {
+        store_tagged_pair(to + 16ull * lane, w0 == 0 ? (uint32_t)t : w0 - 1 < k_count ? a : 0u,
+                          w1 - 1 < k_count ? c : 0u, tag);
+      }
     }
   }
 }
@@ -1296,161 +1355,233 @@ __device__ void tag_send_counts(const DeviceView* view, const LlBuffer& b, const
 
 // The send half's work, by every block of the grid (every thread calls it). Units: the count vector for each rank
 // first (units 0 .. nranks - 1, so the receivers learn early how many rows to wait for), then every (token, part);
-// block b takes units b, b + gridDim.x, ... Returns the call's sequence number. `shared`: dynamic shared memory of
-// nranks x (num_local_experts + 1) words (the receive's; a count unit uses num_local_experts of them).
+// block b takes units b, b + gridDim.x, ... A block's first token unit has its loads issued before the sequence
+// number is read (tag_token_loads). Returns the call's sequence number; *arrival: thread 0's (tag_call_seq).
+// `shared`: dynamic shared memory of nranks x (num_local_experts + 1) words (the receive's; a count unit uses
+// num_local_experts of them).
 __device__ __forceinline__ uint64_t tag_send_units(const DeviceView* view, const LlBuffer& b, const uint16_t* x,
-                                                   const int64_t* topk, int num_tokens, int parts, int32_t* shared) {
+                                                   const int64_t* topk, int num_tokens, int parts, int32_t* shared,
+                                                   int32_t* arrival) {
   __shared__ TagRoute route;
-  const uint64_t seq = tag_call_seq(b);
+  const int n = b.p->head.nranks;
+  const int64_t units = n + (int64_t)num_tokens * parts;
+  TagTokenLoads l;
+  const int64_t u0 = blockIdx.x;
+  if (u0 >= n && u0 < units) tag_token_loads(view, b.p, x, topk, (int)((u0 - n) / parts), (int)((u0 - n) % parts),
+                                             parts, l);  // block-uniform
+  const uint64_t seq = tag_call_seq(b, arrival);
   const uint32_t tag = (uint32_t)seq;
   // The pushing combine's arrivals start from zero (the combine before on this buffer came before this kernel).
   if (blockIdx.x == 0 && threadIdx.x == 0) b.combine_done()[0] = 0;
-  const int n = b.p->head.nranks;
-  const int64_t units = n + (int64_t)num_tokens * parts;
-  for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {  // block-uniform
+  for (int64_t u = u0; u < units; u += gridDim.x) {  // block-uniform
     if (u < n) {
       tag_send_counts(view, b, topk, num_tokens, (int)u, tag, shared);
     } else {
       const int64_t i = u - n;
-      tag_send_token(view, b, x, topk, (int)(i / parts), (int)(i % parts), parts, tag, &route);
+      const int t = (int)(i / parts), part = (int)(i % parts);
+      if (u != u0) tag_token_loads(view, b.p, x, topk, t, part, parts, l);
+      tag_send_token(view, b, x, topk, t, part, parts, tag, &route, l);
     }
   }
   return seq;
 }
 
-// Row i of source s at this rank, by one warp: its header (the token, each entry's place here), then its payload and
-// scales, every word taken only with the call's tag (take_tagged_*), copied into each place the header names, with
-// the source record (s, t, k, send row) beside it. `counts`: source s's exclusive prefix over the local experts
-// (tag_receive), from which the send row follows as in MoeLowLatencyReference (rows_below + prefix + slot).
+// The tagged receive's work items: for each row index i (a source's i-th row here), the segments of every other
+// source's row i, then this rank's own row i (its header alone: the payload is in place). `segments`: a row's
+// segments of TAG_SEGMENT_PAIRS pairs a lane (io.gda4j.moe.ll.LowLatencySizing.tagSegments() on the host).
+struct TagItem {
+  int i, s, seg;
+};
+
+__device__ __forceinline__ TagItem tag_item(int64_t u, int per_index, int segments, int me) {
+  TagItem it;
+  it.i = (int)(u / per_index);
+  const int r = (int)(u % per_index);
+  if (r == per_index - 1) {
+    it.s = me;
+    it.seg = 0;
+  } else {
+    const int q = r / segments;
+    it.s = q + (q >= me);
+    it.seg = r % segments;
+  }
+  return it;
+}
+
+// One warp's segment of a row, what each lane loads at once: pairs 0 .. PAIRS - 1 of the payload (chunk c0 + j / Q,
+// pair j % Q of it: the layout of ll_tagged.cuh), the header pair `lane` (lanes < tag_header_words / 2), and the
+// segment's scale word `lane` (FP8, lanes < SCALES). `want`: the slots this lane loaded.
 template <bool FP8>
-__device__ int tag_take_row(const DeviceView* view, const LlBuffer& b, char* heap, int s, int i, uint32_t tag,
-                            const int32_t* counts, int32_t rows_below) {
+struct TagSegment {
+  static constexpr int PAIRS = (int)MoeLowLatencyParamsDescriptor::TAG_SEGMENT_PAIRS;
+  static constexpr int Q = FP8 ? 2 : 4;                 // a lane's pairs per chunk
+  static constexpr int CHUNKS = PAIRS / Q;              // chunks per segment
+  static constexpr int SCALES = CHUNKS * LL_TAG_CHUNK / LL_SCALE_BLOCK;  // FP8 scale words per segment
+  static constexpr int HEAD = PAIRS, SCALE = PAIRS + 1, SLOTS = PAIRS + 2;
+  uint64_t lo[SLOTS], hi[SLOTS];
+  uint32_t want;
+
+  __device__ __forceinline__ static int segments(int hidden) {
+    const int chunks = (hidden + LL_TAG_CHUNK - 1) / LL_TAG_CHUNK;
+    return (chunks + CHUNKS - 1) / CHUNKS;
+  }
+};
+
+template <bool FP8>
+__device__ __forceinline__ uint32_t tag_segment_want(const LlParams* p, const TagItem& it, uint32_t lane) {
+  using S = TagSegment<FP8>;
+  uint32_t want = lane < (uint32_t)p->tag_header_words / 2 ? 1u << S::HEAD : 0u;
+  if (it.s == p->head.rank) return want;  // this rank's own row: the header alone
+#pragma unroll
+  for (int j = 0; j < S::PAIRS; ++j) {
+    const int ch = (it.seg * S::CHUNKS + j / S::Q) * LL_TAG_CHUNK + (int)lane * LL_LANE_CHANNELS;
+    want |= (uint32_t)(ch < p->head.hidden) << j;
+  }
+  const int g = it.seg * S::SCALES + (int)lane;
+  if (FP8 && lane < (uint32_t)S::SCALES && g < p->scales_per_row) want |= 1u << S::SCALE;
+  return want;
+}
+
+// Where slot j of item `it`'s segment lies, for this lane (heap offsets).
+template <bool FP8>
+struct TagSegmentAt {
+  const LlBuffer& b;
+  TagItem it;
+  uint32_t lane;
+  __device__ __forceinline__ TagSlot operator()(int j) const {
+    using S = TagSegment<FP8>;
+    const uint64_t row = b.tag_row(it.s, it.i);
+    if (j == S::HEAD) return TagSlot{row + 16ull * lane, true};
+    if (j == S::SCALE) return TagSlot{row + 8ull * (b.p->tag_scale_word + it.seg * S::SCALES + lane), false};
+    const uint64_t pair = (uint64_t)(it.seg * S::CHUNKS + j / S::Q) * 32 * S::Q + (j % S::Q) * 32 + lane;
+    return TagSlot{row + 8ull * b.p->tag_header_words + 16ull * pair, true};
+  }
+};
+
+// Item `it`'s segment, by one warp, once its loads were issued (tag_load into `sg`): waits until every word it loaded
+// carries the call's tag (tag_poll), then copies the payload pairs and scales into each place the header names, and
+// for segment 0 writes the source records (s, t, k, send row) beside them. `counts`: source s's exclusive prefix
+// over the local experts (tag_receive), from which the send row follows as in MoeLowLatencyReference
+// (rows_below + prefix + slot). Returns OK, or ERR_ABORTED once a wait failed.
+template <bool FP8>
+__device__ __forceinline__ int tag_take_segment(const DeviceView* view, const LlBuffer& b, char* heap,
+                                                const TagItem& it, uint32_t tag, TagSegment<FP8>& sg,
+                                                const int32_t* counts, int32_t rows_below) {
+  using S = TagSegment<FP8>;
   const LlParams* p = b.p;
   const uint32_t lane = lane_id();
-  const int k_count = p->head.top_k, hidden = p->head.hidden, local = p->head.num_local_experts;
+  const int k_count = p->head.top_k, local = p->head.num_local_experts;
   const int max_tokens = p->max_tokens;
-  const uint64_t row = b.tag_row(s, i);
-  int st = OK;
-  uint32_t place = LL_NO_PLACE, t = 0;
-  if (lane < (uint32_t)k_count) st = take_tagged_word(view, heap, row + 8ull * (1 + lane), tag, &place);
-  if (lane == 0 && st == OK) st = take_tagged_word(view, heap, row, tag, &t);
+  const int st = tag_poll(view, heap, sg.want, tag, sg.lo, sg.hi, TagSegmentAt<FP8>{b, it, lane});
   if (__any_sync(0xffffffffu, st != OK)) return ERR_ABORTED;
-  t = __shfl_sync(0xffffffffu, t, 0);
+  // Lane k's place: header word 1 + k, in pair (1 + k) / 2 (the low word for odd k); the token: word 0.
+  const int from = (1 + (int)lane) >> 1;
+  const uint64_t hlo = __shfl_sync(0xffffffffu, sg.lo[S::HEAD], from);
+  const uint64_t hhi = __shfl_sync(0xffffffffu, sg.hi[S::HEAD], from);
+  const uint32_t t = (uint32_t)__shfl_sync(0xffffffffu, sg.lo[S::HEAD], 0);
+  const uint32_t place = lane < (uint32_t)k_count ? (uint32_t)((lane & 1) ? hlo : hhi) : LL_NO_PLACE;
   // A sender writes no place outside the buffer; one that is (a corrupt row) is skipped, never followed.
-  const bool placed =
-      lane < (uint32_t)k_count && place != LL_NO_PLACE && place / (uint32_t)max_tokens < (uint32_t)local;
+  const bool placed = place != LL_NO_PLACE && place / (uint32_t)max_tokens < (uint32_t)local;
   const uint32_t places = __ballot_sync(0xffffffffu, placed);
   char* to_x = nullptr;
   float* to_scales = nullptr;
   if (placed) {
     const int le = (int)(place / (uint32_t)max_tokens), slot = (int)(place % (uint32_t)max_tokens);
-    const uint64_t r = b.row(le, s * max_tokens + slot);
-    *reinterpret_cast<int4*>(heap + b.recv_src(r)) = make_int4(s, (int)t, (int)lane, rows_below + counts[le] + slot);
+    const uint64_t r = b.row(le, it.s * max_tokens + slot);
+    if (it.seg == 0) {
+      *reinterpret_cast<int4*>(heap + b.recv_src(r)) =
+          make_int4(it.s, (int)t, (int)lane, rows_below + counts[le] + slot);
+    }
     to_x = heap + b.recv_x(r);
     to_scales = reinterpret_cast<float*>(heap + b.recv_scales(r));
   }
-  const int chunks = (hidden + LL_CHUNK - 1) / LL_CHUNK;
-  const uint64_t payload = row + 8ull * p->tag_header_words;
-  // A lane's share of chunk c: 16 bytes (FP8) or 32 (BF16), pairs c x 32Q + j x 32 + lane; batches of 8 pairs, each
-  // batch's loads issued before any is checked (compile-time indices: the batch stays in registers).
-  constexpr int PAIRS = 8;
-  constexpr int q_per_chunk = FP8 ? 2 : 4, per_batch = PAIRS / q_per_chunk;
-  // The heap offset of pair j of the batch from chunk c0.
-  auto pair_at = [&](int c0, int j) {
-    return payload + 16ull * ((uint64_t)(c0 + j / q_per_chunk) * 32 * q_per_chunk + (j % q_per_chunk) * 32 + lane);
-  };
-  for (int c0 = 0; c0 < chunks; c0 += per_batch) {
-    uint64_t lo[PAIRS], hi[PAIRS];
+  if (it.s == p->head.rank) return OK;  // warp-uniform: the sender stored its own row in place
+  for (uint32_t m = places; m != 0; m &= m - 1) {
+    const int k = __ffs(m) - 1;
+    char* dx = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(to_x), k));
+    float* ds = reinterpret_cast<float*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(to_scales), k));
 #pragma unroll
-    for (int j = 0; j < PAIRS; ++j) {
-      const int c = c0 + j / q_per_chunk;
-      const int ch = c * LL_CHUNK + (int)lane * LL_LANE_CHANNELS;
-      if (c < chunks && ch < hidden) {
-        load_slot_relaxed_sys(reinterpret_cast<const uint64_t*>(heap + pair_at(c0, j)), lo[j], hi[j]);
+    for (int cc = 0; cc < S::CHUNKS; ++cc) {
+      const int j = cc * S::Q;
+      if (!((sg.want >> j) & 1)) continue;
+      const int ch = (it.seg * S::CHUNKS + cc) * LL_TAG_CHUNK + (int)lane * LL_LANE_CHANNELS;
+      if (FP8) {
+        *reinterpret_cast<uint4*>(dx + ch) =
+            make_uint4((uint32_t)sg.lo[j], (uint32_t)sg.hi[j], (uint32_t)sg.lo[j + 1], (uint32_t)sg.hi[j + 1]);
+      } else {
+        uint4* at = reinterpret_cast<uint4*>(dx + 2 * ch);
+        at[0] = make_uint4((uint32_t)sg.lo[j], (uint32_t)sg.hi[j], (uint32_t)sg.lo[j + 1], (uint32_t)sg.hi[j + 1]);
+        at[1] = make_uint4((uint32_t)sg.lo[j + 2], (uint32_t)sg.hi[j + 2], (uint32_t)sg.lo[j + 3],
+                           (uint32_t)sg.hi[j + 3]);
       }
     }
-#pragma unroll
-    for (int j = 0; j < PAIRS; ++j) {
-      const int c = c0 + j / q_per_chunk;
-      const int ch = c * LL_CHUNK + (int)lane * LL_LANE_CHANNELS;
-      if (c < chunks && ch < hidden && st == OK && !both_tagged(lo[j], hi[j], tag)) {
-        const TagWait w = tag_wait(view, pair_at(c0, j), true, tag, false);
-        st = w.st, lo[j] = w.lo, hi[j] = w.hi;
-      }
-    }
-    if (__any_sync(0xffffffffu, st != OK)) return ERR_ABORTED;
-    for (uint32_t m = places; m != 0; m &= m - 1) {
-      const int k = __ffs(m) - 1;
-      char* dx = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(to_x), k));
-#pragma unroll
-      for (int cc = 0; cc < per_batch; ++cc) {
-        const int c = c0 + cc;
-        const int ch = c * LL_CHUNK + (int)lane * LL_LANE_CHANNELS;
-        if (c >= chunks || ch >= hidden) continue;
-        const int j = cc * q_per_chunk;
-        if (FP8) {
-          *reinterpret_cast<uint4*>(dx + ch) =
-              make_uint4((uint32_t)lo[j], (uint32_t)hi[j], (uint32_t)lo[j + 1], (uint32_t)hi[j + 1]);
-        } else {
-          uint4* at = reinterpret_cast<uint4*>(dx + 2 * ch);
-          at[0] = make_uint4((uint32_t)lo[j], (uint32_t)hi[j], (uint32_t)lo[j + 1], (uint32_t)hi[j + 1]);
-          at[1] = make_uint4((uint32_t)lo[j + 2], (uint32_t)hi[j + 2], (uint32_t)lo[j + 3], (uint32_t)hi[j + 3]);
-        }
-      }
-    }
-  }
-  for (int g0 = 0; g0 < p->scales_per_row; g0 += 32) {  // warp-uniform
-    const int g = g0 + (int)lane;
-    uint32_t v = 0;
-    if (g < p->scales_per_row) st = take_tagged_word(view, heap, row + 8ull * (p->tag_scale_word + g), tag, &v);
-    if (__any_sync(0xffffffffu, st != OK)) return ERR_ABORTED;
-    for (uint32_t m = places; m != 0; m &= m - 1) {
-      const int k = __ffs(m) - 1;
-      float* ds = reinterpret_cast<float*>(__shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(to_scales), k));
-      if (g < p->scales_per_row) ds[g] = __uint_as_float(v);
-    }
+    if ((sg.want >> S::SCALE) & 1) ds[it.seg * S::SCALES + lane] = __uint_as_float((uint32_t)sg.lo[S::SCALE]);
   }
   return OK;
 }
 
-// The receive half's work, by every block of the grid (every thread calls it): every source's count vector, taken
-// by the block's threads a pair each (block 0 counts the waits in wait_ns and writes recv_count_src and recv_count),
-// each source's exclusive prefix over the local experts (shared, for the send rows), then the rows, a warp each, of
-// all sources in turn (row r of the grid: warp r % warps of the grid). `shared`: nranks x (num_local_experts + 1)
-// words of dynamic shared memory. Returns OK, or ERR_ABORTED once a wait failed.
-__device__ __forceinline__ int tag_receive(const DeviceView* view, const LlBuffer& b, uint32_t tag, int32_t* shared) {
-  __shared__ int32_t rows_from[MAX_RANKS + 1];  // rows_from[s]: the rows of the sources before s
+// The receive half's work, by every block of the grid (every thread calls it). Each warp issues the loads of its
+// first item before anything else (the row may not exist: the counts say so later, and unused loads are dropped),
+// so they are in flight while the block takes every source's count vector, its threads a pair each (block 0 counts
+// the waits in wait_ns and writes recv_count_src and recv_count), and each source's exclusive prefix over the local
+// experts (shared, for the send rows). Then the warps take the items (tag_item) that exist, item u by warp u of the
+// grid, then u + the grid's warps, ... A block none of whose warps has an item returns at once (block 0 stays: it
+// writes the counts). `shared`: nranks x (num_local_experts + 1) words of dynamic shared memory. Returns OK, or
+// ERR_ABORTED once a wait failed.
+template <bool FP8>
+__device__ __forceinline__ int tag_receive_items(const DeviceView* view, const LlBuffer& b, uint32_t tag,
+                                                 int32_t* shared) {
+  __shared__ int32_t rows_of[MAX_RANKS];  // rows_of[s]: source s's rows here
   __shared__ int32_t below_of[MAX_RANKS];
+  __shared__ int32_t most_rows;
   __shared__ int receive_failed;
+  using S = TagSegment<FP8>;
   const LlParams* p = b.p;
-  const int n = p->head.nranks, local = p->head.num_local_experts;
+  const int n = p->head.nranks, local = p->head.num_local_experts, me = p->head.rank;
   const uint32_t lane = lane_id();
   const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const Local l = local_of(view);
+  const int segments = S::segments(p->head.hidden);
+  const int per_index = (n - 1) * segments + 1;
+  const int64_t grid_warps = (int64_t)gridDim.x * warps, g = (int64_t)blockIdx.x * warps + warp;
+  const int64_t bound = (int64_t)per_index * p->max_tokens;
+  if (blockIdx.x != 0 && (int64_t)blockIdx.x * warps >= bound) return OK;  // block-uniform
+  TagSegment<FP8> sg;
+  TagItem it = tag_item(g, per_index, segments, me);
+  sg.want = g < bound ? tag_segment_want<FP8>(p, it, lane) : 0u;
+  tag_load(l.heap, sg.want, sg.lo, sg.hi, TagSegmentAt<FP8>{b, it, lane});
   __syncthreads();  // the send units are done with the shared words
-  if (threadIdx.x == 0) receive_failed = 0;
+  if (threadIdx.x == 0) {
+    receive_failed = 0;
+    most_rows = 0;
+  }
   __syncthreads();
   const int pairs = p->tag_count_words / 2;
   for (int i = threadIdx.x; i < n * pairs; i += blockDim.x) {
     const int s = i / pairs, q = i % pairs;
     const uint64_t off = b.tag_counts(s) + 16ull * q;
-    uint64_t lo, hi;
-    load_slot_relaxed_sys(reinterpret_cast<const uint64_t*>(l.heap + off), lo, hi);
-    if (!both_tagged(lo, hi, tag)) {
+    uint64_t lo[1], hi[1];
+    load_slot_relaxed_sys(reinterpret_cast<const uint64_t*>(l.heap + off), lo[0], hi[0]);
+    if (!both_tagged(lo[0], hi[0], tag)) {
       const bool account = blockIdx.x == 0 && q == 0;  // a source's wait counted once
-      const TagWait w = tag_wait(view, off, true, tag, account);
-      if (account) atomicAdd(reinterpret_cast<unsigned long long*>(p->wait_ns) + s, (unsigned long long)w.waited_ns);
-      if (w.st != OK) {
+      const uint64_t start = account ? global_timer_ns() : 0;
+      const int st = tag_poll(view, l.heap, 1u, tag, lo, hi, [&](int) { return TagSlot{off, true}; });
+      if (account) {
+        atomicAdd(reinterpret_cast<unsigned long long*>(p->wait_ns) + s,
+                  (unsigned long long)(global_timer_ns() - start));
+      }
+      if (st != OK) {
         receive_failed = 1;
         break;
       }
-      lo = w.lo, hi = w.hi;
     }
     for (int h = 0; h < 2; ++h) {
       const int w = 2 * q + h;
-      const int32_t v = (int32_t)(uint32_t)(h == 0 ? lo : hi);
+      const int32_t v = (int32_t)(uint32_t)(h == 0 ? lo[0] : hi[0]);
       if (w == 0) {
-        rows_from[s + 1] = min(max(v, 0), p->max_tokens);  // a sender sends at most a row per token: read no further
+        const int32_t rows = min(max(v, 0), p->max_tokens);  // a sender sends at most a row per token: read no further
+        rows_of[s] = rows;
+        atomicMax(&most_rows, rows);
       } else if (w == 1) {
         below_of[s] = v;
       } else if (w - 2 < local) {
@@ -1477,10 +1608,6 @@ __device__ __forceinline__ int tag_receive(const DeviceView* view, const LlBuffe
     }
     if (lane == 0) a[local] = carry;
   }
-  if (threadIdx.x == 0) {
-    rows_from[0] = 0;
-    for (int s = 0; s < n; ++s) rows_from[s + 1] += rows_from[s];
-  }
   __syncthreads();
   if (blockIdx.x == 0) {
     for (int le = threadIdx.x; le < local; le += blockDim.x) {
@@ -1494,17 +1621,24 @@ __device__ __forceinline__ int tag_receive(const DeviceView* view, const LlBuffe
       b.recv_count()[le] = total;
     }
   }
-  const int rows = rows_from[n];
-  int st = OK;
-  for (int r = blockIdx.x * warps + warp; r < rows && st == OK; r += gridDim.x * warps) {  // warp-uniform
-    int s = 0;
-    while (r >= rows_from[s + 1]) ++s;
-    const int32_t* counts = shared + s * (local + 1);
-    const int i = r - rows_from[s];
-    st = p->head.dtype == LL_DTYPE_FP8_E4M3 ? tag_take_row<true>(view, b, l.heap, s, i, tag, counts, below_of[s])
-                                           : tag_take_row<false>(view, b, l.heap, s, i, tag, counts, below_of[s]);
+  const int64_t end = (int64_t)per_index * most_rows;
+  for (int64_t u = g; u < end; u += grid_warps) {  // warp-uniform
+    if (u != g) it = tag_item(u, per_index, segments, me);
+    if (it.i >= rows_of[it.s]) continue;
+    if (u != g) {
+      sg.want = tag_segment_want<FP8>(p, it, lane);
+      tag_load(l.heap, sg.want, sg.lo, sg.hi, TagSegmentAt<FP8>{b, it, lane});
+    }
+    if (tag_take_segment<FP8>(view, b, l.heap, it, tag, sg, shared + it.s * (local + 1), below_of[it.s]) != OK) {
+      return ERR_ABORTED;
+    }
   }
-  return st;
+  return OK;
+}
+
+__device__ __forceinline__ int tag_receive(const DeviceView* view, const LlBuffer& b, uint32_t tag, int32_t* shared) {
+  return b.p->head.dtype == LL_DTYPE_FP8_E4M3 ? tag_receive_items<true>(view, b, tag, shared)
+                                              : tag_receive_items<false>(view, b, tag, shared);
 }
 
 // The pushing combine's rows of local expert `le`, by one block, as return_expert_rows stores them for direct
@@ -1559,12 +1693,14 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_t
   if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
   extern __shared__ int32_t tag_shared[];
   const LlBuffer b{&params, buf};
-  const uint64_t seq = tag_send_units(view, b, x, topk, num_tokens, parts, tag_shared);
-  tag_finish(b, seq);
+  int32_t arrival = 0;
+  const uint64_t seq = tag_send_units(view, b, x, topk, num_tokens, parts, tag_shared, &arrival);
+  tag_finish(b, seq, arrival);
 }
 
-// Dispatch, receive half (tagged). Grid: any number of blocks of 256 threads, within the rank's share of the SMs;
-// dynamic shared memory as the send half's. After the send half on the same stream (it raised seq[buf]).
+// Dispatch, receive half (tagged). Grid: any number of blocks of 256 threads, within the rank's share of the SMs
+// (the host gives it a warp per item, tag_item, of as many rows per source as the rank's own tokens); dynamic shared
+// memory as the send half's. After the send half on the same stream (it raised seq[buf]).
 extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_tagged_dispatch_recv(
     const DeviceView* view, const __grid_constant__ LlParams params, int buf) {
   if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
@@ -1581,9 +1717,10 @@ extern "C" __global__ void __launch_bounds__(32 * LL_TOKEN_WARPS) gda4j_moe_ll_t
   if (params.head.magic != MoeLowLatencyParamsDescriptor::PARAMS_MAGIC) return;
   extern __shared__ int32_t tag_shared[];
   const LlBuffer b{&params, buf};
-  const uint64_t seq = tag_send_units(view, b, x, topk, num_tokens, parts, tag_shared);
+  int32_t arrival = 0;
+  const uint64_t seq = tag_send_units(view, b, x, topk, num_tokens, parts, tag_shared, &arrival);
   tag_receive(view, b, (uint32_t)seq, tag_shared);
-  tag_finish(b, seq);
+  tag_finish(b, seq, arrival);
 }
 
 // Combine, send half (tagged): pulling, one block (the flags); pushing, num_local_experts blocks of 256 threads.

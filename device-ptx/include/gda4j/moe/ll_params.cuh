@@ -161,6 +161,9 @@ constexpr uint32_t TOKEN_WARPS = 8;
 // Channels a warp of the dispatch send moves per step (16 per lane). The host gives a token as many blocks (parts)
 // as it takes for each warp to hold at most one such chunk of the row.
 constexpr uint32_t SEND_CHUNK = 512;
+// Tagged pairs a lane of the tagged dispatch's receive loads at once: one warp's segment of a row (4 FP8 chunks, 2
+// BF16). The host sizes the receive's grid with the segments a row has.
+constexpr uint32_t TAG_SEGMENT_PAIRS = 8;
 }  // namespace MoeLowLatencyParamsDescriptor
 
 static_assert(offsetof(LlParams, head) == MoeLowLatencyParamsDescriptor::HEAD_OFFSET, "head");

@@ -24,15 +24,19 @@
 //   tag_rows    [N source][maxTokens][tag_row_words]  row i < n: the source's i-th token with an expert here:
 //     word 0                 the source token t
 //     word 1 + k             top-k entry k's place here, le x maxTokens + slot, or NO_PLACE (-1, a repeat, another
-//                            rank, a bad entry)
+//                            rank, a bad entry); then a padding word to even (0): the header goes as tagged pairs
 //     tag_header_words ..    the payload, in 512-channel chunks of 32 x Q pairs (Q = 2 for FP8, 4 for BF16): pair
 //                            c x 32Q + q x 32 + l holds bytes [D l + 8q, D l + 8q + 8) of chunk c (D = 8Q: the bytes
 //                            lane l of a warp casts), so each store instruction of a warp writes 512 contiguous bytes
 //     tag_scale_word ..      FP8 only: the scale of each 128-channel block, a word each
 // The count vector comes from each source every call, zero or not, so a receiver knows how many rows to wait for; the
 // rows are gathered: one per (token, rank), whatever the token's experts there, and the receiver copies each into
-// every expert slot its header names, with the source record (s, t, k, send row) beside it.
-//
+// every expert slot its header names, with the source record (s, t, k, send row) beside it. A source's row to itself
+// is the exception: its payload and scales go straight into its experts' slots, plain, as the counted protocol stores
+// them (nothing in the call reads them: the kernel's end publishes them to the next one on the stream), and only its
+// header is tagged, for the receive half to write the source records from.
+// The receive half takes a row in segments, a warp each (TAG_SEGMENT_PAIRS pairs a lane: 4 FP8 chunks, or 2 BF16),
+// loading the header, the segment's pairs and its scales at once (tag_load, tag_poll).
 // The combine's flags: one word per (buffer, expert rank) at every rank (LlSignalIndex::combine_rank_flag), SET to
 // seq << 1 | pull by the expert rank's combine. Pulling, at the start of its combine (the expert outputs were
 // written before it, and its dispatch receive is done); pushing, by the last of its blocks to store its rows (a
@@ -66,74 +70,73 @@ __device__ __forceinline__ void store_tagged_word(char* p, uint32_t d, uint32_t 
   store_relaxed_sys(reinterpret_cast<uint64_t*>(p), tagged(d, tag));
 }
 
-// What tag_wait found: its status, the pair's (or the word's) last value, and the time it took where asked.
-struct TagWait {
-  int st;
-  uint64_t lo, hi;
-  uint64_t waited_ns;
+// A slot of tagged words a lane loads: a 16-byte pair (both words checked) or one word (held in both halves).
+struct TagSlot {
+  uint64_t off;  // heap offset at this rank
+  bool pair;
 };
 
-// The wait for a tagged pair (or, with !pair, a word) of this rank's heap at `off` whose first load found another
-// tag: polls until both words carry `tag`, under the deadline of every wait (core/deadline.cuh). On a timeout it
-// records the word still missing (ERROR_WAIT_TIMEOUT, expected = tag, seen = the tag it carries) and the host names
-// the peer from the offset (LowLatencySizing.wordAt). Out of line, and returning by value (no address of the
-// caller's registers taken): the fast path is the caller's one load.
-__device__ inline __noinline__ TagWait tag_wait(const DeviceView* view, uint64_t off, bool pair, uint32_t tag,
-                                                bool timed) {
-  const Local me = local_of(view);
-  const uint64_t* p = reinterpret_cast<const uint64_t*>(me.heap + off);
-  const uint64_t start = timed ? global_timer_ns() : 0;
-  Deadline d;
-  TagWait w{OK, 0, 0, 0};
-  for (;;) {
-    bool whole = false;
-    for (uint32_t i = 0; i < POLLS_PER_LOOK && !whole; ++i) {
-      if (pair) {
-        load_slot_relaxed_sys(p, w.lo, w.hi);
+// Loads the slots of `want` (bit j: slot at(j)) into lo[j], hi[j], every load issued before any value is used, so
+// they are in flight together (one round trip for all). Compile-time indices: the values stay in registers.
+template <int N, typename At>
+__device__ __forceinline__ void tag_load(const char* heap, uint32_t want, uint64_t (&lo)[N], uint64_t (&hi)[N], At at) {
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    if ((want >> j) & 1) {
+      const TagSlot s = at(j);
+      const uint64_t* w = reinterpret_cast<const uint64_t*>(heap + s.off);
+      if (s.pair) {
+        load_slot_relaxed_sys(w, lo[j], hi[j]);
       } else {
-        w.lo = w.hi = load_relaxed_sys(p);
+        lo[j] = hi[j] = load_relaxed_sys(w);
       }
-      whole = both_tagged(w.lo, w.hi, tag);
     }
-    if (whole) break;
-    w.st = look(me.abort_flag, me.timeout_ns, &d);
-    if (w.st == ERR_TIMEOUT) {
-      const bool first_missing = tag_of(w.lo) != tag;
-      record_error(view, ERROR_WAIT_TIMEOUT, OP_WAIT_UNTIL, me.rank, off + (first_missing ? 0 : 8), tag,
-                   tag_of(first_missing ? w.lo : w.hi), CMP_EQ, d.elapsed);
-    }
-    if (w.st != OK) break;
   }
-  if (timed) w.waited_ns = global_timer_ns() - start;
-  return w;
 }
 
-// Loads the tagged pair (or word) at this rank's heap offset `off` and, where a word carries another tag, waits
-// (tag_wait). Returns OK with the data in *d0 (and *d1), or the wait's status.
-__device__ __forceinline__ int take_tagged_pair(const DeviceView* view, const char* heap, uint64_t off, uint32_t tag,
-                                                uint32_t* d0, uint32_t* d1) {
-  uint64_t lo, hi;
-  load_slot_relaxed_sys(reinterpret_cast<const uint64_t*>(heap + off), lo, hi);
-  int st = OK;
-  if (__builtin_expect(!both_tagged(lo, hi, tag), 0)) {
-    const TagWait w = tag_wait(view, off, true, tag, false);
-    st = w.st, lo = w.lo, hi = w.hi;
-  }
-  *d0 = (uint32_t)lo;
-  *d1 = (uint32_t)hi;
-  return st;
+// The slots of `want` whose words do not all carry `tag`.
+template <int N>
+__device__ __forceinline__ uint32_t tag_missing(uint32_t want, uint32_t tag, const uint64_t (&lo)[N],
+                                                const uint64_t (&hi)[N]) {
+  uint32_t missing = 0;
+#pragma unroll
+  for (int j = 0; j < N; ++j) missing |= (uint32_t)(((want >> j) & 1) && !both_tagged(lo[j], hi[j], tag)) << j;
+  return missing;
 }
 
-__device__ __forceinline__ int take_tagged_word(const DeviceView* view, const char* heap, uint64_t off, uint32_t tag,
-                                                uint32_t* d) {
-  uint64_t v = load_relaxed_sys(reinterpret_cast<const uint64_t*>(heap + off));
-  int st = OK;
-  if (__builtin_expect(tag_of(v) != tag, 0)) {
-    const TagWait w = tag_wait(view, off, false, tag, false);
-    st = w.st, v = w.lo;
+// A lane's wait for the slots of `want` it loaded (tag_load): while some word carries another tag, every slot still
+// missing is loaded again at once, so once the data lands the lane has it one round trip later (a wait per slot
+// in turn took a round trip per slot). Inline, so the caller's loaded registers stay live without a spill; the
+// deadline of every wait (core/deadline.cuh) is looked at out of line once per POLLS_PER_LOOK rounds. On a timeout
+// it records the first word still missing (ERROR_WAIT_TIMEOUT, expected = tag, seen = the tag it carries) and the
+// host names the peer from the offset (LowLatencySizing.wordAt). Returns OK, or the look's status.
+template <int N, typename At>
+__device__ __forceinline__ int tag_poll(const DeviceView* view, const char* heap, uint32_t want, uint32_t tag,
+                                        uint64_t (&lo)[N], uint64_t (&hi)[N], At at) {
+  uint32_t missing = tag_missing(want, tag, lo, hi);
+  if (__builtin_expect(missing == 0, 1)) return OK;
+  Deadline d;
+  for (uint32_t round = 1;; ++round) {
+    if (round % POLLS_PER_LOOK == 0) {
+      const Local me = local_of(view);
+      const int st = look(me.abort_flag, me.timeout_ns, &d);
+      if (st == ERR_TIMEOUT) {
+        const int j = __ffs(missing) - 1;
+        uint64_t first_lo = 0, first_hi = 0;
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+          if (i == j) first_lo = lo[i], first_hi = hi[i];
+        }
+        const bool lo_missing = tag_of(first_lo) != tag;
+        record_error(view, ERROR_WAIT_TIMEOUT, OP_WAIT_UNTIL, me.rank, at(j).off + (lo_missing ? 0 : 8), tag,
+                     tag_of(lo_missing ? first_lo : first_hi), CMP_EQ, d.elapsed);
+      }
+      if (st != OK) return st;
+    }
+    tag_load(heap, missing, lo, hi, at);
+    missing = tag_missing(missing, tag, lo, hi);
+    if (missing == 0) return OK;
   }
-  *d = (uint32_t)v;
-  return st;
 }
 
 }  // namespace moe

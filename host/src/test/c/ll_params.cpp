@@ -58,6 +58,7 @@ int main() {
   P("PARAMS_MAGIC", MoeLowLatencyParamsDescriptor::PARAMS_MAGIC);
   P("TOKEN_WARPS", MoeLowLatencyParamsDescriptor::TOKEN_WARPS);
   P("SEND_CHUNK", MoeLowLatencyParamsDescriptor::SEND_CHUNK);
+  P("TAG_SEGMENT_PAIRS", MoeLowLatencyParamsDescriptor::TAG_SEGMENT_PAIRS);
   P("LL_SRC_INTS", LL_SRC_INTS);
   P("LL_MSG_HEADER_BYTES", LL_MSG_HEADER_BYTES);
   // 4 ranks, 3 local experts each (12 experts)

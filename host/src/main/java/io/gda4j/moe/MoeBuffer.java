@@ -7,6 +7,7 @@ import io.gda4j.moe.ht.HighThroughputSizing;
 import io.gda4j.moe.ht.PeerPaths;
 import io.gda4j.moe.ll.LowLatencyBuffer;
 import io.gda4j.transport.Capability;
+import io.gda4j.transport.Transport;
 import io.gda4j.world.DeviceWaitTimeoutException;
 import io.gda4j.world.HeapBuffer;
 import io.gda4j.world.Rank;
@@ -96,7 +97,16 @@ public final class MoeBuffer implements AutoCloseable {
      * sections for such pairs (rings, staging) must be the same everywhere because the heap offsets are.
      */
     private static boolean anyStaged(World world) {
-        return world.anyPair(t -> !t.has(Capability.DIRECT));
+        return world.anyPair(MoeBuffer::staged);
+    }
+
+    /**
+     * Whether a pair over {@code t} is staged (proxy, ibgda: not {@linkplain Capability#DIRECT direct}): one such pair
+     * gives the world the staging sections and the counted low-latency protocol; a world without one runs the tagged
+     * protocol by default ({@link io.gda4j.moe.ll.LowLatencySizing#tagged()}).
+     */
+    static boolean staged(Transport t) {
+        return !t.has(Capability.DIRECT);
     }
 
     /**

@@ -6,6 +6,7 @@ import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
 import io.gda4j.moe.check.MoeReference;
 import io.gda4j.moe.check.MoeReferenceCheck;
 import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ll.LowLatencyRank;
 import io.gda4j.moe.ll.LowLatencySizing;
 import io.gda4j.moe.tensor.DeviceTensor;
 import io.gda4j.moe.tensor.ElementType;
@@ -55,7 +56,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the device wait timeout (1 s) and some slack; afterwards a valid layout + dispatch + combine on every rank (and a
  * low-latency dispatch + combine) must match the Java reference bit for bit, in a new buffer where the old one was
  * closed, and every heap region must be back. The tries take the row paths in turn and, every other pair of tries,
- * the tagged low-latency protocol.
+ * the tagged low-latency protocol (the default), whose whole dispatch every other such pair runs as its two halves.
  *
  * <p>Each step is a world-level one: a call every rank must make (dispatch, combine) is issued on every rank, rank 0
  * first; when rank 0's is refused on the host the other ranks do not make it, as a driver that stops at the first
@@ -178,6 +179,12 @@ class MoeCallSequencePropertyTest {
         /** Every other pair of tries takes the tagged low-latency protocol, so both meet every kind of call sequence. */
         final LowLatencySizing.Protocol llProtocol = tryNumber / 2 % 2 == 0
                 ? LowLatencySizing.Protocol.TAGGED : LowLatencySizing.Protocol.COUNTED;
+        /**
+         * Of those, every other pair runs a dispatch without the split as its two halves back to back, as past one
+         * wave of send units (these calls are within one, where the default is one kernel): both forms meet every
+         * kind of call sequence.
+         */
+        final String llOneKernel = tryNumber / 4 % 2 == 0 ? "auto" : "false";
         final MoeBuffer moe;
         final MoeInputs inputs;
         final MoeReferenceCheck check;
@@ -234,7 +241,9 @@ class MoeCallSequencePropertyTest {
         /** A buffer of the low-latency part, under this try's protocol. */
         MoeBuffer createLowLatency() {
             MoeBuffer l = TestProperties.with(LowLatencySizing.PROTOCOL_PROP_NAME,
-                    llProtocol.name().toLowerCase(Locale.ROOT), () -> MoeBuffer.create(world, llConfig));
+                    llProtocol.name().toLowerCase(Locale.ROOT), () -> TestProperties.with(
+                            LowLatencyRank.ONE_KERNEL_DISPATCH_PROP_NAME, llOneKernel,
+                            () -> MoeBuffer.create(world, llConfig)));
             assertEquals(llProtocol == LowLatencySizing.Protocol.TAGGED, l.lowLatency().sizing().tagged(),
                     llProtocol.name());
             return l;

@@ -4,6 +4,7 @@ import io.gda4j.transport.Transport;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
 import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ll.LowLatencyRank;
 import io.gda4j.moe.ll.LowLatencySizing;
 import io.gda4j.moe.tensor.DeviceTensor;
 import io.gda4j.moe.tensor.ElementType;
@@ -42,8 +43,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ({@link MoeLowLatencyReferenceCheck}): every routing case (skewed, -1 entries, every token on one expert, repeated
  * experts), BF16, FP8 and FP8 with power-of-two scales, with and without the send/receive split, 2 and 4 ranks sharing
  * GPU 0, 1..512 tokens, hidden 384 (an odd number of 128-channel blocks), over p2p and over ibgda through the emulated
- * NIC (proxy: MoeLowLatencyProxyGpuTest in the proxy module), under the counted protocol (MoeLowLatencyTaggedGpuTest:
- * the same over p2p under the tagged one); CUDA-graph capture with 100 replays of new data; 100
+ * NIC (proxy: MoeLowLatencyProxyGpuTest in the proxy module), under the default protocol: the tagged one over p2p,
+ * the counted one over ibgda (MoeLowLatencyCountedGpuTest: the same over p2p under the counted one, asked for); the
+ * tagged dispatch in one kernel and as its two halves; CUDA-graph capture with 100 replays of new data; 100
  * repetitions with one hash; bad input refused before any kernel; a missing peer named by the timeout, in the dispatch
  * and in the combine (a barrier over all ranks).
  */
@@ -53,16 +55,22 @@ class MoeLowLatencyGpuTest {
     private String protocolWas;
 
     /**
-     * The protocol this class's buffers ask for: the counted one, whatever the default; MoeLowLatencyTaggedGpuTest
-     * runs this class's tests under the tagged one.
+     * The protocol this class's buffers ask for: null, the default (tagged where every pair is direct);
+     * MoeLowLatencyCountedGpuTest runs this class's tests under the counted one.
      */
     LowLatencySizing.Protocol protocol() {
-        return LowLatencySizing.Protocol.COUNTED;
+        return null;
+    }
+
+    /** Whether a p2p world of this class runs the tagged protocol. */
+    boolean tagged() {
+        return protocol() != LowLatencySizing.Protocol.COUNTED;
     }
 
     @BeforeEach
     void askForTheProtocol() {
-        protocolWas = TestProperties.set(LowLatencySizing.PROTOCOL_PROP_NAME, protocol().name().toLowerCase(Locale.ROOT));
+        protocolWas = TestProperties.set(LowLatencySizing.PROTOCOL_PROP_NAME,
+                protocol() == null ? null : protocol().name().toLowerCase(Locale.ROOT));
     }
 
     @AfterEach
@@ -103,7 +111,7 @@ class MoeLowLatencyGpuTest {
         try (LocalWorld w = MoeGpuTest.world(ranks, "p2p", Duration.ofSeconds(20));
              MoeBuffer ll = MoeBuffer.create(w, config(type, pow2, topK, 64));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
-            assertEquals(protocol() == LowLatencySizing.Protocol.TAGGED, ll.lowLatency().sizing().tagged(), "protocol");
+            assertEquals(tagged(), ll.lowLatency().sizing().tagged(), "protocol");
             Random rnd = new Random(kind.ordinal() * 31L + topK);
             check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 64, rnd), split);
             // the next call takes the other buffer; the one after, the first again (sequence numbers carry over)
@@ -113,16 +121,18 @@ class MoeLowLatencyGpuTest {
     }
 
     /**
-     * Rows gathered per (token, rank) into the receiver's token stage and rows stored per expert give the same bits:
-     * the same config (2 ranks, top-8, where gathering is the default) with each forced, every routing case, with and
-     * without the split, with 2 ranks and with 4. Every other rank sends at least 64 tokens (a call that gathers, where
-     * the buffer does) and the rest fewer (one that does not), in turn, so a receiver gets both kinds in one call.
+     * The counted protocol's row paths over p2p (asked for here, whatever the class's protocol): rows gathered per
+     * (token, rank) into the receiver's token stage and rows stored per expert give the same bits: the same config (2
+     * ranks, top-8, where gathering is the default) with each forced, every routing case, with and without the split,
+     * with 2 ranks and with 4. Every other rank sends at least 64 tokens (a call that gathers, where the buffer does)
+     * and the rest fewer (one that does not), in turn, so a receiver gets both kinds in one call.
      */
     @ParameterizedTest(name = "gather rows {0}, {1} ranks")
     @CsvSource({"true, 2", "false, 2", "true, 4"})
     void gatheredAndPerExpertRowsBothMatchTheReference(boolean gather, int ranks) {
         String was = System.getProperty(LowLatencySizing.GATHER_ROWS_PROP_NAME);
         System.setProperty(LowLatencySizing.GATHER_ROWS_PROP_NAME, Boolean.toString(gather));
+        TestProperties.set(LowLatencySizing.PROTOCOL_PROP_NAME, "counted");   // put back after each test
         try (LocalWorld w = MoeGpuTest.world(ranks, "p2p", Duration.ofSeconds(20));
              MoeBuffer ll = MoeBuffer.create(w, config(ElementType.FP8_E4M3, false, 8, 128));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
@@ -161,6 +171,37 @@ class MoeLowLatencyGpuTest {
              MoeBuffer ll = MoeBuffer.create(w, config);
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, tokens != 31)) {
             check.run(MoeRouting.Kind.UNIFORM, tokens, new int[] {tokens, tokens}, false);
+        }
+    }
+
+    /**
+     * The tagged dispatch without the split in both its forms ({@value LowLatencyRank#ONE_KERNEL_DISPATCH_PROP_NAME}):
+     * as one kernel past one wave of its send units (512 tokens of DeepEP's row shape: 66 blocks on a shared H200 for
+     * 514 units, each block sending several tokens before it receives), and as its two halves back to back at few
+     * tokens (where auto takes one kernel), 2 and 4 ranks, with split calls between them on the same buffers.
+     */
+    @ParameterizedTest(name = "one kernel {0}, {1} tokens, {2} ranks")
+    @CsvSource({"true, 512, 2", "false, 1, 2", "false, 33, 4", "true, 200, 4"})
+    void theTaggedDispatchInOneKernelAndInTwo(boolean oneKernel, int tokens, int ranks) {
+        TestProperties.set(LowLatencyRank.ONE_KERNEL_DISPATCH_PROP_NAME, Boolean.toString(oneKernel));
+        MoeConfig config = MoeConfig.lowLatencyBuilder().hidden(7168).numExperts(32).topK(8)
+                .lowLatency(tokens, ElementType.FP8_E4M3).build();
+        try (LocalWorld w = MoeGpuTest.world(ranks, "p2p", Duration.ofSeconds(20),
+                config.lowLatencySizing(ranks).heapBytes() + (64L << 20));
+             MoeBuffer ll = MoeBuffer.create(w, config);
+             MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
+            assertTrue(ll.lowLatency().sizing().tagged(), "the tagged protocol");
+            Random rnd = new Random(tokens);
+            for (int i = 0; i < 4; i++) {
+                int[] counts = new int[ranks];
+                for (int r = 0; r < ranks; r++) {
+                    counts[r] = r == i % ranks ? tokens : Math.max(1, tokens - 1 - rnd.nextInt(tokens));
+                }
+                check.run(MoeRouting.Kind.values()[i % MoeRouting.Kind.values().length], rnd.nextLong(), counts,
+                        i % 2 == 1);
+            }
+        } finally {
+            TestProperties.set(LowLatencyRank.ONE_KERNEL_DISPATCH_PROP_NAME, null);
         }
     }
 
@@ -236,6 +277,7 @@ class MoeLowLatencyGpuTest {
             }
             try (MoeBuffer ll = MoeBuffer.create(w, config(type, false, 4, 32));
                  MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
+                assertFalse(ll.lowLatency().sizing().tagged(), "ibgda pairs run the counted protocol");
                 Random rnd = new Random(ranks);
                 for (MoeRouting.Kind kind : new MoeRouting.Kind[] {MoeRouting.Kind.SKEWED,
                         MoeRouting.Kind.ONE_EXPERT, MoeRouting.Kind.REPEATS}) {
@@ -307,10 +349,11 @@ class MoeLowLatencyGpuTest {
      * time (same shapes): the sequence numbers live on the GPU, so each replay is a new call to the peers. From the
      * heap, each replay's expert outputs are written to the captured call's combine input, which the combines pull.
      */
-    @ParameterizedTest(name = "combine from the heap {0}")
-    @ValueSource(booleans = {false, true})
+    @ParameterizedTest(name = "combine from the heap {0}, one-kernel dispatch {1}")
+    @CsvSource({"false, auto", "true, auto", "true, false"})
     @Timeout(600)
-    void aCapturedGraphReplays100TimesWithNewData(boolean fromHeap) {
+    void aCapturedGraphReplays100TimesWithNewData(boolean fromHeap, String oneKernel) {
+        TestProperties.set(LowLatencyRank.ONE_KERNEL_DISPATCH_PROP_NAME, oneKernel);
         try (LocalWorld w = MoeGpuTest.world(2, "p2p", Duration.ofSeconds(20));
              MoeBuffer ll = MoeBuffer.create(w, config(ElementType.FP8_E4M3, false, 8, 32));
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, fromHeap)) {
@@ -352,6 +395,8 @@ class MoeLowLatencyGpuTest {
                     JCudaDriver.cuGraphExecDestroy(e);
                 }
             }
+        } finally {
+            TestProperties.set(LowLatencyRank.ONE_KERNEL_DISPATCH_PROP_NAME, null);
         }
     }
 

@@ -23,7 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The low-latency combine that reads the expert outputs from each call's
  * {@link MoeLowLatencyDispatch#combineInput()} (direct worlds): the reference sums, bit for bit, in every routing,
  * taking turns with the pushing combine on the same buffers; ranks that disagree fail on every rank with a message,
- * never hang; a y that only overlaps a combine input is refused on the host. (Graph replays: MoeLowLatencyGpuTest;
+ * never hang; a y that only overlaps a combine input is refused on the host; under the default protocol, the tagged
+ * one (MoeLowLatencyCountedPullCombineGpuTest: the counted one, asked for). (Graph replays: MoeLowLatencyGpuTest;
  * the proxy module's MoeLowLatencyProxyGpuTest passes the combine input in a staged world, where the rows are put
  * from it.)
  */

@@ -18,6 +18,7 @@ import java.util.Collections;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -28,7 +29,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * combine stages every expert's rows in the source's send order and returns them in one put), against the reference
  * bit for bit; ranks share GPU 0. The routings include pairs with no rows at all (everything to rank 0, one expert).
  * Hidden 7168 gives a token two blocks of the dispatch send (its parts; up to 32 tokens fit in one wave), whose
- * stores the pair's one put must all follow. p2p and ibgda: MoeLowLatencyGpuTest in the host module. As in
+ * stores the pair's one put must all follow. A proxy pair runs the counted protocol, whatever is asked (the tagged
+ * one is the default only where every pair is direct). p2p and ibgda: MoeLowLatencyGpuTest in the host module. As in
  * MoeProxyGpuTest, 4 ranks need
  * CUDA_DEVICE_MAX_CONNECTIONS=32; without it the case checks that the buffer is refused with what to set.
  */
@@ -59,6 +61,7 @@ class MoeLowLatencyProxyGpuTest {
                  // Where the expert outputs are written: hidden 7168 passes each call's combine input as y (the
                  // batched combine then stages its rows from there, as from a tensor of the user's own).
                  MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll, hidden == 7168)) {
+                assertFalse(ll.lowLatency().sizing().tagged(), "a proxy pair runs the counted protocol, by default too");
                 Random rnd = new Random(ranks * 10L + topK);
                 for (MoeRouting.Kind kind : MoeRouting.Kind.values()) {
                     check.run(kind, rnd.nextLong(), MoeRouting.tokenCounts(ranks, 32, rnd), split);

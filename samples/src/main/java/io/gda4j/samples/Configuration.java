@@ -6,6 +6,7 @@ import io.gda4j.config.Setting;
 import io.gda4j.config.SettingException;
 import io.gda4j.gdrcopy.GdrcopyConfig;
 import io.gda4j.ibgda.IbgdaConfig;
+import io.gda4j.moe.ll.LowLatencyRank;
 import io.gda4j.moe.ll.LowLatencySizing;
 import io.gda4j.nic.NicConfig;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
@@ -61,7 +62,7 @@ final class Configuration {
      */
     static final List<String> OTHER_PROPERTIES = List.of(GdrcopyConfig.LIBRARY_PROP_NAME,
             GdrcopyConfig.DEVICE_PROP_NAME, LowLatencySizing.PROTOCOL_PROP_NAME, LowLatencySizing.GATHER_ROWS_PROP_NAME,
-            "gda4j.test.requireCompilers", "gda4j.test.jdk25");
+            LowLatencyRank.ONE_KERNEL_DISPATCH_PROP_NAME, "gda4j.test.requireCompilers", "gda4j.test.jdk25");
     static final String ENV_PREFIX = "GDA4J_";
     static final String PROPERTY_PREFIX = "gda4j.";
 

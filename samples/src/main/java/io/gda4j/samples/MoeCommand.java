@@ -6,6 +6,7 @@ import io.gda4j.moe.MoeConfig;
 import io.gda4j.moe.check.MoeLowLatencyReferenceCheck;
 import io.gda4j.moe.check.MoeReferenceCheck;
 import io.gda4j.moe.check.MoeRouting;
+import io.gda4j.moe.ll.LowLatencyRank;
 import io.gda4j.moe.ll.LowLatencySizing;
 import io.gda4j.moe.tensor.ElementType;
 import io.gda4j.moe.ht.HighThroughputSizing;
@@ -68,12 +69,17 @@ final class MoeCommand implements Command {
                 + "Java reference, bit for bit. README.md, \"How gda4j moe measures\", says more.";
     }
 
-    /** What the low-latency buffers take of each rank's heap at 8 ranks and 128 tokens of DeepEP's shape. */
+    /**
+     * What the low-latency buffers take of each rank's heap at 8 ranks and 128 tokens of DeepEP's shape, per protocol:
+     * the tagged one (the default over p2p), the counted one over p2p (asked for), and with a proxy or ibgda pair (the
+     * counted one, always). Two lines of --help: no longer.
+     */
     static String lowLatencyHeapNote() {
         MoeConfig c = MoeConfig.deepEpLowLatencyBuilder().build();
-        return String.format(java.util.Locale.ROOT, "heap per rank at 8 ranks, 128 tokens: %.2f GiB p2p, %.2f tagged,"
-                + " %.2f proxy/ibgda", c.lowLatencySizing(8, false, LowLatencySizing.Protocol.COUNTED).heapBytes() / GIB,
+        return String.format(java.util.Locale.ROOT, "heap per rank at 8 ranks, 128 tokens: %.2f GiB tagged, %.2f"
+                + " counted, %.2f proxy/ibgda",
                 c.lowLatencySizing(8, false, LowLatencySizing.Protocol.TAGGED).heapBytes() / GIB,
+                c.lowLatencySizing(8, false, LowLatencySizing.Protocol.COUNTED).heapBytes() / GIB,
                 c.lowLatencySizing(8, true).heapBytes() / GIB);
     }
 
@@ -631,12 +637,15 @@ final class MoeCommand implements Command {
     /** The note that says which low-latency protocol ran and how its dispatch moves a token's rows to a p2p rank. */
     static String lowLatencyDispatchNote(LowLatencySizing s) {
         if (s.tagged()) {
-            return "protocol: tagged (every pair p2p or self): each 4 bytes travel beside the call's tag, a token's row"
-                    + " once per rank that has its experts, and each call is one kernel; the combine sets one flag per"
-                    + " rank (-D" + LowLatencySizing.PROTOCOL_PROP_NAME + "=tagged; the counted one is the default)";
+            return "protocol: tagged (the default, every pair p2p or self): each 4 bytes travel beside the call's tag,"
+                    + " a token's row once per other rank that has its experts (its own experts' rows in place), no"
+                    + " fence and no count after the rows; a call without the split is one kernel while one wave"
+                    + " holds its blocks (-D" + LowLatencyRank.ONE_KERNEL_DISPATCH_PROP_NAME + "=auto|true|false);"
+                    + " the combine sets one flag per rank (-D" + LowLatencySizing.PROTOCOL_PROP_NAME
+                    + "=counted runs the counted one)";
         }
         String why = s.staged() ? "the world has a proxy or ibgda pair" : "-D" + LowLatencySizing.PROTOCOL_PROP_NAME
-                + "=tagged runs the tagged one";
+                + "=counted; the tagged one is the default";
         String property = " (-D" + LowLatencySizing.GATHER_ROWS_PROP_NAME + "=auto|true|false)";
         String rows = s.gathersRows()
                 ? "over p2p a token's row goes once to each other rank that has its experts, into that rank's token"
@@ -713,7 +722,8 @@ final class MoeCommand implements Command {
 
     /** The low-latency table's note on SMs: grids by tokens and local experts, the waiting ones within a share. */
     static String lowLatencySmsNote(int waitingBlocks, int localExperts, int gpuSms) {
-        return "SMs: grids sized per call; a call without the split is one kernel: dispatch one block per token or"
+        return "SMs: grids sized per call; a call without the split is one kernel (but a tagged dispatch whose blocks"
+                + " one wave cannot hold: its two halves back to back): dispatch one block per token or"
                 + " token part, combine one per local expert or 8 (token, slice) sums, both up to what the GPU holds"
                 + " at once where a rank has its GPU alone, else within the rank's share of its GPU, " + waitingBlocks
                 + " of " + gpuSms + " SMs; with the split, the send halves by tokens and local experts ("

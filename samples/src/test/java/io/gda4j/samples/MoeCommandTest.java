@@ -220,10 +220,13 @@ class MoeCommandTest {
         assertTrue(MoeCommand.peerCopyNote(-1, Double.NaN).contains("not measured: every rank shares rank 0's GPU"));
         assertTrue(MoeCommand.lowLatencySmsNote(132, 128, 132).contains("132 of 132 SMs"));
         MoeConfig deepEp = MoeConfig.deepEpLowLatencyBuilder().build();
-        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.lowLatencySizing(2, false, LowLatencySizing.Protocol.TAGGED))
-                .startsWith("protocol: tagged (every pair p2p or self)"));
-        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.lowLatencySizing(2, false)).startsWith("protocol: counted (-D"
-                + LowLatencySizing.PROTOCOL_PROP_NAME + "=tagged runs the tagged one)"));
+        String tagged = MoeCommand.lowLatencyDispatchNote(deepEp.lowLatencySizing(2, false,
+                LowLatencySizing.Protocol.TAGGED));
+        assertTrue(tagged.startsWith("protocol: tagged (the default, every pair p2p or self)"), tagged);
+        assertTrue(tagged.contains("-Dgda4j.moe.oneKernelDispatch=auto|true|false"), tagged);
+        assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.lowLatencySizing(2, false, LowLatencySizing.Protocol.COUNTED))
+                .startsWith("protocol: counted (-D" + LowLatencySizing.PROTOCOL_PROP_NAME + "=counted; the tagged one"
+                        + " is the default)"));
         String gathered = MoeCommand.lowLatencyDispatchNote(deepEp.lowLatencySizing(2, true));
         assertTrue(gathered.startsWith("protocol: counted (the world has a proxy or ibgda pair)"), gathered);
         assertTrue(gathered.contains("once to each other rank that has its experts, into that rank's token stage"),
@@ -232,7 +235,7 @@ class MoeCommandTest {
         assertTrue(MoeCommand.lowLatencyDispatchNote(deepEp.lowLatencySizing(8, true)).contains("once per expert into the"
                 + " expert's slots (rows are gathered per rank where topK >= 2 x ranks)"
                 + " (-Dgda4j.moe.gatherRows=auto|true|false)"));
-        assertEquals("heap per rank at 8 ranks, 128 tokens: 1.35 GiB p2p, 1.38 tagged, 2.04 proxy/ibgda",
+        assertEquals("heap per rank at 8 ranks, 128 tokens: 1.38 GiB tagged, 1.35 counted, 2.04 proxy/ibgda",
                 MoeCommand.lowLatencyHeapNote());
         assertTrue(MoeCommand.lowLatencyCombineFromNote(true, false).contains("reads its tokens' rows from the experts'"
                 + " ranks as it sums them (--combine-from heap)"));

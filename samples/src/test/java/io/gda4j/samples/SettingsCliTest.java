@@ -154,7 +154,8 @@ class SettingsCliTest {
         assertTrue(Configuration.knownEnv().containsAll(List.of("GDA4J_RANK", "GDA4J_ROOT", "GDA4J_NCCL_LIBRARY",
                 "GDA4J_JAVA_OPTS")));
         assertTrue(Configuration.knownProperties().containsAll(List.of("gda4j.moe.lowLatencyProtocol",
-                "gda4j.moe.gatherRows")), "the low-latency switches are read (a run warned they were ignored)");
+                "gda4j.moe.gatherRows", "gda4j.moe.oneKernelDispatch")),
+                "the low-latency switches are read (a run warned they were ignored)");
         assertEquals(1, NearestName.editDistance("transprot", "transport"));
         assertTrue(Configuration.all().contains(io.gda4j.samples.nccl.NcclSettings.LIBRARY), "GDA4J_NCCL_LIBRARY in info");
         assertEquals("0", Main.DEBUG.show(k -> null, k -> null).value(), "GDA4J_DEBUG shown as it is set: 1 or 0");

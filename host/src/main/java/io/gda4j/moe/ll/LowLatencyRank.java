@@ -43,6 +43,12 @@ public final class LowLatencyRank implements AutoCloseable {
      * routed their own tokens: for measuring one against the other in one run. The results are the same bit for bit.
      */
     private static final boolean ROUTE_KERNEL_ALWAYS = Boolean.getBoolean("gda4j.moe.routeKernel");
+    /**
+     * {@code auto} (the default), {@code true} or {@code false}: whether a tagged dispatch without the split runs as
+     * one kernel ({@link #taggedDispatch}; auto: while one wave holds its send units), for measuring one form against
+     * the other and for tests of both. Read when the buffer is made; the results are the same bit for bit.
+     */
+    public static final String ONE_KERNEL_DISPATCH_PROP_NAME = "gda4j.moe.oneKernelDispatch";
     private static final int RECV_THREADS = 256;
     private static final int COMBINE_SEND_THREADS = 256;
 
@@ -83,6 +89,8 @@ public final class LowLatencyRank implements AutoCloseable {
     private final TaggedKernels tagged;
     /** Per buffer, the tokens of the dispatch that last took it: what its tagged receive half sizes its grid by. */
     private final int[] dispatchedTokens = new int[2];
+    /** {@value #ONE_KERNEL_DISPATCH_PROP_NAME}: null for auto, else whether a tagged dispatch is always one kernel. */
+    private final Boolean oneKernelDispatch = oneKernelDispatchRequested();
 
     /**
      * The tagged protocol's kernels and grids: the dispatch's send half launches every unit (a count vector per rank,
@@ -264,8 +272,9 @@ public final class LowLatencyRank implements AutoCloseable {
         return tokenBlocks(Math.toIntExact(tokens * slices));
     }
 
-    private static int tokenBlocks(int tokens) {
-        return Math.max(1, (tokens + TOKEN_WARPS - 1) / TOKEN_WARPS);
+    /** Blocks of TOKEN_WARPS warps for {@code warps} warps, at least one. */
+    private static int tokenBlocks(int warps) {
+        return Math.max(1, (warps + TOKEN_WARPS - 1) / TOKEN_WARPS);
     }
 
     /**
@@ -321,32 +330,98 @@ public final class LowLatencyRank implements AutoCloseable {
     }
 
     /**
-     * The tagged dispatch: no route kernel at any token count (each block routes its own token). Parts of a token's
-     * row as for the counted one, while one wave holds every block; the whole call's grid covers every unit and one
-     * warp per row this rank may receive (a row per source and token, as many as its own tokens per source).
+     * How a tagged dispatch of {@code tokens} runs ({@link #taggedDispatch}): its blocks per token ({@code parts}), and
+     * whether the call without the split is one kernel.
+     */
+    record TaggedDispatch(int parts, boolean oneKernel) {
+        /** Send units: a count vector per rank, then every (token, part). */
+        int units(int worldSize, int tokens) {
+            return worldSize + tokens * parts;
+        }
+    }
+
+    /**
+     * The plan of a tagged dispatch of {@code tokens} in a world of {@code worldSize} ranks, where a send grid of
+     * {@code sendWave} blocks and a whole one (it waits for what its own blocks send, so all must be resident) of
+     * {@code dispatchWave} fit at once, and a token's row takes {@code rowParts} blocks at most ({@link #rowParts}).
+     * Parts as for the counted dispatch, while one wave holds every (token, part) (without the split, with the count
+     * vectors' units). A call without the split is one kernel while one wave holds all its send units; past that its
+     * blocks would send several tokens each, one after another, before any of them received (2 ranks sharing an
+     * H200, 512 tokens: one kernel of 66 blocks 0.109 ms, its halves apart 0.054 + 0.050), so it runs as the send
+     * half, on as many blocks as it has units, and the receive half right behind it on the stream. {@code oneKernel}:
+     * null for that rule, else whether always one kernel or never ({@value #ONE_KERNEL_DISPATCH_PROP_NAME}).
+     */
+    static TaggedDispatch taggedDispatch(int tokens, int worldSize, int rowParts, int sendWave, int dispatchWave,
+                                         boolean split, Boolean oneKernel) {
+        if (!split) {
+            int parts = worldSize + (long) tokens * rowParts <= dispatchWave ? rowParts : 1;
+            boolean oneWave = worldSize + (long) tokens * parts <= dispatchWave;
+            if (oneKernel == null ? oneWave : oneKernel) {
+                return new TaggedDispatch(parts, true);
+            }
+        }
+        return new TaggedDispatch((long) tokens * rowParts <= sendWave ? rowParts : 1, false);
+    }
+
+    /** What {@value #ONE_KERNEL_DISPATCH_PROP_NAME} asks for: null for auto (the default), else true or false. */
+    static Boolean oneKernelDispatchRequested() {
+        String v = System.getProperty(ONE_KERNEL_DISPATCH_PROP_NAME, "auto").trim();
+        if (v.equalsIgnoreCase("auto")) {
+            return null;
+        }
+        if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
+            return Boolean.valueOf(v.toLowerCase(java.util.Locale.ROOT));
+        }
+        throw new IllegalArgumentException("-D" + ONE_KERNEL_DISPATCH_PROP_NAME + " must be auto, true or false, got '"
+                + v + "'");
+    }
+
+    /**
+     * The tagged dispatch: no route kernel at any token count (each block routes its own token), in one kernel or as
+     * its two halves ({@link #taggedDispatch}). The whole call's grid covers every unit and every warp of the
+     * receive ({@link #receiveBlocks}).
      */
     private AlternatingBuffers.Ticket dispatchTagged(DeviceTensor x, DeviceTensor topkIdx, int tokens,
                                                      AlternatingBuffers.Ticket t, boolean returnAfterSend) {
-        int wave = returnAfterSend ? tagged.sendWave() : tagged.dispatchWave();
-        int parts = (long) tokens * rowParts <= wave ? rowParts : 1;
-        int units = s.worldSize() + tokens * parts;
+        TaggedDispatch plan = taggedDispatch(tokens, s.worldSize(), rowParts, tagged.sendWave(),
+                tagged.dispatchWave(), returnAfterSend, oneKernelDispatch);
+        int units = plan.units(s.worldSize(), tokens);
         KernelArgs args = KernelArgs.create().pointer(rank.deviceView()).struct(params).i32(t.buffer())
-                .pointer(x.pointer()).pointer(topkIdx.pointer()).i32(tokens).i32(parts);
+                .pointer(x.pointer()).pointer(topkIdx.pointer()).i32(tokens).i32(plan.parts());
         dispatchedTokens[t.buffer()] = tokens;
-        if (returnAfterSend) {
-            tagged.dispatchSend().launch(units, 32 * TOKEN_WARPS, tagged.sharedBytes(), rank.stream(), args);
+        if (!returnAfterSend) {
+            buffers.receive(t);   // before anything is queued, in either form
+        }
+        if (plan.oneKernel()) {
+            tagged.dispatch().launch(Math.min(tagged.dispatchWave(), Math.max(units, receiveBlocks(tokens))),
+                    32 * TOKEN_WARPS, tagged.sharedBytes(), rank.stream(), args);
         } else {
-            buffers.receive(t);
-            tagged.dispatch().launch(Math.min(wave, Math.max(units, receiveBlocks(tokens))), 32 * TOKEN_WARPS,
-                    tagged.sharedBytes(), rank.stream(), args);
+            tagged.dispatchSend().launch(units, 32 * TOKEN_WARPS, tagged.sharedBytes(), rank.stream(), args);
+            if (!returnAfterSend) {
+                launchTaggedReceive(t.buffer(), tokens);
+            }
         }
         done.record(rank.stream());
         return t;
     }
 
-    /** Blocks for one warp per row a tagged receive may take: a row per source and token, sized by this rank's own. */
+    /** The tagged dispatch's receive half on buffer {@code b}, whose dispatch sent {@code tokens} tokens. */
+    private void launchTaggedReceive(int b, int tokens) {
+        tagged.dispatchRecv().launch(Math.min(spinningBlocks, receiveBlocks(tokens)), 32 * TOKEN_WARPS,
+                tagged.sharedBytes(), rank.stream(), KernelArgs.create().pointer(rank.deviceView()).struct(params)
+                        .i32(b));
+    }
+
+    /**
+     * Blocks for a warp per item of a tagged receive ({@link LowLatencySizing#tagWarpsPerRowIndex()}: a segment of
+     * every other source's row, this rank's own row's header), for as many rows per source as this rank's own tokens.
+     */
     private int receiveBlocks(int tokens) {
-        return tokenBlocks(Math.toIntExact(Math.min(Integer.MAX_VALUE, (long) s.worldSize() * tokens)));
+        return receiveBlocks(tokens, s.tagWarpsPerRowIndex());
+    }
+
+    static int receiveBlocks(int tokens, int warpsPerRowIndex) {
+        return tokenBlocks(Math.toIntExact(Math.min(Integer.MAX_VALUE, (long) warpsPerRowIndex * tokens)));
     }
 
     /** Refuses more tokens than the buffers hold, saying what to do. */
@@ -363,9 +438,7 @@ public final class LowLatencyRank implements AutoCloseable {
         requireOpen();
         buffers.receive(t);
         if (tagged != null) {
-            tagged.dispatchRecv().launch(Math.min(spinningBlocks, receiveBlocks(dispatchedTokens[t.buffer()])),
-                    32 * TOKEN_WARPS, tagged.sharedBytes(), rank.stream(),
-                    KernelArgs.create().pointer(rank.deviceView()).struct(params).i32(t.buffer()));
+            launchTaggedReceive(t.buffer(), dispatchedTokens[t.buffer()]);
             done.record(rank.stream());
             return;
         }

@@ -89,23 +89,24 @@ import io.gda4j.moe.tensor.Fp8BlockQuantizer;
  */
 public final class LowLatencySizing {
     /**
-     * {@code counted} (the default) or {@code tagged}: the protocol a buffer asks for ({@link Protocol#requested()},
-     * {@link #tagged()}). Set it alike in every process of a world: it sizes the heap region.
+     * {@code tagged} (the default) or {@code counted}: the protocol a buffer asks for ({@link Protocol#requested()},
+     * {@link #tagged()}; a world with a proxy or ibgda pair runs the counted one whatever is asked). Set it alike in
+     * every process of a world: it sizes the heap region.
      */
     public static final String PROTOCOL_PROP_NAME = "gda4j.moe.lowLatencyProtocol";
 
     /**
      * The two protocols of the low-latency calls. COUNTED: rows, then a count per (expert, source) released after
      * them (batched per pair over the proxy); every world can run it. TAGGED ({@code gda4j/moe/ll_tagged.cuh}): every
-     * 4 bytes travel beside the call's tag, for worlds whose pairs are all direct. The tagged one has not run on a GPU
-     * yet, so it runs only where asked for.
+     * 4 bytes travel beside the call's tag, for worlds whose pairs are all direct (p2p, self), where it is the
+     * default: no sender fences or signals after its data, so its calls are shorter chains ({@link #tagged()}).
      */
     public enum Protocol {
         COUNTED, TAGGED;
 
-        /** The protocol {@value #PROTOCOL_PROP_NAME} asks for: COUNTED unless it says {@code tagged}. */
+        /** The protocol {@value #PROTOCOL_PROP_NAME} asks for: TAGGED unless it says {@code counted}. */
         public static Protocol requested() {
-            String v = System.getProperty(PROTOCOL_PROP_NAME, "counted").trim();
+            String v = System.getProperty(PROTOCOL_PROP_NAME, "tagged").trim();
             if (v.equalsIgnoreCase("tagged")) {
                 return TAGGED;
             }
@@ -154,6 +155,7 @@ public final class LowLatencySizing {
     private final int tagHeaderWords;
     private final int tagScaleWord;
     private final int tagRowWords;
+    private final int tagSegments;
 
     private final long recvX;
     private final long recvScales;
@@ -245,6 +247,8 @@ public final class LowLatencySizing {
                 / MoeLowLatencyParamsDescriptor.SEND_CHUNK;
         this.tagScaleWord = x.toInt("tagged row words", tagHeaderWords + chunks * 64 * 2 * c.dispatchType().bytes());
         this.tagRowWords = x.toInt("tagged row words", (tagScaleWord + (long) scalesPerRow + 1) & -2L);
+        long segmentChunks = MoeLowLatencyParamsDescriptor.TAG_SEGMENT_PAIRS / (2L * c.dispatchType().bytes());
+        this.tagSegments = (int) ((chunks + segmentChunks - 1) / segmentChunks);
         tagCounts = at;
         at = x.next(at, "tagCounts bytes", tagged ? x.mul("tagCounts bytes", worldSize, 8L * tagCountWords) : 0);
         tagRows = at;
@@ -364,12 +368,13 @@ public final class LowLatencySizing {
 
     /**
      * Whether the calls run the tagged protocol ({@code gda4j/moe/ll_tagged.cuh}): it was asked for
-     * ({@link Protocol}), every pair of ranks is p2p or self, and a word per (source, local expert) fits a block's
-     * shared memory. Each 4 bytes of a row, a count or a header travel in a u64 beside the call's tag, so the receiver
-     * takes each word as it lands and no sender fences or signals after its data: one kernel per call, no route
-     * kernel, one flag per rank in the combine. Its price is the bytes of the dispatch: twice the payload crosses,
-     * once per (token, rank) rather than once per (token, expert). Otherwise the counted protocol runs: rows, then a
-     * count per (expert, source) released after them (batched per pair over the proxy).
+     * ({@link Protocol}, the default), every pair of ranks is p2p or self, and a word per (source, local expert) fits
+     * a block's shared memory. Each 4 bytes of a row, a count or a header travel in a u64 beside the call's tag, so
+     * the receiver takes each word as it lands and no sender fences or signals after its data: no route kernel, one
+     * kernel per call while one wave holds its send units, one flag per rank in the combine. Its price is the bytes
+     * of the dispatch: twice the payload crosses, once per (token, other rank) rather than once per (token, expert);
+     * a rank's rows to its own experts go in place. Otherwise the counted protocol runs: rows, then a count per
+     * (expert, source) released after them (batched per pair over the proxy).
      */
     public boolean tagged() {
         return tagged;
@@ -393,6 +398,25 @@ public final class LowLatencySizing {
     /** Tagged words of a row (u64 each: 4 bytes of data and the call's tag); even. */
     public int tagRowWords() {
         return tagRowWords;
+    }
+
+    /**
+     * Segments of a tagged row, a warp's share each in the receive half: {@link
+     * MoeLowLatencyParamsDescriptor#TAG_SEGMENT_PAIRS} pairs a lane, which are 4 of the 512-channel chunks for FP8 (2
+     * pairs a lane each) and 2 for BF16 (4 each); a warp loads its segment's pairs, the row's header and the
+     * segment's scales at once. DeepEP's hidden 7168: 4 segments (FP8), 7 (BF16).
+     */
+    public int tagSegments() {
+        return tagSegments;
+    }
+
+    /**
+     * Warps of the tagged receive per row index i (every source's i-th row here): a segment each of the rows of the
+     * other {@code worldSize - 1} sources, and one for this rank's own row, whose payload its send half stored in place
+     * (the warp writes the source records from its header).
+     */
+    public int tagWarpsPerRowIndex() {
+        return (worldSize - 1) * tagSegments + 1;
     }
 
     /** Bytes of one row of the token stage (payload and scales, rounded up to 16); 0 where rows are not gathered. */

@@ -111,6 +111,11 @@ public final class MoeLowLatencyParamsDescriptor {
      * (parts) as it takes for each warp to hold at most one such chunk of the row.
      */
     public static final int SEND_CHUNK = 512;
+    /**
+     * Tagged pairs a lane of the tagged dispatch's receive loads at once: one warp's segment of a row (4 FP8 chunks,
+     * 2 BF16). The host sizes the receive's grid with the segments a row has ({@link LowLatencySizing#tagSegments()}).
+     */
+    public static final int TAG_SEGMENT_PAIRS = 8;
 
     private MoeLowLatencyParamsDescriptor() {
     }

@@ -11,16 +11,19 @@
  * sends each token once to each distinct expert of its top-k into an expert-major buffer, BF16 or FP8 cast on the fly
  * ({@link io.gda4j.moe.tensor.Fp8BlockQuantizer}), with no host synchronisation and two alternating buffers; the
  * layout and the combine order are {@link io.gda4j.moe.check.MoeLowLatencyReference}'s. Each call can be split into a
- * send and a receive half; unsplit, each is one kernel (where one wave of blocks holds a block per token, the
- * dispatch's blocks route their own tokens; beyond, a route kernel goes first). The combine reads the expert outputs
- * where they are when they were written to {@link io.gda4j.moe.MoeLowLatencyDispatch#combineInput()} and every pair
- * of ranks is direct; otherwise the experts' ranks return the rows first. Over the proxy, where each put costs the
- * proxy thread a driver call, a pair of ranks is batched: one put of all the rows one rank sends another, one of the
- * count table with the pair's signal, and one put of the combine's rows back. That is the counted protocol (a count
- * per expert and source after the rows); worlds whose pairs are all direct can ask for the tagged one
- * ({@link io.gda4j.moe.ll.LowLatencySizing.Protocol}, {@code gda4j/moe/ll_tagged.cuh}), which carries the call's tag
- * beside every 4 bytes it moves, so the receiver takes each word as it lands, each call is one kernel with no route
- * kernel, and the combine sets one flag per rank. A buffer whose config has both parts makes both modes' calls on one
- * {@link io.gda4j.moe.MoeRank}, each part in heap of its own.
+ * send and a receive half. The combine reads the expert outputs where they are when they were written to
+ * {@link io.gda4j.moe.MoeLowLatencyDispatch#combineInput()} and every pair of ranks is direct; otherwise the experts'
+ * ranks return the rows first.
+ *
+ * <p>Two protocols ({@link io.gda4j.moe.ll.LowLatencySizing.Protocol}). Where every pair of ranks is direct (p2p,
+ * self) the tagged one runs by default ({@code gda4j/moe/ll_tagged.cuh}): it carries the call's tag beside every 4
+ * bytes it moves, so the receiver takes each word as it lands and no sender fences or counts after its rows; no route
+ * kernel runs, an unsplit dispatch is one kernel while one wave of blocks holds its sends (else its two halves), and
+ * the combine sets one flag per rank. The counted one (a count per expert and source after the rows; asked for, or
+ * wherever a pair is proxy or ibgda) runs each unsplit call as one kernel (where one wave of blocks holds a block per
+ * token, the dispatch's blocks route their own tokens; beyond, a route kernel goes first). Over the proxy, where each
+ * put costs the proxy thread a driver call, a pair of ranks is batched: one put of all the rows one rank sends
+ * another, one of the count table with the pair's signal, and one put of the combine's rows back. A buffer whose
+ * config has both parts makes both modes' calls on one {@link io.gda4j.moe.MoeRank}, each part in heap of its own.
  */
 package io.gda4j.moe.ll;

@@ -5,6 +5,7 @@ import io.gda4j.moe.TestProperties;
 import io.gda4j.moe.tensor.ElementType;
 import org.junit.jupiter.api.Test;
 
+import static io.gda4j.moe.ll.LowLatencySizing.Protocol.COUNTED;
 import static io.gda4j.moe.ll.LowLatencySizing.Protocol.TAGGED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -72,8 +73,8 @@ class LowLatencySizingTest {
     void worldsWithoutStagedPairsSpendNoHeapOnStaging() {
         MoeConfig c = MoeConfig.deepEpLowLatencyBuilder().build();
         LowLatencySizing staged = c.lowLatencySizing(2, true);
-        LowLatencySizing direct = c.lowLatencySizing(2, false);
-        assertFalse(staged.tagged() || direct.tagged(), "the counted protocol unless asked for");
+        LowLatencySizing direct = c.lowLatencySizing(2, false, COUNTED);
+        assertFalse(staged.tagged() || direct.tagged(), "the counted protocol, asked for or forced by a staged pair");
         assertEquals(0, direct.msgBytes());
         assertEquals(direct.recvMsg(0), direct.sendMsg(0));
         assertEquals(direct.sendMsg(0), direct.tokenStage(0));
@@ -160,8 +161,12 @@ class LowLatencySizingTest {
         LowLatencySizing s = c.lowLatencySizing(2, false, TAGGED);
         assertTrue(s.tagged());
         assertFalse(c.lowLatencySizing(2, true, TAGGED).tagged(), "a staged pair: counted");
-        assertFalse(c.lowLatencySizing(2, false).tagged(), "counted unless asked for");
-        assertTrue(TestProperties.with(LowLatencySizing.PROTOCOL_PROP_NAME, "tagged",
+        assertFalse(c.lowLatencySizing(2, true).tagged(), "a staged pair: counted, by default too");
+        assertTrue(TestProperties.with(LowLatencySizing.PROTOCOL_PROP_NAME, null,
+                () -> c.lowLatencySizing(2, false)).tagged(), "tagged by default where every pair is direct");
+        assertFalse(TestProperties.with(LowLatencySizing.PROTOCOL_PROP_NAME, "counted",
+                () -> c.lowLatencySizing(2, false)).tagged(), "counted where the property asks for it");
+        assertTrue(TestProperties.with(LowLatencySizing.PROTOCOL_PROP_NAME, " Tagged ",
                 () -> c.lowLatencySizing(2, false)).tagged(), "asked for by the property");
         String msg = assertThrows(IllegalArgumentException.class, () -> TestProperties.with(
                 LowLatencySizing.PROTOCOL_PROP_NAME, "fast", () -> c.lowLatencySizing(2, false))).getMessage();
@@ -198,6 +203,28 @@ class LowLatencySizingTest {
         MoeConfig small = config(128, 4, ElementType.BF16, 4, 4);
         assertEquals(small.lowLatencySizing(2, false, TAGGED).heapBytes(), small.lowLatencySizing(2).heapBytes(),
                 "where tagged rows (one per source and token) outweigh staging (2 local experts), they are the most");
+    }
+
+    /**
+     * The tagged receive's work: a row in segments of TAG_SEGMENT_PAIRS pairs a lane (4 FP8 chunks, 2 BF16), a warp
+     * each, and one warp for this rank's own row (its header alone); the host sizes the receive's grid by them.
+     */
+    @Test
+    void aTaggedRowIsReceivedInSegmentsOfAWarpEach() {
+        MoeConfig c = MoeConfig.deepEpLowLatencyBuilder().build();
+        LowLatencySizing fp8 = c.lowLatencySizing(2, false, TAGGED);
+        assertEquals(8, MoeLowLatencyParamsDescriptor.TAG_SEGMENT_PAIRS);
+        assertEquals(4, fp8.tagSegments(), "14 chunks of 512 FP8 channels, 4 a segment");
+        assertEquals(5, fp8.tagWarpsPerRowIndex(), "the other rank's 4 segments and this rank's header");
+        assertEquals(29, c.lowLatencySizing(8, false, TAGGED).tagWarpsPerRowIndex(), "7 other ranks x 4 + 1");
+        assertEquals(1, c.lowLatencySizing(1, false, TAGGED).tagWarpsPerRowIndex(), "one rank: its own rows");
+        LowLatencySizing bf16 = c.toBuilder().lowLatency(128, ElementType.BF16).build()
+                .lowLatencySizing(2, false, TAGGED);
+        assertEquals(7, bf16.tagSegments(), "14 chunks of 512 BF16 channels, 2 a segment");
+        assertEquals(1, config(384, 4, ElementType.FP8_E4M3, 4, 2).lowLatencySizing(2, false, TAGGED).tagSegments(),
+                "hidden 384: one chunk, not even full");
+        assertEquals(2, config(1536, 4, ElementType.BF16, 4, 2).lowLatencySizing(2, false, TAGGED).tagSegments(),
+                "3 BF16 chunks: 2 segments, the second of one chunk");
     }
 
     @Test
