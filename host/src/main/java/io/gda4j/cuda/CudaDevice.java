@@ -15,6 +15,14 @@ import jcuda.driver.JCudaDriver;
  * {@link #primaryContext()}.
  */
 public final class CudaDevice {
+    /**
+     * How long {@link #requireNoRunningKernels} waits for running kernels to end before it refuses: far longer than
+     * a kernel that ends on its own takes (microseconds to milliseconds, more where other processes share the GPU),
+     * far shorter than the device-side wait timeout of one that spins until this thread acts.
+     */
+    public static final long BUSY_GRACE_MILLIS = 1000;
+    private static final long BUSY_GRACE_NANOS = BUSY_GRACE_MILLIS * 1_000_000L;
+
     private final int ordinal;
     private final CUdevice handle = new CUdevice();
     private final String name;
@@ -168,14 +176,15 @@ public final class CudaDevice {
 
     /**
      * Refuses {@code operation}, a call that can wait for work running in this GPU's context, while a kernel launched
-     * through gda4j on this GPU may still run. The calls that can wait (module and kernel loading, memory allocation)
-     * call this first; see the package documentation for the rule.
+     * through gda4j on this GPU still runs after {@value #BUSY_GRACE_MILLIS} ms of (non-blocking) queries. The calls
+     * that can wait (module and kernel loading, memory allocation) call this first; see the package documentation for
+     * the rule.
      *
      * @param operation the call, as it should appear in the message, e.g. {@code "loading PTX module bench"}
      * @throws ContextBusyException naming the operation and the stream whose kernel has not finished
      */
     public void requireNoRunningKernels(String operation) {
-        CudaStream running = launches.firstRunning();
+        CudaStream running = launches.runningAfter(BUSY_GRACE_NANOS);
         if (running != null) {
             throw new ContextBusyException(operation, this, running);
         }

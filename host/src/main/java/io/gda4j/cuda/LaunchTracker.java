@@ -2,6 +2,8 @@ package io.gda4j.cuda;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 /**
  * The streams of one GPU on which a kernel launched through {@link Kernel} may still be running: what
@@ -42,5 +44,28 @@ final class LaunchTracker {
             }
         }
         return null;
+    }
+
+    /**
+     * A stream whose recorded kernel is still running after up to {@code graceNanos} of queries, or null once every
+     * recorded kernel is done: a kernel that ends on its own (the last of a benchmark's steps, a buffer's set-up, one
+     * slowed by another process on the GPU) is waited out, one that spins until this thread acts is not.
+     */
+    CudaStream runningAfter(long graceNanos) {
+        return stillThereAfter(this::firstRunning, graceNanos);
+    }
+
+    /**
+     * Asks {@code query} until it answers null or {@code graceNanos} have passed (every 50 microseconds, never
+     * blocking in the driver); returns its last answer.
+     */
+    static <T> T stillThereAfter(Supplier<T> query, long graceNanos) {
+        T answer = query.get();
+        long deadline = System.nanoTime() + graceNanos;
+        while (answer != null && System.nanoTime() - deadline < 0) {
+            LockSupport.parkNanos(50_000);
+            answer = query.get();
+        }
+        return answer;
     }
 }

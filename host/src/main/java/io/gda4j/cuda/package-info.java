@@ -21,8 +21,9 @@
  *       code;</li>
  *   <li>{@link io.gda4j.cuda.Kernel#launch} records the stream, and the calls above that gda4j makes on demand
  *       (module and kernel loads, allocations) first ask {@link io.gda4j.cuda.CudaDevice#requireNoRunningKernels}:
- *       while a recorded kernel on that GPU has not finished they throw {@link io.gda4j.cuda.ContextBusyException}
- *       at once instead of hanging;</li>
+ *       while a recorded kernel on that GPU has not finished after a grace of a second (a kernel that ends on its
+ *       own is waited out, one that spins until this thread acts is not) they throw
+ *       {@link io.gda4j.cuda.ContextBusyException} instead of hanging;</li>
  *   <li>frees, unloads and {@link io.gda4j.cuda.CudaContext#synchronize()} are not refused (a close must be able
  *       to run): call them when the kernels are done. A world's {@code close()} first stops its kernels;</li>
  *   <li>what may run beside spinning kernels: launches, asynchronous copies and stream memory operations, stream

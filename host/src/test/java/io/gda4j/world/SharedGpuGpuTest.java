@@ -80,8 +80,8 @@ class SharedGpuGpuTest {
 
     /**
      * While rank 1 spins, rank 0 needs a module nobody has loaded: loading would wait for rank 1, which waits for
-     * rank 0. It is refused at once with a message naming the running stream; so is an allocation. After rank 1 is
-     * released, the same calls succeed.
+     * rank 0. It is refused after the grace (CudaDevice.BUSY_GRACE_MILLIS) with a message naming the running stream;
+     * so is an allocation. After rank 1 is released, the same calls succeed.
      */
     @Test
     void aLoadOrAllocationBehindASpinningKernelIsRefusedInsteadOfHanging() {
