@@ -37,7 +37,7 @@ public final class HighThroughputBuffer implements AutoCloseable {
      * @param paths          how every pair of ranks reaches the other, as every process of the world found together
      *                       (the heap offsets depend on it, so all must agree)
      * @param heapAfterBytes heap the buffer's other part takes after this one: AUTO keeps the rings over the proxy
-     *                       where the heap has no room for the copy engines' layout and it
+     *                       where the heap's free bytes cannot hold both the copy engines' layout and that part
      * @throws IllegalArgumentException when the part does not fit the world (sizes, experts per rank, rings too small
      *                                  for a chunk and a combine round where a pair goes through rings, the copy
      *                                  engines asked for where an ibgda pair needs rings, more blocks than can run at

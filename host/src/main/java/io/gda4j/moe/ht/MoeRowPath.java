@@ -33,8 +33,8 @@ public enum MoeRowPath {
 
     /**
      * The path a world of {@code paths} gets: AUTO resolves to the SMs in a direct world and to the copy engines over
-     * the proxy, and only the rings (SM) serve a world with an ibgda pair. The heap's room is not asked here: see
-     * {@link HighThroughputPart#rowPathFor}.
+     * the proxy, and only the rings (SM) serve a world with an ibgda pair. The heap's room is not asked here: the
+     * buffer's constructor ({@link HighThroughputBuffer#HighThroughputBuffer}) asks it.
      */
     public MoeRowPath resolve(PeerPaths paths) {
         return switch (paths) {
