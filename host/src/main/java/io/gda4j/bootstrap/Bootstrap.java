@@ -287,7 +287,7 @@ public final class Bootstrap implements AutoCloseable {
             } else if (links[peer] != null) {
                 return "rank " + peer + " has already joined: is the same rank started twice?";
             }
-            PeerLink registered = new PeerLink(peer, socket, liveness::connectionLost);
+            PeerLink registered = new PeerLink(peer, socket, liveness::writeFailed);
             registered.authenticate(rootKey, rankKey);
             // the welcome is a few bytes into an empty socket buffer: written here, before the writer
             registered.sendNow(WELCOME, welcome);
@@ -300,7 +300,7 @@ public final class Bootstrap implements AutoCloseable {
     }
 
     private void joinAsMember() {
-        PeerLink link = MemberJoin.join(config, liveness::connectionLost);
+        PeerLink link = MemberJoin.join(config, liveness::writeFailed);
         links[0] = link;
         liveness.tickedNow(); // the heartbeat thread starts now: the join was no pause
         synchronized (lock) {

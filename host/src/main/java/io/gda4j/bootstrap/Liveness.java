@@ -17,6 +17,12 @@ import java.util.concurrent.atomic.AtomicLongArray;
  */
 final class Liveness {
     private static final long MONITOR_TICK_MILLIS = 50;
+    /**
+     * How long a failed write waits for the connection's reader before it blames the peer: the frames the peer sent
+     * before it went are already here, and the first verdict must be theirs (a root that declared another rank dead
+     * and closed: a member whose part was still being written must blame that rank, not the root).
+     */
+    static final long WRITE_FAILURE_GRACE_MILLIS = 200;
 
     private final Bootstrap world;
     private final BootstrapConfig config;
@@ -144,6 +150,28 @@ final class Liveness {
         } else {
             peerDied(peer, why, false);
         }
+    }
+
+    /**
+     * A write to rank {@code peer} failed: once the connection's reader has had {@link #WRITE_FAILURE_GRACE_MILLIS}
+     * to take what the peer sent before it went (its end of the connection then ends the reader, which blames the
+     * peer itself), the peer is failed as {@link #connectionLost} fails it, unless a verdict came first.
+     */
+    void writeFailed(int peer, String why) {
+        Thread t = new Thread(() -> {
+            try {
+                Thread.sleep(WRITE_FAILURE_GRACE_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            connectionLost(peer, why);
+            PeerLink l = links[peer];
+            if (l != null) {
+                l.close();
+            }
+        }, "gda4j-bootstrap-" + rank + "-write-failure-" + peer);
+        t.setDaemon(true);
+        t.start();
     }
 
     /**

@@ -23,7 +23,10 @@ import javax.crypto.Mac;
  * Every read that brings bytes stamps {@link #lastReadNanos}: a peer whose large frame is still arriving is alive.
  */
 final class PeerLink {
-    /** Hears that a write failed: the peer is gone (the link is closed already). */
+    /**
+     * Hears that a write failed: the peer is gone. The socket is left open for the connection's reader, which may
+     * still hold frames the peer sent before it went (a verdict on another rank, the FAIL that explains a close).
+     */
     interface WriteFailure {
         void onWriteFailure(int peer, String why);
     }
@@ -54,6 +57,8 @@ final class PeerLink {
     private boolean closeWhenDrained;
     /** Whether a writer thread drains the queue (not during the handshake). */
     private boolean writerStarted;
+    /** A write failed: the writer has stopped, the socket stays open for the reader until the link is closed. */
+    private boolean writerFailed;
     /**
      * When the writer's socket write under way began; 0 outside a write. Only a write the peer does not take counts
      * as a stall, not the writer's own work between writes (a MAC, a CPU it waits for on a busy host).
@@ -99,7 +104,7 @@ final class PeerLink {
             throw new IllegalArgumentException("a frame of " + body + " bytes: more than one frame can hold");
         }
         synchronized (this) {
-            if (closed) {
+            if (closed || writerFailed) {
                 return;
             }
             queue.add(new Outgoing(type, segments, (int) body));
@@ -168,10 +173,18 @@ final class PeerLink {
             try {
                 write(mac, next);
             } catch (IOException e) {
-                if (!isClosed()) {
+                boolean report;
+                synchronized (this) {
+                    report = !closed && !writerFailed;
+                    writerFailed = true; // what is queued or sent later goes nowhere: dropped
+                    writing = false;
+                    queue.clear();
+                    queuedBytes = 0;
+                    notifyAll();
+                }
+                if (report) {
                     failure.onWriteFailure(peer, "connection lost: " + e.getMessage());
                 }
-                close();
                 return;
             }
             synchronized (this) {
@@ -229,7 +242,7 @@ final class PeerLink {
      * ever started (a join that failed in its handshake has nothing to flush).
      */
     synchronized void awaitDrained(long deadlineNanos) {
-        while ((!queue.isEmpty() || writing) && !closed && writerStarted) {
+        while ((!queue.isEmpty() || writing) && !closed && !writerFailed && writerStarted) {
             long left = deadlineNanos - System.nanoTime();
             if (left <= 0) {
                 return;
