@@ -252,7 +252,11 @@ __device__ void dispatch_rows(const DeviceView* view, const MoeParams* prm, cons
       const uint64_t mid = v0 + (v1 - v0 + 1) / 2;
       if (half == 0) v1 = mid; else v0 = mid;
     }
-    for (uint64_t i = v0 + lane; i < v1; i += 32 * DIRECT_BATCH) {
+    // The whole warp takes every trip of this loop, even a lane with no vector left in it: the broadcasts below name
+    // all 32 lanes, and a lane that had left the loop would never join them (a part or half part of fewer than 32
+    // vectors, such as the 16-vector halves of a 4096-byte row's tail, hung the warp).
+    for (uint64_t base = v0; base < v1; base += 32 * DIRECT_BATCH) {
+      const uint64_t i = base + lane;
       int4 v[DIRECT_BATCH];
 #pragma unroll
       for (int j = 0; j < DIRECT_BATCH; ++j) {
