@@ -188,6 +188,9 @@ class IbgdaAtomicsGpuTest {
                     Pointer.to(new int[] {Transport.P2P.code()}), Integer.BYTES);
             JCudaDriver.cuMemcpyHtoD(DevicePointer.of(entry + DeviceViewDescriptor.PEER_HEAP_OFFSET),
                     Pointer.to(new long[] {r0.heapBase(), AtomicRouting.PEER_NIC_ATOMICS}), 2 * Long.BYTES);
+            // The entry carries its transport's capability bits, which kernels ask (is the peer direct?): p2p's.
+            JCudaDriver.cuMemcpyHtoD(DevicePointer.of(entry + DeviceViewDescriptor.PEER_CAPS_OFFSET),
+                    Pointer.to(new int[] {Transport.P2P.capabilityBits()}), Integer.BYTES);
             DeviceErrorException e = assertThrows(DeviceErrorException.class,
                     () -> ops.signal(1, 0, sig.offset(), SignalOp.ADD, 1));
             assertEquals(Code.MIXED_ATOMICS.value(), e.record().code(), e.getMessage());

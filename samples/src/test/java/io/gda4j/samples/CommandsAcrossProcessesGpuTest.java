@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -37,7 +38,7 @@ class CommandsAcrossProcessesGpuTest {
         String[] out = acrossTwoProcesses("latency", "--mode", "signal,put_signal", "--sizes", "8,64k", "--scopes",
                 "warp", "--iters", "200", "--warmup", "20", "--gpus", "0,0", "--csv");
         System.out.println("gda4j latency across two processes on GPU 0 (rank 0's output):\n" + out[0]);
-        assertTrue(out[0].startsWith("mode,scope,size,bytes,iters,min_us,median_us,p99_us,max_us"), out[0]);
+        assertTrue(out[0].startsWith("mode,scope,size,bytes,iters,min_us,median_us,mean_us,stdev_us,p99_us,p99.9_us,max_us"), out[0]);
         assertEquals(4, out[0].strip().split("\n").length,
                 "a header and three rows (signal; put_signal 8 B and 64 KiB): " + out[0]);
         assertTrue(out[0].contains("signal,thread") && out[0].contains("put_signal,warp,64 KiB"), out[0]);
@@ -77,7 +78,7 @@ class CommandsAcrossProcessesGpuTest {
                 "--channels", "4", "--dtype", "both", "--check", "--iters", "3", "--warmup", "1", "--gpus", "0,0",
                 "--csv");
         System.out.println("gda4j moe across two processes on GPU 0 (rank 0's output):\n" + out[0]);
-        assertTrue(out[0].startsWith("dtype,tokens,dispatch_ms"), out[0]);
+        assertTrue(out[0].startsWith("dtype,rows,tokens,dispatch_ms"), out[0]);
         assertEquals(3, out[0].strip().split("\n").length, "a header and a row per dtype: " + out[0]);
         assertEquals("", out[1], "rank 1 answers silently");
     }
@@ -196,14 +197,26 @@ class CommandsAcrossProcessesGpuTest {
         return out[0];
     }
 
-    /** Runs {@code gda4j args} as ranks 0 and 1 of a two-process launch; returns their stdout once both exit 0. */
+    /**
+     * Runs {@code gda4j args} as ranks 0 and 1 of a two-process launch; returns their stdout once both exit 0. With
+     * {@code --csv}, rank 0's table comes back without the {@code #} lines of its run header, which must be there.
+     */
     private static String[] acrossTwoProcesses(String... args) throws Exception {
-        return run(false, args);
+        return withoutRunHeader(run(false, args), args);
     }
 
     /** As {@link #acrossTwoProcesses}, with each process its own host ({@code host-a}, {@code host-b}). */
     private static String[] acrossTwoHosts(String... args) throws Exception {
-        return run(true, args);
+        return withoutRunHeader(run(true, args), args);
+    }
+
+    private static String[] withoutRunHeader(String[] out, String... args) {
+        if (!List.of(args).contains("--csv")) {
+            return out;
+        }
+        assertTrue(out[0].startsWith("# "), "a CSV starts with its run header's # lines: " + out[0]);
+        String table = out[0].lines().filter(l -> !l.startsWith("#")).collect(Collectors.joining("\n", "", "\n"));
+        return new String[] {table, out[1]};
     }
 
     /** Starts rank 0 and rank 1 of a two-process job of {@code gda4j args}; each its own named host if asked. */
