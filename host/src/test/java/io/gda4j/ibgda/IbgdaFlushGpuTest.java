@@ -10,6 +10,7 @@ import io.gda4j.cuda.Cuda;
 import io.gda4j.cuda.DeviceMemory;
 import io.gda4j.cuda.KernelArgs;
 import io.gda4j.nic.NicConfig;
+import io.gda4j.nic.emulated.EmulatedEngine;
 import io.gda4j.nic.emulated.EmulatedNic;
 import io.gda4j.nic.emulated.EmulatedNicConfig;
 import io.gda4j.world.DeviceOps;
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The PCIe flush on real GPUs, through the emulated NIC in its writes-pass-CQE mode (a READ's CQE is written before
@@ -63,9 +65,9 @@ class IbgdaFlushGpuTest {
         try (DeviceMemory out = r0.context().allocate(16)) {
             for (int round = 0; round < ROUNDS; round++) {
                 byte fresh = (byte) (0x40 + round);
-                // Without the flush the previous round's READ data may still be held: it lands after 1 ms of
-                // idleness, and would otherwise land on this round's buffer (seen as the previous round's bytes).
-                settle(5);
+                // Without the flush the previous round's READ data may still be held: it lands after the engine's
+                // hold on an idle QP, and would otherwise land on this round's buffer (the previous round's bytes).
+                settle(TimeUnit.NANOSECONDS.toMillis(EmulatedEngine.WRITES_PASS_CQE_HOLD_NANOS) + 5);
                 r0.fillHeap(buf.offset(), 8, (byte) 0x11);
                 r1.fillHeap(buf.offset() + 64, 8, fresh);
                 out.fill((byte) 0);

@@ -54,7 +54,7 @@ import io.gda4j.nic.QpState;
  * WRITE payloads are held after their CQE is written, READ data until the NIC next executes an atomic or a WQE that
  * reads memory behind the same NIC (the PCIe flush: a non-posted operation that earlier posted writes cannot be passed
  * by), WRITE data until the same or a later WQE on its QP reaches the peer's memory (posted writes stay in order),
- * or either after {@link #POSTED_WRITE_HOLD_NANOS} of idleness. So "quiet, then tell the peer by another path" reads
+ * or either after {@link #WRITES_PASS_CQE_HOLD_NANOS} of idleness. So "quiet, then tell the peer by another path" reads
  * stale bytes, as it may on hardware. A held WRITE's payload is copied into the QP's staging area when it executes
  * (the poster may reuse its buffer after the CQE); one larger than that area is not held. READ sources are read when
  * the data lands.
@@ -83,6 +83,13 @@ public final class EmulatedEngine {
     static final long READ_LATENCY_NANOS = 50_000;
     /** How long held data (a CQE written before it) waits on an idle QP before it lands without a flush. */
     static final long POSTED_WRITE_HOLD_NANOS = 1_000_000;
+    /**
+     * The same in the writes-pass-CQE mode, which exists to show a missing flush: far longer than a NIC would hold,
+     * because a kernel that reads right after it sees the CQE may itself wait milliseconds for the GPU when other
+     * contexts time-slice it. With 1 ms the data had landed first in every round of a loaded GPU run, and
+     * IbgdaFlushGpuTest could not tell a missing flush. Public for the tests that wait it out.
+     */
+    public static final long WRITES_PASS_CQE_HOLD_NANOS = 20_000_000;
     /** {@link #executeOne}: the WQE waits (its peer does not answer yet); the QP goes no further this pass. */
     private static final int STALL = -1;
     /** A held entry's length that means "an 8-byte store of the value in heldSrc" (inline 8/16-byte payloads). */
@@ -96,6 +103,8 @@ public final class EmulatedEngine {
     private final WqeFields wqe = new WqeFields();
     private final boolean strict;
     private final boolean writesPassCqe;
+    /** How long held data waits on an idle QP: {@link #POSTED_WRITE_HOLD_NANOS}, or the writes-pass-CQE mode's. */
+    private final long holdNanos;
     private final long atomicSplitNanos;
     private final long retryNanos;
     /** Held entries on this NIC's QPs (0: nothing to land). */
@@ -118,6 +127,7 @@ public final class EmulatedEngine {
         this.table = table;
         this.strict = nic.config().strict();
         this.writesPassCqe = nic.config().writesPassCqe();
+        this.holdNanos = writesPassCqe ? WRITES_PASS_CQE_HOLD_NANOS : POSTED_WRITE_HOLD_NANOS;
         this.atomicSplitNanos = nic.config().atomicSplitNanos();
         this.retryNanos = nic.config().retryNanos();
     }
@@ -224,7 +234,7 @@ public final class EmulatedEngine {
             landParked(qp, qp.parked);
             return 1;
         }
-        if (qp.held > 0 && System.nanoTime() - qp.heldSinceNanos >= POSTED_WRITE_HOLD_NANOS) {
+        if (qp.held > 0 && System.nanoTime() - qp.heldSinceNanos >= holdNanos) {
             landHeld(qp, null);
             return 1;
         }

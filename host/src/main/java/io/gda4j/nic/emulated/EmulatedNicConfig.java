@@ -29,7 +29,7 @@ import org.agrona.concurrent.IdleStrategy;
  *                      {@code true}: like a NIC whose GPUDirect writes may pass their CQE (relaxed ordering, some
  *                      PCIe platforms), an RDMA READ's data is held back after its CQE is written, until the NIC
  *                      executes an atomic or a WQE that reads local memory (the PCIe flush: a non-posted operation
- *                      that posted writes cannot be passed by) or the QP has been idle for a millisecond; a WRITE's
+ *                      that posted writes cannot be passed by) or the QP has been idle for 20 ms; a WRITE's
  *                      data likewise lands in the target after its CQE (so "quiet, then signal by another path"
  *                      reads stale bytes), until a later WQE of its QP reaches the same memory or a flush there. The NIC then
  *                      reports {@code writesMayPassCqe}, so {@code quiet} ends with the PCIe flush; without it a get

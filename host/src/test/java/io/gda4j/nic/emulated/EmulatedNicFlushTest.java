@@ -109,7 +109,7 @@ class EmulatedNicFlushTest extends TwoHeapNicTest {
         try (QpPair qps = pair()) {
             readAndConsumeTheCqe(qps);
             assertArrayEquals(filled((byte) 0x11), fetched());
-            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(EmulatedEngine.POSTED_WRITE_HOLD_NANOS) + 5);
+            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(EmulatedEngine.WRITES_PASS_CQE_HOLD_NANOS) + 5);
             nic.engine().doWork();
             assertArrayEquals(filled((byte) 0x22), fetched());
         }
