@@ -86,7 +86,8 @@ class WarpConvergenceTest {
     /** "file:line: loop" for each lane-bounded loop whose body reaches a collective. */
     static List<String> violations(Map<String, String> files) {
         Map<String, String> code = new LinkedHashMap<>();
-        files.forEach((f, text) -> code.put(f, stripComments(text)));
+        // Comments out, newlines kept (line numbers hold); strings stay, and device code has few.
+        files.forEach((f, text) -> code.put(f, TransportFoldersTest.code(text)));
         Set<String> collectiveFunctions = collectiveFunctions(code.values());
         List<String> found = new ArrayList<>();
         code.forEach((file, text) -> {
@@ -191,33 +192,5 @@ class WarpConvergenceTest {
             }
         }
         return -1;
-    }
-
-    /** Comments and string literals blanked (newlines kept, so line numbers hold). */
-    static String stripComments(String s) {
-        StringBuilder out = new StringBuilder(s.length());
-        int i = 0;
-        while (i < s.length()) {
-            if (s.startsWith("//", i)) {
-                while (i < s.length() && s.charAt(i) != '\n') {
-                    i++;
-                }
-            } else if (s.startsWith("/*", i)) {
-                int end = s.indexOf("*/", i + 2);
-                end = end < 0 ? s.length() : end + 2;
-                s.substring(i, end).chars().filter(c -> c == '\n').forEach(c -> out.append('\n'));
-                i = end;
-            } else if (s.charAt(i) == '"') {
-                out.append("\"\"");
-                i++;
-                while (i < s.length() && s.charAt(i) != '"' && s.charAt(i) != '\n') {
-                    i += s.charAt(i) == '\\' ? 2 : 1;
-                }
-                i++;
-            } else {
-                out.append(s.charAt(i++));
-            }
-        }
-        return out.toString();
     }
 }
