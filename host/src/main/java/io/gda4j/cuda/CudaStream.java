@@ -8,6 +8,8 @@ import jcuda.driver.CUstreamWaitValue_flags;
 import jcuda.driver.JCudaDriver;
 import jcuda.runtime.cudaStream_t;
 
+import java.time.Duration;
+
 /**
  * An owned, non-blocking CUDA stream: work on it runs in order and does not wait for the legacy default stream.
  * Destroyed on {@link #close()} (idempotent; work already queued still completes).
@@ -54,6 +56,25 @@ public final class CudaStream extends ContextResource {
         int result = JCudaDriver.cuStreamSynchronize(handle);
         if (result != CUresult.CUDA_SUCCESS) {
             Cuda.check(result, "cuStreamSynchronize(" + this + ")");
+        }
+    }
+
+    /**
+     * Waits until all work queued on this stream has finished, for at most {@code limit}. It polls the stream
+     * ({@code cuStreamQuery}) instead of blocking in the driver, so it also ends at the limit, or when the thread is
+     * interrupted (a test's timeout), where a kernel never returns: {@link #synchronize()} would wait for it forever.
+     *
+     * @param why what the caller knows of why the work should have ended by then; the message ends with it
+     * @throws StreamTimeoutException at the limit, the work still queued
+     * @throws IllegalStateException  when the thread is interrupted while it waits (its interrupt status stays set)
+     * @throws CudaException          for an error of the work (as {@link #synchronize()})
+     */
+    public void synchronize(Duration limit, String why) {
+        bind();
+        String query = "cuStreamQuery(" + this + ")";
+        if (!BoundedWait.until(() -> Cuda.isDone(JCudaDriver.cuStreamQuery(handle), query), limit.toNanos(),
+                System::nanoTime, "the work on " + this)) {
+            throw new StreamTimeoutException(this, limit.toMillis(), why);
         }
     }
 

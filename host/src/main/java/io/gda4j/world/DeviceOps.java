@@ -210,7 +210,7 @@ public final class DeviceOps {
     }
 
     private void finish(Rank r) {
-        r.stream().synchronize();
+        r.synchronize();
         world.checkErrors();
         int status = (int) r.scratch().readLong(STATUS_OFFSET);
         if (status != 0) {

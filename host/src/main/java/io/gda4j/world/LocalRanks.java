@@ -1,6 +1,5 @@
 package io.gda4j.world;
 
-import io.gda4j.cuda.CudaDevice;
 import io.gda4j.cuda.ModuleImage;
 
 import java.util.ArrayList;
@@ -10,8 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
-import java.util.stream.Collectors;
 
 /**
  * The ranks one process drives and what every kind of world does with them alike: read their error records, raise
@@ -26,12 +25,23 @@ final class LocalRanks {
     private final List<Rank> ranks;
     private final WorldConfig config;
     private final ModuleTable modules;
+    /** The GPUs with kernels that may still run: {@link #gpusWithKernels()}, or a test's stand-in. */
+    private final Supplier<List<String>> busyGpus;
+    private final long drainExtraNanos;
     private boolean worldClosed;
 
     LocalRanks(List<Rank> ranks, WorldConfig config, ModuleTable modules) {
+        this(ranks, config, modules, null, CLOSE_DRAIN_EXTRA_NANOS);
+    }
+
+    /** With a stand-in for the GPUs' state ({@code busyGpus}; null: the ranks' own) and a drain's extra time. */
+    LocalRanks(List<Rank> ranks, WorldConfig config, ModuleTable modules, Supplier<List<String>> busyGpus,
+               long drainExtraNanos) {
         this.ranks = Collections.unmodifiableList(new ArrayList<>(ranks));
         this.config = config;
         this.modules = modules;
+        this.busyGpus = busyGpus != null ? busyGpus : this::gpusWithKernels;
+        this.drainExtraNanos = drainExtraNanos;
     }
 
     List<Rank> list() {
@@ -125,32 +135,43 @@ final class LocalRanks {
         return first;
     }
 
+    /** The GPUs of these ranks on which a kernel launched through gda4j may still run, by name. */
+    private List<String> gpusWithKernels() {
+        List<String> busy = new ArrayList<>();
+        for (Rank r : firstRankPerGpu().values()) {
+            if (r.device().kernelsMayBeRunning()) {
+                busy.add(r.device().toString());
+            }
+        }
+        return busy;
+    }
+
     /**
      * Stops these ranks' kernels before anything is freed: freeing memory or unloading a module waits for kernels
      * running in the context, and a kernel still waiting for a peer would make that wait last until its timeout.
      * When a kernel still runs, every abort flag is raised (spinning device calls return within microseconds) and
      * this waits, at most the device wait timeout plus 5 s, for the kernels to return.
      *
-     * @return the close failure when kernels still ran after the wait, else null
+     * @return the failure when kernels still ran after the wait, else null
      */
-    RuntimeException stopRunningKernels() {
-        List<CudaDevice> devices = new ArrayList<>();
-        for (Rank r : firstRankPerGpu().values()) {
-            devices.add(r.device());
-        }
-        if (devices.stream().noneMatch(CudaDevice::kernelsMayBeRunning)) {
+    KernelsStillRunningException stopRunningKernels() {
+        return drain(busyGpus, this::abort, config.waitTimeout().toNanos() + drainExtraNanos);
+    }
+
+    /**
+     * {@link #stopRunningKernels}' loop: nothing to do where {@code busy} names no GPU, else {@code abort} once, then
+     * polls {@code busy} until it names none, for at most {@code waitNanos}.
+     */
+    static KernelsStillRunningException drain(Supplier<List<String>> busy, Runnable abort, long waitNanos) {
+        if (busy.get().isEmpty()) {
             return null;
         }
-        abort();
-        long deadline = System.nanoTime() + config.waitTimeout().toNanos() + CLOSE_DRAIN_EXTRA_NANOS;
-        while (devices.stream().anyMatch(CudaDevice::kernelsMayBeRunning)) {
+        abort.run();
+        long deadline = System.nanoTime() + waitNanos;
+        List<String> still;
+        while (!(still = busy.get()).isEmpty()) {
             if (System.nanoTime() - deadline > 0) {
-                return new IllegalStateException("closing the world: kernels still ran on " + devices.stream()
-                        .filter(CudaDevice::kernelsMayBeRunning).map(CudaDevice::toString)
-                        .collect(Collectors.joining(", "))
-                        + " after the abort flags were raised and close waited " + TimeUnit.NANOSECONDS.toMillis(
-                        config.waitTimeout().toNanos() + CLOSE_DRAIN_EXTRA_NANOS) + " ms: a kernel that does not poll"
-                        + " the abort flag keeps its memory in use");
+                return new KernelsStillRunningException(still, TimeUnit.NANOSECONDS.toMillis(waitNanos));
             }
             LockSupport.parkNanos(DRAIN_POLL_NANOS);
         }
@@ -160,16 +181,26 @@ final class LocalRanks {
     /**
      * A world's close, done once (a second call returns at once): stops the kernels ({@link #stopRunningKernels}),
      * then {@code release} frees what the world holds beyond its ranks (given the failure so far, returning it or a
-     * new first one), then the ranks close ({@link #close(RuntimeException)}), then {@code after} runs.
+     * new first one), then the ranks close ({@link #close(RuntimeException)}), then {@code after} runs. Where kernels
+     * still run after the drain, neither {@code release} nor the ranks' close runs (each would wait for those kernels,
+     * forever if they never return): only {@code after} does, and the {@link KernelsStillRunningException} is thrown.
      *
      * @throws RuntimeException the first failure of any step, the later ones suppressed; every step runs regardless
+     *                          of the failures before it, the stuck kernels' case above aside
      */
     synchronized void closeWorld(UnaryOperator<RuntimeException> release, Runnable after) {
         if (worldClosed) {
             return;
         }
         worldClosed = true;
-        RuntimeException first = stopRunningKernels();
+        KernelsStillRunningException stuck = stopRunningKernels();
+        if (stuck != null) {
+            // Freeing the world's memory or unloading its modules would wait for that kernel, forever if it never
+            // returns: the GPU side stays as it is (the process gets it back when it ends), the host side closes.
+            RuntimeException first = collect(stuck, after);
+            throw first;
+        }
+        RuntimeException first = null;
         try {
             first = release.apply(first);
         } catch (RuntimeException e) {

@@ -77,7 +77,7 @@ public final class LocalWorld implements World {
             for (int r = 0; r < n; r++) {
                 CudaContext ctx = Cuda.device(gpus.get(r)).primaryContext();
                 try {
-                    ranks.add(new Rank(r, n, ctx, config.heapSizeBytes(), modules));
+                    ranks.add(new Rank(r, n, ctx, config.heapSizeBytes(), config.waitTimeout(), modules));
                 } catch (RuntimeException e) {
                     ctx.close();
                     throw e;

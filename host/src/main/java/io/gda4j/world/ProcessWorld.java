@@ -107,7 +107,8 @@ public final class ProcessWorld implements World {
         CudaContext ctx = Cuda.device(gpu).primaryContext();
         Rank rank;
         try {
-            rank = new Rank(env.rank(), env.worldSize(), ctx, config.heapSizeBytes(), modules);
+            rank = new Rank(env.rank(), env.worldSize(), ctx, config.heapSizeBytes(), config.waitTimeout(),
+                    modules);
         } catch (RuntimeException e) {
             ctx.close();
             throw e;

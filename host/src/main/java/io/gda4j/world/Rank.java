@@ -14,6 +14,7 @@ import io.gda4j.transport.Transport;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -44,10 +45,14 @@ public final class Rank implements LinkEnd, AutoCloseable {
     private final PeerLink[] links;
     /** The world's modules, shared with the other ranks on this GPU; the world unloads them. */
     private final ModuleTable modules;
+    /** The world's device wait timeout: every wait in gda4j's kernels gives up after it. */
+    private final Duration waitTimeout;
     private boolean closed;
 
-    Rank(int rank, int worldSize, CudaContext context, long heapSizeBytes, ModuleTable modules) {
+    Rank(int rank, int worldSize, CudaContext context, long heapSizeBytes, Duration waitTimeout,
+         ModuleTable modules) {
         this.rank = rank;
+        this.waitTimeout = waitTimeout;
         this.worldSize = worldSize;
         this.context = context;
         this.modules = modules;
@@ -118,6 +123,39 @@ public final class Rank implements LinkEnd, AutoCloseable {
     /** The rank's work stream: kernels launched through gda4j run here. */
     public CudaStream stream() {
         return stream;
+    }
+
+    /**
+     * How long {@link #synchronize()} waits: 4 times the world's device wait timeout, and 30 s more. Every wait in
+     * gda4j's kernels gives up after the timeout, and a call's kernels wait one after another a few times at most.
+     */
+    static Duration synchronizeLimit(Duration waitTimeout) {
+        return waitTimeout.multipliedBy(4).plusSeconds(30);
+    }
+
+    /**
+     * Waits until the work queued on the rank's stream has finished, as {@code stream().synchronize()} does, but for
+     * at most {@link #synchronizeLimit} of the world's wait timeout: work still running after that is a kernel that
+     * does not end by itself, and a blocking wait would hang the caller with it. gda4j's own waits for a rank's work
+     * go through here.
+     *
+     * @throws io.gda4j.cuda.StreamTimeoutException at the limit, saying what may be running
+     */
+    public void synchronize() {
+        synchronize(stream);
+    }
+
+    /**
+     * As {@link #synchronize()}, for another stream of this rank's (a communication stream, say).
+     *
+     * @throws io.gda4j.cuda.StreamTimeoutException at the limit, saying what may be running
+     */
+    public void synchronize(CudaStream other) {
+        other.synchronize(synchronizeLimit(waitTimeout), "every wait in gda4j's kernels gives up after the world's"
+                + " device wait timeout (" + waitTimeout.toMillis() + " ms), so what still runs is a kernel that does"
+                + " not end by itself: a kernel of yours that needs longer (raise the timeout: GDA4J_WAIT_TIMEOUT_MS or"
+                + " WorldConfig.waitTimeout), or a hung kernel of gda4j's (a bug: please report it with this message)."
+                + " The work stays queued: close the world, or end the process if close reports kernels still running");
     }
 
     public DeviceMemory heapMemory() {

@@ -117,7 +117,7 @@ class HostFlagGpuTest {
                 word.putLongRelease(i);
                 awaitEcho(reply, i);
             }
-            assertTimeoutPreemptively(HANG_LIMIT, stream::synchronize);
+            assertTimeoutPreemptively(HANG_LIMIT, () -> stream.synchronize());
             assertEquals(FlagEcho.STATUS_OK, reply.getLongAcquire(FlagEcho.STATUS_OFFSET), () -> status(reply, n));
             assertEquals(n, reply.getLong(COUNT_OFFSET), "one record per value");
             long[] seen = read(values, n);
@@ -142,7 +142,7 @@ class HostFlagGpuTest {
             for (long i = 1; i <= n; i++) {
                 word.putLongRelease(i);
             }
-            assertTimeoutPreemptively(HANG_LIMIT, stream::synchronize);
+            assertTimeoutPreemptively(HANG_LIMIT, () -> stream.synchronize());
             assertEquals(FlagEcho.STATUS_OK, reply.getLongAcquire(FlagEcho.STATUS_OFFSET), () -> status(reply, n));
             long count = reply.getLong(COUNT_OFFSET);
             assertTrue(count >= 1 && count <= n, "records: " + count);
@@ -191,7 +191,7 @@ class HostFlagGpuTest {
             reply.putLongRelease(FlagEcho.STATUS_OFFSET, FlagEcho.STATUS_RUNNING);
             module.function(FlagEcho.ECHO_KERNEL).launch(1, 1, 0, stream,
                     FlagEcho.echoArguments(word.deviceAddress(), reply.devicePointer(), 1, 10, timeoutNanos));
-            assertTimeoutPreemptively(HANG_LIMIT, stream::synchronize, "the kernel hung instead of timing out");
+            assertTimeoutPreemptively(HANG_LIMIT, () -> stream.synchronize(), "the kernel hung instead of timing out");
             assertEquals(FlagEcho.STATUS_TIMEOUT, reply.getLongAcquire(FlagEcho.STATUS_OFFSET),
                     () -> status(reply, 1));
             assertEquals(0, reply.getLong(FlagEcho.SEEN_OFFSET), "the flag was never written");

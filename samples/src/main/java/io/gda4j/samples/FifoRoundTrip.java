@@ -70,7 +70,7 @@ final class FifoRoundTrip implements AutoCloseable {
                 .i32(release ? 1 : 0)
                 .pointer(rtt.pointer()).pointer(rtt.pointer().plusBytes(4L * maxIterations))
                 .pointer(rank.scratch().pointer()));
-        rank.stream().synchronize();
+        rank.synchronize();
         world.checkErrors();
         int st = (int) rank.scratch().readLong(0);
         if (st != 0) {

@@ -162,7 +162,7 @@ final class PingPong implements AutoCloseable {
                     checked);
         }
         for (Rank r : local) {
-            r.stream().synchronize();
+            r.synchronize();
         }
         world.checkErrors();
         for (Rank r : local) {

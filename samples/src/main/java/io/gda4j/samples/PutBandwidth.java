@@ -183,8 +183,8 @@ final class PutBandwidth implements AutoCloseable {
         rank.scratch().writeLong(0, 0);
         back.rank.scratch().writeLong(0, 0);
         for (int rep = 0; rep <= repetitions; rep++) { // the first is a warm-up
-            rank.stream().synchronize();
-            back.rank.stream().synchronize();
+            rank.synchronize();
+            back.rank.synchronize();
             start.record(rank.stream());
             back.start.record(back.rank.stream());
             kernel.launch(blocks, threads, 0, rank.stream(), there);

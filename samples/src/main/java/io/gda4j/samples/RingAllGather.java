@@ -77,7 +77,7 @@ public final class RingAllGather implements AutoCloseable {
                     .pointer(status.get(i).pointer()));
         }
         for (Rank r : ranks) {
-            r.stream().synchronize();
+            r.synchronize();
         }
         world.checkErrors();
         for (int i = 0; i < ranks.size(); i++) {

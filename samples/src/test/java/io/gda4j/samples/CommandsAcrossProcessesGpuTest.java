@@ -38,7 +38,8 @@ class CommandsAcrossProcessesGpuTest {
         String[] out = acrossTwoProcesses("latency", "--mode", "signal,put_signal", "--sizes", "8,64k", "--scopes",
                 "warp", "--iters", "200", "--warmup", "20", "--gpus", "0,0", "--csv");
         System.out.println("gda4j latency across two processes on GPU 0 (rank 0's output):\n" + out[0]);
-        assertTrue(out[0].startsWith("mode,scope,size,bytes,iters,min_us,median_us,mean_us,stdev_us,p99_us,p99.9_us,max_us"), out[0]);
+        assertTrue(out[0].startsWith("mode,scope,size,bytes,iters,min_us,median_us,mean_us,stdev_us,p99_us,p99.9_us,"
+                + "max_us"), out[0]);
         assertEquals(4, out[0].strip().split("\n").length,
                 "a header and three rows (signal; put_signal 8 B and 64 KiB): " + out[0]);
         assertTrue(out[0].contains("signal,thread") && out[0].contains("put_signal,warp,64 KiB"), out[0]);

@@ -146,7 +146,7 @@ public final class MoeReferenceCheck implements AutoCloseable {
         MoeReference.Received[] want = new MoeReference.Received[n];
         short[][] yRows = new short[n][];
         for (int r : locals) {
-            buffer.rank(r).stream().synchronize();
+            buffer.rank(r).rank().synchronize();
         }
         buffer.checkErrors();
         for (int r = 0; r < n; r++) {
@@ -203,7 +203,7 @@ public final class MoeReferenceCheck implements AutoCloseable {
                 buffer.rank(r).computeStreamWaitForLastCall();
             }
             for (int r : locals) {
-                buffer.rank(r).stream().synchronize();
+                buffer.rank(r).rank().synchronize();
             }
             buffer.checkErrors();
             hash = 0xcbf29ce484222325L;
@@ -250,7 +250,7 @@ public final class MoeReferenceCheck implements AutoCloseable {
             buffer.rank(r).computeStreamWaitForLastCall();
         }
         for (int r : locals) {
-            buffer.rank(r).stream().synchronize();
+            buffer.rank(r).rank().synchronize();
         }
         buffer.checkErrors();
         for (int r : locals) {

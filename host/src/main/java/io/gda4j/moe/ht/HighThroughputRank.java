@@ -835,10 +835,10 @@ public final class HighThroughputRank implements AutoCloseable {
      */
     public synchronized void finishCalls() {
         if (!rank.stream().isClosed()) {
-            rank.stream().synchronize();
+            rank.synchronize();
         }
         if (communication != null && !communication.isClosed()) {
-            communication.synchronize();
+            rank.synchronize(communication);
         }
     }
 
@@ -853,7 +853,7 @@ public final class HighThroughputRank implements AutoCloseable {
         closed = true;
         try {
             if (communication != null && !communication.isClosed()) {
-                communication.synchronize();
+                rank.synchronize(communication);
             }
         } finally {
             try {

@@ -657,7 +657,7 @@ public final class LowLatencyRank implements AutoCloseable {
      */
     public void finishCalls() {
         if (!rank.stream().isClosed()) {
-            rank.stream().synchronize();
+            rank.synchronize();
         }
     }
 

@@ -88,7 +88,7 @@ public final class CopyEngineCeiling {
                     gate.open();
                 }
                 for (Rank r : ranks) {
-                    r.stream().synchronize();
+                    r.synchronize();
                 }
                 if (rep >= 0) {
                     for (Rank r : ranks) {

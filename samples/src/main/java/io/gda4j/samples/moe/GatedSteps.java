@@ -76,7 +76,7 @@ final class GatedSteps implements AutoCloseable {
                 gate.open();
             }
             for (int r : locals) {
-                world.rank(r).stream().synchronize();
+                world.rank(r).synchronize();
             }
             checkErrors.run();
             if (i < 0) {

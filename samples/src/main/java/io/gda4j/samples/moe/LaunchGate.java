@@ -143,7 +143,7 @@ final class LaunchGate implements AutoCloseable {
     public void close() {
         try {
             for (Rank r : world.localRanks()) {
-                r.stream().synchronize();
+                r.synchronize();
             }
         } finally {
             try {

@@ -183,7 +183,7 @@ public final class MoeFrameworkNcclBaseline implements AutoCloseable {
             for (int i = -warmup - 1; i < iterations; i++) {
                 step(gate, tokens);
                 for (Rank r : ranks) {
-                    r.stream().synchronize();
+                    r.synchronize();
                 }
                 world.checkErrors();
                 if (i >= 0) {

@@ -99,7 +99,7 @@ final class NcclExchangeRig implements AutoCloseable {
         dispatch.launch(comms, sendAt, recvAt, streams);
         combine.launch(comms, recvAt, sendAt, streams);
         for (Rank r : ranks) {
-            r.stream().synchronize();
+            r.synchronize();
         }
         // Events 0, 1 and 2 before the dispatch exchange, between the two and after the combine exchange.
         try (GatedSteps steps = new GatedSteps(world, 3)) {
@@ -144,7 +144,7 @@ final class NcclExchangeRig implements AutoCloseable {
         plan.launch(comms, sendAt, recvAt, streams);
         byte[][] got = new byte[n][];
         for (Rank r : ranks) {
-            r.stream().synchronize();
+            r.synchronize();
             got[r.rank()] = new byte[Math.toIntExact(plan.recvTotal(r.rank()))];
             recv[r.rank()].copyToHost(0, got[r.rank()], 0, got[r.rank()].length);
         }
