@@ -12,18 +12,19 @@ import java.util.List;
 public final class KernelsStillRunningException extends IllegalStateException {
     private static final long serialVersionUID = 1L;
 
-    private final List<String> gpus;
+    /** An array, not a List: it serializes with the exception. */
+    private final String[] gpus;
 
     KernelsStillRunningException(List<String> gpus, long waitedMillis) {
         super("closing the world: kernels still ran on " + String.join(", ", gpus) + " after the abort flags were"
                 + " raised and close waited " + waitedMillis + " ms (a kernel that does not poll the abort flag, or a"
                 + " hung one); the world's GPU memory, modules and streams were left allocated, since freeing them"
                 + " would wait for those kernels: end the process to get them back");
-        this.gpus = List.copyOf(gpus);
+        this.gpus = gpus.toArray(String[]::new);
     }
 
     /** The GPUs on which kernels still ran, as their names read. */
     public List<String> gpus() {
-        return gpus;
+        return List.of(gpus);
     }
 }
