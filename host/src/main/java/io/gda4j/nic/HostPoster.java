@@ -54,6 +54,20 @@ public interface HostPoster {
     long postCompareSwap(long raddr, int rkey, long compare, long swap, long laddr, int lkey, long timeoutNanos)
             throws TimeoutException;
 
+    /**
+     * The refusal both posters give an inline payload above the QP's limit, before anything is written (the NIC
+     * would fail the WQE).
+     *
+     * @throws IllegalArgumentException when {@code length} exceeds {@code maxInlineBytes}
+     */
+    static void requireInline(NicQp qp, int length, int maxInlineBytes) {
+        if (length > maxInlineBytes) {
+            throw new IllegalArgumentException(String.format("%s: an inline payload of %d bytes exceeds the QP's"
+                    + " max_inline of %d bytes; post a WRITE from registered memory, or create the QP with a larger"
+                    + " QpSpec.maxInlineBytes", qp.label(), length, maxInlineBytes));
+        }
+    }
+
     /** Hands everything posted since the last ring to the NIC, with one doorbell. */
     void ring();
 

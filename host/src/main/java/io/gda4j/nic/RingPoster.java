@@ -208,11 +208,7 @@ public final class RingPoster implements HostPoster {
      */
     @Override
     public long postWriteInline(long raddr, int rkey, byte[] payload, long timeoutNanos) throws TimeoutException {
-        if (payload.length > maxInlineBytes) {
-            throw new IllegalArgumentException(String.format("%s: an inline payload of %d bytes exceeds the QP's"
-                    + " max_inline of %d bytes; post a WRITE from registered memory, or create the QP with a larger"
-                    + " QpSpec.maxInlineBytes", qp.label(), payload.length, maxInlineBytes));
-        }
+        HostPoster.requireInline(qp, payload.length, maxInlineBytes);
         int wqebbs = WqeDescriptor.wqebbsForDs(WqeDescriptor.inlineDs(payload.length));
         long at = reserve(wqebbs, timeoutNanos);
         finish(at, WqeEncoder.writeRdmaWriteInline(sq, at, qpn, flags(at), raddr, rkey,

@@ -40,16 +40,10 @@ public final class MoeGraphReplay {
         HighThroughputPart c = s.config();
         int n = s.worldSize();
         Random rnd = new Random(seed);
-        int[][] idx = new int[n][];
-        MoeReference.Input[] in = new MoeReference.Input[n];
-        MoeHandle[] handles = new MoeHandle[n];
-        for (int r = 0; r < n; r++) {
-            idx[r] = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
-            in[r] = check.upload(r, MoeRouting.input(s, r, tokens[r], idx[r], rnd));
-            if (check.local(r)) {
-                handles[r] = buffer.rank(r).layout(check.topkIdx(r, tokens[r]));
-            }
-        }
+        MoeReferenceCheck.Routed routed = check.route(kind, rnd, tokens);
+        int[][] idx = routed.topkIdx();
+        MoeReference.Input[] in = routed.inputs();
+        MoeHandle[] handles = routed.handles();
         MoeDispatchResult[] got = new MoeDispatchResult[n];
         DeviceTensor[] out = new DeviceTensor[n];
         CUgraphExec[] exec = new CUgraphExec[n];
@@ -120,16 +114,10 @@ public final class MoeGraphReplay {
         HighThroughputPart c = s.config();
         int n = s.worldSize();
         Random rnd = new Random(seed);
-        int[][] idx = new int[n][];
-        MoeReference.Input[] in = new MoeReference.Input[n];
-        MoeHandle[] handles = new MoeHandle[n];
-        for (int r = 0; r < n; r++) {
-            idx[r] = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
-            in[r] = check.upload(r, MoeRouting.input(s, r, tokens[r], idx[r], rnd));
-            if (check.local(r)) {
-                handles[r] = buffer.rank(r).layout(check.topkIdx(r, tokens[r]));
-            }
-        }
+        MoeReferenceCheck.Routed routed = check.route(kind, rnd, tokens);
+        int[][] idx = routed.topkIdx();
+        MoeReference.Input[] in = routed.inputs();
+        MoeHandle[] handles = routed.handles();
         MoeDispatchResult[] got = new MoeDispatchResult[n];
         CUgraphExec[] exec = new CUgraphExec[n];
         try {

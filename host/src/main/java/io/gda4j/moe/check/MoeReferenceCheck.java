@@ -165,6 +165,31 @@ public final class MoeReferenceCheck implements AutoCloseable {
         return combineAndCheck(got, want, yRows, tokens, hash);
     }
 
+    /** A call's routing on every rank: the top-k drawn, the inputs (uploaded on this process's ranks), the layouts. */
+    public record Routed(int[][] topkIdx, MoeReference.Input[] inputs, MoeHandle[] handles) {
+    }
+
+    /**
+     * Draws routing {@code kind} for every rank's {@code tokens} from {@code rnd} (every process draws every rank's,
+     * the same sequence everywhere) with each rank's inputs, uploads this process's, then makes their layouts: what
+     * the repeated and the captured checks set up before their calls.
+     */
+    public Routed route(MoeRouting.Kind kind, Random rnd, int[] tokens) {
+        HighThroughputPart c = s.config();
+        int n = s.worldSize();
+        int[][] idx = new int[n][];
+        MoeReference.Input[] in = new MoeReference.Input[n];
+        MoeHandle[] handles = new MoeHandle[n];
+        for (int r = 0; r < n; r++) {
+            idx[r] = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
+            in[r] = upload(r, MoeRouting.input(s, r, tokens[r], idx[r], rnd));
+        }
+        for (int r : locals) {
+            handles[r] = buffer.rank(r).layout(topkIdx(r, tokens[r]));
+        }
+        return new Routed(idx, in, handles);
+    }
+
     /**
      * One layout of routing {@code kind}, then {@code times} dispatches with it and new tokens and weights each, with
      * no combine between them, each checked against the reference; after each, the rows of the dispatch before it are
@@ -176,16 +201,10 @@ public final class MoeReferenceCheck implements AutoCloseable {
         HighThroughputPart c = s.config();
         int n = s.worldSize();
         Random rnd = new Random(seed);
-        int[][] idx = new int[n][];
-        MoeReference.Input[] in = new MoeReference.Input[n];
-        MoeHandle[] handles = new MoeHandle[n];
-        for (int r = 0; r < n; r++) {
-            idx[r] = MoeRouting.topk(kind, tokens[r], c.topK(), c.numExperts(), n, rnd);
-            in[r] = upload(r, MoeRouting.input(s, r, tokens[r], idx[r], rnd));
-        }
-        for (int r : locals) {
-            handles[r] = buffer.rank(r).layout(topkIdx(r, tokens[r]));
-        }
+        Routed routed = route(kind, rnd, tokens);
+        int[][] idx = routed.topkIdx();
+        MoeReference.Input[] in = routed.inputs();
+        MoeHandle[] handles = routed.handles();
         MoeDispatchResult[] got = new MoeDispatchResult[n];
         MoeDispatchResult[] before = new MoeDispatchResult[n];
         DeviceTensor[] beforeX = new DeviceTensor[n];

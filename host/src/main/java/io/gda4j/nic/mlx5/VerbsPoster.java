@@ -84,11 +84,7 @@ final class VerbsPoster implements HostPoster {
 
     @Override
     public long postWriteInline(long raddr, int rkey, byte[] payload, long timeoutNanos) throws TimeoutException {
-        if (payload.length > maxInlineBytes) {
-            throw new IllegalArgumentException(String.format("%s: an inline payload of %d bytes exceeds the QP's"
-                    + " max_inline of %d bytes; post a WRITE from registered memory, or create the QP with a larger"
-                    + " QpSpec.maxInlineBytes", qp.label(), payload.length, maxInlineBytes));
-        }
+        HostPoster.requireInline(qp, payload.length, maxInlineBytes);
         long at = reserve(timeoutNanos);
         queue.writeInline(slot(at), at, flags(at), raddr, rkey, payload, payload.length);
         return finish(at, Mlx5Opcode.RDMA_WRITE);
