@@ -337,6 +337,7 @@ final class MoeCommand implements Command {
             int waitingBlocks = 0;
             boolean staged = false;
             LowLatencySizing first = null;
+            List<String> proxyNotes = new ArrayList<>();
             try {
                 for (MoeConfig c : configs) {
                     buffers.add(MoeBuffer.create(world, c));
@@ -360,8 +361,13 @@ final class MoeCommand implements Command {
                             progress.step(name + " " + t + " tokens");
                             int[] perRank = new int[ranks];
                             Arrays.fill(perRank, t);
+                            ProxyActivity[] before = proxyActivity(world);
                             MoeLowLatencyTimingRig.Timing timing = run.time(MoeRouting.Kind.UNIFORM, 7, perRank,
                                     warmup, iters);
+                            // The rig runs warmup + iters pairs without the split, then as many with it.
+                            proxyNote(world, before, 2 * (warmup + iters), name + " " + t + " tokens",
+                                    percentile(timing.dispatchMillis(), 0.5) + percentile(timing.combineMillis(), 0.5))
+                                    .ifPresent(proxyNotes::add);
                             List<Object> row = new ArrayList<>(List.of(name, t, percentile(timing.dispatchMillis(), 0.5),
                                     percentile(timing.dispatchMillis(), 0.99), percentile(timing.combineMillis(), 0.5),
                                     percentile(timing.combineMillis(), 0.99),
@@ -387,6 +393,7 @@ final class MoeCommand implements Command {
             table.note(timingNote(world, true));
             table.note("dispatch/combine: the calls without the split; send/recv columns: medians of the halves, timed"
                     + " apart with the send/receive split");
+            proxyNotes.forEach(table::note);
             table.note(lowLatencyDispatchNote(first));
             table.note(lowLatencyCombineFromNote(combineFromHeap, staged));
             table.note(lowLatencySmsNote(waitingBlocks, configs.get(0).numLocalExperts(ranks),
