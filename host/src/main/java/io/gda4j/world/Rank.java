@@ -45,14 +45,21 @@ public final class Rank implements LinkEnd, AutoCloseable {
     private final PeerLink[] links;
     /** The world's modules, shared with the other ranks on this GPU; the world unloads them. */
     private final ModuleTable modules;
-    /** The world's device wait timeout: every wait in gda4j's kernels gives up after it. */
-    private final Duration waitTimeout;
+    /** How long {@link #synchronize()} waits: {@link #synchronizeLimit} of the world's device wait timeout. */
+    private final Duration synchronizeLimit;
+    /** Why work still running after {@link #synchronizeLimit} is stuck: the end of the timeout's message. */
+    private final String synchronizeWhy;
     private boolean closed;
 
     Rank(int rank, int worldSize, CudaContext context, long heapSizeBytes, Duration waitTimeout,
          ModuleTable modules) {
         this.rank = rank;
-        this.waitTimeout = waitTimeout;
+        this.synchronizeLimit = synchronizeLimit(waitTimeout);
+        this.synchronizeWhy = "every wait in gda4j's kernels gives up after the world's device wait timeout ("
+                + waitTimeout.toMillis() + " ms), so what still runs is a kernel that does not end by itself: a"
+                + " kernel of yours that needs longer (raise the timeout: GDA4J_WAIT_TIMEOUT_MS or"
+                + " WorldConfig.waitTimeout), or a hung kernel of gda4j's (a bug: please report it with this message)."
+                + " The work stays queued: close the world, or end the process if close reports kernels still running";
         this.worldSize = worldSize;
         this.context = context;
         this.modules = modules;
@@ -151,11 +158,7 @@ public final class Rank implements LinkEnd, AutoCloseable {
      * @throws io.gda4j.cuda.StreamTimeoutException at the limit, saying what may be running
      */
     public void synchronize(CudaStream other) {
-        other.synchronize(synchronizeLimit(waitTimeout), "every wait in gda4j's kernels gives up after the world's"
-                + " device wait timeout (" + waitTimeout.toMillis() + " ms), so what still runs is a kernel that does"
-                + " not end by itself: a kernel of yours that needs longer (raise the timeout: GDA4J_WAIT_TIMEOUT_MS or"
-                + " WorldConfig.waitTimeout), or a hung kernel of gda4j's (a bug: please report it with this message)."
-                + " The work stays queued: close the world, or end the process if close reports kernels still running");
+        other.synchronize(synchronizeLimit, synchronizeWhy);
     }
 
     public DeviceMemory heapMemory() {
