@@ -14,8 +14,9 @@
 //    WQE per (token, expert); the expert's count follows as one SET;
 //  - proxy (a batched pair: gda4j::prefers_few_puts, each trigger a driver call on the proxy thread): the messages
 //    are written the same way, but nothing is pushed per row or per expert. A source's rows to one rank are
-//    consecutive in its send order, so the thread that completes the last of that rank's expert counts pushes one
-//    PUT of them all, then one PUT_SIGNAL of the pair's count table with the pair's batch word (count_batched);
+//    consecutive in its send order, behind a gap that holds the pair's count table, so the thread that completes the
+//    last of that rank's expert counts pushes one PUT_SIGNAL of table and rows with the pair's batch word
+//    (count_batched);
 //  - a staged row lands as a message in its source's part of recv_msg; the receive half copies it apart into x,
 //    scales and source records.
 //  The combine returns the rows of (local expert, source) to the source's send rows, which are consecutive too: one
@@ -31,8 +32,8 @@
 //    causality past, fences at system scope (cumulative: it carries them all) and then signals, so a receiver that
 //    acquires the count sees every row. A zero count goes out first, with no fence: no row goes with it. A batched
 //    pair adds one step: each expert's last writer arrives at its rank's counter (GPU-scope release and acquire),
-//    and the one that completes it has all the rank's rows in its past; it fences, puts them, then the table with
-//    the batch word (one channel runs its triggers in order; fence(peer) says so);
+//    and the one that completes it has all the rank's rows in its past; it fences and puts the table and the rows
+//    in one put, the batch word behind them (a put_signal's signal follows its data on every transport);
 //  - combine: the block of a local expert stores its rows (or writes them to its combine input), then (bar.sync)
 //    warp 0 fences once and each of its lanes SETs the expert's flag at a direct rank; for another rank one warp per
 //    source rank puts the staged rows with the flag (a batched source: arrives at the source's combine_done; the
@@ -177,40 +178,42 @@ extern "C" __global__ void __launch_bounds__(1024) gda4j_moe_ll_route(const __gr
 // A named namespace, not an anonymous one (see moe_ring.cu: PTX free of path-dependent names).
 namespace moe_ll_kernels {
 
-// A batched pair (gda4j::prefers_few_puts, the proxy): the expert's entry in this rank's count table for rank r
+// A batched pair (gda4j::prefers_few_puts, the proxy): the expert's entry in the table this rank fills for rank r
 // (its first send row and its rows), then an arrival at r's counter in `arrivals`. The thread whose arrival completes
 // it has every expert of r counted, so every row to r in its past (as a count's last writer has its expert's rows),
-// turns the table into running sums and sends the pair's three triggers: one put of all the rows (consecutive in the
-// send order), then the table with the batch word (a PUT_SIGNAL). One PUT_SIGNAL per expert instead took 1.1 ms at
-// 128 tokens (2 H100s, 128 local experts per rank), each trigger a driver call on the proxy thread.
+// writes the table as running sums into the gap before r's rows in the send order and sends the pair's one trigger:
+// a PUT_SIGNAL of the table and the rows behind it into the head of this rank's part at r, with the batch word. (The
+// gap's place is only known once the table is whole: the first send row to r is the first row of r's first expert
+// with rows. With no row to r, the table goes alone from where it was filled.) One PUT_SIGNAL per expert instead took
+// 1.1 ms at 128 tokens (2 H100s, 128 local experts per rank), each trigger a driver call on the proxy thread; the rows
+// in one put and the table in a second cost every call one more copy queued there (about 4 us on an H200).
 __device__ int count_batched(const DeviceView* view, const LlBuffer& b, const Peer& peer, int r, int le,
                              uint64_t seq, int32_t rows, int32_t first_send_row, int32_t* arrivals) {
   const LlParams* p = b.p;
   const int local = p->head.num_local_experts, me = p->head.rank;
-  uint64_t* table = reinterpret_cast<uint64_t*>(local_of(view).heap + b.table_to_rank(r));
-  table[le] = (uint64_t)(uint32_t)first_send_row << 32 | (uint32_t)rows;
+  char* heap = local_of(view).heap;
+  uint64_t* filled = reinterpret_cast<uint64_t*>(heap + b.table_filled(r));
+  filled[le] = (uint64_t)(uint32_t)first_send_row << 32 | (uint32_t)rows;
   // Release of the entry (and, cumulative, of the rows this thread's send_done add acquired), acquire of the others.
   if (atom_add_acq_rel_gpu(arrivals + r, 1) != local - 1) return OK;
   uint32_t end = 0;
-  int32_t first = 0;
+  int32_t first = -1;
   for (int e = 0; e < local; ++e) {
-    const uint64_t v = table[e];
-    if ((uint32_t)v != 0 && end == 0) first = (int32_t)(v >> 32);
+    const uint64_t v = filled[e];
+    if ((uint32_t)v != 0 && first < 0) first = (int32_t)(v >> 32);
     end += (uint32_t)v;
-    table[e] = end;
+  }
+  uint64_t* table = first < 0 ? filled : reinterpret_cast<uint64_t*>(heap + b.table_to_rank(r, first));
+  uint32_t sum = 0;
+  for (int e = 0; e < local; ++e) {
+    sum += (uint32_t)filled[e];
+    table[e] = sum;
   }
   // Every block's rows (cumulative) and the table visible system-wide before the copy engine reads them.
   __threadfence_system();
-  int st = OK;
-  if (end > 0) {
-    st = put(peer, b.recv_msg(me, 0), b.send_msg(first), (uint64_t)end * p->msg_bytes);
-    if (st == OK) st = fence(peer);
-  }
-  if (st == OK) {
-    st = put_signal(peer, b.table_from_source(me), b.table_to_rank(r), (uint64_t)local * 8, b.dispatch_batch(me),
-                    SIGNAL_SET, seq << 32 | end);
-  }
-  return st;
+  const uint64_t bytes = first < 0 ? (uint64_t)local * 8 : (b.table_msgs() + end) * p->msg_bytes;
+  const uint64_t from = (uint64_t)(reinterpret_cast<char*>(table) - heap);
+  return put_signal(peer, b.table_from_source(me), from, bytes, b.dispatch_batch(me), SIGNAL_SET, seq << 32 | end);
 }
 
 // One thread: the count of `expert` from this rank, once its rows are out; `done` is the call's send_done copy.
@@ -474,7 +477,7 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
         }
         dst_src = reinterpret_cast<int4*>(peer.heap + b.recv_src(r));
       } else {
-        char* msg = l.heap + b.send_msg(send_row);
+        char* msg = l.heap + b.send_msg(send_row, dest);
         dst_src = reinterpret_cast<int4*>(msg);
         dst_x = msg + LL_MSG_HEADER_BYTES;
         dst_scales = reinterpret_cast<float*>(msg + LL_MSG_HEADER_BYTES + p->payload_bytes);
@@ -517,7 +520,8 @@ __device__ int send_token(const DeviceView* view, const LlBuffer& b, const uint1
       const int sr = __shfl_sync(0xffffffffu, send_row, d);
       // On the QP of the expert's channel, as its count (signal_count): the count cannot overtake the rows.
       const Peer peer = with_channel(peer_of(view, e / local), e % local);
-      st = put_warp(peer, b.recv_msg(me, (uint64_t)(e % local) * p->max_tokens + s), b.send_msg(sr), p->msg_bytes);
+      st = put_warp(peer, b.recv_msg(me, (uint64_t)(e % local) * p->max_tokens + s), b.send_msg(sr, e / local),
+                    p->msg_bytes);
       st = __shfl_sync(0xffffffffu, st, 0);
     }
     if (st != OK && lane == 0) *failed = 1;

@@ -8,7 +8,8 @@
 //   combineFlag[buffer][expert]                   at the source; SET to seq << 1 | pull by the expert's rank after
 //                                                its rows (pull: it left them in its combine input to be read)
 //   dispatchBatch[buffer][source]                 a batched pair's word in place of the counts: SET by the source
-//                                                to (seq << 32 | rows) after all its rows and its count table
+//                                                to (seq << 32 | rows) after its count table and all its rows (one
+//                                                put carries both: the table heads the rows, on both sides)
 //   combineBatch[buffer][expert rank]             a batched pair's word in place of the flags: SET by the expert's
 //                                                rank to seq << 1 after all its rows for this source
 // A pair is batched where gda4j::prefers_few_puts (the proxy, a driver call per trigger): one put per (expert,
@@ -46,14 +47,25 @@ struct LlBuffer {
   __device__ __forceinline__ uint64_t combine_recv(int send_row) const {
     return heap(p->combine_recv) + (uint64_t)send_row * 2ull * p->head.hidden;
   }
-  // Staging (msg_bytes != 0 only): message i of source `src`'s part of the landing messages at the expert's rank
-  // (ibgda: i = local expert x max_tokens + slot; a batched pair: i = the row's place in the source's packed rows),
-  // and this rank's message of send row `send_row`.
-  __device__ __forceinline__ uint64_t recv_msg(int src, uint64_t i) const {
-    return heap(p->recv_msg) + ((uint64_t)src * p->head.num_local_experts * p->max_tokens + i) * p->msg_bytes;
+  // Staging (msg_bytes != 0 only; io.gda4j.moe.ll.LowLatencySizing draws it). Source `src`'s part of the landing
+  // messages at the expert's rank is its count table (table_msgs slots, a batched pair's) and then its messages;
+  // message i (ibgda: i = local expert x max_tokens + slot; a batched pair: i = the row's place in the source's
+  // packed rows):
+  __device__ __forceinline__ uint64_t table_msgs() const {
+    return ll_table_msgs(p->head.num_local_experts, p->msg_bytes);
   }
-  __device__ __forceinline__ uint64_t send_msg(int send_row) const {
-    return heap(p->send_msg) + (uint64_t)send_row * p->msg_bytes;
+  __device__ __forceinline__ uint64_t recv_part(int src) const {
+    return heap(p->recv_msg) +
+           (uint64_t)src * (table_msgs() + (uint64_t)p->head.num_local_experts * p->max_tokens) * p->msg_bytes;
+  }
+  __device__ __forceinline__ uint64_t recv_msg(int src, uint64_t i) const {
+    return recv_part(src) + (table_msgs() + i) * p->msg_bytes;
+  }
+  // This rank's message of send row `send_row`, whose expert is on rank `dest`. The send order's rows to each rank
+  // are consecutive; each rank's are preceded by a gap of table_msgs slots for the count table it is sent, so one
+  // put moves table and rows together into the receiver's part: slot send_row + (dest + 1) x table_msgs.
+  __device__ __forceinline__ uint64_t send_msg(int send_row, int dest) const {
+    return heap(p->send_msg) + ((uint64_t)send_row + (uint64_t)(dest + 1) * table_msgs()) * p->msg_bytes;
   }
   // Gathered rows (stage_row_bytes != 0 only): source `src`'s token `t`, stored once by the source for all of the
   // token's experts on this rank (payload, then FP8 scales), copied out by the receive half for each of them.
@@ -65,15 +77,18 @@ struct LlBuffer {
   __device__ __forceinline__ uint64_t combine_input(uint64_t row) const {
     return heap(p->combine_input) + row * 2ull * p->head.hidden;
   }
-  // Batched pairs (gda4j::prefers_few_puts): the count table this rank sends rank r (to_rank) and the one source s
-  // sent here (from_source), each [num_local_experts] u64, entry le the rows to experts 0..le; the combine's rows
-  // for source s, i in the source's send order from its first row to this rank.
-  __device__ __forceinline__ uint64_t table_to_rank(int r) const {
+  // Batched pairs (gda4j::prefers_few_puts): the count table this rank fills for rank r (entry le: the first send
+  // row and the rows of expert le, from its last writer), the table it sends r (to_rank: running sums, entry le the
+  // rows to experts 0..le, in the gap before the rows to r, whose first send row is `first_row`) and the one source
+  // s sent here (from_source: the head of its part), each [num_local_experts] u64; the combine's rows for source s,
+  // i in the source's send order from its first row to this rank.
+  __device__ __forceinline__ uint64_t table_filled(int r) const {
     return heap(p->tables) + (uint64_t)r * p->head.num_local_experts * 8ull;
   }
-  __device__ __forceinline__ uint64_t table_from_source(int s) const {
-    return heap(p->tables) + (uint64_t)(p->head.nranks + s) * p->head.num_local_experts * 8ull;
+  __device__ __forceinline__ uint64_t table_to_rank(int r, int first_row) const {
+    return heap(p->send_msg) + ((uint64_t)first_row + (uint64_t)r * table_msgs()) * p->msg_bytes;
   }
+  __device__ __forceinline__ uint64_t table_from_source(int s) const { return recv_part(s); }
   __device__ __forceinline__ uint64_t combine_stage(int s, uint64_t i) const {
     const uint64_t per_source = (uint64_t)p->max_tokens * min(p->head.top_k, p->head.num_local_experts);
     return heap(p->combine_stage) + ((uint64_t)s * per_source + i) * 2ull * p->head.hidden;

@@ -35,7 +35,7 @@
 //      216  u64  recv_count  (offset in a state)
 //      224  u64  combined  (offset in a state)
 //      232  u64  combine_ready  (offset in a state)
-//      240  u64  tables  (offset in a buffer)
+//      240  u64  tables  (offset in a buffer: the count tables batched pairs fill, [N][L] u64)
 //      248  u64  combine_stage  (offset in a buffer)
 //      256  u64  recv_offset_src  (offset in a state)
 //      264  u64  combine_done  (offset in a state)
@@ -231,6 +231,13 @@ constexpr int32_t LL_SRC_INTS = 4;
 //   16 + payload_bytes  f32 x scales_per_row   FP8 only
 //   msg_bytes = the above rounded up to 16
 constexpr int32_t LL_MSG_HEADER_BYTES = 16;
+
+// Message slots a batched pair's count table (num_local_experts u64) takes where it travels with the rows, in one
+// put: at the head of each source's part of recv_msg, and in the gap before each rank's rows in send_msg
+// (io.gda4j.moe.ll.LowLatencySizing.tableMsgs). 0 where nothing is staged.
+GDA4J_LL_FN uint64_t ll_table_msgs(int32_t num_local_experts, uint64_t msg_bytes) {
+  return msg_bytes == 0 ? 0 : (8ull * (uint64_t)num_local_experts + msg_bytes - 1) / msg_bytes;
+}
 
 // Signal words of the low-latency heap signal section (io.gda4j.moe.ll.LowLatencySizing: the same formulas).
 struct LlSignalIndex {

@@ -68,5 +68,10 @@ int main() {
   P("DISPATCH_BATCH_1_2", si.dispatch_batch(1, 2));
   P("COMBINE_BATCH_1_3", si.combine_batch(1, 3));
   P("COMBINE_RANK_FLAG_1_3", si.combine_rank_flag(1, 3));
+  // A batched pair's count table in message slots: exactly one, one more by a u64, several, and nothing staged.
+  P("TABLE_MSGS_36_288", ll_table_msgs(36, 288));
+  P("TABLE_MSGS_37_288", ll_table_msgs(37, 288));
+  P("TABLE_MSGS_128_288", ll_table_msgs(128, 288));
+  P("TABLE_MSGS_5_0", ll_table_msgs(5, 0));
   return 0;
 }

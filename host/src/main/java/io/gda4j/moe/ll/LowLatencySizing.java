@@ -41,12 +41,16 @@ import io.gda4j.moe.tensor.Fp8BlockQuantizer;
  *                                        every source reads its rows from here (the pulling combine) where every
  *                                        pair is direct, and staged rows are put from here
  *   only where some pair of ranks is proxy or ibgda (0 bytes otherwise):
- *     recvMsg       [N source][L x T][M] staged rows land here as messages (ll_params.cuh: record | payload | scales):
- *                                        a source's messages in its part, at le x T + slot (ibgda: one put each) or
- *                                        packed in its send order (batched pairs: one put of them all)
- *     sendMsg       [T x K][M]           this rank's staged messages, in send order: put from here
- *     tables        [2][N][L] u64        batched pairs' count tables: [0][r] this rank's to rank r, [1][s] the one
- *                                        from source s (entry le: the rows to experts 0..le, a running sum)
+ *     recvMsg       [N source][H + L x T][M]   staged rows land here as messages (ll_params.cuh: record | payload |
+ *                                        scales): a source's part is H slots for its count table (a batched pair's:
+ *                                        entry le the rows to experts 0..le, a running sum; H = {@link #tableMsgs()}),
+ *                                        then its messages, at le x T + slot (ibgda: one put each) or packed in its
+ *                                        send order (batched pairs: one put of table and messages together)
+ *     sendMsg       [N x H + T x K][M]   this rank's staged messages, in send order, the rows to each rank r behind
+ *                                        a gap of H slots (send row i to rank r at slot i + (r + 1) x H), where the
+ *                                        table sent to r is written: put from here
+ *     tables        [N][L] u64           batched pairs' count tables as their experts' last writers fill them (entry
+ *                                        le: the first send row and the rows of expert le), one per rank r
  *     combineStage  [N][T x min(K, L)][hidden] bf16   a batched combine's rows for source s, in its send order
  *   signals (u64) at 2 x bufferBytes:
  *     dispatchCount [2 buffer][L][N source]   SET by the source after its rows: call sequence &lt;&lt; 32 | rows,
@@ -60,9 +64,9 @@ import io.gda4j.moe.tensor.Fp8BlockQuantizer;
  *     combineRankFlag [2 buffer][N rank]      the tagged protocol: SET by each rank's combine (call sequence &lt;&lt; 1 |
  *                                             1 where it left its rows to be read), in place of its experts' flags
  * </pre>
- * A pair is batched where each put costs a host call (the proxy): there one put carries all of a source's rows to
- * a rank, one its count table, and one the combine's rows back ({@code gda4j::prefers_few_puts}), where one put
- * per (expert, source) cost a driver call each.
+ * A pair is batched where each put costs a host call (the proxy): there one put carries a source's count table and
+ * all its rows to a rank, and one the combine's rows back ({@code gda4j::prefers_few_puts}), where one put per
+ * (expert, source) cost a driver call each, and a put of the rows and another of the table one more each call.
  * Device memory of each rank (outside the heap; offsets from its start):
  * <pre>
  *   status        [2] u64   per buffer: 0, or the first bad top-k entry (token x K + slot + 1) of the last dispatch
@@ -164,6 +168,7 @@ public final class LowLatencySizing {
     private final long recvMsg;
     private final long sendMsg;
     private final long tables;
+    private final long tableMsgs;
     private final long combineStage;
     private final long tokenStage;
     private final long tagCounts;
@@ -222,12 +227,15 @@ public final class LowLatencySizing {
         combineRecv = at;
         at = x.next(at, "combineRecv bytes",
                 x.mul("combineRecv bytes", x.mul("combineRecv rows", t, k), 2L * c.hidden()));
+        this.tableMsgs = tableMsgs(numLocalExperts, msgBytes);
+        long tableSlots = x.mul("count table slots", worldSize, tableMsgs);
         recvMsg = at;
-        at = x.next(at, "recvMsg bytes", x.mul("recvMsg bytes", rows, msgBytes));
+        at = x.next(at, "recvMsg bytes", x.mul("recvMsg bytes", x.add("recvMsg slots", rows, tableSlots), msgBytes));
         sendMsg = at;
-        at = x.next(at, "sendMsg bytes", x.mul("sendMsg bytes", x.mul("sendMsg rows", t, k), msgBytes));
+        at = x.next(at, "sendMsg bytes", x.mul("sendMsg bytes", x.add("sendMsg slots", x.mul("sendMsg rows", t, k),
+                tableSlots), msgBytes));
         tables = at;
-        at = x.next(at, "count tables", staged ? x.mul("count tables", 16L * worldSize, numLocalExperts) : 0);
+        at = x.next(at, "count tables", staged ? x.mul("count tables", 8L * worldSize, numLocalExperts) : 0);
         combineStage = at;
         at = x.next(at, "combineStage bytes", staged ? x.mul("combineStage bytes", x.mul("combineStage rows",
                 worldSize, x.mul("combineStage rows", t, Math.min(k, numLocalExperts))), 2L * c.hidden()) : 0);
@@ -330,6 +338,20 @@ public final class LowLatencySizing {
      */
     public int msgBytes() {
         return msgBytes;
+    }
+
+    /**
+     * Message slots a batched pair's count table ({@code numLocalExperts} u64) takes where it travels with the rows
+     * in one put: at the head of each source's part of recvMsg, and in the gap before each rank's rows in sendMsg.
+     * 0 when nothing is staged.
+     */
+    public long tableMsgs() {
+        return tableMsgs;
+    }
+
+    /** {@link #tableMsgs()}'s formula, as ll_params.cuh's {@code ll_table_msgs} has it. */
+    static long tableMsgs(int numLocalExperts, int msgBytes) {
+        return msgBytes == 0 ? 0 : (8L * numLocalExperts + msgBytes - 1) / msgBytes;
     }
 
     /**

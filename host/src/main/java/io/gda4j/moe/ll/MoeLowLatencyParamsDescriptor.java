@@ -40,7 +40,7 @@ import io.gda4j.moe.core.MoeParamsHeaderDescriptor;
  *      216  u64  recv_count  (offset in a state)
  *      224  u64  combined  (offset in a state)
  *      232  u64  combine_ready  (offset in a state)
- *      240  u64  tables  (offset in a buffer)
+ *      240  u64  tables  (offset in a buffer: the count tables batched pairs fill, [N][L] u64)
  *      248  u64  combine_stage  (offset in a buffer)
  *      256  u64  recv_offset_src  (offset in a state)
  *      264  u64  combine_done  (offset in a state)

@@ -62,9 +62,12 @@ class LowLatencySizingTest {
         // A staged message: 16-byte record, 7168 FP8 codes, 56 scales = 7408 bytes, already a multiple of 16.
         assertTrue(s.staged());
         assertEquals(7408, s.msgBytes());
-        assertEquals(rows * 7408, s.sendMsg(0) - s.recvMsg(0));
-        assertEquals(128L * 8 * 7408, s.tables(0) - s.sendMsg(0));
-        assertEquals(2L * 8 * 32 * 8, s.combineStage(0) - s.tables(0), "two count tables per rank, u64 per expert");
+        // A count table (32 u64) takes one message slot: at the head of each source's part, and before the rows to
+        // each rank in the send order (so one put carries table and rows).
+        assertEquals(1, s.tableMsgs());
+        assertEquals(align256((rows + 8) * 7408), s.sendMsg(0) - s.recvMsg(0), "each source's part: table, messages");
+        assertEquals(align256((128L * 8 + 8) * 7408), s.tables(0) - s.sendMsg(0), "a gap per rank before its rows");
+        assertEquals(8L * 32 * 8, s.combineStage(0) - s.tables(0), "a table filled per rank, u64 per expert");
         assertEquals(8L * 128 * 8 * 2 * 7168, s.combineInput(0) - s.combineStage(0),
                 "per source: its tokens x the experts each may name here (top-8 of 32 local), BF16 rows");
     }
@@ -84,7 +87,11 @@ class LowLatencySizingTest {
         assertEquals(direct.combineInput(0) + rows * 2 * 7168, direct.bufferBytes(),
                 "the combine input (every world has one: a pulling combine reads it)");
         assertEquals(staged.combineRecv(0), direct.combineRecv(0), "the sections every world uses stay put");
-        long saved = 2 * (rows * 7408 + 128L * 8 * 7408 + 2L * 2 * 128 * 8 + 2L * 128 * 8 * 2 * 7168);
+        // 2 ranks, 128 local experts: a table (1 KiB) takes one 7408-byte slot per part and per gap.
+        assertEquals(1, staged.tableMsgs());
+        assertEquals(0, direct.tableMsgs());
+        long saved = 2 * (align256((rows + 2) * 7408) + align256((128L * 8 + 2) * 7408) + 2L * 128 * 8
+                + 2L * 128 * 8 * 2 * 7168);
         assertEquals(saved, staged.heapBytes() - direct.heapBytes(), "both buffers' staging, 256-aligned already");
         assertEquals(staged.heapBytes(), c.lowLatencySizing(2)
                 .heapBytes(), "the one-argument sizing is the worst case");
@@ -235,5 +242,9 @@ class LowLatencySizingTest {
         String bytes = assertThrows(IllegalArgumentException.class,
                 () -> config(1 << 30, 1 << 20, ElementType.BF16, 1 << 10, 1).lowLatencySizing(1)).getMessage();
         assertTrue(bytes.contains("too large"), bytes);
+    }
+
+    private static long align256(long bytes) {
+        return (bytes + 255) & -256L;
     }
 }

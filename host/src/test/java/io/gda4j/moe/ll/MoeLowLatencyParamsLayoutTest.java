@@ -32,7 +32,7 @@ class MoeLowLatencyParamsLayoutTest {
             }
         }
         int head = MoeParamsHeaderLayout.check(h, MoeLowLatencyParamsDescriptor.HEAD_OFFSET, "ll_params.cuh");
-        assertEquals(h.size() - 8 - head, checked, "every printed offset has a Java twin");
+        assertEquals(h.size() - 12 - head, checked, "every printed offset has a Java twin");
         assertEquals(LowLatencySizing.GATHERED_ROWS, h.get("LL_GATHERED_ROWS"));
         assertEquals(LowLatencySizing.SRC_INTS, h.get("LL_SRC_INTS"));
         assertEquals(LowLatencySizing.MSG_HEADER_BYTES, h.get("LL_MSG_HEADER_BYTES"));
@@ -43,5 +43,9 @@ class MoeLowLatencyParamsLayoutTest {
         assertEquals(s.dispatchBatchWord(1, 2), h.get("DISPATCH_BATCH_1_2"));
         assertEquals(s.combineBatchWord(1, 3), h.get("COMBINE_BATCH_1_3"));
         assertEquals(s.combineRankFlagWord(1, 3), h.get("COMBINE_RANK_FLAG_1_3"));
+        for (int[] c : new int[][] {{36, 288}, {37, 288}, {128, 288}, {5, 0}}) {
+            assertEquals(LowLatencySizing.tableMsgs(c[0], c[1]), h.get("TABLE_MSGS_" + c[0] + "_" + c[1]),
+                    "count table slots for " + c[0] + " experts and " + c[1] + "-byte messages");
+        }
     }
 }
