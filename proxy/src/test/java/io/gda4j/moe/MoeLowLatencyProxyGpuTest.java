@@ -54,9 +54,7 @@ class MoeLowLatencyProxyGpuTest {
         assumeTrue(Cuda.deviceCount() > 0, "no CUDA device visible");
         MoeConfig config = MoeConfig.lowLatencyBuilder().hidden(hidden).numExperts(32).topK(topK).lowLatency(32, type)
                 .build();
-        try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(ranks, 0))
-                .heapSizeBytes(config.lowLatencySizing(ranks).heapBytes() + (64L << 20))
-                        .waitTimeout(Duration.ofSeconds(30)).transport(Transport.PROXY.label()).build())) {
+        try (LocalWorld w = proxyWorld(ranks, config)) {
             assertEquals(Transport.PROXY, w.transport(0, 1));
             String tooFewQueues = MoeBuffer.queueProblem(w);
             if (tooFewQueues != null) {
@@ -91,9 +89,7 @@ class MoeLowLatencyProxyGpuTest {
         assumeTrue(Cuda.deviceCount() > 0, "no CUDA device visible");
         MoeConfig config = MoeConfig.lowLatencyBuilder().hidden(128).numExperts(64).topK(8)
                 .lowLatency(300, ElementType.FP8_E4M3).build();
-        try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(2, 0))
-                .heapSizeBytes(config.lowLatencySizing(2).heapBytes() + (64L << 20)).waitTimeout(Duration.ofSeconds(30))
-                .transport(Transport.PROXY.label()).build());
+        try (LocalWorld w = proxyWorld(2, config);
              MoeBuffer ll = MoeBuffer.create(w, config);
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {5, 300, 7, 300, 1, 300};
@@ -117,9 +113,7 @@ class MoeLowLatencyProxyGpuTest {
         assumeTrue(Cuda.deviceCount() > 0, "no CUDA device visible");
         MoeConfig config = MoeConfig.lowLatencyBuilder().hidden(2048).numExperts(32).topK(8)
                 .lowLatency(32, ElementType.FP8_E4M3).build();
-        try (LocalWorld w = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(2, 0))
-                .heapSizeBytes(config.lowLatencySizing(2).heapBytes() + (64L << 20))
-                .waitTimeout(Duration.ofSeconds(30)).transport(Transport.PROXY.label()).build());
+        try (LocalWorld w = proxyWorld(2, config);
              MoeBuffer ll = MoeBuffer.create(w, config);
              MoeLowLatencyReferenceCheck check = new MoeLowLatencyReferenceCheck(ll)) {
             int[] tokens = {32, 9};
@@ -177,9 +171,7 @@ class MoeLowLatencyProxyGpuTest {
         System.setProperty(NicConfig.NIC_PROP_NAME, "emulated");
         LocalWorld world;
         try {
-            world = LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(2, 0))
-                    .heapSizeBytes(config.lowLatencySizing(2).heapBytes() + (64L << 20))
-                    .waitTimeout(Duration.ofSeconds(30)).transport(Transport.PROXY.label()).build());
+            world = proxyWorld(2, config);
         } finally {
             System.clearProperty(ProxyConfig.HANDLER_PROP_NAME);
             System.clearProperty(NicConfig.NIC_PROP_NAME);
@@ -197,6 +189,13 @@ class MoeLowLatencyProxyGpuTest {
                 expectTriggersSince(w, before, 2, kind + " routing over verbs");
             }
         }
+    }
+
+    /** Ranks sharing GPU 0 over the proxy, with a heap for {@code config}'s low-latency part. */
+    static LocalWorld proxyWorld(int ranks, MoeConfig config) {
+        return LocalWorld.create(WorldConfig.builder().gpus(Collections.nCopies(ranks, 0))
+                .heapSizeBytes(config.lowLatencySizing(ranks).heapBytes() + (64L << 20))
+                .waitTimeout(Duration.ofSeconds(30)).transport(Transport.PROXY.label()).build());
     }
 
     /** Triggers each rank's channel to each peer has handled so far ([rank][peer]; 0 for itself). */
