@@ -226,8 +226,8 @@ public final class MoeConfig {
      * BF16, the default channels and rings) that is the proxy's host transfers (the received rows in two regions that
      * calls alternate, the landing rows and every destination's staged rows, all in the heap): 589.0 MB per rank with
      * 2 ranks, 1178.0 MB with 4, 2355.9 MB with 8; a p2p world takes 353.5, 707.0 and 1414.0 MB (470.9, 941.9 and
-     * 1883.8 MB with the copy-engine row path); DeepEP's low-latency part (128 tokens, FP8) takes 2017.6, 2080.1 and
-     * 2189.9 MB per rank on top.
+     * 1883.8 MB with the copy-engine row path); DeepEP's low-latency part (128 tokens, FP8) takes 2017.6, 2080.2 and
+     * 2190.2 MB per rank on top.
      */
     public long heapBytes(int worldSize) {
         long bytes = highThroughput == null ? 0 : sizing(worldSize).heapBytes();

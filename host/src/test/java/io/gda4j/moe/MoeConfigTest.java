@@ -98,7 +98,7 @@ class MoeConfigTest {
                     + " MB per rank of a p2p world");
         }
         MoeConfig ll = MoeConfig.deepEpLowLatencyBuilder().build();
-        double[] lowLatency = {2017.6, 2080.1, 2189.9};
+        double[] lowLatency = {2017.6, 2080.2, 2190.2};
         for (int i = 0; i < 3; i++) {
             int ranks = 2 << i;
             assertEquals(ll.lowLatencySizing(ranks, true).heapBytes(), ll.heapBytes(ranks), "staging is the worst case");
